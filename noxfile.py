@@ -1,0 +1,24 @@
+"""nox sessions for rocmforge. Thin: every decision lives in the package (rocmforge.nox_support)."""
+
+from __future__ import annotations
+
+import nox
+
+nox.needs_version = ">=2024.4.15"
+nox.options.sessions = ["tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (real compilers, git and update-alternatives where installed)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs, success_codes=[0])
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff and mypy over the package, tasks.py and noxfile.py."""
+    session.install("-e", ".[test]")
+    session.run("ruff", "check", "rocmforge", "tests", "tasks.py", "noxfile.py", "benchmarks")
+    session.run("mypy")

@@ -1,0 +1,57 @@
+"""The kit's error values.
+
+Owns: one base class whose message is a single paragraph (what happened, why, the fix) and the
+exit code a task ends with. Must not: print, exit, or import anything heavy; the task layer turns
+an error into output and an exit status (see `rocmforge.tasks._common.reported`).
+"""
+
+from __future__ import annotations
+
+
+class RocmforgeError(Exception):
+    """A failure a user can act on. Exit status 2 means: bad input, nothing was changed."""
+
+    exit_code = 2
+
+    def __init__(self, what: str, why: str = "", fix: str = "") -> None:
+        self.what = what.strip()
+        self.why = why.strip()
+        self.fix = fix.strip()
+        super().__init__(self.paragraph())
+
+    def paragraph(self) -> str:
+        parts = [_sentence(self.what)]
+        if self.why:
+            parts.append(_sentence(self.why))
+        if self.fix:
+            parts.append("Fix: " + _sentence(self.fix))
+        return " ".join(parts)
+
+
+class UsageError(RocmforgeError):
+    """A flag, setting or environment variable has a value the kit cannot use."""
+
+
+class ConfigError(RocmforgeError):
+    """A file under config/ (or a user override) is malformed or names an unknown key."""
+
+
+class TargetError(UsageError):
+    """A GPU target string that is not a target this kit (or this toolchain) can build for."""
+
+
+class ProbeError(RocmforgeError):
+    """The machine does not look like the settings say (e.g. --rocm-path is not ROCm)."""
+
+
+class StepFailed(RocmforgeError):
+    """A build step ran and failed; its triage is in the message. Exit 1: the input was fine."""
+
+    exit_code = 1
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    if text and text[-1] not in ".!?:":
+        text += "."
+    return text

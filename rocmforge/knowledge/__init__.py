@@ -1,0 +1,1 @@
+"""Knowledge: the kit's facts (config/*.toml) as frozen dataclasses. Pure: reads files, no probing."""

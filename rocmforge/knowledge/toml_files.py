@@ -1,0 +1,113 @@
+"""Strict reading of the kit's TOML files.
+
+Owns: locating `config/`, parsing TOML, and rejecting unknown or missing keys with a
+did-you-mean suggestion. Every loader in `rocmforge.knowledge` goes through here so a typo in
+any config file fails the same way (ConfigError, exit 2) instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rocmforge.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_DIR_ENV = "ROCMFORGE_CONFIG_DIR"
+
+
+def config_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The directory holding the kit's TOML facts.
+
+    Order: an explicit argument, then ROCMFORGE_CONFIG_DIR, then `config/` beside the package
+    (the layout of a checkout and of a vendored copy).
+    """
+    if override:
+        return Path(override)
+    env = os.environ.get(CONFIG_DIR_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent.parent / "config"
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse one TOML file, turning every failure into a ConfigError paragraph."""
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(
+            f"The kit's config file {path} does not exist",
+            "rocmforge reads its facts from the config/ folder that ships beside the package",
+            f"restore it (git checkout -- {path.name}) or point {CONFIG_DIR_ENV} at a complete "
+            "config/ folder",
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not valid TOML: {exc}",
+            "the kit cannot guess what a malformed file meant",
+            "fix the line named above",
+        ) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"{path} could not be read: {exc.strerror}",
+            "the kit needs to read its facts before doing anything",
+            "check the file's permissions",
+        ) from None
+
+
+def suggest(word: str, choices: Iterable[str]) -> str:
+    """' Did you mean "x"?' for the closest choice, or '' when nothing is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f' Did you mean "{close[0]}"?' if close else ""
+
+
+def check_keys(
+    table: Mapping[str, Any],
+    *,
+    where: str,
+    required: Iterable[str] = (),
+    optional: Iterable[str] = (),
+) -> None:
+    """Reject keys that are not known and report required keys that are absent."""
+    required = tuple(required)
+    known = set(required) | set(optional)
+    for key in table:
+        if key not in known:
+            raise ConfigError(
+                f'Unknown key "{key}" in {where}.{suggest(key, known)}',
+                "a misspelled key would otherwise be ignored silently and its default used",
+                f"use one of: {', '.join(sorted(known))}",
+            )
+    for key in required:
+        if key not in table:
+            raise ConfigError(
+                f'Missing key "{key}" in {where}',
+                "the kit has no default for it",
+                f'add {key} = ... to {where}',
+            )
+
+
+def expect_type(value: Any, kind: type | tuple[type, ...], *, where: str) -> Any:
+    """Check one value's type (bool is not accepted where an int is wanted)."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        ok = False
+    else:
+        ok = isinstance(value, kinds)
+    if not ok:
+        names = " or ".join(k.__name__ for k in kinds)
+        raise ConfigError(
+            f"{where} should be {names}, not {type(value).__name__} ({value!r})",
+            "the kit checks every fact's type when it loads config/",
+            f"write {where} as {names}",
+        )
+    return value

@@ -1,0 +1,1 @@
+"""Planning: pure functions from Settings + Facts to an ordered tuple of Steps."""

@@ -1,0 +1,69 @@
+"""Shared plumbing of the task modules: settings from an Invoke context, and error reporting.
+
+Owns: turning a RocmforgeError into one paragraph on stderr and an exit status (no traceback),
+and building Settings from the four layers. Must not: import anything heavy at module level,
+because `invoke --list` imports every task module.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from invoke import Context, Exit
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reported(func: F) -> F:
+    """Run a task body; a RocmforgeError becomes its paragraph and exit code, nothing else."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from rocmforge.errors import RocmforgeError
+
+        try:
+            return func(*args, **kwargs)
+        except RocmforgeError as exc:
+            raise Exit(f"rocmforge: {exc.paragraph()}", code=exc.exit_code) from None
+        except KeyboardInterrupt:
+            raise Exit("rocmforge: interrupted.", code=130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def invoke_section(c: Context) -> dict[str, Any]:
+    """The `rocm:` section as Invoke merged it (collection defaults + invoke.yaml)."""
+    try:
+        section = c.config.get("rocm", {})
+    except Exception:  # noqa: BLE001 - Invoke's DataProxy raises various errors on odd config
+        section = {}
+    return {str(k): _plain(v) for k, v in dict(section).items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in dict(value).items()}
+    return value
+
+
+def settings_for(c: Context, **flags: Any):  # -> Settings (lazy import keeps --list fast)
+    """Settings for this invocation: config/ < invoke.yaml < ROCMFORGE_* < flags."""
+    from rocmforge.settings import defaults_from_config, resolve
+
+    return resolve(
+        defaults=defaults_from_config(),
+        invoke_config=invoke_section(c),
+        environ=os.environ,
+        flags=flags,
+    )
+
+
+def is_dry(c: Context) -> bool:
+    """True under `invoke --dry`: tasks must then skip their Python-level writes too."""
+    try:
+        return bool(c.config.run.dry)
+    except AttributeError:
+        return False
