@@ -1,0 +1,60 @@
+"""The kit's work directory layout: one root, fixed sub-folders, nothing written outside it.
+
+Owns: the names of the folders under the work dir, so `invoke clean` knows what the kit made.
+Must not: create anything (the runner and tasks create folders when they write).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkDir:
+    """Paths under the kit's work dir (default `.rocmforge/`)."""
+
+    root: Path
+
+    @property
+    def src(self) -> Path:
+        return self.root / "src"
+
+    @property
+    def pytorch(self) -> Path:
+        return self.src / "pytorch"
+
+    @property
+    def triton(self) -> Path:
+        return self.src / "triton"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def state(self) -> Path:
+        """Stamps, the build lock, saved update-alternatives state."""
+        return self.root / "state"
+
+    @property
+    def dist(self) -> Path:
+        return self.root / "dist"
+
+    @property
+    def venv(self) -> Path:
+        """The build virtualenv the kit creates."""
+        return self.root / "venv"
+
+    @property
+    def downloads(self) -> Path:
+        return self.root / "downloads"
+
+    @property
+    def lock_file(self) -> Path:
+        """Default lock file written after checkout (rocmforge.lock, TOML)."""
+        return self.root / "rocmforge.lock"
+
+
+def workdir_for(work_dir: str | Path) -> WorkDir:
+    return WorkDir(root=Path(work_dir).absolute())
