@@ -1,8 +1,88 @@
-"""Invoke tasks: vendor. Thin adapters: parse flags, call the library, print the report."""
+"""Invoke task: vendor. Copies the kit into another repository (see rocmforge.vendor)."""
 
 from __future__ import annotations
 
-# Tasks of this module, added to the `rocm` collection by rocmforge.tasks.
-TASKS: tuple = ()
-# Sub-collections (e.g. `triton`), added by name.
+from invoke import Context, task
+
+from rocmforge.tasks._common import is_dry, reported
+
+
+@task(
+    help={
+        "into": "the other repository's root folder",
+        "prefix": "folder inside it that receives the kit (default third_party/rocmforge)",
+        "update": "refresh an earlier copy: show the diff, keep files edited there",
+        "json": "print the plan as JSON instead of a table",
+    }
+)
+@reported
+def vendor(
+    c: Context,
+    into: str = "",
+    prefix: str = "third_party/rocmforge",
+    update: bool = False,
+    json: bool = False,
+) -> None:
+    """Copy the kit (package, config/, patches/, task and nox adapters) into another repo."""
+    from pathlib import Path
+
+    from rocmforge import vendor as kit
+    from rocmforge.errors import UsageError
+    from rocmforge.render import emit_json, print_table, say
+
+    if not into:
+        raise UsageError(
+            "invoke vendor needs --into DIR",
+            "it copies the kit into another repository and must know which",
+            "run: invoke vendor --into ../your-repo",
+        )
+    dest = Path(into).absolute()
+    if not dest.is_dir():
+        raise UsageError(
+            f"--into {into} is not an existing directory",
+            "vendoring copies the kit into a repository that already exists",
+            "create or clone it first, or fix the path",
+        )
+    files = kit.kit_files(kit.kit_root())
+    rels = [f"{prefix.strip('/')}/{r}" for r in files] + ["tasks.py", "rocm_tasks.py", "rocm_nox.py"]
+    existing = kit.read_existing(dest, rels)
+    record = kit.read_record(dest, prefix)
+    plan = kit.plan_vendor(
+        dest=dest, files=files, prefix=prefix, update=update, record=record, existing=existing
+    )
+    if update:
+        diff = kit.diff_text(plan, existing)
+        if diff:
+            print(diff, end="")
+    counts: dict[str, int] = {}
+    for copy in plan.copies:
+        counts[copy.action] = counts.get(copy.action, 0) + 1
+    if json:
+        emit_json(
+            {
+                "schema": "rocmforge.vendor-plan/1",
+                "dest": str(dest),
+                "prefix": plan.prefix,
+                "counts": counts,
+                "files": [
+                    {"path": c.rel, "action": c.action, "reason": c.reason} for c in plan.copies
+                ],
+                "instructions": list(plan.instructions),
+            }
+        )
+    else:
+        rows = [(c.action, c.rel, c.reason) for c in plan.copies if c.action != "same"]
+        print_table(f"vendor into {dest}", ("action", "path", "note"), rows or [("same", "-", "")])
+    if is_dry(c):
+        say("dry run: nothing written.")
+        return
+    kit.apply_vendor(plan)
+    say(f"wrote {len(plan.writes())} file(s) under {dest}.")
+    if plan.instructions:
+        say("Add to that repo's tasks.py / noxfile.py:")
+        for line in plan.instructions:
+            say("    " + line)
+
+
+TASKS = (vendor,)
 COLLECTIONS: tuple = ()

@@ -1,0 +1,222 @@
+"""Copying the kit into another repository (`invoke vendor --into DIR`).
+
+Owns: the pure plan of which files go where (`plan_vendor`), and applying it (`apply_vendor`)
+without ever overwriting a file the other repo owns. The kit lands under one prefix folder
+(default `third_party/rocmforge/`), so it cannot collide with that repo's own `config/` or
+`patches/`; two small adapter files at the repo root (`rocm_tasks.py`, `rocm_nox.py`) make the
+tasks and sessions reachable. A record of what was copied (`.rocmforge-vendor.json` under the
+prefix) lets `--update` show the diff first and leave locally edited files alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmforge import __version__
+from rocmforge.errors import UsageError
+
+RECORD_NAME = ".rocmforge-vendor.json"
+RECORD_SCHEMA = "rocmforge.vendor/1"
+KIT_PARTS = ("rocmforge", "config", "patches", "pyproject.toml", "README.md")
+_SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache"}
+_SKIP_SUFFIXES = (".pyc", ".pyo")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileCopy:
+    """One file of the vendoring plan. `action`: create, update, same, keep-local, conflict."""
+
+    rel: str  # path relative to the destination repo
+    content: bytes
+    action: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class VendorPlan:
+    dest: Path
+    prefix: str
+    copies: tuple[FileCopy, ...]
+    instructions: tuple[str, ...]
+
+    def writes(self) -> tuple[FileCopy, ...]:
+        return tuple(c for c in self.copies if c.action in ("create", "update"))
+
+
+def kit_root() -> Path:
+    """The folder holding the package, config/ and patches/ (a checkout or a vendored copy)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def kit_files(root: Path) -> dict[str, bytes]:
+    """Every file the kit needs, keyed by its path relative to the kit root."""
+    files: dict[str, bytes] = {}
+    for part in KIT_PARTS:
+        path = root / part
+        if path.is_file():
+            files[part] = path.read_bytes()
+            continue
+        if not path.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(path):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
+            for name in sorted(filenames):
+                if name.endswith(_SKIP_SUFFIXES):
+                    continue
+                full = Path(dirpath) / name
+                files[full.relative_to(root).as_posix()] = full.read_bytes()
+    return files
+
+
+def tasks_adapter(prefix: str) -> str:
+    return (
+        '"""rocmforge tasks, vendored by `invoke vendor`; adds the kit under '
+        f'{prefix}/ to the import path."""\n\n'
+        "import sys\n"
+        "from pathlib import Path\n\n"
+        f"sys.path.insert(0, str(Path(__file__).resolve().parent / {prefix!r}))\n\n"
+        "from rocmforge.tasks import ns  # noqa: E402\n\n"
+        '__all__ = ["ns"]\n'
+    )
+
+
+def nox_adapter(prefix: str) -> str:
+    return (
+        '"""rocmforge nox sessions (build, verify), vendored by `invoke vendor`."""\n\n'
+        "import sys\n"
+        "from pathlib import Path\n\n"
+        f"sys.path.insert(0, str(Path(__file__).resolve().parent / {prefix!r}))\n\n"
+        "from rocmforge.nox_sessions import *  # noqa: E402,F401,F403  (registers the sessions)\n"
+    )
+
+
+def plan_vendor(
+    *,
+    dest: Path,
+    files: Mapping[str, bytes],
+    prefix: str = "third_party/rocmforge",
+    update: bool = False,
+    record: Mapping[str, str] | None = None,
+    existing: Mapping[str, bytes | None],
+) -> VendorPlan:
+    """Decide, without touching the disk, what vendoring into `dest` would write.
+
+    `existing` maps each destination path to its current bytes (None = absent); `record` is the
+    sha256 of each file as last vendored. A file that exists and was not written by us is never
+    overwritten; under --update a file whose bytes differ from the record was edited locally and
+    is kept.
+    """
+    prefix = prefix.strip("/")
+    wanted: dict[str, bytes] = {f"{prefix}/{rel}": data for rel, data in files.items()}
+    root_tasks = "tasks.py"
+    tasks_name = "rocm_tasks.py" if existing.get(root_tasks) is not None else root_tasks
+    wanted[tasks_name] = tasks_adapter(prefix).encode()
+    wanted["rocm_nox.py"] = nox_adapter(prefix).encode()
+    copies: list[FileCopy] = []
+    record = record or {}
+    for rel in sorted(wanted):
+        data = wanted[rel]
+        current = existing.get(rel)
+        if current is None:
+            copies.append(FileCopy(rel=rel, content=data, action="create"))
+        elif current == data:
+            copies.append(FileCopy(rel=rel, content=data, action="same"))
+        elif update and record.get(rel) == _sha256(current):
+            copies.append(FileCopy(rel=rel, content=data, action="update"))
+        elif update and rel in record:
+            copies.append(
+                FileCopy(rel=rel, content=data, action="keep-local", reason="edited since vendoring")
+            )
+        else:
+            copies.append(
+                FileCopy(rel=rel, content=data, action="conflict", reason="exists, not ours")
+            )
+    conflicts = [c for c in copies if c.action == "conflict"]
+    if conflicts and not update:
+        names = ", ".join(c.rel for c in conflicts[:5])
+        more = f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else ""
+        raise UsageError(
+            f"Vendoring into {dest} would overwrite files that are already there: {names}{more}",
+            "the kit never overwrites a file another repository owns",
+            "choose another folder with --prefix, or, if these came from an earlier "
+            "`invoke vendor`, run it again with --update to see the diff first",
+        )
+    instructions: list[str] = []
+    if tasks_name == "rocm_tasks.py":
+        instructions += ["import rocm_tasks", "ns.add_collection(rocm_tasks.ns, name='rocm')"]
+    instructions += ["import rocm_nox  # noqa: F401  (in noxfile.py: adds build and verify)"]
+    return VendorPlan(dest=dest, prefix=prefix, copies=tuple(copies), instructions=tuple(instructions))
+
+
+def read_existing(dest: Path, rels: Iterable[str]) -> dict[str, bytes | None]:
+    out: dict[str, bytes | None] = {}
+    for rel in rels:
+        path = dest / rel
+        out[rel] = path.read_bytes() if path.is_file() else None
+    return out
+
+
+def read_record(dest: Path, prefix: str) -> dict[str, str]:
+    path = dest / prefix.strip("/") / RECORD_NAME
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        return {str(k): str(v) for k, v in data.get("files", {}).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def diff_text(plan: VendorPlan, existing: Mapping[str, bytes | None]) -> str:
+    """A unified diff of every file --update would change (text files only)."""
+    chunks: list[str] = []
+    for copy in plan.copies:
+        if copy.action not in ("update", "keep-local"):
+            continue
+        old = (existing.get(copy.rel) or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        new = copy.content.decode("utf-8", "replace").splitlines(keepends=True)
+        chunks.extend(difflib.unified_diff(old, new, f"a/{copy.rel}", f"b/{copy.rel}"))
+    return "".join(chunks)
+
+
+def apply_vendor(plan: VendorPlan) -> None:
+    """Write the plan's creates and updates, each atomically, then the record."""
+    if not plan.dest.is_dir():
+        raise UsageError(
+            f"{plan.dest} is not a directory",
+            "vendoring copies the kit into an existing repository",
+            "create the folder (or clone the repository) first",
+        )
+    for copy in plan.writes():
+        _write_atomic(plan.dest / copy.rel, copy.content)
+    record = {
+        "schema": RECORD_SCHEMA,
+        "kit_version": __version__,
+        "files": {c.rel: _sha256(c.content) for c in plan.copies if c.action != "keep-local"},
+    }
+    _write_atomic(
+        plan.dest / plan.prefix / RECORD_NAME, (json.dumps(record, indent=2) + "\n").encode()
+    )
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

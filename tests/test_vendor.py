@@ -1,0 +1,162 @@
+"""`invoke vendor`: the kit copied into a throwaway "existing repo", then used from there."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmforge import vendor as kit
+
+KIT = Path(__file__).resolve().parent.parent
+
+THEIR_TASKS = '''from invoke import Collection, task
+
+
+@task
+def hello(c):
+    """Their own task."""
+    print("hello")
+
+
+ns = Collection(hello)
+'''
+
+THEIR_NOXFILE = '''import nox
+
+
+@nox.session(python=False)
+def theirs(session):
+    """Their own session."""
+'''
+
+
+def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "NO_COLOR": "1", **env}
+    full_env.pop("ROCMFORGE_CONFIG_DIR", None)
+    return subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def their_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "theirs"
+    repo.mkdir()
+    (repo / "tasks.py").write_text(THEIR_TASKS)
+    (repo / "noxfile.py").write_text(THEIR_NOXFILE)
+    return repo
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_plan_never_overwrites_their_tasks_py(their_repo: Path) -> None:
+    files = {"rocmforge/__init__.py": b"x"}
+    rels = ["third_party/rocmforge/rocmforge/__init__.py", "tasks.py", "rocm_tasks.py", "rocm_nox.py"]
+    plan = kit.plan_vendor(
+        dest=their_repo, files=files, existing=kit.read_existing(their_repo, rels)
+    )
+    actions = {c.rel: c.action for c in plan.copies}
+    assert actions == {
+        "rocm_nox.py": "create",
+        "rocm_tasks.py": "create",
+        "third_party/rocmforge/rocmforge/__init__.py": "create",
+    }
+    assert plan.instructions[:2] == (
+        "import rocm_tasks",
+        "ns.add_collection(rocm_tasks.ns, name='rocm')",
+    )
+
+
+def test_conflict_is_refused_and_nothing_written(their_repo: Path) -> None:
+    target = their_repo / "third_party" / "rocmforge" / "config"
+    target.mkdir(parents=True)
+    (target / "defaults.toml").write_text("# theirs\n")
+    before = _snapshot(their_repo)
+    result = _run([sys.executable, "-m", "invoke", "vendor", "--into", str(their_repo)], KIT)
+    assert result.returncode == 2, result.stderr
+    assert "would overwrite files that are already there" in result.stderr
+    assert "third_party/rocmforge/config/defaults.toml" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _snapshot(their_repo) == before
+
+
+def test_missing_into_is_a_clear_error() -> None:
+    result = _run([sys.executable, "-m", "invoke", "vendor"], KIT)
+    assert result.returncode == 2
+    assert "invoke vendor needs --into DIR" in result.stderr
+
+
+def test_dry_run_writes_nothing(their_repo: Path) -> None:
+    before = _snapshot(their_repo)
+    result = _run([sys.executable, "-m", "invoke", "--dry", "vendor", "--into", str(their_repo)], KIT)
+    assert result.returncode == 0, result.stderr
+    assert "dry run: nothing written" in result.stderr
+    assert _snapshot(their_repo) == before
+
+
+@pytest.mark.slow
+def test_vendored_kit_works_from_their_repo(their_repo: Path) -> None:
+    result = _run([sys.executable, "-m", "invoke", "vendor", "--into", str(their_repo)], KIT)
+    assert result.returncode == 0, result.stderr
+    assert (their_repo / "tasks.py").read_text() == THEIR_TASKS  # untouched
+    assert (their_repo / "rocm_tasks.py").is_file()
+    assert (their_repo / "third_party/rocmforge/config/defaults.toml").is_file()
+    assert "    import rocm_tasks" in result.stderr
+    # Do what the printed instructions say.
+    with (their_repo / "tasks.py").open("a") as handle:
+        handle.write("\nimport rocm_tasks\nns.add_collection(rocm_tasks.ns, name='rocm')\n")
+    with (their_repo / "noxfile.py").open("a") as handle:
+        handle.write("\nimport sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+        handle.write("import rocm_nox  # noqa: F401\n")
+
+    listed = _run([sys.executable, "-m", "invoke", "--list"], their_repo)
+    assert listed.returncode == 0, listed.stderr
+    assert "hello" in listed.stdout
+    assert "rocm.plan" in listed.stdout
+    assert "rocm.build" in listed.stdout
+    assert "rocm.vendor" in listed.stdout
+
+    planned = _run(
+        [sys.executable, "-m", "invoke", "rocm.plan", "--arch", "gfx1100", "--json"], their_repo
+    )
+    assert planned.returncode == 0, planned.stderr
+    doc = json.loads(planned.stdout)
+    assert doc["schema"] == "rocmforge.plan/1"
+    assert doc["targets"] == ["gfx1100"]
+
+    sessions = _run([sys.executable, "-m", "nox", "-l", "--json"], their_repo)
+    assert sessions.returncode == 0, sessions.stderr
+    names = {s["session"] for s in json.loads(sessions.stdout)}
+    assert "theirs" in names
+    assert any(name.startswith("verify") for name in names)
+
+
+@pytest.mark.slow
+def test_update_shows_diff_and_keeps_local_edits(their_repo: Path) -> None:
+    first = _run([sys.executable, "-m", "invoke", "vendor", "--into", str(their_repo)], KIT)
+    assert first.returncode == 0, first.stderr
+    prefix = their_repo / "third_party" / "rocmforge"
+    edited = prefix / "config" / "defaults.toml"
+    edited.write_text(edited.read_text() + "# local edit\n")
+    stale = prefix / "rocmforge" / "workdir.py"
+    stale.write_text(stale.read_text().replace("fixed sub-folders", "OLD TEXT"))
+    # Pretend the stale file was vendored that way: rewrite its record hash.
+    record_path = prefix / kit.RECORD_NAME
+    record = json.loads(record_path.read_text())
+    rel = "third_party/rocmforge/rocmforge/workdir.py"
+    record["files"][rel] = kit._sha256(stale.read_bytes())
+    record_path.write_text(json.dumps(record))
+
+    again = _run(
+        [sys.executable, "-m", "invoke", "vendor", "--into", str(their_repo), "--update"], KIT
+    )
+    assert again.returncode == 0, again.stderr
+    assert f"--- a/{rel}" in again.stdout
+    assert "-# local edit" in again.stdout  # shown, but kept
+    assert "OLD TEXT" not in stale.read_text()  # ours, unedited there: updated
+    assert edited.read_text().endswith("# local edit\n")  # theirs: kept
