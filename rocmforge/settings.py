@@ -43,6 +43,7 @@ class Settings:
     build_env: Mapping[str, str] = field(default_factory=dict)
     alternatives_altdir: str = ""
     alternatives_admindir: str = ""
+    alternatives_link_dir: str = ""
     # Where each value came from, for `invoke plan` and error messages: name -> source label.
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
 

@@ -1,0 +1,133 @@
+"""Probe aggregate: everything the planners and the doctor need to know about this machine.
+
+Owns: calling each probe once with the same root/environment/runner and bundling the results in
+one frozen `Facts`, plus adding the per-target compile probe once the targets are known. Must
+not: judge anything (doctor.py does) or raise for a machine that merely lacks something; only bad
+input (a --rocm-path or ROCM_PATH that is not ROCm) raises, as ProbeError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmforge.errors import ProbeError
+from rocmforge.probes import Runner, run_command
+from rocmforge.probes.compile_probe import TargetProbe, probe_install_targets
+from rocmforge.probes.compilers import HostCompiler, default_compiler, find_host_compilers
+from rocmforge.probes.gpus import GpuScan, find_gpus
+from rocmforge.probes.rocm import (
+    RocmInstall,
+    find_rocm_installs,
+    path_variable_warnings,
+    select_rocm,
+)
+from rocmforge.probes.system import SystemFacts, gather_system
+
+
+@dataclass(frozen=True, kw_only=True)
+class Facts:
+    rocm_installs: tuple[RocmInstall, ...]
+    rocm: RocmInstall | None  # the selected install; None when there is none
+    rocm_problem: str  # why none is selected ("" when one is)
+    path_warnings: tuple[str, ...]  # ROCM_PATH / HIP_PATH disagreements
+    hipcc_owner: RocmInstall | None  # the install `hipcc` on PATH belongs to
+    gpus: GpuScan
+    system: SystemFacts
+    environ_flags: Mapping[str, str]  # the build-relevant variables already set (CC, CXX, ...)
+    # Host compilers on PATH, and the one the build would use (settings gcc/clang, else `c++`).
+    compilers: tuple[HostCompiler, ...] = ()
+    host_compiler: HostCompiler | None = None
+    target_probes: tuple[TargetProbe, ...] = ()
+
+
+# Variables from the caller's environment that change what a build does; doctor reports them.
+REPORTED_VARIABLES = (
+    "CC",
+    "CXX",
+    "HIP_PLATFORM",
+    "PYTORCH_ROCM_ARCH",
+    "MAX_JOBS",
+    "ROCM_HOME",
+    "HIP_CLANG_PATH",
+    "USE_CUDA",
+)
+
+
+def gather_facts(
+    settings,
+    *,
+    root: Path = Path("/"),
+    environ: Mapping[str, str] = os.environ,
+    run: Runner = run_command,
+    python_paths: Sequence[str] | None = None,
+) -> Facts:
+    """Probe the machine for `settings` (a rocmforge.settings.Settings)."""
+    installs = find_rocm_installs(
+        root, environ, requested=settings.rocm_path, python_paths=python_paths, run=run
+    )
+    try:
+        rocm: RocmInstall | None = select_rocm(installs, settings.rocm_path, environ)
+        problem = ""
+    except ProbeError as exc:
+        if settings.rocm_path or environ.get("ROCM_PATH") or installs:
+            raise
+        rocm, problem = None, exc.paragraph()
+    tool_dirs: list[Path] = []
+    if rocm is not None:
+        tool_dirs = [
+            rocm.root / "bin",
+            rocm.root / "lib" / "llvm" / "bin",
+            rocm.root / "llvm" / "bin",
+        ]
+    path_env = environ.get("PATH", "")
+    compilers = find_host_compilers(path_env)
+    if settings.gcc or settings.clang:
+        chosen = choose_host_compiler(compilers, gcc=settings.gcc, clang=settings.clang)
+    else:
+        chosen = default_compiler("c++", path_env)
+    return Facts(
+        rocm_installs=installs,
+        rocm=rocm,
+        rocm_problem=problem,
+        path_warnings=path_variable_warnings(installs, environ),
+        hipcc_owner=next((i for i in installs if i.hipcc_on_path), None),
+        gpus=find_gpus(root=root, environ=environ, tool_dirs=tool_dirs, run=run),
+        system=gather_system(
+            work_dir=Path(settings.work_dir),
+            root=root,
+            environ=environ,
+            python_paths=python_paths,
+            run=run,
+        ),
+        environ_flags={k: environ[k] for k in REPORTED_VARIABLES if k in environ},
+        compilers=compilers,
+        host_compiler=chosen,
+    )
+
+
+def choose_host_compiler(
+    compilers: Sequence[HostCompiler], *, gcc: int = 0, clang: int = 0
+) -> HostCompiler | None:
+    """The compiler of the requested kind and major (gcc wins when both are given), or None."""
+    kind, major = ("gcc", gcc) if gcc else ("clang", clang)
+    return next(
+        (c for c in compilers if c.kind == kind and c.major == major and c.cxx is not None), None
+    )
+
+
+def with_target_probes(
+    facts: Facts,
+    targets: Sequence[str],
+    *,
+    environ: Mapping[str, str] = os.environ,
+    run: Runner = run_command,
+) -> Facts:
+    """Facts plus the compile/device-library probe of each target with the selected ROCm."""
+    if facts.rocm is None or not targets:
+        return facts
+    probes = probe_install_targets(facts.rocm, [str(t) for t in targets], environ=environ, run=run)
+    return dataclasses.replace(facts, target_probes=probes)

@@ -1,0 +1,354 @@
+"""Probe: which ROCm installs exist, what version and LLVM each has, and which one the build uses.
+
+Owns: finding installs (every `/opt/rocm*`, `ROCM_PATH`, `HIP_PATH`, the distro layout under
+`/usr`, a pip-installed ROCm SDK), reading their version (`.info/version*`, `hip_version.h`,
+`hipcc --version`), locating hipcc, the ROCm clang and the device-library directory, and choosing
+one (`select_rocm`). Must not: write anything or decide whether a version is good enough (that is
+`rocmforge.doctor` with the knowledge tables). The filesystem root, the environment, the Python
+search path and the program runner are parameters so tests can point them at fake trees.
+
+Layouts (reference rocm-arch-toolchain.md §3.4, §3.5, §6.1):
+- classic `/opt/rocm-X.Y.Z`: `bin/hipcc`, `.info/version`, LLVM in `llvm/` (5.x) or `lib/llvm/`
+  (6.x+), device bitcode in `amdgcn/bitcode` or `lib/llvm/amdgcn/bitcode`;
+- Debian: everything under `/usr`, hipcc drives `clang++-15`, device bitcode in
+  `/usr/lib/<triplet>/amdgcn/bitcode`, no `.info/version` (the version comes from hip_version.h);
+- TheRock pip SDK: the tree sits inside the `_rocm_sdk_core` (or `_rocm_sdk_devel`) package with
+  its compiler in `lib/llvm/bin` (the package directory names are unverified upstream).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmforge.errors import ProbeError
+from rocmforge.probes import Runner, run_command
+
+# "HIP version: 5.2.21153-0" (hipcc --version); "Debian clang version 15.0.6", "AMD clang version
+# 19.0.0git" (the clang line hipcc --version prints after it).
+_HIPCC_HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
+_CLANG_VERSION = re.compile(r"clang version (\d+)\.")
+_INSTALLED_DIR = re.compile(r"^InstalledDir:\s*(\S.*)$", re.MULTILINE)
+_HIP_VERSION_DEFINE = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
+_VERSION_TEXT = re.compile(r"^\s*(\d+\.\d+(?:\.\d+)?)")
+# Package directories a pip-installed TheRock SDK puts on sys.path (unverified upstream names).
+PIP_SDK_PACKAGES = ("_rocm_sdk_core", "_rocm_sdk_devel")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RocmInstall:
+    """One ROCm tree on this machine and what the build needs from it."""
+
+    root: Path
+    # "6.4.1"; "5.2" when only HIP's major.minor is known (hip_version.h); "" when unknown.
+    version: str
+    # How it was found: "/opt/rocm*", "ROCM_PATH", "HIP_PATH", "distro /usr", "pip rocm-sdk",
+    # "--rocm-path".
+    source: str
+    # Where the version came from: ".info/version-rocm", ".info/version", "hip_version.h",
+    # "hipcc --version", or "".
+    version_source: str = ""
+    hipcc: Path | None = None
+    # The ROCm clang++ (or the one its hipcc drives); None when not found.
+    clang: Path | None = None
+    llvm_major: int = 0
+    device_lib_dir: Path | None = None
+    # True when `hipcc` on PATH is this install's hipcc.
+    hipcc_on_path: bool = False
+
+    @property
+    def label(self) -> str:
+        version = self.version or "unknown version"
+        return f"ROCm {version} at {self.root}"
+
+
+# --- pure parsers ---------------------------------------------------------------------------
+
+
+def parse_version_file(text: str) -> str:
+    """`.info/version` holds "6.4.0-15396" or "7.10.1"; keep the dotted release only."""
+    match = _VERSION_TEXT.match(text)
+    return match.group(1) if match else ""
+
+
+def parse_hip_version_header(text: str) -> str:
+    """HIP_VERSION_MAJOR/MINOR from hip_version.h. HIP's PATCH is a build number, not ROCm's patch
+    release, so only "major.minor" is returned (HIP 5.2.21153 ships with ROCm 5.2.x)."""
+    found = dict(_HIP_VERSION_DEFINE.findall(text))
+    if "MAJOR" in found and "MINOR" in found:
+        return f"{int(found['MAJOR'])}.{int(found['MINOR'])}"
+    return ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HipccReport:
+    """What `hipcc --version` says: HIP major.minor, clang major, and clang's InstalledDir."""
+
+    hip_version: str
+    llvm_major: int
+    installed_dir: str
+
+
+def parse_hipcc_version(text: str) -> HipccReport:
+    hip = _HIPCC_HIP_VERSION.search(text)
+    clang = _CLANG_VERSION.search(text)
+    installed = _INSTALLED_DIR.search(text)
+    return HipccReport(
+        hip_version=f"{hip.group(1)}.{hip.group(2)}" if hip else "",
+        llvm_major=int(clang.group(1)) if clang else 0,
+        installed_dir=installed.group(1).strip() if installed else "",
+    )
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Sort key for "6.4.1" style versions; unknown sorts first."""
+    parts = []
+    for piece in version.split("."):
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    return tuple(parts)
+
+
+# --- probes ---------------------------------------------------------------------------------
+
+
+def looks_like_rocm(path: Path) -> bool:
+    """A directory is a ROCm tree when it has any of the files every layout ships."""
+    markers = (
+        "bin/hipcc",
+        ".info/version",
+        ".info/version-rocm",
+        "include/hip/hip_version.h",
+        "lib/llvm/bin/clang",
+        "llvm/bin/clang",
+    )
+    return path.is_dir() and any((path / m).exists() for m in markers)
+
+
+def find_rocm_installs(
+    root: Path = Path("/"),
+    environ: Mapping[str, str] = os.environ,
+    *,
+    requested: str = "",
+    python_paths: Sequence[str] | None = None,
+    run: Runner = run_command,
+) -> tuple[RocmInstall, ...]:
+    """Every ROCm tree found, each once (by real path), in the order: --rocm-path, ROCM_PATH,
+    HIP_PATH, /opt/rocm*, /usr, pip SDK. `root` prefixes the fixed locations only; paths from the
+    environment or flags are taken as given."""
+    candidates: list[tuple[Path, str]] = []
+    if requested:
+        candidates.append((Path(requested), "--rocm-path"))
+    if environ.get("ROCM_PATH"):
+        candidates.append((Path(environ["ROCM_PATH"]), "ROCM_PATH"))
+    if environ.get("HIP_PATH"):
+        candidates.append((hip_path_root(Path(environ["HIP_PATH"])), "HIP_PATH"))
+    opt = root / "opt"
+    if opt.is_dir():
+        for entry in sorted(opt.glob("rocm*")):
+            candidates.append((entry, "/opt/rocm*"))
+    candidates.append((root / "usr", "distro /usr"))
+    for site in python_paths if python_paths is not None else sys.path:
+        for name in PIP_SDK_PACKAGES:
+            if site:
+                candidates.append((Path(site) / name, "pip rocm-sdk"))
+
+    hipcc_path = shutil.which("hipcc", path=environ.get("PATH", ""))
+    hipcc_real = Path(hipcc_path).resolve() if hipcc_path else None
+
+    seen: set[Path] = set()
+    installs: list[RocmInstall] = []
+    for path, source in candidates:
+        if not looks_like_rocm(path):
+            continue
+        real = path.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        installs.append(describe_install(path, source=source, hipcc_real=hipcc_real, run=run))
+    return tuple(installs)
+
+
+def hip_path_root(hip_path: Path) -> Path:
+    """HIP_PATH is the ROCm root on ROCm >= 6 and `<root>/hip` before (reference §3.5)."""
+    if hip_path.name == "hip" and looks_like_rocm(hip_path.parent):
+        return hip_path.parent
+    return hip_path
+
+
+def describe_install(
+    path: Path, *, source: str, hipcc_real: Path | None = None, run: Runner = run_command
+) -> RocmInstall:
+    """Read one tree's version, compilers and device libraries."""
+    version, version_source = "", ""
+    for name in (".info/version-rocm", ".info/version"):
+        text = _read(path / name)
+        if text and parse_version_file(text):
+            version, version_source = parse_version_file(text), name
+            break
+    if not version:
+        header = _read(path / "include/hip/hip_version.h")
+        if header and parse_hip_version_header(header):
+            version, version_source = parse_hip_version_header(header), "hip_version.h"
+
+    hipcc = path / "bin" / "hipcc"
+    hipcc_found = hipcc if hipcc.exists() else None
+    clang, llvm_major = _rocm_clang(path)
+    if hipcc_found is not None and (llvm_major == 0 or not version):
+        result = run([str(hipcc_found), "--version"], env=_tool_env(path), timeout=30.0)
+        report = parse_hipcc_version(result.output)
+        if not version and report.hip_version:
+            version, version_source = report.hip_version, "hipcc --version"
+        if llvm_major == 0 and report.llvm_major:
+            llvm_major = report.llvm_major
+            clang = (
+                _clang_in(Path(report.installed_dir), llvm_major) if report.installed_dir else None
+            )
+    return RocmInstall(
+        root=path,
+        version=version,
+        source=source,
+        version_source=version_source,
+        hipcc=hipcc_found,
+        clang=clang,
+        llvm_major=llvm_major,
+        device_lib_dir=_device_lib_dir(path),
+        hipcc_on_path=bool(hipcc_found and hipcc_real and hipcc_found.resolve() == hipcc_real),
+    )
+
+
+def _tool_env(root: Path) -> dict[str, str]:
+    """Environment for running an install's own tools: pinned to that install and to AMD (a CUDA
+    toolkit on the machine otherwise makes Debian's hipcc pick nvcc, reference §3.5)."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("HIP_CLANG_PATH", "HIP_DEVICE_LIB_PATH")
+    }
+    env.update({"HIP_PLATFORM": "amd", "ROCM_PATH": str(root), "HIP_PATH": str(root)})
+    return env
+
+
+def _rocm_clang(root: Path) -> tuple[Path | None, int]:
+    """The install's own LLVM (6.x+ `lib/llvm`, 5.x `llvm`); its major from the resource dir."""
+    for llvm in (root / "lib" / "llvm", root / "llvm"):
+        clang = llvm / "bin" / "clang++"
+        if not clang.exists():
+            continue
+        majors = [
+            int(m.group(1))
+            for d in (llvm / "lib" / "clang").glob("*")
+            if (m := re.match(r"(\d+)", d.name))
+        ]
+        return clang, max(majors, default=0)
+    return None, 0
+
+
+def _clang_in(directory: Path, major: int) -> Path | None:
+    """hipcc's clang: Debian installs only `clang++-15`, others a plain `clang++`."""
+    for name in (f"clang++-{major}", "clang++"):
+        if (directory / name).exists():
+            return directory / name
+    return None
+
+
+def _device_lib_dir(root: Path) -> Path | None:
+    """Where `oclc_isa_version_*.bc` live (ROCm 5 `amdgcn/bitcode`, TheRock
+    `lib/llvm/amdgcn/bitcode`, Debian `lib/<triplet>/amdgcn/bitcode`)."""
+    fixed = (
+        root / "amdgcn" / "bitcode",
+        root / "lib" / "llvm" / "amdgcn" / "bitcode",
+        root / "llvm" / "amdgcn" / "bitcode",
+    )
+    for candidate in (*fixed, *sorted((root / "lib").glob("*/amdgcn/bitcode"))):
+        if candidate.is_dir() and any(candidate.glob("oclc_isa_version_*.bc")):
+            return candidate
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+# --- choosing -------------------------------------------------------------------------------
+
+
+def select_rocm(
+    installs: Iterable[RocmInstall], requested_path: str, environ: Mapping[str, str]
+) -> RocmInstall:
+    """The install the build uses: --rocm-path, then ROCM_PATH, then HIP_PATH, then the newest
+    /opt/rocm* (the /opt/rocm link first), then /usr, then a pip SDK.
+
+    A --rocm-path or ROCM_PATH that does not exist or is not ROCm is bad input (ProbeError, exit
+    2): PyTorch's LoadHIP would also refuse it (pytorch-rocm-build.md §5.6)."""
+    installs = tuple(installs)
+    by_real = {i.root.resolve(): i for i in installs}
+    for label, value in (
+        ("--rocm-path", requested_path),
+        ("ROCM_PATH", environ.get("ROCM_PATH", "")),
+    ):
+        if not value:
+            continue
+        path = Path(value)
+        if not path.exists():
+            raise ProbeError(
+                f"The ROCm path {value} given by {label} does not exist",
+                "the build would look for hipcc, clang and the device libraries there",
+                _path_fix(label, installs),
+            )
+        if path.resolve() not in by_real:
+            raise ProbeError(
+                f"The ROCm path {value} given by {label} is not a ROCm install",
+                "it has none of bin/hipcc, .info/version, include/hip/hip_version.h or lib/llvm",
+                _path_fix(label, installs),
+            )
+        return by_real[path.resolve()]
+    order = {"HIP_PATH": 0, "/opt/rocm*": 1, "distro /usr": 2, "pip rocm-sdk": 3}
+    ranked = sorted(
+        (i for i in installs if i.source in order),
+        key=lambda i: (
+            order[i.source],
+            0 if i.root.name == "rocm" else 1,
+            tuple(-x for x in version_key(i.version)),
+        ),
+    )
+    if not ranked:
+        raise ProbeError(
+            "No ROCm install was found",
+            "looked in /opt/rocm*, $ROCM_PATH, $HIP_PATH, /usr and the pip rocm-sdk packages",
+            "install ROCm (https://rocm.docs.amd.com, or `sudo apt-get install hipcc rocminfo` on "
+            "Debian/Ubuntu) and pass --rocm-path /opt/rocm-X.Y.Z",
+        )
+    return ranked[0]
+
+
+def _path_fix(label: str, installs: Sequence[RocmInstall]) -> str:
+    found = ", ".join(str(i.root) for i in installs) or "none found"
+    if label == "ROCM_PATH":
+        return f"export ROCM_PATH=<a ROCm root> or `unset ROCM_PATH` (installs found: {found})"
+    return f"pass --rocm-path <a ROCm root> (installs found: {found})"
+
+
+def path_variable_warnings(
+    installs: Iterable[RocmInstall], environ: Mapping[str, str]
+) -> tuple[str, ...]:
+    """Warnings about ROCM_PATH/HIP_PATH that disagree (hipcc and CMake then mix two ROCms)."""
+    rocm = environ.get("ROCM_PATH", "")
+    hip = environ.get("HIP_PATH", "")
+    if not rocm or not hip:
+        return ()
+    rocm_real = Path(rocm).resolve()
+    hip_real = hip_path_root(Path(hip)).resolve()
+    if rocm_real == hip_real:
+        return ()
+    return (
+        f"HIP_PATH={hip} belongs to a different install than ROCM_PATH={rocm}; hipcc reads "
+        "HIP_PATH and CMake reads ROCM_PATH, so the build would mix two ROCm versions",
+    )

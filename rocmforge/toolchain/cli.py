@@ -1,0 +1,224 @@
+"""The body of `invoke toolchain`: flags -> settings -> probes -> choice -> report or switch.
+
+Owns: flag validation that Invoke cannot do (`--gcc eleven`, `--clang` without a version), the
+order of the steps, and the printed report. Must not: hold policy, parse tool output, or run
+update-alternatives itself (`rocmforge.toolchain.system` does).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from rocmforge.errors import UsageError
+from rocmforge.render import emit_json, print_table, say
+from rocmforge.toolchain.alternatives import AlternativesTool
+from rocmforge.toolchain.inventory import (
+    compiler_rows,
+    gcc_install_rows,
+    group_rows,
+    policy_context,
+    resolved_rows,
+    take_inventory,
+)
+from rocmforge.toolchain.select import CompilerChoice, choose_build_compilers, parse_version_flag
+from rocmforge.toolchain.system import execute_restore, execute_switch, prepare_switch, state_path
+
+DEFAULT_LINK_DIR = "/usr/bin"
+JSON_SCHEMA = "rocmforge.toolchain/1"
+
+
+def version_flag(flag: str, value: Any) -> int:
+    """Invoke hands `--gcc` over as "" (absent), True (given without a value) or the text."""
+    if value is True:
+        raise UsageError(
+            f"--{flag} was given without a version",
+            f"--{flag} takes the major version to build with",
+            f"write e.g. `invoke toolchain --{flag} {11 if flag == 'gcc' else 16}`; "
+            "`invoke toolchain` alone lists what is installed",
+        )
+    if value in ("", None, False):
+        return 0
+    return parse_version_flag(flag, value)
+
+
+def run_toolchain(
+    c: Any,
+    *,
+    settings_for: Callable[..., Any],
+    dry: bool,
+    gcc: Any,
+    clang: Any,
+    system: bool,
+    restore: bool,
+    allow_compiler: bool,
+    rocm_path: str,
+    as_json: bool,
+    link_dir: str,
+) -> CompilerChoice | None:
+    gcc_major = version_flag("gcc", gcc)
+    clang_major = version_flag("clang", clang)
+    if restore and (gcc_major or clang_major or system):
+        raise UsageError(
+            "--restore cannot be combined with --gcc, --clang or --system",
+            "restore puts back the saved state; it does not choose a compiler",
+            "run `invoke toolchain --restore` alone",
+        )
+    settings = settings_for(
+        c,
+        gcc=gcc_major,
+        clang=clang_major,
+        allow_compiler=allow_compiler,
+        rocm_path=rocm_path,
+    )
+    sudo = os.geteuid() != 0
+    if restore:
+        commands = execute_restore(
+            state_file=state_path(settings.work_dir), dry=dry, echo=print, sudo=sudo
+        )
+        if commands is None:
+            say(f"rocmforge: nothing to restore ({state_path(settings.work_dir)} does not exist).")
+        elif not dry:
+            say("rocmforge: update-alternatives groups restored.")
+        return None
+    # A flag for one kind overrides a configured value of the other kind.
+    if gcc_major or clang_major:
+        want_gcc, want_clang = gcc_major, clang_major
+    else:
+        want_gcc, want_clang = settings.gcc, settings.clang
+    ctx = policy_context(
+        rocm_path=settings.rocm_path, pytorch_ref=settings.pytorch_ref, environ=os.environ
+    )
+    inventory = take_inventory(
+        rocm_root=ctx.rocm_root,
+        altdir=settings.alternatives_altdir,
+        admindir=settings.alternatives_admindir,
+    )
+    if system and not (want_gcc or want_clang):
+        raise UsageError(
+            "--system needs the compiler to switch to",
+            "a system-wide switch is never made on a guess",
+            "add --gcc N or --clang N, e.g. `invoke toolchain --gcc 11 --system`",
+        )
+    explicit = bool(want_gcc or want_clang)
+    choice: CompilerChoice | None = None
+    choice_error = ""
+    try:
+        choice = choose_build_compilers(
+            inventory,
+            gcc=want_gcc,
+            clang=want_clang,
+            allow_compiler=settings.allow_compiler,
+            judge=ctx.judge,
+            recommended=ctx.recommended,
+            rocm_llvm_major=ctx.rocm_llvm_major,
+        )
+    except UsageError as exc:
+        if explicit:
+            raise
+        choice_error = exc.paragraph()
+    if system and choice is not None:
+        chosen = inventory.find(choice.kind, choice.major)
+        assert chosen is not None  # choose_build_compilers found it
+        tool = AlternativesTool(
+            altdir=settings.alternatives_altdir, admindir=settings.alternatives_admindir, sudo=sudo
+        )
+        plan = prepare_switch(
+            compilers=inventory.compilers,
+            chosen=chosen,
+            link_dir=link_dir or DEFAULT_LINK_DIR,
+            tool=tool,
+        )
+        result = execute_switch(
+            plan,
+            chosen=chosen,
+            state_file=state_path(settings.work_dir),
+            tool=tool,
+            dry=dry,
+            echo=print,
+        )
+        for slave in plan.skipped_slaves:
+            say(f"rocmforge: left {slave} alone (a regular file, not a link).")
+        if not result.dry:
+            for driver, major in result.verified:
+                say(f"rocmforge: {driver} now reports major {major}.")
+            say("rocmforge: undo with `invoke toolchain --restore`.")
+        return choice
+    if as_json:
+        emit_json(_json_doc(inventory, ctx, choice, choice_error))
+        return choice
+    if not explicit:
+        print_table(
+            "Installed compilers",
+            ("status", "compiler", "drivers", "found as", "policy"),
+            compiler_rows(inventory, ctx.judge),
+            status_column=0,
+        )
+        print_table(
+            "What the plain names run now",
+            ("name", "compiler", "resolves through"),
+            resolved_rows(inventory),
+        )
+        print_table(
+            "update-alternatives groups",
+            ("group", "mode", "value", "alternatives"),
+            group_rows(inventory),
+        )
+        print_table(
+            "GCC installations (libstdc++ for clang/amdclang)",
+            ("status", "major", "directory", "problem"),
+            gcc_install_rows(inventory),
+            status_column=0,
+        )
+        print(f"ROCm: {ctx.rocm_label}; PyTorch ref: {ctx.torch_ref}")
+        if ctx.note:
+            print(ctx.note)
+    if choice is None:
+        print(f"Build compilers: none chosen. {choice_error}")
+        return None
+    print(f"Build compilers ({choice.reason}): {choice.kind} {choice.version}")
+    for line in choice.exports():
+        print(line)
+    if choice.extra_flags:
+        print("clang flags: " + " ".join(choice.extra_flags))
+    if choice.hip_extra_flags:
+        print("amdclang/hipcc flags: " + " ".join(choice.hip_extra_flags))
+    for note in choice.notes:
+        print("note: " + note)
+    return choice
+
+
+def _json_doc(inventory: Any, ctx: Any, choice: CompilerChoice | None, error: str) -> dict:
+    return {
+        "schema": JSON_SCHEMA,
+        "rocm": ctx.rocm_label,
+        "compilers": [
+            {
+                "kind": c.kind,
+                "version": c.version,
+                "major": c.major,
+                "cc": str(c.cc),
+                "cxx": str(c.cxx) if c.cxx else None,
+                "origin": c.origin,
+            }
+            for c in inventory.compilers
+        ],
+        "resolved": {r.name: [str(p) for p in r.chain] for r in inventory.resolved},
+        "groups": [
+            {"name": g.name, "exists": g.exists, "status": g.status, "value": g.value}
+            for g in inventory.groups
+        ],
+        "choice": None
+        if choice is None
+        else {
+            "kind": choice.kind,
+            "major": choice.major,
+            "version": choice.version,
+            "env": choice.env(),
+            "extra_flags": list(choice.extra_flags),
+            "hip_extra_flags": list(choice.hip_extra_flags),
+            "notes": list(choice.notes),
+        },
+        "error": error or None,
+    }

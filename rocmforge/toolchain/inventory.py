@@ -1,0 +1,172 @@
+"""Gathering the toolchain facts (probe) and turning them into report rows (pure).
+
+Owns: `take_inventory` (compilers on PATH, the ROCm clang, GCC installations, what the plain
+names resolve to, the update-alternatives groups, /etc/os-release), the bridge to the shared
+compiler policy, and the rows of `invoke toolchain`'s tables. Must not: change anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmforge.probes.compilers import (
+    PLAIN_DRIVER_NAMES,
+    find_gcc_installs,
+    find_host_compilers,
+    resolve_name,
+)
+from rocmforge.toolchain.distro import parse_os_release
+from rocmforge.toolchain.select import Judge, ToolchainInventory, Verdict
+
+# Groups shown by the inventory: Debian registers cc/c++ (and cpp on some releases); the kit
+# registers gcc and clang.
+GROUP_NAMES = ("cc", "c++", "gcc", "clang", "cpp")
+
+
+def take_inventory(
+    *,
+    path_env: str | None = None,
+    rocm_root: str | os.PathLike[str] | None = None,
+    root: str | os.PathLike[str] = "/",
+    altdir: str = "",
+    admindir: str = "",
+) -> ToolchainInventory:
+    """Everything `invoke toolchain` shows, read-only; paths are parameters for tests."""
+    from rocmforge.toolchain.system import query_group
+
+    os_release_file = Path(root) / "etc" / "os-release"
+    try:
+        os_release = parse_os_release(os_release_file.read_text(encoding="utf-8"))
+    except OSError:
+        os_release = None
+    return ToolchainInventory(
+        compilers=find_host_compilers(path_env, rocm_root=rocm_root),
+        gcc_installs=find_gcc_installs(root),
+        resolved=tuple(resolve_name(name, path_env) for name in PLAIN_DRIVER_NAMES),
+        groups=tuple(query_group(n, altdir=altdir, admindir=admindir) for n in GROUP_NAMES),
+        os_release=os_release,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyContext:
+    """The ROCm/PyTorch pair the policy judges against; `judge` is None when unknown."""
+
+    rocm_label: str
+    torch_ref: str
+    judge: Judge | None
+    recommended: tuple[tuple[str, int], ...]
+    rocm_llvm_major: int = 0
+    rocm_root: Path | None = None
+    note: str = ""
+
+
+def policy_context(
+    *, rocm_path: str, pytorch_ref: str, environ: Mapping[str, str]
+) -> PolicyContext:
+    """Find the ROCm install and build the judge from rocmforge.knowledge.compiler_policy.
+
+    Missing pieces (no ROCm found, a policy module not shipped yet) give a context without a
+    judge and a note saying why, never a crash: the inventory is still useful without them.
+    """
+    try:
+        from rocmforge.probes.rocm import find_rocm_installs, select_rocm
+
+        install = select_rocm(find_rocm_installs(requested=rocm_path), rocm_path, environ)
+    except Exception as exc:  # noqa: BLE001 - any probe failure only removes the recommendation
+        return PolicyContext(
+            rocm_label="no ROCm found",
+            torch_ref=pytorch_ref,
+            judge=None,
+            recommended=(),
+            note=f"no recommendation: {getattr(exc, 'what', None) or exc}",
+        )
+    try:
+        from rocmforge.knowledge import compiler_policy, releases
+
+        rocm_release = releases.rocm_release_for(install.version)
+        torch_release = releases.pytorch_release_for(pytorch_ref)
+    except Exception as exc:  # noqa: BLE001 - unknown version: show facts without a verdict
+        return PolicyContext(
+            rocm_label=install.label,
+            torch_ref=pytorch_ref,
+            judge=None,
+            recommended=(),
+            rocm_llvm_major=install.llvm_major,
+            rocm_root=install.root,
+            note=f"no recommendation: {getattr(exc, 'what', None) or exc}",
+        )
+
+    def judge(kind: str, version: str) -> Verdict:
+        verdict = compiler_policy.judge_compiler(kind, version, rocm_release, torch_release)
+        return Verdict(status=verdict.status, reason=verdict.reason, fix=verdict.fix)
+
+    recommended = tuple(_pairs(compiler_policy.recommended_compilers(rocm_release, torch_release)))
+    return PolicyContext(
+        rocm_label=install.label,
+        torch_ref=pytorch_ref,
+        judge=judge,
+        recommended=recommended,
+        rocm_llvm_major=install.llvm_major,
+        rocm_root=install.root,
+    )
+
+
+def _pairs(items: object) -> list[tuple[str, int]]:
+    """(kind, major) pairs from whatever shape recommended_compilers returns (records or tuples)."""
+    out: list[tuple[str, int]] = []
+    for item in items if isinstance(items, Sequence) else ():
+        kind = getattr(item, "kind", None)
+        major = getattr(item, "major", None)
+        if kind is None and isinstance(item, tuple) and len(item) >= 2:
+            kind, major = item[0], item[1]
+        if kind is not None and major is not None:
+            out.append((str(kind), int(major)))
+    return out
+
+
+# --- report rows (pure) ---------------------------------------------------------------------
+
+
+def compiler_rows(
+    inventory: ToolchainInventory, judge: Judge | None
+) -> list[tuple[str, str, str, str, str]]:
+    rows = []
+    for c in inventory.compilers:
+        status, reason = "INFO", ""
+        if judge is not None and c.origin != "rocm":
+            verdict = judge(c.kind, c.version)
+            status, reason = verdict.status, verdict.reason
+        cxx = str(c.cxx) if c.cxx else "(no C++ driver)"
+        rows.append((status, f"{c.kind} {c.version}", f"{c.cc}  {cxx}", c.origin, reason))
+    return rows
+
+
+def resolved_rows(inventory: ToolchainInventory) -> list[tuple[str, str, str]]:
+    rows = []
+    for r in inventory.resolved:
+        chain = " -> ".join(str(p) for p in r.chain) if r.chain else "(not on PATH)"
+        rows.append((r.name, r.compiler.label if r.compiler else "-", chain))
+    return rows
+
+
+def group_rows(inventory: ToolchainInventory) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for g in inventory.groups:
+        if not g.exists:
+            rows.append((g.name, "absent", "-", "-"))
+            continue
+        rows.append((g.name, g.status, g.value, ", ".join(g.paths)))
+    return rows
+
+
+def gcc_install_rows(inventory: ToolchainInventory) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for g in inventory.gcc_installs:
+        status = "OK" if g.complete else "WARN"
+        missing = "" if g.complete else f"libstdc++-{g.major}-dev missing"
+        rows.append((status, str(g.major), str(g.lib_dir), missing))
+    return rows
