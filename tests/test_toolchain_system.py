@@ -241,6 +241,7 @@ def _invoke(args: list[str], box: Sandbox) -> subprocess.CompletedProcess[str]:
         ROCMFORGE_ALTERNATIVES_ALTDIR=str(box.alt),
         ROCMFORGE_ALTERNATIVES_ADMINDIR=str(box.adm),
         ROCMFORGE_WORK_DIR=str(box.work),
+        ROCMFORGE_ALTERNATIVES_LINK_DIR=str(box.links),
     )
     return subprocess.run(
         [sys.executable, "-m", "invoke", *args], cwd=REPO, env=env, capture_output=True, text=True
@@ -259,7 +260,7 @@ def _snapshot(box: Sandbox) -> dict[str, str]:
 def test_invoke_dry_system_prints_exact_commands_and_changes_nothing(box: Sandbox) -> None:
     before = _snapshot(box)
     proc = _invoke(
-        ["--dry", "toolchain", "--gcc", "11", "--system", "--link-dir", str(box.links)], box
+        ["--dry", "toolchain", "--gcc", "11", "--system"], box
     )
     assert proc.returncode == 0, proc.stderr
     ua = f"update-alternatives --altdir {box.alt} --admindir {box.adm}"
@@ -284,7 +285,7 @@ def test_invoke_dry_system_prints_exact_commands_and_changes_nothing(box: Sandbo
 
 @pytest.mark.slow
 def test_invoke_system_then_restore(box: Sandbox) -> None:
-    proc = _invoke(["toolchain", "--gcc", "11", "--system", "--link-dir", str(box.links)], box)
+    proc = _invoke(["toolchain", "--gcc", "11", "--system"], box)
     assert proc.returncode == 0, proc.stderr
     assert f"{box.links}/g++ now reports major 11" in proc.stderr
     assert (box.major("gcc"), box.major("g++")) == (11, 11)
@@ -311,7 +312,7 @@ def test_invoke_system_then_restore(box: Sandbox) -> None:
 )
 def test_bad_input_exit_2_and_nothing_touched(box: Sandbox, args: list[str], fragment: str) -> None:
     before = _snapshot(box)
-    proc = _invoke(["toolchain", *args, "--system", "--link-dir", str(box.links)], box)
+    proc = _invoke(["toolchain", *args, "--system"], box)
     assert proc.returncode == 2, proc.stderr
     assert fragment in proc.stderr
     assert "Traceback" not in proc.stderr

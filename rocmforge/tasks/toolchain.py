@@ -29,7 +29,6 @@ def toolchain(
     allow_compiler: bool = False,
     rocm_path: str = "",
     json: bool = False,
-    link_dir: str = "",
 ) -> None:
     """Show, pick or switch the host compilers (build-only CC/CXX, or --system, --restore)."""
     from rocmforge.toolchain.cli import run_toolchain
@@ -45,7 +44,6 @@ def toolchain(
         allow_compiler=allow_compiler,
         rocm_path=rocm_path,
         as_json=json,
-        link_dir=link_dir,
     )
 
 

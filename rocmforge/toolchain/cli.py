@@ -55,7 +55,6 @@ def run_toolchain(
     allow_compiler: bool,
     rocm_path: str,
     as_json: bool,
-    link_dir: str,
 ) -> CompilerChoice | None:
     gcc_major = version_flag("gcc", gcc)
     clang_major = version_flag("clang", clang)
@@ -127,7 +126,7 @@ def run_toolchain(
         plan = prepare_switch(
             compilers=inventory.compilers,
             chosen=chosen,
-            link_dir=link_dir or DEFAULT_LINK_DIR,
+            link_dir=settings.alternatives_link_dir or DEFAULT_LINK_DIR,
             tool=tool,
         )
         result = execute_switch(
