@@ -56,9 +56,9 @@ def print_table(
         cells: list[Any] = list(row)
         if status_column is not None and status_column < len(cells):
             style = STATUS_STYLES.get(cells[status_column], "")
-            cells[status_column] = f"[{style}]{cells[status_column]}[/]" if style else cells[
-                status_column
-            ]
+            cells[status_column] = (
+                f"[{style}]{cells[status_column]}[/]" if style else cells[status_column]
+            )
         table.add_row(*cells)
     Console(file=stream, soft_wrap=False).print(table)
 

@@ -52,7 +52,9 @@ class Settings:
         return Path(self.work_dir)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "origins"}
+        out = {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "origins"
+        }
         out["mirrors"] = dict(self.mirrors)
         out["build_env"] = dict(self.build_env)
         return out
@@ -115,8 +117,9 @@ def _env_layer(environ: Mapping[str, str]) -> dict[str, str]:
             continue
         if key not in SETTING_NAMES:
             env_names = [ENV_PREFIX + n.upper() for n in SETTING_NAMES]
+            hint = suggest(name, env_names)
             raise UsageError(
-                f"Environment variable {name} is not a rocmforge setting.{suggest(name, env_names)}",
+                f"Environment variable {name} is not a rocmforge setting.{hint}",
                 "a misspelled variable would otherwise be ignored and the default used silently",
                 f"unset {name}, or use one of {', '.join(env_names)}",
             )

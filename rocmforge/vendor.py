@@ -66,7 +66,9 @@ def kit_files(root: Path) -> dict[str, bytes]:
         if not path.is_dir():
             continue
         for dirpath, dirnames, filenames in os.walk(path):
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
+            dirnames[:] = sorted(
+                d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info")
+            )
             for name in sorted(filenames):
                 if name.endswith(_SKIP_SUFFIXES):
                     continue
@@ -132,7 +134,9 @@ def plan_vendor(
             copies.append(FileCopy(rel=rel, content=data, action="update"))
         elif update and rel in record:
             copies.append(
-                FileCopy(rel=rel, content=data, action="keep-local", reason="edited since vendoring")
+                FileCopy(
+                    rel=rel, content=data, action="keep-local", reason="edited since vendoring"
+                )
             )
         else:
             copies.append(
@@ -152,7 +156,9 @@ def plan_vendor(
     if tasks_name == "rocm_tasks.py":
         instructions += ["import rocm_tasks", "ns.add_collection(rocm_tasks.ns, name='rocm')"]
     instructions += ["import rocm_nox  # noqa: F401  (in noxfile.py: adds build and verify)"]
-    return VendorPlan(dest=dest, prefix=prefix, copies=tuple(copies), instructions=tuple(instructions))
+    return VendorPlan(
+        dest=dest, prefix=prefix, copies=tuple(copies), instructions=tuple(instructions)
+    )
 
 
 def read_existing(dest: Path, rels: Iterable[str]) -> dict[str, bytes | None]:

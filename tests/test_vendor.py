@@ -56,7 +56,12 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 def test_plan_never_overwrites_their_tasks_py(their_repo: Path) -> None:
     files = {"rocmforge/__init__.py": b"x"}
-    rels = ["third_party/rocmforge/rocmforge/__init__.py", "tasks.py", "rocm_tasks.py", "rocm_nox.py"]
+    rels = [
+        "third_party/rocmforge/rocmforge/__init__.py",
+        "tasks.py",
+        "rocm_tasks.py",
+        "rocm_nox.py",
+    ]
     plan = kit.plan_vendor(
         dest=their_repo, files=files, existing=kit.read_existing(their_repo, rels)
     )
@@ -93,7 +98,9 @@ def test_missing_into_is_a_clear_error() -> None:
 
 def test_dry_run_writes_nothing(their_repo: Path) -> None:
     before = _snapshot(their_repo)
-    result = _run([sys.executable, "-m", "invoke", "--dry", "vendor", "--into", str(their_repo)], KIT)
+    result = _run(
+        [sys.executable, "-m", "invoke", "--dry", "vendor", "--into", str(their_repo)], KIT
+    )
     assert result.returncode == 0, result.stderr
     assert "dry run: nothing written" in result.stderr
     assert _snapshot(their_repo) == before

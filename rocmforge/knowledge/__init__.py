@@ -1,1 +1,4 @@
-"""Knowledge: the kit's facts (config/*.toml) as frozen dataclasses. Pure: reads files, no probing."""
+"""Knowledge: the kit's facts (config/*.toml) as frozen dataclasses.
+
+Pure: reads files, never probes the machine.
+"""

@@ -99,10 +99,7 @@ def check_keys(
 def expect_type(value: Any, kind: type | tuple[type, ...], *, where: str) -> Any:
     """Check one value's type (bool is not accepted where an int is wanted)."""
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool) and bool not in kinds:
-        ok = False
-    else:
-        ok = isinstance(value, kinds)
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
     if not ok:
         names = " or ".join(k.__name__ for k in kinds)
         raise ConfigError(

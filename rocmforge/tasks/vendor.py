@@ -44,7 +44,11 @@ def vendor(
             "create or clone it first, or fix the path",
         )
     files = kit.kit_files(kit.kit_root())
-    rels = [f"{prefix.strip('/')}/{r}" for r in files] + ["tasks.py", "rocm_tasks.py", "rocm_nox.py"]
+    rels = [f"{prefix.strip('/')}/{r}" for r in files] + [
+        "tasks.py",
+        "rocm_tasks.py",
+        "rocm_nox.py",
+    ]
     existing = kit.read_existing(dest, rels)
     record = kit.read_record(dest, prefix)
     plan = kit.plan_vendor(
