@@ -1,8 +1,131 @@
-"""Invoke tasks: sources. Thin adapters: parse flags, call the library, print the report."""
+"""Invoke tasks: sources (checkout, patch, triton.pin, triton.checkout).
+
+Thin adapters: parse flags, call `rocmforge.sources`, print the report. Imports only invoke and
+rocmforge.tasks._common at module level (`invoke --list` stays fast).
+"""
 
 from __future__ import annotations
 
+from invoke import Collection, Context, task
+
+from rocmforge.tasks._common import is_dry, reported, settings_for
+
+
+@task(
+    help={
+        "ref": "PyTorch tag, branch or 40-hex commit (default: setting pytorch_ref, e.g. v2.9.1)",
+        "repo": "PyTorch repository URL or mirror (default: setting pytorch_repo)",
+        "lock": "reproduce the tree a rocmforge.lock file describes (its commits win over --ref)",
+    }
+)
+@reported
+def checkout(c: Context, ref: str = "", repo: str = "", lock: str = "") -> None:
+    """Check out PyTorch at a ref with its submodules; never overwrites local changes."""
+    from pathlib import Path
+
+    from rocmforge.render import say
+    from rocmforge.sources import checkout_pytorch
+
+    settings = settings_for(c, pytorch_ref=ref, pytorch_repo=repo)
+    if is_dry(c):
+        say(f"dry run: would check out {settings.pytorch_repo} at {lock or settings.pytorch_ref}")
+        return
+    result, locked, lock_file = checkout_pytorch(
+        settings, lock_path=Path(lock) if lock else None, repo=repo
+    )
+    state = "checked out" if result.changed else "already at"
+    print(f"PyTorch {state} {result.ref} = {result.commit} in {result.path}")
+    print(f"{len(result.submodules)} submodules; lock written to {lock_file}")
+    if locked.triton_commit:
+        print(f"Triton pin: {locked.triton_commit} ({locked.triton_repo})")
+
+
+@task(
+    help={
+        "check": "only report each patch's state (applies/applied/absorbed/stale); change nothing",
+        "revert": "reverse the patches this kit applied, last first",
+    }
+)
+@reported
+def patch(c: Context, check: bool = False, revert: bool = False) -> None:
+    """Apply the patch series whose Applies-To range matches the checkout, all or nothing."""
+    from rocmforge.render import print_table
+    from rocmforge.sources import patch_sources
+
+    settings = settings_for(c)
+    reports = patch_sources(settings, check_only=check or is_dry(c), revert=revert)
+    rows = []
+    for report in reports:
+        for status in report.statuses:
+            header = status.patch.header
+            upstream = f"{header.upstream_status} {header.upstream_url}".strip()
+            rows.append((status.patch.project, status.patch.name, status.state, upstream))
+    print_table("patches", ("project", "patch", "state", "upstream"), rows, status_column=2)
+    done = [name for r in reports for name in r.changed]
+    verb = "reverted" if revert else "applied"
+    print(f"{verb}: {', '.join(done) if done else 'nothing to do'}")
+
+
+@task(
+    help={
+        "ref": "read the pin of this PyTorch ref over HTTP (pin_url) instead of the checkout",
+        "json": "print the pin as JSON",
+        "timeout": "seconds to wait for each HTTP reply (default 10)",
+    }
+)
+@reported
+def pin(c: Context, ref: str = "", json: bool = False, timeout: float = 10.0) -> None:
+    """Print the Triton commit, version, repository and wheel name the PyTorch ref pins."""
+    from rocmforge.render import emit_json
+    from rocmforge.sources import pin_of_checkout
+    from rocmforge.sources.triton_pin import fetch_pin
+    from rocmforge.workdir import workdir_for
+
+    settings = settings_for(c)
+    if ref:
+        found = fetch_pin(settings.pin_url, ref, timeout=timeout)
+        source = f"{settings.pin_url} at {ref}"
+    else:
+        work = workdir_for(settings.work_dir)
+        found = pin_of_checkout(work)
+        source = str(work.pytorch)
+    repo = settings.triton_repo or found.repo
+    if json:
+        emit_json(
+            {"schema": "rocmforge.triton_pin/1", "source": source, **found.as_dict(), "repo": repo}
+        )
+        return
+    print(f"commit     {found.commit}")
+    print(f"version    {found.version or '(no triton_version.txt)'}")
+    print(f"repo       {repo}")
+    print(f"wheel      {found.wheel_name}")
+    print(f"pin file   {found.pin_file} ({source})")
+
+
+@task(name="checkout")
+@reported
+def triton_checkout(c: Context) -> None:
+    """Check out Triton at exactly the commit the PyTorch checkout pins, with submodules."""
+    from rocmforge.render import say
+    from rocmforge.sources import checkout_triton
+
+    settings = settings_for(c)
+    if is_dry(c):
+        say("dry run: would check out Triton at the pinned commit")
+        return
+    result, found = checkout_triton(settings)
+    state = "checked out" if result.changed else "already at"
+    print(
+        f"Triton {state} {found.commit} ({found.pin_file}, version {found.version}) "
+        f"from {result.repo} in {result.path}"
+    )
+
+
+triton_collection = Collection("triton")
+triton_collection.add_task(pin)
+triton_collection.add_task(triton_checkout)
+
 # Tasks of this module, added to the `rocm` collection by rocmforge.tasks.
-TASKS: tuple = ()
-# Sub-collections (e.g. `triton`), added by name.
-COLLECTIONS: tuple = ()
+TASKS: tuple = (checkout, patch)
+# Sub-collections, added by name.
+COLLECTIONS: tuple = (triton_collection,)

@@ -1,0 +1,379 @@
+"""Sources: PyTorch at a ref, Triton at the commit that ref pins, the patch series, the lock file.
+
+Owns: the few entry points the tasks and the build planner call (`checkout_pytorch`,
+`checkout_triton`, `patch_sources`, `describe_sources`, `source_steps`); they combine the modules
+below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py` plan argv lists
+and call it; `triton_pin.py` and `lockfile.py` parse and write files. Must not: build, install, or
+write outside the kit's work dir (the patch series is only read from the kit's patches/).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocmforge.errors import RocmforgeError
+from rocmforge.plan.model import Step
+from rocmforge.sources.checkout import (
+    CheckoutResult,
+    checkout_tree,
+    head_commit,
+    read_tree_version,
+)
+from rocmforge.sources.lockfile import (
+    Lock,
+    LockedPatch,
+    LockedSubmodule,
+    LockError,
+    read_lock,
+    write_lock,
+)
+from rocmforge.sources.patches import (
+    Patch,
+    PatchError,
+    PatchReport,
+    PatchStatus,
+    apply_series,
+    classify,
+    load_series,
+    revert_series,
+    select,
+)
+from rocmforge.sources.triton_pin import PinError, TritonPin, read_pin_from_tree
+from rocmforge.workdir import WorkDir, workdir_for
+
+# The kit's own patch folder (the repository root's patches/).
+PATCHES_ROOT = Path(__file__).resolve().parents[2] / "patches"
+PROJECTS = ("pytorch", "triton")
+
+__all__ = [
+    "PATCHES_ROOT",
+    "SourcesSummary",
+    "checkout_pytorch",
+    "checkout_triton",
+    "describe_sources",
+    "patch_sources",
+    "source_steps",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourcesSummary:
+    """What the work dir holds now, read without network: for `invoke plan` and reports."""
+
+    pytorch_repo: str
+    pytorch_ref: str
+    pytorch_path: Path
+    pytorch_commit: str  # HEAD of the checkout, "" when there is none
+    pytorch_version: str  # version.txt, "" without a checkout
+    pin: TritonPin | None  # read from the checkout; None without one
+    pin_problem: str  # why `pin` is None although a checkout exists
+    triton_repo: str
+    triton_path: Path
+    triton_commit: str  # HEAD of the Triton checkout, "" when there is none
+    patches: tuple[PatchStatus, ...]  # the pytorch series selected for pytorch_version, with state
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "pytorch": {
+                "repo": self.pytorch_repo,
+                "ref": self.pytorch_ref,
+                "path": str(self.pytorch_path),
+                "commit": self.pytorch_commit,
+                "version": self.pytorch_version,
+            },
+            "triton": {
+                "pin": self.pin.as_dict() if self.pin else None,
+                "pin_problem": self.pin_problem,
+                "repo": self.triton_repo,
+                "path": str(self.triton_path),
+                "commit": self.triton_commit,
+            },
+            "patches": [
+                {
+                    "file": f"{s.patch.project}/{s.patch.name}",
+                    "sha256": s.patch.sha256,
+                    "state": s.state,
+                }
+                for s in self.patches
+            ],
+        }
+
+
+def _relative_patch(patch: Patch, root: Path) -> str:
+    try:
+        return patch.path.relative_to(root).as_posix()
+    except ValueError:
+        return patch.path.as_posix()
+
+
+def _series_for(root: Path, project: str, version: str) -> tuple[Patch, ...]:
+    series = load_series(root, project)
+    return select(series, version) if series and version else ()
+
+
+def build_lock(
+    *, repo: str, ref: str, result: CheckoutResult, triton_repo: str, patches_root: Path
+) -> Lock:
+    """The lock of a fresh PyTorch checkout (Triton from its pin, patches selected by version)."""
+    pin: TritonPin | None
+    try:
+        pin = read_pin_from_tree(result.path)
+    except PinError:
+        pin = None
+    version = read_tree_version(result.path)
+    patches = list(_series_for(patches_root, "pytorch", version))
+    if pin is not None and pin.version:
+        patches += _series_for(patches_root, "triton", pin.version)
+    return Lock(
+        pytorch_repo=repo,
+        pytorch_ref=ref,
+        pytorch_commit=result.commit,
+        submodules=tuple(LockedSubmodule(path=s.path, commit=s.commit) for s in result.submodules),
+        triton_repo=(triton_repo or pin.repo) if pin else "",
+        triton_commit=pin.commit if pin else "",
+        triton_version=pin.version if pin else "",
+        patches=tuple(
+            LockedPatch(project=p.project, file=_relative_patch(p, patches_root), sha256=p.sha256)
+            for p in patches
+        ),
+    )
+
+
+def _check_locked_patches(lock: Lock, lock_path: Path, patches_root: Path) -> None:
+    """Before anything changes: each locked patch exists with the same sha256."""
+    import hashlib
+
+    for entry in lock.patches:
+        path = patches_root / entry.file
+        if not path.is_file():
+            raise LockError(
+                f"Lock file {lock_path} names the patch {entry.file}, "
+                f"which is not in {patches_root}",
+                "the lock reproduces a patched tree; without the same patch it cannot",
+                "restore the patch (same kit version as the lock), or write a new lock",
+            )
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != entry.sha256:
+            raise LockError(
+                f"Patch {entry.file} changed since {lock_path} was written "
+                f"(sha256 {digest[:12]}..., lock says {entry.sha256[:12]}...)",
+                "the lock reproduces exactly the tree it describes",
+                "use the kit version that wrote the lock, or write a new lock with "
+                "`invoke checkout`",
+            )
+
+
+def checkout_pytorch(
+    settings: Any,
+    *,
+    ref: str = "",
+    repo: str = "",
+    lock_path: Path | None = None,
+    patches_root: Path = PATCHES_ROOT,
+    write: bool = True,
+) -> tuple[CheckoutResult, Lock, Path]:
+    """PyTorch into the work dir at `ref` (or at a lock file's commits); then write the lock.
+
+    Returns the checkout, the lock written and its path. With `lock_path`, the commits come from
+    that file and every submodule commit and patch hash is checked against it.
+    """
+    work = workdir_for(settings.work_dir)
+    mirrors: Mapping[str, str] = settings.mirrors
+    locked: Lock | None = None
+    if lock_path is not None:
+        locked = read_lock(lock_path)
+        _check_locked_patches(locked, lock_path, patches_root)
+        repo = repo or locked.pytorch_repo
+        ref = locked.pytorch_commit
+    repo = repo or settings.pytorch_repo
+    ref = ref or settings.pytorch_ref
+    if not repo or not ref:
+        raise RocmforgeError(
+            "No PyTorch repository or ref to check out",
+            "settings pytorch_repo and pytorch_ref are empty",
+            "pass --repo and --ref, or set them in invoke.yaml (rocm:)",
+        )
+    result = checkout_tree(dest=work.pytorch, repo=repo, ref=ref, mirrors=mirrors, name="PyTorch")
+    lock = build_lock(
+        repo=repo,
+        ref=locked.pytorch_ref if locked else ref,
+        result=result,
+        triton_repo=settings.triton_repo,
+        patches_root=patches_root,
+    )
+    if locked is not None:
+        _compare_with_lock(locked, lock, lock_path or Path())
+        lock = locked
+    if write:
+        write_lock(work.lock_file, lock)
+    return result, lock, work.lock_file
+
+
+def _compare_with_lock(locked: Lock, found: Lock, lock_path: Path) -> None:
+    want = {(s.path, s.commit) for s in locked.submodules}
+    have = {(s.path, s.commit) for s in found.submodules}
+    if want != have:
+        diff = sorted(want ^ have)[:4]
+        raise LockError(
+            f"The checkout's submodules differ from {lock_path}: {diff}",
+            "submodule commits follow from the PyTorch commit, so the lock file was edited or "
+            "written for another repository",
+            "write a new lock with `invoke checkout`",
+        )
+    if locked.triton_commit and found.triton_commit and locked.triton_commit != found.triton_commit:
+        raise LockError(
+            f"The checkout pins Triton {found.triton_commit}, "
+            f"{lock_path} says {locked.triton_commit}",
+            "the Triton pin is read from the PyTorch tree",
+            "write a new lock with `invoke checkout`",
+        )
+
+
+def pin_of_checkout(work: WorkDir) -> TritonPin:
+    if not head_commit(work.pytorch):
+        raise PinError(
+            f"There is no PyTorch checkout in {work.pytorch}",
+            "the Triton pin is read from the PyTorch tree",
+            "run `invoke checkout` first (or `invoke triton.pin --ref <tag>` to read it over HTTP)",
+        )
+    return read_pin_from_tree(work.pytorch)
+
+
+def checkout_triton(settings: Any) -> tuple[CheckoutResult, TritonPin]:
+    """Triton into the work dir at exactly the commit the PyTorch checkout pins."""
+    work = workdir_for(settings.work_dir)
+    pin = pin_of_checkout(work)
+    repo = settings.triton_repo or pin.repo
+    result = checkout_tree(
+        dest=work.triton, repo=repo, ref=pin.commit, mirrors=settings.mirrors, name="Triton"
+    )
+    return result, pin
+
+
+def patch_sources(
+    settings: Any,
+    *,
+    check_only: bool = False,
+    revert: bool = False,
+    patches_root: Path = PATCHES_ROOT,
+) -> tuple[PatchReport, ...]:
+    """Apply (or revert) the series of each checked-out project; every series is parsed and
+    checked before any tree changes."""
+    work = workdir_for(settings.work_dir)
+    jobs: list[tuple[Path, tuple[Patch, ...], str]] = []
+    if not head_commit(work.pytorch):
+        raise PatchError(
+            f"There is no PyTorch checkout in {work.pytorch}",
+            "patches apply to the checked-out tree",
+            "run `invoke checkout` first",
+        )
+    version = read_tree_version(work.pytorch)
+    jobs.append((work.pytorch, _series_for(patches_root, "pytorch", version), version))
+    if head_commit(work.triton):
+        pin = read_pin_from_tree(work.pytorch)
+        jobs.append((work.triton, _series_for(patches_root, "triton", pin.version), pin.version))
+    action = revert_series if revert else apply_series
+    # Dry pass over every tree first: a stale patch in the second series changes nothing.
+    for tree, patches, ver in jobs:
+        action(tree, patches, version=ver, check_only=True)
+    if check_only:
+        return tuple(action(t, p, version=v, check_only=True) for t, p, v in jobs)
+    return tuple(action(t, p, version=v) for t, p, v in jobs)
+
+
+def describe_sources(settings: Any, *, patches_root: Path = PATCHES_ROOT) -> SourcesSummary:
+    """Read-only: what the work dir holds (HEADs, pin, patch states), no network, no writes."""
+    work = workdir_for(settings.work_dir)
+    commit = head_commit(work.pytorch)
+    version = read_tree_version(work.pytorch) if commit else ""
+    pin: TritonPin | None = None
+    problem = ""
+    statuses: tuple[PatchStatus, ...] = ()
+    if commit:
+        try:
+            pin = read_pin_from_tree(work.pytorch)
+        except PinError as exc:
+            problem = exc.paragraph()
+        try:
+            statuses = classify(work.pytorch, _series_for(patches_root, "pytorch", version))
+        except RocmforgeError as exc:
+            problem = (problem + " " + exc.paragraph()).strip()
+    return SourcesSummary(
+        pytorch_repo=settings.pytorch_repo,
+        pytorch_ref=settings.pytorch_ref,
+        pytorch_path=work.pytorch,
+        pytorch_commit=commit,
+        pytorch_version=version,
+        pin=pin,
+        pin_problem=problem,
+        triton_repo=settings.triton_repo or (pin.repo if pin else ""),
+        triton_path=work.triton,
+        triton_commit=head_commit(work.triton),
+        patches=statuses,
+    )
+
+
+def source_steps(summary: SourcesSummary) -> tuple[Step, ...]:
+    """The plan's source steps (kind "python": the runner maps argv[0] to the call named in
+    `why`). Their inputs carry the resolved commits, so a new commit invalidates later stamps."""
+    ref = summary.pytorch_ref
+    torch_commit = summary.pytorch_commit if summary.pytorch_commit else "(resolved at checkout)"
+    steps = [
+        Step(
+            name="sources.checkout",
+            kind="python",
+            argv=("sources.checkout", "--ref", ref, "--repo", summary.pytorch_repo),
+            why=f"PyTorch {ref} with submodules (checkout_pytorch); now at {torch_commit}",
+            cwd=str(summary.pytorch_path),
+            inputs={"repo": summary.pytorch_repo, "ref": ref, "commit": summary.pytorch_commit},
+            outputs=(str(summary.pytorch_path),),
+        )
+    ]
+    pin = summary.pin
+    steps.append(
+        Step(
+            name="sources.triton_pin",
+            kind="python",
+            argv=("sources.triton_pin",),
+            why=(
+                f"Triton pin {pin.pin_file}: {pin.commit} (version {pin.version or '?'}, "
+                f"{pin.repo}, wheel {pin.wheel_name})"
+                if pin
+                else "read the Triton pin from the checkout (read_pin_from_tree)"
+            ),
+            cwd=str(summary.pytorch_path),
+            inputs={
+                "pytorch_commit": summary.pytorch_commit,
+                "triton_commit": pin.commit if pin else "",
+            },
+        )
+    )
+    steps.append(
+        Step(
+            name="sources.triton_checkout",
+            kind="python",
+            argv=("sources.triton_checkout",),
+            why=f"Triton at exactly the pinned commit {pin.commit if pin else '(from the pin)'} "
+            "(checkout_triton)",
+            cwd=str(summary.triton_path),
+            inputs={"repo": summary.triton_repo, "commit": pin.commit if pin else ""},
+            outputs=(str(summary.triton_path),),
+        )
+    )
+    steps.append(
+        Step(
+            name="sources.patch",
+            kind="python",
+            argv=("sources.patch",),
+            why="apply the patch series for this version (patch_sources): "
+            + (
+                ", ".join(f"{s.patch.name} [{s.state}]" for s in summary.patches) or "none selected"
+            ),
+            cwd=str(summary.pytorch_path),
+            inputs={f"{s.patch.project}/{s.patch.name}": s.patch.sha256 for s in summary.patches},
+        )
+    )
+    return tuple(steps)

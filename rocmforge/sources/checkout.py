@@ -1,0 +1,400 @@
+"""Check out a repository (PyTorch or Triton) at a ref, with its submodules, without losing work.
+
+Owns: the pure planning of the git commands a checkout needs (`*_argv` functions, mirror config),
+the parsing of git's answers (`parse_*`), and `checkout_tree`, which runs them through
+`rocmforge.sources.git` and either finishes or leaves the tree as it found it. Must not: read
+settings or the environment; tasks pass repo, ref, mirrors and the destination in.
+
+Why `-c url.<mirror>.insteadOf=<url>` and not `git submodule set-url`: set-url edits `.gitmodules`,
+a tracked file, so every mirrored checkout would be a dirty tree (and the lock file would describe
+a tree that differs from upstream). `-c` changes nothing on disk, reaches every nested submodule
+(git passes `-c` values down to the commands it spawns), and also rewrites the superproject URL,
+so one map serves an air-gapped mirror of everything.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmforge.errors import RocmforgeError
+from rocmforge.sources.git import GitFailed, GitResult, run_git
+
+FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+_HEXISH = re.compile(r"^[0-9a-f]{4,39}$")
+
+# Refspecs of a full fetch (fallback when the server refuses to send an unadvertised commit).
+FULL_FETCH_REFSPECS = ("+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
+
+
+class DirtyTree(RocmforgeError):
+    """The checkout has local changes that a checkout of another ref would overwrite."""
+
+
+class RefNotFound(RocmforgeError):
+    """The ref names nothing on the remote."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolvedRef:
+    """A ref the user gave, and what the remote (or the local repo) says it names."""
+
+    ref: str
+    kind: str  # "tag" | "branch" | "commit"
+    commit: str  # 40-hex; for a commit given by sha, the sha itself
+    refspec: str  # what `git fetch` asks for
+
+    @property
+    def local_name(self) -> str:
+        """Where the fetched ref lands locally (FETCH_HEAD for a bare commit)."""
+        if self.kind == "tag":
+            return f"refs/tags/{self.ref}"
+        if self.kind == "branch":
+            return f"refs/remotes/origin/{self.ref}"
+        return self.commit
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubmoduleState:
+    """One submodule as `git submodule status --recursive` reports it."""
+
+    path: str
+    commit: str
+    flag: str  # " " checked out at the recorded commit, "-" not initialised, "+" differs, "U"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckoutResult:
+    """What `checkout_tree` left on disk."""
+
+    path: Path
+    repo: str
+    ref: str
+    commit: str
+    changed: bool
+    submodules: tuple[SubmoduleState, ...]
+    log: tuple[str, ...]  # the git commands that ran, shlex-joined, for the report
+
+
+# ---------------------------------------------------------------------------------- pure planning
+
+
+def is_local_url(url: str) -> bool:
+    """file:// URLs and plain paths (what an air-gapped mirror usually is)."""
+    return url.startswith("file://") or url.startswith("/") or url.startswith(".")
+
+
+def git_config_for(repo: str, mirrors: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """`-c` pairs for every git command of a checkout: mirror rewrites, and file transport.
+
+    git >= 2.38.1 refuses file:// submodules by default (CVE-2022-39253: a hostile repo could
+    point a submodule at a local path). We allow it only when the user configured a local repo or
+    mirror themselves, which is the air-gapped use case.
+    """
+    pairs: list[tuple[str, str]] = []
+    for original, mirror in sorted(mirrors.items()):
+        pairs.append((f"url.{mirror}.insteadOf", original))
+    if is_local_url(repo) or any(is_local_url(m) for m in mirrors.values()):
+        pairs.append(("protocol.file.allow", "always"))
+    return tuple(pairs)
+
+
+def ls_remote_argv(url: str, ref: str) -> tuple[str, ...]:
+    return ("ls-remote", "--", url, f"refs/tags/{ref}", f"refs/heads/{ref}")
+
+
+def parse_ls_remote(output: str, ref: str) -> ResolvedRef | None:
+    """The tag (peeled to its commit) or branch `ref` names, from `git ls-remote` output."""
+    found: dict[str, str] = {}
+    for line in output.splitlines():
+        sha, _, name = line.strip().partition("\t")
+        if FULL_SHA.match(sha):
+            found[name] = sha
+    tag = f"refs/tags/{ref}"
+    if tag in found:
+        commit = found.get(tag + "^{}", found[tag])
+        return ResolvedRef(ref=ref, kind="tag", commit=commit, refspec=f"+{tag}:{tag}")
+    head = f"refs/heads/{ref}"
+    if head in found:
+        return ResolvedRef(
+            ref=ref, kind="branch", commit=found[head], refspec=f"+{head}:refs/remotes/origin/{ref}"
+        )
+    return None
+
+
+def commit_ref(sha: str) -> ResolvedRef:
+    return ResolvedRef(ref=sha, kind="commit", commit=sha, refspec=sha)
+
+
+def fetch_argv(url: str, target: ResolvedRef, *, shallow: bool) -> tuple[str, ...]:
+    """Fetch exactly one ref; `shallow` asks for depth 1 (servers may refuse it for a sha)."""
+    depth = ("--depth", "1") if shallow else ()
+    return ("fetch", "--quiet", "--no-tags", *depth, "--", url, target.refspec)
+
+
+def full_fetch_argv(url: str, *, unshallow: bool) -> tuple[str, ...]:
+    extra = ("--unshallow",) if unshallow else ()
+    return ("fetch", "--quiet", *extra, "--", url, *FULL_FETCH_REFSPECS)
+
+
+def submodule_update_argv(*, shallow: bool) -> tuple[str, ...]:
+    depth = ("--depth", "1") if shallow else ()
+    return ("submodule", "update", "--init", "--recursive", "--jobs", "4", *depth)
+
+
+def status_argv() -> tuple[str, ...]:
+    """Tracked changes, including inside submodules; untracked files are not 'dirty' because a
+    checkout never overwrites them silently (git refuses instead)."""
+    return ("status", "--porcelain", "--untracked-files=no", "--ignore-submodules=none")
+
+
+def parse_submodule_status(output: str) -> tuple[SubmoduleState, ...]:
+    """`git submodule status --recursive` lines: `<flag><sha> <path> (<describe>)`."""
+    states: list[SubmoduleState] = []
+    for line in output.splitlines():
+        if len(line) < 43:
+            continue
+        flag, sha, rest = line[0], line[1:41], line[42:]
+        path = re.sub(r" \([^()]*\)$", "", rest)
+        states.append(SubmoduleState(path=path, commit=sha, flag=flag))
+    return tuple(states)
+
+
+def discard_or_keep_fix(path: Path) -> str:
+    """How to keep or discard local changes, as commands the user can paste."""
+    p = shlex.quote(str(path))
+    return (
+        f"to keep them run `git -C {p} stash push` (and `git -C {p} submodule foreach --recursive "
+        f"git stash push` for changes inside submodules); to discard them run `git -C {p} reset "
+        f"--hard && git -C {p} submodule foreach --recursive git reset --hard`; then run the task "
+        "again"
+    )
+
+
+def read_tree_version(tree: Path) -> str:
+    """PyTorch's version.txt at the tree root (e.g. `2.9.0a0`), "" when there is none."""
+    try:
+        return (tree / "version.txt").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+# -------------------------------------------------------------------------------------- execution
+
+
+class _Runner:
+    """Runs git in one tree with the checkout's `-c` config and remembers what ran."""
+
+    def __init__(self, cwd: Path, config: Sequence[tuple[str, str]]) -> None:
+        self.cwd = cwd
+        self.config = config
+        self.log: list[str] = []
+
+    def __call__(self, args: Sequence[str], *, check: bool = True, **kw: str) -> GitResult:
+        result = run_git(args, cwd=self.cwd, config=self.config, check=False)
+        self.log.append(shlex.join(result.argv))
+        if check and not result.ok:
+            raise GitFailed(
+                kw.get("what") or f"`{shlex.join(result.argv)}` failed in {self.cwd}",
+                f"git said: {result.tail()}",
+                kw.get("fix", ""),
+            )
+        return result
+
+
+def head_commit(tree: Path) -> str:
+    """HEAD's commit, or "" when `tree` is not a repository or has no commit yet."""
+    if not (tree / ".git").exists():
+        return ""
+    result = run_git(("rev-parse", "--verify", "--quiet", "HEAD^{commit}"), cwd=tree, check=False)
+    return result.stdout.strip() if result.ok else ""
+
+
+def submodule_states(
+    tree: Path, config: Sequence[tuple[str, str]] = ()
+) -> tuple[SubmoduleState, ...]:
+    result = run_git(("submodule", "status", "--recursive"), cwd=tree, config=config, check=False)
+    return parse_submodule_status(result.stdout) if result.ok else ()
+
+
+def local_changes(tree: Path) -> tuple[str, ...]:
+    result = run_git(status_argv(), cwd=tree)
+    return tuple(line for line in result.stdout.splitlines() if line.strip())
+
+
+def resolve_ref(
+    url: str, ref: str, *, tree: Path | None, config: Sequence[tuple[str, str]]
+) -> ResolvedRef:
+    """Which commit `ref` names: a full sha as is, a tag known locally without network, else ask
+    the remote with ls-remote (before anything changes, so a missing ref changes nothing)."""
+    ref = ref.strip()
+    if FULL_SHA.match(ref):
+        return commit_ref(ref)
+    if tree is not None and (tree / ".git").exists():
+        local = run_git(
+            ("rev-parse", "--verify", "--quiet", f"refs/tags/{ref}^{{commit}}"),
+            cwd=tree,
+            check=False,
+        )
+        if local.ok:
+            tag = f"refs/tags/{ref}"
+            return ResolvedRef(
+                ref=ref, kind="tag", commit=local.stdout.strip(), refspec=f"+{tag}:{tag}"
+            )
+    listed = run_git(
+        ls_remote_argv(url, ref),
+        config=config,
+        what=f"Cannot reach the repository {url} to resolve {ref!r}",
+        fix="check the URL (--repo) or the `mirrors` setting, and that the mirror is reachable",
+    )
+    resolved = parse_ls_remote(listed.stdout, ref)
+    if resolved is None:
+        hint = (
+            " It looks like a short commit hash; give all 40 hex digits."
+            if _HEXISH.match(ref)
+            else ""
+        )
+        raise RefNotFound(
+            f"{ref!r} is not a tag, branch or full commit of {url}.{hint}",
+            "the kit checks out only refs the remote really has",
+            "pass an existing tag (e.g. v2.9.1), branch, or 40-hex commit with --ref",
+        )
+    return resolved
+
+
+def checkout_tree(
+    *,
+    dest: Path,
+    repo: str,
+    ref: str,
+    mirrors: Mapping[str, str],
+    name: str = "the repository",
+) -> CheckoutResult:
+    """Put `dest` at `ref` of `repo`, submodules included; all or nothing.
+
+    Same commit already checked out (and submodules in place) -> nothing runs that changes
+    anything. Local changes -> DirtyTree before any fetch. A failure after the work tree moved
+    rolls back to the previous HEAD (or removes a directory this call created).
+    """
+    config = git_config_for(repo, mirrors)
+    existing = (dest / ".git").exists()
+    if dest.exists() and not existing and any(dest.iterdir()):
+        raise RocmforgeError(
+            f"{dest} exists, is not empty and is not a git checkout",
+            f"the kit checks {name} out there and never overwrites files it did not create",
+            f"move {dest} away or choose another work dir (--work-dir)",
+        )
+    run = _Runner(dest, config)
+    old_head = head_commit(dest) if existing else ""
+    target = resolve_ref(repo, ref, tree=dest if existing else None, config=config)
+
+    if existing and old_head:
+        subs = submodule_states(dest, config)
+        if old_head == target.commit and all(s.flag == " " for s in subs):
+            return CheckoutResult(
+                path=dest,
+                repo=repo,
+                ref=ref,
+                commit=old_head,
+                changed=False,
+                submodules=subs,
+                log=tuple(run.log),
+            )
+        changes = local_changes(dest)
+        if changes:
+            shown = ", ".join(c[3:] for c in changes[:5]) + (" ..." if len(changes) > 5 else "")
+            raise DirtyTree(
+                f"{dest} has local changes ({len(changes)} paths: {shown}); not checking out {ref}",
+                "a checkout of another commit would overwrite them",
+                discard_or_keep_fix(dest),
+            )
+
+    created = not dest.exists()
+    old_symbolic = ""
+    if existing:
+        sym = run_git(("symbolic-ref", "--quiet", "HEAD"), cwd=dest, check=False)
+        old_symbolic = sym.stdout.strip() if sym.ok else ""
+    moved = False
+    try:
+        if not existing:
+            dest.mkdir(parents=True, exist_ok=True)
+            run(("init", "--quiet"))
+        _fetch(run, repo, target)
+        commit = run(("rev-parse", "--verify", f"{target.local_name}^{{commit}}")).stdout.strip()
+        if commit != target.commit and target.kind != "commit":
+            # The ref moved between ls-remote and fetch; use what was fetched.
+            target = ResolvedRef(ref=ref, kind=target.kind, commit=commit, refspec=target.refspec)
+        if commit != old_head:
+            moved = True
+            run(
+                ("checkout", "--quiet", "--detach", commit),
+                what=f"Cannot check out {ref} in {dest}",
+            )
+        run(("submodule", "sync", "--quiet", "--recursive"))
+        if not run(submodule_update_argv(shallow=True), check=False).ok:
+            run(
+                submodule_update_argv(shallow=False),
+                what=f"Cannot fetch the submodules of {name} at {ref}",
+                fix="check the `mirrors` setting (each submodule URL -> a reachable mirror) and "
+                "that the mirrors hold the submodule commits",
+            )
+        has_origin = run(("remote", "get-url", "origin"), check=False)
+        if not has_origin.ok:
+            run(("remote", "add", "origin", repo))
+        elif has_origin.stdout.strip() != repo:
+            run(("remote", "set-url", "origin", repo))
+    except RocmforgeError:
+        if created:
+            shutil.rmtree(dest, ignore_errors=True)
+        elif not existing:
+            _remove_git_dir(dest)
+        elif moved:
+            back = old_symbolic.removeprefix("refs/heads/") if old_symbolic else old_head
+            run_git(("checkout", "--quiet", "--force", back), cwd=dest, check=False)
+            run_git(
+                ("submodule", "update", "--recursive", "--no-fetch", "--force"),
+                cwd=dest,
+                config=config,
+                check=False,
+            )
+        raise
+    return CheckoutResult(
+        path=dest,
+        repo=repo,
+        ref=ref,
+        commit=commit,
+        changed=True,
+        submodules=submodule_states(dest, config),
+        log=tuple(run.log),
+    )
+
+
+def _remove_git_dir(dest: Path) -> None:
+    """Undo a `git init` in an empty directory that existed before (leave the directory)."""
+    shutil.rmtree(dest / ".git", ignore_errors=True)
+    for child in dest.iterdir():
+        if child.is_dir():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+def _fetch(run: _Runner, url: str, target: ResolvedRef) -> None:
+    """Shallow fetch of exactly the ref; full fetch when the server refuses a bare commit."""
+    if run(fetch_argv(url, target, shallow=True), check=False).ok:
+        return
+    if target.kind != "commit":
+        run(fetch_argv(url, target, shallow=False), what=f"Cannot fetch {target.ref} from {url}")
+        return
+    shallow = run(("rev-parse", "--is-shallow-repository"), check=False).stdout.strip() == "true"
+    run(full_fetch_argv(url, unshallow=shallow), what=f"Cannot fetch from {url}")
+    if not run(("cat-file", "-e", f"{target.commit}^{{commit}}"), check=False).ok:
+        raise RefNotFound(
+            f"Commit {target.commit} is not in {url}",
+            "the server refused to send it directly and no branch or tag of it contains it",
+            "check the commit (and the mirror: a mirror must hold the commits the pins name)",
+        )

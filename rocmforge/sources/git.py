@@ -1,0 +1,103 @@
+"""The one place in the kit that runs git.
+
+Owns: running `git` with an argv list (never a shell string), the environment that keeps git from
+prompting or translating its messages, and turning a failure into a `GitFailed` that carries the
+command and git's own last lines. Must not: decide what to run; callers (checkout, patches) plan
+the argv lists and decide what a failure means.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmforge.errors import RocmforgeError
+
+# Never prompt for credentials (a hanging prompt in a build is worse than an error); C locale so
+# the messages we match on are stable.
+_QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C", "GIT_ASKPASS": ""}
+
+
+class GitFailed(RocmforgeError):
+    """A git command failed; exit 2, because callers only run git before or while changing
+    nothing, or roll back what they changed."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitResult:
+    """What one git command did."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def tail(self, lines: int = 4) -> str:
+        """git's last lines (stderr first), for error messages."""
+        text = (self.stderr.strip() or self.stdout.strip()).splitlines()
+        return " | ".join(line.strip() for line in text[-lines:])
+
+
+def config_args(config: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """`-c key=value` pairs; they apply to this command and every git it spawns (submodules).
+    A sequence of pairs, not a mapping: one key (e.g. `url.<mirror>.insteadOf`) may repeat."""
+    out: list[str] = []
+    for key, value in config:
+        out += ["-c", f"{key}={value}"]
+    return tuple(out)
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    config: Sequence[tuple[str, str]] = (),
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    what: str = "",
+    fix: str = "",
+) -> GitResult:
+    """Run `git [-c k=v ...] <args>` in `cwd`; raise GitFailed when `check` and it fails.
+
+    `env` adds to the inherited environment (e.g. GIT_INDEX_FILE for a scratch index).
+    """
+    argv = ("git", *config_args(config), *args)
+    full_env = {**os.environ, **_QUIET_ENV, **(env or {})}
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=str(cwd) if cwd is not None else None,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitFailed(
+            "git is not installed (or not on PATH)",
+            "the kit fetches PyTorch and Triton with git",
+            "install git (apt-get install git) and run the task again",
+        ) from None
+    result = GitResult(
+        argv=argv, returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr
+    )
+    if check and not result.ok:
+        raise GitFailed(
+            what or f"`{shlex.join(argv)}` failed (exit {proc.returncode})",
+            f"git said: {result.tail()}" if result.tail() else "",
+            fix,
+        )
+    return result
+
+
+def git_out(args: Sequence[str], *, cwd: Path | None = None, **kwargs: object) -> str:
+    """stdout of a git command that must succeed, stripped."""
+    return run_git(args, cwd=cwd, **kwargs).stdout.strip()  # type: ignore[arg-type]
