@@ -1,0 +1,269 @@
+"""The build pipeline as data: `plan_build()` turns resolved inputs into an ordered Plan.
+
+Owns: which steps `invoke build` runs, in which order, with which argv, working directory,
+environment and digest inputs. Pure: no os.environ, no subprocess, no file access. Everything the
+machine told us arrives as arguments (Facts, the chosen compilers, the computed environment, the
+doctor rows); `rocmforge.runner` executes the result.
+
+Order (reference pytorch-rocm-build.md §1.1-§1.2): preflight -> compilers -> environment ->
+checkout -> patches -> build venv -> build requirements -> triton -> hipify (before any
+configure, §1.2/§1.3) -> stale check (§5.2) -> configure + log check (setuptools releases, §2) ->
+build -> log check (scikit-build-core releases) -> collect (wheels + manifest) -> install.
+Build requirements come before Triton so that a CUDA `triton` pulled in by them is replaced by
+the ROCm one, leaving exactly one provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocmforge.plan.model import Plan, Step
+from rocmforge.workdir import WorkDir
+
+BUILD_STYLES = ("setup.py", "build")
+TRITON_MODES = ("auto", "wheel", "source", "skip")
+
+# Environment variables that belong to the build (digest inputs of hipify/configure/build).
+# Steps that only manage the venv get the pip subset, so that e.g. a new MAX_JOBS does not look
+# like a change to `pip install`.
+_PIP_ENV_KEYS = ("PIP_DISABLE_PIP_VERSION_CHECK", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL",
+                 "PIP_FIND_LINKS", "PIP_NO_INDEX", "HIP_PLATFORM")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildOptions:
+    """Choices of one `invoke build` beyond Settings (task flags; see the lead request).
+
+    `build_style`: "setup.py" runs `python setup.py bdist_wheel` (releases up to 2.8); "build"
+    runs `python -m build --wheel --no-isolation` (2.9 on, and the only way once scikit-build-core
+    is the backend, 2.14 on): reference §1.5, from the version table.
+    """
+
+    build_style: str = "build"
+    scikit_build_core: bool = False
+    pytorch_version: str = ""
+    triton: str = "auto"
+    skip_preflight: bool = False
+    system_site_packages: bool = False
+    python: str = "python3"
+    configure_env: Mapping[str, str] = field(default_factory=lambda: {"CMAKE_ONLY": "1"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreflightRow:
+    """One doctor row as the plan needs it (status OK/WARN/FAIL, what, fix)."""
+
+    status: str
+    check: str
+    detail: str = ""
+    fix: str = ""
+
+
+def plan_build(
+    settings: Any,
+    facts: Any,
+    targets: Sequence[str],
+    *,
+    workdir: WorkDir,
+    env: Mapping[str, str],
+    compilers: Mapping[str, str],
+    options: BuildOptions = BuildOptions(),
+    preflight: Sequence[PreflightRow] = (),
+) -> Plan:
+    """The steps of a build of `settings.pytorch_ref` for `targets`.
+
+    `env` is the complete build environment delta (config/build.toml < computed < build_env);
+    `compilers` maps "cc"/"cxx" (and optionally "hip") to the executables the kit chose.
+    """
+    if options.build_style not in BUILD_STYLES:
+        raise ValueError(f"build_style must be one of {BUILD_STYLES}, not {options.build_style!r}")
+    if options.triton not in TRITON_MODES:
+        raise ValueError(f"triton must be one of {TRITON_MODES}, not {options.triton!r}")
+    target_list = ";".join(targets)
+    src = str(workdir.pytorch)
+    venv_python = str(workdir.venv / "bin" / "python")
+    build_env = dict(sorted(env.items()))
+    pip_env = {k: v for k, v in build_env.items() if k in _PIP_ENV_KEYS}
+    rocm = getattr(facts, "rocm", None)
+    rocm_root = str(getattr(rocm, "root", "") or "")
+    rocm_version = str(getattr(rocm, "version", "") or "")
+    source_inputs = {"repo": str(settings.pytorch_repo), "ref": str(settings.pytorch_ref)}
+
+    steps: list[Step] = [
+        Step(
+            name="preflight",
+            kind="python",
+            argv=("preflight",),
+            why="doctor's checks for this build; a FAIL stops here, before hours of compiling",
+            inputs={
+                "targets": target_list,
+                "skip": str(options.skip_preflight),
+                "rows": ";".join(f"{r.status}:{r.check}" for r in preflight),
+            },
+        ),
+        Step(
+            name="compilers",
+            kind="python",
+            argv=("compilers",),
+            why="record the C, C++ and HIP compilers the build uses (versions go to the manifest)",
+            inputs={k: str(v) for k, v in sorted(compilers.items())},
+        ),
+        Step(
+            name="environment",
+            kind="python",
+            argv=("environment",),
+            why="write the build environment to state/build-env.sh (sourceable, quoted exports)",
+            env=build_env,
+            inputs={"targets": target_list, "rocm": rocm_root, "rocm_version": rocm_version},
+        ),
+        Step(
+            name="checkout",
+            kind="python",
+            argv=("checkout",),
+            why=f"PyTorch at {settings.pytorch_ref} with submodules, never over local changes",
+            inputs={**source_inputs, "dest": src,
+                    "mirrors": ";".join(f"{k}={v}" for k, v in sorted(settings.mirrors.items()))},
+        ),
+        Step(
+            name="patches",
+            kind="python",
+            argv=("patches",),
+            why="apply the kit's patches for this PyTorch version (none known = nothing to do)",
+            cwd=src,
+            inputs={**source_inputs, "version": options.pytorch_version},
+        ),
+        Step(
+            name="venv",
+            argv=(options.python or "python3", "-m", "venv",
+                  *(("--system-site-packages",) if options.system_site_packages else ()),
+                  str(workdir.venv)),
+            why="the build virtualenv; the build runs --no-isolation, so its tools live here",
+            env=pip_env,
+        ),
+        Step(
+            name="build-requirements",
+            kind="python",
+            argv=("build-requirements", venv_python),
+            why="pip install -r requirements.txt and requirements-build.txt (when present) into "
+            "the build venv: --no-isolation needs the backend preinstalled (§1.5, §1.7)",
+            cwd=src,
+            env=pip_env,
+            inputs=source_inputs,
+        ),
+        Step(
+            name="triton",
+            kind="python",
+            argv=("triton", options.triton),
+            why="Triton matching the pin in the checkout: a prebuilt wheel checked against the "
+            "index's sha256, else a source build; exactly one triton provider in the venv",
+            cwd=src,
+            env={**pip_env, **{k: v for k, v in build_env.items() if k.startswith("ROCM")}},
+            inputs={**source_inputs, "index": str(settings.triton_index),
+                    "repo_override": str(settings.triton_repo), "rocm_version": rocm_version},
+        ),
+        Step(
+            name="hipify",
+            argv=(venv_python, "tools/amd_build/build_amd.py"),
+            why="translate the CUDA sources to HIP in place; must run before any configure (§1.2)",
+            cwd=src,
+            env=build_env,
+            inputs=source_inputs,
+        ),
+        Step(
+            name="stale-check",
+            kind="python",
+            argv=("stale-check", "build"),
+            why="a build dir configured for other targets ignores the new PYTORCH_ROCM_ARCH; "
+            "clean it before configure (§5.2)",
+            cwd=src,
+            inputs={"targets": target_list, "rocm": rocm_root},
+        ),
+    ]
+    build_argv: tuple[str, ...]
+    if options.build_style == "setup.py":
+        build_argv = (venv_python, "setup.py", "bdist_wheel")
+    else:
+        build_argv = (venv_python, "-m", "build", "--wheel", "--no-isolation")
+    if not options.scikit_build_core:
+        steps += [
+            Step(
+                name="configure",
+                argv=(venv_python, "setup.py", "build"),
+                why="run CMake only (CMAKE_ONLY=1), so a CPU fallback is caught in minutes",
+                cwd=src,
+                env={**build_env, **options.configure_env},
+                inputs=source_inputs,
+            ),
+            Step(
+                name="configure-check",
+                kind="python",
+                argv=("log-check", "configure"),
+                why="the configure summary must say USE_ROCM : ON and name the GPU targets (§2)",
+                inputs={"targets": target_list},
+            ),
+        ]
+    steps.append(
+        Step(
+            name="build",
+            argv=build_argv,
+            why=f"compile and package the torch wheel ({' '.join(build_argv[1:])}, §1.5)",
+            cwd=src,
+            env=build_env,
+            inputs=source_inputs,
+        )
+    )
+    if options.scikit_build_core:
+        steps.append(
+            Step(
+                name="build-check",
+                kind="python",
+                argv=("log-check", "build"),
+                why="the configure summary in the build log must say USE_ROCM : ON (§2)",
+                inputs={"targets": target_list},
+            )
+        )
+    steps += [
+        Step(
+            name="collect",
+            kind="python",
+            argv=("collect",),
+            why="copy the torch and triton wheels to dist/ and write dist/manifest.json",
+            cwd=src,
+            inputs={"targets": target_list, "dist": str(workdir.dist)},
+            outputs=(str(workdir.dist / "manifest.json"),),
+        ),
+        Step(
+            name="install",
+            kind="python",
+            argv=("install", venv_python),
+            why="install the dist/ wheels into the build venv (verify uses its own venvs)",
+            env=pip_env,
+            inputs={"dist": str(workdir.dist)},
+        ),
+    ]
+
+    notes: list[str] = []
+    if options.skip_preflight:
+        notes.append("preflight is skipped (--skip-preflight): doctor's FAIL rows will not stop "
+                     "the build")
+    if options.triton == "skip":
+        notes.append("Triton is skipped (--triton skip): torch.compile will not work")
+    if options.scikit_build_core:
+        notes.append("scikit-build-core release: no configure-only step; the ROCm check runs on "
+                     "the build log")
+    resolved = {
+        "pytorch_repo": settings.pytorch_repo,
+        "pytorch_ref": settings.pytorch_ref,
+        "pytorch_version": options.pytorch_version,
+        "build_style": options.build_style,
+        "scikit_build_core": options.scikit_build_core,
+        "rocm_path": rocm_root,
+        "rocm_version": rocm_version,
+        "work_dir": str(workdir.root),
+        "triton": options.triton,
+        "compilers": dict(compilers),
+        "origins": dict(getattr(settings, "origins", {}) or {}),
+    }
+    return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))

@@ -1,0 +1,112 @@
+"""Step stamps: the record that a step finished with a given inputs digest.
+
+Owns: reading, writing and removing `<state>/stamps/<step>.json`. A stamp is written only after a
+step succeeded, atomically (temp file in the same folder + `os.replace`), so a crash, a SIGKILL or
+a full disk leaves either the old stamp or none, never half a file. Must not: decide what runs;
+the runner compares digests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STAMP_SCHEMA = "rocmforge.stamp/1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stamp:
+    """What a finished step left behind: its digest, when it ended and how long it took."""
+
+    step: str
+    digest: str
+    finished: str
+    duration_s: float
+    result: str = "ok"
+    details: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "schema": STAMP_SCHEMA,
+            "step": self.step,
+            "digest": self.digest,
+            "finished": self.finished,
+            "duration_s": round(self.duration_s, 3),
+            "result": self.result,
+        }
+        if self.details:
+            doc["details"] = self.details
+        return doc
+
+
+def stamps_dir(state: Path) -> Path:
+    return state / "stamps"
+
+
+def stamp_path(state: Path, step: str) -> Path:
+    return stamps_dir(state) / f"{step}.json"
+
+
+def read_stamp(state: Path, step: str) -> Stamp | None:
+    """The stamp of `step`, or None when absent or unreadable (an unreadable stamp = not done)."""
+    try:
+        doc = json.loads(stamp_path(state, step).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema") != STAMP_SCHEMA:
+        return None
+    try:
+        return Stamp(
+            step=str(doc["step"]),
+            digest=str(doc["digest"]),
+            finished=str(doc["finished"]),
+            duration_s=float(doc["duration_s"]),
+            result=str(doc.get("result", "ok")),
+            details=doc.get("details") if isinstance(doc.get("details"), dict) else None,
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def write_stamp(state: Path, stamp: Stamp) -> Path:
+    """Write a stamp atomically; on any OSError nothing is left behind and the error propagates."""
+    path = stamp_path(state, stamp.step)
+    atomic_write_text(path, json.dumps(stamp.to_json(), indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def remove_stamp(state: Path, step: str) -> bool:
+    try:
+        stamp_path(state, step).unlink()
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temp file in the same folder and `os.replace`.
+
+    The temp file is fsynced before the rename, so a power cut cannot leave an empty file where a
+    full one was promised. Used for stamps, the manifest and the environment file.
+    """
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

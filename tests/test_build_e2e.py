@@ -1,0 +1,207 @@
+"""`invoke build` end to end against a fixture "pytorch" repo (tests/fixtures/fakepytorch).
+
+The fixture's build really compiles a HIP kernel with clang-22 (one --offload-arch per target in
+PYTORCH_ROCM_ARCH) and packages a real wheel with setuptools; the test then reads the offload
+bundle out of the .so with clang-offload-bundler-22. Hidden knobs used here: HIP_CLANG_PATH through
+the build_env setting, --skip-preflight (no ROCm GPU here), --triton skip, and
+--system-site-packages (the venv finds setuptools/wheel offline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = REPO_ROOT / "tests" / "fixtures" / "fakepytorch"
+LLVM22 = Path("/usr/lib/llvm-22/bin")
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("clang-22", "clang-offload-bundler-22",
+                                                       "git")]
+
+
+def make_fixture_repo(dest: Path, tag: str = "v2.8.0") -> Path:
+    shutil.copytree(FIXTURE, dest)
+    git = ["git", "-C", str(dest), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "fixture"], check=True)
+    subprocess.run([*git, "tag", tag], check=True)
+    return dest
+
+
+def build_argv(work: Path, repo: Path, arch: str) -> list[str]:
+    return [sys.executable, "-m", "invoke", "build", "--arch", arch, "--work-dir", str(work),
+            "--repo", str(repo), "--ref", "v2.8.0", "--clang", "22", "--triton", "skip",
+            "--skip-preflight", "--system-site-packages"]
+
+
+def build_env(extra: str = "") -> dict[str, str]:
+    env = dict(os.environ)
+    env["ROCMFORGE_BUILD_ENV"] = f"HIP_CLANG_PATH={LLVM22}" + (f";{extra}" if extra else "")
+    env["HIP_PLATFORM"] = "amd"
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def run_build(work: Path, repo: Path, arch: str = "gfx1100", extra: str = "",
+              **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(build_argv(work, repo, arch), cwd=REPO_ROOT, env=build_env(extra),
+                          capture_output=True, text=True, timeout=300, **kw)
+
+
+def bundled_targets(wheel: Path, tmp: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        so = tmp / "libtorch_hip.so"
+        so.write_bytes(archive.read("torch/lib/libtorch_hip.so"))
+    fatbin = tmp / "fatbin.bin"
+    subprocess.run(["llvm-objcopy-22", "--dump-section", f".hip_fatbin={fatbin}", str(so)]
+                   if shutil.which("llvm-objcopy-22") else
+                   ["objcopy", "--dump-section", f".hip_fatbin={fatbin}", str(so)], check=True)
+    listed = subprocess.run(["clang-offload-bundler-22", "--list", "--type=o",
+                             f"--input={fatbin}"], capture_output=True, text=True, check=True)
+    return sorted(line.split("--", 1)[1] for line in listed.stdout.split() if "amdgcn" in line)
+
+
+def stamps(work: Path) -> set[str]:
+    return {p.stem for p in (work / "state" / "stamps").glob("*.json")}
+
+
+def test_fixture_build_then_noop_then_target_change(tmp_path: Path) -> None:
+    repo = make_fixture_repo(tmp_path / "pytorch")
+    work = tmp_path / "work"
+    first = run_build(work, repo)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    out = first.stdout
+    assert "export PYTORCH_ROCM_ARCH=gfx1100" in out
+    assert "export USE_CUDA=0" in out
+    assert f"export HIP_CLANG_PATH={LLVM22}" in out
+    assert "/venv/bin/python setup.py bdist_wheel" in out
+    assert "csrc/kernel.cu -> csrc/kernel.hip [ok]" in (work / "logs" / "hipify.log").read_text()
+    assert "--   USE_ROCM              : ON" in (work / "logs" / "configure.log").read_text()
+    wheels = sorted((work / "dist").glob("torch-*.whl"))
+    assert [w.name for w in wheels] == [f"torch-2.8.0a0-cp{sys.version_info.major}"
+                                        f"{sys.version_info.minor}-cp{sys.version_info.major}"
+                                        f"{sys.version_info.minor}-linux_x86_64.whl"]
+    assert bundled_targets(wheels[0], tmp_path) == ["gfx1100"]
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    assert manifest["schema"] == "rocmforge.manifest/1"
+    assert manifest["targets"] == ["gfx1100"]
+    assert manifest["wheels"] == {"torch": wheels[0].name, "triton": ""}
+    assert manifest["env"]["PYTORCH_ROCM_ARCH"] == "gfx1100"
+    assert "clang version 22" in manifest["toolchain"]["hip"]
+    assert {s["name"] for s in manifest["steps"]} >= {"checkout", "hipify", "configure", "build"}
+    assert manifest["source"]["commit"] == subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    mtime = wheels[0].stat().st_mtime_ns
+
+    second = run_build(work, repo)
+    assert second.returncode == 0, second.stderr
+    assert "every step is up to date; nothing to do" in second.stdout
+    assert "==> [" not in second.stdout  # no step ran
+    assert wheels[0].stat().st_mtime_ns == mtime
+
+    third = run_build(work, repo, arch="gfx1100;gfx942")
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    stale_log = (work / "logs" / "stale-check.log").read_text()
+    assert "configured for gfx1100 but gfx1100;gfx942 was requested" in stale_log
+    assert "removing the stale CMake build dir" in stale_log
+    assert "Building PyTorch for GPU arch: gfx1100;gfx942" in (
+        work / "logs" / "configure.log").read_text()
+    assert bundled_targets(wheels[0], tmp_path) == ["gfx1100", "gfx942"]
+    assert json.loads((work / "dist" / "manifest.json").read_text())["targets"] == [
+        "gfx1100", "gfx942"]
+
+
+def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if path.exists() and text in path.read_text(errors="replace"):
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"build ended early: {proc.communicate()}")
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared in {path}")
+
+
+def test_interrupt_lock_and_sigkill_then_resume(tmp_path: Path) -> None:
+    repo = make_fixture_repo(tmp_path / "pytorch")
+    work = tmp_path / "work"
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    extra = f"RF_FIXTURE_HOLD={hold}"
+    build_log = work / "logs" / "build.log"
+
+    first = subprocess.Popen(build_argv(work, repo, "gfx1100"), cwd=REPO_ROOT,
+                             env=build_env(extra), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    _wait_for(build_log, "holding while", first)
+    # A second build in the same work dir is refused, naming the holder.
+    second = run_build(work, repo, extra=extra)
+    assert second.returncode == 2
+    assert f"Another build (pid {first.pid}" in second.stderr
+    # Ctrl-C: the step's process group ends, no stamp, a resume hint, exit 130.
+    first.send_signal(signal.SIGINT)
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 130, err
+    assert "Interrupted during step build" in err and "to resume, run `invoke" in err
+    assert "build" not in stamps(work) and "configure" in stamps(work)
+    assert not (work / "state" / "build.lock").exists()
+
+    # SIGKILL leaves a lock with a dead pid and an orphaned step group.
+    killed = subprocess.Popen(build_argv(work, repo, "gfx1100"), cwd=REPO_ROOT,
+                              env=build_env(extra), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    build_log.unlink()
+    _wait_for(build_log, "holding while", killed)
+    killed.kill()
+    killed.communicate(timeout=30)
+    lock = json.loads((work / "state" / "build.lock").read_text())
+    assert lock["pid"] == killed.pid and lock["step_pgid"] > 0
+    assert "build" not in stamps(work)
+
+    hold.unlink()
+    resumed = run_build(work, repo, extra=extra)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert f"belongs to pid {killed.pid}" in resumed.stdout
+    assert "taking it over" in resumed.stdout
+    assert "configure: done (stamp matches), skipped" in resumed.stdout
+    assert "build" in stamps(work)
+    assert not list((work / "dist").glob(".*.tmp"))
+    assert len(list((work / "dist").glob("torch-*.whl"))) == 1
+
+
+def test_full_disk_leaves_no_half_wheel_or_stamp_and_resumes(tmp_path: Path) -> None:
+    repo = make_fixture_repo(tmp_path / "pytorch")
+    work = tmp_path / "work"
+    assert run_build(work, repo).returncode == 0
+    shutil.rmtree(work / "dist")
+    (work / "state" / "stamps" / "collect.json").unlink()
+
+    def tiny_files() -> None:  # the OS refuses writes past 1 KiB with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    failed = run_build(work, repo, preexec_fn=tiny_files)
+    assert failed.returncode == 1, failed.stdout[-2000:] + failed.stderr[-2000:]
+    assert "Step collect failed" in failed.stderr
+    assert "no stamp was written" in failed.stderr
+    assert "collect" not in stamps(work) and "install" not in stamps(work)
+    leftovers = [p.name for p in (work / "dist").iterdir()] if (work / "dist").exists() else []
+    assert leftovers == []
+
+    ok = run_build(work, repo)
+    assert ok.returncode == 0, ok.stderr
+    assert "build: done (stamp matches), skipped" in ok.stdout
+    assert len(list((work / "dist").glob("torch-*.whl"))) == 1
+    assert (work / "dist" / "manifest.json").exists()

@@ -1,0 +1,102 @@
+"""The pure build planner: exact steps, argv, env and digest behaviour (no subprocess, no files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from rocmforge.plan.build_plan import BuildOptions, PreflightRow, plan_build
+from rocmforge.workdir import workdir_for
+
+WORK = workdir_for("/w")
+SETTINGS = SimpleNamespace(pytorch_repo="https://github.com/pytorch/pytorch.git",
+                           pytorch_ref="v2.8.0", mirrors={}, triton_index="https://i/rocm{rocm}",
+                           triton_repo="", origins={})
+FACTS = SimpleNamespace(rocm=SimpleNamespace(root=Path("/opt/rocm-6.4.1"), version="6.4.1"))
+ENV = {"PYTORCH_ROCM_ARCH": "gfx1100", "USE_CUDA": "0", "MAX_JOBS": "8",
+       "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+CC = {"cc": "/usr/bin/gcc-12", "cxx": "/usr/bin/g++-12"}
+
+
+def _plan(**options: object):
+    env = dict(ENV)
+    targets = options.pop("targets", ("gfx1100",))
+    env["PYTORCH_ROCM_ARCH"] = ";".join(targets)  # type: ignore[arg-type]
+    return plan_build(SETTINGS, FACTS, targets, workdir=WORK, env=env, compilers=CC,  # type: ignore[arg-type]
+                      options=BuildOptions(**options))  # type: ignore[arg-type]
+
+
+def test_setup_py_release_runs_configure_then_bdist_wheel() -> None:
+    plan = _plan(build_style="setup.py", python="/usr/bin/python3")
+    names = [s.name for s in plan.steps]
+    assert names == ["preflight", "compilers", "environment", "checkout", "patches", "venv",
+                     "build-requirements", "triton", "hipify", "stale-check", "configure",
+                     "configure-check", "build", "collect", "install"]
+    steps = {s.name: s for s in plan.steps}
+    assert steps["venv"].argv == ("/usr/bin/python3", "-m", "venv", "/w/venv")
+    assert steps["hipify"].argv == ("/w/venv/bin/python", "tools/amd_build/build_amd.py")
+    assert steps["hipify"].cwd == "/w/src/pytorch"
+    assert steps["configure"].argv == ("/w/venv/bin/python", "setup.py", "build")
+    assert steps["configure"].env["CMAKE_ONLY"] == "1"
+    assert "CMAKE_ONLY" not in steps["build"].env
+    assert steps["build"].argv == ("/w/venv/bin/python", "setup.py", "bdist_wheel")
+    assert steps["build"].env["USE_CUDA"] == "0"
+    assert steps["build"].env["PYTORCH_ROCM_ARCH"] == "gfx1100"
+
+
+def test_build_style_uses_python_m_build_no_isolation() -> None:
+    steps = {s.name: s for s in _plan(build_style="build").steps}
+    assert steps["build"].argv == ("/w/venv/bin/python", "-m", "build", "--wheel",
+                                   "--no-isolation")
+
+
+def test_scikit_build_core_has_no_configure_only_step_and_checks_the_build_log() -> None:
+    plan = _plan(build_style="build", scikit_build_core=True)
+    names = [s.name for s in plan.steps]
+    assert "configure" not in names and "configure-check" not in names
+    assert names.index("build-check") == names.index("build") + 1
+    assert {s.name: s for s in plan.steps}["build-check"].argv == ("log-check", "build")
+
+
+def test_system_site_packages_flag_reaches_venv_argv() -> None:
+    steps = {s.name: s for s in _plan(system_site_packages=True, python="py").steps}
+    assert steps["venv"].argv == ("py", "-m", "venv", "--system-site-packages", "/w/venv")
+
+
+def test_target_change_changes_env_and_stale_check_digests_not_checkout() -> None:
+    one = {s.name: s.digest() for s in _plan(targets=("gfx1100",)).steps}
+    two = {s.name: s.digest() for s in _plan(targets=("gfx1100", "gfx942")).steps}
+    changed = sorted(name for name in one if one[name] != two[name])
+    assert "environment" in changed and "stale-check" in changed and "build" in changed
+    assert "checkout" not in changed and "venv" not in changed
+    # The runner redoes from the first changed step: environment (index 2) comes before checkout.
+    first = next(i for i, s in enumerate(_plan().steps) if one[s.name] != two[s.name])
+    assert _plan().steps[first].name == "preflight"
+
+
+def test_identical_inputs_give_identical_digests() -> None:
+    assert [s.digest() for s in _plan().steps] == [s.digest() for s in _plan().steps]
+
+
+def test_preflight_rows_enter_the_digest() -> None:
+    clean = plan_build(SETTINGS, FACTS, ("gfx1100",), workdir=WORK, env=ENV, compilers=CC,
+                       preflight=(PreflightRow(status="OK", check="rocm"),))
+    failing = plan_build(SETTINGS, FACTS, ("gfx1100",), workdir=WORK, env=ENV, compilers=CC,
+                         preflight=(PreflightRow(status="FAIL", check="rocm"),))
+    assert clean.steps[0].digest() != failing.steps[0].digest()
+
+
+def test_plan_json_is_versioned_and_lists_every_step() -> None:
+    doc = _plan(triton="skip").to_json()
+    assert doc["schema"] == "rocmforge.plan/1"
+    assert doc["targets"] == ["gfx1100"]
+    assert len(doc["steps"]) == 15
+    assert any("Triton is skipped" in note for note in doc["notes"])
+
+
+@pytest.mark.parametrize("bad", [{"build_style": "make"}, {"triton": "maybe"}])
+def test_unknown_options_are_refused(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        _plan(**bad)

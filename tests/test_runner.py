@@ -1,0 +1,197 @@
+"""The runner on real commands: stamps, resume, dry, lock, failure triage, interrupts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from invoke import Config, Context
+
+from rocmforge.buildlock import BuildLock, BuildLocked, _pid_alive
+from rocmforge.errors import StepFailed
+from rocmforge.plan.model import Plan, Step
+from rocmforge.runner import StepRunner, env_diff, register_action
+from rocmforge.stamps import read_stamp
+from rocmforge.workdir import workdir_for
+
+PY = sys.executable
+
+
+def _ctx(dry: bool = False) -> Context:
+    return Context(Config(overrides={"run": {"dry": dry}}))
+
+
+def _steps(tmp: Path, marker: str = "one") -> tuple[Step, ...]:
+    out = tmp / "out.txt"
+    return (
+        Step(name="first", argv=(PY, "-c", f"open({str(out)!r}, 'a').write('first\\n')"),
+             why="append first"),
+        Step(name="second", argv=(PY, "-c", f"open({str(out)!r}, 'a').write('{marker}\\n')"),
+             why="append marker", env={"RF_MARK": marker}),
+        Step(name="third", argv=(PY, "-c", f"open({str(out)!r}, 'a').write('third\\n')"),
+             why="append third"),
+    )
+
+
+def _run(tmp: Path, steps: tuple[Step, ...], dry: bool = False, console=None):
+    plan = Plan(settings={}, targets=("gfx1100",), steps=steps)
+    runner = StepRunner(_ctx(dry), plan, workdir_for(tmp / "work"), console=console,
+                        resume_hint="run `invoke build` again")
+    return runner.execute()
+
+
+def test_runs_in_order_stamps_and_skips_on_rerun(tmp_path: Path, capsys) -> None:
+    results = _run(tmp_path, _steps(tmp_path))
+    assert [r.status for r in results] == ["ran", "ran", "ran"]
+    assert (tmp_path / "out.txt").read_text() == "first\none\nthird\n"
+    stamp = read_stamp(tmp_path / "work" / "state", "second")
+    assert stamp is not None and stamp.digest == _steps(tmp_path)[1].digest()
+    assert "+ " + PY in (tmp_path / "work" / "logs" / "first.log").read_text()
+    again = _run(tmp_path, _steps(tmp_path))
+    assert [r.status for r in again] == ["skipped", "skipped", "skipped"]
+    assert (tmp_path / "out.txt").read_text() == "first\none\nthird\n"
+    out = capsys.readouterr().out
+    assert "every step is up to date; nothing to do" in out
+    assert "export RF_MARK=one" in out
+
+
+def test_changed_step_reruns_it_and_everything_after(tmp_path: Path) -> None:
+    _run(tmp_path, _steps(tmp_path))
+    results = _run(tmp_path, _steps(tmp_path, marker="two"))
+    assert [r.status for r in results] == ["skipped", "ran", "ran"]
+    assert (tmp_path / "out.txt").read_text() == "first\none\nthird\ntwo\nthird\n"
+
+
+def test_dry_prints_every_step_and_writes_nothing(tmp_path: Path, capsys) -> None:
+    results = _run(tmp_path, _steps(tmp_path), dry=True)
+    assert [r.status for r in results] == ["dry", "dry", "dry"]
+    assert not (tmp_path / "work").exists()
+    assert not (tmp_path / "out.txt").exists()
+    out = capsys.readouterr().out
+    assert out.count("would run") == 3
+    assert f"+ {PY} -c" in out
+
+
+def test_failure_names_the_step_shows_last_lines_and_writes_no_stamp(tmp_path: Path,
+                                                                     capsys) -> None:
+    lines = "\n".join(f"print('line {i}')" for i in range(50))
+    script = tmp_path / "fail.py"
+    script.write_text(lines + "\nimport sys; sys.exit(3)\n")
+    steps = (_steps(tmp_path)[0], Step(name="boom", argv=(PY, str(script)), why="fails"))
+    with pytest.raises(StepFailed) as info:
+        _run(tmp_path, steps)
+    err = info.value
+    assert err.exit_code == 1
+    assert "Step boom failed" in err.what and "exited with status 3" in err.what
+    assert "run `invoke build` again" in err.fix
+    assert len(err.lines) == 30 and err.lines[-1] == "line 49"  # type: ignore[attr-defined]
+    assert read_stamp(tmp_path / "work" / "state", "boom") is None
+    assert read_stamp(tmp_path / "work" / "state", "first") is not None
+
+
+def test_live_lock_holder_is_refused_with_pid_and_start(tmp_path: Path) -> None:
+    lock_path = tmp_path / "work" / "state" / "build.lock"
+    sleeper = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])
+    try:
+        lock_path.parent.mkdir(parents=True)
+        lock_path.write_text(json.dumps({"pid": sleeper.pid, "started": "2026-01-01T00:00:00",
+                                         "host": os.uname().nodename}))
+        with pytest.raises(BuildLocked) as info:
+            _run(tmp_path, _steps(tmp_path))
+        assert f"pid {sleeper.pid}" in info.value.what
+        assert "2026-01-01T00:00:00" in info.value.what
+        assert info.value.exit_code == 2
+        assert not (tmp_path / "out.txt").exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_stale_lock_of_dead_pid_is_taken_over_with_a_message(tmp_path: Path) -> None:
+    dead = subprocess.Popen([PY, "-c", "pass"])
+    dead.wait()
+    lock_path = tmp_path / "state" / "build.lock"
+    lock_path.parent.mkdir(parents=True)
+    lock_path.write_text(json.dumps({"pid": dead.pid, "started": "then", "host": ""}))
+    messages: list[str] = []
+    with BuildLock(lock_path, say=messages.append) as lock:
+        assert json.loads(lock_path.read_text())["pid"] == os.getpid()
+        assert lock.holder is not None
+    assert any(f"pid {dead.pid}" in m and "taking it over" in m for m in messages)
+    assert not lock_path.exists()
+
+
+def test_python_action_gets_context_and_its_details_go_to_the_stamp(tmp_path: Path) -> None:
+    @register_action("test-echo", "test action")
+    def _echo(ctx):
+        code, out = ctx.capture([PY, "-c", "print('hello from sub')"])
+        return {"said": out.strip(), "code": code}
+
+    steps = (Step(name="act", argv=("test-echo",), why="action", kind="python"),)
+    results = _run(tmp_path, steps)
+    assert results[0].details == {"said": "hello from sub", "code": 0}
+    stamp = read_stamp(tmp_path / "work" / "state", "act")
+    assert stamp is not None and stamp.details == {"said": "hello from sub", "code": 0}
+
+
+def test_env_diff_quotes_values() -> None:
+    assert env_diff({"A": "1"}, {"A": "1", "B": "x y", "C": "$(rm -rf /)"}) == [
+        "export B='x y'", "export C='$(rm -rf /)'"]
+
+
+def test_sigint_ends_the_step_group_writes_no_stamp_and_resume_works(tmp_path: Path) -> None:
+    """A real `invoke`-like parent gets SIGINT while its step's child (a grandchild) sleeps."""
+    work = tmp_path / "work"
+    pidfile = tmp_path / "grandchild.pid"
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent(f"""
+        import sys
+        from invoke import Config, Context
+        from rocmforge.errors import RocmforgeError
+        from rocmforge.plan.model import Plan, Step
+        from rocmforge.runner import StepRunner
+        from rocmforge.workdir import workdir_for
+        slow = sys.argv[1] == "slow"
+        body = ("import os,subprocess,sys,time;"
+                "p=subprocess.Popen([sys.executable,'-c','import time; time.sleep(60)']);"
+                "open({str(pidfile)!r},'w').write(str(p.pid));time.sleep(60)") if slow else "pass"
+        steps = (Step(name="quick", argv=(sys.executable, "-c", "pass"), why="q"),
+                 Step(name="long", argv=(sys.executable, "-c", body), why="l"))
+        plan = Plan(settings={{}}, targets=(), steps=steps)
+        try:
+            StepRunner(Context(Config()), plan, workdir_for({str(work)!r}),
+                       resume_hint="run it again").execute()
+        except RocmforgeError as exc:
+            print(exc.paragraph()); sys.exit(exc.exit_code)
+    """))
+    proc = subprocess.Popen([PY, str(driver), "slow"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 20
+    while not pidfile.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    assert pidfile.exists()
+    time.sleep(0.2)
+    grandchild = int(pidfile.read_text())
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 130, out
+    assert "Interrupted during step long" in out and "run it again" in out
+    deadline = time.time() + 10
+    while _pid_alive(grandchild) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _pid_alive(grandchild), "the step's child outlived the interrupt"
+    state = work / "state"
+    assert read_stamp(state, "quick") is not None
+    assert read_stamp(state, "long") is None
+    assert not (state / "build.lock").exists()
+    done = subprocess.run([PY, str(driver), "fast"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "quick: done (stamp matches), skipped" in done.stdout
+    assert read_stamp(state, "long") is not None
