@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,31 +79,34 @@ def gather_facts(
         rocm, problem = None, exc.paragraph()
     tool_dirs: list[Path] = []
     if rocm is not None:
-        tool_dirs = [
-            rocm.root / "bin",
-            rocm.root / "lib" / "llvm" / "bin",
-            rocm.root / "llvm" / "bin",
-        ]
+        tool_dirs = [rocm.root / "bin", rocm.root / "lib/llvm/bin", rocm.root / "llvm/bin"]
     path_env = environ.get("PATH", "")
-    compilers = find_host_compilers(path_env)
+    # The remaining probes are independent and mostly wait on subprocesses: run them together.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        gpus = pool.submit(find_gpus, root=root, environ=environ, tool_dirs=tool_dirs, run=run)
+        system = pool.submit(
+            gather_system,
+            work_dir=Path(settings.work_dir),
+            root=root,
+            environ=environ,
+            python_paths=python_paths,
+            run=run,
+        )
+        found = pool.submit(find_host_compilers, path_env)
+        default = pool.submit(default_compiler, "c++", path_env)
+        compilers = found.result()
     if settings.gcc or settings.clang:
         chosen = choose_host_compiler(compilers, gcc=settings.gcc, clang=settings.clang)
     else:
-        chosen = default_compiler("c++", path_env)
+        chosen = default.result()
     return Facts(
         rocm_installs=installs,
         rocm=rocm,
         rocm_problem=problem,
         path_warnings=path_variable_warnings(installs, environ),
         hipcc_owner=next((i for i in installs if i.hipcc_on_path), None),
-        gpus=find_gpus(root=root, environ=environ, tool_dirs=tool_dirs, run=run),
-        system=gather_system(
-            work_dir=Path(settings.work_dir),
-            root=root,
-            environ=environ,
-            python_paths=python_paths,
-            run=run,
-        ),
+        gpus=gpus.result(),
+        system=system.result(),
         environ_flags={k: environ[k] for k in REPORTED_VARIABLES if k in environ},
         compilers=compilers,
         host_compiler=chosen,

@@ -178,6 +178,11 @@ def find_gpus(
     if agents:
         return GpuScan(agents=agents, source="kfd sysfs", tried=tuple(tried), overrides=overrides)
 
+    if not (root / KFD_NODES).is_dir() and not (root / "dev/kfd").exists():
+        # offload-arch, rocm_agent_enumerator and rocminfo all ask the KFD driver; without it
+        # they find nothing (reference §4.1-4.3), so do not spend a second running them.
+        tried.append("tools: skipped (no /dev/kfd and no KFD sysfs)")
+        return GpuScan(agents=(), source="", tried=tuple(tried), overrides=overrides)
     search = os.pathsep.join([*(str(d) for d in tool_dirs), environ.get("PATH", "")])
     tool_env = dict(environ)
     steps = (

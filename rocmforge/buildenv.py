@@ -1,0 +1,136 @@
+"""The PyTorch-for-ROCm build environment, and printing it for shells and CI.
+
+Owns: the ordered variables a build needs (pytorch-rocm-build.md §1.4: USE_ROCM, USE_CUDA=0 so a
+CUDA toolkit on the same host does not make configure fail, PYTORCH_ROCM_ARCH, ROCM_PATH/HIP_PATH,
+HIP_PLATFORM=amd, MAX_JOBS), the MAX_JOBS rule, and safe formatting for sh, fish, JSON and
+$GITHUB_ENV. Pure: no os.environ, no subprocess, no files. Must not: execute anything.
+
+MAX_JOBS rule: `min(cores, floor(memory_total_gib / per_job_gib))`, at least 1. Each parallel
+HIP compile of PyTorch's heaviest translation units (flash attention) takes about 4.5 GB
+(pytorch/pytorch#124018; reference §5.3 suggests >= 3-4 GB per job), so cores alone over-commit
+memory and the OOM killer ends the build hours in. `per_job_gib` is the `mem_per_job_gib`
+setting (default 4); an explicit `max_jobs` setting wins.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rocmforge.errors import UsageError
+
+FORMATS = ("sh", "fish", "json", "github")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildEnv:
+    """Ordered (name, value) pairs; later entries were set deliberately over earlier ones."""
+
+    items: tuple[tuple[str, str], ...]
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.items)
+
+    def get(self, name: str, default: str = "") -> str:
+        return self.as_dict().get(name, default)
+
+
+def max_jobs(cores: int, mem_total_gib: float, per_job_gib: float) -> int:
+    """Parallel compile jobs that fit both the CPUs and the memory (rule in the module doc)."""
+    by_memory = math.floor(mem_total_gib / per_job_gib) if per_job_gib > 0 else cores
+    return max(1, min(max(cores, 1), by_memory))
+
+
+def build_environment(
+    settings: Any, facts: Any, targets: Sequence[Any], cc: str = "", cxx: str = ""
+) -> BuildEnv:
+    """The environment for `settings` on the machine `facts` describes, for `targets`."""
+    from rocmforge.errors import ProbeError
+    from rocmforge.targets import targets_for_cmake
+
+    if facts.rocm is None:
+        raise ProbeError(
+            "No ROCm install was found, so there is no ROCM_PATH to export",
+            facts.rocm_problem or "looked in /opt/rocm*, $ROCM_PATH, $HIP_PATH and /usr",
+            "install ROCm and pass --rocm-path /opt/rocm-X.Y.Z (see `invoke doctor`)",
+        )
+    if not targets:
+        raise UsageError(
+            "No GPU target to build for",
+            "no --arch was given and no AMD GPU was found on this machine",
+            "pass --arch, e.g. `invoke env --arch gfx1100` (aliases like mi300 or rdna3 work too)",
+        )
+    root = str(facts.rocm.root)
+    jobs = settings.max_jobs or max_jobs(
+        facts.system.cores, facts.system.mem_total_gib, settings.mem_per_job_gib
+    )
+    items: list[tuple[str, str]] = [
+        ("USE_ROCM", "1"),
+        ("USE_CUDA", "0"),
+        ("PYTORCH_ROCM_ARCH", targets_for_cmake(targets)),
+        ("ROCM_PATH", root),
+        ("ROCM_HOME", root),
+        ("HIP_PATH", root),
+        ("HIP_PLATFORM", "amd"),
+        ("MAX_JOBS", str(jobs)),
+    ]
+    if cc:
+        items.append(("CC", cc))
+    if cxx:
+        items.append(("CXX", cxx))
+    for name, value in settings.build_env.items():
+        items = [(k, v) for k, v in items if k != name]
+        items.append((str(name), str(value)))
+    for name, _ in items:
+        check_name(name)
+    return BuildEnv(items=tuple(items))
+
+
+def check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise UsageError(
+            f"{name!r} is not a valid environment variable name",
+            "names must be letters, digits and underscores, not starting with a digit, or the "
+            "printed exports would not be safe to eval",
+            "rename it in build_env (invoke.yaml rocm.build_env or ROCMFORGE_BUILD_ENV)",
+        )
+
+
+def format_env(env: BuildEnv | Mapping[str, str], fmt: str) -> str:
+    """The environment as text for `eval "$(...)"` (sh), `... | source` (fish), a JSON object,
+    or `KEY=value` lines to append to $GITHUB_ENV."""
+    items = list(env.items) if isinstance(env, BuildEnv) else list(env.items())
+    for name, _ in items:
+        check_name(name)
+    if fmt == "sh":
+        return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in items)
+    if fmt == "fish":
+        return "".join(f"set -gx {k} {fish_quote(v)}\n" for k, v in items)
+    if fmt == "json":
+        return json.dumps(dict(items), indent=2) + "\n"
+    if fmt == "github":
+        for name, value in items:
+            if "\n" in value or "\r" in value:
+                raise UsageError(
+                    f"The value of {name} contains a line break, which $GITHUB_ENV's KEY=value "
+                    "form cannot carry",
+                    "a second line would be read as another variable",
+                    "remove the line break from the value, or use --format json",
+                )
+        return "".join(f"{k}={v}\n" for k, v in items)
+    raise UsageError(
+        f"Unknown format {fmt!r}",
+        "the environment can be printed for sh, fish, json or github",
+        "pass --format sh (or fish, json, github)",
+    )
+
+
+def fish_quote(value: str) -> str:
+    """fish single quotes: only backslash and the quote itself are escaped inside them."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"

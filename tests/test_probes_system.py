@@ -1,0 +1,77 @@
+"""System probe: parsers on real-format text, real cmake/ninja, a real dist-info for triton."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmforge.probes.system import (
+    free_disk,
+    gather_system,
+    memory_gib,
+    parse_meminfo,
+    parse_os_release,
+    parse_tool_version,
+    triton_distributions,
+)
+
+
+def test_parse_meminfo() -> None:
+    total, available = parse_meminfo(
+        "MemTotal:       33554432 kB\nMemFree: 1 kB\nMemAvailable:   16777216 kB\n"
+    )
+    assert (total, available) == (32.0, 16.0)
+
+
+def test_cgroup_limit_caps_memory(tmp_path: Path) -> None:
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/meminfo").write_text("MemTotal: 67108864 kB\nMemAvailable: 67108864 kB\n")
+    (tmp_path / "sys/fs/cgroup").mkdir(parents=True)
+    (tmp_path / "sys/fs/cgroup/memory.max").write_text(str(8 * 1024**3) + "\n")
+    assert memory_gib(tmp_path) == (8.0, 8.0)
+    (tmp_path / "sys/fs/cgroup/memory.max").write_text("max\n")
+    assert memory_gib(tmp_path) == (64.0, 64.0)
+
+
+def test_parse_os_release_and_versions() -> None:
+    assert parse_os_release('ID=debian\nVERSION_ID="12"\n# c\n') == {
+        "ID": "debian",
+        "VERSION_ID": "12",
+    }
+    assert parse_tool_version("cmake version 3.25.1\n\nCMake suite") == "3.25.1"
+    assert parse_tool_version("1.11.1\n") == "1.11.1"
+
+
+def test_free_disk_of_a_work_dir_not_created_yet(tmp_path: Path) -> None:
+    checked, free = free_disk(tmp_path / "a" / "b")
+    assert checked == tmp_path
+    assert free > 0
+
+
+def test_cuda_triton_is_seen(tmp_path: Path) -> None:
+    info = tmp_path / "triton-3.1.0.dist-info"
+    info.mkdir()
+    info.joinpath("METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.1.0\n")
+    rocm = tmp_path / "pytorch_triton_rocm-3.1.0.dist-info"
+    rocm.mkdir()
+    rocm.joinpath("METADATA").write_text(
+        "Metadata-Version: 2.1\nName: pytorch-triton-rocm\nVersion: 3.1.0\n"
+    )
+    found = {(d.name, d.version) for d in triton_distributions([str(tmp_path)])}
+    assert found == {("triton", "3.1.0"), ("pytorch-triton-rocm", "3.1.0")}
+    assert triton_distributions([str(tmp_path / "nothing")]) == ()
+
+
+@pytest.mark.needs_tool("cmake", "ninja")
+def test_gather_system_on_this_machine(tmp_path: Path) -> None:
+    facts = gather_system(work_dir=tmp_path / "work", environ=dict(os.environ), python_paths=[])
+    assert facts.cores >= 1
+    assert facts.mem_total_gib > 0
+    assert facts.cmake.version.count(".") >= 1
+    assert facts.ninja.path is not None
+    assert facts.python.version.startswith(f"{sys.version_info[0]}.{sys.version_info[1]}.")
+    assert facts.python.in_venv == (sys.prefix != sys.base_prefix)
+    assert facts.devices.kfd_present == Path("/dev/kfd").exists()
