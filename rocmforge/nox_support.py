@@ -1,0 +1,256 @@
+"""Decisions behind `nox -s verify(<target>)`, kept out of the noxfile so they can be tested.
+
+Owns: reading dist/manifest.json (schema "rocmforge.manifest/1", written by `invoke build`),
+choosing the session targets (the manifest, or config/ when ROCMFORGE_VERIFY_TARGETS asks),
+finding exactly one torch and one Triton wheel for this Python, and the verify command line.
+Bad input raises a RocmforgeError; `bail()` turns it into one paragraph on stderr and exit 2, so
+nox prints no traceback.
+Must not: create venvs or run anything (the noxfile does), or raise while nox collects sessions
+(`session_targets` never raises: a problem becomes a session that reports it when run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmforge.errors import ConfigError, RocmforgeError, TargetError, UsageError
+
+MANIFEST_SCHEMA = "rocmforge.manifest/1"
+MANIFEST_NAME = "manifest.json"
+# Where the wheels are; default <checkout>/dist.
+DIST_ENV = "ROCMFORGE_DIST"
+# "config": targets from the kit's settings (config/defaults.toml < ROCMFORGE_ARCH); or an
+# explicit list "gfx1100;gfx942". Unset: the manifest's targets.
+TARGETS_ENV = "ROCMFORGE_VERIFY_TARGETS"
+# Session ids for "nothing to verify" and "the manifest is unreadable": listed so `nox -l`
+# shows them, and failing with the reason when run.
+NO_TARGETS = "no-manifest"
+BAD_MANIFEST = "bad-manifest"
+TRITON_DISTS = ("triton", "pytorch_triton_rocm", "pytorch_triton")
+_SEPARATORS = re.compile(r"[;,\s]+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manifest:
+    """What a build left in dist/: the targets it compiled for and its wheels (file names)."""
+
+    path: Path
+    targets: tuple[str, ...]
+    wheels: Mapping[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelSet:
+    torch: Path
+    triton: Path
+
+    @property
+    def triton_version(self) -> str:
+        return wheel_version(self.triton)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerifySession:
+    """Everything one `verify(<target>)` session needs, decided before it touches anything."""
+
+    target: str
+    wheels: WheelSet
+    report: Path
+
+    def verify_argv(self, python: str = "python") -> list[str]:
+        return [
+            python, "-m", "rocmforge.verify",
+            "--expect", self.target,
+            "--when-device", self.target,
+            "--triton-pin", self.wheels.triton_version,
+            "--json", str(self.report),
+        ]
+
+
+def dist_dir(root: Path, environ: Mapping[str, str]) -> Path:
+    value = environ.get(DIST_ENV, "")
+    return Path(value) if value else root / "dist"
+
+
+def split_targets(text: str) -> tuple[str, ...]:
+    seen: list[str] = []
+    for token in _SEPARATORS.split(text.strip()):
+        if token and token not in seen:
+            seen.append(token)
+    return tuple(seen)
+
+
+def read_manifest(dist: Path) -> Manifest | None:
+    """The manifest, None when there is none, ConfigError when it cannot be used."""
+    path = dist / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    fix = "rebuild with `invoke build`, or delete it and point ROCMFORGE_VERIFY_TARGETS at config"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{path} is not readable JSON ({exc})", "", fix) from None
+    if not isinstance(data, dict) or data.get("schema") != MANIFEST_SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise ConfigError(f"{path} has schema {found!r}, expected {MANIFEST_SCHEMA!r}",
+                          "It was written by another version of the kit or another tool", fix)
+    targets = data.get("targets")
+    if not isinstance(targets, list) or not all(isinstance(t, str) and t for t in targets):
+        raise ConfigError(f"{path}: 'targets' must be a list of target names", "", fix)
+    wheels = data.get("wheels", {})
+    if not isinstance(wheels, dict) or not all(isinstance(v, str) for v in wheels.values()):
+        raise ConfigError(f"{path}: 'wheels' must map names to wheel file names", "", fix)
+    return Manifest(path=path, targets=tuple(targets), wheels=dict(wheels))
+
+
+def session_targets(dist: Path, environ: Mapping[str, str],
+                    config_targets: Callable[[], tuple[str, ...]]) -> list[str]:
+    """Targets to parametrize `verify` with. Never raises (nox is collecting sessions)."""
+    requested = environ.get(TARGETS_ENV, "").strip()
+    if requested:
+        if requested == "config":
+            try:
+                found = config_targets()
+            except RocmforgeError:
+                return [BAD_MANIFEST]
+            return list(found) or [NO_TARGETS]
+        return list(split_targets(requested))
+    try:
+        manifest = read_manifest(dist)
+    except RocmforgeError:
+        return [BAD_MANIFEST]
+    if manifest is None or not manifest.targets:
+        return [NO_TARGETS]
+    return list(manifest.targets)
+
+
+def config_targets(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The `arch` setting (config/defaults.toml < ROCMFORGE_ARCH), split."""
+    from rocmforge.settings import defaults_from_config, resolve
+
+    settings = resolve(defaults=defaults_from_config(), environ=environ)
+    return split_targets(settings.arch)
+
+
+def wheel_version(wheel: Path) -> str:
+    return wheel.name.split("-")[1]
+
+
+def wheel_dist(wheel: Path) -> str:
+    return wheel.name.split("-")[0].lower()
+
+
+def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
+    """Exactly one torch wheel and one Triton wheel: the manifest's, else the only ones in dist/."""
+    if manifest is not None and manifest.wheels.get("torch"):
+        named = {k: dist / v for k, v in manifest.wheels.items()}
+        missing = [f"{k}: {p.name}" for k, p in named.items() if k in ("torch", "triton")
+                   and not p.is_file()]
+        if missing:
+            raise UsageError(f"{manifest.path} names wheels that are not in {dist}: "
+                             f"{', '.join(missing)}", "They were moved or deleted after the build",
+                             "run `invoke build` again, or copy the wheels back")
+        if "triton" not in named:
+            raise UsageError(f"{manifest.path} names no Triton wheel",
+                             "torch.compile on GPUs needs the Triton built with this torch",
+                             "rebuild with `invoke build` (it builds or fetches the pinned Triton)")
+        return WheelSet(torch=named["torch"], triton=named["triton"])
+    wheels = sorted(dist.glob("*.whl")) if dist.is_dir() else []
+    torches = [w for w in wheels if wheel_dist(w) == "torch"]
+    tritons = [w for w in wheels if wheel_dist(w) in TRITON_DISTS]
+    if not torches:
+        raise UsageError(f"no torch wheel in {dist}", "nox -s verify tests the wheels a build "
+                         "leaves there", f"run `invoke build` first, or set {DIST_ENV} to the "
+                         "folder holding torch-*.whl")
+    if len(torches) > 1:
+        raise UsageError(f"{dist} holds {len(torches)} torch wheels: "
+                         f"{', '.join(w.name for w in torches)}",
+                         "The session cannot tell which one was built for this target",
+                         "keep one torch wheel there (move the others away) or use the manifest "
+                         "`invoke build` writes")
+    if not tritons:
+        raise UsageError(f"no Triton wheel next to {torches[0].name} in {dist}",
+                         "torch.compile on GPUs needs the Triton built with this torch",
+                         "copy the triton / pytorch_triton_rocm wheel from the build into dist/")
+    if len(tritons) > 1:
+        raise UsageError(f"{dist} holds {len(tritons)} Triton wheels: "
+                         f"{', '.join(w.name for w in tritons)}", "",
+                         "keep the one built with this torch")
+    return WheelSet(torch=torches[0], triton=tritons[0])
+
+
+def check_wheel_python(wheel: Path, supported: Iterable[object], python: str) -> None:
+    """UsageError when no tag of `wheel` is one this interpreter accepts."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        _, _, _, tags = parse_wheel_filename(wheel.name)
+    except InvalidWheelFilename as exc:
+        raise UsageError(f"{wheel.name} is not a valid wheel file name ({exc})") from None
+    accepted = set(supported)
+    if tags & accepted:
+        return
+    shown = ", ".join(sorted(str(t) for t in tags))
+    raise UsageError(
+        f"{wheel.name} is built for {shown}, which Python {python} cannot install",
+        "A wheel with native code is tied to one Python version and platform",
+        f"run nox with the Python the wheel was built for (nox --force-python X.Y), or rebuild "
+        f"with `invoke build` under Python {python}",
+    )
+
+
+def plan_session(target: str, *, dist: Path, environ: Mapping[str, str],
+                 supported_tags: Iterable[object], python: str) -> VerifySession:
+    """Decide one session, or raise the bad input it would trip on."""
+    if target == NO_TARGETS:
+        raise UsageError(
+            f"nothing to verify: no {MANIFEST_NAME} in {dist}",
+            "The verify sessions are made from the targets of a finished build",
+            f"run `invoke build --arch <target>` first, set {DIST_ENV} to a folder with a "
+            f"manifest, or set {TARGETS_ENV}=config to take the targets from the kit's settings",
+        )
+    manifest = read_manifest(dist)  # raises the precise error for BAD_MANIFEST
+    if target == BAD_MANIFEST:
+        config_targets(environ)  # raises the settings error when config was asked for
+        raise UsageError("the verify targets could not be determined")
+    if manifest is not None and target not in manifest.targets:
+        raise TargetError(
+            f"{target} is not a target of the build in {dist} "
+            f"(built for: {', '.join(manifest.targets) or 'nothing'})",
+            "Its wheels hold no code for it, so every check would fail",
+            f"rebuild with `invoke build --arch \"{';'.join([*manifest.targets, target])}\"`, "
+            f"or verify one of the built targets",
+        )
+    wheels = find_wheels(dist, manifest)
+    supported = list(supported_tags)
+    for wheel in (wheels.torch, wheels.triton):
+        check_wheel_python(wheel, supported, python)
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", target)
+    return VerifySession(target=target, wheels=wheels, report=dist / "verify" / f"{safe}.json")
+
+
+def bail(error: RocmforgeError) -> None:
+    """One paragraph on stderr and exit with the error's code; nox shows no traceback."""
+    sys.stderr.write(f"rocmforge: {error.paragraph()}\n")
+    sys.stderr.flush()
+    raise SystemExit(error.exit_code)
+
+
+def read_report_exit(report: Path) -> int | None:
+    """The verify run's exit code from its JSON report, None when it wrote none (exit 2)."""
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    code = data.get("exit_code") if isinstance(data, dict) else None
+    return code if isinstance(code, int) else None
+
+
+def environ_now() -> Mapping[str, str]:
+    return os.environ

@@ -1,0 +1,181 @@
+"""`python -m rocmforge.verify`: run the checks, print the table, write the JSON report.
+
+Owns: the command line, the lazy import of torch (a broken torch is exit 2 with its error, not a
+traceback), choosing the device, `--when-device` (runtime checks only when a GPU of a given target
+is visible, used by `nox -s verify(<target>)`), and the exit status: 0 all passed (WARN/SKIP
+allowed), 1 some check FAILED, 2 bad input or torch unusable.
+Must not: import anything outside the standard library at module level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from rocmforge.verify.model import CHECK_NAMES, CheckResult, Status, VerifyOptions, parse_size
+
+# Checks that need a running GPU; `--when-device` skips them when no matching GPU is visible.
+RUNTIME_CHECKS = ("ops", "attention", "triton", "memory", "perf", "comm")
+
+
+class BadInput(Exception):
+    """Bad command line or unusable torch: one paragraph on stderr, exit 2."""
+
+
+def split_list(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.replace(";", ",").split(",") if p.strip())
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m rocmforge.verify",
+        description="Check that the installed PyTorch works on this machine's GPU(s).",
+    )
+    p.add_argument("--json", metavar="FILE", default="", help="write the JSON report here")
+    p.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
+                   help="cuda (ROCm and CUDA builds alike), cpu, or auto (cuda when available)")
+    p.add_argument("--only", default="", metavar="A,B",
+                   help=f"checks to run (default all: {','.join(CHECK_NAMES)})")
+    p.add_argument("--expect", default="", metavar="T1;T2",
+                   help="GPU targets the build must contain, e.g. 'gfx1100;gfx942'")
+    p.add_argument("--when-device", default="", metavar="TARGET",
+                   help="run the runtime checks only if a GPU of this target is visible; "
+                        "otherwise they SKIP with the reason")
+    p.add_argument("--triton-pin", default="", metavar="VERSION",
+                   help="the Triton version torch must run with (default: from torch's metadata)")
+    p.add_argument("--comm-sizes", default="", metavar="1KiB,1MiB",
+                   help="message sizes for comm (default 1KiB..1GiB on GPUs, up to 1MiB on CPU)")
+    p.add_argument("--comm-timeout", type=float, default=0.0, metavar="S",
+                   help="seconds before a comm run is declared hung and killed")
+    p.add_argument("--comm-world-size", type=int, default=0, metavar="N",
+                   help="processes for comm (default: every GPU, or 2 on CPU)")
+    # Proves the dying-process path (tests, issue 8): "exit:RANK" or "hang:RANK".
+    p.add_argument("--comm-fault", default="", help=argparse.SUPPRESS)
+    return p
+
+
+def options_from_args(args: argparse.Namespace) -> VerifyOptions:
+    only = split_list(args.only) if args.only else CHECK_NAMES
+    unknown = [n for n in only if n not in CHECK_NAMES]
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, CHECK_NAMES, n=1)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise BadInput(f"unknown check {', '.join(hints)} in --only. "
+                       f"Known checks: {', '.join(CHECK_NAMES)}.")
+    try:
+        sizes = tuple(parse_size(s) for s in split_list(args.comm_sizes))
+    except ValueError as exc:
+        raise BadInput(f"--comm-sizes: {exc}.") from None
+    if args.comm_fault and not (args.comm_fault.split(":")[0] in ("exit", "hang")
+                                and args.comm_fault.partition(":")[2].isdigit()):
+        raise BadInput(f"--comm-fault {args.comm_fault!r}: expected exit:RANK or hang:RANK.")
+    if args.comm_world_size < 0 or args.comm_timeout < 0:
+        raise BadInput("--comm-world-size and --comm-timeout must not be negative.")
+    # Keep the canonical order whatever order --only gave.
+    ordered = tuple(n for n in CHECK_NAMES if n in only)
+    return VerifyOptions(
+        device=args.device, only=ordered, expect=split_list(args.expect),
+        triton_pin=args.triton_pin.strip(), comm_sizes=sizes, comm_timeout_s=args.comm_timeout,
+        comm_world_size=args.comm_world_size, comm_fault=args.comm_fault,
+    )
+
+
+def import_torch() -> Any:
+    """torch, or BadInput saying what broke. Anything can fly out of a broken install."""
+    try:
+        import torch
+    except BaseException as exc:  # noqa: BLE001 - SystemExit/OSError from native libs too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        text = str(exc).strip().splitlines()
+        first = text[0] if text else ""
+        raise BadInput(
+            f"torch does not import ({type(exc).__name__}: {first}). Nothing was checked: the "
+            "install is broken or incomplete (a missing shared library, a wheel for another "
+            "Python, or a half-finished pip install). Fix: reinstall the torch wheel into this "
+            f"environment ({sys.executable} -m pip install --force-reinstall <torch wheel>) and "
+            "run again."
+        ) from None
+    return torch
+
+
+def matching_devices(torch: Any, target: str) -> tuple[list[str], bool]:
+    """(visible device targets, whether one matches `target`) for --when-device."""
+    try:
+        if not torch.cuda.is_available():
+            return [], False
+        seen = []
+        for index in range(torch.cuda.device_count()):
+            if torch.version.hip:
+                props = torch.cuda.get_device_properties(index)
+                seen.append(str(getattr(props, "gcnArchName", "")))
+            else:
+                major, minor = torch.cuda.get_device_capability(index)
+                seen.append(f"sm_{major}{minor}")
+    except Exception:  # noqa: BLE001 - a broken runtime means: no usable device
+        return [], False
+    base = target.split(":")[0]
+    return seen, any(s.split(":")[0] == base for s in seen)
+
+
+def run_suite(options: VerifyOptions, torch: Any, when_device: str = ""
+              ) -> tuple[list[CheckResult], list[str], VerifyOptions]:
+    from rocmforge.verify.checks import CheckContext, run_checks
+
+    notes: list[str] = []
+    if options.device == "auto":
+        options = replace(options, device="cuda" if torch.cuda.is_available() else "cpu")
+        notes.append(f"--device auto chose {options.device}")
+    skipped: list[CheckResult] = []
+    if when_device:
+        seen, found = matching_devices(torch, when_device)
+        if not found:
+            why = (f"no {when_device} device visible here (visible: "
+                   f"{', '.join(seen) if seen else 'none'}); runtime checks skipped")
+            notes.append(why)
+            skipped = [CheckResult(name=n, status=Status.SKIP, reason=why)
+                       for n in options.only if n in RUNTIME_CHECKS]
+            # The build and the compiled arch list are still checked, without a device.
+            options = replace(options, device="cpu",
+                              only=tuple(n for n in options.only if n not in RUNTIME_CHECKS))
+    results = run_checks(CheckContext(torch=torch, options=options)) + skipped
+    order = {name: i for i, name in enumerate(CHECK_NAMES)}
+    results.sort(key=lambda r: order.get(r.name, len(order)))
+    return results, notes, options
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    started = time.perf_counter()
+    args = parser().parse_args(argv)
+    try:
+        options = options_from_args(args)
+        torch = import_torch()
+        results, notes, options = run_suite(options, torch, args.when_device.strip())
+    except BadInput as exc:
+        sys.stderr.write(f"rocmforge verify: {exc}\n")
+        return 2
+    from rocmforge.verify.report import build_document, exit_code, print_report, write_json
+
+    document = build_document(options=options, results=results, torch=torch,
+                              wall_s=time.perf_counter() - started, notes=notes)
+    print_report(results, document)
+    for note in notes:
+        sys.stdout.write(f"note: {note}\n")
+    if args.json:
+        try:
+            write_json(document, args.json)
+        except OSError as exc:
+            sys.stderr.write(f"rocmforge verify: cannot write the report to {args.json}: {exc}\n")
+            return 2
+    return exit_code(results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
