@@ -2,7 +2,104 @@
 
 from __future__ import annotations
 
-# Tasks of this module, added to the `rocm` collection by rocmforge.tasks.
-TASKS: tuple = ()
-# Sub-collections (e.g. `triton`), added by name.
+from invoke import Context, Exit, task
+
+from rocmforge.tasks._common import reported
+
+
+@task(
+    positional=["path"],
+    help={
+        "path": "wheel, directory or ELF file; several: quote them as one argument "
+        "('dist/torch.whl build/lib'); shell-style globs are expanded",
+        "expect": 'targets every library with device code must carry, e.g. "gfx1100;gfx942"',
+        "json": "print the rocmforge.inspect/1 JSON document instead of tables",
+    },
+)
+@reported
+def inspect(c: Context, path: str, expect: str = "", json: bool = False) -> None:
+    """Show the GPU targets a wheel, directory or .so really contains (offload bundles)."""
+    import glob
+    import shlex
+    from pathlib import Path
+
+    from rocmforge import render
+    from rocmforge.errors import UsageError
+    from rocmforge.inspect import inspect_paths, missing_targets, to_json
+    from rocmforge.inspect.report import COLUMNS, LIKELY_CAUSE, library_rows
+
+    try:
+        words = shlex.split(path)
+    except ValueError as exc:
+        raise UsageError(f"cannot split the path argument {path!r}", str(exc)) from None
+    if not words:
+        raise UsageError(
+            "no path given",
+            "inspect reads the offload bundles of wheels, directories or ELF files",
+            "run `invoke inspect dist/torch-*.whl` (several paths: quote them as one argument)",
+        )
+    paths: list[Path] = []
+    for word in words:
+        matches = sorted(glob.glob(word)) if glob.has_magic(word) else []
+        paths.extend(Path(m) for m in matches or [word])
+
+    expected: tuple[str, ...] = ()
+    if expect:
+        from rocmforge.knowledge.arches import load_arch_table
+        from rocmforge.targets import parse_targets
+
+        expected = tuple(str(t) for t in parse_targets(expect, load_arch_table()))
+
+    report = inspect_paths(paths)
+    missing = missing_targets(report, expected) if expected else ()
+    if json:
+        render.emit_json(to_json(report, expected=expected, missing=missing))
+    else:
+        render.print_table(
+            "Offload bundles per library", COLUMNS, library_rows(report), status_column=0
+        )
+        libs = report.with_device_code
+        summary = [
+            (
+                "libraries read",
+                f"{len(report.readable)} of {len(report.libraries)}"
+                f" ({report.skipped_files} non-ELF files skipped)",
+            ),
+            ("with device code", str(len(libs))),
+            ("common to all", " ".join(report.common_targets) or "-"),
+        ]
+        for target, lacking in report.missing_from_some.items():
+            summary.append(
+                (
+                    f"missing {target}",
+                    f"{len(lacking)} of {len(libs)}: "
+                    + ", ".join(lacking[:5])
+                    + (" ..." if len(lacking) > 5 else ""),
+                )
+            )
+        render.print_table("Summary", ("item", "value"), summary)
+        if missing:
+            render.print_table(
+                "Expected targets missing",
+                ("target", "library", "targets found"),
+                [(m.target, m.path, " ".join(m.found)) for m in missing],
+            )
+    if not report.readable:
+        raise Exit(
+            "rocmforge: nothing could be read: every path above failed (see the table). "
+            "Fix: pass wheels, directories or ELF files (.so, executables).",
+            code=2,
+        )
+    if missing:
+        targets = sorted({m.target for m in missing})
+        raise Exit(
+            f"rocmforge: {len(missing)} library/target pair(s) missing: expected "
+            f"{', '.join(targets)} not found in "
+            f"{len({m.path for m in missing})} of {len(report.with_device_code)} libraries "
+            f"with device code. Likely cause: {LIKELY_CAUSE}.",
+            code=1,
+        )
+
+
+TASKS: tuple = (inspect,)
 COLLECTIONS: tuple = ()

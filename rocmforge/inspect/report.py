@@ -1,0 +1,285 @@
+"""What `invoke inspect` found: per-library records, the cross-library summary, `--expect` checks.
+
+Owns: the frozen report values, the summary arithmetic (targets common to all libraries with
+device code, targets missing from some), matching expected targets against bundle entries, and
+the versioned JSON document and table rows. Must not: read files or print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rocmforge.inspect.bundles import Bundle, EntryId
+
+SCHEMA = "rocmforge.inspect/1"
+LIKELY_CAUSE = (
+    "the target list did not reach the compiler: check that PYTORCH_ROCM_ARCH (or the "
+    "--offload-arch flags of the library's own build) named it when this file was compiled, "
+    "and that the build was not reused from a configure with another arch list "
+    "(build/CMakeCache.txt)"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LibraryReport:
+    """One ELF file (on disk, or a member of a wheel) and what its offload sections hold.
+
+    status: "ok" (bundles read), "partial" (some bundles read, then a malformed one),
+    "no-device-code" (no .hip_fatbin), "stripped" (.hip_fatbin without bytes), "rdc"
+    (-fgpu-rdc or new-driver object, device code not yet linked), "error" (unreadable).
+    """
+
+    path: str
+    status: str
+    bundles: tuple[Bundle, ...] = ()
+    rdc_entries: tuple[EntryId, ...] = ()
+    notes: tuple[str, ...] = ()
+    error: str = ""
+
+    @property
+    def readable(self) -> bool:
+        return self.status != "error"
+
+    @property
+    def entry_ids(self) -> tuple[EntryId, ...]:
+        ids = [e.entry_id for b in self.bundles for e in b.device_entries]
+        return tuple(ids) + tuple(e for e in self.rdc_entries if not e.is_host)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Canonical target IDs of every AMDGPU entry, sorted, without duplicates."""
+        return tuple(sorted({e.target for e in self.entry_ids if e.is_amdgpu}))
+
+    @property
+    def has_device_code(self) -> bool:
+        return bool(self.targets)
+
+    @property
+    def code_object_versions(self) -> tuple[int, ...]:
+        versions = {
+            e.check.code_object_version
+            for b in self.bundles
+            for e in b.entries
+            if e.check.code_object_version is not None
+        }
+        return tuple(sorted(versions))
+
+    @property
+    def containers(self) -> tuple[str, ...]:
+        """How bundles are stored: 'plain', 'ccob-v3/zstd', ... (sorted, unique)."""
+        kinds = {
+            b.container if not b.compressed else f"{b.container}/{b.compression}"
+            for b in self.bundles
+        }
+        return tuple(sorted(kinds))
+
+    @property
+    def mismatches(self) -> tuple[str, ...]:
+        return tuple(
+            f"bundle at {b.offset:#x}, {e.entry_id.text}: {e.check.detail}"
+            for b in self.bundles
+            for e in b.entries
+            if e.check.status == "mismatch"
+        )
+
+    @property
+    def unchecked(self) -> int:
+        return sum(1 for b in self.bundles for e in b.entries if e.check.status == "not-checked")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MissingTarget:
+    """An expected target that a library with device code lacks."""
+
+    target: str
+    path: str
+    found: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class InspectReport:
+    libraries: tuple[LibraryReport, ...]
+    skipped_files: int = 0  # non-ELF files passed over inside directories and wheels
+
+    @property
+    def readable(self) -> tuple[LibraryReport, ...]:
+        return tuple(lib for lib in self.libraries if lib.readable)
+
+    @property
+    def errors(self) -> tuple[LibraryReport, ...]:
+        return tuple(lib for lib in self.libraries if lib.status in ("error", "partial"))
+
+    @property
+    def with_device_code(self) -> tuple[LibraryReport, ...]:
+        return tuple(lib for lib in self.libraries if lib.has_device_code)
+
+    @property
+    def all_targets(self) -> tuple[str, ...]:
+        return tuple(sorted({t for lib in self.with_device_code for t in lib.targets}))
+
+    @property
+    def common_targets(self) -> tuple[str, ...]:
+        """Targets every library with device code carries."""
+        libs = self.with_device_code
+        if not libs:
+            return ()
+        common = set(libs[0].targets)
+        for lib in libs[1:]:
+            common &= set(lib.targets)
+        return tuple(sorted(common))
+
+    @property
+    def missing_from_some(self) -> dict[str, tuple[str, ...]]:
+        """Target -> the libraries (with device code) that lack it."""
+        out: dict[str, tuple[str, ...]] = {}
+        for target in self.all_targets:
+            lacking = tuple(lib.path for lib in self.with_device_code if target not in lib.targets)
+            if lacking:
+                out[target] = lacking
+        return out
+
+
+def entry_satisfies(entry: EntryId, base: str, sramecc: str = "", xnack: str = "") -> bool:
+    """Whether code in `entry` loads on a device of that target.
+
+    A feature the expectation leaves open accepts any entry setting; one it fixes accepts the
+    same setting or an entry built for Any (AMDGPUUsage target-ID rules, reference §1.2).
+    """
+    if not entry.is_amdgpu or entry.processor != base:
+        return False
+    for name, wanted in (("sramecc", sramecc), ("xnack", xnack)):
+        if wanted and entry.feature(name) not in (wanted, ""):
+            return False
+    return True
+
+
+def missing_targets(report: InspectReport, expected: Iterable[Any]) -> tuple[MissingTarget, ...]:
+    """Each (expected target, library) pair where a library with device code lacks it.
+
+    `expected` holds `rocmforge.targets.TargetId`-like values (base, sramecc, xnack) or strings
+    such as "gfx90a:xnack-". Libraries without device code are not counted: a host-only
+    library is not missing anything.
+    """
+    wanted = [_as_target(item) for item in expected]
+    out: list[MissingTarget] = []
+    for lib in report.with_device_code:
+        for text, base, sramecc, xnack in wanted:
+            if not any(entry_satisfies(e, base, sramecc, xnack) for e in lib.entry_ids):
+                out.append(MissingTarget(target=text, path=lib.path, found=lib.targets))
+    return tuple(out)
+
+
+def _as_target(item: Any) -> tuple[str, str, str, str]:
+    if isinstance(item, str):
+        base, *features = item.strip().lower().split(":")
+        settings = {f[:-1]: f[-1:] for f in features if f[-1:] in ("+", "-")}
+        return item, base, settings.get("sramecc", ""), settings.get("xnack", "")
+    return str(item), item.base, item.sramecc, item.xnack
+
+
+def library_rows(report: InspectReport) -> list[tuple[str, ...]]:
+    """One row per library: status, path, bundles, targets, code object versions, storage."""
+    rows: list[tuple[str, ...]] = []
+    for lib in report.libraries:
+        if lib.status == "error":
+            rows.append(("FAIL", lib.path, "-", "-", "-", "-", lib.error))
+            continue
+        versions = ",".join(f"v{v}" for v in lib.code_object_versions) or "-"
+        note_parts = list(lib.notes)
+        if lib.status == "partial":
+            note_parts.insert(0, lib.error)
+        if lib.mismatches:
+            note_parts.append(
+                f"{len(lib.mismatches)} ID/e_flags mismatch(es): " + lib.mismatches[0]
+            )
+        if lib.unchecked:
+            note_parts.append(f"{lib.unchecked} code object(s) not cross-checked")
+        status = {"ok": "OK", "partial": "FAIL", "rdc": "INFO"}.get(lib.status, "INFO")
+        if lib.mismatches:
+            status = "WARN"
+        rows.append(
+            (
+                status,
+                lib.path,
+                str(len(lib.bundles)),
+                " ".join(lib.targets) or _no_targets_reason(lib),
+                versions,
+                " ".join(lib.containers) or "-",
+                "; ".join(note_parts),
+            )
+        )
+    return rows
+
+
+def _no_targets_reason(lib: LibraryReport) -> str:
+    return {
+        "no-device-code": "(no .hip_fatbin)",
+        "stripped": "(device code stripped)",
+        "rdc": "(not linked)",
+    }.get(lib.status, "(none read)")
+
+
+COLUMNS = ("status", "library", "bundles", "targets", "code object", "storage", "notes")
+
+
+def to_json(
+    report: InspectReport,
+    *,
+    expected: Sequence[str] = (),
+    missing: Sequence[MissingTarget] = (),
+) -> dict[str, Any]:
+    """The versioned JSON document of `invoke inspect --json`."""
+    return {
+        "schema": SCHEMA,
+        "libraries": [_library_json(lib) for lib in report.libraries],
+        "summary": {
+            "libraries": len(report.libraries),
+            "readable": len(report.readable),
+            "with_device_code": len(report.with_device_code),
+            "skipped_files": report.skipped_files,
+            "all_targets": list(report.all_targets),
+            "common_targets": list(report.common_targets),
+            "missing_from_some": {t: list(p) for t, p in report.missing_from_some.items()},
+        },
+        "expected": list(expected),
+        "missing": [{"target": m.target, "path": m.path, "found": list(m.found)} for m in missing],
+    }
+
+
+def _library_json(lib: LibraryReport) -> dict[str, Any]:
+    return {
+        "path": lib.path,
+        "status": lib.status,
+        "error": lib.error,
+        "notes": list(lib.notes),
+        "targets": list(lib.targets),
+        "code_object_versions": list(lib.code_object_versions),
+        "storage": list(lib.containers),
+        "mismatches": list(lib.mismatches),
+        "rdc_entries": [e.text for e in lib.rdc_entries],
+        "bundles": [
+            {
+                "offset": b.offset,
+                "stored_size": b.stored_size,
+                "container": b.container,
+                "compression": b.compression,
+                "uncompressed_size": b.uncompressed_size,
+                "entries": [
+                    {
+                        "id": e.entry_id.text,
+                        "target": e.entry_id.target,
+                        "offset": e.offset,
+                        "size": e.size,
+                        "check": e.check.status,
+                        "check_detail": e.check.detail,
+                        "code_object_version": e.check.code_object_version,
+                        "e_flags": e.check.e_flags,
+                    }
+                    for e in b.entries
+                ],
+            }
+            for b in lib.bundles
+        ],
+    }
