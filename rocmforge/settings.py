@@ -151,10 +151,10 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
                 raise ValueError
             return number
         if isinstance(default, float):
-            number = float(value)
-            if number <= 0:
+            real = float(value)
+            if real <= 0:
                 raise ValueError
-            return number
+            return real
         if isinstance(default, Mapping):
             return _to_mapping(value)
         text = str(value).strip() if value is not None else ""
