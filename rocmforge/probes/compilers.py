@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -155,10 +156,9 @@ def find_host_compilers(
     as in the shell. A plain `gcc` that is the same file as a versioned one already found
     (`/usr/bin/gcc -> gcc-12`) is not listed twice. Sorted by kind, then major, newest first.
     """
-    found: list[HostCompiler] = []
-    seen_names: set[str] = set()
-    seen_real: set[Path] = set()
+    versioned: list[tuple[Path, Path | None]] = []
     plain: list[tuple[Path, Path | None]] = []
+    seen_names: set[str] = set()
     for directory in _path_dirs(path_env):
         try:
             entries = sorted(os.listdir(directory))
@@ -174,21 +174,23 @@ def find_host_compilers(
             seen_names.add(name)
             kind, suffix = kind_suffix
             cxx_name = _C_TO_CXX[kind] + (f"-{suffix}" if suffix else "")
-            cxx = _first_on_path(cxx_name, path_env)
-            if not suffix:
-                plain.append((driver, cxx))
-                continue
-            compiler = identify(driver, origin="path", cxx=cxx)
-            if compiler is not None:
-                found.append(compiler)
-                seen_real.add(driver.resolve())
-    for driver, cxx in plain:
-        if driver.resolve() in seen_real:
-            continue
-        compiler = identify(driver, origin="plain", cxx=cxx)
+            (versioned if suffix else plain).append((driver, _first_on_path(cxx_name, path_env)))
+    # Each identification runs one or two `--version` processes; running them side by side keeps
+    # `invoke plan` and `invoke doctor` quick on machines with many compilers installed.
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        versioned_ids = list(pool.map(lambda d: identify(d[0], origin="path", cxx=d[1]), versioned))
+        plain_ids = list(pool.map(lambda d: identify(d[0], origin="plain", cxx=d[1]), plain))
+    found: list[HostCompiler] = []
+    seen_real: set[Path] = set()
+    for (driver, _), compiler in zip(versioned, versioned_ids, strict=True):
         if compiler is not None:
             found.append(compiler)
             seen_real.add(driver.resolve())
+    for (driver, _), compiler in zip(plain, plain_ids, strict=True):
+        if compiler is None or driver.resolve() in seen_real:
+            continue
+        found.append(compiler)
+        seen_real.add(driver.resolve())
     if rocm_root is not None:
         rocm_clang = rocm_clang_of(rocm_root)
         if rocm_clang is not None:

@@ -201,8 +201,7 @@ def describe_install(
     hipcc_found = hipcc if hipcc.exists() else None
     clang, llvm_major = _rocm_clang(path)
     if hipcc_found is not None and (llvm_major == 0 or not version):
-        result = run([str(hipcc_found), "--version"], env=_tool_env(path), timeout=30.0)
-        report = parse_hipcc_version(result.output)
+        report = _hipcc_report(hipcc_found, path, run)
         if not version and report.hip_version:
             version, version_source = report.hip_version, "hipcc --version"
         if llvm_major == 0 and report.llvm_major:
@@ -221,6 +220,26 @@ def describe_install(
         device_lib_dir=_device_lib_dir(path),
         hipcc_on_path=bool(hipcc_found and hipcc_real and hipcc_found.resolve() == hipcc_real),
     )
+
+
+_HIPCC_REPORTS: dict[tuple[str, float, int], HipccReport] = {}
+
+
+def _hipcc_report(hipcc: Path, root: Path, run: Runner) -> HipccReport:
+    """`hipcc --version`, once per process for a given file (hipcc is a slow Perl script and
+    `invoke plan` asks several probes about the same install)."""
+    try:
+        stat = hipcc.stat()
+        key = (str(hipcc), stat.st_mtime, id(run))
+    except OSError:
+        key = None
+    if key is not None and key in _HIPCC_REPORTS:
+        return _HIPCC_REPORTS[key]
+    result = run([str(hipcc), "--version"], env=_tool_env(root), timeout=30.0)
+    report = parse_hipcc_version(result.output)
+    if key is not None and result.output:
+        _HIPCC_REPORTS[key] = report
+    return report
 
 
 def _tool_env(root: Path) -> dict[str, str]:
