@@ -1,0 +1,345 @@
+"""Triton wheel from a real local index (pytest-httpserver), verified downloads, build plan."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from packaging.tags import Tag
+from werkzeug import Response
+
+from rocmforge.errors import RocmforgeError
+from rocmforge.triton_wheel import (
+    PEP691_JSON,
+    DownloadFailed,
+    IndexClient,
+    IndexUnavailable,
+    NoMatchingWheel,
+    TritonPin,
+    download_verified,
+    find_wheel,
+    triton_conflicts,
+    triton_source_build_argv,
+)
+
+PIN = TritonPin(version="3.5.0", commit="abc12345" + "0" * 32, project="pytorch-triton-rocm")
+CP311 = [Tag("cp311", "cp311", "linux_x86_64"), Tag("py3", "none", "any")]
+GOOD_NAME = "pytorch_triton_rocm-3.5.0+gitabc12345-cp311-cp311-linux_x86_64.whl"
+
+
+def make_wheel(filename: str, payload_bytes: int = 4096) -> bytes:
+    """A small but real wheel: a module, METADATA, WHEEL and RECORD in a zip."""
+    name, version = filename.split("-")[:2]
+    dist_info = f"{name}-{version}.dist-info"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr("triton/__init__.py", f"__version__ = '{version}'\n")
+        zf.writestr("triton/_blob.bin", os.urandom(payload_bytes))
+        zf.writestr(
+            f"{dist_info}/METADATA",
+            f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n",
+        )
+        zf.writestr(
+            f"{dist_info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: rocmforge-tests\nRoot-Is-Purelib: false\n"
+            "Tag: cp311-cp311-linux_x86_64\n",
+        )
+        zf.writestr(f"{dist_info}/RECORD", "")
+    return buf.getvalue()
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture
+def wheel_bytes() -> bytes:
+    return make_wheel(GOOD_NAME)
+
+
+def serve_index(httpserver, files: dict[str, bytes], *, form: str, hashes: dict[str, str]):
+    """Serve a project page in PEP 691 JSON or PEP 503 HTML plus the wheel files."""
+    for filename, data in files.items():
+        httpserver.expect_request(f"/files/{filename}").respond_with_data(
+            data, content_type="application/octet-stream"
+        )
+    if form == "json":
+        doc = {
+            "meta": {"api-version": "1.0"},
+            "name": "pytorch-triton-rocm",
+            "files": [
+                {"filename": f, "url": f"../../files/{f}", "hashes": {"sha256": hashes[f]}}
+                for f in files
+            ],
+        }
+        httpserver.expect_request("/simple/pytorch-triton-rocm/").respond_with_data(
+            json.dumps(doc), content_type=PEP691_JSON
+        )
+    else:
+        links = "\n".join(
+            f'<a href="/files/{f}#sha256={hashes[f]}">{f}</a><br/>' for f in files
+        )
+        httpserver.expect_request("/simple/pytorch-triton-rocm/").respond_with_data(
+            f"<!DOCTYPE html><html><body>\n{links}\n</body></html>", content_type="text/html"
+        )
+    return IndexClient(index_url=httpserver.url_for("/simple"), timeout_s=5, retries=0)
+
+
+@pytest.mark.parametrize("form", ["json", "html"])
+def test_picks_and_downloads_the_pinned_wheel(httpserver, tmp_path, wheel_bytes, form):
+    other = "pytorch_triton_rocm-3.5.0+gitdeadbeef-cp311-cp311-linux_x86_64.whl"
+    release = "pytorch_triton_rocm-3.5.0-cp311-cp311-linux_x86_64.whl"
+    wrong_py = "pytorch_triton_rocm-3.5.0+gitabc12345-cp312-cp312-linux_x86_64.whl"
+    files = {n: make_wheel(n, 100) for n in (other, release, wrong_py)}
+    files[GOOD_NAME] = wheel_bytes
+    client = serve_index(httpserver, files, form=form, hashes={n: sha(d) for n, d in files.items()})
+    choice = find_wheel(client, PIN, CP311)
+    assert choice.filename == GOOD_NAME
+    assert choice.version == "3.5.0+gitabc12345"
+    assert choice.sha256 == sha(wheel_bytes)
+    assert choice.url == httpserver.url_for(f"/files/{GOOD_NAME}")
+    assert choice.tag == "cp311-cp311-linux_x86_64"
+    path = download_verified(choice.url, choice.sha256, tmp_path / "dist", progress=True)
+    assert path == tmp_path / "dist" / GOOD_NAME
+    assert path.read_bytes() == wheel_bytes
+    init = zipfile.ZipFile(path).read("triton/__init__.py")
+    assert init == b"__version__ = '3.5.0+gitabc12345'\n"
+    assert os.listdir(tmp_path / "dist") == [GOOD_NAME]
+
+
+def test_release_wheel_is_used_when_no_commit_build_exists(httpserver):
+    release = "pytorch_triton_rocm-3.5.0-cp311-cp311-linux_x86_64.whl"
+    data = make_wheel(release, 10)
+    client = serve_index(httpserver, {release: data}, form="html", hashes={release: sha(data)})
+    assert find_wheel(client, PIN, CP311).filename == release
+
+
+def test_old_ten_hex_and_radeon_suffixes_match_the_pin():
+    assert PIN.accepts(__import__("packaging.version").version.Version("3.5.0+abc1234500")) == 0
+    from packaging.version import Version
+
+    assert PIN.accepts(Version("3.5.0+rocm6.4.2.gitabc12345")) == 0
+    assert PIN.accepts(Version("3.5.1+gitabc12345")) is None
+    assert PIN.accepts(Version("3.5.0+gitdeadbeef")) is None
+
+
+def test_no_wheel_for_this_interpreter(httpserver):
+    wrong_py = "pytorch_triton_rocm-3.5.0+gitabc12345-cp312-cp312-linux_x86_64.whl"
+    data = make_wheel(wrong_py, 10)
+    client = serve_index(httpserver, {wrong_py: data}, form="json", hashes={wrong_py: sha(data)})
+    with pytest.raises(NoMatchingWheel) as info:
+        find_wheel(client, PIN, CP311)
+    assert "versions listed: 3.5.0+gitabc12345" in str(info.value)
+    assert "falls back to compiling Triton" in str(info.value)
+
+
+def test_missing_project_is_404_no_matching_wheel(httpserver):
+    httpserver.expect_request("/simple/pytorch-triton-rocm/").respond_with_data("nope", status=404)
+    client = IndexClient(index_url=httpserver.url_for("/simple/"), timeout_s=5, retries=0)
+    with pytest.raises(NoMatchingWheel, match="has no project pytorch-triton-rocm"):
+        find_wheel(client, PIN, CP311)
+
+
+def test_index_timeout_is_index_unavailable(httpserver):
+    def slow(_request):
+        time.sleep(1.5)
+        return Response("late", content_type="text/html")
+
+    httpserver.expect_request("/simple/pytorch-triton-rocm/").respond_with_handler(slow)
+    client = IndexClient(index_url=httpserver.url_for("/simple"), timeout_s=0.3, retries=0)
+    start = time.perf_counter()
+    with pytest.raises(IndexUnavailable, match=r"did not answer within 0\.3 s") as info:
+        find_wheel(client, PIN, CP311)
+    assert time.perf_counter() - start < 1.4
+    assert info.value.exit_code == 2
+    assert isinstance(info.value, RocmforgeError)
+
+
+def test_unreachable_index_is_index_unavailable():
+    import socket
+
+    with socket.socket() as sock:  # a port that was just free: connection refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = IndexClient(index_url=f"http://127.0.0.1:{port}/simple", timeout_s=5, retries=0)
+    with pytest.raises(IndexUnavailable, match="could not be reached"):
+        find_wheel(client, PIN, CP311)
+
+
+def test_wrong_sha256_leaves_nothing(httpserver, tmp_path, wheel_bytes):
+    httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data(wheel_bytes)
+    dest = tmp_path / "dist"
+    with pytest.raises(DownloadFailed, match="does not match its published sha256") as info:
+        download_verified(httpserver.url_for(f"/files/{GOOD_NAME}"), "0" * 64, dest, False)
+    assert f"got {sha(wheel_bytes)}" in str(info.value)
+    assert os.listdir(dest) == []
+
+
+def test_corrupt_body_leaves_nothing(httpserver, tmp_path, wheel_bytes):
+    corrupt = bytearray(wheel_bytes)
+    corrupt[100] ^= 0xFF
+    httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data(bytes(corrupt))
+    dest = tmp_path / "dist"
+    with pytest.raises(DownloadFailed, match="does not match"):
+        download_verified(
+            httpserver.url_for(f"/files/{GOOD_NAME}"), sha(wheel_bytes), dest, False
+        )
+    assert os.listdir(dest) == []
+
+
+def test_truncated_body_leaves_nothing(httpserver, tmp_path, wheel_bytes):
+    def short(_request):
+        # Content-Length promises the whole wheel; the server sends half and closes.
+        response = Response(wheel_bytes[: len(wheel_bytes) // 2], direct_passthrough=True)
+        response.headers["Content-Length"] = str(len(wheel_bytes))
+        response.headers["Connection"] = "close"
+        return response
+
+    httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_handler(short)
+    dest = tmp_path / "dist"
+    with pytest.raises(DownloadFailed, match=r"broke off|truncated|timed out"):
+        download_verified(
+            httpserver.url_for(f"/files/{GOOD_NAME}"), sha(wheel_bytes), dest, False,
+            timeout_s=3,
+        )
+    assert os.listdir(dest) == []
+
+
+def test_http_error_on_download(httpserver, tmp_path):
+    httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data("gone", status=404)
+    with pytest.raises(DownloadFailed, match="failed with HTTP 404"):
+        download_verified(httpserver.url_for(f"/files/{GOOD_NAME}"), "a" * 64, tmp_path, False)
+    assert os.listdir(tmp_path) == []
+
+
+def test_invalid_expected_hash_is_refused(tmp_path):
+    with pytest.raises(DownloadFailed, match="without a valid sha256"):
+        download_verified("http://127.0.0.1:9/x.whl", "md5:abc", tmp_path, False)
+
+
+def _tmpfs(path: Path, size: str) -> bool:
+    if os.geteuid() != 0:
+        return False
+    path.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def test_disk_full_on_tmpfs_leaves_nothing(httpserver, tmp_path):
+    big = make_wheel(GOOD_NAME, payload_bytes=512 * 1024)
+    httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data(big)
+    small = tmp_path / "small"
+    if not _tmpfs(small, "128k"):
+        pytest.skip("mounting a tmpfs needs root and mount permission")
+    try:
+        with pytest.raises(DownloadFailed, match="No space left on device") as info:
+            download_verified(httpserver.url_for(f"/files/{GOOD_NAME}"), sha(big), small, False)
+        assert "free space in" in str(info.value)
+        assert os.listdir(small) == []
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+
+
+def test_file_size_limit_reported_by_the_os(httpserver, tmp_path):
+    """RLIMIT_FSIZE in a child process: the OS refuses the write (EFBIG), nothing is left."""
+    big = make_wheel(GOOD_NAME, payload_bytes=512 * 1024)
+    httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data(big)
+    dest = tmp_path / "dist"
+    script = textwrap.dedent(
+        f"""
+        import resource, signal, sys
+        from pathlib import Path
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+        from rocmforge.errors import RocmforgeError
+        from rocmforge.triton_wheel import download_verified
+        try:
+            download_verified({httpserver.url_for(f"/files/{GOOD_NAME}")!r}, {sha(big)!r},
+                              Path({str(dest)!r}), False)
+        except RocmforgeError as exc:
+            print(exc)
+            sys.exit(exc.exit_code)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Could not write" in done.stdout and "File too large" in done.stdout
+    assert "Traceback" not in done.stderr
+    assert os.listdir(dest) == []
+
+
+def test_plain_progress_when_not_a_tty(httpserver, tmp_path, wheel_bytes, capsys):
+    httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data(wheel_bytes)
+    download_verified(
+        httpserver.url_for(f"/files/{GOOD_NAME}"), sha(wheel_bytes), tmp_path, True
+    )
+    err = capsys.readouterr().err
+    assert f"downloading {GOOD_NAME}" in err
+    assert f"downloaded {GOOD_NAME}: {len(wheel_bytes)} bytes" in err
+
+
+def test_source_build_argv_root_layout(tmp_path):
+    plan = triton_source_build_argv(
+        tmp_path / "triton",
+        TritonPin(version="3.5.1", commit="bfeb066872bc1e8b2d2bc0a3b295b99dd77206e7"),
+        python="/venv/bin/python",
+        dist_dir=tmp_path / "dist",
+        llvm_syspath="/opt/llvm-triton",
+        max_jobs=6,
+    )
+    assert plan.cwd == tmp_path / "triton"
+    assert plan.argv == (
+        "/venv/bin/python", "setup.py", "bdist_wheel", "--dist-dir", str(tmp_path / "dist")
+    )
+    assert dict(plan.env) == {
+        "TRITON_WHEEL_NAME": "pytorch-triton-rocm",
+        "MAX_JOBS": "6",
+        "LLVM_SYSPATH": "/opt/llvm-triton",
+        "LLVM_INCLUDE_DIRS": "/opt/llvm-triton/include",
+        "LLVM_LIBRARY_DIR": "/opt/llvm-triton/lib",
+    }
+
+
+def test_source_build_argv_python_dir_for_old_triton(tmp_path):
+    plan = triton_source_build_argv(
+        tmp_path, TritonPin(version="3.1.0", commit="cf34004b8a67d290a962da166f5aa2fc66751326"),
+        python="python3", dist_dir=tmp_path / "d", with_clang_lld=True,
+    )
+    assert plan.cwd == tmp_path / "python"
+    assert plan.env == {
+        "TRITON_WHEEL_NAME": "pytorch-triton-rocm",
+        "TRITON_BUILD_WITH_CLANG_LLD": "1",
+    }
+    probed = triton_source_build_argv(
+        tmp_path, TritonPin(version="3.1.0", commit="c" * 40), python="python3",
+        dist_dir=tmp_path, setup_at_root=True,
+    )
+    assert probed.cwd == tmp_path
+
+
+def test_conflicts_remove_cuda_triton_and_other_providers():
+    found = triton_conflicts(
+        ["numpy", "Triton", "pytorch_triton", "pytorch-triton-rocm"],
+        keep="pytorch-triton-rocm", python="/venv/bin/python",
+    )
+    assert found.names == ("pytorch-triton", "triton")
+    assert found.uninstall_argv == (
+        "/venv/bin/python", "-m", "pip", "uninstall", "--yes", "pytorch-triton", "triton"
+    )
+    none = triton_conflicts(["numpy", "triton-rocm"], keep="triton-rocm", python="python")
+    assert none.names == () and none.uninstall_argv == ()
