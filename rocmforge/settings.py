@@ -33,6 +33,7 @@ class Settings:
     mirrors: Mapping[str, str] = field(default_factory=dict)
     triton_repo: str = ""
     triton_index: str = ""
+    triton_mode: str = "auto"
     gcc: int = 0
     clang: int = 0
     allow_compiler: bool = False
@@ -41,6 +42,8 @@ class Settings:
     cache: str = "auto"
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
+    skip_preflight: bool = False
+    venv_system_site_packages: bool = False
     alternatives_altdir: str = ""
     alternatives_admindir: str = ""
     alternatives_link_dir: str = ""
@@ -62,6 +65,10 @@ class Settings:
 
 SETTING_NAMES = tuple(f.name for f in dataclasses.fields(Settings) if f.name != "origins")
 _CACHE_CHOICES = ("auto", "ccache", "sccache", "none")
+_TRITON_CHOICES = ("auto", "wheel", "source", "skip")
+# ROCMFORGE_* variables that are not settings: read by knowledge.toml_files (CONFIG_DIR) and by
+# the nox sessions (VERIFY_TARGETS, DIST) before any Settings exist.
+_NOT_SETTINGS = ("config_dir", "verify_targets", "dist")
 
 
 def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
@@ -113,7 +120,7 @@ def _env_layer(environ: Mapping[str, str]) -> dict[str, str]:
         if not name.startswith(ENV_PREFIX):
             continue
         key = name[len(ENV_PREFIX) :].lower()
-        if key in ("config_dir",):  # read by knowledge.toml_files, not a setting
+        if key in _NOT_SETTINGS:
             continue
         if key not in SETTING_NAMES:
             env_names = [ENV_PREFIX + n.upper() for n in SETTING_NAMES]
@@ -160,6 +167,8 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
         text = str(value).strip() if value is not None else ""
         if key == "cache" and text not in _CACHE_CHOICES:
             raise ValueError
+        if key == "triton_mode" and text not in _TRITON_CHOICES:
+            raise ValueError
         return text
     except (TypeError, ValueError):
         kind = _kind_name(default, key)
@@ -173,6 +182,8 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
 def _kind_name(default: Any, key: str) -> str:
     if key == "cache":
         return "one of " + ", ".join(_CACHE_CHOICES)
+    if key == "triton_mode":
+        return "one of " + ", ".join(_TRITON_CHOICES)
     if isinstance(default, bool):
         return "a boolean (true/false, 1/0, yes/no)"
     if isinstance(default, int):

@@ -30,6 +30,13 @@ def reported(func: F) -> F:
             raise Exit(f"rocmforge: {exc.paragraph()}", code=exc.exit_code) from None
         except KeyboardInterrupt:
             raise Exit("rocmforge: interrupted.", code=130) from None
+        except BrokenPipeError:
+            # The reader went away (`invoke plan | head`): stop quietly, as shell tools do.
+            import os
+            import sys
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise Exit(code=141) from None
 
     return wrapper  # type: ignore[return-value]
 

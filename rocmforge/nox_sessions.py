@@ -1,0 +1,71 @@
+"""The kit's nox sessions `verify(<target>)` and `build`, registered on import.
+
+Owns: the session bodies, kept thin (decisions live in rocmforge.nox_support). The kit's own
+noxfile.py imports this module, and so does a repo that vendored the kit (`rocm_nox.py`), which
+is why it lives in the package and not in noxfile.py.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+import nox
+
+from rocmforge import nox_support
+
+ROOT = Path(__file__).resolve().parent.parent  # the kit root: pyproject.toml, config/, dist/
+
+__all__ = ["build", "verify"]
+
+
+def _verify_targets() -> list[str]:
+    environ = os.environ
+    return nox_support.session_targets(
+        nox_support.dist_dir(ROOT, environ), environ,
+        lambda: nox_support.config_targets(environ),
+    )
+
+
+_TARGETS = _verify_targets()
+
+
+@nox.session(default=False, reuse_venv=False)
+@nox.parametrize("target", _TARGETS, ids=_TARGETS)
+def verify(session: nox.Session, target: str) -> None:
+    """Fresh venv with the built torch + Triton wheels; static and runtime checks per target."""
+    from packaging.tags import sys_tags
+
+    from rocmforge.errors import RocmforgeError, UsageError
+
+    dist = nox_support.dist_dir(ROOT, os.environ)
+    try:
+        plan = nox_support.plan_session(target, dist=dist, environ=os.environ,
+                                        supported_tags=sys_tags(),
+                                        python=platform.python_version())
+    except RocmforgeError as exc:
+        nox_support.bail(exc)
+        return
+    session.install(str(plan.wheels.torch), str(plan.wheels.triton))
+    session.install(str(ROOT))  # the kit itself: verify + the offload-bundle reader for `static`
+    plan.report.parent.mkdir(parents=True, exist_ok=True)
+    plan.report.unlink(missing_ok=True)
+    session.run(*plan.verify_argv("python"), success_codes=[0, 1, 2])
+    code = nox_support.read_report_exit(plan.report)
+    if code is None:
+        nox_support.bail(UsageError(
+            f"verify({target}) produced no report: torch in the session's venv is unusable "
+            "(its message is above)",
+            "", f"check the wheels in {dist}; `python -m rocmforge.verify` inside "
+            f"{session.virtualenv.location} shows the same error"))
+    if code:
+        session.error(f"verify({target}) found failures: see the table above and {plan.report}")
+
+
+@nox.session(default=False, reuse_venv=False)
+def build(session: nox.Session) -> None:
+    """`invoke build` inside a fresh virtualenv nox makes; wheels land in the work dir's dist/."""
+    session.install(str(ROOT))
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    session.run("rocmforge", "build", "--python", python, *session.posargs)
