@@ -38,7 +38,7 @@ class Settings:
     clang: int = 0
     allow_compiler: bool = False
     max_jobs: int = 0
-    mem_per_job_gib: float = 4.0
+    mem_per_job_gib: float = 4.5
     cache: str = "auto"
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
