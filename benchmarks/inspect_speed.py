@@ -1,15 +1,21 @@
 """Benchmark: `invoke inspect`'s reader on a 1 GiB .so with 4,000 bundles of 4 targets each.
 
-Builds two files in a temp dir (plain bundles, and CCOB v3/zstd bundles), each a tiny real .so
-(gcc -shared) with a ~1 GiB `.hip_fatbin` attached by objcopy, then times:
-  - the reader (`inspect_paths`, in a child process so its peak RSS is its own),
+Builds two files in a work dir (plain bundles, and CCOB v3/zstd bundles), each a tiny real .so
+(gcc -shared) with a ~1 GiB `.hip_fatbin` attached by objcopy, then times, `--repeat` times each
+(best and median reported):
+  - the reader (`inspect_paths`, in a child process so its peak RSS is its own; the time is
+    measured inside the child around `inspect_paths`, so it includes loading pyelftools and the
+    arch table but not the interpreter's start),
   - `roc-obj-ls -v` when installed (it cannot read CCOB; it is skipped there),
   - `cat FILE > /dev/null`, the cost of any tool that must read every byte.
-The page cache is warm for all of them (the files were just written); a cold cache slows `cat`
-far more than the reader, which reads ~1% of the file. Targets (issue 6): reader < 1 s on both
-files and faster than `cat`; peak RSS < 200 MB.
+Warm: the file is in the page cache. Cold (`--cold`): before each run the file's pages are
+dropped with posix_fadvise(POSIX_FADV_DONTNEED) (this file only, no global cache drop).
+Wheel (`--wheel`): the plain .so deflated into a wheel, code objects made compressible (about 2:1,
+like machine code) so inflating is not a memcpy; times `inspect_paths` on the wheel.
+Targets (issue 6): reader < 1 s on both files and faster than `cat`; peak RSS < 200 MB.
 
-Usage: python3 benchmarks/inspect_speed.py [--bundles 4000] [--size-gib 1] [--keep DIR]
+Usage: python3 benchmarks/inspect_speed.py [--bundles 4000] [--size-gib 1] [--repeat 3]
+           [--cold] [--wheel] [--keep DIR]   (--keep reuses files already built there)
 """
 
 from __future__ import annotations
@@ -18,10 +24,12 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import zstandard
@@ -37,26 +45,34 @@ from pathlib import Path
 from rocmforge.inspect import inspect_paths
 start = time.perf_counter()
 report = inspect_paths([Path(sys.argv[1])])
+lib = report.libraries[-1]
+summary = {"bundles": len(lib.bundles), "targets": lib.targets, "status": lib.status,
+           "error": lib.error, "unchecked": lib.unchecked, "mismatches": len(lib.mismatches)}
 elapsed = time.perf_counter() - start
-(lib,) = report.libraries
-print(json.dumps({"seconds": elapsed, "bundles": len(lib.bundles), "targets": lib.targets,
-                  "status": lib.status, "error": lib.error,
-                  "unchecked": lib.unchecked, "mismatches": len(lib.mismatches),
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+summary["seconds"] = elapsed
+summary["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(summary))
 """
 
 
-def make_bundle(code_object_size: int) -> bytes:
-    """Host entry plus 4 code objects of random (incompressible, like machine code) bytes."""
+def make_bundle(code_object_size: int, *, compressible: bool = False) -> bytes:
+    """Host entry plus 4 code objects of random bytes (incompressible, or about 2:1)."""
     entries = [(HOST, b"")]
+    # Bytes drawn from 16 values: zlib gets close to 2:1, about what it gets on machine code.
+    squeeze = bytes.maketrans(bytes(range(256)), bytes(i % 16 for i in range(256)))
     for name, mach in TARGETS:
         header = code_object_header(mach=mach, xnack="any", sramecc="any")
         body = os.urandom(code_object_size - len(header))
+        if compressible:
+            body = body.translate(squeeze)
         entries.append((f"hipv4-amdgcn-amd-amdhsa--{name}", header + body))
     return plain_bundle(entries)
 
 
 def build_so(work: Path, name: str, bundle: bytes, count: int) -> Path:
+    lib = work / f"lib{name}.so"
+    if lib.exists() and lib.stat().st_size >= len(bundle) * count:
+        return lib  # reused (--keep)
     section = work / f"{name}.bin"
     with open(section, "wb") as out:
         for _ in range(count):
@@ -66,7 +82,6 @@ def build_so(work: Path, name: str, bundle: bytes, count: int) -> Path:
     host = work / "libhost.so"
     if not host.exists():
         subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(host), str(src)], check=True)
-    lib = work / f"lib{name}.so"
     subprocess.run(
         ["objcopy", "--add-section", f".hip_fatbin={section}",
          "--set-section-alignment", ".hip_fatbin=4096", str(host), str(lib)],
@@ -74,6 +89,29 @@ def build_so(work: Path, name: str, bundle: bytes, count: int) -> Path:
     )  # fmt: skip
     section.unlink()
     return lib
+
+
+def build_wheel(work: Path, lib: Path) -> Path:
+    wheel = work / "torch-0.0.0-cp311-cp311-linux_x86_64.whl"
+    if wheel.exists():
+        return wheel
+    partial = wheel.with_suffix(".partial")
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.writestr("torch/__init__.py", "")
+        with open(lib, "rb") as src, zf.open("torch/lib/libtorch_hip.so", "w", force_zip64=True) as dst:
+            shutil.copyfileobj(src, dst, 1 << 22)
+    partial.rename(wheel)
+    return wheel
+
+
+def drop_cache(path: Path) -> None:
+    """Drop this file's pages from the page cache (no root, no global drop)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def timed(argv: list[str], timeout: int = 300) -> float | None:
@@ -93,10 +131,50 @@ def run_reader(lib: Path) -> dict:
     return json.loads(done.stdout)
 
 
+def measure(lib: Path, repeat: int, cold: bool) -> dict:
+    """Interleaved runs of cat and the reader; best and median of each."""
+    cats: list[float] = []
+    readers: list[dict] = []
+    if not cold:
+        timed(["cat", str(lib)])  # warm the cache
+    for _ in range(repeat):
+        if cold:
+            drop_cache(lib)
+        cat = timed(["sh", "-c", f'cat "{lib}" > /dev/null'])
+        cats.append(cat if cat is not None else float("inf"))
+        if cold:
+            drop_cache(lib)
+        readers.append(run_reader(lib))
+    times = [r["seconds"] for r in readers]
+    return {
+        "reader_best": min(times),
+        "reader_median": statistics.median(times),
+        "cat_best": min(cats),
+        "cat_median": statistics.median(cats),
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in readers),
+        "last": readers[-1],
+    }
+
+
+def line(name: str, mode: str, size: int, m: dict) -> str:
+    last = m["last"]
+    return (
+        f"{name:13} {mode:4} {size / (1 << 30):.2f} GiB bundles={last['bundles']} "
+        f"status={last['status']} reader best/median={m['reader_best']:.3f}/"
+        f"{m['reader_median']:.3f}s cat best/median={m['cat_best']:.3f}/{m['cat_median']:.3f}s "
+        f"(cat/reader on medians {m['cat_median'] / m['reader_median']:.1f}x) "
+        f"peak RSS={m['peak_rss_mb']:.0f} MB unchecked={last['unchecked']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=int, default=4000)
     parser.add_argument("--size-gib", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cold", action="store_true", help="also time with the file uncached")
+    parser.add_argument("--wheel", action="store_true", help="also time a deflated wheel")
+    parser.add_argument("--only", choices=("plain", "ccob-v3-zstd", "none"), default=None)
     parser.add_argument("--keep", type=Path, default=None)
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="inspect-bench-"))
@@ -107,39 +185,44 @@ def main() -> None:
     compressed = pad_to(
         ccob(plain, payload=zstandard.ZstdCompressor(level=1).compress(plain))
     )  # fmt: skip
-    results = {}
+    results: dict[str, dict] = {}
     try:
         for name, bundle in (("plain", plain), ("ccob-v3-zstd", compressed)):
+            if args.only and args.only != name:
+                continue
             lib = build_so(work, name, bundle, args.bundles)
             size = lib.stat().st_size
-            cat = timed(["sh", "-c", f'cat "{lib}" > /dev/null'])
-            reader = run_reader(lib)
-            roc = None
+            modes = ["warm", "cold"] if args.cold else ["warm"]
+            for mode in modes:
+                m = measure(lib, args.repeat, cold=mode == "cold")
+                results[f"{name}/{mode}"] = m
+                print(line(name, mode, size, m), flush=True)
             if shutil.which("roc-obj-ls") and name == "plain":
                 roc = timed(["roc-obj-ls", "-v", str(lib)])
-            results[name] = {
-                "file_bytes": size,
-                "reader": reader,
-                "cat_seconds": cat,
-                "roc_obj_ls_seconds": roc,
-                "reader_vs_cat": (cat / reader["seconds"]) if cat else None,
-            }
-            line = (
-                f"{name:13} {size / (1 << 30):.2f} GiB  bundles={reader['bundles']}  "
-                f"reader={reader['seconds']:.3f}s  cat={cat:.3f}s  "
-                f"(reader {cat / reader['seconds']:.1f}x faster)  "
-                f"peak RSS={reader['peak_rss_mb']:.0f} MB  unchecked={reader['unchecked']}"
+                results["roc-obj-ls"] = {"seconds": roc}
+                print(f"roc-obj-ls -v on {lib.name}: {roc}s", flush=True)
+        if args.wheel:
+            source = build_so(work, "compressible", make_bundle(code_object_size,
+                              compressible=True), args.bundles)  # fmt: skip
+            wheel = build_wheel(work, source)
+            source.unlink() if not args.keep else None
+            readers = [run_reader(wheel) for _ in range(args.repeat)]
+            times = [r["seconds"] for r in readers]
+            cat = timed(["sh", "-c", f'unzip -p "{wheel}" torch/lib/libtorch_hip.so > /dev/null'])
+            results["wheel"] = {"wheel_bytes": wheel.stat().st_size, "readers": readers,
+                                "unzip_p_seconds": cat}  # fmt: skip
+            print(
+                f"wheel (deflated member {readers[-1]['bundles']} bundles, "
+                f"{wheel.stat().st_size / (1 << 30):.2f} GiB compressed): "
+                f"reader best/median={min(times):.3f}/{statistics.median(times):.3f}s "
+                f"peak RSS={max(r['peak_rss_mb'] for r in readers):.0f} MB "
+                f"status={readers[-1]['status']}; `unzip -p` of the member: {cat}s",
+                flush=True,
             )
-            if roc is not None:
-                ratio = roc / reader["seconds"]
-                line += f"  roc-obj-ls={roc:.2f}s ({ratio:.2f}x the reader)"
-            print(line, flush=True)
-            if not args.keep:
-                lib.unlink()
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps(results, indent=2))
+    print(json.dumps(results, indent=2, default=str))
 
 
 if __name__ == "__main__":

@@ -5,21 +5,22 @@ with `env=`, no pty, `warn=True`), printing `+ <argv>` and the environment varia
 since the previous step, teeing output to `<work>/logs/<step>.log`, stamping a step (keyed by its
 digest) only after it succeeded, skipping steps whose stamp matches and redoing the first changed
 one and everything after it, the build lock, Ctrl-C/SIGTERM handling (the step's process group is
-ended, no stamp is written, the resume command is printed), and failure triage through
-`rocmforge.diagnostics` when that module is present. "python" steps call registered in-process
-actions (`register_action`).
+ended, no stamp is written, the resume command is printed), a status line per finished step
+(`[3/15] checkout ... 2.1 s`), and failure triage through `rocmforge.diagnostics` (the log is
+matched against config/diagnostics.toml; cause, fix and at most 30 relevant lines are shown).
+"python" steps call in-process actions registered with `register_action`; the build pipeline's
+actions live in `rocmforge.build_actions` (imported by `run_plan`).
 
 Under `invoke --dry` (`c.config.run.dry`) it prints every step and writes nothing: no folders,
-no logs, no stamps, no lock. Must not: decide what to run (the planners do) or parse arguments.
+no logs, no stamps, no lock. Must not: decide what to run (the planners do), parse arguments, or
+know what any step does (no step action lives here).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -39,7 +40,7 @@ from rocmforge.plan.model import Plan, Step
 from rocmforge.stamps import Stamp, read_stamp, remove_stamp, write_stamp
 from rocmforge.workdir import WorkDir
 
-RELEVANT_LINES = 30
+RELEVANT_LINES = 30  # diagnostics.MAX_RELEVANT_LINES: the most a failure shows
 
 
 class TextSink(Protocol):
@@ -113,11 +114,13 @@ class ActionContext:
             tuple(argv), cwd=cwd or self.step.cwd, env=merged, log=self.log, step=self.step
         )
         if check and code != 0:
-            raise _SubcommandFailed(argv, code)
+            raise SubcommandFailed(argv, code)
         return code, out
 
 
-class _SubcommandFailed(Exception):
+class SubcommandFailed(Exception):
+    """A sub-command of a step exited non-zero; the runner turns it into a triaged StepFailed."""
+
     def __init__(self, argv: Sequence[str], code: int) -> None:
         super().__init__(f"{shlex.join(argv)} exited with {code}")
         self.code = code
@@ -367,8 +370,8 @@ class StepRunner:
                     code, _ = self._run_argv(step.argv, cwd=step.cwd, env=step.env, log=tee,
                                              step=step)
                     if code != 0:
-                        raise _SubcommandFailed(step.argv, code)
-        except _SubcommandFailed as exc:
+                        raise SubcommandFailed(step.argv, code)
+        except SubcommandFailed as exc:
             self._record(step, "failed", started)
             raise self._failure(step, f"exited with status {exc.code}") from None
         except StepInterrupted:
@@ -406,6 +409,17 @@ class StepRunner:
             StepResult(name=step.name, status="ran", duration_s=duration, digest=step.digest(),
                        details=dict(details or {}))
         )
+        self._status_line(step, duration)
+
+    def _status_line(self, step: Step, duration: float) -> None:
+        """`[3/15] checkout ... 2.1 s` once a step is done (bold green on a terminal)."""
+        from rocmforge.render import wants_plain
+
+        index = self.plan.steps.index(step) + 1
+        line = f"[{index}/{len(self.plan.steps)}] {step.name} ... {duration:.1f} s"
+        if not wants_plain(self.console):
+            line = f"\x1b[1;32m{line}\x1b[0m"
+        self._say(line)
 
     def _record(self, step: Step, status: str, started: float) -> None:
         self.results.append(
@@ -490,48 +504,61 @@ class StepRunner:
         )
 
     def _failure(self, step: Step, how: str) -> StepFailed:
+        """StepFailed with the triage of the step's log: cause, fix and <= 30 relevant lines."""
         log_path = self._log_path(step)
-        try:
-            text = log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
-        cause = ""
-        fix = ""
-        lines: list[str] = []
-        triage = _triage(text, step.name)
-        if triage is not None:
-            cause = str(getattr(triage, "cause", "") or "")
-            fix = str(getattr(triage, "fix", "") or "")
-            signature = str(getattr(triage, "signature", "") or "")
-            if signature:
-                cause = f"{cause} (matched {signature})" if cause else f"matched {signature}"
-            lines = [str(x) for x in getattr(triage, "relevant_lines", ()) or ()]
-        if not lines:
-            lines = [line for line in text.splitlines() if line.strip()][-RELEVANT_LINES:]
-        lines = lines[-RELEVANT_LINES:]
+        explained = explain_log(log_path, step.name)
+        lines = list(explained.lines)
         self._say(f"---- the {len(lines)} most relevant lines of {log_path} ----")
         for line in lines:
             self._say(f"    {line}")
         self._say("----")
+        cause = explained.cause
+        if explained.signature_id:
+            cause = f"{cause} (known failure `{explained.signature_id}`)"
         error = StepFailed(
             f"Step {step.name} failed: {self._command_line(step)[2:]} {how}. Full log: {log_path}",
-            cause or "no known failure signature matched the log; the lines above end it",
-            (fix + "; then " if fix else "fix the cause shown above, then ") + self.resume_hint
-            + " (finished steps are kept)",
+            cause or "no known failure signature matched the log; the lines above are the ones "
+            "that look like errors (or its end)",
+            (explained.fix + "; then " if explained.fix else "fix the cause shown above, then ")
+            + self.resume_hint + " (finished steps are kept)",
         )
         error.lines = lines  # type: ignore[attr-defined]
+        error.signature_id = explained.signature_id  # type: ignore[attr-defined]
         return error
 
 
-def _triage(text: str, step_name: str) -> Any:
+@dataclass(frozen=True, kw_only=True)
+class LogExplanation:
+    """What a failed step's log says: the matched signature (or none) and the lines to show."""
+
+    signature_id: str
+    cause: str
+    fix: str
+    lines: tuple[str, ...]
+
+
+def explain_log(log_path: Path, step_name: str) -> LogExplanation:
+    """Triage a step log from disk (streamed): a known signature with its cause, fix and lines;
+    else the error-looking lines (diagnostics.relevant_lines); else the last 30 lines."""
+    from collections import deque
+
+    from rocmforge import diagnostics
+
     try:
-        from rocmforge import diagnostics  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return None
-    triage = getattr(diagnostics, "triage", None)
-    if triage is None:
-        return None
-    return triage(text, step_name)
+        triage = diagnostics.triage_file(log_path, step_name)
+    except OSError:
+        return LogExplanation(signature_id="", cause="", fix="", lines=())
+    if triage is not None:
+        return LogExplanation(signature_id=triage.signature_id, cause=triage.cause,
+                              fix=triage.fix, lines=tuple(triage.relevant_lines[-RELEVANT_LINES:]))
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    lines = tuple(diagnostics.relevant_lines(text))
+    if not lines:
+        tail: deque[str] = deque(
+            (line for line in text.splitlines() if line.strip()), maxlen=RELEVANT_LINES
+        )
+        lines = tuple(tail)
+    return LogExplanation(signature_id="", cause="", fix="", lines=lines[-RELEVANT_LINES:])
 
 
 def run_plan(
@@ -543,381 +570,8 @@ def run_plan(
     resume_hint: str = "",
     console: TextIO | None = None,
 ) -> list[StepResult]:
-    """Execute `plan` (see StepRunner); the build actions are registered on first use."""
+    """Execute `plan` (see StepRunner) with the build pipeline's actions registered."""
+    import rocmforge.build_actions  # noqa: F401 - registers the actions
+
     return StepRunner(c, plan, workdir, extras=extras, resume_hint=resume_hint,
                       console=console).execute()
-
-
-# ------------------------------------------------------------------------ the pipeline's actions
-# In-process steps of the build plan (rocmforge.plan.build_plan). Each gets an ActionContext,
-# writes only inside the work dir, runs sub-commands through ctx.run (so they are logged and
-# interruptible), and returns details that are kept in its stamp (read by `collect`).
-
-_USE_ROCM_LINE = re.compile(r"^--\s+USE_ROCM\s+:\s*(\S*)\s*$", re.MULTILINE)
-_ARCH_LINE = re.compile(r"^(?:--\s*)?Building PyTorch for GPU arch:\s*(.*?)\s*$", re.MULTILINE)
-
-
-def _details_of(ctx: ActionContext, step_name: str) -> Mapping[str, Any]:
-    for result in ctx.results:
-        if result.name == step_name:
-            return result.details
-    return {}
-
-
-@register_action("preflight", "doctor's rows for this build; any FAIL stops the build")
-def _preflight(ctx: ActionContext) -> Mapping[str, Any]:
-    if ctx.step.inputs.get("skip") == "True":
-        ctx.say("preflight skipped (--skip-preflight)")
-        return {"skipped": True}
-    rows = list(ctx.extras.get("preflight_rows", ()))
-    for row in rows:
-        ctx.say(f"{row.status:<5} {row.check}: {row.detail}")
-    failed = [row for row in rows if row.status == "FAIL"]
-    if failed:
-        raise StepFailed(
-            f"Preflight found {len(failed)} problem(s) that would make the build fail: "
-            + "; ".join(f"{row.check} ({row.detail})" for row in failed),
-            "doctor's FAIL rows are known to end a build, often hours in",
-            "; ".join(row.fix for row in failed if row.fix) or "run `invoke doctor` for details",
-        )
-    return {"rows": len(rows), "warnings": sum(1 for r in rows if r.status == "WARN")}
-
-
-@register_action("compilers", "print and record `<compiler> --version` of CC, CXX and HIP")
-def _compilers(ctx: ActionContext) -> Mapping[str, Any]:
-    compilers = dict(ctx.plan.settings.get("compilers", {}))
-    versions: dict[str, str] = {}
-    tools = {**compilers}
-    for extra in ("cmake", "ninja"):
-        found = shutil.which(extra)
-        if found:
-            tools[extra] = found
-    for role, exe in sorted(tools.items()):
-        code, out = ctx.capture([exe, "--version"], check=role not in ("cmake", "ninja"))
-        first = next((line.strip() for line in out.splitlines() if line.strip()), "")
-        versions[role] = f"{exe}: {first}" if code == 0 else f"{exe}: (--version failed)"
-    return {"toolchain": versions}
-
-
-@register_action("environment", "write state/build-env.sh with the build's exports")
-def _environment(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge.stamps import atomic_write_text
-
-    lines = ["# Written by rocmforge: the environment of `invoke build` (source it to reproduce)."]
-    lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(ctx.step.env.items())]
-    path = ctx.workdir.state / "build-env.sh"
-    atomic_write_text(path, "\n".join(lines) + "\n")
-    ctx.say(f"wrote {path}")
-    return {"env": dict(ctx.step.env), "env_file": str(path)}
-
-
-@register_action("checkout", "git: clone/fetch the PyTorch ref with submodules (no clobbering)")
-def _checkout(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge.sources.checkout import checkout_tree
-
-    settings = ctx.extras["settings"]
-    result = checkout_tree(dest=ctx.workdir.pytorch, repo=settings.pytorch_repo,
-                           ref=settings.pytorch_ref, mirrors=settings.mirrors, name="PyTorch")
-    for line in result.log:
-        ctx.say(f"+ {line}")
-    ctx.say(f"PyTorch {settings.pytorch_ref} is at {result.commit}"
-            + ("" if result.changed else " (already checked out)"))
-    return {"commit": result.commit, "ref": settings.pytorch_ref, "repo": settings.pytorch_repo}
-
-
-@register_action("patches", "apply the kit's patches for this PyTorch version")
-def _patches(ctx: ActionContext) -> Mapping[str, Any]:
-    try:
-        from rocmforge.sources import patches as patch_module  # type: ignore[attr-defined]
-    except ImportError:
-        ctx.say("no patch set is defined for this version; nothing to apply")
-        return {"applied": []}
-    apply = getattr(patch_module, "apply_patches", None)
-    if apply is None:
-        ctx.say("no patch set is defined for this version; nothing to apply")
-        return {"applied": []}
-    applied = apply(tree=ctx.workdir.pytorch, version=ctx.step.inputs.get("version", ""))
-    names = [str(getattr(p, "name", p)) for p in (applied or ())]
-    for name in names:
-        ctx.say(f"applied {name}")
-    return {"applied": names}
-
-
-@register_action("build-requirements",
-                 "pip install -r requirements.txt -r requirements-build.txt (those present)")
-def _build_requirements(ctx: ActionContext) -> Mapping[str, Any]:
-    python = ctx.step.argv[1]
-    tree = Path(ctx.step.cwd)
-    files = [name for name in ("requirements.txt", "requirements-build.txt")
-             if (tree / name).is_file()]
-    if files:
-        argv = [python, "-m", "pip", "install"]
-        for name in files:
-            argv += ["-r", name]
-        ctx.run(argv)
-    else:
-        ctx.say("no requirements.txt or requirements-build.txt in the checkout")
-    if ctx.plan.settings.get("build_style") == "build":
-        code, _ = ctx.capture([python, "-c", "import build"], check=False)
-        if code != 0:
-            ctx.say("`python -m build` is not in the build venv; installing it")
-            ctx.run([python, "-m", "pip", "install", "build"])
-    return {"files": files}
-
-
-@register_action("triton", "Triton for the pin: prebuilt wheel (sha256-checked) or source build")
-def _triton(ctx: ActionContext) -> Mapping[str, Any]:
-    mode = ctx.step.argv[1]
-    if mode == "skip":
-        ctx.say("Triton skipped (--triton skip)")
-        return {"wheel": ""}
-    from rocmforge.sources.triton_pin import read_pin_from_tree
-
-    python = str(ctx.workdir.venv / "bin" / "python")
-    pin = read_pin_from_tree(ctx.workdir.pytorch)
-    ctx.say(f"Triton pin: {pin.commit} ({pin.wheel_name} {pin.version}) from {pin.pin_file}")
-    wheel: Path | None = None
-    if mode in ("auto", "wheel"):
-        try:
-            wheel = _download_triton_wheel(ctx, pin, python)
-        except (ImportError, RocmforgeError) as exc:
-            if mode == "wheel":
-                raise
-            message = exc.paragraph() if isinstance(exc, RocmforgeError) else str(exc)
-            ctx.say(f"no prebuilt Triton wheel ({message}); building from source")
-    if wheel is None:
-        wheel = _build_triton(ctx, pin, python)
-    # Exactly one provider of the `triton` module: the CUDA distribution goes first (§5.8).
-    code, out = ctx.capture([python, "-m", "pip", "show", "triton"], check=False)
-    if code == 0 and out.strip():
-        ctx.say("removing the CUDA `triton` distribution from the build venv (it provides the "
-                "same module as the ROCm wheel)")
-        ctx.run([python, "-m", "pip", "uninstall", "-y", "triton"])
-    ctx.run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", str(wheel)])
-    return {"wheel": str(wheel), "commit": pin.commit, "name": pin.wheel_name}
-
-
-def _download_triton_wheel(ctx: ActionContext, pin: Any, python: str) -> Path | None:
-    # The other engineer's module; ImportError (not there yet) = no prebuilt wheel.
-    from rocmforge import triton_wheel  # type: ignore[attr-defined,unused-ignore]
-
-    settings = ctx.extras["settings"]
-    rocm_version = ctx.step.inputs.get("rocm_version", "")
-    index = str(settings.triton_index).replace("{rocm}", ".".join(rocm_version.split(".")[:2]))
-    _, tags = ctx.capture([python, "-c", "from packaging import tags; "
-                           "print('\\n'.join(str(t) for t in tags.sys_tags()))"], check=False)
-    found = triton_wheel.find_triton_wheel(index, pin, [t for t in tags.split() if t])
-    if found is None:
-        return None
-    return Path(triton_wheel.download_verified(found, ctx.workdir.downloads))
-
-
-def _build_triton(ctx: ActionContext, pin: Any, python: str) -> Path:
-    from rocmforge.sources.checkout import checkout_tree
-
-    settings = ctx.extras["settings"]
-    repo = settings.triton_repo or pin.repo
-    result = checkout_tree(dest=ctx.workdir.triton, repo=repo, ref=pin.commit,
-                           mirrors=settings.mirrors, name="Triton")
-    for line in result.log:
-        ctx.say(f"+ {line}")
-    tree = ctx.workdir.triton
-    setup_dir = tree / "python" if (tree / "python" / "setup.py").is_file() else tree
-    out_dir = ctx.workdir.downloads / "triton-build"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    before = set(out_dir.glob("*.whl"))
-    ctx.run([python, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w",
-             str(out_dir), str(setup_dir)], cwd=str(setup_dir))
-    built = sorted(set(out_dir.glob("*.whl")) - before or out_dir.glob("*.whl"),
-                   key=lambda p: p.stat().st_mtime)
-    if not built:
-        raise StepFailed("The Triton source build produced no wheel",
-                         f"pip wheel wrote nothing to {out_dir}", "read the triton log")
-    return built[-1]
-
-
-@register_action("stale-check", "PYTORCH_ROCM_ARCH in build/CMakeCache.txt vs. the targets")
-def _stale_check(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge.stale import check_stale
-
-    build_dir = Path(ctx.step.cwd) / ctx.step.argv[1]
-    targets = tuple(t for t in ctx.step.inputs.get("targets", "").split(";") if t)
-    verdict = check_stale(build_dir, targets)
-    ctx.say(verdict.reason)
-    if verdict.stale:
-        if not build_dir.resolve().is_relative_to(ctx.workdir.root.resolve()):
-            raise StepFailed(
-                f"{build_dir} is stale but outside the kit's work dir {ctx.workdir.root}",
-                "the kit deletes only what it made",
-                f"delete {build_dir} yourself, then run the build again",
-            )
-        ctx.say(f"removing the stale CMake build dir {build_dir} so configure starts clean")
-        shutil.rmtree(build_dir)
-    return {"stale": verdict.stale, "cached": list(verdict.cached_targets or ())}
-
-
-@register_action("log-check", "the configure summary must say USE_ROCM : ON for the targets")
-def _log_check(ctx: ActionContext) -> Mapping[str, Any]:
-    which = ctx.step.argv[1]
-    log_path = ctx.workdir.logs / f"{which}.log"
-    text = log_path.read_text(encoding="utf-8", errors="replace")
-    targets = tuple(t for t in ctx.step.inputs.get("targets", "").split(";") if t)
-    values = _USE_ROCM_LINE.findall(text)
-    archs = _ARCH_LINE.findall(text)
-    state = values[-1] if values else ""
-    if state.upper() not in ("ON", "1", "TRUE"):
-        shown = f"USE_ROCM : {state}" if values else "no `USE_ROCM :` summary line"
-        raise StepFailed(
-            f"The {which} log ({log_path}) shows {shown}: the build fell back to CPU only",
-            "LoadHIP did not find ROCm (ROCM_PATH unset or wrong, or no HIP compiler), and "
-            "PyTorch then turns USE_ROCM off without a warning (reference §2.3)",
-            "check ROCM_PATH/HIP_PATH with `invoke doctor`, then `invoke clean` and build again",
-        )
-    if not archs:
-        raise StepFailed(
-            f"The {which} log ({log_path}) has no `Building PyTorch for GPU arch:` line",
-            "without it there is no evidence that GPU code is built (reference §2.3)",
-            "read the configure log; `invoke clean` and build again",
-        )
-    from rocmforge.stale import split_arch_list
-
-    configured = split_arch_list(archs[-1])
-    if targets and sorted(configured) != sorted(targets):
-        raise StepFailed(
-            f"Configure built for {';'.join(configured)}, but {';'.join(targets)} was requested",
-            "a stale CMake cache keeps the arch list of an earlier configure (reference §5.2)",
-            "run `invoke clean` and build again",
-        )
-    ctx.say(f"USE_ROCM : {state}; GPU arch: {';'.join(configured)}")
-    return {"use_rocm": state, "archs": list(configured)}
-
-
-@register_action("collect", "copy the wheels to dist/ (atomically) and write dist/manifest.json")
-def _collect(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge.manifest import build_manifest, write_manifest
-
-    dist = ctx.workdir.dist
-    built = sorted((Path(ctx.step.cwd) / "dist").glob("torch-*.whl"),
-                   key=lambda p: p.stat().st_mtime)
-    if not built:
-        raise StepFailed(
-            f"The build left no torch-*.whl in {Path(ctx.step.cwd) / 'dist'}",
-            "the build step succeeded but did not package a wheel",
-            "read logs/build.log",
-        )
-    torch_wheel = copy_atomically(built[-1], dist)
-    ctx.say(f"dist: {torch_wheel.name}")
-    triton_name = ""
-    triton_src = str(_details_of(ctx, "triton").get("wheel", "") or "")
-    if triton_src:
-        triton_name = copy_atomically(Path(triton_src), dist).name
-        ctx.say(f"dist: {triton_name}")
-    lock: Any = {}
-    if ctx.workdir.lock_file.is_file():
-        from rocmforge.knowledge.toml_files import read_toml
-
-        lock = read_toml(ctx.workdir.lock_file)
-    steps = [
-        {"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}
-        for r in ctx.results
-    ]
-    doc = build_manifest(
-        targets=list(ctx.plan.targets),
-        wheels={"torch": torch_wheel.name, "triton": triton_name},
-        lock=lock,
-        toolchain=dict(_details_of(ctx, "compilers").get("toolchain", {})),
-        env=dict(_details_of(ctx, "environment").get("env", {})),
-        steps=steps,
-        plan_settings={k: v for k, v in ctx.plan.settings.items() if k != "origins"},
-    )
-    doc["source"] = dict(_details_of(ctx, "checkout"))
-    path = write_manifest(dist / "manifest.json", doc)
-    ctx.say(f"wrote {path}")
-    return {"torch": torch_wheel.name, "triton": triton_name}
-
-
-def copy_atomically(source: Path, folder: Path) -> Path:
-    """Copy a file into `folder` through a temp name + os.replace: never a half-written wheel."""
-    folder.mkdir(parents=True, exist_ok=True)
-    dest = folder / source.name
-    tmp = folder / f".{source.name}.{os.getpid()}.tmp"
-    try:
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    return dest
-
-
-@register_action("install", "pip install the dist/ wheels into the build venv")
-def _install(ctx: ActionContext) -> Mapping[str, Any]:
-    python = ctx.step.argv[1]
-    names = _details_of(ctx, "collect")
-    wheels = [str(ctx.workdir.dist / str(names[k])) for k in ("triton", "torch") if names.get(k)]
-    if not wheels:
-        raise StepFailed("There is no wheel to install", "the collect step recorded none",
-                         "run the build again")
-    ctx.run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels])
-    return {"installed": wheels}
-
-
-def externally_managed(python: str) -> str:
-    """The EXTERNALLY-MANAGED marker path when `python` is a PEP 668 system Python, else ""."""
-    probe = (
-        "import os, sys, sysconfig\n"
-        "marker = os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')\n"
-        "in_venv = sys.prefix != getattr(sys, 'base_prefix', sys.prefix)\n"
-        "print(marker if os.path.isfile(marker) and not in_venv else '')\n"
-    )
-    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RocmforgeError(
-            f"{python} could not be run ({done.stderr.strip()[-200:] or done.returncode})",
-            "the wheels are installed with that interpreter's pip",
-            "pass --python with the path of a working interpreter",
-        )
-    return done.stdout.strip()
-
-
-def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool) -> list[str]:
-    """Remove what the kit made and say what; under `dry` only say it.
-
-    Default: the CMake build dir and the built wheels of the checkout, the stamps and the logs
-    (sources, venv and dist/ stay). `everything`: each folder the kit creates under the work dir,
-    and the work dir itself only when nothing else is left in it (files a user put there stay).
-    A live build holding the lock is refused.
-    """
-    from rocmforge.buildlock import BuildLocked, _pid_alive, read_holder
-
-    holder = read_holder(workdir.state / "build.lock")
-    if holder is not None and _pid_alive(holder.pid):
-        raise BuildLocked(
-            f"A build (pid {holder.pid}, started {holder.started}) is running in {workdir.root}",
-            "cleaning under a running build would break it",
-            "wait for it to finish or stop it, then clean",
-        )
-    if everything:
-        paths = [workdir.src, workdir.logs, workdir.state, workdir.dist, workdir.venv,
-                 workdir.downloads, workdir.lock_file]
-    else:
-        paths = [workdir.pytorch / "build", workdir.pytorch / "dist", workdir.state / "stamps",
-                 workdir.logs]
-    lines: list[str] = []
-    for path in paths:
-        if not path.exists() and not path.is_symlink():
-            continue
-        lines.append(f"{'would remove' if dry else 'removed'} {path}")
-        if dry:
-            continue
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-    if everything and not dry and workdir.root.is_dir() and not any(workdir.root.iterdir()):
-        workdir.root.rmdir()
-        lines.append(f"removed {workdir.root}")
-    if not lines:
-        lines.append(f"nothing to clean in {workdir.root}")
-    return lines

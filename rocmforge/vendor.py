@@ -201,27 +201,15 @@ def apply_vendor(plan: VendorPlan) -> None:
             "create the folder (or clone the repository) first",
         )
     for copy in plan.writes():
-        _write_atomic(plan.dest / copy.rel, copy.content)
+        write_atomic(plan.dest / copy.rel, copy.content)
     record = {
         "schema": RECORD_SCHEMA,
         "kit_version": __version__,
         "files": {c.rel: _sha256(c.content) for c in plan.copies if c.action != "keep-local"},
     }
-    _write_atomic(
+    write_atomic(
         plan.dest / plan.prefix / RECORD_NAME, (json.dumps(record, indent=2) + "\n").encode()
     )
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _sha256(data: bytes) -> str:

@@ -67,7 +67,7 @@ def test_max_jobs_setting_wins_over_the_rule() -> None:
     env = build_environment(Settings(max_jobs=5), facts(cores=2, mem=4.0), [TargetId("gfx1100")])
     assert env.get("MAX_JOBS") == "5"
     env = build_environment(Settings(), facts(cores=64, mem=32.0), [TargetId("gfx1100")])
-    assert env.get("MAX_JOBS") == "8"
+    assert env.get("MAX_JOBS") == "7"
 
 
 def test_no_rocm_or_no_targets_is_an_error() -> None:

@@ -164,7 +164,7 @@ def test_triton_shadow_python_env_and_memory() -> None:
     assert row(rows, "python env").status == "WARN"
     memory = row(rows, "memory")
     assert memory.status == "WARN"
-    assert memory.fix == "export ROCMFORGE_MAX_JOBS=8"
+    assert memory.fix == "export ROCMFORGE_MAX_JOBS=7"
 
 
 def test_path_disagreement_and_foreign_hipcc_warn() -> None:

@@ -118,18 +118,8 @@ def render_lock(lock: Lock) -> str:
 
 
 def write_lock(path: Path, lock: Lock) -> None:
-    """Write atomically: a temp file beside `path`, fsync, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(render_lock(lock))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write atomically (rocmforge.fsutil.write_atomic): a crash never leaves half a lock."""
+    write_atomic(path, render_lock(lock))
 
 
 def _bad(path: Path, problem: str) -> LockError:

@@ -110,17 +110,8 @@ def load_state(path: Path) -> SavedState | None:
 
 
 def save_state(path: Path, state: SavedState) -> None:
-    """Write atomically (temp file in the same dir, then os.replace) so a crash leaves no half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".alternatives.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(state.to_json(), handle, indent=2)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write atomically (rocmforge.fsutil.write_atomic) so a crash leaves no half-written state."""
+    write_atomic(path, json.dumps(state.to_json(), indent=2) + "\n")
 
 
 # --- executing ------------------------------------------------------------------------------
