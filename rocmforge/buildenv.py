@@ -9,7 +9,7 @@ MAX_JOBS rule: `min(cores, floor(memory_total_gib / per_job_gib))`, at least 1. 
 HIP compile of PyTorch's heaviest translation units (flash attention) takes about 4.5 GB
 (pytorch/pytorch#124018; reference §5.3 suggests >= 3-4 GB per job), so cores alone over-commit
 memory and the OOM killer ends the build hours in. `per_job_gib` is the `mem_per_job_gib`
-setting (default 4); an explicit `max_jobs` setting wins.
+setting (default 4.5, config/defaults.toml); an explicit `max_jobs` setting wins.
 """
 
 from __future__ import annotations

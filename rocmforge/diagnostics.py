@@ -218,7 +218,8 @@ class _Hit:
 
 @dataclass(kw_only=True)
 class _Scan:
-    """What one pass over a log kept: bounded by construction."""
+    """What one pass over a log kept: bounded by construction. Mutable on purpose: the scan
+    fills it line by line; it never leaves this module."""
 
     matches: dict[str, list[_Hit]]
     requires_seen: set[str]

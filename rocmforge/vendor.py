@@ -14,13 +14,13 @@ import difflib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rocmforge import __version__
 from rocmforge.errors import UsageError
+from rocmforge.fsutil import write_atomic
 
 RECORD_NAME = ".rocmforge-vendor.json"
 RECORD_SCHEMA = "rocmforge.vendor/1"
@@ -77,6 +77,24 @@ def kit_files(root: Path) -> dict[str, bytes]:
     return files
 
 
+def checked_prefix(prefix: str) -> str:
+    """The prefix as a clean relative folder ("third_party/rocmforge"); UsageError otherwise.
+
+    The kit must land inside the other repository: an absolute path, an empty one or one with
+    `..` would write outside it (or over its root files), so those are refused before any write.
+    """
+    text = prefix.strip().replace("\\", "/")
+    parts = [part for part in PurePosixPath(text).parts if part not in ("", ".")]
+    if not text or text.startswith("/") or not parts or ".." in parts:
+        raise UsageError(
+            f"--prefix {prefix!r} is not a folder inside the repository",
+            "the kit is copied under one relative folder of the other repository, never above "
+            "it or over its root",
+            "pass a relative path without '..', e.g. --prefix third_party/rocmforge",
+        )
+    return "/".join(parts)
+
+
 def tasks_adapter(prefix: str) -> str:
     return (
         '"""rocmforge tasks, vendored by `invoke vendor`; adds the kit under '
@@ -115,7 +133,7 @@ def plan_vendor(
     overwritten; under --update a file whose bytes differ from the record was edited locally and
     is kept.
     """
-    prefix = prefix.strip("/")
+    prefix = checked_prefix(prefix)
     wanted: dict[str, bytes] = {f"{prefix}/{rel}": data for rel, data in files.items()}
     root_tasks = "tasks.py"
     tasks_name = "rocm_tasks.py" if existing.get(root_tasks) is not None else root_tasks
@@ -170,7 +188,7 @@ def read_existing(dest: Path, rels: Iterable[str]) -> dict[str, bytes | None]:
 
 
 def read_record(dest: Path, prefix: str) -> dict[str, str]:
-    path = dest / prefix.strip("/") / RECORD_NAME
+    path = dest / checked_prefix(prefix) / RECORD_NAME
     if not path.is_file():
         return {}
     try:

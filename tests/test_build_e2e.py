@@ -3,8 +3,13 @@
 The fixture's build really compiles a HIP kernel with clang-22 (one --offload-arch per target in
 PYTORCH_ROCM_ARCH) and packages a real wheel with setuptools; the test then reads the offload
 bundle out of the .so with clang-offload-bundler-22. Hidden knobs used here: HIP_CLANG_PATH through
-the build_env setting, --skip-preflight (no ROCm GPU here), --triton skip, and
---system-site-packages (the venv finds setuptools/wheel offline).
+the build_env setting, --skip-preflight (no ROCm GPU here), --triton skip (except in the index
+tests), and --system-site-packages (the venv finds setuptools/wheel offline).
+
+Speed: one fixture repository and work dir are shared by the whole module (`shared`), built once;
+each test then runs incremental builds in it, in file order. A change of targets or build_env
+only redoes the steps from `environment` on (the venv, the checkout and Triton stay), so a test
+costs seconds, not a full build with a fresh venv.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from buildhelpers import make_wheel, serve_index, sha256_of
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "fakepytorch"
@@ -40,14 +46,15 @@ def make_fixture_repo(dest: Path, tag: str = "v2.8.0") -> Path:
     return dest
 
 
-def build_argv(work: Path, repo: Path, arch: str) -> list[str]:
+def build_argv(work: Path, repo: Path, arch: str, triton: str = "skip") -> list[str]:
     return [sys.executable, "-m", "invoke", "build", "--arch", arch, "--work-dir", str(work),
-            "--repo", str(repo), "--ref", "v2.8.0", "--clang", "22", "--triton", "skip",
+            "--repo", str(repo), "--ref", "v2.8.0", "--clang", "22", "--triton", triton,
             "--skip-preflight", "--system-site-packages"]
 
 
-def build_env(extra: str = "") -> dict[str, str]:
+def build_env(extra: str = "", **more: str) -> dict[str, str]:
     env = dict(os.environ)
+    env.update(more)
     env["ROCMFORGE_BUILD_ENV"] = f"HIP_CLANG_PATH={LLVM22}" + (f";{extra}" if extra else "")
     env["HIP_PLATFORM"] = "amd"
     env["NO_COLOR"] = "1"
@@ -55,8 +62,10 @@ def build_env(extra: str = "") -> dict[str, str]:
 
 
 def run_build(work: Path, repo: Path, arch: str = "gfx1100", extra: str = "",
+              triton: str = "skip", environ: dict[str, str] | None = None,
               **kw) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(build_argv(work, repo, arch), cwd=REPO_ROOT, env=build_env(extra),
+    return subprocess.run(build_argv(work, repo, arch, triton), cwd=REPO_ROOT,
+                          env=build_env(extra, **(environ or {})),
                           capture_output=True, text=True, timeout=300, **kw)
 
 
@@ -77,12 +86,21 @@ def stamps(work: Path) -> set[str]:
     return {p.stem for p in (work / "state" / "stamps").glob("*.json")}
 
 
-def test_fixture_build_then_noop_then_target_change(tmp_path: Path) -> None:
-    repo = make_fixture_repo(tmp_path / "pytorch")
-    work = tmp_path / "work"
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """One fixture repo and one work dir for the module, built once for gfx1100."""
+    root = tmp_path_factory.mktemp("e2e")
+    repo = make_fixture_repo(root / "pytorch")
+    work = root / "work"
+    started = time.monotonic()
     first = run_build(work, repo)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    out = first.stdout
+    print(f"first fixture build: {time.monotonic() - started:.1f} s")
+    return repo, work, first.stdout
+
+
+def test_fixture_build_then_noop_then_target_change(shared, tmp_path: Path) -> None:
+    repo, work, out = shared
     assert "export PYTORCH_ROCM_ARCH=gfx1100" in out
     assert "export USE_CUDA=0" in out
     assert f"export HIP_CLANG_PATH={LLVM22}" in out
@@ -101,10 +119,24 @@ def test_fixture_build_then_noop_then_target_change(tmp_path: Path) -> None:
     assert manifest["env"]["PYTORCH_ROCM_ARCH"] == "gfx1100"
     assert "clang version 22" in manifest["toolchain"]["hip"]
     assert {s["name"] for s in manifest["steps"]} >= {"checkout", "hipify", "configure", "build"}
-    assert manifest["source"]["commit"] == subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    assert manifest["source"]["commit"] == head
+    # The lock file written after checkout is in the work dir and in the manifest.
+    assert (work / "rocmforge.lock").is_file()
+    assert manifest["lock"]["pytorch"]["commit"] == head
+    assert manifest["lock"]["triton"]["commit"] == "0123456789abcdef0123456789abcdef01234567"
     mtime = wheels[0].stat().st_mtime_ns
+    # With a checkout, `invoke plan --json` shows the resolved commits and the Triton pin.
+    plan_argv = [a if a != "build" else "plan" for a in build_argv(work, repo, "gfx1100")]
+    planned = subprocess.run([*plan_argv, "--json"], cwd=REPO_ROOT, env=build_env(),
+                             capture_output=True, text=True, timeout=120)
+    assert planned.returncode == 0, planned.stderr
+    sources = json.loads(planned.stdout)["settings"]["sources"]
+    assert sources["pytorch"]["commit"] == head
+    assert sources["triton"]["pin"]["commit"] == "0123456789abcdef0123456789abcdef01234567"
+    assert {s["name"]: s for s in json.loads(planned.stdout)["steps"]}["hipify"]["env"][
+        "PYTORCH_ROCM_ARCH"] == "gfx1100"
 
     second = run_build(work, repo)
     assert second.returncode == 0, second.stderr
@@ -114,6 +146,10 @@ def test_fixture_build_then_noop_then_target_change(tmp_path: Path) -> None:
 
     third = run_build(work, repo, arch="gfx1100;gfx942")
     assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    # A new target list keeps the checkout, the venv and Triton; it redoes from environment on.
+    for kept in ("checkout", "venv", "build-requirements", "triton"):
+        assert f"{kept}: done (stamp matches), skipped" in third.stdout
+    assert "[8/15] environment ... " in third.stdout
     stale_log = (work / "logs" / "stale-check.log").read_text()
     assert "configured for gfx1100 but gfx1100;gfx942 was requested" in stale_log
     assert "removing the stale CMake build dir" in stale_log
@@ -135,9 +171,8 @@ def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 12
     raise AssertionError(f"{text!r} never appeared in {path}")
 
 
-def test_interrupt_lock_and_sigkill_then_resume(tmp_path: Path) -> None:
-    repo = make_fixture_repo(tmp_path / "pytorch")
-    work = tmp_path / "work"
+def test_interrupt_lock_and_sigkill_then_resume(shared, tmp_path: Path) -> None:
+    repo, work, _ = shared
     hold = tmp_path / "hold"
     hold.write_text("")
     extra = f"RF_FIXTURE_HOLD={hold}"
@@ -182,9 +217,8 @@ def test_interrupt_lock_and_sigkill_then_resume(tmp_path: Path) -> None:
     assert len(list((work / "dist").glob("torch-*.whl"))) == 1
 
 
-def test_full_disk_leaves_no_half_wheel_or_stamp_and_resumes(tmp_path: Path) -> None:
-    repo = make_fixture_repo(tmp_path / "pytorch")
-    work = tmp_path / "work"
+def test_full_disk_leaves_no_half_wheel_or_stamp_and_resumes(shared) -> None:
+    repo, work, _ = shared
     assert run_build(work, repo).returncode == 0
     shutil.rmtree(work / "dist")
     (work / "state" / "stamps" / "collect.json").unlink()
@@ -205,3 +239,76 @@ def test_full_disk_leaves_no_half_wheel_or_stamp_and_resumes(tmp_path: Path) -> 
     assert "build: done (stamp matches), skipped" in ok.stdout
     assert len(list((work / "dist").glob("torch-*.whl"))) == 1
     assert (work / "dist" / "manifest.json").exists()
+
+
+def test_failing_build_is_triaged_with_cause_fix_and_lines(shared) -> None:
+    """clang-22 rejects an offload arch: the CLI names the signature, its cause and fix."""
+    repo, work, _ = shared
+    failed = run_build(work, repo, extra="RF_FIXTURE_EXTRA_ARCH=gfx9999")
+    assert failed.returncode == 1, failed.stdout[-3000:] + failed.stderr[-3000:]
+    err = failed.stderr
+    assert "Step build failed" in err
+    assert "the compiler does not know the offload target gfx9999" in err
+    assert "(known failure `unsupported-offload-arch`)" in err
+    assert "drop gfx9999 from --arch or use a newer ROCm/LLVM that supports it" in err
+    shown = failed.stdout[failed.stdout.index("most relevant lines of"):]
+    assert "error: unsupported HIP gpu architecture: gfx9999" in shown
+    assert len(shown.splitlines()) <= 30 + 2
+    assert "build" not in stamps(work)
+    ok = run_build(work, repo)
+    assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr[-3000:]
+
+
+def _venv_dists(work: Path) -> dict[str, str]:
+    done = subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "list",
+                           "--format=json", "--disable-pip-version-check"],
+                          capture_output=True, text=True, check=True)
+    return {d["name"].lower(): d["version"] for d in json.loads(done.stdout)}
+
+
+def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
+                                                          httpserver) -> None:
+    repo, work, _ = shared
+    pin = "0123456789abcdef0123456789abcdef01234567"
+    wheel = make_wheel(tmp_path / "index", "pytorch-triton-rocm", f"3.4.0+git{pin[:8]}",
+                       {"triton/__init__.py": "__version__ = '3.4.0'\nROCM = True\n"})
+    # A CUDA `triton` from PyPI in the venv must be removed, and said so.
+    cuda = make_wheel(tmp_path / "pypi", "triton", "3.4.0",
+                      {"triton/__init__.py": "__version__ = '3.4.0'\nCUDA = True\n"})
+    subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--no-deps",
+                    "-q", str(cuda)], check=True)
+
+    index = serve_index(httpserver, "pytorch-triton-rocm", wheel, "0" * 64)
+    bad = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index})
+    assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr[-3000:]
+    assert "==> [7/15] triton:" in bad.stdout
+    assert (f"rocmforge: The download of {wheel.name} does not match its published sha256"
+            in bad.stderr)
+    assert "triton" not in stamps(work)
+    assert [p.name for p in (work / "downloads").iterdir()] == []
+    assert "pytorch-triton-rocm" not in _venv_dists(work)
+
+    index = serve_index(httpserver, "pytorch-triton-rocm", wheel, sha256_of(wheel))
+    good = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index})
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    assert "checkout: done (stamp matches), skipped" in good.stdout
+    triton_log = (work / "logs" / "triton.log").read_text()
+    assert "removing triton from the build venv" in triton_log
+    assert f"downloaded {work / 'downloads' / wheel.name} (sha256 verified)" in triton_log
+    dists = _venv_dists(work)
+    assert dists["pytorch-triton-rocm"] == f"3.4.0+git{pin[:8]}" and "triton" not in dists
+    assert (work / "dist" / wheel.name).read_bytes() == wheel.read_bytes()
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    assert manifest["wheels"]["triton"] == wheel.name
+
+    # The verify sessions accept what the build wrote.
+    from packaging.tags import sys_tags
+
+    from rocmforge import nox_support
+
+    dist = work / "dist"
+    assert nox_support.session_targets(dist, {}, lambda: ()) == ["gfx1100"]
+    session = nox_support.plan_session("gfx1100", dist=dist, environ={},
+                                       supported_tags=sys_tags(), python="3")
+    assert session.wheels.triton == dist / wheel.name
+    assert session.wheels.torch.name == manifest["wheels"]["torch"]

@@ -13,27 +13,29 @@ from rocmforge.workdir import workdir_for
 WORK = workdir_for("/w")
 SETTINGS = SimpleNamespace(pytorch_repo="https://github.com/pytorch/pytorch.git",
                            pytorch_ref="v2.8.0", mirrors={}, triton_index="https://i/rocm{rocm}",
-                           triton_repo="", origins={})
+                           triton_repo="", origins={}, triton_mode="auto", skip_preflight=False,
+                           venv_system_site_packages=False)
 FACTS = SimpleNamespace(rocm=SimpleNamespace(root=Path("/opt/rocm-6.4.1"), version="6.4.1"))
 ENV = {"PYTORCH_ROCM_ARCH": "gfx1100", "USE_CUDA": "0", "MAX_JOBS": "8",
        "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 CC = {"cc": "/usr/bin/gcc-12", "cxx": "/usr/bin/g++-12"}
 
 
-def _plan(**options: object):
+def _plan(settings: dict | None = None, patches: dict | None = None, **options: object):
     env = dict(ENV)
     targets = options.pop("targets", ("gfx1100",))
     env["PYTORCH_ROCM_ARCH"] = ";".join(targets)  # type: ignore[arg-type]
-    return plan_build(SETTINGS, FACTS, targets, workdir=WORK, env=env, compilers=CC,  # type: ignore[arg-type]
-                      options=BuildOptions(**options))  # type: ignore[arg-type]
+    chosen = SimpleNamespace(**{**vars(SETTINGS), **(settings or {})})
+    return plan_build(chosen, FACTS, targets, workdir=WORK, env=env, compilers=CC,  # type: ignore[arg-type]
+                      options=BuildOptions(**options), patch_inputs=patches)  # type: ignore[arg-type]
 
 
 def test_setup_py_release_runs_configure_then_bdist_wheel() -> None:
     plan = _plan(build_style="setup.py", python="/usr/bin/python3")
     names = [s.name for s in plan.steps]
-    assert names == ["preflight", "compilers", "environment", "checkout", "patches", "venv",
-                     "build-requirements", "triton", "hipify", "stale-check", "configure",
-                     "configure-check", "build", "collect", "install"]
+    assert names == ["preflight", "compilers", "checkout", "patches", "venv",
+                     "build-requirements", "triton", "environment", "hipify", "stale-check",
+                     "configure", "configure-check", "build", "collect", "install"]
     steps = {s.name: s for s in plan.steps}
     assert steps["venv"].argv == ("/usr/bin/python3", "-m", "venv", "/w/venv")
     assert steps["hipify"].argv == ("/w/venv/bin/python", "tools/amd_build/build_amd.py")
@@ -61,7 +63,7 @@ def test_scikit_build_core_has_no_configure_only_step_and_checks_the_build_log()
 
 
 def test_system_site_packages_flag_reaches_venv_argv() -> None:
-    steps = {s.name: s for s in _plan(system_site_packages=True, python="py").steps}
+    steps = {s.name: s for s in _plan({"venv_system_site_packages": True}, python="py").steps}
     assert steps["venv"].argv == ("py", "-m", "venv", "--system-site-packages", "/w/venv")
 
 
@@ -70,33 +72,52 @@ def test_target_change_changes_env_and_stale_check_digests_not_checkout() -> Non
     two = {s.name: s.digest() for s in _plan(targets=("gfx1100", "gfx942")).steps}
     changed = sorted(name for name in one if one[name] != two[name])
     assert "environment" in changed and "stale-check" in changed and "build" in changed
-    assert "checkout" not in changed and "venv" not in changed
-    # The runner redoes from the first changed step: environment (index 2) comes before checkout.
+    assert "checkout" not in changed and "venv" not in changed and "triton" not in changed
+    assert "preflight" not in changed
+    # The runner redoes from the first changed step: environment, after the venv and Triton.
     first = next(i for i, s in enumerate(_plan().steps) if one[s.name] != two[s.name])
-    assert _plan().steps[first].name == "preflight"
+    assert _plan().steps[first].name == "environment"
 
 
 def test_identical_inputs_give_identical_digests() -> None:
     assert [s.digest() for s in _plan().steps] == [s.digest() for s in _plan().steps]
 
 
-def test_preflight_rows_enter_the_digest() -> None:
-    clean = plan_build(SETTINGS, FACTS, ("gfx1100",), workdir=WORK, env=ENV, compilers=CC,
-                       preflight=(PreflightRow(status="OK", check="rocm"),))
-    failing = plan_build(SETTINGS, FACTS, ("gfx1100",), workdir=WORK, env=ENV, compilers=CC,
-                         preflight=(PreflightRow(status="FAIL", check="rocm"),))
-    assert clean.steps[0].digest() != failing.steps[0].digest()
+def test_only_failing_preflight_rows_enter_the_digest() -> None:
+    def first_digest(status: str) -> str:
+        plan = plan_build(SETTINGS, FACTS, ("gfx1100",), workdir=WORK, env=ENV, compilers=CC,
+                          preflight=(PreflightRow(status=status, check="disk"),))
+        assert plan.steps[0].name == "preflight"
+        return plan.steps[0].digest()
+
+    # A new WARN (less free disk) must not redo a finished build; a FAIL must rerun preflight.
+    assert first_digest("OK") == first_digest("WARN")
+    assert first_digest("OK") != first_digest("FAIL")
+
+
+def test_patch_hashes_enter_the_patches_digest_and_settings_drive_triton() -> None:
+    one = {s.name: s for s in _plan(patches={"patch:pytorch/0001-a.patch": "a" * 64}).steps}
+    two = {s.name: s for s in _plan(patches={"patch:pytorch/0001-a.patch": "b" * 64}).steps}
+    assert one["patches"].inputs["patch:pytorch/0001-a.patch"] == "a" * 64
+    assert one["patches"].digest() != two["patches"].digest()
+    assert one["checkout"].digest() == two["checkout"].digest()
+    steps = {s.name: s for s in _plan({"triton_mode": "wheel"}).steps}
+    assert steps["triton"].argv == ("triton", "wheel", "/w/venv/bin/python")
+    skipped = _plan({"skip_preflight": True, "triton_mode": "skip"})
+    assert skipped.steps[0].inputs["skip"] == "True"
+    assert skipped.settings["triton_mode"] == "skip"
 
 
 def test_plan_json_is_versioned_and_lists_every_step() -> None:
-    doc = _plan(triton="skip").to_json()
+    doc = _plan({"triton_mode": "skip"}).to_json()
     assert doc["schema"] == "rocmforge.plan/1"
     assert doc["targets"] == ["gfx1100"]
     assert len(doc["steps"]) == 15
     assert any("Triton is skipped" in note for note in doc["notes"])
 
 
-@pytest.mark.parametrize("bad", [{"build_style": "make"}, {"triton": "maybe"}])
-def test_unknown_options_are_refused(bad: dict) -> None:
-    with pytest.raises(ValueError):
-        _plan(**bad)
+def test_unknown_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="build_style must be one of"):
+        _plan(build_style="make")
+    with pytest.raises(ValueError, match="triton_mode must be one of"):
+        _plan({"triton_mode": "maybe"})

@@ -157,3 +157,22 @@ def test_invoke_env_bad_format_exits_2() -> None:
     assert "Unknown format 'xml'" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--gcc", "abc"), ("--clang", "-1"), ("--gcc", "1.5")]
+)
+def test_invoke_env_bad_compiler_major_exits_2_without_traceback(flag: str, value: str) -> None:
+    """Invoke would cast an int flag in its parser (a traceback); the task checks the text."""
+    done = subprocess.run(
+        ["python3", "-m", "invoke", "env", "--arch", "gfx90a", flag, value],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr
+    name = flag.lstrip("-")
+    assert (f"Setting {name} from flag has the value {value!r}, which is not a whole number "
+            ">= 0") in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""

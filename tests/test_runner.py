@@ -195,3 +195,39 @@ def test_sigint_ends_the_step_group_writes_no_stamp_and_resume_works(tmp_path: P
     assert done.returncode == 0, done.stdout + done.stderr
     assert "quick: done (stamp matches), skipped" in done.stdout
     assert read_stamp(state, "long") is not None
+
+
+def test_failure_matching_a_signature_shows_its_cause_fix_and_lines(tmp_path: Path) -> None:
+    """A step log with GCC's OOM-kill line (the text gcc prints when the kernel kills cc1plus)
+    is explained by the `cc1plus-killed` signature of config/diagnostics.toml."""
+    noise = "\n".join(f"print('[{i}/9000] Building CXX object caffe2/x{i}.o')" for i in range(200))
+    script = tmp_path / "oom.py"
+    script.write_text(noise + "\nprint('FAILED: caffe2/x7.o')\n"
+                      "print('c++: fatal error: Killed signal terminated program cc1plus')\n"
+                      "print('compilation terminated.')\nimport sys; sys.exit(1)\n")
+    steps = (Step(name="build", argv=(PY, str(script)), why="compiles"),)
+    with pytest.raises(StepFailed) as info:
+        _run(tmp_path, steps)
+    err = info.value
+    assert err.signature_id == "cc1plus-killed"  # type: ignore[attr-defined]
+    assert "(known failure `cc1plus-killed`)" in err.why
+    assert "MAX_JOBS" in err.fix and "run `invoke build` again" in err.fix
+    lines = err.lines  # type: ignore[attr-defined]
+    assert "c++: fatal error: Killed signal terminated program cc1plus" in lines
+    assert "FAILED: caffe2/x7.o" in lines
+    assert len(lines) <= 30
+    assert "[5/9000] Building CXX object caffe2/x5.o" not in lines
+
+
+def test_unexplained_failure_shows_the_error_looking_lines(tmp_path: Path) -> None:
+    script = tmp_path / "err.py"
+    script.write_text("\n".join(f"print('step {i}')" for i in range(100))
+                      + "\nprint('foo.cpp:3:1: error: expected unqualified-id')\n"
+                      + "\n".join(f"print('after {i}')" for i in range(100))
+                      + "\nimport sys; sys.exit(2)\n")
+    steps = (Step(name="odd", argv=(PY, str(script)), why="fails oddly"),)
+    with pytest.raises(StepFailed) as info:
+        _run(tmp_path, steps)
+    assert info.value.signature_id == ""  # type: ignore[attr-defined]
+    assert info.value.lines == ["foo.cpp:3:1: error: expected unqualified-id"]  # type: ignore[attr-defined]
+    assert "no known failure signature matched" in info.value.why

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -18,7 +20,8 @@ def test_unknown_triton_mode_is_exit_2_and_writes_nothing(tmp_path: Path) -> Non
     done = invoke("build", "--arch", "gfx1100", "--work-dir", str(tmp_path / "w"),
                   "--triton", "maybe")
     assert done.returncode == 2
-    assert "--triton 'maybe' is not a Triton mode" in done.stderr
+    assert ("Setting triton_mode from flag has the value 'maybe', which is not one of auto, "
+            "wheel, source, skip") in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "w").exists()
 
@@ -43,3 +46,79 @@ def test_clean_removes_only_kit_folders(tmp_path: Path) -> None:
     done = invoke("clean", "--all", "--work-dir", str(work))
     assert done.returncode == 0
     assert sorted(p.name for p in work.iterdir()) == ["notes.txt"]
+
+
+def _plan_json(*args: str, env: dict[str, str] | None = None) -> dict:
+    import json
+    import os
+
+    done = subprocess.run([sys.executable, "-m", "invoke", "plan", "--arch", "gfx1100", "--json",
+                           *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_triton_mode_comes_from_the_setting_and_the_flag(tmp_path: Path) -> None:
+    work = str(tmp_path / "w")
+    from_env = _plan_json("--work-dir", work, env={"ROCMFORGE_TRITON_MODE": "wheel"})
+    steps = {s["name"]: s for s in from_env["steps"]}
+    assert steps["triton"]["argv"] == ["triton", "wheel", f"{work}/venv/bin/python"]
+    assert from_env["settings"]["triton_mode"] == "wheel"
+    from_flag = _plan_json("--work-dir", work, "--triton", "skip", "--system-site-packages",
+                           env={"ROCMFORGE_TRITON_MODE": "wheel"})
+    steps = {s["name"]: s for s in from_flag["steps"]}
+    assert steps["triton"]["argv"][1] == "skip"
+    assert "--system-site-packages" in steps["venv"]["argv"]
+    assert not (tmp_path / "w").exists()
+
+
+def test_env_triton_mode_typo_is_exit_2() -> None:
+    import os
+
+    done = subprocess.run([sys.executable, "-m", "invoke", "plan", "--arch", "gfx1100"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "ROCMFORGE_TRITON_MODE": "wheels"})
+    assert done.returncode == 2
+    assert "Setting triton_mode from ROCMFORGE_TRITON_MODE has the value 'wheels'" in done.stderr
+
+
+@pytest.mark.needs_tool("gcc-12", "hipcc")
+def test_compiler_outside_the_table_is_refused_by_preflight(tmp_path: Path) -> None:
+    """Debian's ROCm 5.2 here: GCC 12 is a WARN of the shared policy, so the build refuses it
+    (issue 3 item 4) with both fixes; --allow-compiler keeps it (a WARN row, no FAIL)."""
+    refused = _plan_json("--gcc", "12", "--work-dir", str(tmp_path / "w"))
+    assert refused["steps"][0]["inputs"]["fail_rows"] == "host compiler"
+    allowed = _plan_json("--gcc", "12", "--allow-compiler", "--work-dir", str(tmp_path / "w"))
+    assert allowed["steps"][0]["inputs"]["fail_rows"] == ""
+    done = invoke("build", "--arch", "gfx1100", "--gcc", "12", "--work-dir",
+                  str(tmp_path / "w"))
+    assert done.returncode == 1
+    assert "Preflight found 1 problem(s) that would make the build fail: host compiler" \
+        in done.stderr
+    assert "GCC 12.2.0 is newer than the kit's choice for ROCm 5.2" in done.stderr
+    assert ("Fix: invoke toolchain --gcc 11 (or --allow-compiler to keep GCC 12); for this "
+            "build only: `invoke build --gcc 11`") in done.stderr
+    assert "FAIL  host compiler" in done.stdout
+    assert not (tmp_path / "w" / "src").exists()
+
+
+def test_plan_prints_plain_tables_when_not_a_tty(tmp_path: Path) -> None:
+    import os
+
+    done = subprocess.run([sys.executable, "-m", "invoke", "plan", "--arch", "gfx1100",
+                           "--work-dir", str(tmp_path / "w"), "--triton", "skip"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "rocmforge plan: settings"
+    assert lines[1].split() == ["setting", "value"]
+    assert lines[3].split() == ["targets", "gfx1100"]
+    assert any(line.split()[:2] == ["triton_mode", "skip"] for line in lines)
+    header = lines.index("steps") + 1
+    assert lines[header].split() == ["#", "step", "state", "command", "why"]
+    first = lines[header + 2].split()
+    assert first[:5] == ["1", "preflight", "to", "run", "[python]"]
+    assert "\x1b[" not in done.stdout
+    assert "note: Triton is skipped (triton_mode = skip)" in done.stderr

@@ -161,7 +161,7 @@ def test_missing_ref_changes_nothing(remotes: FakeRemotes, tmp_path: Path) -> No
 def test_missing_ref_on_fresh_checkout_leaves_no_directory(
     remotes: FakeRemotes, tmp_path: Path
 ) -> None:
-    with pytest.raises(RefNotFound):
+    with pytest.raises(RefNotFound, match="^'nope' is not a tag, branch or full commit of "):
         checkout_pytorch(settings(remotes, tmp_path, pytorch_ref="nope"))
     assert not (tmp_path / "src" / "pytorch").exists()
 
@@ -277,3 +277,17 @@ def test_new_commit_in_remote_branch_is_picked_up(remotes: FakeRemotes, tmp_path
     git("push", "-q", "origin", "HEAD:main", cwd=work_clone)
     second, _, _ = checkout_pytorch(s)
     assert first.commit != second.commit == new
+
+
+def test_git_failure_tail_keeps_the_last_non_blank_lines(tmp_path: Path) -> None:
+    from rocmforge.sources.git import run_git
+
+    gone = tmp_path / "gone"
+    result = run_git(["ls-remote", str(gone)], check=False)
+    assert result.returncode == 128
+    # git prints a blank line between its two messages; the tail must not show it as " |  | ".
+    assert result.tail() == (
+        f"fatal: '{gone}' does not appear to be a git repository | "
+        "fatal: Could not read from remote repository. | "
+        "Please make sure you have the correct access rights | and the repository exists."
+    )

@@ -162,16 +162,41 @@ def test_fetch_pin_retries_a_5xx_then_succeeds(httpserver: HTTPServer) -> None:
 
 def test_fetch_pin_malformed(httpserver: HTTPServer) -> None:
     httpserver.expect_request(f"/pytorch/v2.9.1/{TRITON_PIN}").respond_with_data("<html>oops")
-    with pytest.raises(PinError, match="which is not a commit"):
+    with pytest.raises(PinError) as info:
         fetch_pin(pin_url(httpserver), "v2.9.1", retries=0)
+    assert info.value.what == (
+        f"The Triton pin {pin_url(httpserver).format(ref='v2.9.1', path=TRITON_PIN)} holds "
+        "'<html>oops', which is not a commit"
+    )
 
 
 def test_fetch_pin_short_hash(httpserver: HTTPServer) -> None:
     httpserver.expect_request(f"/pytorch/v2.9.1/{TRITON_PIN}").respond_with_data("bfeb0668")
-    with pytest.raises(PinError, match="short hash"):
+    with pytest.raises(PinError, match="holds the short hash 'bfeb0668' \\(8 hex digits\\)"):
         fetch_pin(pin_url(httpserver), "v2.9.1", retries=0)
 
 
 def test_pin_url_without_placeholders() -> None:
     with pytest.raises(PinError, match="lacks \\{ref\\} or \\{path\\}"):
         fetch_pin("https://example.invalid/x", "v2.9.1", retries=0)
+
+
+@pytest.mark.parametrize(
+    "bad_url",
+    ["ftp://mirror/{ref}/{path}", "{ref}/{path}", "https:///{ref}/{path}", "http://[::1/{ref}/{path}"],
+    ids=["ftp", "no-scheme", "no-host", "broken-ipv6"],
+)
+def test_pin_url_that_is_not_http_fails_at_once(bad_url: str, httpserver: HTTPServer) -> None:
+    started = time.monotonic()
+    with pytest.raises(PinError) as info:
+        fetch_pin(bad_url, "v2.9.1", retries=3, backoff=1.0)
+    assert info.value.what == (
+        f"The pin_url setting {bad_url!r} is not an http:// or https:// URL with a host"
+    )
+    assert time.monotonic() - started < 0.5  # refused before any request, so no retry/backoff
+
+
+@pytest.mark.parametrize("timeout", [0.0, -1.0, float("nan")])
+def test_fetch_pin_refuses_a_timeout_that_is_not_positive(timeout: float) -> None:
+    with pytest.raises(PinError, match="is not a positive number of seconds"):
+        fetch_pin("https://example.invalid/{ref}/{path}", "v2.9.1", timeout=timeout)

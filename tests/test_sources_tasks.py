@@ -125,3 +125,43 @@ def test_pin_over_http_json(remotes: FakeRemotes, tmp_path: Path, httpserver: HT
 def test_patch_without_checkout_exit_2(remotes: FakeRemotes, tmp_path: Path) -> None:
     bad = invoke(["patch"], tmp_path, remotes)
     assert bad.returncode == 2 and "There is no PyTorch checkout" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "fragment"),
+    [
+        (["--timeout", "abc"], {}, "--timeout 'abc' is not a number of seconds"),
+        (["--timeout", "-1"], {}, "The HTTP timeout -1 s is not a positive number of seconds"),
+        ([], {"ROCMFORGE_PIN_URL": "ftp://mirror/{ref}/{path}"},
+         "The pin_url setting 'ftp://mirror/{ref}/{path}' is not an http:// or https:// URL"),
+        ([], {"ROCMFORGE_PIN_URL": "https://mirror/{ref}"},
+         "The pin_url setting 'https://mirror/{ref}' lacks {ref} or {path}"),
+    ],
+    ids=["timeout-text", "timeout-negative", "pin-url-ftp", "pin-url-no-path"],
+)
+def test_pin_over_http_bad_input_exit_2(
+    remotes: FakeRemotes, tmp_path: Path, args: list[str], env: dict[str, str], fragment: str
+) -> None:
+    bad = invoke(["triton.pin", "--ref", "v2.9.1", *args], tmp_path, remotes, **env)
+    assert bad.returncode == 2, bad.stderr
+    assert bad.stderr.startswith("rocmforge: ")
+    assert fragment in bad.stderr
+    assert "Traceback" not in bad.stderr
+    assert bad.stdout == ""
+    assert not tmp_path.joinpath("src").exists()
+
+
+def test_work_dir_under_a_file_is_one_paragraph_exit_2(
+    remotes: FakeRemotes, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    bad = invoke(["checkout", "--ref", "v2.8.0"], blocker / "work", remotes)
+    assert bad.returncode == 2, bad.stderr
+    assert bad.stderr == (
+        f"rocmforge: The operating system refused a file operation ({blocker}/work/src/pytorch): "
+        "Not a directory. a path in the settings or flags (work_dir, --into, --json, --lock ...) "
+        "does not point where the task can read or write. Fix: check that path: it must be a "
+        "folder (not a file), writable, and on a disk with space.\n"
+    )
+    assert blocker.read_text() == "not a folder\n"

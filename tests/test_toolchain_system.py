@@ -308,6 +308,8 @@ def test_invoke_system_then_restore(box: Sandbox) -> None:
         (["--clang"], "--clang was given without a version"),
         (["--gcc", "11", "--clang", "16"], "Both --gcc 11 and --clang 16 were given"),
         (["--system"], "--system needs the compiler to switch to"),
+        (["--gcc", "11", "--rocm-path", "/nonexistent/rocm"],
+         "The ROCm path /nonexistent/rocm given by --rocm-path does not exist"),
     ],
 )
 def test_bad_input_exit_2_and_nothing_touched(box: Sandbox, args: list[str], fragment: str) -> None:
@@ -319,3 +321,13 @@ def test_bad_input_exit_2_and_nothing_touched(box: Sandbox, args: list[str], fra
     assert proc.stderr.count("\n") == 1  # one paragraph
     assert _snapshot(box) == before
     assert not box.work.exists()
+
+
+def test_bad_rocm_path_is_refused_without_system_too(box: Sandbox) -> None:
+    """A mistyped --rocm-path used to fall back to whatever ROCm was found, silently."""
+    proc = _invoke(["toolchain", "--gcc", "11", "--rocm-path", "/nonexistent/rocm"], box)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(
+        "rocmforge: The ROCm path /nonexistent/rocm given by --rocm-path does not exist."
+    )
+    assert proc.stdout == ""

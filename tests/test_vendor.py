@@ -96,6 +96,33 @@ def test_missing_into_is_a_clear_error() -> None:
     assert "invoke vendor needs --into DIR" in result.stderr
 
 
+@pytest.mark.parametrize(
+    "prefix", ["../outside", "/abs/rocmforge", "", ".", "kit/../../up"],
+    ids=["parent", "absolute", "empty", "dot", "climbs-out"],
+)
+def test_prefix_outside_the_repo_is_refused_before_any_write(
+    their_repo: Path, prefix: str
+) -> None:
+    before = _snapshot(their_repo.parent)
+    result = _run(
+        [sys.executable, "-m", "invoke", "vendor", "--into", str(their_repo), "--prefix", prefix],
+        KIT,
+    )
+    assert result.returncode == 2, result.stderr
+    assert f"--prefix {prefix!r} is not a folder inside the repository" in result.stderr
+    assert "Fix: pass a relative path without '..'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _snapshot(their_repo.parent) == before
+
+
+@pytest.mark.parametrize(
+    ("given", "clean"),
+    [("third_party/rocmforge/", "third_party/rocmforge"), ("./vendor//kit", "vendor/kit")],
+)
+def test_checked_prefix_normalises_relative_folders(given: str, clean: str) -> None:
+    assert kit.checked_prefix(given) == clean
+
+
 def test_dry_run_writes_nothing(their_repo: Path) -> None:
     before = _snapshot(their_repo)
     result = _run(

@@ -186,3 +186,59 @@ def test_when_device_skips_runtime_checks_without_that_gpu(tmp_path: Path) -> No
     assert checks["arch"]["reason"] == "CPU-only build: no GPU targets compiled, expected gfx1100"
     assert done.returncode == 1
     assert document["notes"][-1] == why
+
+
+def test_unwritable_report_path_is_exit_2_before_any_check(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "r.json"
+    done = run_verify("--device", "cpu", "--only", "build", "--json", str(missing))
+    assert done.returncode == 2
+    assert (f"--json {missing}: the folder {missing.parent} does not exist, so the report could "
+            "not be written. Nothing was checked.") in done.stderr
+    assert done.stdout == ""  # refused before the table: no check ran
+    assert not (tmp_path / "no").exists()
+    done = run_verify("--device", "cpu", "--only", "build", "--json", str(tmp_path))
+    assert done.returncode == 2
+    assert f"--json {tmp_path} is a directory" in done.stderr
+
+
+def test_bad_argument_is_one_paragraph_without_usage_block() -> None:
+    done = run_verify("--device", "tpu")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "rocmforge verify: argument --device: invalid choice: 'tpu' (choose from 'auto', "
+        "'cuda', 'cpu'). Nothing was checked. Fix: see `python -m rocmforge.verify --help` for "
+        "the accepted values.\n"
+    )
+
+
+def run_invoke_verify(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "HIP_PLATFORM": "amd"}
+    env.pop("ROCMFORGE_ARCH", None)
+    return subprocess.run([sys.executable, "-m", "invoke", "verify", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("--expect", "gfx9999"), '"gfx9999" is not a GPU target the kit knows. Did you mean '
+                                  '"gfx909"?'),
+        (("--comm-timeout", "abc"), "argument --comm-timeout: invalid float value: 'abc'"),
+        (("--comm-timeout", "-5"), "--comm-world-size and --comm-timeout must not be negative"),
+    ],
+    ids=["unknown-target", "timeout-not-a-number", "negative-timeout"],
+)
+def test_invoke_verify_bad_input_is_exit_2(args: tuple[str, ...], fragment: str) -> None:
+    done = run_invoke_verify("--only", "build", *args)
+    assert done.returncode == 2, done.stderr
+    assert fragment in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_invoke_verify_expands_aliases_for_the_suite() -> None:
+    from rocmforge.tasks.verify import expected_targets
+
+    assert expected_targets("mi300;gfx1100") == "gfx942;gfx1100"
+    assert expected_targets("gfx90a:xnack-, sm_90") == "gfx90a:xnack-;sm_90"
+    assert expected_targets("") == ""

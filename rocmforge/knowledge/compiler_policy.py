@@ -11,11 +11,11 @@ environment; callers pass the versions they probed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.releases import PytorchRelease, RocmRelease
+from rocmforge.versions import version_key
 
 OK = "OK"
 WARN = "WARN"
@@ -33,7 +33,6 @@ _KINDS = {
     "amdclang++": "rocm-clang",
     "rocm-clang": "rocm-clang",
 }
-_VERSION_RE = re.compile(r"^\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,7 +64,7 @@ def recommended_compilers(rocm: RocmRelease, torch: PytorchRelease) -> tuple[tup
     When PyTorch's floor rules out every recommended major of a kind (Clang 15 vs PyTorch 2.13),
     the oldest major PyTorch accepts takes its place, so there is always a choice of each kind.
     """
-    gcc_floor = _version_tuple(torch.gcc_min)[0]
+    gcc_floor = _floor(torch.gcc_min)[0]
     gccs = [major for major in rocm.gcc_recommended if major >= gcc_floor]
     if not gccs:
         gccs = [gcc_floor]
@@ -77,7 +76,7 @@ def recommended_compilers(rocm: RocmRelease, torch: PytorchRelease) -> tuple[tup
 
 def cmake_minimum(torch: PytorchRelease) -> str:
     """The CMake the build needs: 3.20 (the kit's floor) or PyTorch's own, whichever is higher."""
-    if _version_tuple(torch.cmake_min) > _version_tuple(KIT_CMAKE_MIN):
+    if _floor(torch.cmake_min) > _floor(KIT_CMAKE_MIN):
         return torch.cmake_min
     return KIT_CMAKE_MIN
 
@@ -93,9 +92,8 @@ def judge_compiler(
             "host compilers are judged as GCC or Clang",
             f"use one of: {', '.join(sorted(_KINDS))}",
         )
-    parsed = _VERSION_RE.match(version)
     shown = _NAMES[family]
-    if not parsed:
+    if not version_key(version):
         return CompilerVerdict(
             kind=family,
             version=version,
@@ -103,7 +101,7 @@ def judge_compiler(
             reason=f"could not read a version number from {version!r}",
             fix=f"check what `{'gcc' if family == 'gcc' else 'clang'} --version` prints",
         )
-    have = tuple(int(part or 0) for part in parsed.groups())
+    have = version_key(version, width=3)
     major = have[0]
     rocm_name = _rocm_label(rocm)
     torch_name = f"PyTorch {torch.version}"
@@ -117,7 +115,7 @@ def judge_compiler(
                                fix=fix)
 
     if family == "gcc":
-        floor = _version_tuple(torch.gcc_min)
+        floor = _floor(torch.gcc_min)
         if have < floor:
             why = (f"{torch_name} is C++20 and its configure requires GCC >= {torch.gcc_min}"
                    if torch.cxx_std >= 20 else
@@ -187,8 +185,6 @@ def _or(majors: tuple[int, ...]) -> str:
     return " or ".join(str(major) for major in majors)
 
 
-def _version_tuple(text: str) -> tuple[int, int, int]:
-    parts = [int(part) for part in text.split(".")[:3]]
-    while len(parts) < 3:
-        parts.append(0)
-    return parts[0], parts[1], parts[2]
+def _floor(text: str) -> tuple[int, ...]:
+    """A config version ("9.3", "3.18") as a 3-part key, comparable with a probed version's."""
+    return version_key(text, width=3)

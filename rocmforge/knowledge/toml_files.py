@@ -3,6 +3,7 @@
 Owns: locating `config/`, parsing TOML, and rejecting unknown or missing keys with a
 did-you-mean suggestion. Every loader in `rocmforge.knowledge` goes through here so a typo in
 any config file fails the same way (ConfigError, exit 2) instead of being silently ignored.
+Must not: know what any file means (the loaders beside it do) or write anything.
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rocmforge.versions import major_of
+
 CompilerKind = Literal["gcc", "clang"]
 
 # `gcc-11`, `clang-15`; plain `gcc`/`clang` have no suffix. Dotted suffixes (`gcc-4.8`) count too.
@@ -94,10 +96,6 @@ def parse_gcc_version(dump: str, version_text: str = "") -> str | None:
     if line_match:
         return line_match.group("version")
     return match.group("version") if match else None
-
-
-def major_of(version: str) -> int:
-    return int(version.split(".", 1)[0])
 
 
 def driver_kind(name: str) -> tuple[CompilerKind, str] | None:

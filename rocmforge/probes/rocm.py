@@ -28,14 +28,14 @@ from pathlib import Path
 
 from rocmforge.errors import ProbeError
 from rocmforge.probes import Runner, run_command
+from rocmforge.probes.compilers import parse_clang_version
+from rocmforge.versions import dotted_version, major_of, version_key
 
 # "HIP version: 5.2.21153-0" (hipcc --version); "Debian clang version 15.0.6", "AMD clang version
 # 19.0.0git" (the clang line hipcc --version prints after it).
 _HIPCC_HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
-_CLANG_VERSION = re.compile(r"clang version (\d+)\.")
 _INSTALLED_DIR = re.compile(r"^InstalledDir:\s*(\S.*)$", re.MULTILINE)
 _HIP_VERSION_DEFINE = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
-_VERSION_TEXT = re.compile(r"^\s*(\d+\.\d+(?:\.\d+)?)")
 # Package directories a pip-installed TheRock SDK puts on sys.path (unverified upstream names).
 PIP_SDK_PACKAGES = ("_rocm_sdk_core", "_rocm_sdk_devel")
 
@@ -72,8 +72,7 @@ class RocmInstall:
 
 def parse_version_file(text: str) -> str:
     """`.info/version` holds "6.4.0-15396" or "7.10.1"; keep the dotted release only."""
-    match = _VERSION_TEXT.match(text)
-    return match.group(1) if match else ""
+    return dotted_version(text, at_start=True)
 
 
 def parse_hip_version_header(text: str) -> str:
@@ -96,23 +95,13 @@ class HipccReport:
 
 def parse_hipcc_version(text: str) -> HipccReport:
     hip = _HIPCC_HIP_VERSION.search(text)
-    clang = _CLANG_VERSION.search(text)
+    clang = parse_clang_version(text)
     installed = _INSTALLED_DIR.search(text)
     return HipccReport(
         hip_version=f"{hip.group(1)}.{hip.group(2)}" if hip else "",
-        llvm_major=int(clang.group(1)) if clang else 0,
+        llvm_major=major_of(clang) if clang else 0,
         installed_dir=installed.group(1).strip() if installed else "",
     )
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """Sort key for "6.4.1" style versions; unknown sorts first."""
-    parts = []
-    for piece in version.split("."):
-        if not piece.isdigit():
-            break
-        parts.append(int(piece))
-    return tuple(parts)
 
 
 # --- probes ---------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ Python search path are parameters so tests can point them at temp dirs.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -19,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.probes import Runner, run_command
+from rocmforge.versions import dotted_version
 
 GIB = 1024**3
-_VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,8 +109,7 @@ def parse_os_release(text: str) -> dict[str, str]:
 
 def parse_tool_version(text: str) -> str:
     """First dotted version in `cmake --version` ("cmake version 3.25.1") or `ninja --version`."""
-    match = _VERSION.search(text)
-    return match.group(1) if match else ""
+    return dotted_version(text)
 
 
 # --- probes ---------------------------------------------------------------------------------

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.sources.git import GitFailed, GitResult, run_git
+from rocmforge.sources.git import FULL_SHA, GitFailed, GitResult, run_git
 
-FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 _HEXISH = re.compile(r"^[0-9a-f]{4,39}$")
 
 # Refspecs of a full fetch (fallback when the server refuses to send an unadvertised commit).

@@ -9,6 +9,7 @@ the argv lists and decide what a failure means.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import RocmforgeError
+
+# A full SHA-1 commit id as git prints it (lower case): the only form the kit pins, locks or
+# compares, because a branch moves and a short hash can become ambiguous.
+FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 # Never prompt for credentials (a hanging prompt in a build is worse than an error); C locale so
 # the messages we match on are stable.
@@ -42,8 +47,12 @@ class GitResult:
 
     def tail(self, lines: int = 4) -> str:
         """git's last lines (stderr first), for error messages."""
-        text = (self.stderr.strip() or self.stdout.strip()).splitlines()
-        return " | ".join(line.strip() for line in text[-lines:])
+        text = [
+            line.strip()
+            for line in (self.stderr.strip() or self.stdout.strip()).splitlines()
+            if line.strip()
+        ]
+        return " | ".join(text[-lines:])
 
 
 def config_args(config: Sequence[tuple[str, str]]) -> tuple[str, ...]:

@@ -8,15 +8,15 @@ collects the commits and the task decides when to write.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.fsutil import write_atomic
+from rocmforge.sources.git import FULL_SHA
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,7 +24,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 LOCK_SCHEMA = 1
-_SHA = re.compile(r"^[0-9a-f]{40}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -166,7 +165,7 @@ def read_lock(path: Path) -> Lock:
     subs = tuple(
         LockedSubmodule(
             path=_text(s, "path", path, "pytorch.submodules"),
-            commit=_text(s, "commit", path, "pytorch.submodules", pattern=_SHA),
+            commit=_text(s, "commit", path, "pytorch.submodules", pattern=FULL_SHA),
         )
         for s in torch.get("submodules", [])
     )
@@ -182,10 +181,10 @@ def read_lock(path: Path) -> Lock:
     return Lock(
         pytorch_repo=_text(torch, "repo", path, "pytorch"),
         pytorch_ref=_text(torch, "ref", path, "pytorch", required=False),
-        pytorch_commit=_text(torch, "commit", path, "pytorch", pattern=_SHA),
+        pytorch_commit=_text(torch, "commit", path, "pytorch", pattern=FULL_SHA),
         submodules=subs,
         triton_repo=_text(triton, "repo", path, "triton", required=False),
-        triton_commit=_text(triton, "commit", path, "triton", pattern=_SHA, required=False),
+        triton_commit=_text(triton, "commit", path, "triton", pattern=FULL_SHA, required=False),
         triton_version=_text(triton, "version", path, "triton", required=False),
         patches=patches,
     )

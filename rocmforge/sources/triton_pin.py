@@ -13,12 +13,13 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from packaging.version import InvalidVersion, Version
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.sources.git import FULL_SHA
 
 PIN_DIR = ".ci/docker/ci_commit_pins"
 TRITON_PIN = f"{PIN_DIR}/triton.txt"
@@ -36,7 +37,6 @@ ROCM_TRITON = "https://github.com/ROCm/triton.git"
 WHEEL_OLD = "pytorch-triton-rocm"
 WHEEL_NEW = "triton-rocm"
 
-_FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 _SHORT_SHA = re.compile(r"^[0-9a-fA-F]{4,39}$")
 _REF_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)(?:-rc\d+)?$")
 
@@ -111,26 +111,21 @@ def fallback_layout(pytorch_version: str) -> PinLayout:
 
 def layout_for(pytorch_version: str) -> PinLayout:
     """The version table's answer (rocmforge.knowledge.releases) when it knows the version."""
-    try:
-        from rocmforge.knowledge.releases import pytorch_release_for  # type: ignore[import-not-found]
-    except ImportError:
-        return fallback_layout(pytorch_version)
+    from rocmforge.knowledge.releases import pytorch_release_for
+
     v = _base(pytorch_version)
     if v is None:
         return fallback_layout(pytorch_version)
     try:
-        release: Any = pytorch_release_for(str(v))
-    except (RocmforgeError, LookupError, ValueError):
+        release = pytorch_release_for(str(v))
+    except RocmforgeError:  # older than the table: the 3.1 rule still answers
         return fallback_layout(pytorch_version)
-    if release is None:
-        return fallback_layout(pytorch_version)
-    fallback = fallback_layout(pytorch_version)
     return PinLayout(
         pytorch_version=pytorch_version,
-        pin_files=tuple(getattr(release, "triton_pin_files", ()) or fallback.pin_files),
-        version_file=getattr(release, "triton_version_file", "") or fallback.version_file,
-        repo=getattr(release, "triton_repo", "") or fallback.repo,
-        wheel_name=getattr(release, "triton_wheel", "") or fallback.wheel_name,
+        pin_files=release.triton_pin_files,
+        version_file=release.triton_version_file,
+        repo=release.triton_repo,
+        wheel_name=release.triton_wheel,
     )
 
 
@@ -138,9 +133,9 @@ def parse_pin(text: str, *, source: str) -> str:
     """The 40-hex commit in a pin file's text; anything else is a PinError naming the problem."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     value = lines[0] if len(lines) == 1 else ""
-    if _FULL_SHA.match(value):
+    if FULL_SHA.match(value):
         return value
-    if _FULL_SHA.match(value.lower()):
+    if FULL_SHA.match(value.lower()):
         return value.lower()
     if not lines:
         problem = "is empty"
@@ -191,13 +186,28 @@ def read_pin_from_tree(tree: Path, release: PinLayout | None = None) -> TritonPi
 
 
 def raw_url(pin_url: str, ref: str, path: str) -> str:
+    """`pin_url` with {ref} and {path} filled in; a PinError when it is not an http(s) template."""
     if "{path}" not in pin_url or "{ref}" not in pin_url:
         raise PinError(
             f"The pin_url setting {pin_url!r} lacks {{ref}} or {{path}}",
             "the kit fills in the PyTorch ref and the pin file path",
             "set pin_url like https://raw.githubusercontent.com/pytorch/pytorch/{ref}/{path}",
         )
-    return pin_url.replace("{ref}", ref).replace("{path}", path)
+    url = pin_url.replace("{ref}", ref).replace("{path}", path)
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host = None
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise PinError(
+            f"The pin_url setting {pin_url!r} is not an http:// or https:// URL with a host",
+            "pin files are read over HTTP from a raw-file server",
+            "set pin_url like https://raw.githubusercontent.com/pytorch/pytorch/{ref}/{path} "
+            "(ROCMFORGE_PIN_URL or rocm.pin_url in invoke.yaml)",
+        )
+    return url
 
 
 def http_get_text(
@@ -219,6 +229,14 @@ def http_get_text(
         except requests.Timeout:
             last = f"no answer within {timeout:g} s"
             continue
+        except (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
+                requests.exceptions.MissingSchema) as exc:
+            # A malformed URL does not get better by asking again.
+            raise PinError(
+                f"Cannot fetch {url}: {exc}",
+                "the URL built from the pin_url setting is malformed",
+                "check the pin_url setting",
+            ) from None
         except requests.RequestException as exc:
             last = f"{type(exc).__name__}: {exc}"
             continue
@@ -253,6 +271,13 @@ def fetch_pin(
     backoff: float = 0.5,
 ) -> TritonPin:
     """The pin of PyTorch `ref` without a checkout, read from raw files at `pin_url`."""
+    if not timeout > 0:
+        raise PinError(
+            f"The HTTP timeout {timeout:g} s is not a positive number of seconds",
+            "each pin file request waits at most that long for an answer",
+            "pass --timeout with a number above 0, e.g. --timeout 10",
+        )
+    raw_url(pin_url, ref, TRITON_PIN)  # a malformed pin_url fails here, before any request
     own = session is None
     http = session or requests.Session()
     get = lambda path: http_get_text(  # noqa: E731

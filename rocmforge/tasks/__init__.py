@@ -13,7 +13,7 @@ from pathlib import Path
 
 from invoke import Collection
 
-from rocmforge.tasks import build, doctor, inspect, sources, toolchain, verify, vendor
+from rocmforge.tasks import build, doctor, inspect, sources, toolchain, vendor, verify
 
 
 def _project_dir(start: Path) -> Path | None:

@@ -32,13 +32,29 @@ def reported(func: F) -> F:
             raise Exit("rocmforge: interrupted.", code=130) from None
         except BrokenPipeError:
             # The reader went away (`invoke plan | head`): stop quietly, as shell tools do.
-            import os
             import sys
 
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise Exit(code=141) from None
+        except OSError as exc:
+            # A path the user gave (work dir under a file, a read-only folder, a full disk) that
+            # the library did not check itself: still one paragraph and exit 2, not a traceback.
+            raise Exit(f"rocmforge: {os_error_paragraph(exc)}", code=2) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def os_error_paragraph(exc: OSError) -> str:
+    """What/why/fix for an OSError that reached a task: the path and the system's reason."""
+    from rocmforge.errors import RocmforgeError
+
+    where = f" ({exc.filename})" if exc.filename else ""
+    return RocmforgeError(
+        f"The operating system refused a file operation{where}: {exc.strerror or exc}",
+        "a path in the settings or flags (work_dir, --into, --json, --lock ...) does not point "
+        "where the task can read or write",
+        "check that path: it must be a folder (not a file), writable, and on a disk with space",
+    ).paragraph()
 
 
 def invoke_section(c: Context) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Invoke tasks: doctor and env. Thin adapters: parse flags, call the library, print the report.
 
 Imports only invoke and rocmforge.tasks._common at module level (`invoke --list` stays fast).
+Must not: probe, judge or format anything itself; rocmforge.doctor, probes and buildenv do.
 """
 
 from __future__ import annotations
@@ -82,8 +83,10 @@ def env(
     arch: str = "",
     rocm_path: str = "",
     format: str = "sh",  # noqa: A002 - the flag is --format
-    gcc: int = 0,
-    clang: int = 0,
+    # str, not int: Invoke casts an int flag inside its parser, so `--gcc abc` would end in a
+    # traceback; settings_for() checks the text and raises a UsageError (exit 2) instead.
+    gcc: str = "",
+    clang: str = "",
 ) -> None:
     """Print the build environment, quoted so that eval "$(invoke env ...)" is safe."""
     import os

@@ -1,7 +1,8 @@
 """Invoke tasks: sources (checkout, patch, triton.pin, triton.checkout).
 
 Thin adapters: parse flags, call `rocmforge.sources`, print the report. Imports only invoke and
-rocmforge.tasks._common at module level (`invoke --list` stays fast).
+rocmforge.tasks._common at module level (`invoke --list` stays fast). Must not: run git or
+parse pins itself; rocmforge.sources does.
 """
 
 from __future__ import annotations
@@ -74,16 +75,27 @@ def patch(c: Context, check: bool = False, revert: bool = False) -> None:
     }
 )
 @reported
-def pin(c: Context, ref: str = "", json: bool = False, timeout: float = 10.0) -> None:
+def pin(c: Context, ref: str = "", json: bool = False, timeout: str = "10") -> None:
     """Print the Triton commit, version, repository and wheel name the PyTorch ref pins."""
+    # `timeout` is text, not float: Invoke casts typed flags inside its parser, so a bad value
+    # would end in a traceback there instead of this task's one-paragraph error.
+    from rocmforge.errors import UsageError
     from rocmforge.render import emit_json
     from rocmforge.sources import pin_of_checkout
     from rocmforge.sources.triton_pin import fetch_pin
     from rocmforge.workdir import workdir_for
 
+    try:
+        timeout_s = float(timeout)
+    except ValueError:
+        raise UsageError(
+            f"--timeout {timeout!r} is not a number of seconds",
+            "it bounds the wait for each HTTP reply",
+            "pass a number, e.g. --timeout 10",
+        ) from None
     settings = settings_for(c)
     if ref:
-        found = fetch_pin(settings.pin_url, ref, timeout=timeout)
+        found = fetch_pin(settings.pin_url, ref, timeout=timeout_s)
         source = f"{settings.pin_url} at {ref}"
     else:
         work = workdir_for(settings.work_dir)

@@ -1,4 +1,8 @@
-"""Invoke tasks: toolchain. Thin adapters: parse flags, call the library, print the report."""
+"""Invoke tasks: toolchain. Thin adapters: parse flags, call the library, print the report.
+
+Must not: import the library at module level (`invoke --list` stays fast) or hold toolchain
+logic; rocmforge.toolchain.cli does the work.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Invoke task: vendor. Copies the kit into another repository (see rocmforge.vendor)."""
+"""Invoke task: vendor. Copies the kit into another repository (see rocmforge.vendor).
+
+Must not: import the library at module level (`invoke --list` stays fast) or decide what is
+copied; rocmforge.vendor plans and writes.
+"""
 
 from __future__ import annotations
 
@@ -43,8 +47,9 @@ def vendor(
             "vendoring copies the kit into a repository that already exists",
             "create or clone it first, or fix the path",
         )
+    prefix = kit.checked_prefix(prefix)
     files = kit.kit_files(kit.kit_root())
-    rels = [f"{prefix.strip('/')}/{r}" for r in files] + [
+    rels = [f"{prefix}/{r}" for r in files] + [
         "tasks.py",
         "rocm_tasks.py",
         "rocm_nox.py",

@@ -69,27 +69,31 @@ def policy_context(
 ) -> PolicyContext:
     """Find the ROCm install and build the judge from rocmforge.knowledge.compiler_policy.
 
-    Missing pieces (no ROCm found, a policy module not shipped yet) give a context without a
-    judge and a note saying why, never a crash: the inventory is still useful without them.
+    No ROCm found, or a ROCm/PyTorch version the tables do not know, gives a context without a
+    judge and a note saying why: the inventory is still useful without them. A `rocm_path` that
+    was asked for but is not a ROCm install stays an error (exit 2), as in doctor and env: a
+    typo must not silently fall back to another install.
     """
-    try:
-        from rocmforge.probes.rocm import find_rocm_installs, select_rocm
+    from rocmforge.errors import RocmforgeError
+    from rocmforge.knowledge import compiler_policy, releases
+    from rocmforge.probes.rocm import find_rocm_installs, select_rocm
 
+    try:
         install = select_rocm(find_rocm_installs(requested=rocm_path), rocm_path, environ)
-    except Exception as exc:  # noqa: BLE001 - any probe failure only removes the recommendation
+    except RocmforgeError as exc:
+        if rocm_path:
+            raise
         return PolicyContext(
             rocm_label="no ROCm found",
             torch_ref=pytorch_ref,
             judge=None,
             recommended=(),
-            note=f"no recommendation: {getattr(exc, 'what', None) or exc}",
+            note=f"no recommendation: {exc.what}",
         )
     try:
-        from rocmforge.knowledge import compiler_policy, releases
-
         rocm_release = releases.rocm_release_for(install.version)
         torch_release = releases.pytorch_release_for(pytorch_ref)
-    except Exception as exc:  # noqa: BLE001 - unknown version: show facts without a verdict
+    except RocmforgeError as exc:  # a version the tables do not know: facts without a verdict
         return PolicyContext(
             rocm_label=install.label,
             torch_ref=pytorch_ref,
@@ -97,7 +101,7 @@ def policy_context(
             recommended=(),
             rocm_llvm_major=install.llvm_major,
             rocm_root=install.root,
-            note=f"no recommendation: {getattr(exc, 'what', None) or exc}",
+            note=f"no recommendation: {exc.what}",
         )
 
     def judge(kind: str, version: str) -> Verdict:

@@ -12,12 +12,12 @@ import json
 import os
 import shlex
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import StepFailed, UsageError
+from rocmforge.fsutil import write_atomic
 from rocmforge.probes.compilers import HostCompiler, identify
 from rocmforge.toolchain.alternatives import (
     GCC_SLAVE_TOOLS,

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 from rocmforge.verify.model import CHECK_NAMES, CheckResult, Status, VerifyOptions, parse_size
 
@@ -31,8 +31,16 @@ def split_list(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.replace(";", ",").split(",") if p.strip())
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one paragraph (no usage block), exit 2, like BadInput."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"rocmforge verify: {message}. Nothing was checked. "
+                     f"Fix: see `{self.prog} --help` for the accepted values.\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m rocmforge.verify",
         description="Check that the installed PyTorch works on this machine's GPU(s).",
     )
@@ -78,6 +86,8 @@ def options_from_args(args: argparse.Namespace) -> VerifyOptions:
         raise BadInput(f"--comm-fault {args.comm_fault!r}: expected exit:RANK or hang:RANK.")
     if args.comm_world_size < 0 or args.comm_timeout < 0:
         raise BadInput("--comm-world-size and --comm-timeout must not be negative.")
+    if args.json:
+        check_report_path(args.json)
     # Keep the canonical order whatever order --only gave.
     ordered = tuple(n for n in CHECK_NAMES if n in only)
     return VerifyOptions(
@@ -85,6 +95,24 @@ def options_from_args(args: argparse.Namespace) -> VerifyOptions:
         triton_pin=args.triton_pin.strip(), comm_sizes=sizes, comm_timeout_s=args.comm_timeout,
         comm_world_size=args.comm_world_size, comm_fault=args.comm_fault,
     )
+
+
+def check_report_path(path: str) -> None:
+    """Refuse a --json path that cannot be written before the checks run (they take minutes on a
+    GPU); the report is written at the end, through a temp file in the same folder."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise BadInput(f"--json {path} is a directory. The report is one file. "
+                       "Fix: name a file, e.g. --json verify.json.")
+    if not os.path.isdir(folder):
+        raise BadInput(f"--json {path}: the folder {folder} does not exist, so the report could "
+                       "not be written. Nothing was checked. Fix: create the folder first or "
+                       "name a file in an existing one.")
+    if not os.access(folder, os.W_OK):
+        raise BadInput(f"--json {path}: the folder {folder} is not writable. Nothing was checked. "
+                       "Fix: name a file in a folder you can write to.")
 
 
 def import_torch() -> Any:

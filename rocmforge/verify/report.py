@@ -86,9 +86,12 @@ def build_document(*, options: VerifyOptions, results: Sequence[CheckResult], to
 
 
 def write_json(document: dict[str, Any], path: str) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(document, handle, indent=2, default=str)
-        handle.write("\n")
+    """Write the report atomically: a crash or full disk never leaves half a JSON document."""
+    from pathlib import Path
+
+    from rocmforge.fsutil import write_atomic
+
+    write_atomic(Path(path), json.dumps(document, indent=2, default=str) + "\n")
 
 
 def table_rows(results: Sequence[CheckResult]) -> list[tuple[str, str, str, str]]:

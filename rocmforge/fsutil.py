@@ -1,0 +1,36 @@
+"""Small file-system helpers shared by the kit's writers.
+
+Owns: `write_atomic()`, the one way the kit replaces a small file (a lock file, saved compiler
+state, a vendored file): bytes go to a temp file in the same folder, are fsynced, then renamed
+over the target with `os.replace`, so a crash, a full disk or a SIGKILL leaves either the old
+file or the new one, never half of one. Must not: decide what to write or where; callers own
+their paths and formats. Streams that need hashing while they are written (wheel downloads)
+keep their own temp-file handling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Replace `path` with `data` (str is written as UTF-8) in one rename; create its folder.
+
+    The temp file (`.<name>.*.tmp` beside `path`) is removed again when anything fails.
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
