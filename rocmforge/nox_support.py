@@ -23,7 +23,7 @@ from rocmforge.errors import ConfigError, RocmforgeError, TargetError, UsageErro
 
 MANIFEST_SCHEMA = "rocmforge.manifest/1"
 MANIFEST_NAME = "manifest.json"
-# Where the wheels are; default <checkout>/dist.
+# Where the wheels are; default <kit root>/<work dir>/dist (the build's dist/).
 DIST_ENV = "ROCMFORGE_DIST"
 # "config": targets from the kit's settings (config/defaults.toml < ROCMFORGE_ARCH); or an
 # explicit list "gfx1100;gfx942". Unset: the manifest's targets.
@@ -74,8 +74,21 @@ class VerifySession:
 
 
 def dist_dir(root: Path, environ: Mapping[str, str]) -> Path:
+    """ROCMFORGE_DIST when set; else `<work dir>/dist`, where `invoke build` writes, with the work
+    dir from the settings (config/defaults.toml < ROCMFORGE_WORK_DIR), relative to the kit root.
+    Settings that cannot be read fall back to the default `.rocmforge` (never raises: nox may be
+    collecting sessions)."""
     value = environ.get(DIST_ENV, "")
-    return Path(value) if value else root / "dist"
+    if value:
+        return Path(value)
+    work_dir = ".rocmforge"
+    try:
+        from rocmforge.settings import defaults_from_config, resolve
+
+        work_dir = resolve(defaults=defaults_from_config(), environ=environ).work_dir or work_dir
+    except RocmforgeError:
+        work_dir = environ.get("ROCMFORGE_WORK_DIR", "") or work_dir
+    return (root / work_dir / "dist").absolute()
 
 
 def split_targets(text: str) -> tuple[str, ...]:

@@ -429,6 +429,8 @@ class StepRunner:
 
     def _run_action(self, step: Step, tee: _Tee) -> Mapping[str, Any] | None:
         name = step.argv[0] if step.argv else ""
+        if name not in ACTIONS:
+            import rocmforge.build_actions  # noqa: F401 - registers the pipeline's actions
         action = ACTIONS.get(name)
         if action is None:
             raise StepFailed(

@@ -5,12 +5,21 @@ environment and digest inputs. Pure: no os.environ, no subprocess, no file acces
 machine told us arrives as arguments (Facts, the chosen compilers, the computed environment, the
 doctor rows); `rocmforge.runner` executes the result.
 
-Order (reference pytorch-rocm-build.md §1.1-§1.2): preflight -> compilers -> environment ->
-checkout -> patches -> build venv -> build requirements -> triton -> hipify (before any
-configure, §1.2/§1.3) -> stale check (§5.2) -> configure + log check (setuptools releases, §2) ->
+Order (reference pytorch-rocm-build.md §1.1-§1.2): preflight -> compilers -> checkout -> patches
+-> build venv -> build requirements -> triton -> environment -> hipify (before any configure,
+§1.2/§1.3) -> stale check (§5.2) -> configure + log check (setuptools releases, §2) ->
 build -> log check (scikit-build-core releases) -> collect (wheels + manifest) -> install.
 Build requirements come before Triton so that a CUDA `triton` pulled in by them is replaced by
 the ROCm one, leaving exactly one provider.
+
+The environment step sits just before hipify, the first step that uses the build environment:
+a rerun redoes the first changed step and everything after it, so a new target list or
+build_env redoes hipify, configure and the build but keeps the checkout, the venv and Triton.
+Digest rules: preflight's digest holds only its FAIL rows (a stamp exists only when there were
+none, so a new WARN, e.g. less free disk, does not redo a finished build, while a new FAIL does);
+the patches step's digest holds the sha256 of every patch in the kit's series (`patch_inputs`).
+Triton mode, preflight skip and the venv's site-packages access come from Settings
+(`triton_mode`, `skip_preflight`, `venv_system_site_packages`).
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ _PIP_ENV_KEYS = ("PIP_DISABLE_PIP_VERSION_CHECK", "PIP_INDEX_URL", "PIP_EXTRA_IN
 
 @dataclass(frozen=True, kw_only=True)
 class BuildOptions:
-    """Choices of one `invoke build` beyond Settings (task flags; see the lead request).
+    """Choices of one `invoke build` that come from the version table, not from Settings.
 
     `build_style`: "setup.py" runs `python setup.py bdist_wheel` (releases up to 2.8); "build"
     runs `python -m build --wheel --no-isolation` (2.9 on, and the only way once scikit-build-core
@@ -44,9 +53,6 @@ class BuildOptions:
     build_style: str = "build"
     scikit_build_core: bool = False
     pytorch_version: str = ""
-    triton: str = "auto"
-    skip_preflight: bool = False
-    system_site_packages: bool = False
     python: str = "python3"
     configure_env: Mapping[str, str] = field(default_factory=lambda: {"CMAKE_ONLY": "1"})
 
@@ -71,16 +77,23 @@ def plan_build(
     compilers: Mapping[str, str],
     options: BuildOptions = BuildOptions(),
     preflight: Sequence[PreflightRow] = (),
+    patch_inputs: Mapping[str, str] | None = None,
+    sources: Mapping[str, Any] | None = None,
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
     `env` is the complete build environment delta (config/build.toml < computed < build_env);
-    `compilers` maps "cc"/"cxx" (and optionally "hip") to the executables the kit chose.
+    `compilers` maps "cc"/"cxx" (and optionally "hip") to the executables the kit chose;
+    `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is what the work
+    dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by `invoke plan`.
     """
     if options.build_style not in BUILD_STYLES:
         raise ValueError(f"build_style must be one of {BUILD_STYLES}, not {options.build_style!r}")
-    if options.triton not in TRITON_MODES:
-        raise ValueError(f"triton must be one of {TRITON_MODES}, not {options.triton!r}")
+    triton_mode = str(getattr(settings, "triton_mode", "auto"))
+    skip_preflight = bool(getattr(settings, "skip_preflight", False))
+    system_site = bool(getattr(settings, "venv_system_site_packages", False))
+    if triton_mode not in TRITON_MODES:
+        raise ValueError(f"triton_mode must be one of {TRITON_MODES}, not {triton_mode!r}")
     target_list = ";".join(targets)
     src = str(workdir.pytorch)
     venv_python = str(workdir.venv / "bin" / "python")
@@ -98,9 +111,8 @@ def plan_build(
             argv=("preflight",),
             why="doctor's checks for this build; a FAIL stops here, before hours of compiling",
             inputs={
-                "targets": target_list,
-                "skip": str(options.skip_preflight),
-                "rows": ";".join(f"{r.status}:{r.check}" for r in preflight),
+                "skip": str(skip_preflight),
+                "fail_rows": ";".join(r.check for r in preflight if r.status == "FAIL"),
             },
         ),
         Step(
@@ -109,14 +121,6 @@ def plan_build(
             argv=("compilers",),
             why="record the C, C++ and HIP compilers the build uses (versions go to the manifest)",
             inputs={k: str(v) for k, v in sorted(compilers.items())},
-        ),
-        Step(
-            name="environment",
-            kind="python",
-            argv=("environment",),
-            why="write the build environment to state/build-env.sh (sourceable, quoted exports)",
-            env=build_env,
-            inputs={"targets": target_list, "rocm": rocm_root, "rocm_version": rocm_version},
         ),
         Step(
             name="checkout",
@@ -130,14 +134,15 @@ def plan_build(
             name="patches",
             kind="python",
             argv=("patches",),
-            why="apply the kit's patches for this PyTorch version (none known = nothing to do)",
+            why="apply the kit's patch series for this PyTorch version (none selected = nothing "
+            "to do)",
             cwd=src,
-            inputs={**source_inputs, "version": options.pytorch_version},
+            inputs={**source_inputs, **dict(sorted((patch_inputs or {}).items()))},
         ),
         Step(
             name="venv",
             argv=(options.python or "python3", "-m", "venv",
-                  *(("--system-site-packages",) if options.system_site_packages else ()),
+                  *(("--system-site-packages",) if system_site else ()),
                   str(workdir.venv)),
             why="the build virtualenv; the build runs --no-isolation, so its tools live here",
             env=pip_env,
@@ -155,13 +160,22 @@ def plan_build(
         Step(
             name="triton",
             kind="python",
-            argv=("triton", options.triton),
+            argv=("triton", triton_mode, venv_python),
             why="Triton matching the pin in the checkout: a prebuilt wheel checked against the "
             "index's sha256, else a source build; exactly one triton provider in the venv",
             cwd=src,
-            env={**pip_env, **{k: v for k, v in build_env.items() if k.startswith("ROCM")}},
+            env={**pip_env, **{k: v for k, v in build_env.items()
+                               if k.startswith(("ROCM", "LLVM_")) or k == "MAX_JOBS"}},
             inputs={**source_inputs, "index": str(settings.triton_index),
                     "repo_override": str(settings.triton_repo), "rocm_version": rocm_version},
+        ),
+        Step(
+            name="environment",
+            kind="python",
+            argv=("environment",),
+            why="write the build environment to state/build-env.sh (sourceable, quoted exports)",
+            env=build_env,
+            inputs={"targets": target_list, "rocm": rocm_root, "rocm_version": rocm_version},
         ),
         Step(
             name="hipify",
@@ -245,11 +259,11 @@ def plan_build(
     ]
 
     notes: list[str] = []
-    if options.skip_preflight:
-        notes.append("preflight is skipped (--skip-preflight): doctor's FAIL rows will not stop "
+    if skip_preflight:
+        notes.append("preflight is skipped (skip_preflight): doctor's FAIL rows will not stop "
                      "the build")
-    if options.triton == "skip":
-        notes.append("Triton is skipped (--triton skip): torch.compile will not work")
+    if triton_mode == "skip":
+        notes.append("Triton is skipped (triton_mode = skip): torch.compile will not work")
     if options.scikit_build_core:
         notes.append("scikit-build-core release: no configure-only step; the ROCm check runs on "
                      "the build log")
@@ -262,8 +276,13 @@ def plan_build(
         "rocm_path": rocm_root,
         "rocm_version": rocm_version,
         "work_dir": str(workdir.root),
-        "triton": options.triton,
+        "triton_mode": triton_mode,
+        "triton_index": str(settings.triton_index),
+        "skip_preflight": skip_preflight,
+        "venv_system_site_packages": system_site,
         "compilers": dict(compilers),
         "origins": dict(getattr(settings, "origins", {}) or {}),
     }
+    if sources:
+        resolved["sources"] = dict(sources)
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))

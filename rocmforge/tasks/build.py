@@ -20,44 +20,38 @@ _FLAG_HELP = {
     "rocm_path": "ROCm install to build against",
     "gcc": "host GCC major for CC/CXX",
     "clang": "host clang major for CC/CXX",
-    "triton": "auto (prebuilt wheel, else source), wheel, source, or skip",
-    "skip_preflight": "do not stop on doctor's FAIL rows (hidden: for fixture builds)",
-    "system_site_packages": "let the build venv see the interpreter's site-packages (offline)",
+    "triton": "auto (prebuilt wheel, else source), wheel, source, or skip (setting triton_mode)",
+    "skip_preflight": "do not stop on doctor's FAIL rows (setting skip_preflight)",
+    "system_site_packages": "let the build venv see the interpreter's site-packages (setting "
+    "venv_system_site_packages)",
+    "allow_compiler": "build with a host compiler outside the table for the ROCm found",
     "python": "interpreter that creates the build venv",
 }
 
 
-def _prepare(c: Context, **flags: Any) -> tuple[Any, Any, Any]:
-    """Settings, Plan and the runner's extras for one invocation (probes run here)."""
+def _prepare(c: Context, *, with_preflight: bool = True, **flags: Any) -> tuple[Any, Any, Any]:
+    """Settings, Plan and the runner's extras for one invocation (probes run here, once)."""
+    import dataclasses
     import os
     import sys
 
-    from rocmforge.errors import UsageError
+    from rocmforge.build_actions import patch_digest_inputs
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
-    from rocmforge.plan.build_plan import TRITON_MODES, BuildOptions, PreflightRow, plan_build
+    from rocmforge.plan.build_plan import BuildOptions, PreflightRow, plan_build
     from rocmforge.probes.facts import gather_facts
+    from rocmforge.sources import describe_sources
     from rocmforge.targets import parse_targets
     from rocmforge.workdir import workdir_for
 
-    triton = flags.pop("triton")
-    skip_preflight = flags.pop("skip_preflight")
-    system_site = flags.pop("system_site_packages")
-    if triton not in TRITON_MODES:
-        raise UsageError(
-            f"--triton {triton!r} is not a Triton mode",
-            "the kit either downloads a prebuilt wheel, builds from the pin, or skips Triton",
-            f"use one of: {', '.join(TRITON_MODES)}",
-        )
     settings = settings_for(c, **flags)
     facts = gather_facts(settings)
-    llvm_major = int(getattr(facts.rocm, "llvm_major", 0) or 0) if facts.rocm else 0
     arch_text = settings.arch or ";".join(facts.gpus.targets)
+    # Parsed without the ROCm clang's LLVM major: HIP_CLANG_PATH may name a newer compiler.
     targets = parse_targets(arch_text, load_arch_table(), llvm_major=0)
     target_names = tuple(str(t) for t in targets)
-    del llvm_major  # the HIP compiler may be newer than the ROCm clang (hidden HIP_CLANG_PATH)
 
-    compilers = _choose_compilers(settings, facts)
+    choice, compilers = _choose_compilers(settings, facts)
     build_toml = read_toml(config_dir() / "build.toml")
     check_keys(build_toml, where="config/build.toml", optional=("env", "configure"))
     defaults_env = {str(k): str(v) for k, v in build_toml.get("env", {}).items()}
@@ -69,40 +63,66 @@ def _prepare(c: Context, **flags: Any) -> tuple[Any, Any, Any]:
 
     release = _release_style(settings.pytorch_ref)
     rows: list[PreflightRow] = []
-    if not skip_preflight:
-        rows = _preflight_rows(facts, targets, settings)
+    if with_preflight and not settings.skip_preflight:
+        # Doctor judges the compiler the build really uses, not whatever `c++` is.
+        judged = dataclasses.replace(facts, host_compiler=_as_host_compiler(choice, facts))
+        rows = _preflight_rows(judged, targets, settings)
     workdir = workdir_for(settings.work_dir)
     options = BuildOptions(
         build_style=release["build_style"],
         scikit_build_core=release["scikit_build_core"],
         pytorch_version=release["version"],
-        triton=triton,
-        skip_preflight=skip_preflight,
-        system_site_packages=system_site,
         python=settings.python or sys.executable or "python3",
         configure_env=configure_env,
     )
+    summary = describe_sources(settings)
+    sources = summary.as_dict() if summary.pytorch_commit else None
     plan = plan_build(settings, facts, target_names, workdir=workdir, env=env,
-                      compilers=compilers, options=options, preflight=rows)
+                      compilers=compilers, options=options, preflight=rows,
+                      patch_inputs=patch_digest_inputs(), sources=sources)
     extras = {"settings": settings, "facts": facts, "preflight_rows": rows,
               "environ": dict(os.environ)}
     return settings, plan, extras
 
 
-def _choose_compilers(settings: Any, facts: Any) -> dict[str, str]:
+def _judge_for(facts: Any, pytorch_ref: str) -> tuple[Any, tuple[tuple[str, int], ...]]:
+    """The compiler policy's judge and recommendation for the ROCm install facts already found
+    (no second ROCm probe); (None, ()) when the tables do not know the pair."""
+    from rocmforge.errors import RocmforgeError
+    from rocmforge.knowledge import compiler_policy, releases
+    from rocmforge.toolchain.select import Verdict
+
+    if facts.rocm is None or not facts.rocm.version:
+        return None, ()
+    try:
+        rocm_release = releases.rocm_release_for(facts.rocm.version)
+        torch_release = releases.pytorch_release_for(pytorch_ref)
+    except (RocmforgeError, KeyError, ValueError):
+        return None, ()
+
+    def judge(kind: str, version: str) -> Verdict:
+        verdict = compiler_policy.judge_compiler(kind, version, rocm_release, torch_release)
+        return Verdict(status=verdict.status, reason=verdict.reason, fix=verdict.fix)
+
+    recommended = tuple((str(k), int(m)) for k, m in
+                        compiler_policy.recommended_compilers(rocm_release, torch_release))
+    return judge, recommended
+
+
+def _choose_compilers(settings: Any, facts: Any) -> tuple[Any, dict[str, str]]:
+    """CC/CXX from the compilers gather_facts already identified (no second inventory)."""
     import os
 
-    from rocmforge.toolchain.inventory import policy_context, take_inventory
-    from rocmforge.toolchain.select import choose_build_compilers
+    from rocmforge.probes.compilers import find_gcc_installs
+    from rocmforge.toolchain.select import ToolchainInventory, choose_build_compilers
 
-    ctx = policy_context(rocm_path=settings.rocm_path, pytorch_ref=settings.pytorch_ref,
-                         environ=os.environ)
-    inventory = take_inventory(rocm_root=ctx.rocm_root, altdir=settings.alternatives_altdir,
-                               admindir=settings.alternatives_admindir)
+    judge, recommended = _judge_for(facts, settings.pytorch_ref)
+    inventory = ToolchainInventory(compilers=tuple(facts.compilers),
+                                   gcc_installs=find_gcc_installs("/"))
     choice = choose_build_compilers(
         inventory, gcc=settings.gcc, clang=settings.clang,
-        allow_compiler=settings.allow_compiler, judge=ctx.judge, recommended=ctx.recommended,
-        rocm_llvm_major=ctx.rocm_llvm_major,
+        allow_compiler=settings.allow_compiler, judge=judge, recommended=recommended,
+        rocm_llvm_major=int(getattr(facts.rocm, "llvm_major", 0) or 0) if facts.rocm else 0,
     )
     compilers = {"cc": str(choice.cc), "cxx": str(choice.cxx)}
     hip = settings.build_env.get("HIP_CLANG_PATH", "")
@@ -110,7 +130,18 @@ def _choose_compilers(settings: Any, facts: Any) -> dict[str, str]:
         compilers["hip"] = os.path.join(hip, "clang++")
     elif facts.rocm is not None and getattr(facts.rocm, "clang", None):
         compilers["hip"] = str(facts.rocm.clang)
-    return compilers
+    return choice, compilers
+
+
+def _as_host_compiler(choice: Any, facts: Any) -> Any:
+    """The HostCompiler record of the chosen pair (what doctor's "host compiler" row judges)."""
+    from rocmforge.probes.compilers import HostCompiler
+
+    for compiler in facts.compilers:
+        if compiler.cc == choice.cc:
+            return compiler
+    return HostCompiler(kind=choice.kind, major=choice.major, version=choice.version,
+                        cc=choice.cc, cxx=choice.cxx)
 
 
 def _computed_env(settings: Any, facts: Any, targets: Any, compilers: dict[str, str]) -> dict:
@@ -151,20 +182,43 @@ def _release_style(ref: str) -> dict[str, Any]:
 
 
 def _preflight_rows(facts: Any, targets: Any, settings: Any) -> list[Any]:
+    """Doctor's rows for the build; its "host compiler" row is the shared compiler verdict
+    (issue 3 item 4), and the build refuses a judged WARN as well as a FAIL unless
+    allow_compiler is set (then the row stays a WARN)."""
     from rocmforge.doctor import diagnose
     from rocmforge.plan.build_plan import PreflightRow
 
-    return [
-        PreflightRow(status=str(r.status), check=str(r.check), detail=str(r.detail),
-                     fix=str(getattr(r, "fix", "") or ""))
-        for r in diagnose(facts, targets, settings)
-    ]
+    rows = []
+    for r in diagnose(facts, targets, settings):
+        status, fix = str(r.status), str(getattr(r, "fix", "") or "")
+        # A judged verdict carries a fix; an unjudged one (tables unknown) has none.
+        if r.check == "host compiler" and status == "WARN" and fix and not settings.allow_compiler:
+            status = "FAIL"
+        if r.check == "host compiler" and status == "FAIL":
+            fix = _build_compiler_fix(fix)
+        rows.append(PreflightRow(status=status, check=str(r.check), detail=str(r.detail), fix=fix))
+    return rows
+
+
+def _build_compiler_fix(fix: str) -> str:
+    """`invoke toolchain --gcc 11 (...)` -> also the build-only form `invoke build --gcc 11`."""
+    import re
+
+    match = re.search(r"invoke toolchain (--(?:gcc|clang) \d+)", fix)
+    if not match or "invoke build" in fix:
+        return fix
+    return f"{fix}; for this build only: `invoke build {match.group(1)}`"
 
 
 def _flags(arch: str, work_dir: str, repo: str, ref: str, rocm_path: str, gcc: int, clang: int,
-           python: str) -> dict[str, Any]:
+           python: str, triton: str, skip_preflight: bool, system_site_packages: bool,
+           allow_compiler: bool) -> dict[str, Any]:
+    """Task flags under their Settings names (so ROCMFORGE_TRITON_MODE etc. work the same)."""
     return {"arch": arch, "work_dir": work_dir, "pytorch_repo": repo, "pytorch_ref": ref,
-            "rocm_path": rocm_path, "gcc": gcc, "clang": clang, "python": python}
+            "rocm_path": rocm_path, "gcc": gcc, "clang": clang, "python": python,
+            "triton_mode": triton, "skip_preflight": skip_preflight,
+            "venv_system_site_packages": system_site_packages,
+            "allow_compiler": allow_compiler}
 
 
 def _resume_hint(arch: str) -> str:
@@ -176,14 +230,12 @@ def _resume_hint(arch: str) -> str:
         f"run `invoke build --arch {shlex.quote(arch)}` again"
 
 
-@task(
-    help={
-        **{k: _FLAG_HELP[k] for k in ("arch", "work_dir", "repo", "ref", "rocm_path", "gcc",
-                                      "clang", "triton", "skip_preflight",
-                                      "system_site_packages", "python")},
-        "json": "print the plan as versioned JSON (rocmforge.plan/1)",
-    }
-)
+_PLAN_FLAGS = ("arch", "work_dir", "repo", "ref", "rocm_path", "gcc", "clang", "triton",
+               "skip_preflight", "system_site_packages", "allow_compiler", "python")
+
+
+@task(help={**{k: _FLAG_HELP[k] for k in _PLAN_FLAGS},
+            "json": "print the plan as versioned JSON (rocmforge.plan/1)"})
 @reported
 def plan(
     c: Context,
@@ -194,49 +246,52 @@ def plan(
     rocm_path: str = "",
     gcc: int = 0,
     clang: int = 0,
-    triton: str = "auto",
+    triton: str = "",
     skip_preflight: bool = False,
     system_site_packages: bool = False,
+    allow_compiler: bool = False,
     python: str = "",
     json: bool = False,
 ) -> None:
     """Show what `invoke build` would do: resolved settings and every step, nothing run."""
     import shlex
 
-    from rocmforge.render import emit_json, say
-    from rocmforge.runner import ACTION_SUMMARIES, StepRunner
+    from rocmforge.render import emit_json, print_table, say
+    from rocmforge.runner import StepRunner
+    from rocmforge.workdir import workdir_for
 
-    _, the_plan, _ = _prepare(
-        c, triton=triton, skip_preflight=skip_preflight, system_site_packages=system_site_packages,
-        **_flags(arch, work_dir, repo, ref, rocm_path, gcc, clang, python),
-    )
+    _, the_plan, _ = _prepare(c, **_flags(arch, work_dir, repo, ref, rocm_path, gcc, clang,
+                                          python, triton, skip_preflight, system_site_packages,
+                                          allow_compiler))
     if json:
         emit_json(the_plan.to_json())
         return
-    print(f"targets: {';'.join(the_plan.targets)}")
+    settings_rows = [("targets", ";".join(the_plan.targets))]
     for key, value in the_plan.settings.items():
-        if key != "origins":
-            print(f"{key}: {value}")
+        if key in ("origins", "sources"):
+            continue
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
+        settings_rows.append((key, str(value)))
+    sources = the_plan.settings.get("sources") or {}
+    if sources:
+        settings_rows.append(("pytorch commit", sources["pytorch"]["commit"]))
+        pin = sources["triton"].get("pin") or {}
+        if pin:
+            settings_rows.append(("triton pin", f"{pin['commit']} ({pin['version'] or '?'})"))
+    print_table("rocmforge plan: settings", ("setting", "value"), settings_rows)
     for note in the_plan.notes:
         say(f"note: {note}")
-    from rocmforge.workdir import workdir_for
-
     start = StepRunner(c, the_plan, workdir_for(the_plan.settings["work_dir"])).first_to_run()
+    rows = []
     for index, step in enumerate(the_plan.steps):
-        state = "done" if index < start else "to run"
-        if step.kind == "python":
-            summary = ACTION_SUMMARIES.get(step.argv[0], "")
-            command = f"[python] {shlex.join(step.argv)}  # {summary}"
-        else:
-            command = shlex.join(step.argv)
-        print(f"{index + 1:>2}. {step.name:<18} [{state}] {command}")
+        command = ("[python] " if step.kind == "python" else "") + shlex.join(step.argv)
+        rows.append((str(index + 1), step.name, "done" if index < start else "to run", command,
+                     step.why))
+    print_table("steps", ("#", "step", "state", "command", "why"), rows)
 
 
-@task(
-    help={k: _FLAG_HELP[k] for k in ("arch", "work_dir", "repo", "ref", "rocm_path", "gcc",
-                                     "clang", "triton", "skip_preflight", "system_site_packages",
-                                     "python")}
-)
+@task(help={k: _FLAG_HELP[k] for k in _PLAN_FLAGS})
 @reported
 def build(
     c: Context,
@@ -247,9 +302,10 @@ def build(
     rocm_path: str = "",
     gcc: int = 0,
     clang: int = 0,
-    triton: str = "auto",
+    triton: str = "",
     skip_preflight: bool = False,
     system_site_packages: bool = False,
+    allow_compiler: bool = False,
     python: str = "",
 ) -> None:
     """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step."""
@@ -257,9 +313,8 @@ def build(
     from rocmforge.workdir import workdir_for
 
     settings, the_plan, extras = _prepare(
-        c, triton=triton, skip_preflight=skip_preflight, system_site_packages=system_site_packages,
-        **_flags(arch, work_dir, repo, ref, rocm_path, gcc, clang, python),
-    )
+        c, **_flags(arch, work_dir, repo, ref, rocm_path, gcc, clang, python, triton,
+                    skip_preflight, system_site_packages, allow_compiler))
     results = run_plan(c, the_plan, workdir_for(settings.work_dir), extras=extras,
                        resume_hint=_resume_hint(settings.arch))
     if not is_dry(c):
@@ -277,9 +332,9 @@ def install(c: Context, python: str = "", work_dir: str = "") -> None:
     import shlex
     from pathlib import Path
 
+    from rocmforge.build_actions import externally_managed
     from rocmforge.errors import UsageError
     from rocmforge.manifest import read_manifest
-    from rocmforge.runner import externally_managed
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, work_dir=work_dir)
@@ -321,7 +376,7 @@ def install(c: Context, python: str = "", work_dir: str = "") -> None:
 @reported
 def clean(c: Context, all: bool = False, work_dir: str = "") -> None:  # noqa: A002 - flag name
     """Remove what the kit built: the CMake build dir and stamps (--all: the whole work dir)."""
-    from rocmforge.runner import clean_work_dir
+    from rocmforge.build_actions import clean_work_dir
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, work_dir=work_dir)

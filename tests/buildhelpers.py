@@ -1,0 +1,61 @@
+"""Helpers of the build tests: real wheels made at test time, and a PEP 691 index for them.
+
+`make_wheel` writes a valid pure-Python wheel (zip with dist-info METADATA, WHEEL and a RECORD
+with sha256 entries) that pip really installs; `serve_index` makes a pytest-httpserver serve a
+PEP 691 JSON project page listing it with the sha256 a test chooses (right or wrong).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from pathlib import Path
+from typing import Any
+
+
+def _record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"sha256={digest},{len(data)}"
+
+
+def make_wheel(folder: Path, project: str, version: str, files: dict[str, str]) -> Path:
+    """A py3-none-any wheel of `project` at `version` holding `files` (path -> text)."""
+    dist = project.replace("-", "_")
+    info = f"{dist}-{version}.dist-info"
+    entries = dict(files)
+    entries[f"{info}/METADATA"] = (
+        f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n"
+    )
+    entries[f"{info}/WHEEL"] = (
+        "Wheel-Version: 1.0\nGenerator: rocmforge-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    record = [f"{name},{_record_hash(text.encode())}" for name, text in entries.items()]
+    record.append(f"{info}/RECORD,,")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in entries.items():
+            archive.writestr(name, text)
+        archive.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
+    return path
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def serve_index(httpserver: Any, project: str, wheel: Path, sha256: str) -> str:
+    """Serve /simple/<project>/ (PEP 691 JSON) and the wheel file; return the index URL."""
+    httpserver.clear()
+    file_url = f"/files/{wheel.name}"
+    doc = {
+        "meta": {"api-version": "1.0"},
+        "name": project,
+        "files": [{"filename": wheel.name, "url": file_url, "hashes": {"sha256": sha256}}],
+    }
+    httpserver.expect_request(f"/simple/{project}/").respond_with_json(
+        doc, content_type="application/vnd.pypi.simple.v1+json")
+    httpserver.expect_request(file_url).respond_with_data(
+        wheel.read_bytes(), content_type="application/octet-stream")
+    return httpserver.url_for("/simple")
