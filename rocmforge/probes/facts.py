@@ -67,23 +67,11 @@ def gather_facts(
     python_paths: Sequence[str] | None = None,
 ) -> Facts:
     """Probe the machine for `settings` (a rocmforge.settings.Settings)."""
-    installs = find_rocm_installs(
-        root, environ, requested=settings.rocm_path, python_paths=python_paths, run=run
-    )
-    try:
-        rocm: RocmInstall | None = select_rocm(installs, settings.rocm_path, environ)
-        problem = ""
-    except ProbeError as exc:
-        if settings.rocm_path or environ.get("ROCM_PATH") or installs:
-            raise
-        rocm, problem = None, exc.paragraph()
-    tool_dirs: list[Path] = []
-    if rocm is not None:
-        tool_dirs = [rocm.root / "bin", rocm.root / "lib/llvm/bin", rocm.root / "llvm/bin"]
     path_env = environ.get("PATH", "")
-    # The remaining probes are independent and mostly wait on subprocesses: run them together.
+    # The probes mostly wait on subprocesses (hipcc is a slow Perl script, each compiler answers
+    # `--version`): start the independent ones first, find ROCm meanwhile, then the GPU probe,
+    # which needs the chosen install's tool directories.
     with ThreadPoolExecutor(max_workers=4) as pool:
-        gpus = pool.submit(find_gpus, root=root, environ=environ, tool_dirs=tool_dirs, run=run)
         system = pool.submit(
             gather_system,
             work_dir=Path(settings.work_dir),
@@ -94,6 +82,20 @@ def gather_facts(
         )
         found = pool.submit(find_host_compilers, path_env)
         default = pool.submit(default_compiler, "c++", path_env)
+        installs = find_rocm_installs(
+            root, environ, requested=settings.rocm_path, python_paths=python_paths, run=run
+        )
+        try:
+            rocm: RocmInstall | None = select_rocm(installs, settings.rocm_path, environ)
+            problem = ""
+        except ProbeError as exc:
+            if settings.rocm_path or environ.get("ROCM_PATH") or installs:
+                raise
+            rocm, problem = None, exc.paragraph()
+        tool_dirs: list[Path] = []
+        if rocm is not None:
+            tool_dirs = [rocm.root / "bin", rocm.root / "lib/llvm/bin", rocm.root / "llvm/bin"]
+        gpus = pool.submit(find_gpus, root=root, environ=environ, tool_dirs=tool_dirs, run=run)
         compilers = found.result()
     if settings.gcc or settings.clang:
         chosen = choose_host_compiler(compilers, gcc=settings.gcc, clang=settings.clang)

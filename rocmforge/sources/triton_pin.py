@@ -13,10 +13,13 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import requests
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:  # requests costs ~0.1 s to import; only pin fetching needs it
+    import requests
 
 from rocmforge.errors import RocmforgeError
 from rocmforge.sources.git import FULL_SHA
@@ -220,6 +223,8 @@ def http_get_text(
 ) -> str | None:
     """GET `url`: its text, None on 404; retries (exponential backoff) on timeouts, connection
     errors, 429 and 5xx; a PinError after the last try."""
+    import requests
+
     last = ""
     for attempt in range(retries + 1):
         if attempt:
@@ -278,6 +283,8 @@ def fetch_pin(
             "pass --timeout with a number above 0, e.g. --timeout 10",
         )
     raw_url(pin_url, ref, TRITON_PIN)  # a malformed pin_url fails here, before any request
+    import requests
+
     own = session is None
     http = session or requests.Session()
     get = lambda path: http_get_text(  # noqa: E731
