@@ -20,11 +20,11 @@ class RocmforgeError(Exception):
         super().__init__(self.paragraph())
 
     def paragraph(self) -> str:
-        parts = [_sentence(self.what)]
+        parts = [_sentence(self.what, capitalise=False)]
         if self.why:
             parts.append(_sentence(self.why))
         if self.fix:
-            parts.append("Fix: " + _sentence(self.fix))
+            parts.append("Fix: " + _sentence(self.fix, capitalise=False))
         return " ".join(parts)
 
 
@@ -50,8 +50,16 @@ class StepFailed(RocmforgeError):
     exit_code = 1
 
 
-def _sentence(text: str) -> str:
+def _sentence(text: str, *, capitalise: bool = True) -> str:
+    """One sentence with a closing full stop; a leading plain word gets a capital letter.
+
+    Names of targets, files and commands (gfx942, torch-2.9.whl, invoke) keep their spelling,
+    so only the reason sentence is capitalised, and only when it starts with an ordinary word.
+    """
     text = text.strip()
+    first = text.split(" ", 1)[0]
+    if capitalise and first.isalpha() and first.islower():
+        text = text[0].upper() + text[1:]
     if text and text[-1] not in ".!?:":
         text += "."
     return text

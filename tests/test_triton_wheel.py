@@ -138,7 +138,7 @@ def test_no_wheel_for_this_interpreter(httpserver):
     client = serve_index(httpserver, {wrong_py: data}, form="json", hashes={wrong_py: sha(data)})
     with pytest.raises(NoMatchingWheel) as info:
         find_wheel(client, PIN, CP311)
-    assert "versions listed: 3.5.0+gitabc12345" in str(info.value)
+    assert "Versions listed: 3.5.0+gitabc12345" in str(info.value)
     assert "falls back to compiling Triton" in str(info.value)
 
 

@@ -210,7 +210,7 @@ def _build_compiler_fix(fix: str) -> str:
     return f"{fix}; for this build only: `invoke build {match.group(1)}`"
 
 
-def _flags(arch: str, work_dir: str, repo: str, ref: str, rocm_path: str, gcc: int, clang: int,
+def _flags(arch: str, work_dir: str, repo: str, ref: str, rocm_path: str, gcc: str, clang: str,
            python: str, triton: str, skip_preflight: bool, system_site_packages: bool,
            allow_compiler: bool) -> dict[str, Any]:
     """Task flags under their Settings names (so ROCMFORGE_TRITON_MODE etc. work the same)."""
@@ -244,8 +244,8 @@ def plan(
     repo: str = "",
     ref: str = "",
     rocm_path: str = "",
-    gcc: int = 0,
-    clang: int = 0,
+    gcc: str = "",
+    clang: str = "",
     triton: str = "",
     skip_preflight: bool = False,
     system_site_packages: bool = False,
@@ -300,8 +300,8 @@ def build(
     repo: str = "",
     ref: str = "",
     rocm_path: str = "",
-    gcc: int = 0,
-    clang: int = 0,
+    gcc: str = "",
+    clang: str = "",
     triton: str = "",
     skip_preflight: bool = False,
     system_site_packages: bool = False,

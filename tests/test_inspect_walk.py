@@ -1,0 +1,188 @@
+"""Walking a section: resynchronising after damage, and the mapped and streamed paths agreeing.
+
+Sections are built with rocmforge.inspect.synthetic and written to real files, then read through
+`inspect_paths` (mmap of the file) and through a `StreamSource` (the path deflated wheel members
+take), so both readers are held to the same answers.
+"""
+
+from __future__ import annotations
+
+import io
+import resource
+import struct
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from rocmforge.inspect import inspect_paths, to_json
+from rocmforge.inspect.bundles import BUNDLE_ALIGN, BytesSource, walk_fatbin
+from rocmforge.inspect.reader import StreamSource
+from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
+
+MACH = {0x3F: "gfx90a", 0x30: "gfx908", 0x41: "gfx1100", 0x4C: "gfx942"}
+HOST = "host-x86_64-unknown-linux-gnu-"
+
+
+def names(mach: int) -> str | None:
+    return MACH.get(mach)
+
+
+def bundle(*targets: tuple[str, int]) -> bytes:
+    return plain_bundle(
+        [(HOST, b"")]
+        + [
+            (f"hipv4-amdgcn-amd-amdhsa--{name}", code_object_header(mach=mach) + bytes(3000))
+            for name, mach in targets
+        ]
+    )
+
+
+GFX90A = bundle(("gfx90a", 0x3F))
+GFX942 = bundle(("gfx942", 0x4C))
+GFX1100 = bundle(("gfx1100", 0x41))
+
+
+def damaged(data: bytes) -> bytes:
+    """The same bundle with its entry count zeroed: unreadable, size unknown."""
+    out = bytearray(data)
+    struct.pack_into("<Q", out, 24, 0)
+    return bytes(out)
+
+
+def targets_of(scan) -> list[list[str]]:
+    return [[e.entry_id.target for e in b.device_entries] for b in scan.bundles]
+
+
+def test_walk_resumes_at_the_next_aligned_magic_and_reports_the_damage() -> None:
+    first = pad_to(GFX90A)
+    broken = pad_to(damaged(GFX942))
+    data = first + broken + pad_to(GFX1100) + pad_to(ccob(GFX942))
+    scan = walk_fatbin(BytesSource(data), len(data), names)
+    assert targets_of(scan) == [["gfx90a"], ["gfx1100"], ["gfx942"]]
+    (damage,) = scan.damage
+    assert damage.offset == len(first)
+    assert damage.resumed_at == len(first) + len(broken)
+    assert "declares 0 entries" in damage.problem
+    assert scan.problem_offset == len(first)
+
+
+def test_magic_off_the_alignment_is_not_a_resync_point() -> None:
+    # A magic at a non-4096 offset (inside the damaged bundle's data) must be stepped over.
+    broken = bytearray(pad_to(damaged(GFX942)))
+    broken[BUNDLE_ALIGN + 100 : BUNDLE_ALIGN + 100 + 4] = b"CCOB"
+    data = bytes(broken) + pad_to(GFX1100)
+    scan = walk_fatbin(BytesSource(data), len(data), names)
+    assert targets_of(scan) == [["gfx1100"]]
+    assert scan.damage[0].resumed_at == len(broken)
+
+
+def test_damage_at_the_end_has_no_resume_point() -> None:
+    data = pad_to(GFX90A) + damaged(GFX942)
+    scan = walk_fatbin(BytesSource(data), len(data), names)
+    assert targets_of(scan) == [["gfx90a"]]
+    assert [(d.offset, d.resumed_at) for d in scan.damage] == [(len(pad_to(GFX90A)), None)]
+
+
+def test_junk_in_the_padding_is_still_reported() -> None:
+    compressed = ccob(GFX90A)  # not a multiple of 4096: zero padding follows it
+    data = bytearray(pad_to(compressed) + GFX1100)
+    data[len(compressed) + 10] = 0x55  # a non-zero byte where only zero padding belongs
+    scan = walk_fatbin(BytesSource(bytes(data)), len(data), names)
+    assert targets_of(scan) == [["gfx90a"], ["gfx1100"]]
+    assert scan.damage[0].offset == len(compressed) + 10
+    assert "start neither" in scan.damage[0].problem
+
+
+def _so_with_section(tmp_path: Path, section: bytes, name: str = "libsynth.so") -> Path:
+    src = tmp_path / "host.c"
+    src.write_text("int host_function(void) { return 42; }\n")
+    host = tmp_path / "libhost.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(host), str(src)], check=True)
+    blob = tmp_path / "fatbin.bin"
+    blob.write_bytes(section)
+    lib = tmp_path / name
+    subprocess.run(
+        ["objcopy", "--add-section", f".hip_fatbin={blob}",
+         "--set-section-alignment", ".hip_fatbin=4096", str(host), str(lib)],
+        check=True,
+    )  # fmt: skip
+    return lib
+
+
+@pytest.mark.needs_tool("gcc", "objcopy")
+def test_partial_library_names_the_damage_and_keeps_later_targets(tmp_path: Path) -> None:
+    section = pad_to(GFX90A) + pad_to(damaged(GFX942)) + pad_to(GFX1100)
+    lib_path = _so_with_section(tmp_path, section)
+    (lib,) = inspect_paths([lib_path], mach_name=names).libraries
+    assert lib.status == "partial"
+    assert lib.targets == ("gfx1100", "gfx90a")
+    assert lib.error.startswith(f"bundle 2 at .hip_fatbin offset {len(pad_to(GFX90A)):#x}: ")
+    assert "the walk resumed at the next bundle magic, offset 0x" in lib.error
+    doc = to_json(inspect_paths([lib_path], mach_name=names))
+    (damage,) = doc["libraries"][0]["damage"]
+    assert damage["offset"] == len(pad_to(GFX90A))
+    assert damage["resumed_at"] == len(pad_to(GFX90A)) * 2
+
+
+@pytest.mark.needs_tool("gcc", "objcopy")
+def test_mapped_stored_deflated_and_streamed_reads_agree(tmp_path: Path) -> None:
+    section = b"".join(
+        pad_to(part)
+        for part in (
+            GFX90A,
+            ccob(GFX942, version=3),
+            damaged(GFX942),
+            ccob(GFX1100, version=2, method="zlib"),
+            ccob(GFX90A, version=1),
+            GFX1100,
+        )
+    )
+    lib_path = _so_with_section(tmp_path, section)
+    (mapped,) = inspect_paths([lib_path], mach_name=names).libraries
+    wheel = tmp_path / "t-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.write(lib_path, "t/stored.so", compress_type=zipfile.ZIP_STORED)
+        archive.write(lib_path, "t/deflated.so", compress_type=zipfile.ZIP_DEFLATED)
+    stored, deflated = inspect_paths([wheel], mach_name=names).libraries
+    streamed = walk_fatbin(
+        StreamSource(io.BytesIO(section), 0, len(section)), len(section), names
+    )  # a stream, not a buffer: the path deflated members take
+    assert mapped.status == "partial"
+    expected = [(b.offset, b.container, b.rows) for b in mapped.bundles]
+    assert len(expected) == 5
+    for other in (stored.bundles, deflated.bundles, streamed.bundles):
+        assert [(b.offset, b.container, b.rows) for b in other] == expected
+    assert stored.damage == deflated.damage == mapped.damage == streamed.damage
+
+
+@pytest.mark.needs_tool("gcc", "objcopy")
+def test_mapped_pages_are_handed_back_during_the_walk(tmp_path: Path) -> None:
+    # 96 MiB of bundles: without madvise(DONTNEED) the touched pages (and their fault-around
+    # neighbours) would stay in this process's RSS. Measured in a child for a clean peak.
+    big = plain_bundle(
+        [(HOST, b"")]
+        + [
+            (f"hipv4-amdgcn-amd-amdhsa--{n}", code_object_header(mach=m) + bytes(60_000))
+            for n, m in (("gfx90a", 0x3F), ("gfx942", 0x4C), ("gfx1100", 0x41))
+        ]
+    )
+    section = pad_to(big) * ((96 << 20) // len(pad_to(big)))
+    lib_path = _so_with_section(tmp_path, section)
+    child = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from rocmforge.inspect import inspect_paths\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "(lib,) = inspect_paths([Path(sys.argv[1])]).libraries\n"
+        "assert lib.status == 'ok', lib.error\n"
+        "print(len(lib.bundles), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    done = subprocess.run(
+        ["python3", "-c", child, str(lib_path)], capture_output=True, text=True, check=True
+    )
+    count, grown_kib = map(int, done.stdout.split())
+    assert count == len(section) // len(pad_to(big))
+    assert grown_kib < 64 << 10, f"RSS grew by {grown_kib} KiB over a 96 MiB section"
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
