@@ -197,7 +197,7 @@ def _triton(ctx: ActionContext) -> Mapping[str, Any]:
             f"The build venv has {len(providers)} `triton` providers after installing "
             f"{wheel.name}: {', '.join(providers) or 'none'}",
             "each of them installs the same `triton` import package, so they overwrite each "
-            "other's files (reference pytorch-rocm-build.md §5.5)",
+            "other's files",
             f"`{python} -m pip uninstall -y <the others>`, then run the build again",
         )
     ctx.say(f"Triton in the build venv: {providers[0]} from {wheel.name}")
@@ -362,7 +362,7 @@ def _log_check(ctx: ActionContext) -> Mapping[str, Any]:
     if not archs:
         raise StepFailed(
             f"The {which} log ({log_path}) has no `Building PyTorch for GPU arch:` line",
-            "without it there is no evidence that GPU code is built (reference §2.3)",
+            "without it there is no evidence that GPU code is built",
             "read the configure log; `invoke clean` and build again",
         )
     targets = tuple(t for t in ctx.step.inputs.get("targets", "").split(";") if t)
@@ -370,7 +370,7 @@ def _log_check(ctx: ActionContext) -> Mapping[str, Any]:
     if targets and sorted(configured) != sorted(targets):
         raise StepFailed(
             f"Configure built for {';'.join(configured)}, but {';'.join(targets)} was requested",
-            "a stale CMake cache keeps the arch list of an earlier configure (reference §5.2)",
+            "a stale CMake cache keeps the arch list of an earlier configure",
             "run `invoke clean` and build again",
         )
     ctx.say(f"USE_ROCM : ON; GPU arch: {';'.join(configured)}")

@@ -152,7 +152,7 @@ def plan_build(
             kind="python",
             argv=("build-requirements", venv_python),
             why="pip install -r requirements.txt and requirements-build.txt (when present) into "
-            "the build venv: --no-isolation needs the backend preinstalled (§1.5, §1.7)",
+            "the build venv: --no-isolation needs the backend preinstalled",
             cwd=src,
             env=pip_env,
             inputs=source_inputs,
@@ -180,7 +180,7 @@ def plan_build(
         Step(
             name="hipify",
             argv=(venv_python, "tools/amd_build/build_amd.py"),
-            why="translate the CUDA sources to HIP in place; must run before any configure (§1.2)",
+            why="translate the CUDA sources to HIP in place; must run before any configure",
             cwd=src,
             env=build_env,
             inputs=source_inputs,
@@ -190,7 +190,7 @@ def plan_build(
             kind="python",
             argv=("stale-check", "build"),
             why="a build dir configured for other targets ignores the new PYTORCH_ROCM_ARCH; "
-            "clean it before configure (§5.2)",
+            "clean it before configure",
             cwd=src,
             inputs={"targets": target_list, "rocm": rocm_root},
         ),
@@ -214,7 +214,7 @@ def plan_build(
                 name="configure-check",
                 kind="python",
                 argv=("log-check", "configure"),
-                why="the configure summary must say USE_ROCM : ON and name the GPU targets (§2)",
+                why="the configure summary must say USE_ROCM : ON and name the GPU targets",
                 inputs={"targets": target_list},
             ),
         ]
@@ -222,7 +222,7 @@ def plan_build(
         Step(
             name="build",
             argv=build_argv,
-            why=f"compile and package the torch wheel ({' '.join(build_argv[1:])}, §1.5)",
+            why=f"compile and package the torch wheel ({' '.join(build_argv[1:])})",
             cwd=src,
             env=build_env,
             inputs=source_inputs,
@@ -234,7 +234,7 @@ def plan_build(
                 name="build-check",
                 kind="python",
                 argv=("log-check", "build"),
-                why="the configure summary in the build log must say USE_ROCM : ON (§2)",
+                why="the configure summary in the build log must say USE_ROCM : ON",
                 inputs={"targets": target_list},
             )
         )
