@@ -18,6 +18,7 @@ Thresholds and their sources:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -106,13 +107,14 @@ def _rocm_rows(facts: Any) -> list[DoctorRow]:
     release_row = _rocm_release_row(rocm)
     if release_row is not None:
         rows.append(release_row)
+    root_q = shlex.quote(str(rocm.root))
     if facts.path_warnings:
         rows += [
             DoctorRow(
                 check="ROCM_PATH/HIP_PATH",
                 status="WARN",
                 detail=w,
-                fix=f"export ROCM_PATH={rocm.root} HIP_PATH={rocm.root}",
+                fix=f"export ROCM_PATH={root_q} HIP_PATH={root_q}",
             )
             for w in facts.path_warnings
         ]
@@ -150,7 +152,7 @@ def _rocm_rows(facts: Any) -> list[DoctorRow]:
                 status="WARN",
                 detail=f"hipcc on PATH is {owner.hipcc} ({owner.label}), not the selected "
                 f"{rocm.label}; scripts that call plain `hipcc` get the other ROCm",
-                fix=f'export PATH="{rocm.root}/bin:$PATH"',
+                fix=f'export PATH={shlex.quote(str(rocm.root / "bin"))}:"$PATH"',
             )
         )
     return rows

@@ -8,13 +8,12 @@ the runner compares digests.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rocmforge.fsutil import write_atomic
 
 STAMP_SCHEMA = "rocmforge.stamp/1"
 
@@ -89,24 +88,5 @@ def remove_stamp(state: Path, step: str) -> bool:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file in the same folder and `os.replace`.
-
-    The temp file is fsynced before the rename, so a power cut cannot leave an empty file where a
-    full one was promised. Used for stamps, the manifest and the environment file.
-    """
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Stamps, the manifest and the environment file are replaced whole (fsutil.write_atomic)."""
+    write_atomic(path, text)

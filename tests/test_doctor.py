@@ -180,7 +180,7 @@ def test_path_disagreement_and_foreign_hipcc_warn() -> None:
     assert row(rows, "ROCM_PATH/HIP_PATH").fix == (
         "export ROCM_PATH=/opt/rocm-7.0.2 HIP_PATH=/opt/rocm-7.0.2"
     )
-    assert row(rows, "hipcc on PATH").fix == 'export PATH="/opt/rocm-7.0.2/bin:$PATH"'
+    assert row(rows, "hipcc on PATH").fix == 'export PATH=/opt/rocm-7.0.2/bin:"$PATH"'
 
 
 def invoke(*args: str) -> subprocess.CompletedProcess[str]:
