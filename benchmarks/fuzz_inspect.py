@@ -2,8 +2,10 @@
 
 Seeds: the `.hip_fatbin` sections of fixtures compiled by tests/hip/build_fixtures.py (when
 hipcc/clang-22 are installed) plus synthetic plain and CCOB v1/v2/v3 (zlib, zstd) bundles.
-Each input goes through `walk_fatbin` (must never raise) and `parse_bundle_at` (may raise only
-BundleFormatError). Any other exception is a crash: printed with its seed and input, exit 1.
+Each input goes through `walk_fatbin` twice, over a buffer (the mmap path) and over a stream
+(the deflated-wheel path): neither may raise and both must find the same bundles and damage.
+`parse_bundle_at` may raise only BundleFormatError. Any other exception, or a disagreement, is
+a crash: printed with its seed and input, exit 1.
 
 Usage: python3 benchmarks/fuzz_inspect.py [--count 100000] [--seed 1]
 """
@@ -11,6 +13,7 @@ Usage: python3 benchmarks/fuzz_inspect.py [--count 100000] [--seed 1]
 from __future__ import annotations
 
 import argparse
+import io
 import random
 import struct
 import sys
@@ -27,6 +30,7 @@ from rocmforge.inspect.bundles import (
     walk_fatbin,
 )
 from rocmforge.inspect.elf import read_host_layout
+from rocmforge.inspect.reader import StreamSource
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 
 LIMITS = Limits(max_table_bytes=1 << 16, check_prefix_bytes=1 << 12, max_v1_inflate=1 << 22)
@@ -113,6 +117,10 @@ def main() -> int:
         try:
             scan = walk_fatbin(BytesSource(data), len(data), names, LIMITS)
             outcomes["problem" if scan.problem else "ok"] += 1
+            stream = StreamSource(io.BytesIO(data), 0, len(data))
+            streamed = walk_fatbin(stream, len(data), names, LIMITS)
+            if streamed != scan:
+                raise AssertionError("buffer and stream walks disagree")
             try:
                 parse_bundle_at(BytesSource(data), 0, len(data), names, LIMITS)
             except BundleFormatError:

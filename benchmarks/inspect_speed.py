@@ -98,7 +98,10 @@ def build_wheel(work: Path, lib: Path) -> Path:
     partial = wheel.with_suffix(".partial")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
         zf.writestr("torch/__init__.py", "")
-        with open(lib, "rb") as src, zf.open("torch/lib/libtorch_hip.so", "w", force_zip64=True) as dst:
+        with (
+            open(lib, "rb") as src,
+            zf.open("torch/lib/libtorch_hip.so", "w", force_zip64=True) as dst,
+        ):
             shutil.copyfileobj(src, dst, 1 << 22)
     partial.rename(wheel)
     return wheel
@@ -205,7 +208,8 @@ def main() -> None:
             source = build_so(work, "compressible", make_bundle(code_object_size,
                               compressible=True), args.bundles)  # fmt: skip
             wheel = build_wheel(work, source)
-            source.unlink() if not args.keep else None
+            if not args.keep:
+                source.unlink()
             readers = [run_reader(wheel) for _ in range(args.repeat)]
             times = [r["seconds"] for r in readers]
             cat = timed(["sh", "-c", f'unzip -p "{wheel}" torch/lib/libtorch_hip.so > /dev/null'])

@@ -206,6 +206,35 @@ def test_cli_json_document(fixtures) -> None:
     assert [lib["storage"] for lib in doc["libraries"]] == [["ccob-v2/zstd"], ["plain"]]
 
 
+def test_cli_repeated_path_flags_add_to_the_positional_path(fixtures) -> None:
+    done = _invoke(
+        str(fixtures["c22_v2"].path),
+        "--path", str(fixtures["deb"].path),
+        "--path", str(fixtures["c22_v3"].path),
+        "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [Path(lib["path"]).name for lib in doc["libraries"]] == [
+        "libc22_v2.so",
+        "libdeb.so",
+        "libc22_v3.so",
+    ]
+
+
+def test_cli_quoted_and_flag_forms_mix(fixtures, tmp_path: Path) -> None:
+    spaced = tmp_path / "dir with space"
+    spaced.mkdir()
+    shutil.copyfile(fixtures["deb"].path, spaced / "libdeb.so")
+    # A --path value is taken whole (no splitting); the positional may hold a quoted list.
+    done = _invoke(
+        f"{fixtures['c22_v2'].path} {fixtures['c22_plain'].path}", "--path", str(spaced), "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    names = [Path(lib["path"]).name for lib in json.loads(done.stdout)["libraries"]]
+    assert names == ["libc22_v2.so", "libc22_plain.so", "libdeb.so"]
+
+
 def test_cli_nothing_readable_exits_2(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("hi")
     done = _invoke(str(tmp_path / "x.txt"))

@@ -5,17 +5,21 @@ Owns: the plain `__CLANG_OFFLOAD_BUNDLE__` layout and the compressed `CCOB` v1/v
 triples, target features, both host spellings), the bounded decompression of a compressed
 bundle's first bytes, and the cross-check of each code object's ELF header against its entry ID.
 Reads go through a `ByteSource` (offset, size) so a 1 GB section is never loaded: only headers,
-entry tables and 64-byte code-object headers are read.
+entry tables and 64-byte code-object headers are read. A `BufferSource` (an mmap of the file)
+is parsed in place with `struct.unpack_from`: the kernel pages in only what is touched.
 Must not: open files, walk directories, print, or raise anything but `BundleFormatError`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import mmap
+import re
 import struct
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rocmforge.errors import RocmforgeError
@@ -39,16 +43,50 @@ class ByteSource(Protocol):
     def read_at(self, offset: int, size: int) -> bytes: ...
 
 
-@dataclass(frozen=True)
-class BytesSource:
-    """A ByteSource over bytes already in memory (tests, fuzzing, decompressed prefixes)."""
+class BufferSource:
+    """A ByteSource over [base, base+size) of a buffer: bytes, or an mmap of the whole file.
 
-    data: bytes
+    The walk recognises it and slices the buffer directly instead of calling `read_at`.
+    """
+
+    __slots__ = ("base", "buffer", "size")
+
+    def __init__(self, buffer: bytes | mmap.mmap, base: int = 0, size: int | None = None) -> None:
+        self.buffer = buffer
+        self.base = base
+        self.size = len(buffer) - base if size is None else size
 
     def read_at(self, offset: int, size: int) -> bytes:
-        if offset < 0 or size < 0:
+        if offset < 0 or size <= 0 or offset >= self.size:
             return b""
-        return self.data[offset : offset + size]
+        end = min(offset + size, self.size)
+        return bytes(self.buffer[self.base + offset : self.base + end])
+
+    def release_before(self, offset: int) -> None:
+        """Unmap the pages before `offset` that the walk is done with (mmap only).
+
+        Each page fault maps its neighbours too (fault-around), so without this a walk over a
+        1 GiB file would end with most of it counted in the process's RSS. The pages stay in
+        the page cache; only this process's mapping of them goes.
+        """
+        if not isinstance(self.buffer, mmap.mmap):
+            return
+        end = (self.base + offset) // mmap.PAGESIZE * mmap.PAGESIZE
+        start = self.base // mmap.PAGESIZE * mmap.PAGESIZE
+        if end > start:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                self.buffer.madvise(mmap.MADV_DONTNEED, start, end - start)
+
+
+class BytesSource(BufferSource):
+    """A ByteSource over bytes already in memory (tests, fuzzing)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(bytes(data))
+
+    @property
+    def data(self) -> bytes:
+        return bytes(self.buffer)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,6 +103,8 @@ class Limits:
     max_zstd_window: int = 1 << 27
     # CCOB v1 has no total size: bytes we are willing to inflate to find a zlib stream's end.
     max_v1_inflate: int = 1 << 32
+    # Damaged regions recorded (each followed by a search for the next bundle) before giving up.
+    max_damage: int = 1000
 
 
 DEFAULT_LIMITS = Limits()
@@ -119,6 +159,11 @@ class Entry:
     check: CodeObjectCheck
 
 
+# One entry as the walk stores it: (entry ID, offset, size, check). Plain tuples, because a
+# PyTorch library has tens of thousands of entries; `Bundle.entries` builds `Entry` values.
+Row = tuple[EntryId, int, int, CodeObjectCheck]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Bundle:
     """One bundle found in a section: where, how stored, and its entries."""
@@ -128,11 +173,15 @@ class Bundle:
     container: str  # "plain", "ccob-v1", "ccob-v2", "ccob-v3"
     compression: str = ""  # "", "zlib", "zstd"
     uncompressed_size: int = 0
-    entries: tuple[Entry, ...] = ()
+    rows: tuple[Row, ...] = ()
 
     @property
     def compressed(self) -> bool:
         return self.container != "plain"
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(Entry(entry_id=i, offset=o, size=s, check=c) for i, o, s, c in self.rows)
 
     @property
     def device_entries(self) -> tuple[Entry, ...]:
@@ -140,13 +189,28 @@ class Bundle:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Damage:
+    """A malformed bundle, and where the walk found the next bundle magic (None: nowhere)."""
+
+    offset: int  # section offset of the malformed bundle
+    problem: str
+    resumed_at: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class FatbinScan:
-    """Every bundle read from one section, and the problem that stopped the walk (if any)."""
+    """Every bundle read from one section, and each damaged region the walk stepped over."""
 
     bundles: tuple[Bundle, ...]
-    problem: str = ""
-    problem_offset: int | None = None
-    extra: dict[str, int] = field(default_factory=dict)
+    damage: tuple[Damage, ...] = ()
+
+    @property
+    def problem(self) -> str:
+        return self.damage[0].problem if self.damage else ""
+
+    @property
+    def problem_offset(self) -> int | None:
+        return self.damage[0].offset if self.damage else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,92 +262,25 @@ def parse_entry_id(text: str) -> EntryId:
 
 
 # ---------------------------------------------------------------------------------------------
-# Plain bundles
+# Plain bundles: the entry table is parsed straight out of a buffer (an mmap of the file, a
+# window read from a stream, or a decompressed prefix) with struct.unpack_from, no copies.
+
+_U64 = struct.Struct("<Q").unpack_from
+_ENTRY_HEADER = struct.Struct("<QQQ").unpack_from
 
 
-@dataclass(frozen=True, kw_only=True)
-class _RawEntry:
-    text: str
-    offset: int
-    size: int
+class _NeedMore(Exception):
+    """The table runs past the bytes at hand but not past the bundle: fetch `size` and retry."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
 
 
-def _read_exact(source: ByteSource, offset: int, size: int, what: str) -> bytes:
-    data = source.read_at(offset, size)
-    if len(data) != size:
-        raise BundleFormatError(
-            f"truncated bundle: {what} needs {size} bytes at offset {offset:#x}, "
-            f"only {len(data)} are there"
-        )
-    return data
-
-
-def read_entry_table(
-    source: ByteSource, start: int, limit: int, limits: Limits
-) -> tuple[list[_RawEntry], int]:
-    """Entries of the plain bundle at `start`; `limit` is how many bytes the bundle may span.
-
-    Returns the entries and the end of the table (relative to `start`).
-    """
-    header = _read_exact(source, start, 32, "the bundle header")
-    if header[:24] != PLAIN_MAGIC:
-        raise BundleFormatError(f"no {PLAIN_MAGIC.decode()} magic at offset {start:#x}")
-    (count,) = struct.unpack_from("<Q", header, 24)
-    if count == 0 or count > limits.max_entries:
-        raise BundleFormatError(
-            f"bundle at offset {start:#x} declares {count} entries "
-            f"(accepted: 1..{limits.max_entries})"
-        )
-    # Read the table in one go when it is small (the usual case), else entry by entry.
-    pos = 32
-    chunk = source.read_at(start + pos, min(count * 96 + 64, 1 << 16))
-    chunk_at = pos
-    entries: list[_RawEntry] = []
-    for index in range(count):
-        fixed = _slice_or_read(source, start, chunk, chunk_at, pos, 24, f"entry {index} header")
-        offset, size, id_length = struct.unpack("<QQQ", fixed)
-        pos += 24
-        if id_length == 0 or id_length > limits.max_id_length:
-            raise BundleFormatError(
-                f"entry {index} of the bundle at {start:#x} has an ID length of {id_length} "
-                f"(accepted: 1..{limits.max_id_length})"
-            )
-        raw = _slice_or_read(source, start, chunk, chunk_at, pos, id_length, f"entry {index} ID")
-        pos += id_length
-        try:
-            text = raw.decode("ascii")
-        except UnicodeDecodeError:
-            raise BundleFormatError(
-                f"entry {index} of the bundle at {start:#x} has a non-ASCII ID {raw[:40]!r}"
-            ) from None
-        if not text.isprintable():
-            raise BundleFormatError(
-                f"entry {index} of the bundle at {start:#x} has an unprintable ID {text[:40]!r}"
-            )
-        if offset + size > limit:
-            raise BundleFormatError(
-                f"entry {text!r} of the bundle at {start:#x} spans {offset:#x}+{size:#x}, "
-                f"past the end of its data ({limit:#x} bytes): the bundle is truncated or its "
-                "entry table lies"
-            )
-        entries.append(_RawEntry(text=text, offset=offset, size=size))
-    return entries, pos
-
-
-def _slice_or_read(
-    source: ByteSource, start: int, chunk: bytes, chunk_at: int, pos: int, size: int, what: str
-) -> bytes:
-    rel = pos - chunk_at
-    if rel + size <= len(chunk):
-        return chunk[rel : rel + size]
-    return _read_exact(source, start + pos, size, what)
-
-
-@functools.lru_cache(maxsize=4096)
 def check_code_object(
     entry_id: EntryId, header_bytes: bytes | None, mach_name: MachName
 ) -> CodeObjectCheck:
-    """Compare an entry's code-object ELF header with what its ID says (cached: pure)."""
+    """Compare an entry's code-object ELF header with its ID (pure; the walk caches it)."""
     if entry_id.is_host:
         return CodeObjectCheck(status="host")
     if header_bytes is None:
@@ -334,70 +331,46 @@ def check_code_object(
     return base
 
 
-def _entries(
-    raw: list[_RawEntry],
-    header_reader: Callable[[_RawEntry], bytes | None],
-    mach_name: MachName,
-) -> tuple[Entry, ...]:
-    out: list[Entry] = []
-    for item in raw:
-        entry_id = parse_entry_id(item.text)
-        header = None
-        if not entry_id.is_host and item.size >= 52:
-            header = header_reader(item)
-        elif not entry_id.is_host:
-            header = b""  # too small to be an ELF: decode reports it
-        out.append(
-            Entry(
-                entry_id=entry_id,
-                offset=item.offset,
-                size=item.size,
-                check=check_code_object(entry_id, header, mach_name),
-            )
-        )
-    return tuple(out)
-
-
-def parse_plain_bundle(
-    source: ByteSource, start: int, limit: int, mach_name: MachName, limits: Limits = DEFAULT_LIMITS
-) -> Bundle:
-    """The plain bundle at `start`, which may span at most `limit` bytes."""
-    raw, table_end = read_entry_table(source, start, limit, limits)
-
-    def header_of(item: _RawEntry) -> bytes:
-        return source.read_at(start + item.offset, min(item.size, _CODE_OBJECT_HEADER))
-
-    end = max([table_end, *(e.offset + e.size for e in raw)])
-    return Bundle(
-        offset=start,
-        stored_size=end,
-        container="plain",
-        uncompressed_size=end,
-        entries=_entries(raw, header_of, mach_name),
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Compressed bundles
 
 
 class _WindowReader:
-    """File-like `read(n)` over [start, end) of a ByteSource, for the decompressors."""
+    """File-like `read(n)` over [start, end) of a ByteSource, for the decompressors.
+
+    Over a BufferSource it hands out memoryview slices (no copies) and offers the whole window
+    as `view`, which zstd reads in place; `close()` must run before the buffer's mmap closes.
+    """
 
     def __init__(self, source: ByteSource, start: int, end: int) -> None:
         self._source = source
         self._pos = start
         self._end = end
+        self.view: memoryview | None = None
+        if isinstance(source, BufferSource):
+            lo = source.base + start
+            hi = source.base + min(max(end, start), source.size)
+            self.view = memoryview(source.buffer)[lo:hi]
+            self._pos, self._end = 0, len(self.view)
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: int = -1) -> bytes | memoryview:
         if size < 0:
             size = 1 << 16
         size = min(size, self._end - self._pos)
         if size <= 0:
             return b""
-        data = self._source.read_at(self._pos, size)
+        data: bytes | memoryview
+        if self.view is not None:
+            data = self.view[self._pos : self._pos + size]
+        else:
+            data = self._source.read_at(self._pos, size)
         self._pos += len(data)
         return data
+
+    def close(self) -> None:
+        if self.view is not None:
+            self.view.release()
+            self.view = None
 
 
 class _Inflater:
@@ -424,7 +397,12 @@ class _Inflater:
 
             self._zstd_error: type[Exception] = zstandard.ZstdError
             dctx = _zstd_decompressor(limits.max_zstd_window)
-            self._stream = dctx.stream_reader(reader, read_size=131075, read_across_frames=False)
+            # A zstd block (up to 128 KiB) is decoded whole: read it in one go, in place
+            # when the payload is mapped.
+            source = reader.view if reader.view is not None else reader
+            self._stream: Any = dctx.stream_reader(
+                source, read_size=131075, read_across_frames=False
+            )
         else:
             self._zlib = zlib.decompressobj()
             self._pending = b""
@@ -448,6 +426,10 @@ class _Inflater:
             raise BundleFormatError(
                 f"{self._where}: the {self._method} payload does not decompress ({exc})"
             ) from None
+
+    def close(self) -> None:
+        """Drop the decompressor (and with it its hold on the payload's buffer)."""
+        self._stream = None
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         if self._method == "zstd":
@@ -476,24 +458,6 @@ def _zstd_decompressor(max_window: int) -> Any:
     return zstandard.ZstdDecompressor(max_window_size=max_window)
 
 
-class _PrefixSource:
-    """ByteSource over an inflater's output, clamped to the table cap (reads there are short)."""
-
-    def __init__(self, inflater: _Inflater, cap: int) -> None:
-        self._inflater = inflater
-        self._cap = cap
-        self.hit_cap = False
-
-    def read_at(self, offset: int, size: int) -> bytes:
-        if offset < 0 or size < 0:
-            return b""
-        if offset + size > self._cap:
-            self.hit_cap = True
-            size = max(self._cap - offset, 0)
-        self._inflater.ensure(offset + size)
-        return bytes(self._inflater.buffer[offset : offset + size])
-
-
 def parse_ccob_header(head: bytes, start: int) -> tuple[int, str, int | None, int, int]:
     """(version, method, total size or None for v1, uncompressed size, header size)."""
     if len(head) < 8 or head[:4] != CCOB_MAGIC:
@@ -518,67 +482,6 @@ def parse_ccob_header(head: bytes, start: int) -> tuple[int, str, int | None, in
     else:
         total, uncompressed = struct.unpack_from("<QQ", head, 8)
     return version, method, total, uncompressed, header_size
-
-
-def parse_ccob_bundle(
-    source: ByteSource, start: int, limit: int, mach_name: MachName, limits: Limits = DEFAULT_LIMITS
-) -> Bundle:
-    """The compressed bundle at `start`; only the first bytes of its payload are decompressed."""
-    head = source.read_at(start, 32)
-    version, method, total, uncompressed, header_size = parse_ccob_header(head, start)
-    where = f"CCOB v{version} at {start:#x}"
-    if total is not None and (total <= header_size or total > limit):
-        raise BundleFormatError(
-            f"{where} declares a total size of {total} bytes, but {limit} bytes remain in the "
-            "section (the header's sizes lie)"
-        )
-    if uncompressed < 32:
-        raise BundleFormatError(f"{where} declares an uncompressed size of only {uncompressed}")
-    payload_end = start + (total if total is not None else limit)
-    reader = _WindowReader(source, start + header_size, payload_end)
-    cap = min(uncompressed, limits.max_table_bytes + limits.check_prefix_bytes)
-    _check_zstd_content_size(source, start + header_size, method, uncompressed, where)
-    inflater = _Inflater(method, reader, cap, limits, where, uncompressed)
-    table_cap = min(uncompressed, limits.max_table_bytes)
-    table_source = _PrefixSource(inflater, table_cap)
-    try:
-        raw, _ = read_entry_table(table_source, 0, uncompressed, limits)
-    except BundleFormatError as exc:
-        if table_source.hit_cap and table_cap < uncompressed:
-            raise BundleFormatError(
-                f"{where}: the entry table reaches past the first {table_cap} decompressed "
-                "bytes that are accepted (possible zip bomb)"
-            ) from None
-        raise BundleFormatError(
-            f"{where} (declaring {uncompressed} uncompressed bytes): {exc.what}"
-        ) from None
-    # Code-object headers are checked only where they fall inside the check budget.
-    budget = min(cap, len(inflater.buffer) + limits.check_prefix_bytes)
-    wanted = [e.offset + _CODE_OBJECT_HEADER for e in raw if e.size and e.offset < budget]
-    if wanted:
-        inflater.ensure(min(max(wanted), budget))
-    prefix = inflater.buffer
-
-    def header_of(item: _RawEntry) -> bytes | None:
-        need = item.offset + min(item.size, _CODE_OBJECT_HEADER)
-        if need > len(prefix):
-            return None
-        return bytes(prefix[item.offset : need])
-
-    stored = (
-        total
-        if total is not None
-        else header_size
-        + _v1_payload_length(source, start + header_size, start + limit, method, limits, where)
-    )
-    return Bundle(
-        offset=start,
-        stored_size=stored,
-        container=f"ccob-v{version}",
-        compression=method,
-        uncompressed_size=uncompressed,
-        entries=_entries(raw, header_of, mach_name),
-    )
 
 
 def _check_zstd_content_size(
@@ -661,61 +564,357 @@ def _zstd_frame_length(source: ByteSource, start: int, end: int, where: str) -> 
 # ---------------------------------------------------------------------------------------------
 # Walking a section
 
+_NONZERO = re.compile(rb"[^\x00]")
+_ANY_MAGIC = re.compile(re.escape(PLAIN_MAGIC) + rb"|" + re.escape(CCOB_MAGIC))
+BUNDLE_ALIGN = 4096  # each translation unit's bundle starts 4096-aligned in .hip_fatbin
+_ZERO_PAGE = bytes(BUNDLE_ALIGN)  # `startswith` on it checks padding with one memcmp
+_STREAM_WINDOW = 1 << 16
+_RELEASE_EVERY = 32 << 20  # hand mapped pages back every 32 MiB walked: RSS stays flat
 
-class _ReadAhead:
-    """ByteSource that serves reads inside the last window it fetched (one read per bundle).
 
-    Stepping to a bundle reads a window at the end of the previous one; the padding, the next
-    bundle's header and entry table, and usually its first code-object header all fall inside.
+class _Walk:
+    """One walk over one section: its source, and caches of entry IDs and code-object checks.
+
+    The caches are per walk (no global growth) and keyed on raw bytes, so the thousands of
+    bundles of a PyTorch library, which repeat a few IDs and header shapes, cost a dict lookup
+    per entry after the first.
     """
 
-    WINDOW = 16 << 10
+    def __init__(self, source: ByteSource, size: int, mach_name: MachName, limits: Limits) -> None:
+        self.source = source
+        self.size = size
+        self.mach_name = mach_name
+        self.limits = limits
+        # Zero-copy path: the whole section is addressable in a buffer (an mmap, or bytes).
+        self.buf: bytes | mmap.mmap | None = None
+        self.base = 0
+        self.release: Callable[[int], None] | None = None
+        if isinstance(source, BufferSource):
+            self.buf, self.base = source.buffer, source.base
+            self.release = source.release_before
+        self.ids: dict[bytes, EntryId] = {}
+        self.checks: dict[tuple[bytes, bytes | None], CodeObjectCheck] = {}
 
-    def __init__(self, source: ByteSource) -> None:
-        self._source = source
-        self._at = 0
-        self._data = b""
+    # -- entries ------------------------------------------------------------------------------
 
-    def fill(self, offset: int) -> bytes:
-        self._at, self._data = offset, self._source.read_at(offset, self.WINDOW)
-        return self._data
+    def entry_id(self, raw: bytes, where: str) -> EntryId:
+        entry_id = self.ids.get(raw)
+        if entry_id is None:
+            try:
+                text = raw.decode("ascii")
+            except UnicodeDecodeError:
+                raise BundleFormatError(f"{where} has a non-ASCII ID {raw[:40]!r}") from None
+            if not text.isprintable():
+                raise BundleFormatError(f"{where} has an unprintable ID {text[:40]!r}")
+            entry_id = parse_entry_id(text)
+            if len(self.ids) >= 4096:
+                self.ids.clear()  # hostile input with endless distinct IDs: stay bounded
+            self.ids[raw] = entry_id
+        return entry_id
 
-    def read_at(self, offset: int, size: int) -> bytes:
-        rel = offset - self._at
-        if rel >= 0 and rel + size <= len(self._data):
-            return self._data[rel : rel + size]
-        return self._source.read_at(offset, size)
+    def table(
+        self,
+        buf: bytes | mmap.mmap,
+        at: int,
+        limit: int,
+        *,
+        avail: int | None = None,
+        origin: int = 0,
+        fallback: ByteSource | None = None,
+        fallback_at: int = 0,
+    ) -> tuple[tuple[Row, ...], int]:
+        """Entries of the plain bundle at `buf[at:]`, which may span `limit` bytes, with checks.
 
+        `avail` is the buffer index where readable bytes end (default: all of `limit`); a table
+        that runs past it but not past `limit` raises `_NeedMore`. Code-object headers are
+        sliced from `buf` when they lie before `avail`, else read from `fallback`, else marked
+        not checked. `origin` is the buffer index of section offset 0 (for messages). Returns
+        the rows and the bundle's extent (table end or furthest entry end, from `at`).
+        One loop, no intermediate objects: this is the walk's inner loop.
+        """
+        stop = at + limit
+        end = stop if avail is None else min(avail, stop)
+        shown = at - origin
+        if at + 32 > end:
+            raise self._short(at, stop, end, 32, "the bundle header", shown)
+        if buf[at : at + 24] != PLAIN_MAGIC:
+            raise BundleFormatError(f"no {PLAIN_MAGIC.decode()} magic at offset {shown:#x}")
+        (count,) = _U64(buf, at + 24)
+        limits = self.limits
+        if count == 0 or count > limits.max_entries:
+            raise BundleFormatError(
+                f"bundle at offset {shown:#x} declares {count} entries "
+                f"(accepted: 1..{limits.max_entries})"
+            )
+        max_id = limits.max_id_length
+        ids, checks, mach_name = self.ids, self.checks, self.mach_name
+        where = f"the bundle at {shown:#x}"
+        pos = at + 32
+        extent = 0
+        rows: list[Row] = []
+        bad_id: BundleFormatError | None = None
+        for index in range(count):
+            if pos + 24 > end:
+                raise self._short(at, stop, end, pos + 24 - at, f"entry {index} header", shown)
+            offset, size, id_length = _ENTRY_HEADER(buf, pos)
+            if not 0 < id_length <= max_id:
+                raise BundleFormatError(
+                    f"entry {index} of {where} has an ID length of {id_length} "
+                    f"(accepted: 1..{max_id})"
+                )
+            pos += 24
+            id_end = pos + id_length
+            if id_end > end:
+                raise self._short(at, stop, end, id_end - at, f"entry {index} ID", shown)
+            raw = buf[pos:id_end]
+            pos = id_end
+            if offset + size > limit:
+                raise BundleFormatError(
+                    f"entry {raw[:80].decode('ascii', 'replace')!r} of {where} spans "
+                    f"{offset:#x}+{size:#x}, past the end of its data ({limit:#x} bytes): the "
+                    "bundle is truncated or its entry table lies"
+                )
+            entry_id = ids.get(raw)
+            if entry_id is None:
+                try:
+                    entry_id = self.entry_id(raw, f"entry {index} of {where}")
+                except BundleFormatError as exc:
+                    # The table's layout is checked to its end first (a table too long to
+                    # accept says more than the bad ID in it); this ID error comes after.
+                    bad_id = bad_id or exc
+                    continue
+            header: bytes | None
+            if entry_id.kind == "host" or size < 52:
+                header = b""  # host: nothing to check; under 52 bytes: not an ELF, reported
+            else:
+                head_end = at + offset + (size if size < _CODE_OBJECT_HEADER else 64)
+                if head_end <= end:
+                    header = buf[at + offset : head_end]
+                elif fallback is not None:
+                    header = fallback.read_at(fallback_at + offset, min(size, 64))
+                else:
+                    header = None
+            key = (raw, header)
+            check = checks.get(key)
+            if check is None:
+                check = check_code_object(entry_id, header, mach_name)
+                if len(checks) >= 4096:
+                    checks.clear()  # hostile input with endless distinct headers
+                checks[key] = check
+            rows.append((entry_id, offset, size, check))
+            if offset + size > extent:
+                extent = offset + size
+        if bad_id is not None:
+            raise bad_id
+        return tuple(rows), max(pos - at, extent)
 
-def _skip_padding(source: _ReadAhead, pos: int, size: int) -> int:
-    """First non-zero byte at or after `pos` (bundles are padded to 4096 with zeros)."""
-    chunk = source.fill(pos)
-    while pos < size:
-        if not chunk:
-            return size
-        if chunk[0]:
-            return pos
-        stripped = chunk.lstrip(b"\0")
-        if stripped:
-            return pos + len(chunk) - len(stripped)
-        pos += len(chunk)
-        chunk = source.fill(pos)
-    return size
+    @staticmethod
+    def _short(at: int, stop: int, end: int, need: int, what: str, shown: int) -> Exception:
+        """_NeedMore when more bytes exist beyond what is at hand, else the truncation error."""
+        if at + need <= stop and end < stop:
+            return _NeedMore(need)
+        return BundleFormatError(
+            f"truncated bundle: {what} needs {need} bytes from offset {shown:#x}, "
+            f"only {end - at} are there"
+        )
+
+    # -- bundles ------------------------------------------------------------------------------
+
+    def head(self, pos: int, size: int) -> bytes:
+        if self.buf is not None:
+            end = min(pos + size, self.size)
+            return bytes(self.buf[self.base + pos : self.base + end]) if end > pos else b""
+        return self.source.read_at(pos, size)
+
+    def bundle_at(self, pos: int) -> Bundle:
+        magic = self.head(pos, len(PLAIN_MAGIC))
+        if magic == PLAIN_MAGIC:
+            return self.plain(pos)
+        if magic[:4] == CCOB_MAGIC:
+            return self.ccob(pos)
+        raise BundleFormatError(
+            f"bytes at section offset {pos:#x} ({magic[:8].hex()}) start neither a "
+            f"{PLAIN_MAGIC.decode()} nor a CCOB bundle"
+        )
+
+    def plain(self, pos: int) -> Bundle:
+        limit = self.size - pos
+        if self.buf is not None:
+            rows, extent = self.table(self.buf, self.base + pos, limit, origin=self.base)
+        else:
+            want = _STREAM_WINDOW
+            while True:
+                chunk = self.source.read_at(pos, min(want, limit))
+                complete = len(chunk) < min(want, limit) or len(chunk) >= limit
+                try:
+                    rows, extent = self.table(
+                        chunk, 0, limit, avail=None if complete else len(chunk), origin=-pos,
+                        fallback=self.source, fallback_at=pos,
+                    )  # fmt: skip
+                    break
+                except _NeedMore as more:
+                    want = max(more.size, want * 2)
+        return Bundle(offset=pos, stored_size=extent, container="plain", uncompressed_size=extent,
+                      rows=rows)  # fmt: skip
+
+    def ccob(self, pos: int) -> Bundle:
+        """A compressed bundle; only the first bytes of its payload are decompressed."""
+        limits, limit = self.limits, self.size - pos
+        head = self.head(pos, 32)
+        version, method, total, uncompressed, header_size = parse_ccob_header(head, pos)
+        where = f"CCOB v{version} at {pos:#x}"
+        if total is not None and (total <= header_size or total > limit):
+            raise BundleFormatError(
+                f"{where} declares a total size of {total} bytes, but {limit} bytes remain in "
+                "the section (the header's sizes lie)"
+            )
+        if uncompressed < 32:
+            raise BundleFormatError(f"{where} declares an uncompressed size of only {uncompressed}")
+        payload_end = pos + (total if total is not None else limit)
+        _check_zstd_content_size(self.source, pos + header_size, method, uncompressed, where)
+        reader = _WindowReader(self.source, pos + header_size, payload_end)
+        cap = min(uncompressed, limits.max_table_bytes + limits.check_prefix_bytes)
+        inflater = _Inflater(method, reader, cap, limits, where, uncompressed)
+        try:
+            rows = self._ccob_rows(inflater, cap, uncompressed, where)
+        finally:
+            inflater.close()
+            reader.close()
+        stored = (
+            total
+            if total is not None
+            else header_size
+            + _v1_payload_length(self.source, pos + header_size, pos + limit, method, limits, where)
+        )
+        return Bundle(offset=pos, stored_size=stored, container=f"ccob-v{version}",
+                      compression=method, uncompressed_size=uncompressed,
+                      rows=rows)  # fmt: skip
+
+    def _ccob_rows(
+        self, inflater: _Inflater, cap: int, uncompressed: int, where: str
+    ) -> tuple[Row, ...]:
+        """Decompress just the entry table and the code-object headers within budget."""
+        limits = self.limits
+        table_cap = min(uncompressed, limits.max_table_bytes)
+        # The table and the first code object (4096-aligned) are usually in the first 8 KiB.
+        want = min(8192, table_cap)
+        budget = 0
+        while True:
+            inflater.ensure(want)
+            prefix = bytes(inflater.buffer)
+            complete = len(prefix) >= uncompressed
+            try:
+                rows, _ = self.table(
+                    prefix, 0, uncompressed, avail=None if complete else min(len(prefix), table_cap)
+                )
+            except _NeedMore as more:
+                if more.size > table_cap:
+                    raise BundleFormatError(
+                        f"{where}: the entry table reaches past the first {table_cap} "
+                        "decompressed bytes that are accepted (possible zip bomb)"
+                    ) from None
+                want = min(max(more.size, want * 2), table_cap)
+                continue
+            except BundleFormatError as exc:
+                raise BundleFormatError(
+                    f"{where} (declaring {uncompressed} uncompressed bytes): {exc.what}"
+                ) from None
+            # Code-object headers past the prefix are checked while they fit the budget, which
+            # is fixed once the table is read.
+            budget = budget or min(cap, len(prefix) + limits.check_prefix_bytes)
+            wanted = [
+                offset + _CODE_OBJECT_HEADER
+                for _, offset, size, check in rows
+                if check.code_object_version is None and check.status == "not-checked"
+                and size and len(prefix) < offset + _CODE_OBJECT_HEADER <= budget
+            ]  # fmt: skip
+            if not wanted or want >= budget:
+                return rows
+            want = max(wanted)
+
+    # -- stepping -----------------------------------------------------------------------------
+
+    def skip_padding(self, pos: int) -> int:
+        """First non-zero byte at or after `pos` (bundles are padded with zeros)."""
+        buf = self.buf
+        if buf is not None:
+            at, end = self.base + pos, self.base + self.size
+            if at >= end or buf[at]:
+                return pos
+            # The usual case, zeros up to the next aligned bundle: two cheap looks, no scan.
+            aligned = (pos // BUNDLE_ALIGN + 1) * BUNDLE_ALIGN
+            if (
+                aligned < self.size
+                and buf[self.base + aligned]
+                and _ZERO_PAGE.startswith(buf[at : self.base + aligned])
+            ):
+                return aligned
+            found = _NONZERO.search(buf, at, end)
+            return found.start() - self.base if found else self.size
+        while pos < self.size:
+            chunk = self.source.read_at(pos, _STREAM_WINDOW)
+            if not chunk:
+                return self.size
+            stripped = chunk.lstrip(b"\0")
+            if stripped:
+                return pos + len(chunk) - len(stripped)
+            pos += len(chunk)
+        return self.size
+
+    def resync(self, pos: int) -> int | None:
+        """The next bundle magic at a BUNDLE_ALIGN boundary after `pos`, None if there is none."""
+        at = (pos // BUNDLE_ALIGN + 1) * BUNDLE_ALIGN
+        tail = len(PLAIN_MAGIC) - 1
+        while at < self.size:
+            if self.buf is not None:
+                buf, lo, hi, shift = self.buf, self.base + at, self.base + self.size, self.base
+                step = self.size - at
+            else:
+                step = _STREAM_WINDOW * 16
+                buf = self.source.read_at(at, step + tail)
+                lo, hi, shift = 0, len(buf), -at
+                if not buf:
+                    return None
+            found = _ANY_MAGIC.search(buf, lo, hi)
+            while found is not None:
+                offset = found.start() - shift
+                if offset % BUNDLE_ALIGN == 0:
+                    return offset
+                lo = (offset // BUNDLE_ALIGN + 1) * BUNDLE_ALIGN + shift
+                found = _ANY_MAGIC.search(buf, lo, hi) if lo < hi else None
+            at += step
+        return None
+
+    def walk(self) -> FatbinScan:
+        bundles: list[Bundle] = []
+        damage: list[Damage] = []
+        pos = released = 0
+        while True:
+            pos = self.skip_padding(pos)
+            if pos >= self.size:
+                break
+            try:
+                bundle = self.bundle_at(pos)
+            except BundleFormatError as exc:
+                resumed = self.resync(pos)
+                damage.append(Damage(offset=pos, problem=exc.what, resumed_at=resumed))
+                if resumed is None or len(damage) >= self.limits.max_damage:
+                    break
+                pos = resumed
+                continue
+            bundles.append(bundle)
+            pos += max(bundle.stored_size, 1)
+            if self.release is not None and pos >= released + _RELEASE_EVERY:
+                self.release(pos)
+                released = pos
+        return FatbinScan(bundles=tuple(bundles), damage=tuple(damage))
 
 
 def parse_bundle_at(
     source: ByteSource, start: int, size: int, mach_name: MachName, limits: Limits = DEFAULT_LIMITS
 ) -> Bundle:
     """The bundle (plain or CCOB) at `start` of a section of `size` bytes."""
-    magic = source.read_at(start, len(PLAIN_MAGIC))
-    if magic == PLAIN_MAGIC:
-        return parse_plain_bundle(source, start, size - start, mach_name, limits)
-    if magic[:4] == CCOB_MAGIC:
-        return parse_ccob_bundle(source, start, size - start, mach_name, limits)
-    raise BundleFormatError(
-        f"bytes at section offset {start:#x} ({magic[:8].hex()}) start neither a "
-        f"{PLAIN_MAGIC.decode()} nor a CCOB bundle"
-    )
+    return _Walk(source, size, mach_name, limits).bundle_at(start)
 
 
 def walk_fatbin(
@@ -723,19 +922,8 @@ def walk_fatbin(
 ) -> FatbinScan:
     """Every bundle of a `.hip_fatbin`-like section, stepping by each bundle's own size.
 
-    A malformed bundle ends the walk (its size cannot be trusted, so the next bundle's position
-    is unknown); the bundles before it are kept and the problem is returned with its offset.
+    A malformed bundle's size cannot be trusted, so after one the walk looks for the next bundle
+    magic at a 4096-byte boundary and goes on from there; each skipped region is returned as a
+    `Damage` (the first one also as `problem`/`problem_offset`).
     """
-    bundles: list[Bundle] = []
-    pos = 0
-    ahead = _ReadAhead(source)
-    while True:
-        pos = _skip_padding(ahead, pos, size)
-        if pos >= size:
-            return FatbinScan(bundles=tuple(bundles))
-        try:
-            bundle = parse_bundle_at(ahead, pos, size, mach_name, limits)
-        except BundleFormatError as exc:
-            return FatbinScan(bundles=tuple(bundles), problem=exc.what, problem_offset=pos)
-        bundles.append(bundle)
-        pos += max(bundle.stored_size, 1)
+    return _Walk(source, size, mach_name, limits).walk()

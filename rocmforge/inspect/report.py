@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from rocmforge.inspect.bundles import Bundle, EntryId
+from rocmforge.inspect.bundles import Bundle, Damage, EntryId, Row
 
 SCHEMA = "rocmforge.inspect/1"
 LIKELY_CAUSE = (
@@ -29,6 +30,8 @@ class LibraryReport:
     status: "ok" (bundles read), "partial" (some bundles read, then a malformed one),
     "no-device-code" (no .hip_fatbin), "stripped" (.hip_fatbin without bytes), "rdc"
     (-fgpu-rdc or new-driver object, device code not yet linked), "error" (unreadable).
+    The summaries below are computed once (cached_property): a PyTorch library has tens of
+    thousands of entries and the table, summary and --expect all ask for them.
     """
 
     path: str
@@ -37,17 +40,20 @@ class LibraryReport:
     rdc_entries: tuple[EntryId, ...] = ()
     notes: tuple[str, ...] = ()
     error: str = ""
+    damage: tuple[Damage, ...] = ()  # malformed regions the walk stepped over
 
     @property
     def readable(self) -> bool:
         return self.status != "error"
 
-    @property
+    @cached_property
     def entry_ids(self) -> tuple[EntryId, ...]:
-        ids = [e.entry_id for b in self.bundles for e in b.device_entries]
-        return tuple(ids) + tuple(e for e in self.rdc_entries if not e.is_host)
+        """Each distinct device entry ID (bundle entries, then -fgpu-rdc sections)."""
+        ids = {row[0]: None for b in self.bundles for row in b.rows if row[0].kind != "host"}
+        ids.update((e, None) for e in self.rdc_entries if not e.is_host)
+        return tuple(ids)
 
-    @property
+    @cached_property
     def targets(self) -> tuple[str, ...]:
         """Canonical target IDs of every AMDGPU entry, sorted, without duplicates."""
         return tuple(sorted({e.target for e in self.entry_ids if e.is_amdgpu}))
@@ -56,17 +62,23 @@ class LibraryReport:
     def has_device_code(self) -> bool:
         return bool(self.targets)
 
-    @property
-    def code_object_versions(self) -> tuple[int, ...]:
-        versions = {
-            e.check.code_object_version
+    @cached_property
+    def _checks(self) -> tuple[tuple[str, Row], ...]:
+        """(bundle offset, row) of each entry whose check is not plain 'ok'/'host', in order."""
+        return tuple(
+            (f"{b.offset:#x}", row)
             for b in self.bundles
-            for e in b.entries
-            if e.check.code_object_version is not None
-        }
-        return tuple(sorted(versions))
+            for row in b.rows
+            if row[3].status not in ("ok", "host")
+        )
 
-    @property
+    @cached_property
+    def code_object_versions(self) -> tuple[int, ...]:
+        versions = {row[3].code_object_version for b in self.bundles for row in b.rows}
+        versions.discard(None)
+        return tuple(sorted(v for v in versions if v is not None))
+
+    @cached_property
     def containers(self) -> tuple[str, ...]:
         """How bundles are stored: 'plain', 'ccob-v3/zstd', ... (sorted, unique)."""
         kinds = {
@@ -75,18 +87,17 @@ class LibraryReport:
         }
         return tuple(sorted(kinds))
 
-    @property
+    @cached_property
     def mismatches(self) -> tuple[str, ...]:
         return tuple(
-            f"bundle at {b.offset:#x}, {e.entry_id.text}: {e.check.detail}"
-            for b in self.bundles
-            for e in b.entries
-            if e.check.status == "mismatch"
+            f"bundle at {at}, {row[0].text}: {row[3].detail}"
+            for at, row in self._checks
+            if row[3].status == "mismatch"
         )
 
-    @property
+    @cached_property
     def unchecked(self) -> int:
-        return sum(1 for b in self.bundles for e in b.entries if e.check.status == "not-checked")
+        return sum(1 for _, row in self._checks if row[3].status == "not-checked")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -259,6 +270,10 @@ def _library_json(lib: LibraryReport) -> dict[str, Any]:
         "storage": list(lib.containers),
         "mismatches": list(lib.mismatches),
         "rdc_entries": [e.text for e in lib.rdc_entries],
+        "damage": [
+            {"offset": d.offset, "problem": d.problem, "resumed_at": d.resumed_at}
+            for d in lib.damage
+        ],
         "bundles": [
             {
                 "offset": b.offset,

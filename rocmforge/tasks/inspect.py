@@ -8,17 +8,30 @@ from rocmforge.tasks._common import reported
 
 
 @task(
-    positional=["path"],
+    positional=["paths"],
+    iterable=["path"],
     help={
-        "path": "wheel, directory or ELF file; several: quote them as one argument "
-        "('dist/torch.whl build/lib'); shell-style globs are expanded",
+        "paths": "wheel, directory or ELF file (required, first argument); several: quote them "
+        "as one argument ('dist/torch.whl build/lib'); shell-style globs are expanded",
+        "path": "one more wheel, directory or ELF file; repeat for several "
+        "(--path a.whl --path build/lib)",
         "expect": 'targets every library with device code must carry, e.g. "gfx1100;gfx942"',
         "json": "print the rocmforge.inspect/1 JSON document instead of tables",
     },
 )
 @reported
-def inspect(c: Context, path: str, expect: str = "", json: bool = False) -> None:
-    """Show the GPU targets a wheel, directory or .so really contains (offload bundles)."""
+def inspect(
+    c: Context,
+    paths: str,
+    path: list[str] | None = None,
+    expect: str = "",
+    json: bool = False,
+) -> None:
+    """Show the GPU targets a wheel, directory or .so really contains (offload bundles).
+
+    Paths: `invoke inspect PATH`, more with `--path P` (repeatable) or quoted in PATH
+    (Invoke takes one positional value per argument).
+    """
     import glob
     import shlex
     from pathlib import Path
@@ -29,19 +42,20 @@ def inspect(c: Context, path: str, expect: str = "", json: bool = False) -> None
     from rocmforge.inspect.report import COLUMNS, LIKELY_CAUSE, library_rows
 
     try:
-        words = shlex.split(path)
+        words = shlex.split(paths)
     except ValueError as exc:
-        raise UsageError(f"cannot split the path argument {path!r}", str(exc)) from None
+        raise UsageError(f"cannot split the path argument {paths!r}", str(exc)) from None
+    words += [p for p in (path or []) if p]  # --path values are taken whole, never split
     if not words:
         raise UsageError(
             "no path given",
             "inspect reads the offload bundles of wheels, directories or ELF files",
-            "run `invoke inspect dist/torch-*.whl` (several paths: quote them as one argument)",
+            "run `invoke inspect dist/torch-*.whl` (more paths: add `--path P` for each)",
         )
-    paths: list[Path] = []
+    found: list[Path] = []
     for word in words:
         matches = sorted(glob.glob(word)) if glob.has_magic(word) else []
-        paths.extend(Path(m) for m in matches or [word])
+        found.extend(Path(m) for m in matches or [word])
 
     expected: tuple[str, ...] = ()
     if expect:
@@ -50,7 +64,7 @@ def inspect(c: Context, path: str, expect: str = "", json: bool = False) -> None
 
         expected = tuple(str(t) for t in parse_targets(expect, load_arch_table()))
 
-    report = inspect_paths(paths)
+    report = inspect_paths(found)
     missing = missing_targets(report, expected) if expected else ()
     if json:
         render.emit_json(to_json(report, expected=expected, missing=missing))
