@@ -160,7 +160,7 @@ def test_work_dir_under_a_file_is_one_paragraph_exit_2(
     assert bad.returncode == 2, bad.stderr
     assert bad.stderr == (
         f"rocmforge: The operating system refused a file operation ({blocker}/work/src/pytorch): "
-        "Not a directory. a path in the settings or flags (work_dir, --into, --json, --lock ...) "
+        "Not a directory. A path in the settings or flags (work_dir, --into, --json, --lock ...) "
         "does not point where the task can read or write. Fix: check that path: it must be a "
         "folder (not a file), writable, and on a disk with space.\n"
     )
