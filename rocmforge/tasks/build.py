@@ -80,8 +80,7 @@ def plan(
     json: bool = False,
 ) -> None:
     """Show what `invoke build` would do: resolved settings and every step, nothing run."""
-    import shlex
-
+    from rocmforge.plan.report import settings_rows, step_rows
     from rocmforge.render import emit_json, print_table, say
     from rocmforge.runner import StepRunner
     from rocmforge.workdir import workdir_for
@@ -92,29 +91,11 @@ def plan(
     if json:
         emit_json(the_plan.to_json())
         return
-    settings_rows = [("targets", ";".join(the_plan.targets))]
-    for key, value in the_plan.settings.items():
-        if key in ("origins", "sources"):
-            continue
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
-        settings_rows.append((key, str(value)))
-    sources = the_plan.settings.get("sources") or {}
-    if sources:
-        settings_rows.append(("pytorch commit", sources["pytorch"]["commit"]))
-        pin = sources["triton"].get("pin") or {}
-        if pin:
-            settings_rows.append(("triton pin", f"{pin['commit']} ({pin['version'] or '?'})"))
-    print_table("rocmforge plan: settings", ("setting", "value"), settings_rows)
+    start = StepRunner(c, the_plan, workdir_for(the_plan.settings["work_dir"])).first_to_run()
+    print_table("rocmforge plan: settings", ("setting", "value"), settings_rows(the_plan))
     for note in the_plan.notes:
         say(f"note: {note}")
-    start = StepRunner(c, the_plan, workdir_for(the_plan.settings["work_dir"])).first_to_run()
-    rows = []
-    for index, step in enumerate(the_plan.steps):
-        command = ("[python] " if step.kind == "python" else "") + shlex.join(step.argv)
-        rows.append((str(index + 1), step.name, "done" if index < start else "to run", command,
-                     step.why))
-    print_table("steps", ("#", "step", "state", "command", "why"), rows)
+    print_table("steps", ("#", "step", "state", "command", "why"), step_rows(the_plan, start))
 
 
 @task(help={k: _FLAG_HELP[k] for k in _PLAN_FLAGS})

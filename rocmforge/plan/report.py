@@ -1,0 +1,39 @@
+"""Rows of the `invoke plan` tables, computed from a Plan.
+
+Owns: what a person sees of a plan (settings as name/value pairs, one row a step). Must not:
+print (rocmforge.render does) or decide what runs (the runner's stamps give the first step to run).
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from rocmforge.plan.model import Plan
+
+
+def settings_rows(plan: Plan) -> list[tuple[str, str]]:
+    """Targets, every resolved setting, and the resolved commits once a checkout exists."""
+    rows = [("targets", ";".join(plan.targets))]
+    for key, value in plan.settings.items():
+        if key in ("origins", "sources"):
+            continue
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
+        rows.append((key, str(value)))
+    sources = plan.settings.get("sources") or {}
+    if sources:
+        rows.append(("pytorch commit", sources["pytorch"]["commit"]))
+        pin = sources["triton"].get("pin") or {}
+        if pin:
+            rows.append(("triton pin", f"{pin['commit']} ({pin['version'] or '?'})"))
+    return rows
+
+
+def step_rows(plan: Plan, first_to_run: int) -> list[tuple[str, str, str, str, str]]:
+    """#, name, done/to run, the command (in-process steps marked [python]), why."""
+    rows = []
+    for index, step in enumerate(plan.steps):
+        command = ("[python] " if step.kind == "python" else "") + shlex.join(step.argv)
+        state = "done" if index < first_to_run else "to run"
+        rows.append((str(index + 1), step.name, state, command, step.why))
+    return rows
