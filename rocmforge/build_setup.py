@@ -26,13 +26,19 @@ class PreparedBuild:
     extras: dict[str, Any]
 
 
-def prepare_build(settings: Settings, *, with_preflight: bool = True) -> PreparedBuild:
-    """Settings, Plan and the runner's extras for one invocation (probes run here, once)."""
+def prepare_build(
+    settings: Settings, *, with_preflight: bool = True, compile_probes: bool = True
+) -> PreparedBuild:
+    """Settings, Plan and the runner's extras for one invocation (probes run here, once).
+
+    `compile_probes=False` leaves out doctor's real compile of a kernel per target (about a
+    second each): `invoke plan` lists the steps, `invoke build` must know the toolchain works.
+    """
     from rocmforge.build_actions import patch_digest_inputs
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow, plan_build
-    from rocmforge.probes.facts import gather_facts
+    from rocmforge.probes.facts import gather_facts, with_target_probes
     from rocmforge.sources import describe_sources
     from rocmforge.targets import parse_targets
     from rocmforge.workdir import workdir_for
@@ -57,7 +63,11 @@ def prepare_build(settings: Settings, *, with_preflight: bool = True) -> Prepare
     rows: list[PreflightRow] = []
     if with_preflight and not settings.skip_preflight:
         # Doctor judges the compiler the build really uses, not whatever `c++` is.
-        judged = dataclasses.replace(facts, host_compiler=_as_host_compiler(choice, facts))
+        # The same real compile probe doctor runs: a ROCm that cannot target a GPU fails here.
+        probed = (
+            with_target_probes(facts, target_names, environ=os.environ) if compile_probes else facts
+        )
+        judged = dataclasses.replace(probed, host_compiler=_as_host_compiler(choice, facts))
         rows = _preflight_rows(judged, targets, settings)
     workdir = workdir_for(settings.work_dir)
     options = BuildOptions(

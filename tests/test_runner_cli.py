@@ -91,7 +91,8 @@ def test_compiler_outside_the_table_is_refused_by_preflight(tmp_path: Path) -> N
     assert refused["steps"][0]["inputs"]["fail_rows"] == "host compiler"
     allowed = _plan_json("--gcc", "12", "--allow-compiler", "--work-dir", str(tmp_path / "w"))
     assert allowed["steps"][0]["inputs"]["fail_rows"] == ""
-    done = invoke("build", "--arch", "gfx1100", "--gcc", "12", "--work-dir",
+    # gfx90a: the one target Debian's ROCm 5.2 can build, so the compiler is the only problem.
+    done = invoke("build", "--arch", "gfx90a", "--gcc", "12", "--work-dir",
                   str(tmp_path / "w"))
     assert done.returncode == 1
     assert "Preflight found 1 problem(s) that would make the build fail: host compiler" \
@@ -122,3 +123,13 @@ def test_plan_prints_plain_tables_when_not_a_tty(tmp_path: Path) -> None:
     assert first[:5] == ["1", "preflight", "to", "run", "[python]"]
     assert "\x1b[" not in done.stdout
     assert "note: Triton is skipped (triton_mode = skip)" in done.stderr
+
+
+def test_build_preflight_runs_the_real_compile_probe(tmp_path: Path) -> None:
+    """Debian's ROCm 5.2 has no device library for gfx1100: the build stops before checkout."""
+    done = invoke("build", "--arch", "gfx1100", "--gcc", "11", "--work-dir", str(tmp_path / "w"))
+    assert done.returncode == 1
+    assert "FAIL  compile gfx1100: this ROCm has no device library for gfx1100" in done.stdout
+    assert "Preflight found 2 problem(s) that would make the build fail: compile gfx1100" \
+        in done.stderr
+    assert not (tmp_path / "w" / "src").exists()

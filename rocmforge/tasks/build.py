@@ -29,10 +29,10 @@ _FLAG_HELP = {
 }
 
 
-def _prepare(c: Context, *, with_preflight: bool = True, **flags: Any) -> tuple[Any, Any, Any]:
+def _prepare(c: Context, *, compile_probes: bool = True, **flags: Any) -> tuple[Any, Any, Any]:
     from rocmforge.build_setup import prepare_build
 
-    prepared = prepare_build(settings_for(c, **flags), with_preflight=with_preflight)
+    prepared = prepare_build(settings_for(c, **flags), compile_probes=compile_probes)
     return prepared.settings, prepared.plan, prepared.extras
 
 
@@ -85,9 +85,10 @@ def plan(
     from rocmforge.runner import StepRunner
     from rocmforge.workdir import workdir_for
 
-    _, the_plan, _ = _prepare(c, **_flags(arch, work_dir, repo, ref, rocm_path, gcc, clang,
-                                          python, triton, skip_preflight, system_site_packages,
-                                          allow_compiler))
+    # The plan lists steps; the real compile per target is left to doctor and build's preflight.
+    flags = _flags(arch, work_dir, repo, ref, rocm_path, gcc, clang, python, triton,
+                   skip_preflight, system_site_packages, allow_compiler)
+    _, the_plan, _ = _prepare(c, compile_probes=False, **flags)
     if json:
         emit_json(the_plan.to_json())
         return
