@@ -50,6 +50,13 @@ class StepFailed(RocmforgeError):
     exit_code = 1
 
 
+# Names that are spelled in lower case even at the start of a sentence.
+_LOWERCASE_NAMES = frozenset(
+    {"rocmforge", "invoke", "nox", "pip", "git", "hipcc", "clang", "cmake", "ninja", "torch",
+     "triton", "amdclang", "gcc", "rocminfo", "setuptools", "ccache", "sccache"}
+)
+
+
 def _sentence(text: str, *, capitalise: bool = True) -> str:
     """One sentence with a closing full stop; a leading plain word gets a capital letter.
 
@@ -58,7 +65,7 @@ def _sentence(text: str, *, capitalise: bool = True) -> str:
     """
     text = text.strip()
     first = text.split(" ", 1)[0]
-    if capitalise and first.isalpha() and first.islower():
+    if capitalise and first.isalpha() and first.islower() and first not in _LOWERCASE_NAMES:
         text = text[0].upper() + text[1:]
     if text and text[-1] not in ".!?:":
         text += "."

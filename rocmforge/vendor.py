@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from rocmforge import __version__
 from rocmforge.errors import UsageError
 from rocmforge.fsutil import write_atomic
+from rocmforge.knowledge.toml_files import kit_data_dir
 
 RECORD_NAME = ".rocmforge-vendor.json"
 RECORD_SCHEMA = "rocmforge.vendor/1"
@@ -60,6 +61,8 @@ def kit_files(root: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for part in KIT_PARTS:
         path = root / part
+        if part in ("config", "patches") and not path.is_dir():
+            path = kit_data_dir(part)  # an installed wheel keeps them inside the package
         if path.is_file():
             files[part] = path.read_bytes()
             continue
@@ -67,13 +70,15 @@ def kit_files(root: Path) -> dict[str, bytes]:
             continue
         for dirpath, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(
-                d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info")
+                d
+                for d in dirnames
+                if d not in _SKIP_DIRS and not d.endswith(".egg-info") and d != "_kit"
             )
             for name in sorted(filenames):
                 if name.endswith(_SKIP_SUFFIXES):
                     continue
                 full = Path(dirpath) / name
-                files[full.relative_to(root).as_posix()] = full.read_bytes()
+                files[f"{part}/{full.relative_to(path).as_posix()}"] = full.read_bytes()
     return files
 
 

@@ -28,15 +28,27 @@ CONFIG_DIR_ENV = "ROCMFORGE_CONFIG_DIR"
 def config_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """The directory holding the kit's TOML facts.
 
-    Order: an explicit argument, then ROCMFORGE_CONFIG_DIR, then `config/` beside the package
-    (the layout of a checkout and of a vendored copy).
+    Order: an explicit argument, then ROCMFORGE_CONFIG_DIR, then the kit's own `config/`
+    (beside the package in a checkout or vendored copy, inside it in an installed wheel).
     """
     if override:
         return Path(override)
     env = os.environ.get(CONFIG_DIR_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "config"
+    return kit_data_dir("config")
+
+
+def kit_data_dir(name: str) -> Path:
+    """`config/` or `patches/` of this copy of the kit.
+
+    A checkout or a vendored copy keeps them beside the package; an installed wheel carries them
+    inside it as `rocmforge/_kit/<name>` (setup.py copies them there at build time).
+    """
+    package = Path(__file__).resolve().parent.parent
+    beside = package.parent / name
+    inside = package / "_kit" / name
+    return inside if not beside.is_dir() and inside.is_dir() else beside
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.knowledge.toml_files import kit_data_dir
 from rocmforge.plan.model import Step
 from rocmforge.sources.checkout import (
     CheckoutResult,
@@ -45,7 +46,7 @@ from rocmforge.sources.triton_pin import PinError, TritonPin, read_pin_from_tree
 from rocmforge.workdir import WorkDir, workdir_for
 
 # The kit's own patch folder (the repository root's patches/).
-PATCHES_ROOT = Path(__file__).resolve().parents[2] / "patches"
+PATCHES_ROOT = kit_data_dir("patches")
 PROJECTS = ("pytorch", "triton")
 
 __all__ = [
