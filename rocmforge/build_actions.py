@@ -57,7 +57,9 @@ def _preflight(ctx: ActionContext) -> Mapping[str, Any]:
             f"Preflight found {len(failed)} problem(s) that would make the build fail: "
             + "; ".join(f"{row.check} ({row.detail})" for row in failed),
             "doctor's FAIL rows are known to end a build, often hours in",
-            "; ".join(row.fix for row in failed if row.fix) or "run `invoke doctor` for details",
+            # A target's "compile" and "device lib" rows share one fix: say it once.
+            "; ".join(dict.fromkeys(row.fix for row in failed if row.fix))
+            or "run `invoke doctor` for details",
         )
     return {"rows": len(rows), "warnings": sum(1 for r in rows if r.status == "WARN")}
 

@@ -112,6 +112,13 @@ def tasks_adapter(prefix: str) -> str:
     )
 
 
+# The line a noxfile needs before `import rocm_nox`: nox does not add the noxfile's folder to
+# sys.path, so the adapter beside it is not importable otherwise.
+NOXFILE_PATH_LINE = (
+    "import sys, pathlib; sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))"
+)
+
+
 def nox_adapter(prefix: str) -> str:
     return (
         '"""rocmforge nox sessions (build, verify), vendored by `invoke vendor`."""\n\n'
@@ -178,7 +185,12 @@ def plan_vendor(
     instructions: list[str] = []
     if tasks_name == "rocm_tasks.py":
         instructions += ["import rocm_tasks", "ns.add_collection(rocm_tasks.ns, name='rocm')"]
-    instructions += ["import rocm_nox  # noqa: F401  (in noxfile.py: adds build and verify)"]
+    # nox imports the noxfile without putting its folder on sys.path (unlike Invoke with
+    # tasks.py), so a bare `import rocm_nox` fails there: the printed lines add the folder first.
+    instructions += [
+        NOXFILE_PATH_LINE + "  # in noxfile.py",
+        "import rocm_nox  # noqa: E402,F401  (in noxfile.py: adds build and verify)",
+    ]
     return VendorPlan(
         dest=dest, prefix=prefix, copies=tuple(copies), instructions=tuple(instructions)
     )

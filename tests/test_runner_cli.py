@@ -132,4 +132,6 @@ def test_build_preflight_runs_the_real_compile_probe(tmp_path: Path) -> None:
     assert "FAIL  compile gfx1100: this ROCm has no device library for gfx1100" in done.stdout
     assert "Preflight found 2 problem(s) that would make the build fail: compile gfx1100" \
         in done.stderr
+    # The compile and device-lib rows of gfx1100 share their fix: it is said once, not twice.
+    assert done.stderr.count("cannot build gfx1100") == 1, done.stderr
     assert not (tmp_path / "w" / "src").exists()

@@ -75,6 +75,11 @@ def test_plan_never_overwrites_their_tasks_py(their_repo: Path) -> None:
         "import rocm_tasks",
         "ns.add_collection(rocm_tasks.ns, name='rocm')",
     )
+    # nox does not put the noxfile's folder on sys.path: the path line comes before the import.
+    assert plan.instructions[2:] == (
+        kit.NOXFILE_PATH_LINE + "  # in noxfile.py",
+        "import rocm_nox  # noqa: E402,F401  (in noxfile.py: adds build and verify)",
+    )
 
 
 def test_conflict_is_refused_and_nothing_written(their_repo: Path) -> None:
@@ -141,12 +146,17 @@ def test_vendored_kit_works_from_their_repo(their_repo: Path) -> None:
     assert (their_repo / "rocm_tasks.py").is_file()
     assert (their_repo / "third_party/rocmforge/config/defaults.toml").is_file()
     assert "    import rocm_tasks" in result.stderr
-    # Do what the printed instructions say.
+    # Do literally what the printed instructions say: each line goes to the file it names.
+    printed = result.stderr.split("Add to that repo's tasks.py / noxfile.py:\n", 1)[1]
+    lines = [line[4:] for line in printed.splitlines() if line.startswith("    ")]
+    nox_lines = [line for line in lines if "in noxfile.py" in line]
+    task_lines = [line for line in lines if line not in nox_lines]
+    assert task_lines == ["import rocm_tasks", "ns.add_collection(rocm_tasks.ns, name='rocm')"]
+    assert len(nox_lines) == 2 and nox_lines[1].startswith("import rocm_nox")
     with (their_repo / "tasks.py").open("a") as handle:
-        handle.write("\nimport rocm_tasks\nns.add_collection(rocm_tasks.ns, name='rocm')\n")
+        handle.write("\n" + "\n".join(task_lines) + "\n")
     with (their_repo / "noxfile.py").open("a") as handle:
-        handle.write("\nimport sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
-        handle.write("import rocm_nox  # noqa: F401\n")
+        handle.write("\n" + "\n".join(nox_lines) + "\n")
 
     listed = _run([sys.executable, "-m", "invoke", "--list"], their_repo)
     assert listed.returncode == 0, listed.stderr
