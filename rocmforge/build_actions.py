@@ -51,6 +51,8 @@ def _preflight(ctx: ActionContext) -> Mapping[str, Any]:
     rows = list(ctx.extras.get("preflight_rows", ()))
     for row in rows:
         ctx.say(f"{row.status:<5} {row.check}: {row.detail}")
+        if row.status == "FAIL" and row.fix:
+            ctx.say(f"      fix: {row.fix}")
     failed = [row for row in rows if row.status == "FAIL"]
     if failed:
         raise StepFailed(

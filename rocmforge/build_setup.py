@@ -26,6 +26,52 @@ class PreparedBuild:
     extras: dict[str, Any]
 
 
+@dataclass(frozen=True, kw_only=True)
+class BuildInputs:
+    """What the machine and the settings decide before any step: the one source of the build
+    environment, shared by `invoke env`, `invoke plan`, `invoke build` and doctor's verdicts."""
+
+    facts: Any  # rocmforge.probes.facts.Facts
+    targets: tuple[Any, ...]  # rocmforge.targets.TargetId
+    choice: Any  # rocmforge.toolchain.select.CompilerChoice
+    compilers: dict[str, str]  # cc, cxx, hip
+    env: tuple[tuple[str, str], ...]  # config/build.toml < computed < the build_env setting
+    configure_env: tuple[tuple[str, str], ...]
+
+
+def resolve_build_inputs(settings: Settings, *, facts: Any = None) -> BuildInputs:
+    """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
+    from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
+    from rocmforge.probes.facts import gather_facts
+    from rocmforge.targets import parse_targets
+
+    facts = facts if facts is not None else gather_facts(settings)
+    arch_text = settings.arch or ";".join(facts.gpus.targets)
+    # Parsed without the ROCm clang's LLVM major: HIP_CLANG_PATH may name a newer compiler.
+    targets = parse_targets(arch_text, load_arch_table(), llvm_major=0)
+    choice, compilers = _choose_compilers(settings, facts)
+    build_toml = read_toml(config_dir() / "build.toml")
+    check_keys(build_toml, where="config/build.toml", optional=("env", "configure"))
+    env = {str(k): str(v) for k, v in build_toml.get("env", {}).items()}
+    env.update(_computed_env(settings, facts, targets, compilers))
+    env.update({str(k): str(v) for k, v in settings.build_env.items()})
+    configure = build_toml.get("configure", {}).get("env", {})
+    return BuildInputs(
+        facts=facts,
+        targets=tuple(targets),
+        choice=choice,
+        compilers=compilers,
+        env=tuple(env.items()),
+        configure_env=tuple((str(k), str(v)) for k, v in configure.items()),
+    )
+
+
+def judged_by_build_choice(facts: Any, choice: Any) -> Any:
+    """Facts whose host compiler is the one the build will use, so doctor judges that one."""
+    return dataclasses.replace(facts, host_compiler=_as_host_compiler(choice, facts))
+
+
 def prepare_build(
     settings: Settings, *, with_preflight: bool = True, compile_probes: bool = True
 ) -> PreparedBuild:
@@ -35,29 +81,17 @@ def prepare_build(
     second each): `invoke plan` lists the steps, `invoke build` must know the toolchain works.
     """
     from rocmforge.build_actions import patch_digest_inputs
-    from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow, plan_build
-    from rocmforge.probes.facts import gather_facts, with_target_probes
+    from rocmforge.probes.facts import with_target_probes
     from rocmforge.sources import describe_sources
-    from rocmforge.targets import parse_targets
     from rocmforge.workdir import workdir_for
 
-    facts = gather_facts(settings)
-    arch_text = settings.arch or ";".join(facts.gpus.targets)
-    # Parsed without the ROCm clang's LLVM major: HIP_CLANG_PATH may name a newer compiler.
-    targets = parse_targets(arch_text, load_arch_table(), llvm_major=0)
+    inputs = resolve_build_inputs(settings)
+    facts, targets, choice = inputs.facts, inputs.targets, inputs.choice
+    compilers = inputs.compilers
     target_names = tuple(str(t) for t in targets)
-
-    choice, compilers = _choose_compilers(settings, facts)
-    build_toml = read_toml(config_dir() / "build.toml")
-    check_keys(build_toml, where="config/build.toml", optional=("env", "configure"))
-    defaults_env = {str(k): str(v) for k, v in build_toml.get("env", {}).items()}
-    configure_env = {str(k): str(v)
-                     for k, v in build_toml.get("configure", {}).get("env", {}).items()}
-    env = dict(defaults_env)
-    env.update(_computed_env(settings, facts, targets, compilers))
-    env.update({str(k): str(v) for k, v in settings.build_env.items()})
+    env = dict(inputs.env)
+    configure_env = dict(inputs.configure_env)
 
     release = _release_style(settings.pytorch_ref)
     rows: list[PreflightRow] = []
@@ -67,7 +101,7 @@ def prepare_build(
         probed = (
             with_target_probes(facts, target_names, environ=os.environ) if compile_probes else facts
         )
-        judged = dataclasses.replace(probed, host_compiler=_as_host_compiler(choice, facts))
+        judged = judged_by_build_choice(probed, choice)
         rows = _preflight_rows(judged, targets, settings)
     workdir = workdir_for(settings.work_dir)
     options = BuildOptions(
@@ -168,10 +202,11 @@ def _preflight_rows(facts: Any, targets: Any, settings: Any) -> list[Any]:
     (issue 3 item 4), and the build refuses a judged WARN as well as a FAIL unless
     allow_compiler is set (then the row stays a WARN)."""
     from rocmforge.doctor import diagnose
+    from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.plan.build_plan import PreflightRow
 
     rows = []
-    for r in diagnose(facts, targets, settings):
+    for r in diagnose(facts, targets, settings, table=load_arch_table()):
         status, fix = str(r.status), str(getattr(r, "fix", "") or "")
         # A judged verdict carries a fix; an unjudged one (tables unknown) has none.
         if r.check == "host compiler" and status == "WARN" and fix and not settings.allow_compiler:

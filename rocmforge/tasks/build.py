@@ -150,7 +150,9 @@ def install(c: Context, python: str = "", work_dir: str = "") -> None:
     target = python or str(wd.venv / "bin" / "python")
     if not Path(target).exists() and "/" in target:
         raise UsageError(f"{target} does not exist", "the wheels are installed with its pip",
-                         "build first (invoke build) or pass --python PATH")
+                         f"create it first (python3 -m venv {Path(target).parent.parent}), "
+                         "pass an interpreter that exists with --python, or run `invoke build` "
+                         "to make the build venv")
     try:
         doc = read_manifest(wd.dist / "manifest.json")
     except (OSError, ValueError):

@@ -27,6 +27,7 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
     import os
 
     from rocmforge.doctor import diagnose, exit_status, requested_targets
+    from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.probes.facts import gather_facts, with_target_probes
     from rocmforge.render import emit_json, print_table
@@ -36,6 +37,15 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
     facts = gather_facts(settings, environ=os.environ)
     targets = requested_targets(settings.arch, facts.gpus.targets, table)
     facts = with_target_probes(facts, targets, environ=os.environ)
+    if targets:
+        # Judge the host compiler the build would use (its CC/CXX choice), not whatever `c++` is.
+        from rocmforge.build_setup import judged_by_build_choice, resolve_build_inputs
+
+        try:
+            choice = resolve_build_inputs(settings, facts=facts).choice
+            facts = judged_by_build_choice(facts, choice)
+        except RocmforgeError:
+            pass  # no usable ROCm or compiler: the rows below say so
     rows = diagnose(facts, targets, settings, table=table)
     code = exit_status(rows)
     if json:
@@ -89,19 +99,11 @@ def env(
     clang: str = "",
 ) -> None:
     """Print the build environment, quoted so that eval "$(invoke env ...)" is safe."""
-    import os
     import sys
-    from types import SimpleNamespace
 
-    from rocmforge.buildenv import FORMATS, build_environment, format_env
-    from rocmforge.errors import ProbeError, UsageError
-    from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.probes.compilers import find_host_compilers
-    from rocmforge.probes.facts import choose_host_compiler
-    from rocmforge.probes.gpus import find_gpus
-    from rocmforge.probes.rocm import find_rocm_installs, select_rocm
-    from rocmforge.probes.system import cpu_cores, memory_gib
-    from rocmforge.targets import parse_targets
+    from rocmforge.build_setup import resolve_build_inputs
+    from rocmforge.buildenv import FORMATS, format_env
+    from rocmforge.errors import UsageError
 
     if format not in FORMATS:
         raise UsageError(
@@ -110,34 +112,10 @@ def env(
             "pass --format sh (or fish, json, github)",
         )
     settings = settings_for(c, arch=arch, rocm_path=rocm_path, gcc=gcc, clang=clang)
-    installs = find_rocm_installs(environ=os.environ, requested=settings.rocm_path)
-    rocm = select_rocm(installs, settings.rocm_path, os.environ)
-    arch_text = settings.arch
-    if not arch_text:
-        arch_text = ";".join(find_gpus(environ=os.environ).targets)
-    # Not filtered by this ROCm's LLVM: env prints what was asked for; doctor judges it.
-    targets = parse_targets(arch_text, load_arch_table()) if arch_text else ()
-    cc = cxx = ""
-    if settings.gcc or settings.clang:
-        chosen = choose_host_compiler(
-            find_host_compilers(os.environ.get("PATH", "")), gcc=settings.gcc, clang=settings.clang
-        )
-        if chosen is None or chosen.cxx is None:
-            name = f"gcc-{settings.gcc}" if settings.gcc else f"clang-{settings.clang}"
-            pkg = f"gcc-{settings.gcc} g++-{settings.gcc}" if settings.gcc else name
-            raise ProbeError(
-                f"{name} (with its C++ driver) is not on PATH",
-                "CC/CXX must name a compiler that exists",
-                f"sudo apt-get install {pkg}",
-            )
-        cc, cxx = str(chosen.cc), str(chosen.cxx)
-    total, _ = memory_gib()
-    # Only the facts env needs (no disk/cmake/triton probing), so it stays fast.
-    facts = SimpleNamespace(
-        rocm=rocm, rocm_problem="", system=SimpleNamespace(cores=cpu_cores(), mem_total_gib=total)
-    )
-    text = format_env(build_environment(settings, facts, targets, cc=cc, cxx=cxx), format)
-    sys.stdout.write(text)
+    # The same environment `invoke build` uses: config/build.toml, the computed values (targets,
+    # ROCm paths, MAX_JOBS, the CC/CXX the build would choose), then the build_env setting.
+    inputs = resolve_build_inputs(settings)
+    sys.stdout.write(format_env(dict(inputs.env), format))
 
 
 TASKS: tuple = (doctor, env)
