@@ -183,14 +183,18 @@ def plan_vendor(
             "`invoke vendor`, run it again with --update to see the diff first",
         )
     instructions: list[str] = []
-    if tasks_name == "rocm_tasks.py":
+    their_tasks = (existing.get(root_tasks) or b"").decode("utf-8", "replace")
+    their_noxfile = (existing.get("noxfile.py") or b"").decode("utf-8", "replace")
+    # Lines already in their files (an earlier vendoring, --update) are not asked for again.
+    if tasks_name == "rocm_tasks.py" and "rocm_tasks" not in their_tasks:
         instructions += ["import rocm_tasks", "ns.add_collection(rocm_tasks.ns, name='rocm')"]
     # nox imports the noxfile without putting its folder on sys.path (unlike Invoke with
     # tasks.py), so a bare `import rocm_nox` fails there: the printed lines add the folder first.
-    instructions += [
-        NOXFILE_PATH_LINE + "  # in noxfile.py",
-        "import rocm_nox  # noqa: E402,F401  (in noxfile.py: adds build and verify)",
-    ]
+    if "rocm_nox" not in their_noxfile:
+        instructions += [
+            NOXFILE_PATH_LINE + "  # in noxfile.py",
+            "import rocm_nox  # noqa: E402,F401  (in noxfile.py: adds build and verify)",
+        ]
     return VendorPlan(
         dest=dest, prefix=prefix, copies=tuple(copies), instructions=tuple(instructions)
     )

@@ -200,3 +200,28 @@ def test_pin_url_that_is_not_http_fails_at_once(bad_url: str, httpserver: HTTPSe
 def test_fetch_pin_refuses_a_timeout_that_is_not_positive(timeout: float) -> None:
     with pytest.raises(PinError, match="is not a positive number of seconds"):
         fetch_pin("https://example.invalid/{ref}/{path}", "v2.9.1", timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "HTTPSConnectionPool(host='raw.example.org', port=443): Max retries exceeded "
+            "(Caused by NameResolutionError(\"Failed to resolve 'raw.example.org' "
+            "([Errno -2] Name or service not known)\"))",
+            "cannot resolve the host raw.example.org (no DNS or no network)",
+        ),
+        (
+            "HTTPConnectionPool(host='127.0.0.1', port=9): Max retries exceeded (Caused by "
+            "NewConnectionError('[Errno 111] Connection refused'))",
+            "connection refused by 127.0.0.1",
+        ),
+        ("something odd", "ConnectionError: something odd"),
+    ],
+)
+def test_short_reason_keeps_what_a_person_needs(text: str, expected: str) -> None:
+    import requests
+
+    from rocmforge.sources.triton_pin import short_reason
+
+    assert short_reason(requests.ConnectionError(text)) == expected

@@ -183,6 +183,13 @@ def test_vendored_kit_works_from_their_repo(their_repo: Path) -> None:
     names = [s["session"] for s in json.loads(sessions.stdout)]
     assert names == ["theirs", "verify(gfx1100)", "verify(gfx942)", "build"]
 
+    # Refreshing the copy does not ask for lines that are already in their files.
+    again = _run(
+        [sys.executable, "-m", "invoke", "vendor", "--into", str(their_repo), "--update"], KIT
+    )
+    assert again.returncode == 0, again.stderr
+    assert "Add to that repo's" not in again.stderr
+
 
 @pytest.mark.slow
 def test_update_shows_diff_and_keeps_local_edits(their_repo: Path) -> None:

@@ -213,6 +213,21 @@ def raw_url(pin_url: str, ref: str, path: str) -> str:
     return url
 
 
+def short_reason(exc: BaseException) -> str:
+    """The part of a requests/urllib3 error a person needs ("cannot resolve host x"), not the
+    nested repr of every layer."""
+    text = str(exc)
+    host = re.search(r"host='([^']+)'", text)
+    where = f" {host.group(1)}" if host else ""
+    if "NameResolutionError" in text or "Name or service not known" in text:
+        return f"cannot resolve the host{where} (no DNS or no network)"
+    if "Connection refused" in text:
+        return f"connection refused by{where or ' the server'}"
+    if "timed out" in text.lower():
+        return f"no answer from{where or ' the server'} in time"
+    return f"{type(exc).__name__}: {text[:160]}"
+
+
 def http_get_text(
     url: str,
     *,
@@ -243,7 +258,7 @@ def http_get_text(
                 "check the pin_url setting",
             ) from None
         except requests.RequestException as exc:
-            last = f"{type(exc).__name__}: {exc}"
+            last = short_reason(exc)
             continue
         if response.status_code == 404:
             return None

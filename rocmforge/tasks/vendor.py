@@ -53,6 +53,7 @@ def vendor(
         "tasks.py",
         "rocm_tasks.py",
         "rocm_nox.py",
+        "noxfile.py",  # read only: are the printed lines already there?
     ]
     existing = kit.read_existing(dest, rels)
     record = kit.read_record(dest, prefix)

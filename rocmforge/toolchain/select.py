@@ -212,8 +212,8 @@ def _not_installed(inventory: ToolchainInventory, kind: str, major: int) -> Usag
         f"{kind} {major} is not installed (no {kind}-{major} on PATH); installed: "
         f"{installed_summary(inventory)}",
         "the kit only uses compilers it can run and check",
-        _install_fix(inventory.os_release, kind, major)
-        + f", or choose an installed one with --{kind}",
+        f"choose an installed one with --{kind}, or, if your distribution packages {kind} "
+        f"{major}, {_install_fix(inventory.os_release, kind, major)}",
     )
 
 
