@@ -194,7 +194,7 @@ def _triton(ctx: ActionContext) -> Mapping[str, Any]:
         wheel = _build_triton(ctx, wanted, python)
         origin = "source"
     removed = _remove_other_providers(ctx, python, keep=pin.wheel_name)
-    ctx.run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", str(wheel)])
+    ctx.run(pip_install_argv(python, [str(wheel)]))
     providers = _triton_providers(ctx, python)
     if len(providers) != 1:
         raise StepFailed(
@@ -451,7 +451,7 @@ def _install(ctx: ActionContext) -> Mapping[str, Any]:
     if not wheels:
         raise StepFailed("There is no wheel to install", "the collect step recorded none",
                          "run the build again")
-    ctx.run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels])
+    ctx.run(pip_install_argv(python, wheels))
     return {"installed": wheels}
 
 
@@ -476,16 +476,84 @@ def externally_managed(python: str) -> str:
     return done.stdout.strip()
 
 
+def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
+    """The pip command of `invoke install`: the dist/ wheels of the finished build into `python`
+    (default: the build venv), after the checks that make it safe (each a UsageError, exit 2):
+    the interpreter exists and runs, dist/manifest.json is the kit's, and `python` is not a
+    PEP 668 system Python. Runs only the interpreter's probe; installs nothing."""
+    from rocmforge.errors import UsageError
+    from rocmforge.manifest import read_manifest
+
+    target = python or str(workdir.venv / "bin" / "python")
+    found = target if "/" in target else shutil.which(target)
+    if not found or not Path(found).is_file():
+        if python:
+            raise UsageError(
+                f"The interpreter {python!r} given with --python does not exist",
+                "the wheels are installed with that interpreter's pip",
+                "pass the path of an interpreter that exists, e.g. ENV/bin/python of a "
+                "virtualenv made with `python3 -m venv ENV`",
+            )
+        raise UsageError(
+            f"The build venv's interpreter {target} does not exist",
+            "without --python, the wheels go into the build venv that `invoke build` makes",
+            "run `invoke build` first, or pass --python with the interpreter of another "
+            "virtualenv",
+        )
+    manifest = workdir.dist / "manifest.json"
+    try:
+        wheels_doc = read_manifest(manifest)["wheels"]
+        names = [str(wheels_doc[k]) for k in ("triton", "torch") if wheels_doc.get(k)]
+        has_torch = bool(wheels_doc.get("torch"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        names, has_torch = [], False
+    if not has_torch:
+        raise UsageError(
+            f"{manifest} is missing or not a rocmforge manifest",
+            "install takes the wheels that a finished build listed there",
+            "run `invoke build` first",
+        )
+    marker = externally_managed(found)
+    if marker:
+        raise UsageError(
+            f"{found} is a system Python managed by the OS package manager ({marker} exists)",
+            "installing into it with pip can break OS tools (PEP 668)",
+            "create a virtualenv (python3 -m venv ENV) and pass --python ENV/bin/python",
+        )
+    return pip_install_argv(found, [str(workdir.dist / name) for name in names])
+
+
+def pip_install_argv(python: str, wheels: Sequence[str]) -> list[str]:
+    """Exactly these wheel files, replacing what is installed, dependencies untouched (the build
+    venv already has them; a resolver run could pull a CUDA torch or triton back in)."""
+    return [python, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels]
+
+
 def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool) -> list[str]:
     """Remove what the kit made and say what; under `dry` only say it.
 
     Default: the CMake build dir and the built wheels of the checkout, the stamps and the logs
     (sources, venv and dist/ stay). `everything`: each folder the kit creates under the work dir,
     and the work dir itself only when nothing else is left in it (files a user put there stay).
-    A live build holding the lock is refused.
+    A live build holding the lock is refused, and so is a folder the kit did not make (no
+    work-dir marker and no stamp in its state/): `--work-dir .` or `/` must never lose a user's
+    own `dist/` or `logs/`.
     """
     from rocmforge.buildlock import BuildLocked, _pid_alive, read_holder
+    from rocmforge.errors import UsageError
+    from rocmforge.stamps import WORK_DIR_MARKER, is_kit_work_dir
 
+    root = workdir.root
+    kit_made = is_kit_work_dir(workdir.state)
+    if root.is_dir() and any(root.iterdir()) and not kit_made:
+        raise UsageError(
+            f"{root} is not a work dir the kit made (it has no {workdir.state / WORK_DIR_MARKER} "
+            "and no build stamps), so `invoke clean` deletes nothing there",
+            "the kit deletes only folders it made; sub-folders such as dist/ or logs/ of any "
+            "other folder may be yours",
+            "pass the work dir of your build with --work-dir (default .rocmforge), or delete "
+            "the folders yourself",
+        )
     holder = read_holder(workdir.state / "build.lock")
     if holder is not None and _pid_alive(holder.pid):
         raise BuildLocked(
@@ -510,7 +578,7 @@ def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool) -> list[str
             shutil.rmtree(path)
         else:
             path.unlink()
-    if everything and not dry and workdir.root.is_dir() and not any(workdir.root.iterdir()):
+    if everything and kit_made and not dry and root.is_dir() and not any(root.iterdir()):
         workdir.root.rmdir()
         lines.append(f"removed {workdir.root}")
     if not lines:
@@ -538,5 +606,7 @@ __all__: Sequence[str] = (
     "copy_atomically",
     "cpu_fallback_explanation",
     "externally_managed",
+    "install_argv",
+    "pip_install_argv",
     "patch_digest_inputs",
 )

@@ -11,6 +11,7 @@ import dataclasses
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +73,28 @@ def judged_by_build_choice(facts: Any, choice: Any) -> Any:
     return dataclasses.replace(facts, host_compiler=_as_host_compiler(choice, facts))
 
 
+def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> tuple[Any, tuple[Any, ...]]:
+    """Facts and targets for `invoke doctor`: probe, parse the targets (default: the GPUs
+    found), compile a kernel per target, and put the host compiler the build would choose in
+    place of whatever `c++` is, so doctor judges what the build will use. A machine with no
+    usable ROCm or compiler keeps its probed compiler: doctor's rows say what is missing."""
+    from rocmforge.doctor import requested_targets
+    from rocmforge.errors import RocmforgeError
+    from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.probes.facts import gather_facts, with_target_probes
+
+    facts = gather_facts(settings, environ=environ)
+    targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table())
+    facts = with_target_probes(facts, targets, environ=environ)
+    if targets:
+        try:
+            choice = resolve_build_inputs(settings, facts=facts).choice
+        except RocmforgeError:
+            return facts, targets
+        facts = judged_by_build_choice(facts, choice)
+    return facts, targets
+
+
 def prepare_build(
     settings: Settings, *, with_preflight: bool = True, compile_probes: bool = True
 ) -> PreparedBuild:
@@ -109,6 +132,7 @@ def prepare_build(
         scikit_build_core=release["scikit_build_core"],
         pytorch_version=release["version"],
         python=settings.python or sys.executable or "python3",
+        tracks_main=release["tracks_main"],
         configure_env=configure_env,
     )
     summary = describe_sources(settings)
@@ -194,6 +218,7 @@ def _release_style(ref: str) -> dict[str, Any]:
         "build_style": str(release.build_style),
         "scikit_build_core": bool(release.scikit_build_core),
         "version": str(release.version),
+        "tracks_main": bool(release.tracks_main),
     }
 
 

@@ -647,3 +647,19 @@ def _vkey(version: str) -> tuple[int, ...]:
             break
         out.append(int(digits))
     return tuple(out)
+
+
+DOCTOR_SCHEMA = "rocmforge.doctor/1"
+
+
+def doctor_json(facts: Any, targets: Sequence[Any], rows: Sequence[DoctorRow]) -> dict[str, Any]:
+    """The versioned document of `invoke doctor --json` (schema rocmforge.doctor/1)."""
+    rocm = facts.rocm
+    return {
+        "schema": DOCTOR_SCHEMA,
+        "ok": exit_status(rows) == 0,
+        "targets": [str(t) for t in targets],
+        "rocm": None if rocm is None else {"root": str(rocm.root), "version": rocm.version,
+                                           "llvm_major": rocm.llvm_major},
+        "rows": [r.to_json() for r in rows],
+    }

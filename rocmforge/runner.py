@@ -37,7 +37,7 @@ from invoke.runners import Local
 from rocmforge.buildlock import BuildLock
 from rocmforge.errors import RocmforgeError, StepFailed
 from rocmforge.plan.model import Plan, Step
-from rocmforge.stamps import Stamp, read_stamp, remove_stamp, write_stamp
+from rocmforge.stamps import Stamp, mark_work_dir, read_stamp, remove_stamp, write_stamp
 from rocmforge.workdir import WorkDir
 
 RELEVANT_LINES = 30  # diagnostics.MAX_RELEVANT_LINES: the most a failure shows
@@ -283,6 +283,7 @@ class StepRunner:
             return self.results
         lock = BuildLock(self.workdir.state / "build.lock", say=self._say)
         with lock:
+            mark_work_dir(self.workdir.state)
             self._lock = lock
             try:
                 self._execute_from(start_at)

@@ -2,8 +2,9 @@
 
 Owns: reading, writing and removing `<state>/stamps/<step>.json`. A stamp is written only after a
 step succeeded, atomically (temp file in the same folder + `os.replace`), so a crash, a SIGKILL or
-a full disk leaves either the old stamp or none, never half a file. Must not: decide what runs;
-the runner compares digests.
+a full disk leaves either the old stamp or none, never half a file. Also the work-dir marker
+(`<state>/work-dir`), written when the runner first works in a folder, so `invoke clean` can tell a
+folder the kit made from one it did not. Must not: decide what runs; the runner compares digests.
 """
 
 from __future__ import annotations
@@ -85,6 +86,29 @@ def remove_stamp(state: Path, step: str) -> bool:
         return True
     except FileNotFoundError:
         return False
+
+
+WORK_DIR_MARKER = "work-dir"
+_MARKER_TEXT = "rocmforge work dir: `invoke clean` may delete what the kit made here.\n"
+
+
+def mark_work_dir(state: Path) -> None:
+    """Record that the kit made this work dir (idempotent); `state` is `<work dir>/state`."""
+    marker = state / WORK_DIR_MARKER
+    if not marker.is_file():
+        atomic_write_text(marker, _MARKER_TEXT)
+
+
+def is_kit_work_dir(state: Path) -> bool:
+    """True when `<state>` holds the marker or a readable stamp (work dirs older than the
+    marker): only then may `invoke clean` delete anything under the work dir."""
+    if (state / WORK_DIR_MARKER).is_file():
+        return True
+    try:
+        names = [p.stem for p in stamps_dir(state).glob("*.json")]
+    except OSError:
+        return False
+    return any(read_stamp(state, name) is not None for name in names)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from rocmforge.plan.build_plan import BuildOptions, PreflightRow, plan_build
+from rocmforge.errors import UsageError
+from rocmforge.plan.build_plan import BuildOptions, PreflightRow, check_ref_name, plan_build
 from rocmforge.workdir import workdir_for
 
 WORK = workdir_for("/w")
@@ -121,3 +122,28 @@ def test_unknown_options_are_refused() -> None:
         _plan(build_style="make")
     with pytest.raises(ValueError, match="triton_mode must be one of"):
         _plan({"triton_mode": "maybe"})
+
+
+@pytest.mark.parametrize("ref", ["v2.9.1", "main", "release/2.9", "a" * 40, "my-branch_1"])
+def test_ref_names_git_accepts_are_planned(ref: str) -> None:
+    check_ref_name(ref)
+    assert _plan({"pytorch_ref": ref}).settings["pytorch_ref"] == ref
+
+
+@pytest.mark.parametrize("ref", ["", " ", "a b", "v2..9", "-x", ".hidden", "x/", "x.",
+                                 "a.lock", "a~1", "a^", "a:b", "a?", "a*", "a[", "a\\b",
+                                 "a@{1}", "a//b", "a/.b", "@", "tab\there"])
+def test_ref_names_git_refuses_are_usage_errors(ref: str) -> None:
+    with pytest.raises(UsageError) as info:
+        _plan({"pytorch_ref": ref})
+    assert info.value.what == f"{ref!r} (setting pytorch_ref) cannot be a git tag, branch or " \
+        "commit"
+    assert info.value.exit_code == 2
+
+
+def test_a_ref_outside_the_version_table_gets_a_note_and_main_does_not() -> None:
+    branch = _plan({"pytorch_ref": "my-feature"}, tracks_main=True)
+    assert branch.notes[0].startswith("'my-feature' is not a release the kit's version table")
+    assert not any("version table" in n for n in _plan({"pytorch_ref": "main"},
+                                                       tracks_main=True).notes)
+    assert not any("version table" in n for n in _plan().notes)

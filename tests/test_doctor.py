@@ -244,3 +244,20 @@ def test_python_outside_the_release_range_fails() -> None:
     assert python.status == "FAIL"
     assert ">=3.10" in python.detail
     assert python.fix.startswith("export ROCMFORGE_PYTHON=")
+
+
+def test_doctor_json_document_is_exact() -> None:
+    from types import SimpleNamespace
+
+    from rocmforge.doctor import doctor_json
+
+    facts = SimpleNamespace(rocm=SimpleNamespace(root=Path("/opt/rocm-6.4.1"), version="6.4.1",
+                                                 llvm_major=19))
+    rows = [DoctorRow(check="rocm", status="OK", detail="6.4.1"),
+            DoctorRow(check="disk", status="FAIL", detail="2 GiB", fix="free space")]
+    doc = doctor_json(facts, ["gfx1100"], rows)
+    assert doc == {"schema": "rocmforge.doctor/1", "ok": False, "targets": ["gfx1100"],
+                   "rocm": {"root": "/opt/rocm-6.4.1", "version": "6.4.1", "llvm_major": 19},
+                   "rows": [r.to_json() for r in rows]}
+    assert doctor_json(SimpleNamespace(rocm=None), [], rows[:1])["ok"] is True
+    assert doctor_json(SimpleNamespace(rocm=None), [], rows[:1])["rocm"] is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -231,3 +232,41 @@ def test_unexplained_failure_shows_the_error_looking_lines(tmp_path: Path) -> No
     assert info.value.signature_id == ""  # type: ignore[attr-defined]
     assert info.value.lines == ["foo.cpp:3:1: error: expected unqualified-id"]  # type: ignore[attr-defined]
     assert "no known failure signature matched" in info.value.why
+
+
+HOSTILE = ("a b", "x; touch pwned-semicolon", "$(touch pwned-subst)", "`touch pwned-tick`",
+           "it's", '"dq"', "*", "--", "&& touch pwned-and", "\\n", "")
+
+
+def test_hostile_arguments_reach_the_command_intact_and_run_nothing(tmp_path: Path,
+                                                                    capsys) -> None:
+    """Context.run takes a shell string: the runner's must be shlex.join(argv), so that spaces,
+    `;`, `$()`, backticks and quotes arrive as the very same argv, and no shell acts on them."""
+    folder = tmp_path / "dir with space; $(touch pwned-cwd)"
+    folder.mkdir()
+    script = folder / "echo args.py"
+    out = folder / "argv.json"
+    script.write_text("import json, os, sys\n"
+                      f"open({str(out)!r}, 'w').write(json.dumps([os.getcwd(), *sys.argv[1:],"
+                      " os.environ['RF_HOSTILE']]))\n")
+    steps = (Step(name="hostile", argv=(PY, str(script), *HOSTILE), why="quoting",
+                  cwd=str(folder), env={"RF_HOSTILE": "v; $(touch pwned-env)"}),)
+    assert [r.status for r in _run(tmp_path, steps)] == ["ran"]
+    assert json.loads(out.read_text()) == [str(folder), *HOSTILE, "v; $(touch pwned-env)"]
+    assert sorted(p.name for p in tmp_path.rglob("pwned*")) == []
+    assert not list(Path.cwd().glob("pwned*"))
+    printed = capsys.readouterr().out
+    assert "    export RF_HOSTILE='v; $(touch pwned-env)'" in printed.splitlines()
+    # The log's `+ ...` line is the command as a shell would take it back: the same argv.
+    first = (tmp_path / "work" / "logs" / "hostile.log").read_text().splitlines()[0]
+    assert first.startswith("+ ")
+    assert tuple(shlex.split(first[2:])) == (PY, str(script), *HOSTILE)
+
+
+def test_dry_run_lines_parse_back_to_the_argv(tmp_path: Path, capsys) -> None:
+    step = Step(name="s", argv=(PY, "-c", "print('$(x); y')", "a b"), why="w",
+                cwd=str(tmp_path / "a b"))
+    _run(tmp_path, (step,), dry=True)
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("+ "))
+    assert line == f"+ (cd {shlex.quote(str(tmp_path / 'a b'))}) {shlex.join(step.argv)}"
+    assert shlex.split(line.split(") ", 1)[1]) == list(step.argv)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from rocmforge.stamps import Stamp, mark_work_dir, write_stamp
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -38,14 +40,102 @@ def test_clean_removes_only_kit_folders(tmp_path: Path) -> None:
     (work / "state" / "stamps").mkdir(parents=True)
     (work / "src" / "pytorch" / "build").mkdir(parents=True)
     (work / "notes.txt").write_text("mine")
+    mark_work_dir(work / "state")
     done = invoke("clean", "--work-dir", str(work))
     assert done.returncode == 0, done.stderr
     assert not (work / "src" / "pytorch" / "build").exists()
     assert not (work / "state" / "stamps").exists()
     assert (work / "src" / "pytorch").exists()
+    assert done.stdout.splitlines() == [f"removed {work / 'src' / 'pytorch' / 'build'}",
+                                        f"removed {work / 'state' / 'stamps'}",
+                                        f"removed {work / 'logs'}"]
     done = invoke("clean", "--all", "--work-dir", str(work))
     assert done.returncode == 0
     assert sorted(p.name for p in work.iterdir()) == ["notes.txt"]
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("everything", [False, True])
+def test_clean_refuses_a_folder_the_kit_did_not_make(tmp_path: Path, everything: bool) -> None:
+    """`--work-dir` pointing at a user's project: its own dist/, logs/, src/ and state/ stay."""
+    project = tmp_path / "project"
+    for sub in ("dist", "logs", "src/pytorch/build", "state/stamps", "venv"):
+        (project / sub).mkdir(parents=True)
+    (project / "dist" / "mine.whl").write_text("user's")
+    before = _tree(project)
+    done = invoke("clean", *(["--all"] if everything else []), "--work-dir", str(project))
+    assert done.returncode == 2, done.stdout
+    assert (f"rocmforge: {project} is not a work dir the kit made (it has no "
+            f"{project / 'state' / 'work-dir'} and no build stamps), so `invoke clean` deletes "
+            "nothing there.") in done.stderr
+    assert "Traceback" not in done.stderr
+    assert _tree(project) == before
+
+
+def test_clean_of_the_root_folder_is_refused() -> None:
+    done = invoke("clean", "--all", "--work-dir", "/")
+    assert done.returncode == 2
+    assert "rocmforge: / is not a work dir the kit made" in done.stderr
+
+
+def test_clean_of_a_missing_or_empty_work_dir_is_nothing_to_do(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "missing", tmp_path / "empty"):
+        done = invoke("clean", "--all", "--work-dir", str(folder))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == f"nothing to clean in {folder}"
+    assert (tmp_path / "empty").is_dir() and not (tmp_path / "missing").exists()
+
+
+def test_clean_accepts_a_work_dir_with_stamps_from_before_the_marker(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    write_stamp(work / "state", Stamp(step="checkout", digest="d", finished="t", duration_s=1))
+    (work / "logs").mkdir()
+    done = invoke("clean", "--work-dir", str(work))
+    assert done.returncode == 0, done.stderr
+    assert not (work / "logs").exists() and not (work / "state" / "stamps").exists()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (("--python", "/nonexistent/bin/python"),
+     "The interpreter '/nonexistent/bin/python' given with --python does not exist"),
+    (("--python", "no-such-python-here"),
+     "The interpreter 'no-such-python-here' given with --python does not exist"),
+    ((), "The build venv's interpreter {work}/venv/bin/python does not exist. Without --python"),
+])
+def test_install_bad_interpreter_is_exit_2(tmp_path: Path, flags: tuple[str, ...],
+                                           message: str) -> None:
+    work = tmp_path / "w"
+    done = invoke("install", "--work-dir", str(work), *flags)
+    assert done.returncode == 2
+    assert f"rocmforge: {message.format(work=work)}" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not work.exists()
+
+
+@pytest.mark.parametrize("ref", ["a b", "v2.9..1", "--upload-pack=x", "main~1", "x.lock", ""])
+def test_plan_refuses_a_ref_git_cannot_name(tmp_path: Path, ref: str) -> None:
+    done = invoke("plan", "--arch", "gfx1100", "--work-dir", str(tmp_path / "w"), f"--ref={ref}")
+    if ref == "":  # an empty flag means "not given": the setting's default ref is used
+        assert done.returncode == 0, done.stderr
+        return
+    assert done.returncode == 2, done.stdout
+    assert f"rocmforge: {ref!r} (setting pytorch_ref) cannot be a git tag, branch or commit" \
+        in done.stderr
+    assert not (tmp_path / "w").exists()
+
+
+def test_plan_notes_a_ref_outside_the_version_table(tmp_path: Path) -> None:
+    done = invoke("plan", "--arch", "gfx1100", "--work-dir", str(tmp_path / "w"),
+                  "--ref", "not-a-version")
+    assert done.returncode == 0, done.stderr
+    assert ("note: 'not-a-version' is not a release the kit's version table knows: it is built "
+            "with the newest row's facts, and the checkout step stops (exit 2) if the "
+            "repository has no such tag or branch") in done.stderr
+    assert not (tmp_path / "w").exists()
 
 
 def _plan_json(*args: str, env: dict[str, str] | None = None) -> dict:

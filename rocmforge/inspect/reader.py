@@ -71,14 +71,11 @@ class StreamSource:
         return self._stream.read(size)
 
 
-class _Window:
-    """A read-only, seekable file object over [start, start+length) of another file."""
+class _Positioned:
+    """seek()/tell() of a read-only view `_length` bytes long; subclasses implement read()."""
 
-    def __init__(self, raw: IO[bytes], start: int, length: int) -> None:
-        self._raw = raw
-        self._start = start
-        self._length = length
-        self._pos = 0
+    _length: int
+    _pos: int
 
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._length}[whence]
@@ -87,6 +84,16 @@ class _Window:
 
     def tell(self) -> int:
         return self._pos
+
+
+class _Window(_Positioned):
+    """A read-only, seekable file object over [start, start+length) of another file."""
+
+    def __init__(self, raw: IO[bytes], start: int, length: int) -> None:
+        self._raw = raw
+        self._start = start
+        self._length = length
+        self._pos = 0
 
     def read(self, size: int = -1) -> bytes:
         remaining = self._length - self._pos
@@ -99,7 +106,7 @@ class _Window:
         return data
 
 
-class _BlockCache:
+class _BlockCache(_Positioned):
     """Seekable reads over a forward-only-cheap stream (a deflated zip member).
 
     Seeking backwards in a deflated member means inflating from its start again; caching the
@@ -114,14 +121,6 @@ class _BlockCache:
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
         self._capacity = blocks
         self._pos = 0
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._length}[whence]
-        self._pos = max(base + offset, 0)
-        return self._pos
-
-    def tell(self) -> int:
-        return self._pos
 
     def _block(self, index: int) -> bytes:
         block = self._blocks.get(index)
@@ -416,3 +415,15 @@ def damage_summary(bundles: Sequence[Bundle], damage: Sequence[Damage]) -> str:
     if len(damage) > 1:
         text += f"; {len(damage)} damaged regions in all"
     return text
+
+
+def expand_path_words(words: Sequence[str]) -> list[Path]:
+    """The paths the user meant: each word with glob characters expanded (sorted), a word that
+    matches nothing or has none kept as given (so the report names it as unreadable)."""
+    import glob
+
+    found: list[Path] = []
+    for word in words:
+        matches = sorted(glob.glob(word)) if glob.has_magic(word) else []
+        found.extend(Path(m) for m in matches or [word])
+    return found

@@ -298,3 +298,20 @@ def _library_json(lib: LibraryReport) -> dict[str, Any]:
             for b in lib.bundles
         ],
     }
+
+
+def summary_rows(report: InspectReport) -> list[tuple[str, str]]:
+    """The "Summary" table: libraries read, with device code, common targets, and per target
+    the libraries lacking it (first five named)."""
+    libs = report.with_device_code
+    rows = [
+        ("libraries read", f"{len(report.readable)} of {len(report.libraries)}"
+                           f" ({report.skipped_files} non-ELF files skipped)"),
+        ("with device code", str(len(libs))),
+        ("common to all", " ".join(report.common_targets) or "-"),
+    ]
+    for target, lacking in report.missing_from_some.items():
+        more = " ..." if len(lacking) > 5 else ""
+        rows.append((f"missing {target}",
+                     f"{len(lacking)} of {len(libs)}: {', '.join(lacking[:5])}{more}"))
+    return rows

@@ -24,10 +24,12 @@ Triton mode, preflight skip and the venv's site-packages access come from Settin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmforge.errors import UsageError
 from rocmforge.plan.model import Plan, Step
 from rocmforge.workdir import WorkDir
 
@@ -54,6 +56,9 @@ class BuildOptions:
     scikit_build_core: bool = False
     pytorch_version: str = ""
     python: str = "python3"
+    # The ref is no release the version table knows (main, a commit, another branch): the
+    # newest row's facts apply, and only the checkout step can tell whether the remote has it.
+    tracks_main: bool = False
     configure_env: Mapping[str, str] = field(default_factory=lambda: {"CMAKE_ONLY": "1"})
 
 
@@ -65,6 +70,24 @@ class PreflightRow:
     check: str
     detail: str = ""
     fix: str = ""
+
+
+# What `git check-ref-format` refuses (git-check-ref-format(1)): a ref that fails these can
+# never name a tag or branch, so it is bad input before any step runs.
+_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|/\.|\.lock(/|$)")
+
+
+def check_ref_name(ref: str) -> None:
+    """UsageError (exit 2) for a `pytorch_ref` that git would refuse as a tag or branch name."""
+    text = ref.strip()
+    if not text or _BAD_REF.search(text) or text.startswith(("-", "/", ".")) \
+            or text.endswith(("/", ".")) or text == "@":
+        raise UsageError(
+            f"{ref!r} (setting pytorch_ref) cannot be a git tag, branch or commit",
+            "git refuses names that are empty, contain spaces, '..', '~', '^', ':', '?', '*', "
+            "'[', a backslash or '@{', or begin with '-' or '.'",
+            "pass a tag such as v2.9.1, a branch such as main, or a 40-hex commit with --ref",
+        )
 
 
 def plan_build(
@@ -87,6 +110,7 @@ def plan_build(
     `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is what the work
     dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by `invoke plan`.
     """
+    check_ref_name(str(settings.pytorch_ref))
     if options.build_style not in BUILD_STYLES:
         raise ValueError(f"build_style must be one of {BUILD_STYLES}, not {options.build_style!r}")
     triton_mode = str(getattr(settings, "triton_mode", "auto"))
@@ -264,6 +288,11 @@ def plan_build(
                      "the build")
     if triton_mode == "skip":
         notes.append("Triton is skipped (triton_mode = skip): torch.compile will not work")
+    if options.tracks_main and not re.fullmatch(r"main|nightly|[0-9a-f]{40}",
+                                                 str(settings.pytorch_ref)):
+        notes.append(f"{settings.pytorch_ref!r} is not a release the kit's version table knows: "
+                     "it is built with the newest row's facts, and the checkout step stops "
+                     "(exit 2) if the repository has no such tag or branch")
     if options.scikit_build_core:
         notes.append("scikit-build-core release: no configure-only step; the ROCm check runs on "
                      "the build log")

@@ -138,46 +138,19 @@ def build(
 def install(c: Context, python: str = "", work_dir: str = "") -> None:
     """Install the wheels in dist/ into an environment (never an externally managed one)."""
     import shlex
-    from pathlib import Path
 
-    from rocmforge.build_actions import externally_managed
-    from rocmforge.errors import UsageError
-    from rocmforge.manifest import read_manifest
+    from rocmforge.build_actions import install_argv
+    from rocmforge.errors import StepFailed
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, work_dir=work_dir)
-    wd = workdir_for(settings.work_dir)
-    target = python or str(wd.venv / "bin" / "python")
-    if not Path(target).exists() and "/" in target:
-        raise UsageError(f"{target} does not exist", "the wheels are installed with its pip",
-                         f"create it first (python3 -m venv {Path(target).parent.parent}), "
-                         "pass an interpreter that exists with --python, or run `invoke build` "
-                         "to make the build venv")
-    try:
-        doc = read_manifest(wd.dist / "manifest.json")
-    except (OSError, ValueError):
-        raise UsageError(
-            f"{wd.dist / 'manifest.json'} is missing or not a rocmforge manifest",
-            "install takes the wheels that a finished build listed there",
-            "run `invoke build` first",
-        ) from None
-    wheels = [str(wd.dist / doc["wheels"][k]) for k in ("triton", "torch") if doc["wheels"].get(k)]
-    marker = externally_managed(target)
-    if marker:
-        raise UsageError(
-            f"{target} is a system Python managed by the OS package manager ({marker} exists)",
-            "installing into it with pip can break OS tools (PEP 668)",
-            "create a virtualenv (python3 -m venv ENV) and pass --python ENV/bin/python",
-        )
-    argv = [target, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels]
+    argv = install_argv(workdir_for(settings.work_dir), python)
     print("+ " + shlex.join(argv))
     if is_dry(c):
         return
     result = c.run(shlex.join(argv), warn=True, pty=False, in_stream=False)
     if result is None or result.exited != 0:
-        from rocmforge.errors import StepFailed
-
-        raise StepFailed(f"pip could not install {', '.join(wheels)} into {target}",
+        raise StepFailed(f"pip could not install {', '.join(argv[6:])} into {argv[0]}",
                          "pip's output above says why", "fix that, then run `invoke install` again")
 
 

@@ -10,8 +10,6 @@ from invoke import Context, Exit, task
 
 from rocmforge.tasks._common import reported, settings_for
 
-DOCTOR_SCHEMA = "rocmforge.doctor/1"
-
 
 @task(
     help={
@@ -26,44 +24,17 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
     """Check this machine can build PyTorch for the targets; each FAIL comes with its fix."""
     import os
 
-    from rocmforge.doctor import diagnose, exit_status, requested_targets
-    from rocmforge.errors import RocmforgeError
+    from rocmforge.build_setup import doctor_facts
+    from rocmforge.doctor import diagnose, doctor_json, exit_status
     from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.probes.facts import gather_facts, with_target_probes
     from rocmforge.render import emit_json, print_table
 
     settings = settings_for(c, arch=arch, rocm_path=rocm_path)
-    table = load_arch_table()
-    facts = gather_facts(settings, environ=os.environ)
-    targets = requested_targets(settings.arch, facts.gpus.targets, table)
-    facts = with_target_probes(facts, targets, environ=os.environ)
-    if targets:
-        # Judge the host compiler the build would use (its CC/CXX choice), not whatever `c++` is.
-        from rocmforge.build_setup import judged_by_build_choice, resolve_build_inputs
-
-        try:
-            choice = resolve_build_inputs(settings, facts=facts).choice
-            facts = judged_by_build_choice(facts, choice)
-        except RocmforgeError:
-            pass  # no usable ROCm or compiler: the rows below say so
-    rows = diagnose(facts, targets, settings, table=table)
+    facts, targets = doctor_facts(settings, os.environ)
+    rows = diagnose(facts, targets, settings, table=load_arch_table())
     code = exit_status(rows)
     if json:
-        emit_json(
-            {
-                "schema": DOCTOR_SCHEMA,
-                "ok": code == 0,
-                "targets": [str(t) for t in targets],
-                "rocm": None
-                if facts.rocm is None
-                else {
-                    "root": str(facts.rocm.root),
-                    "version": facts.rocm.version,
-                    "llvm_major": facts.rocm.llvm_major,
-                },
-                "rows": [r.to_json() for r in rows],
-            }
-        )
+        emit_json(doctor_json(facts, targets, rows))
     else:
         print_table(
             "rocmforge doctor",

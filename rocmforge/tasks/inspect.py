@@ -32,14 +32,13 @@ def inspect(
     Paths: `invoke inspect PATH`, more with `--path P` (repeatable) or quoted in PATH
     (Invoke takes one positional value per argument).
     """
-    import glob
     import shlex
-    from pathlib import Path
 
     from rocmforge import render
     from rocmforge.errors import UsageError
     from rocmforge.inspect import inspect_paths, missing_targets, to_json
-    from rocmforge.inspect.report import COLUMNS, LIKELY_CAUSE, library_rows
+    from rocmforge.inspect.reader import expand_path_words
+    from rocmforge.inspect.report import COLUMNS, LIKELY_CAUSE, library_rows, summary_rows
 
     try:
         words = shlex.split(paths)
@@ -52,10 +51,7 @@ def inspect(
             "inspect reads the offload bundles of wheels, directories or ELF files",
             "run `invoke inspect dist/torch-*.whl` (more paths: add `--path P` for each)",
         )
-    found: list[Path] = []
-    for word in words:
-        matches = sorted(glob.glob(word)) if glob.has_magic(word) else []
-        found.extend(Path(m) for m in matches or [word])
+    found = expand_path_words(words)
 
     expected: tuple[str, ...] = ()
     if expect:
@@ -72,26 +68,7 @@ def inspect(
         render.print_table(
             "Offload bundles per library", COLUMNS, library_rows(report), status_column=0
         )
-        libs = report.with_device_code
-        summary = [
-            (
-                "libraries read",
-                f"{len(report.readable)} of {len(report.libraries)}"
-                f" ({report.skipped_files} non-ELF files skipped)",
-            ),
-            ("with device code", str(len(libs))),
-            ("common to all", " ".join(report.common_targets) or "-"),
-        ]
-        for target, lacking in report.missing_from_some.items():
-            summary.append(
-                (
-                    f"missing {target}",
-                    f"{len(lacking)} of {len(libs)}: "
-                    + ", ".join(lacking[:5])
-                    + (" ..." if len(lacking) > 5 else ""),
-                )
-            )
-        render.print_table("Summary", ("item", "value"), summary)
+        render.print_table("Summary", ("item", "value"), summary_rows(report))
         if missing:
             render.print_table(
                 "Expected targets missing",

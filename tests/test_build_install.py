@@ -1,0 +1,85 @@
+"""`invoke install`'s checks as a library call (build_actions.install_argv): exact pip argv for a
+finished build, and exit-2 refusals for a missing interpreter, a missing manifest and a PEP 668
+system Python (Debian's /usr/bin/python3 here carries EXTERNALLY-MANAGED)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmforge.build_actions import install_argv, pip_install_argv
+from rocmforge.errors import UsageError
+from rocmforge.manifest import build_manifest, write_manifest
+from rocmforge.workdir import workdir_for
+
+
+def _finished_build(root: Path, *, triton: str = "triton-3.4.0-cp311-linux_x86_64.whl") -> Path:
+    work = workdir_for(root)
+    write_manifest(work.dist / "manifest.json", build_manifest(
+        targets=["gfx1100"], wheels={"torch": "torch-2.9.1-cp311-linux_x86_64.whl",
+                                     "triton": triton},
+        lock=None, toolchain={}, env={}, steps=[], plan_settings={}, created="t"))
+    return root
+
+
+def test_pip_install_argv_is_exact() -> None:
+    assert pip_install_argv("/v/bin/python", ["/d/a.whl", "/d/b c.whl"]) == [
+        "/v/bin/python", "-m", "pip", "install", "--no-deps", "--force-reinstall", "/d/a.whl",
+        "/d/b c.whl"]
+
+
+def test_venv_of_a_finished_build_gets_triton_then_torch(tmp_path: Path) -> None:
+    root = _finished_build(tmp_path / "w")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")],
+                   check=True)
+    python = str(root / "venv" / "bin" / "python")
+    assert install_argv(workdir_for(root)) == pip_install_argv(python, [
+        str(root / "dist" / "triton-3.4.0-cp311-linux_x86_64.whl"),
+        str(root / "dist" / "torch-2.9.1-cp311-linux_x86_64.whl")])
+
+
+def test_a_build_without_triton_installs_torch_alone(tmp_path: Path) -> None:
+    root = _finished_build(tmp_path / "w", triton="")
+    argv = install_argv(workdir_for(root), sys.executable)
+    assert argv == pip_install_argv(sys.executable,
+                                    [str(root / "dist" / "torch-2.9.1-cp311-linux_x86_64.whl")])
+
+
+@pytest.mark.parametrize("manifest_text", [None, "{}", "not json", '{"schema": "other"}'])
+def test_no_manifest_of_the_kit_is_refused(tmp_path: Path, manifest_text: str | None) -> None:
+    work = workdir_for(tmp_path / "w")
+    if manifest_text is not None:
+        work.dist.mkdir(parents=True)
+        (work.dist / "manifest.json").write_text(manifest_text)
+    with pytest.raises(UsageError) as info:
+        install_argv(work, sys.executable)
+    assert info.value.what == f"{work.dist / 'manifest.json'} is missing or not a rocmforge " \
+        "manifest"
+    assert info.value.fix == "run `invoke build` first"
+
+
+def test_missing_interpreters_are_refused_by_name(tmp_path: Path) -> None:
+    work = workdir_for(_finished_build(tmp_path / "w"))
+    with pytest.raises(UsageError) as given:
+        install_argv(work, str(tmp_path / "nope" / "python"))
+    assert given.value.what == (f"The interpreter {str(tmp_path / 'nope' / 'python')!r} given "
+                                "with --python does not exist")
+    with pytest.raises(UsageError) as default:
+        install_argv(work)
+    assert default.value.what == (f"The build venv's interpreter {work.venv}/bin/python does "
+                                  "not exist")
+    assert default.value.exit_code == 2
+
+
+@pytest.mark.skipif(not Path("/usr/lib/python3.11/EXTERNALLY-MANAGED").is_file()
+                    or not Path("/usr/bin/python3.11").is_file(),
+                    reason="needs Debian's PEP 668 python3.11")
+def test_a_pep_668_system_python_is_refused(tmp_path: Path) -> None:
+    work = workdir_for(_finished_build(tmp_path / "w"))
+    with pytest.raises(UsageError) as info:
+        install_argv(work, "/usr/bin/python3.11")
+    assert info.value.what == ("/usr/bin/python3.11 is a system Python managed by the OS "
+                               "package manager (/usr/lib/python3.11/EXTERNALLY-MANAGED exists)")
