@@ -61,6 +61,11 @@ def test_checkout_pin_and_triton_checkout(remotes: FakeRemotes, tmp_path: Path) 
     assert git("rev-parse", "HEAD", cwd=tmp_path / "src/triton") == remotes.triton_commits[1]
     patch = invoke(["patch", "--check"], tmp_path, remotes)
     assert patch.returncode == 0, patch.stderr
+    # The checkout marked the work dir as the kit's, so `invoke clean --all` may remove it.
+    assert (tmp_path / "state" / "work-dir").is_file()
+    cleaned = invoke(["clean", "--all"], tmp_path, remotes)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert not (tmp_path / "src").exists()
 
 
 def test_bad_ref_exit_2_no_traceback_tree_unchanged(remotes: FakeRemotes, tmp_path: Path) -> None:

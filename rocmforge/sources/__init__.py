@@ -43,6 +43,7 @@ from rocmforge.sources.patches import (
     select,
 )
 from rocmforge.sources.triton_pin import PinError, TritonPin, read_pin_from_tree
+from rocmforge.stamps import mark_work_dir
 from rocmforge.workdir import WorkDir, workdir_for
 
 # The kit's own patch folder (the repository root's patches/).
@@ -209,6 +210,7 @@ def checkout_pytorch(
         _compare_with_lock(locked, lock, lock_path or Path())
         lock = locked
     if write:
+        mark_work_dir(work.state)  # the kit made this work dir: `invoke clean` may clean it
         write_lock(work.lock_file, lock)
     return result, lock, work.lock_file
 
@@ -251,6 +253,7 @@ def checkout_triton(settings: Any) -> tuple[CheckoutResult, TritonPin]:
     result = checkout_tree(
         dest=work.triton, repo=repo, ref=pin.commit, mirrors=settings.mirrors, name="Triton"
     )
+    mark_work_dir(work.state)
     return result, pin
 
 
