@@ -66,9 +66,10 @@ class Settings:
 SETTING_NAMES = tuple(f.name for f in dataclasses.fields(Settings) if f.name != "origins")
 _CACHE_CHOICES = ("auto", "ccache", "sccache", "none")
 _TRITON_CHOICES = ("auto", "wheel", "source", "skip")
-# ROCMFORGE_* variables that are not settings: read by knowledge.toml_files (CONFIG_DIR) and by
-# the nox sessions (VERIFY_TARGETS, DIST) before any Settings exist.
-_NOT_SETTINGS = ("config_dir", "verify_targets", "dist")
+# ROCMFORGE_* variables that are not settings: read by knowledge.toml_files (CONFIG_DIR), by the
+# nox sessions (VERIFY_TARGETS, DIST) before any Settings exist, and by probes.tool_cache
+# (CACHE_DIR).
+_NOT_SETTINGS = ("config_dir", "verify_targets", "dist", "cache_dir")
 
 
 def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 
 import pytest
 
 # Debian's hipcc also sees the CUDA toolkit on these machines; pin the platform (brief: always).
 os.environ.setdefault("HIP_PLATFORM", "amd")
+# The tool-output cache (rocmforge.probes.tool_cache) lives in a folder of this test run, so a
+# test never reads an answer cached by an earlier run or by the user's own commands.
+os.environ["ROCMFORGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="rocmforge-test-cache-")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rocmforge.probes.tool_cache import cached_output
 from rocmforge.versions import major_of
 
 CompilerKind = Literal["gcc", "clang"]
@@ -276,7 +277,16 @@ def _is_executable(path: Path) -> bool:
 
 
 def _run_text(argv: Sequence[str]) -> str | None:
-    """stdout+stderr of a short read-only command, or None when it cannot run or fails."""
+    """stdout+stderr of a short read-only command, or None when it cannot run or fails.
+
+    The answer of a compiler to `--version`/`-dumpfullversion` depends only on its file, so it
+    is kept in the tool cache (rocmforge.probes.tool_cache) and asked again only after the
+    compiler changes.
+    """
+    return cached_output(Path(argv[0]), tuple(argv[1:]), lambda: _run_uncached(argv))
+
+
+def _run_uncached(argv: Sequence[str]) -> str | None:
     env = dict(os.environ)
     env["LC_ALL"] = "C"
     try:

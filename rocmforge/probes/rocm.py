@@ -18,8 +18,6 @@ Layouts (reference rocm-arch-toolchain.md §3.4, §3.5, §6.1):
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
 import shutil
@@ -29,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import ProbeError
-from rocmforge.fsutil import write_atomic
 from rocmforge.probes import Runner, run_command
 from rocmforge.probes.compilers import parse_clang_version
+from rocmforge.probes.tool_cache import cached_output
 from rocmforge.versions import dotted_version, major_of, version_key
 
 # "HIP version: 5.2.21153-0" (hipcc --version); "Debian clang version 15.0.6", "AMD clang version
@@ -214,54 +212,17 @@ def describe_install(
     )
 
 
-_HIPCC_REPORTS: dict[tuple[str, int, int, int], HipccReport] = {}
-HIPCC_CACHE_ENV = "ROCMFORGE_CACHE_DIR"
-
-
-def _hipcc_cache_file() -> Path:
-    """Where `hipcc --version` answers are kept between runs (XDG cache dir)."""
-    base = os.environ.get(HIPCC_CACHE_ENV) or os.environ.get("XDG_CACHE_HOME") or ""
-    folder = Path(base) if base else Path.home() / ".cache"
-    if not os.environ.get(HIPCC_CACHE_ENV):
-        folder = folder / "rocmforge"
-    return folder / "hipcc-version.json"
-
-
 def _hipcc_report(hipcc: Path, root: Path, run: Runner) -> HipccReport:
-    """`hipcc --version`, run once per hipcc file version.
+    """`hipcc --version`, asked once per hipcc file (rocmforge.probes.tool_cache).
 
-    hipcc is a Perl script that takes about 0.25 s to answer, and `invoke plan`/`doctor` ask on
-    every call. The answer depends only on that file, so it is kept in memory for this process
-    and, for the real runner, in a small JSON cache keyed by the file's path, size, mtime and
-    inode: a reinstalled or upgraded hipcc changes the key. Cache trouble only costs the run.
+    Only the real runner's answers are cached; tests pass their own runner and are asked fresh.
     """
-    try:
-        stat = hipcc.stat()
-        key = (str(hipcc), stat.st_size, stat.st_mtime_ns, stat.st_ino)
-    except OSError:
-        key = None
-    if key is not None and key in _HIPCC_REPORTS:
-        return _HIPCC_REPORTS[key]
-    on_disk = key is not None and run is run_command
-    disk_key = "|".join(str(k) for k in key) if key is not None else ""
-    cache: dict[str, str] = {}
-    if on_disk:
-        try:
-            loaded = json.loads(_hipcc_cache_file().read_text())
-            cache = {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
-        except (OSError, ValueError):
-            cache = {}
-    output = cache.get(disk_key, "")
-    if not output:
-        output = run([str(hipcc), "--version"], env=_tool_env(root), timeout=30.0).output
-        if on_disk and output:
-            cache[disk_key] = output
-            with contextlib.suppress(OSError):
-                write_atomic(_hipcc_cache_file(), json.dumps(cache, indent=1))
-    report = parse_hipcc_version(output)
-    if key is not None and output:
-        _HIPCC_REPORTS[key] = report
-    return report
+
+    def ask() -> str:
+        return run([str(hipcc), "--version"], env=_tool_env(root), timeout=30.0).output
+
+    output = cached_output(hipcc, ("--version", str(root)), ask) if run is run_command else ask()
+    return parse_hipcc_version(output or "")
 
 
 def _tool_env(root: Path) -> dict[str, str]:
