@@ -193,7 +193,13 @@ def _triton(ctx: ActionContext) -> Mapping[str, Any]:
     if wheel is None:
         wheel = _build_triton(ctx, wanted, python)
         origin = "source"
-    removed = _remove_other_providers(ctx, python, keep=pin.wheel_name)
+    # Keep what is about to be installed: a Triton whose setup.py ignores TRITON_WHEEL_NAME
+    # builds `triton`, and keeping the pin's name would leave two providers in the venv.
+    keep = _wheel_project(wheel)
+    if keep != _wheel_project_name(pin.wheel_name):
+        ctx.say(f"note: the wheel is named {keep}, not {pin.wheel_name} (its setup.py does not "
+                "read TRITON_WHEEL_NAME); it replaces any other `triton` provider")
+    removed = _remove_other_providers(ctx, python, keep=keep)
     ctx.run(pip_install_argv(python, [str(wheel)]))
     providers = _triton_providers(ctx, python)
     if len(providers) != 1:
@@ -205,8 +211,21 @@ def _triton(ctx: ActionContext) -> Mapping[str, Any]:
             f"`{python} -m pip uninstall -y <the others>`, then run the build again",
         )
     ctx.say(f"Triton in the build venv: {providers[0]} from {wheel.name}")
-    return {"wheel": str(wheel), "commit": pin.commit, "name": pin.wheel_name,
+    return {"wheel": str(wheel), "commit": pin.commit, "name": keep,
             "origin": origin, "removed": removed, "mode": mode}
+
+
+def _wheel_project_name(name: str) -> str:
+    from packaging.utils import canonicalize_name
+
+    return str(canonicalize_name(name))
+
+
+def _wheel_project(wheel: Path) -> str:
+    """The distribution a wheel file installs, from its file name (PEP 427)."""
+    from packaging.utils import parse_wheel_filename
+
+    return str(parse_wheel_filename(wheel.name)[0])
 
 
 def _index_url(template: str, rocm_version: str) -> str:
@@ -265,15 +284,20 @@ def _build_triton(ctx: ActionContext, pin: Any, python: str) -> Path:
         max_jobs=int(ctx.step.env.get("MAX_JOBS", "0") or 0),
         setup_at_root=(tree / "setup.py").is_file(),
     )
-    before = set(out_dir.glob("*.whl"))
+    # The folder is the kit's: empty it, so the wheel found afterwards is this build's and not
+    # one of an earlier pin when setup.py succeeds without writing a wheel.
+    for old in out_dir.glob("*.whl"):
+        old.unlink()
     ctx.run(list(plan.argv), cwd=str(plan.cwd), env=dict(plan.env))
-    built = sorted(set(out_dir.glob("*.whl")) - before or out_dir.glob("*.whl"),
-                   key=lambda p: p.stat().st_mtime)
-    if not built:
-        raise StepFailed("The Triton source build produced no wheel",
-                         f"setup.py bdist_wheel wrote nothing to {out_dir}",
-                         "read logs/triton.log")
-    return built[-1]
+    built = sorted(out_dir.glob("*.whl"))
+    if len(built) != 1:
+        raise StepFailed(
+            f"The Triton source build left {len(built)} wheels in {out_dir}, expected one"
+            + (f": {', '.join(p.name for p in built)}" if built else ""),
+            f"`{shlex.join(plan.argv)}` in {plan.cwd} should write exactly one wheel there",
+            "read logs/triton.log",
+        )
+    return built[0]
 
 
 def _installed_dists(ctx: ActionContext, python: str) -> list[str]:
@@ -423,9 +447,29 @@ def _collect(ctx: ActionContext) -> Mapping[str, Any]:
         plan_settings={k: v for k, v in ctx.plan.settings.items() if k != "origins"},
     )
     doc["source"] = dict(_details_of(ctx, "checkout"))
+    earlier = _manifest_wheels(dist / "manifest.json")
     path = write_manifest(dist / "manifest.json", doc)
     ctx.say(f"wrote {path}")
+    # A wheel an earlier build listed and this one does not (a Triton of another pin) would
+    # sit next to the new one: `pip install dist/*.whl` would get two `triton` providers.
+    for name in sorted(earlier - {torch_wheel.name, triton_name}):
+        stale = dist / name
+        if stale.is_file():
+            stale.unlink()
+            ctx.say(f"removed {stale}: an earlier build's wheel, not in this manifest")
     return {"torch": torch_wheel.name, "triton": triton_name}
+
+
+def _manifest_wheels(path: Path) -> set[str]:
+    """Wheel file names a kit manifest lists (plain names only); empty when there is none."""
+    from rocmforge.manifest import read_manifest
+
+    try:
+        wheels = read_manifest(path)["wheels"]
+        names = {str(v) for v in wheels.values() if v}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()
+    return {n for n in names if n.endswith(".whl") and Path(n).name == n}
 
 
 def copy_atomically(source: Path, folder: Path) -> Path:
