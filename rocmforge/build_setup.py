@@ -53,9 +53,19 @@ def resolve_build_inputs(settings: Settings, *, facts: Any = None) -> BuildInput
     targets = parse_targets(arch_text, load_arch_table(), llvm_major=0)
     choice, compilers = _choose_compilers(settings, facts)
     build_toml = read_toml(config_dir() / "build.toml")
-    check_keys(build_toml, where="config/build.toml", optional=("env", "configure"))
+    check_keys(build_toml, where="config/build.toml", optional=("env", "configure", "cache"))
+    cache_table = build_toml.get("cache", {})
+    check_keys(cache_table, where="config/build.toml [cache]", optional=("hip_launcher_min_rocm",))
     env = {str(k): str(v) for k, v in build_toml.get("env", {}).items()}
-    env.update(_computed_env(settings, facts, targets, compilers))
+    env.update(
+        _computed_env(
+            settings,
+            facts,
+            targets,
+            compilers,
+            hip_launcher_min_rocm=str(cache_table.get("hip_launcher_min_rocm", "")),
+        )
+    )
     env.update({str(k): str(v) for k, v in settings.build_env.items()})
     configure = build_toml.get("configure", {}).get("env", {})
     return BuildInputs(
@@ -202,10 +212,24 @@ def _as_host_compiler(choice: Any, facts: Any) -> Any:
                         cc=choice.cc, cxx=choice.cxx)
 
 
-def _computed_env(settings: Any, facts: Any, targets: Any, compilers: dict[str, str]) -> dict:
+def _computed_env(
+    settings: Any,
+    facts: Any,
+    targets: Any,
+    compilers: dict[str, str],
+    *,
+    hip_launcher_min_rocm: str = "",
+) -> dict[str, str]:
     from rocmforge.buildenv import build_environment
 
-    env = build_environment(settings, facts, targets, cc=compilers["cc"], cxx=compilers["cxx"])
+    env = build_environment(
+        settings,
+        facts,
+        targets,
+        cc=compilers["cc"],
+        cxx=compilers["cxx"],
+        hip_launcher_min_rocm=hip_launcher_min_rocm,
+    )
     return env.as_dict()
 
 

@@ -47,8 +47,64 @@ def max_jobs(cores: int, mem_total_gib: float, per_job_gib: float) -> int:
     return max(1, min(max(cores, 1), by_memory))
 
 
+def compiler_cache_env(
+    mode: str,
+    found: Mapping[str, str],
+    *,
+    rocm_version: str = "",
+    hip_launcher_min_rocm: str = "",
+) -> list[tuple[str, str]]:
+    """Launcher variables for the `cache` setting (auto, ccache, sccache, none).
+
+    CMake (3.17+) takes `CMAKE_<LANG>_COMPILER_LAUNCHER` from the environment, which covers the
+    host C/C++ (and CMake-HIP) compiles. hipcc's own device compiles go through
+    `HIP_CLANG_LAUNCHER` only from the ROCm release config/build.toml names; before it they are
+    not cached, whatever the setting. `auto` takes sccache, else ccache, else nothing; naming a
+    cache that is not installed is an error rather than a silent uncached build.
+    """
+    if mode == "none":
+        return []
+    if mode == "auto":
+        name = next((n for n in ("sccache", "ccache") if n in found), "")
+        if not name:
+            return []
+    else:
+        name = mode
+        if name not in found:
+            raise UsageError(
+                f"The cache setting asks for {name}, but {name} is not on PATH",
+                "a build that silently runs uncached takes hours longer than the user planned",
+                f"install it (`apt-get install {name}`), or set cache to auto or none "
+                f"(ROCMFORGE_CACHE=none)",
+            )
+    launcher = found[name]
+    items = [
+        ("CMAKE_C_COMPILER_LAUNCHER", launcher),
+        ("CMAKE_CXX_COMPILER_LAUNCHER", launcher),
+        ("CMAKE_HIP_COMPILER_LAUNCHER", launcher),
+    ]
+    if hip_launcher_min_rocm and rocm_version and _at_least(rocm_version, hip_launcher_min_rocm):
+        items.append(("HIP_CLANG_LAUNCHER", launcher))
+    return items
+
+
+def _at_least(version: str, minimum: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) >= Version(minimum)
+    except InvalidVersion:
+        return False
+
+
 def build_environment(
-    settings: Any, facts: Any, targets: Sequence[Any], cc: str = "", cxx: str = ""
+    settings: Any,
+    facts: Any,
+    targets: Sequence[Any],
+    cc: str = "",
+    cxx: str = "",
+    *,
+    hip_launcher_min_rocm: str = "",
 ) -> BuildEnv:
     """The environment for `settings` on the machine `facts` describes, for `targets`."""
     from rocmforge.errors import ProbeError
@@ -84,6 +140,12 @@ def build_environment(
         items.append(("CC", cc))
     if cxx:
         items.append(("CXX", cxx))
+    items += compiler_cache_env(
+        settings.cache,
+        getattr(facts.system, "compiler_caches", {}) or {},
+        rocm_version=str(getattr(facts.rocm, "version", "") or ""),
+        hip_launcher_min_rocm=hip_launcher_min_rocm,
+    )
     for name, value in settings.build_env.items():
         items = [(k, v) for k, v in items if k != name]
         items.append((str(name), str(value)))

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from rocmforge.buildenv import BuildEnv, build_environment, fish_quote, format_env, max_jobs
+from rocmforge.buildenv import (
+    BuildEnv,
+    build_environment,
+    compiler_cache_env,
+    fish_quote,
+    format_env,
+    max_jobs,
+)
 from rocmforge.errors import ProbeError, UsageError
 from rocmforge.settings import Settings
 from rocmforge.targets import TargetId
@@ -176,3 +184,62 @@ def test_invoke_env_bad_compiler_major_exits_2_without_traceback(flag: str, valu
             ">= 0") in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+# --- compiler caches ------------------------------------------------------------------------
+
+
+CACHES = {"ccache": "/usr/bin/ccache", "sccache": "/opt/sccache/bin/sccache"}
+LAUNCHERS = ("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
+             "CMAKE_HIP_COMPILER_LAUNCHER")
+
+
+@pytest.mark.parametrize(
+    ("mode", "found", "launcher"),
+    [
+        ("auto", CACHES, "/opt/sccache/bin/sccache"),
+        ("auto", {"ccache": "/usr/bin/ccache"}, "/usr/bin/ccache"),
+        ("ccache", CACHES, "/usr/bin/ccache"),
+        ("sccache", CACHES, "/opt/sccache/bin/sccache"),
+    ],
+)
+def test_cache_launchers(mode: str, found: dict[str, str], launcher: str) -> None:
+    assert compiler_cache_env(mode, found) == [(name, launcher) for name in LAUNCHERS]
+
+
+def test_no_cache_when_none_or_nothing_found() -> None:
+    assert compiler_cache_env("none", CACHES) == []
+    assert compiler_cache_env("auto", {}) == []
+
+
+def test_hip_device_compiles_are_cached_only_from_the_rocm_that_supports_it() -> None:
+    old = compiler_cache_env("ccache", CACHES, rocm_version="7.2", hip_launcher_min_rocm="7.13")
+    new = compiler_cache_env("ccache", CACHES, rocm_version="7.13.0", hip_launcher_min_rocm="7.13")
+    assert ("HIP_CLANG_LAUNCHER", "/usr/bin/ccache") not in old
+    assert new[-1] == ("HIP_CLANG_LAUNCHER", "/usr/bin/ccache")
+
+
+def test_a_named_cache_that_is_missing_is_refused() -> None:
+    with pytest.raises(UsageError) as caught:
+        compiler_cache_env("sccache", {"ccache": "/usr/bin/ccache"})
+    assert caught.value.paragraph() == (
+        "The cache setting asks for sccache, but sccache is not on PATH. A build that silently "
+        "runs uncached takes hours longer than the user planned. Fix: install it (`apt-get "
+        "install sccache`), or set cache to auto or none (ROCMFORGE_CACHE=none)."
+    )
+
+
+@pytest.mark.needs_tool("ccache")
+def test_invoke_env_exports_the_real_ccache_found_on_path() -> None:
+    import shutil
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "ROCMFORGE_CACHE": "ccache"}
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "env", "--arch", "gfx90a", "--format", "json"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    exported = json.loads(done.stdout)
+    assert exported["CMAKE_CXX_COMPILER_LAUNCHER"] == shutil.which("ccache")

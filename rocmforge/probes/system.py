@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocmforge.probes import Runner, run_command
@@ -79,6 +79,8 @@ class SystemFacts:
     triton: tuple[TritonDist, ...]
     devices: DeviceAccess
     os_release: Mapping[str, str]
+    # Compiler caches on PATH: name ("ccache", "sccache") -> path; read by the cache setting.
+    compiler_caches: Mapping[str, str] = field(default_factory=dict)
 
 
 # --- pure parsers ---------------------------------------------------------------------------
@@ -152,6 +154,12 @@ def free_disk(work_dir: Path) -> tuple[Path, float]:
         return probe, shutil.disk_usage(probe).free / GIB
     except OSError:
         return probe, 0.0
+
+
+def compiler_caches(path_env: str) -> dict[str, str]:
+    """ccache and sccache as found on PATH (name -> path)."""
+    found = {name: shutil.which(name, path=path_env) for name in ("ccache", "sccache")}
+    return {name: path for name, path in found.items() if path}
 
 
 def tool_version(name: str, path_env: str, run: Runner = run_command) -> ToolVersion:
@@ -238,4 +246,5 @@ def gather_system(
         triton=triton_distributions(python_paths),
         devices=device_access(root),
         os_release=os_release,
+        compiler_caches=compiler_caches(path_env),
     )
