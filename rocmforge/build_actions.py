@@ -112,7 +112,21 @@ def _checkout(ctx: ActionContext) -> Mapping[str, Any]:
         ctx.say(f"Triton pin: {lock.triton_commit} (version {lock.triton_version or '?'})")
     ctx.say(f"wrote the lock file {lock_path}")
     return {"commit": result.commit, "ref": settings.pytorch_ref, "repo": settings.pytorch_repo,
-            "lock": str(lock_path), "triton_commit": lock.triton_commit}
+            "lock": str(lock_path), "triton_commit": lock.triton_commit,
+            "fingerprint": checkout_fingerprint(lock)}
+
+
+def checkout_fingerprint(lock: Any) -> str:
+    """What the checkout resolved to, for the runner's re-check of this volatile step: the
+    PyTorch commit, every submodule commit and the Triton pin, read from the tree on disk (so
+    a tree moved by an interrupted run still differs from the stamp). A sha256, not the list:
+    PyTorch has dozens of submodules and the stamp only needs to compare."""
+    import hashlib
+
+    parts = [f"pytorch={lock.pytorch_commit}"]
+    parts += sorted(f"submodule:{s.path}={s.commit}" for s in lock.submodules)
+    parts.append(f"triton={lock.triton_commit}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 @register_action("patches", "apply the kit's patch series for this PyTorch version "
@@ -281,7 +295,7 @@ def _build_triton(ctx: ActionContext, pin: Any, python: str) -> Path:
     plan = triton_wheel.triton_source_build_argv(
         tree, pin, python=python, dist_dir=out_dir,
         llvm_syspath=ctx.step.env.get("LLVM_SYSPATH", ""),
-        max_jobs=int(ctx.step.env.get("MAX_JOBS", "0") or 0),
+        max_jobs=_max_jobs(ctx),
         setup_at_root=(tree / "setup.py").is_file(),
     )
     # The folder is the kit's: empty it, so the wheel found afterwards is this build's and not
@@ -298,6 +312,18 @@ def _build_triton(ctx: ActionContext, pin: Any, python: str) -> Path:
             "read logs/triton.log",
         )
     return built[0]
+
+
+def _max_jobs(ctx: ActionContext) -> int:
+    """MAX_JOBS of the step's env as a number; a value that is not one (the planner refuses it,
+    so only a hand-made plan has it) is ignored with a note, and Triton picks its own count."""
+    value = ctx.step.env.get("MAX_JOBS", "").strip()
+    if value.isdigit():
+        return int(value)
+    if value:
+        ctx.say(f"note: MAX_JOBS={value!r} is not a whole number; the Triton build chooses its "
+                "own job count")
+    return 0
 
 
 def _installed_dists(ctx: ActionContext, python: str) -> list[str]:

@@ -11,6 +11,15 @@ matched against config/diagnostics.toml; cause, fix and at most 30 relevant line
 "python" steps call in-process actions registered with `register_action`; the build pipeline's
 actions live in `rocmforge.build_actions` (imported by `run_plan`).
 
+Volatile steps (`Step.volatile`, e.g. the checkout of a branch): a matching stamp proves only that
+the step's inputs are the same, not that what they name is (`main` moves). So the runner runs such
+a step again as a check, with its output going to its log (the console sees it only when something
+changed or failed). The action returns a `fingerprint` (the commits it resolved); the same
+fingerprint as in the stamp keeps the chain, so the later steps are skipped as before; another one
+(or none) removes every later stamp first and then stamps the step, so the build redoes everything
+after it. A fingerprint read from what is on disk, not from "did I move it", makes this safe
+across a crash: a tree moved by a killed run still differs from the stamp on the next one.
+
 Under `invoke --dry` (`c.config.run.dry`) it prints every step and writes nothing: no folders,
 no logs, no stamps, no lock. Must not: decide what to run (the planners do), parse arguments, or
 know what any step does (no step action lives here).
@@ -19,6 +28,7 @@ know what any step does (no step action lives here).
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shlex
 import signal
@@ -269,12 +279,23 @@ class StepRunner:
             return False
 
     def first_to_run(self) -> int:
-        """Index of the first step whose stamp is missing or has another digest (len = none)."""
+        """Index of the first step whose stamp is missing or has another digest (len = none).
+        Volatile steps before it are still re-checked when the build runs (planned_states)."""
         for index, step in enumerate(self.plan.steps):
             stamp = read_stamp(self.workdir.state, step.name)
             if stamp is None or stamp.digest != step.digest():
                 return index
         return len(self.plan.steps)
+
+    def planned_states(self) -> list[str]:
+        """Per step, without running anything: "done" (stamp matches, skipped), "checks" (stamp
+        matches, but the step is volatile: the build re-checks it, and a change redoes every
+        later step) or "to run". For `invoke plan` and `--dry`."""
+        start_at = self.first_to_run()
+        return [
+            ("checks" if step.volatile else "done") if index < start_at else "to run"
+            for index, step in enumerate(self.plan.steps)
+        ]
 
     def execute(self) -> list[StepResult]:
         start_at = self.first_to_run()
@@ -301,7 +322,13 @@ class StepRunner:
         self._say(f"rocmforge: dry run, {len(self.plan.steps)} steps; nothing is run or written.")
         env_before = dict(self._env_before)
         for index, step in enumerate(self.plan.steps):
-            state = "done (stamp matches), would skip" if index < start_at else "would run"
+            if index >= start_at:
+                state = "would run"
+            elif step.volatile:
+                state = ("stamp matches, would re-check (volatile: a change of what it resolves "
+                         "to redoes every later step)")
+            else:
+                state = "done (stamp matches), would skip"
             self._say(f"==> [{index + 1}/{len(self.plan.steps)}] {step.name}: {state}")
             self._say(f"    {step.why}")
             env_before = self._print_env(step, env_before)
@@ -329,8 +356,13 @@ class StepRunner:
 
     def _execute_from(self, start_at: int) -> None:
         steps = self.plan.steps
-        for step in steps[:start_at]:
+        for index, step in enumerate(steps[:start_at]):
             stamp = read_stamp(self.workdir.state, step.name)
+            if step.volatile and stamp is not None:
+                if self._run_step(step, recheck=stamp):
+                    start_at = index + 1  # it changed: every later step runs again
+                    break
+                continue
             self._say(f"==> {step.name}: done (stamp matches), skipped")
             self.results.append(
                 StepResult(
@@ -357,21 +389,33 @@ class StepRunner:
     def _log_path(self, step: Step) -> Path:
         return self.workdir.logs / f"{step.name}.log"
 
-    def _run_step(self, step: Step) -> None:
+    def _run_step(self, step: Step, *, recheck: Stamp | None = None) -> bool:
+        """Run `step` and stamp it. With `recheck` (the matching stamp of a volatile step) its
+        output goes to the log and a buffer, and the buffer reaches the console only when the
+        fingerprint changed or the step failed. True when later steps must run again (always
+        for a plain run; for a re-check, when the fingerprint differs)."""
         log_path = self._log_path(step)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         details: Mapping[str, Any] | None = None
+        held = io.StringIO() if recheck is not None else None
         try:
-            with log_path.open("w", encoding="utf-8", errors="replace") as log_file:
-                tee = _Tee(self.console, log_file)
-                if step.kind == "python":
-                    details = self._run_action(step, tee)
-                else:
-                    code, _ = self._run_argv(step.argv, cwd=step.cwd, env=step.env, log=tee,
-                                             step=step)
-                    if code != 0:
-                        raise SubcommandFailed(step.argv, code)
+            try:
+                with log_path.open("w", encoding="utf-8", errors="replace") as log_file:
+                    tee = _Tee(held if held is not None else self.console, log_file)
+                    if step.kind == "python":
+                        details = self._run_action(step, tee)
+                    else:
+                        code, _ = self._run_argv(step.argv, cwd=step.cwd, env=step.env,
+                                                 log=tee, step=step)
+                        if code != 0:
+                            raise SubcommandFailed(step.argv, code)
+            except BaseException:
+                if held is not None:  # a failed check is shown like a failed step
+                    self._say(f"==> [{self.plan.steps.index(step) + 1}/{len(self.plan.steps)}] "
+                              f"{step.name}: re-check of a volatile step failed")
+                    self.console.write(held.getvalue())
+                raise
         except SubcommandFailed as exc:
             self._record(step, "failed", started)
             raise self._failure(step, f"exited with status {exc.code}") from None
@@ -395,7 +439,36 @@ class StepRunner:
                 "folder is the usual cause); no stamp was written, so nothing is marked done",
                 f"free space or fix the path, then {self.resume_hint}",
             ) from None
+        return self._finish(step, started, details, recheck, held)
+
+    def _finish(
+        self,
+        step: Step,
+        started: float,
+        details: Mapping[str, Any] | None,
+        recheck: Stamp | None,
+        held: io.StringIO | None,
+    ) -> bool:
+        """Stamp a step that succeeded; for a re-check, keep the chain or break it."""
         duration = time.monotonic() - started
+        kept = dict(details or {})
+        fingerprint = str(kept.pop("fingerprint", "") or "")
+        if recheck is not None:
+            if fingerprint and fingerprint == recheck.fingerprint:
+                self._say(f"==> {step.name}: done (stamp matches), skipped; re-checked in "
+                          f"{duration:.1f} s, unchanged ({fingerprint[:12]})")
+                self.results.append(StepResult(name=step.name, status="checked",
+                                               duration_s=duration, digest=step.digest(),
+                                               details=kept))
+                return False
+            index = self.plan.steps.index(step)
+            self._say(f"==> [{index + 1}/{len(self.plan.steps)}] {step.name}: re-check found a "
+                      f"change (fingerprint {recheck.fingerprint[:12] or 'none'} -> "
+                      f"{fingerprint[:12] or 'none'}); every later step runs again")
+            self.console.write(held.getvalue() if held is not None else "")
+            # Later stamps go first: a crash before the new stamp leaves them gone, never valid.
+            for later in self.plan.steps[index + 1:]:
+                remove_stamp(self.workdir.state, later.name)
         write_stamp(
             self.workdir.state,
             Stamp(
@@ -403,14 +476,16 @@ class StepRunner:
                 digest=step.digest(),
                 finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 duration_s=duration,
-                details=dict(details) if details else None,
+                details=kept or None,
+                fingerprint=fingerprint,
             ),
         )
         self.results.append(
             StepResult(name=step.name, status="ran", duration_s=duration, digest=step.digest(),
-                       details=dict(details or {}))
+                       details=kept)
         )
         self._status_line(step, duration)
+        return True
 
     def _status_line(self, step: Step, duration: float) -> None:
         """`[3/15] checkout ... 2.1 s` once a step is done (bold green on a terminal)."""

@@ -29,6 +29,9 @@ class Stamp:
     duration_s: float
     result: str = "ok"
     details: dict[str, Any] | None = None
+    # What a volatile step found when it last ran (e.g. the commits a branch resolved to); the
+    # runner compares it with the next check's to decide whether later steps still count.
+    fingerprint: str = ""
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -41,6 +44,8 @@ class Stamp:
         }
         if self.details:
             doc["details"] = self.details
+        if self.fingerprint:
+            doc["fingerprint"] = self.fingerprint
         return doc
 
 
@@ -68,6 +73,7 @@ def read_stamp(state: Path, step: str) -> Stamp | None:
             duration_s=float(doc["duration_s"]),
             result=str(doc.get("result", "ok")),
             details=doc.get("details") if isinstance(doc.get("details"), dict) else None,
+            fingerprint=str(doc.get("fingerprint", "") or ""),
         )
     except (KeyError, TypeError, ValueError):
         return None

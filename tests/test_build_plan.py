@@ -147,3 +147,45 @@ def test_a_ref_outside_the_version_table_gets_a_note_and_main_does_not() -> None
     assert not any("version table" in n for n in _plan({"pytorch_ref": "main"},
                                                        tracks_main=True).notes)
     assert not any("version table" in n for n in _plan().notes)
+
+
+def test_checkout_is_volatile_for_a_branch_or_tag_but_not_a_full_commit() -> None:
+    for ref in ("main", "release/2.9", "v2.8.0"):
+        steps = {s.name: s for s in _plan(settings={"pytorch_ref": ref}).steps}
+        assert steps["checkout"].volatile is True, ref
+        assert steps["checkout"].to_json()["volatile"] is True
+        # Only the checkout is re-checked; Triton follows it through the chain.
+        assert [s.name for s in steps.values() if s.volatile] == ["checkout"]
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    pinned = {s.name: s for s in _plan(settings={"pytorch_ref": sha}).steps}
+    assert pinned["checkout"].volatile is False
+
+
+def test_volatile_flag_is_not_part_of_the_digest() -> None:
+    import dataclasses
+
+    checkout = {s.name: s for s in _plan().steps}["checkout"]
+    assert checkout.digest() == dataclasses.replace(checkout, volatile=False).digest()
+
+
+def test_triton_env_carries_the_kits_compilers_and_hip_settings() -> None:
+    env = {**ENV, "CC": "/usr/bin/gcc-12", "CXX": "/usr/bin/g++-12", "HIP_PATH": "/opt/rocm",
+           "HIP_CLANG_PATH": "/usr/lib/llvm-22/bin", "ROCM_PATH": "/opt/rocm",
+           "PYTORCH_ROCM_ARCH": "gfx1100", "USE_ROCM": "1"}
+    plan = plan_build(SETTINGS, FACTS, ("gfx1100",), workdir=WORK, env=env, compilers=CC)
+    triton = {s.name: s for s in plan.steps}["triton"]
+    assert triton.env == {"CC": "/usr/bin/gcc-12", "CXX": "/usr/bin/g++-12",
+                          "HIP_PATH": "/opt/rocm", "HIP_CLANG_PATH": "/usr/lib/llvm-22/bin",
+                          "ROCM_PATH": "/opt/rocm", "MAX_JOBS": "8",
+                          "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+@pytest.mark.parametrize("bad", ["abc", "", "4.5", "-2"])
+def test_non_numeric_max_jobs_is_a_config_error_before_any_step(bad: str) -> None:
+    from rocmforge.errors import ConfigError
+
+    with pytest.raises(ConfigError) as raised:
+        plan_build(SETTINGS, FACTS, ("gfx1100",), workdir=WORK, env={**ENV, "MAX_JOBS": bad},
+                   compilers=CC)
+    assert f"MAX_JOBS={bad!r} is not a whole number" in str(raised.value.paragraph())
+    assert raised.value.exit_code == 2

@@ -20,6 +20,12 @@ none, so a new WARN, e.g. less free disk, does not redo a finished build, while 
 the patches step's digest holds the sha256 of every patch in the kit's series (`patch_inputs`).
 Triton mode, preflight skip and the venv's site-packages access come from Settings
 (`triton_mode`, `skip_preflight`, `venv_system_site_packages`).
+
+The checkout step is `volatile` unless the ref is a full commit: its digest holds the ref's
+NAME, and `main`, `release/2.9` or a moved tag can name another commit tomorrow. The planner
+cannot ask git (it is pure), so the runner re-checks that step on every build and compares the
+commits it resolved (its fingerprint) with the stamp's; a change redoes every later step,
+Triton included (the pin is read from the new tree). `invoke plan` shows it as "checks".
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocmforge.errors import UsageError
+from rocmforge.errors import ConfigError, UsageError
 from rocmforge.plan.model import Plan, Step
 from rocmforge.workdir import WorkDir
 
@@ -41,6 +47,14 @@ TRITON_MODES = ("auto", "wheel", "source", "skip")
 # like a change to `pip install`.
 _PIP_ENV_KEYS = ("PIP_DISABLE_PIP_VERSION_CHECK", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL",
                  "PIP_FIND_LINKS", "PIP_NO_INDEX", "HIP_PLATFORM")
+# What a Triton source build compiles with: the kit's C/C++ compiler choice, the HIP compiler
+# and ROCm/LLVM locations, the job count and the compiler-cache launchers.
+_TRITON_ENV_KEYS = ("CC", "CXX", "MAX_JOBS", "HIP_PATH", "HIP_PLATFORM", "HIP_CLANG_PATH",
+                    "HIP_DEVICE_LIB_PATH", "HIPCC_COMPILE_FLAGS_APPEND",
+                    "HIPCC_LINK_FLAGS_APPEND", "CMAKE_C_COMPILER_LAUNCHER",
+                    "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_HIP_COMPILER_LAUNCHER")
+_TRITON_ENV_PREFIXES = ("ROCM", "LLVM_")
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +104,19 @@ def check_ref_name(ref: str) -> None:
         )
 
 
+def check_max_jobs(env: Mapping[str, str]) -> None:
+    """ConfigError (exit 2, before any step runs) for a MAX_JOBS that is not a whole number:
+    PyTorch's setup.py hands it to ninja -j and Triton's build parses it as an int."""
+    value = env.get("MAX_JOBS")
+    if value is not None and not value.strip().isdigit():
+        raise ConfigError(
+            f"MAX_JOBS={value!r} is not a whole number of parallel compile jobs",
+            "PyTorch's and Triton's builds pass it to ninja -j and would stop on it",
+            "set max_jobs (invoke.yaml rocm.max_jobs) or MAX_JOBS in build_env to a "
+            "number such as 8, or leave it out to let the kit choose from cores and memory",
+        )
+
+
 def plan_build(
     settings: Any,
     facts: Any,
@@ -111,6 +138,7 @@ def plan_build(
     dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by `invoke plan`.
     """
     check_ref_name(str(settings.pytorch_ref))
+    check_max_jobs(env)
     if options.build_style not in BUILD_STYLES:
         raise ValueError(f"build_style must be one of {BUILD_STYLES}, not {options.build_style!r}")
     triton_mode = str(getattr(settings, "triton_mode", "auto"))
@@ -153,6 +181,8 @@ def plan_build(
             why=f"PyTorch at {settings.pytorch_ref} with submodules, never over local changes",
             inputs={**source_inputs, "dest": src,
                     "mirrors": ";".join(f"{k}={v}" for k, v in sorted(settings.mirrors.items()))},
+            # A branch or tag can name another commit tomorrow; a full commit cannot.
+            volatile=not _FULL_SHA.fullmatch(str(settings.pytorch_ref).strip()),
         ),
         Step(
             name="patches",
@@ -189,7 +219,7 @@ def plan_build(
             "index's sha256, else a source build; exactly one triton provider in the venv",
             cwd=src,
             env={**pip_env, **{k: v for k, v in build_env.items()
-                               if k.startswith(("ROCM", "LLVM_")) or k == "MAX_JOBS"}},
+                               if k.startswith(_TRITON_ENV_PREFIXES) or k in _TRITON_ENV_KEYS}},
             inputs={**source_inputs, "index": str(settings.triton_index),
                     "repo_override": str(settings.triton_repo), "rocm_version": rocm_version},
         ),

@@ -22,6 +22,12 @@ class Step:
     `inputs` names what the step depends on beyond its argv/env (source commits, patch hashes,
     target list); the digest covers argv, cwd, env and inputs, so a change to any of them
     invalidates the stamp of this step and of every step after it.
+
+    `volatile`: what the step produces can change while its digest stays the same (a branch such
+    as `main` names a new commit once upstream advances). The runner re-runs such a step even when
+    its stamp matches, as a check: the action returns a `fingerprint` (e.g. the resolved commits),
+    and only a fingerprint that differs from the stamp's invalidates the steps after it. The flag
+    is not part of the digest: it says when to look again, not what the step does.
     """
 
     name: str
@@ -33,6 +39,7 @@ class Step:
     outputs: tuple[str, ...] = ()
     # "run" executes argv; "python" runs an in-process action named by argv[0] (the runner maps it).
     kind: str = "run"
+    volatile: bool = False
 
     def digest(self) -> str:
         payload = json.dumps(
@@ -57,6 +64,7 @@ class Step:
             "env": dict(self.env),
             "inputs": dict(self.inputs),
             "outputs": list(self.outputs),
+            "volatile": self.volatile,
             "why": self.why,
             "digest": self.digest(),
         }
