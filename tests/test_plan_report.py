@@ -42,9 +42,9 @@ def test_settings_rows_show_resolved_commits() -> None:
     ]
 
 
-def test_step_rows_mark_done_steps_and_quote_argv() -> None:
-    assert step_rows(PLAN, 2) == [
+def test_step_rows_show_the_runner_states_and_quote_argv() -> None:
+    assert step_rows(PLAN, ["done", "checks", "to run"]) == [
         ("1", "preflight", "done", "[python] preflight", "doctor first"),
-        ("2", "hipify", "done", "python tools/amd_build/build_amd.py", "CUDA -> HIP"),
+        ("2", "hipify", "checks", "python tools/amd_build/build_amd.py", "CUDA -> HIP"),
         ("3", "build", "to run", "python -m build --wheel 'a b'", "the wheel"),
     ]

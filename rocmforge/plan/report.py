@@ -29,11 +29,11 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
     return rows
 
 
-def step_rows(plan: Plan, first_to_run: int) -> list[tuple[str, str, str, str, str]]:
-    """#, name, done/to run, the command (in-process steps marked [python]), why."""
+def step_rows(plan: Plan, states: list[str]) -> list[tuple[str, str, str, str, str]]:
+    """#, name, state (the runner's planned_states: done, checks, to run), the command
+    (in-process steps marked [python]), why."""
     rows = []
     for index, step in enumerate(plan.steps):
         command = ("[python] " if step.kind == "python" else "") + shlex.join(step.argv)
-        state = "done" if index < first_to_run else "to run"
-        rows.append((str(index + 1), step.name, state, command, step.why))
+        rows.append((str(index + 1), step.name, states[index], command, step.why))
     return rows

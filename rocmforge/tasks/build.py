@@ -92,11 +92,11 @@ def plan(
     if json:
         emit_json(the_plan.to_json())
         return
-    start = StepRunner(c, the_plan, workdir_for(the_plan.settings["work_dir"])).first_to_run()
+    states = StepRunner(c, the_plan, workdir_for(the_plan.settings["work_dir"])).planned_states()
     print_table("rocmforge plan: settings", ("setting", "value"), settings_rows(the_plan))
     for note in the_plan.notes:
         say(f"note: {note}")
-    print_table("steps", ("#", "step", "state", "command", "why"), step_rows(the_plan, start))
+    print_table("steps", ("#", "step", "state", "command", "why"), step_rows(the_plan, states))
 
 
 @task(help={k: _FLAG_HELP[k] for k in _PLAN_FLAGS})
