@@ -18,6 +18,14 @@ os.environ.setdefault("HIP_PLATFORM", "amd")
 # The tool-output cache (rocmforge.probes.tool_cache) lives in a folder of this test run, so a
 # test never reads an answer cached by an earlier run or by the user's own commands.
 os.environ["ROCMFORGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="rocmforge-test-cache-")
+# Tests make real git commits; a machine without a global git identity must not fail them.
+for _name, _value in (
+    ("GIT_AUTHOR_NAME", "rocmforge tests"),
+    ("GIT_AUTHOR_EMAIL", "tests@rocmforge.invalid"),
+    ("GIT_COMMITTER_NAME", "rocmforge tests"),
+    ("GIT_COMMITTER_EMAIL", "tests@rocmforge.invalid"),
+):
+    os.environ.setdefault(_name, _value)
 
 
 def pytest_configure(config: pytest.Config) -> None:
