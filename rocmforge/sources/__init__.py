@@ -176,11 +176,14 @@ def checkout_pytorch(
     lock_path: Path | None = None,
     patches_root: Path = PATCHES_ROOT,
     write: bool = True,
+    set_aside: str = "",
 ) -> tuple[CheckoutResult, Lock, Path]:
     """PyTorch into the work dir at `ref` (or at a lock file's commits); then write the lock.
 
     Returns the checkout, the lock written and its path. With `lock_path`, the commits come from
-    that file and every submodule commit and patch hash is checked against it.
+    that file and every submodule commit and patch hash is checked against it. `set_aside` (a
+    stash message) lets a move to another commit stash local changes instead of stopping with
+    DirtyTree (see `checkout_tree`); only the build passes it, for the kit's own edits.
     """
     work = workdir_for(settings.work_dir)
     mirrors: Mapping[str, str] = settings.mirrors
@@ -198,7 +201,9 @@ def checkout_pytorch(
             "settings pytorch_repo and pytorch_ref are empty",
             "pass --repo and --ref, or set them in invoke.yaml (rocm:)",
         )
-    result = checkout_tree(dest=work.pytorch, repo=repo, ref=ref, mirrors=mirrors, name="PyTorch")
+    result = checkout_tree(
+        dest=work.pytorch, repo=repo, ref=ref, mirrors=mirrors, name="PyTorch", set_aside=set_aside
+    )
     lock = build_lock(
         repo=repo,
         ref=locked.pytorch_ref if locked else ref,

@@ -67,6 +67,16 @@ class SubmoduleState:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SetAsideStash:
+    """Local changes of one repository of the tree that `checkout_tree(set_aside=...)` stashed
+    before moving: nothing is discarded, `git -C <tree>/<path> stash pop` brings them back."""
+
+    path: str  # relative to the tree: "." for the tree itself, else the submodule's path
+    paths: int  # lines of `git status --porcelain` (tracked and untracked) that were stashed
+    stash: str  # the stash commit (refs/stash right after the push)
+
+
+@dataclass(frozen=True, kw_only=True)
 class CheckoutResult:
     """What `checkout_tree` left on disk."""
 
@@ -77,6 +87,9 @@ class CheckoutResult:
     changed: bool
     submodules: tuple[SubmoduleState, ...]
     log: tuple[str, ...]  # the git commands that ran, shlex-joined, for the report
+    # What was stashed before the move (only with `set_aside`); submodules first, the tree last.
+    set_aside: tuple[SetAsideStash, ...] = ()
+    old_commit: str = ""  # HEAD before this call ("" for a fresh checkout)
 
 
 # ---------------------------------------------------------------------------------- pure planning
@@ -163,6 +176,22 @@ def parse_submodule_status(output: str) -> tuple[SubmoduleState, ...]:
     return tuple(states)
 
 
+def stash_push_argv(message: str) -> tuple[str, ...]:
+    """Stash tracked and untracked changes (not ignored files: build dirs stay) under `message`."""
+    return ("stash", "push", "--include-untracked", "-m", message)
+
+
+def stash_status_argv() -> tuple[str, ...]:
+    """What one repository of the tree would stash: its own tracked and untracked changes;
+    submodules are separate repositories with their own stash, so they are left out here."""
+    return ("status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all")
+
+
+# A stash is a commit: git needs an identity, which a build machine may not have configured.
+# The kit made the edits it sets aside, so the stash says so.
+STASH_IDENTITY = (("user.name", "rocmforge"), ("user.email", "rocmforge@localhost"))
+
+
 def discard_or_keep_fix(path: Path) -> str:
     """How to keep or discard local changes, as commands the user can paste."""
     p = shlex.quote(str(path))
@@ -193,12 +222,21 @@ class _Runner:
         self.config = config
         self.log: list[str] = []
 
-    def __call__(self, args: Sequence[str], *, check: bool = True, **kw: str) -> GitResult:
-        result = run_git(args, cwd=self.cwd, config=self.config, check=False)
-        self.log.append(shlex.join(result.argv))
+    def __call__(
+        self,
+        args: Sequence[str],
+        *,
+        check: bool = True,
+        cwd: Path | None = None,
+        config: Sequence[tuple[str, str]] = (),
+        **kw: str,
+    ) -> GitResult:
+        where = cwd or self.cwd
+        result = run_git(args, cwd=where, config=(*self.config, *config), check=False)
+        self.log.append(shlex.join(result.argv) + ("" if where == self.cwd else f"  (in {where})"))
         if check and not result.ok:
             raise GitFailed(
-                kw.get("what") or f"`{shlex.join(result.argv)}` failed in {self.cwd}",
+                kw.get("what") or f"`{shlex.join(result.argv)}` failed in {where}",
                 f"git said: {result.tail()}",
                 kw.get("fix", ""),
             )
@@ -272,12 +310,18 @@ def checkout_tree(
     ref: str,
     mirrors: Mapping[str, str],
     name: str = "the repository",
+    set_aside: str = "",
 ) -> CheckoutResult:
     """Put `dest` at `ref` of `repo`, submodules included; all or nothing.
 
     Same commit already checked out (and submodules in place) -> nothing runs that changes
-    anything. Local changes -> DirtyTree before any fetch. A failure after the work tree moved
-    rolls back to the previous HEAD (or removes a directory this call created).
+    anything. Local changes -> DirtyTree before any fetch, unless `set_aside` (a stash message)
+    is given and `ref` names another commit: then, after the fetch, every repository of the tree
+    with changes (each submodule, then the tree) gets `git stash push --include-untracked -m
+    <set_aside>`, and the result lists the stashes. Opt-in, for callers that know the changes are
+    the kit's own (the build's patches and hipify); a user's `invoke checkout` never passes it.
+    A failure after the work tree moved rolls back to the previous HEAD (or removes a directory
+    this call created) and pops the stashes again.
     """
     config = git_config_for(repo, mirrors)
     existing = (dest / ".git").exists()
@@ -304,7 +348,7 @@ def checkout_tree(
                 log=tuple(run.log),
             )
         changes = local_changes(dest)
-        if changes:
+        if changes and not (set_aside and old_head != target.commit):
             shown = ", ".join(c[3:] for c in changes[:5]) + (" ..." if len(changes) > 5 else "")
             raise DirtyTree(
                 f"{dest} has local changes ({len(changes)} paths: {shown}); not checking out {ref}",
@@ -318,6 +362,7 @@ def checkout_tree(
         sym = run_git(("symbolic-ref", "--quiet", "HEAD"), cwd=dest, check=False)
         old_symbolic = sym.stdout.strip() if sym.ok else ""
     moved = False
+    stashed: list[SetAsideStash] = []
     try:
         if not existing:
             dest.mkdir(parents=True, exist_ok=True)
@@ -328,6 +373,8 @@ def checkout_tree(
             # The ref moved between ls-remote and fetch; use what was fetched.
             target = ResolvedRef(ref=ref, kind=target.kind, commit=commit, refspec=target.refspec)
         if commit != old_head:
+            if set_aside and existing and old_head:
+                stashed += _stash_changes(run, dest, set_aside, config)
             moved = True
             run(
                 ("checkout", "--quiet", "--detach", commit),
@@ -346,7 +393,7 @@ def checkout_tree(
             run(("remote", "add", "origin", repo))
         elif has_origin.stdout.strip() != repo:
             run(("remote", "set-url", "origin", repo))
-    except RocmforgeError:
+    except RocmforgeError as error:
         if created:
             shutil.rmtree(dest, ignore_errors=True)
         elif not existing:
@@ -360,6 +407,8 @@ def checkout_tree(
                 config=config,
                 check=False,
             )
+        if stashed:
+            _restore_stashes(dest, stashed, error)
         raise
     return CheckoutResult(
         path=dest,
@@ -369,7 +418,75 @@ def checkout_tree(
         changed=True,
         submodules=submodule_states(dest, config),
         log=tuple(run.log),
+        set_aside=tuple(stashed),
+        old_commit=old_head,
     )
+
+
+def _stash_ref(repo: Path) -> str:
+    result = run_git(("rev-parse", "--verify", "--quiet", "refs/stash"), cwd=repo, check=False)
+    return result.stdout.strip() if result.ok else ""
+
+
+def _stash_changes(
+    run: _Runner, dest: Path, message: str, config: Sequence[tuple[str, str]]
+) -> list[SetAsideStash]:
+    """Stash the changes of each initialised submodule (deepest first) and then of the tree.
+
+    Each push is checked: refs/stash must name a new commit afterwards, else the push saved
+    nothing and the checkout would overwrite what it was meant to keep (GitFailed; the caller
+    pops what was stashed so far)."""
+    subs = [s.path for s in submodule_states(dest, config) if s.flag != "-"]
+    order = sorted(subs, key=lambda p: (-p.count("/"), p)) + ["."]
+    done: list[SetAsideStash] = []
+    try:
+        for rel in order:
+            repo = dest if rel == "." else dest / rel
+            status = run(stash_status_argv(), cwd=repo)
+            lines = [line for line in status.stdout.splitlines() if line.strip()]
+            if not lines:
+                continue
+            before = _stash_ref(repo)
+            run(
+                stash_push_argv(message),
+                cwd=repo,
+                config=STASH_IDENTITY,
+                what=f"Cannot set the local changes of {repo} aside (git stash push)",
+            )
+            after = _stash_ref(repo)
+            if not after or after == before:
+                raise GitFailed(
+                    f"`git stash push` in {repo} saved nothing, although {len(lines)} paths "
+                    "have changes",
+                    "the kit moves a tree with local changes only after stashing them",
+                    f"look at `git -C {shlex.quote(str(repo))} status`, then run the task again",
+                )
+            done.append(SetAsideStash(path=rel, paths=len(lines), stash=after))
+    except RocmforgeError as error:
+        _restore_stashes(dest, done, error)
+        raise
+    return done
+
+
+def _restore_stashes(dest: Path, stashed: Sequence[SetAsideStash], error: RocmforgeError) -> None:
+    """Pop what this call stashed (the tree first, then the submodules) after a rollback put
+    HEAD back. A stash that does not come back is named in `error`'s fix: never lost."""
+    left: list[str] = []
+    for entry in reversed(stashed):
+        repo = dest if entry.path == "." else dest / entry.path
+        popped = (
+            _stash_ref(repo) == entry.stash
+            and run_git(("stash", "pop", "--index", "--quiet"), cwd=repo, check=False).ok
+        )
+        if not popped:
+            left.append(f"`git -C {shlex.quote(str(repo))} stash pop` (stash {entry.stash})")
+    if left:
+        note = (
+            "the local changes the kit set aside before the checkout could not be restored "
+            "automatically; they are kept in git's stash: run " + ", ".join(left)
+        )
+        error.fix = f"{error.fix}; {note}" if error.fix else note
+        error.args = (error.paragraph(),)
 
 
 def _remove_git_dir(dest: Path) -> None:
