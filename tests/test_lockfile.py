@@ -75,10 +75,9 @@ def test_bad_lock_files(tmp_path: Path, text: str, problem: str) -> None:
         read_lock(path)
 
 
-@pytest.mark.slow
-def test_lock_round_trip(remotes: FakeRemotes, tmp_path: Path) -> None:
-    patches = tmp_path / "patches"
-    make_patch(
+def _demo_patch(remotes: FakeRemotes, tmp_path: Path, patches: Path) -> Path:
+    """One patch of the kit's series, made with git format-patch against v2.9.1."""
+    return make_patch(
         remotes.pytorch,
         "v2.9.1",
         {"src/a.py": "x = 1\n"},
@@ -86,12 +85,20 @@ def test_lock_round_trip(remotes: FakeRemotes, tmp_path: Path) -> None:
         patches / "pytorch" / "0001-demo.patch",
         work=tmp_path,
     )
-    first = Settings(
-        work_dir=str(tmp_path / "a"),
-        pytorch_repo=remotes.pytorch_url,
-        pytorch_ref="v2.9.1",
+
+
+def _settings(remotes: FakeRemotes, work: Path, ref: str) -> Settings:
+    return Settings(
+        work_dir=str(work), pytorch_repo=remotes.pytorch_url, pytorch_ref=ref,
         mirrors=remotes.mirrors,
     )
+
+
+@pytest.mark.slow
+def test_lock_round_trip(remotes: FakeRemotes, tmp_path: Path) -> None:
+    patches = tmp_path / "patches"
+    _demo_patch(remotes, tmp_path, patches)
+    first = _settings(remotes, tmp_path / "a", "v2.9.1")
     _, lock, lock_file = checkout_pytorch(first, patches_root=patches)
     assert lock.pytorch_commit == remotes.tags["v2.9.1"]
     assert [(s.path, s.commit) for s in lock.submodules] == [
@@ -101,12 +108,7 @@ def test_lock_round_trip(remotes: FakeRemotes, tmp_path: Path) -> None:
     assert [p.file for p in lock.patches] == ["pytorch/0001-demo.patch"]
 
     # Fresh work dir, different ref in the settings: the lock's commits win.
-    second = Settings(
-        work_dir=str(tmp_path / "b"),
-        pytorch_repo=remotes.pytorch_url,
-        pytorch_ref="v2.8.0",
-        mirrors=remotes.mirrors,
-    )
+    second = _settings(remotes, tmp_path / "b", "v2.8.0")
     result, _, lock_b = checkout_pytorch(second, lock_path=lock_file, patches_root=patches)
     assert result.commit == lock.pytorch_commit
     assert tree_state(tmp_path / "a/src/pytorch") == tree_state(tmp_path / "b/src/pytorch")
@@ -116,28 +118,11 @@ def test_lock_round_trip(remotes: FakeRemotes, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_lock_with_changed_patch_changes_nothing(remotes: FakeRemotes, tmp_path: Path) -> None:
     patches = tmp_path / "patches"
-    patch = make_patch(
-        remotes.pytorch,
-        "v2.9.1",
-        {"src/a.py": "x = 1\n"},
-        "Applies-To: >=2.9\nWhy: demo\nUpstream: local",
-        patches / "pytorch" / "0001-demo.patch",
-        work=tmp_path,
-    )
-    s = Settings(
-        work_dir=str(tmp_path / "a"),
-        pytorch_repo=remotes.pytorch_url,
-        pytorch_ref="v2.9.1",
-        mirrors=remotes.mirrors,
-    )
+    patch = _demo_patch(remotes, tmp_path, patches)
+    s = _settings(remotes, tmp_path / "a", "v2.9.1")
     _, _, lock_file = checkout_pytorch(s, patches_root=patches)
     patch.write_text(patch.read_text() + "\n")
-    fresh = Settings(
-        work_dir=str(tmp_path / "b"),
-        pytorch_repo=remotes.pytorch_url,
-        pytorch_ref="v2.9.1",
-        mirrors=remotes.mirrors,
-    )
+    fresh = _settings(remotes, tmp_path / "b", "v2.9.1")
     with pytest.raises(LockError, match="changed since"):
         checkout_pytorch(fresh, lock_path=lock_file, patches_root=patches)
     assert not (tmp_path / "b").exists()
