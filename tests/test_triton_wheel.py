@@ -17,6 +17,7 @@ import pytest
 from packaging.tags import Tag
 from werkzeug import Response
 
+from conftest import missing_real_part
 from rocmforge.errors import RocmforgeError
 from rocmforge.triton_wheel import (
     PEP691_JSON,
@@ -243,7 +244,7 @@ def test_disk_full_on_tmpfs_leaves_nothing(httpserver, tmp_path):
     httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data(big)
     small = tmp_path / "small"
     if not _tmpfs(small, "128k"):
-        pytest.skip("mounting a tmpfs needs root and mount permission")
+        missing_real_part("mounting a tmpfs needs root and mount permission")
     try:
         with pytest.raises(DownloadFailed, match="No space left on device") as info:
             download_verified(httpserver.url_for(f"/files/{GOOD_NAME}"), sha(big), small, False)
