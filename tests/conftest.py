@@ -79,8 +79,9 @@ def _version_line(name: str) -> str:
     """The first line of `name --version` that names a version (or why there is none)."""
     if name.startswith("python:"):
         module = name.split(":", 1)[1]
-        done = subprocess.run([sys.executable, "-c", f"import {module}; print({module}.__version__)"],
-                              capture_output=True, text=True, check=False)
+        code = f"import {module}; print({module}.__version__)"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=False)
         return done.stdout.strip() or "not importable"
     path = shutil.which(name)
     if path is None:

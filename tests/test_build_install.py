@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import missing_real_part
-from rocmforge.build_actions import install_argv, pip_install_argv
+
 from rocmforge.errors import UsageError
-from rocmforge.manifest import build_manifest, write_manifest
+from rocmforge.knowledge.manifest import build_manifest, write_manifest
+from rocmforge.steps.actions import install_argv, pip_install_argv
 from rocmforge.workdir import workdir_for
 
 

@@ -1,5 +1,5 @@
 """dist/manifest.json as the build writes it (the real `collect` action through the runner) is
-what `nox -s verify` reads (rocmforge.nox_support), and both agree on where dist/ is."""
+what `nox -s verify` reads (rocmforge.sessions.support), and both agree on where dist/ is."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from buildhelpers import make_wheel
 from invoke import Config, Context
 from packaging.tags import sys_tags
 
-from rocmforge import nox_support
+from rocmforge.execute.runner import register_action, run_plan
 from rocmforge.plan.model import Plan, Step
-from rocmforge.runner import register_action, run_plan
+from rocmforge.sessions import support as nox_support
 from rocmforge.workdir import workdir_for
 
 PY = sys.executable

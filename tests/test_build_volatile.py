@@ -21,9 +21,9 @@ import pytest
 from invoke import Config, Context
 
 from rocmforge.errors import StepFailed
+from rocmforge.execute.runner import ActionContext, StepRunner, register_action
+from rocmforge.execute.stamps import read_stamp
 from rocmforge.plan.model import Plan, Step
-from rocmforge.runner import ActionContext, StepRunner, register_action
-from rocmforge.stamps import read_stamp
 from rocmforge.workdir import workdir_for
 
 
@@ -244,7 +244,7 @@ def test_cli_refuses_a_non_numeric_max_jobs_with_exit_2_and_writes_nothing(
 
 
 def test_triton_action_ignores_a_non_numeric_max_jobs_with_a_note(tmp_path: Path) -> None:
-    from rocmforge.build_actions import _max_jobs
+    from rocmforge.steps.actions import _max_jobs
 
     said: list[str] = []
 

@@ -25,7 +25,8 @@ import build_fixtures  # noqa: E402
 from conftest import missing_real_part  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("hipcc", "clang-22", "clang-offload-bundler-22", "gcc")]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.needs_tool("hipcc", "clang-22", "clang-offload-bundler-22", "gcc")]
 
 
 @pytest.fixture(scope="session")

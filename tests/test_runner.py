@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from invoke import Config, Context
 
-from rocmforge.buildlock import BuildLock, BuildLocked, _pid_alive
 from rocmforge.errors import StepFailed
+from rocmforge.execute.lock import BuildLock, BuildLocked, _pid_alive
+from rocmforge.execute.runner import StepRunner, env_diff, register_action
+from rocmforge.execute.stamps import read_stamp
 from rocmforge.plan.model import Plan, Step
-from rocmforge.runner import StepRunner, env_diff, register_action
-from rocmforge.stamps import read_stamp
 from rocmforge.workdir import workdir_for
 
 PY = sys.executable
@@ -157,7 +157,7 @@ def test_sigint_ends_the_step_group_writes_no_stamp_and_resume_works(tmp_path: P
         from invoke import Config, Context
         from rocmforge.errors import RocmforgeError
         from rocmforge.plan.model import Plan, Step
-        from rocmforge.runner import StepRunner
+        from rocmforge.execute.runner import StepRunner
         from rocmforge.workdir import workdir_for
         slow = sys.argv[1] == "slow"
         body = ("import os,subprocess,sys,time;"

@@ -14,12 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import missing_real_part
 from packaging.tags import Tag
 from werkzeug import Response
 
-from conftest import missing_real_part
 from rocmforge.errors import RocmforgeError
-from rocmforge.triton_wheel import (
+from rocmforge.sources.triton_wheel import (
     PEP691_JSON,
     DownloadFailed,
     IndexClient,
@@ -266,7 +266,7 @@ def test_file_size_limit_reported_by_the_os(httpserver, tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
         from rocmforge.errors import RocmforgeError
-        from rocmforge.triton_wheel import download_verified
+        from rocmforge.sources.triton_wheel import download_verified
         try:
             download_verified({httpserver.url_for(f"/files/{GOOD_NAME}")!r}, {sha(big)!r},
                               Path({str(dest)!r}), False)

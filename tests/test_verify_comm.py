@@ -6,8 +6,6 @@ leave no worker running. These start real processes that import the CPU build of
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path

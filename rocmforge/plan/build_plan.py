@@ -3,7 +3,7 @@
 Owns: which steps `invoke build` runs, in which order, with which argv, working directory,
 environment and digest inputs. Pure: no os.environ, no subprocess, no file access. Everything the
 machine told us arrives as arguments (Facts, the chosen compilers, the computed environment, the
-doctor rows); `rocmforge.runner` executes the result.
+doctor rows); `rocmforge.execute.runner` executes the result.
 
 Order (reference pytorch-rocm-build.md §1.1-§1.2): preflight -> compilers -> checkout -> patches
 -> build venv -> build requirements -> triton -> environment -> hipify (before any configure,

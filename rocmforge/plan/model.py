@@ -1,7 +1,7 @@
 """The plan's data model: what a step is, and what a plan document looks like as JSON.
 
 Owns: `Step` and `Plan` (frozen), their digests and their versioned JSON form. Must not: run
-anything. The runner (`rocmforge.runner`) is the only place that executes a Step.
+anything. The runner (`rocmforge.execute.runner`) is the only place that executes a Step.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.execute.stamps import mark_work_dir
 from rocmforge.knowledge.toml_files import kit_data_dir
 from rocmforge.plan.model import Step
 from rocmforge.sources.checkout import (
@@ -43,7 +44,6 @@ from rocmforge.sources.patches import (
     select,
 )
 from rocmforge.sources.triton_pin import PinError, TritonPin, read_pin_from_tree
-from rocmforge.stamps import mark_work_dir
 from rocmforge.workdir import WorkDir, workdir_for
 
 # The kit's own patch folder (the repository root's patches/).

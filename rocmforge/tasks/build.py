@@ -30,7 +30,7 @@ _FLAG_HELP = {
 
 
 def _prepare(c: Context, *, compile_probes: bool = True, **flags: Any) -> tuple[Any, Any, Any]:
-    from rocmforge.build_setup import prepare_build
+    from rocmforge.plan.prepare import prepare_build
 
     prepared = prepare_build(settings_for(c, **flags), compile_probes=compile_probes)
     return prepared.settings, prepared.plan, prepared.extras
@@ -80,9 +80,9 @@ def plan(
     json: bool = False,
 ) -> None:
     """Show what `invoke build` would do: resolved settings and every step, nothing run."""
+    from rocmforge.execute.runner import StepRunner
     from rocmforge.plan.report import settings_rows, step_rows
     from rocmforge.render import emit_json, print_table, say
-    from rocmforge.runner import StepRunner
     from rocmforge.workdir import workdir_for
 
     # The plan lists steps; the real compile per target is left to doctor and build's preflight.
@@ -117,7 +117,7 @@ def build(
     python: str = "",
 ) -> None:
     """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step."""
-    from rocmforge.runner import run_plan
+    from rocmforge.execute.runner import run_plan
     from rocmforge.workdir import workdir_for
 
     settings, the_plan, extras = _prepare(
@@ -139,8 +139,8 @@ def install(c: Context, python: str = "", work_dir: str = "") -> None:
     """Install the wheels in dist/ into an environment (never an externally managed one)."""
     import shlex
 
-    from rocmforge.build_actions import install_argv
     from rocmforge.errors import StepFailed
+    from rocmforge.steps.actions import install_argv
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, work_dir=work_dir)
@@ -159,7 +159,7 @@ def install(c: Context, python: str = "", work_dir: str = "") -> None:
 @reported
 def clean(c: Context, all: bool = False, work_dir: str = "") -> None:  # noqa: A002 - flag name
     """Remove what the kit built: the CMake build dir and stamps (--all: the whole work dir)."""
-    from rocmforge.build_actions import clean_work_dir
+    from rocmforge.steps.actions import clean_work_dir
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, work_dir=work_dir)

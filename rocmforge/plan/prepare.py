@@ -33,7 +33,7 @@ class BuildInputs:
     environment, shared by `invoke env`, `invoke plan`, `invoke build` and doctor's verdicts."""
 
     facts: Any  # rocmforge.probes.facts.Facts
-    targets: tuple[Any, ...]  # rocmforge.targets.TargetId
+    targets: tuple[Any, ...]  # rocmforge.knowledge.targets.TargetId
     choice: Any  # rocmforge.toolchain.select.CompilerChoice
     compilers: dict[str, str]  # cc, cxx, hip
     env: tuple[tuple[str, str], ...]  # config/build.toml < computed < the build_env setting
@@ -43,9 +43,9 @@ class BuildInputs:
 def resolve_build_inputs(settings: Settings, *, facts: Any = None) -> BuildInputs:
     """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
     from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.knowledge.targets import parse_targets
     from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
     from rocmforge.probes.facts import gather_facts
-    from rocmforge.targets import parse_targets
 
     facts = facts if facts is not None else gather_facts(settings)
     arch_text = settings.arch or ";".join(facts.gpus.targets)
@@ -88,9 +88,9 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> tuple[Any, t
     found), compile a kernel per target, and put the host compiler the build would choose in
     place of whatever `c++` is, so doctor judges what the build will use. A machine with no
     usable ROCm or compiler keeps its probed compiler: doctor's rows say what is missing."""
-    from rocmforge.doctor import requested_targets
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.plan.doctor import requested_targets
     from rocmforge.probes.facts import gather_facts, with_target_probes
 
     facts = gather_facts(settings, environ=environ)
@@ -113,10 +113,10 @@ def prepare_build(
     `compile_probes=False` leaves out doctor's real compile of a kernel per target (about a
     second each): `invoke plan` lists the steps, `invoke build` must know the toolchain works.
     """
-    from rocmforge.build_actions import patch_digest_inputs
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow, plan_build
     from rocmforge.probes.facts import with_target_probes
     from rocmforge.sources import describe_sources
+    from rocmforge.steps.actions import patch_digest_inputs
     from rocmforge.workdir import workdir_for
 
     inputs = resolve_build_inputs(settings)
@@ -220,7 +220,7 @@ def _computed_env(
     *,
     hip_launcher_min_rocm: str = "",
 ) -> dict[str, str]:
-    from rocmforge.buildenv import build_environment
+    from rocmforge.plan.environment import build_environment
 
     env = build_environment(
         settings,
@@ -250,9 +250,9 @@ def _preflight_rows(facts: Any, targets: Any, settings: Any) -> list[Any]:
     """Doctor's rows for the build; its "host compiler" row is the shared compiler verdict
     (issue 3 item 4), and the build refuses a judged WARN as well as a FAIL unless
     allow_compiler is set (then the row stays a WARN)."""
-    from rocmforge.doctor import diagnose
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.plan.build_plan import PreflightRow
+    from rocmforge.plan.doctor import diagnose
 
     rows = []
     for r in diagnose(facts, targets, settings, table=load_arch_table()):

@@ -2,13 +2,13 @@
 
 Owns: the actions behind the plan's "python" steps (preflight, compilers, environment, checkout,
 patches, build requirements, Triton, stale check, log check, collect, install), registered with
-`rocmforge.runner.register_action`, plus the helpers the build tasks share with them (atomic
+`rocmforge.execute.runner.register_action`, plus the helpers the build tasks share with them (atomic
 copy into dist/, the PEP 668 check, `invoke clean`). Each action gets an ActionContext, writes
 only inside the work dir, runs sub-commands through `ctx.run` (so they are logged, teed and
 interruptible like any step), and returns details that the runner keeps in its stamp (`collect`
 reads them back for the manifest). Must not: decide which steps run or in which order (the
 planner does), or run anything outside `ctx.run`/`ctx.capture` except the library calls of
-rocmforge.sources and rocmforge.triton_wheel (git and HTTP), which report what they did.
+rocmforge.sources and rocmforge.sources.triton_wheel (git and HTTP), which report what they did.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmforge.errors import RocmforgeError, StepFailed
-from rocmforge.runner import ActionContext, register_action
+from rocmforge.execute.runner import ActionContext, register_action
 from rocmforge.workdir import WorkDir
 
 _ARCH_LINE = re.compile(r"^(?:--\s*)?Building PyTorch for GPU arch:\s*(.*?)\s*$", re.MULTILINE)
@@ -84,7 +84,7 @@ def _compilers(ctx: ActionContext) -> Mapping[str, Any]:
 
 @register_action("environment", "write state/build-env.sh with the build's exports")
 def _environment(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge.stamps import atomic_write_text
+    from rocmforge.execute.stamps import atomic_write_text
 
     lines = ["# Written by rocmforge: the environment of `invoke build` (source it to reproduce)."]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(ctx.step.env.items())]
@@ -139,7 +139,7 @@ KIT_EDIT_STEPS = ("patches", "hipify")
 
 def record_kit_edits(workdir: WorkDir, commit: str) -> None:
     """Say (atomically) that the kit is about to edit the tree checked out at `commit`."""
-    from rocmforge.stamps import atomic_write_text
+    from rocmforge.execute.stamps import atomic_write_text
 
     doc = {"schema": KIT_EDITS_SCHEMA, "tree": str(workdir.pytorch), "commit": commit,
            "steps": list(KIT_EDIT_STEPS)}
@@ -150,7 +150,7 @@ def kit_edits_evidence(workdir: WorkDir, head: str) -> str:
     """Why the local changes of the tree at `head` count as the kit's own ("" = no evidence, so
     a move stops with DirtyTree as for a tree the kit never edited): the kit-edits record names
     this commit, or a stamp of the patches or hipify step is in this work dir."""
-    from rocmforge.stamps import read_stamp
+    from rocmforge.execute.stamps import read_stamp
 
     try:
         doc = json.loads((workdir.state / KIT_EDITS_FILE).read_text(encoding="utf-8"))
@@ -241,8 +241,7 @@ def _build_requirements(ctx: ActionContext) -> Mapping[str, Any]:
 @register_action("triton", "Triton for the pin: prebuilt wheel (sha256-checked) or source "
                  "build; exactly one triton provider in the venv")
 def _triton(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge import triton_wheel
-    from rocmforge.sources import pin_of_checkout
+    from rocmforge.sources import pin_of_checkout, triton_wheel
 
     mode = ctx.step.argv[1]
     python = ctx.step.argv[2]
@@ -328,7 +327,7 @@ def _venv_tags(ctx: ActionContext, python: str) -> list[Any]:
 
 
 def _download_triton_wheel(ctx: ActionContext, pin: Any, python: str) -> Path:
-    from rocmforge import triton_wheel
+    from rocmforge.sources import triton_wheel
 
     settings = ctx.extras["settings"]
     index = _index_url(str(settings.triton_index), ctx.step.inputs.get("rocm_version", ""))
@@ -348,8 +347,7 @@ def _download_triton_wheel(ctx: ActionContext, pin: Any, python: str) -> Path:
 
 
 def _build_triton(ctx: ActionContext, pin: Any, python: str) -> Path:
-    from rocmforge import triton_wheel
-    from rocmforge.sources import checkout_triton, patch_sources
+    from rocmforge.sources import checkout_triton, patch_sources, triton_wheel
 
     settings = ctx.extras["settings"]
     result, _ = checkout_triton(settings)
@@ -407,7 +405,7 @@ def _installed_dists(ctx: ActionContext, python: str) -> list[str]:
 def _triton_providers(ctx: ActionContext, python: str) -> list[str]:
     from packaging.utils import canonicalize_name
 
-    from rocmforge.triton_wheel import TRITON_PROVIDERS
+    from rocmforge.sources.triton_wheel import TRITON_PROVIDERS
 
     providers = {canonicalize_name(p) for p in TRITON_PROVIDERS}
     return sorted(canonicalize_name(d) for d in _installed_dists(ctx, python)
@@ -415,7 +413,7 @@ def _triton_providers(ctx: ActionContext, python: str) -> list[str]:
 
 
 def _remove_other_providers(ctx: ActionContext, python: str, *, keep: str) -> list[str]:
-    from rocmforge.triton_wheel import triton_conflicts
+    from rocmforge.sources.triton_wheel import triton_conflicts
 
     conflicts = triton_conflicts(_installed_dists(ctx, python), keep=keep, python=python)
     if conflicts.names:
@@ -431,7 +429,7 @@ def _remove_other_providers(ctx: ActionContext, python: str, *, keep: str) -> li
 
 @register_action("stale-check", "PYTORCH_ROCM_ARCH in build/CMakeCache.txt vs. the targets")
 def _stale_check(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge.stale import check_stale
+    from rocmforge.steps.stale import check_stale
 
     build_dir = Path(ctx.step.cwd) / ctx.step.argv[1]
     targets = tuple(t for t in ctx.step.inputs.get("targets", "").split(";") if t)
@@ -451,7 +449,7 @@ def _stale_check(ctx: ActionContext) -> Mapping[str, Any]:
 
 def cpu_fallback_explanation() -> tuple[str, str]:
     """Cause and fix of the `cpu-fallback` signature in config/diagnostics.toml."""
-    from rocmforge.diagnostics import load_signatures
+    from rocmforge.execute.triage import load_signatures
 
     for signature in load_signatures():
         if signature.id == CPU_FALLBACK_SIGNATURE:
@@ -462,8 +460,8 @@ def cpu_fallback_explanation() -> tuple[str, str]:
 @register_action("log-check", "the configure summary must say USE_ROCM : ON for the targets "
                  "(diagnostics.configure_reports_rocm)")
 def _log_check(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge.diagnostics import configure_reports_rocm
-    from rocmforge.stale import split_arch_list
+    from rocmforge.execute.triage import configure_reports_rocm
+    from rocmforge.steps.stale import split_arch_list
 
     which = ctx.step.argv[1]
     log_path = ctx.workdir.logs / f"{which}.log"
@@ -503,7 +501,7 @@ def _log_check(ctx: ActionContext) -> Mapping[str, Any]:
 
 @register_action("collect", "copy the wheels to dist/ (atomically) and write dist/manifest.json")
 def _collect(ctx: ActionContext) -> Mapping[str, Any]:
-    from rocmforge.manifest import build_manifest, write_manifest
+    from rocmforge.knowledge.manifest import build_manifest, write_manifest
 
     dist = ctx.workdir.dist
     built = sorted((Path(ctx.step.cwd) / "dist").glob("torch-*.whl"),
@@ -555,7 +553,7 @@ def _collect(ctx: ActionContext) -> Mapping[str, Any]:
 
 def _manifest_wheels(path: Path) -> set[str]:
     """Wheel file names a kit manifest lists (plain names only); empty when there is none."""
-    from rocmforge.manifest import read_manifest
+    from rocmforge.knowledge.manifest import read_manifest
 
     try:
         wheels = read_manifest(path)["wheels"]
@@ -619,7 +617,7 @@ def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
     the interpreter exists and runs, dist/manifest.json is the kit's, and `python` is not a
     PEP 668 system Python. Runs only the interpreter's probe; installs nothing."""
     from rocmforge.errors import UsageError
-    from rocmforge.manifest import read_manifest
+    from rocmforge.knowledge.manifest import read_manifest
 
     target = python or str(workdir.venv / "bin" / "python")
     found = target if "/" in target else shutil.which(target)
@@ -676,9 +674,9 @@ def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool) -> list[str
     work-dir marker and no stamp in its state/): `--work-dir .` or `/` must never lose a user's
     own `dist/` or `logs/`.
     """
-    from rocmforge.buildlock import BuildLocked, _pid_alive, read_holder
     from rocmforge.errors import UsageError
-    from rocmforge.stamps import WORK_DIR_MARKER, is_kit_work_dir
+    from rocmforge.execute.lock import BuildLocked, _pid_alive, read_holder
+    from rocmforge.execute.stamps import WORK_DIR_MARKER, is_kit_work_dir
 
     root = workdir.root
     kit_made = is_kit_work_dir(workdir.state)

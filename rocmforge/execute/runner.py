@@ -6,10 +6,10 @@ since the previous step, teeing output to `<work>/logs/<step>.log`, stamping a s
 digest) only after it succeeded, skipping steps whose stamp matches and redoing the first changed
 one and everything after it, the build lock, Ctrl-C/SIGTERM handling (the step's process group is
 ended, no stamp is written, the resume command is printed), a status line per finished step
-(`[3/15] checkout ... 2.1 s`), and failure triage through `rocmforge.diagnostics` (the log is
+(`[3/15] checkout ... 2.1 s`), and failure triage through `rocmforge.execute.triage` (the log is
 matched against config/diagnostics.toml; cause, fix and at most 30 relevant lines are shown).
 "python" steps call in-process actions registered with `register_action`; the build pipeline's
-actions live in `rocmforge.build_actions` (imported by `run_plan`).
+actions live in `rocmforge.steps.actions` (imported by `run_plan`).
 
 Volatile steps (`Step.volatile`, e.g. the checkout of a branch): a matching stamp proves only that
 the step's inputs are the same, not that what they name is (`main` moves). So the runner runs such
@@ -44,10 +44,10 @@ from typing import Any, Protocol, TextIO, cast
 from invoke import Context
 from invoke.runners import Local
 
-from rocmforge.buildlock import BuildLock
 from rocmforge.errors import RocmforgeError, StepFailed
+from rocmforge.execute.lock import BuildLock
+from rocmforge.execute.stamps import Stamp, mark_work_dir, read_stamp, remove_stamp, write_stamp
 from rocmforge.plan.model import Plan, Step
-from rocmforge.stamps import Stamp, mark_work_dir, read_stamp, remove_stamp, write_stamp
 from rocmforge.workdir import WorkDir
 
 RELEVANT_LINES = 30  # diagnostics.MAX_RELEVANT_LINES: the most a failure shows
@@ -506,7 +506,7 @@ class StepRunner:
     def _run_action(self, step: Step, tee: _Tee) -> Mapping[str, Any] | None:
         name = step.argv[0] if step.argv else ""
         if name not in ACTIONS:
-            import rocmforge.build_actions  # noqa: F401 - registers the pipeline's actions
+            import rocmforge.steps.actions  # noqa: F401 - registers the pipeline's actions
         action = ACTIONS.get(name)
         if action is None:
             raise StepFailed(
@@ -620,7 +620,7 @@ def explain_log(log_path: Path, step_name: str) -> LogExplanation:
     else the error-looking lines (diagnostics.relevant_lines); else the last 30 lines."""
     from collections import deque
 
-    from rocmforge import diagnostics
+    from rocmforge.execute import triage as diagnostics
 
     try:
         triage = diagnostics.triage_file(log_path, step_name)
@@ -649,7 +649,7 @@ def run_plan(
     console: TextIO | None = None,
 ) -> list[StepResult]:
     """Execute `plan` (see StepRunner) with the build pipeline's actions registered."""
-    import rocmforge.build_actions  # noqa: F401 - registers the actions
+    import rocmforge.steps.actions  # noqa: F401 - registers the actions
 
     return StepRunner(c, plan, workdir, extras=extras, resume_hint=resume_hint,
                       console=console).execute()
