@@ -30,9 +30,9 @@ def vendor(
     """Copy the kit (package, config/, patches/, task and nox adapters) into another repo."""
     from pathlib import Path
 
-    from rocmforge.sessions import vendor as kit
     from rocmforge.errors import UsageError
     from rocmforge.render import emit_json, print_table, say
+    from rocmforge.sessions import vendor as kit
 
     if not into:
         raise UsageError(
