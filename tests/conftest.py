@@ -8,6 +8,7 @@ AMD-GPU boundary: fake ROCm trees, KFD sysfs trees and captured rocminfo output,
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -92,7 +93,7 @@ def _version_line(name: str) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{path}: {exc}"
     lines = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    named = [line for line in lines if "version" in line.lower()]
+    named = [line for line in lines if re.search(r"\d+\.\d+", line)]
     return f"{(named or lines or ['no version output'])[0]} ({path})"
 
 

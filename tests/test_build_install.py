@@ -1,4 +1,4 @@
-"""`invoke install`'s checks as a library call (build_actions.install_argv): exact pip argv for a
+"""`invoke install`'s checks as a library call (steps.venv.install_argv): exact pip argv for a
 finished build, and exit-2 refusals for a missing interpreter, a missing manifest and a PEP 668
 system Python (Debian's /usr/bin/python3 here carries EXTERNALLY-MANAGED)."""
 
@@ -13,7 +13,7 @@ from conftest import missing_real_part
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.manifest import build_manifest, write_manifest
-from rocmforge.steps.actions import install_argv, pip_install_argv
+from rocmforge.steps.venv import install_argv, pip_install_argv
 from rocmforge.workdir import workdir_for
 
 

@@ -12,7 +12,7 @@ import pytest
 from gitfixtures import SUB_URL, FakeRemotes, build_remotes, commit_files, git, tree_state, url
 
 from rocmforge.sources.checkout import CheckoutResult, DirtyTree, GitFailed, checkout_tree
-from rocmforge.steps.actions import kit_edits_evidence, record_kit_edits, set_aside_line
+from rocmforge.steps.checkout import kit_edits_evidence, record_kit_edits, set_aside_line
 from rocmforge.workdir import workdir_for
 
 pytestmark = pytest.mark.slow

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmforge.errors import ConfigError, UsageError
-from rocmforge.plan.model import Plan, Step
+from rocmforge.execute.model import Plan, Step
 from rocmforge.workdir import WorkDir
 
 BUILD_STYLES = ("setup.py", "build")

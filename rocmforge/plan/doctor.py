@@ -379,20 +379,38 @@ def _compiler_rows(facts: Any, settings: Any) -> list[DoctorRow]:
             )
         ]
     verdict = judge_compiler(chosen.kind, chosen.version, rocm, torch)
-    status = verdict.status if verdict.status in ("OK", "WARN", "FAIL") else "WARN"
+    # One verdict for doctor, toolchain and the build: the build refuses a compiler the table
+    # warns about (a judged WARN) as it refuses a FAIL, unless allow_compiler; then both are WARN.
+    status: Status = "OK" if verdict.status == "OK" else "FAIL"
+    reason = verdict.reason
     if status == "FAIL" and settings.allow_compiler:
         status = "WARN"
-    fix = verdict.fix if status != "OK" else ""
+        reason = f"{reason} (allowed by --allow-compiler)"
+    elif status == "FAIL" and verdict.status == "WARN":
+        reason = (f"{reason}; the build refuses a compiler the table warns about unless "
+                  "--allow-compiler is given")
+    fix = _build_compiler_fix(verdict.fix) if status != "OK" else ""
     if status == "FAIL" and not fix:
-        fix = "sudo apt-get install gcc-11 g++-11 && invoke doctor --gcc 11"
+        fix = ("sudo apt-get install gcc-11 g++-11 && invoke doctor --gcc 11; for this build "
+               "only: `invoke build --gcc 11`")
     return [
         DoctorRow(
             check="host compiler",
-            status=status,  # type: ignore[arg-type]
-            detail=f"{chosen.label} ({chosen.cc}): {verdict.reason}",
+            status=status,
+            detail=f"{chosen.label} ({chosen.cc}): {reason}",
             fix=fix,
         )
     ]
+
+
+def _build_compiler_fix(fix: str) -> str:
+    """`invoke toolchain --gcc 11 (...)` -> also the build-only form `invoke build --gcc 11`."""
+    import re
+
+    match = re.search(r"invoke toolchain (--(?:gcc|clang) \d+)", fix)
+    if not match or "invoke build" in fix:
+        return fix
+    return f"{fix}; for this build only: `invoke build {match.group(1)}`"
 
 
 # --- build tools ----------------------------------------------------------------------------

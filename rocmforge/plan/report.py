@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 
-from rocmforge.plan.model import Plan
+from rocmforge.execute.model import Plan
 
 
 def settings_rows(plan: Plan) -> list[tuple[str, str]]:
