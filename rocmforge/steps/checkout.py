@@ -20,8 +20,8 @@ from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
-    from rocmforge.sources.checkout import SetAside
-    from rocmforge.sources.lockfile import SourceLock
+    from rocmforge.sources.checkout import SetAsideStash
+    from rocmforge.sources.lockfile import Lock
 
 
 def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -90,7 +90,7 @@ def kit_edits_evidence(workdir: WorkDir, head: str) -> str:
     return ""
 
 
-def set_aside_line(tree: Path, stashes: Sequence[SetAside], old_head: str,
+def set_aside_line(tree: Path, stashes: Sequence[SetAsideStash], old_head: str,
                    evidence: str) -> str:
     """One line: what was stashed where, and the commands that show and restore it."""
     t = shlex.quote(str(tree))
@@ -105,7 +105,7 @@ def set_aside_line(tree: Path, stashes: Sequence[SetAside], old_head: str,
             f"--recursive`, then `git -C {t} stash pop` (in each repository that has one)")
 
 
-def checkout_fingerprint(lock: SourceLock) -> str:
+def checkout_fingerprint(lock: Lock) -> str:
     """What the checkout resolved to, for the runner's re-check of this volatile step: the
     PyTorch commit, every submodule commit and the Triton pin, read from the tree on disk (so
     a tree moved by an interrupted run still differs from the stamp). A sha256, not the list:

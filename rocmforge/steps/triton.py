@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from rocmforge.errors import StepFailed
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.sources.triton_wheel import index_url
 from rocmforge.steps.venv import pip_install_argv
 
 if TYPE_CHECKING:
@@ -91,11 +92,6 @@ def _wheel_project(wheel: Path) -> str:
     return str(parse_wheel_filename(wheel.name)[0])
 
 
-def _index_url(template: str, rocm_version: str) -> str:
-    """settings.triton_index with {rocm} = ROCm major.minor (download.pytorch.org/whl/rocm6.4)."""
-    return template.replace("{rocm}", ".".join(rocm_version.split(".")[:2]))
-
-
 def _venv_tags(ctx: ActionContext, python: str) -> list[Tag]:
     """The build venv interpreter's wheel tags in preference order (its own `packaging`, or
     the copy vendored in its pip), so the pick fits the venv, not the kit's interpreter."""
@@ -114,7 +110,8 @@ def _download_triton_wheel(build: PreparedBuild, ctx: ActionContext, pin: Triton
     from rocmforge.sources import triton_wheel
 
     settings = build.inputs.settings
-    index = _index_url(str(settings.triton_index), ctx.step.inputs.get("rocm_version", ""))
+    rocm = build.inputs.facts.rocm
+    index = index_url(str(settings.triton_index), rocm.version if rocm is not None else "")
     ctx.say(f"looking for {pin.project} {pin.version} (commit {pin.commit[:8]}) on {index}")
     client = triton_wheel.IndexClient(index_url=index, timeout_s=30.0)
     choice = triton_wheel.find_wheel(client, pin, _venv_tags(ctx, python))
