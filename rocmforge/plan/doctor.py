@@ -48,17 +48,6 @@ def exit_status(rows: Sequence[DoctorRow]) -> int:
     return 1 if any(r.status == "FAIL" for r in rows) else 0
 
 
-def requested_targets(arch_text: str, gpu_targets: Sequence[str], table: Any) -> tuple[Any, ...]:
-    """The targets to check: --arch / settings first, else the GPUs found. Parsed without the
-    toolchain's LLVM major so that an unsupported target becomes a doctor row with its reason
-    (the compile probe), not a refusal before anything was checked."""
-    from rocmforge.knowledge.targets import parse_targets
-
-    text = arch_text.strip() or ";".join(gpu_targets)
-    if not text:
-        return ()
-    return parse_targets(text, table)
-
 
 def diagnose(
     facts: Any, targets: Sequence[Any], settings: Any, *, table: Any = None

@@ -68,15 +68,16 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None) -> B
     """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.releases import pytorch_release_for
-    from rocmforge.knowledge.targets import parse_targets
+    from rocmforge.knowledge.targets import parse_targets, requested_targets
     from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
     from rocmforge.probes.facts import gather_facts
     from rocmforge.workdir import workdir_for
 
     facts = facts if facts is not None else gather_facts(settings)
-    arch_text = settings.arch or ";".join(facts.gpus.targets)
-    # Parsed without the ROCm clang's LLVM major: HIP_CLANG_PATH may name a newer compiler.
-    targets = parse_targets(arch_text, load_arch_table(), llvm_major=0)
+    targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table())
+    if not targets:
+        # parse_targets' own refusal: no --arch and no GPU found says what to pass.
+        targets = parse_targets("", load_arch_table())
     choice, compilers = _choose_compilers(settings, facts)
     build_toml = read_toml(config_dir() / "build.toml")
     check_keys(build_toml, where="config/build.toml", optional=("env", "configure", "cache"))
@@ -120,19 +121,18 @@ def doctor_facts(settings: Settings,
     usable ROCm or compiler keeps its probed compiler: doctor's rows say what is missing."""
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.plan.doctor import requested_targets
+    from rocmforge.knowledge.targets import requested_targets
     from rocmforge.probes.facts import gather_facts, with_target_probes
 
     facts = gather_facts(settings, environ=environ)
     targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table())
     facts = with_target_probes(facts, targets, environ=environ)
-    if targets:
-        try:
-            choice = resolve_build_inputs(settings, facts=facts).choice
-        except RocmforgeError:
-            return facts, targets
-        facts = judged_by_build_choice(facts, choice)
-    return facts, targets
+    # With or without targets: one host-compiler verdict, the one the build would reach.
+    try:
+        choice, _ = _choose_compilers(settings, facts)
+    except RocmforgeError:
+        return facts, targets
+    return judged_by_build_choice(facts, choice), targets
 
 
 def prepare_build(
