@@ -8,7 +8,8 @@ record of any release: the tests check that the reader follows whatever the file
 
 Eras (one tagged commit each in one repository; `worktree()` checks a tag out on its own):
 - v2.4.0  "triton-rocm.txt era": triton-rocm.txt + triton.txt, setup.py with python_min_version,
-          a [build-system]-only pyproject.toml (setuptools legacy backend), no requirements-build.txt
+          a [build-system]-only pyproject.toml (setuptools legacy backend), no
+          requirements-build.txt
 - v2.9.1  "setup.py era": triton.txt only, setup.py beside a pyproject.toml with [project]
           requires-python and classifiers, setuptools.build_meta, requirements-build.txt
 - v2.14.0 "scikit-build-core era": no setup.py, build-backend scikit_build_core.build,
@@ -36,15 +37,15 @@ PIN_FUTURE = "f00dfacef00dfacef00dfacef00dfacef00dface"
 def cmakelists(*, floor: str, cxx: int, gcc: str, clang: str = "", extra: str = "") -> str:
     """A top-level CMakeLists.txt in the layout PyTorch's has (floor, standard, compiler checks)."""
     clang_check = (
-        "\n# --- [ Check that minimal clang version is {clang}+\n"
+        f"\n# --- [ Check that minimal clang version is {clang}+\n"
         "# Older clangs fail to compile C++20 ranges adaptors; AppleClang is excluded.\n"
         'if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS '
-        "{clang})\n"
+        f"{clang})\n"
         "  message(FATAL_ERROR\n"
-        '    "Clang-{clang} or newer is required to compile PyTorch, but found '
-        '${{CMAKE_CXX_COMPILER_VERSION}}")\n'
+        f'    "Clang-{clang} or newer is required to compile PyTorch, but found '
+        '${CMAKE_CXX_COMPILER_VERSION}")\n'
         "endif()\n"
-    ).format(clang=clang) if clang else ""
+    ) if clang else ""
     return (
         f"cmake_minimum_required(VERSION {floor} FATAL_ERROR)\n"
         "# cmake_policy(SET CMP0022 NEW) cmake_policy(SET CMP0023 NEW)\n"
