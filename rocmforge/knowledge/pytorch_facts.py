@@ -234,14 +234,16 @@ class _Merge:
         table_value: str,
         *,
         same: bool | None = None,
-        none_means: str = "",
+        absent_answers: bool = False,
     ) -> Fact:
-        """The tree's value when the tree answers (FOUND, or ABSENT = `none_means`), else the
-        table's; a disagreement when both answer and `same` (or plain equality) says no."""
+        """The tree's value when the tree answers, else the table's; a disagreement when both
+        answer and `same` (or plain equality) says no. ABSENT answers ("none": no Clang check,
+        an unpinned cmake) only where `absent_answers`; elsewhere (a CMakeLists.txt without
+        cmake_minimum_required) the table fills it."""
         problem = fact.detail if fact is not None and fact.status == MALFORMED else ""
-        if fact is not None and fact.status in (FOUND, ABSENT):
-            value = (tree_value if tree_value is not None else "") if fact.status == FOUND \
-                else none_means
+        answers = (FOUND, ABSENT) if absent_answers else (FOUND,)
+        if fact is not None and fact.status in answers:
+            value = tree_value if tree_value is not None and fact.status == FOUND else ""
             source = fact.source if fact.status == FOUND else f"{fact.source} ({fact.detail})"
             if table_value and self.row is not None:
                 agree = same if same is not None else value == table_value
@@ -310,7 +312,7 @@ class _Merge:
     def cmake_pin(self) -> Fact:
         fact = self._tree_fact("cmake_pin")
         value = str(fact.value) if fact is not None and fact.value else None
-        return self._pick("cmake_pin", fact, value, "")
+        return self._pick("cmake_pin", fact, value, "", absent_answers=True)
 
     def cxx_std(self) -> Fact:
         fact = self._tree_fact("cxx_standard")
@@ -323,7 +325,7 @@ class _Merge:
         table_value = self.row.gcc_min if self.row is not None else ""
         value = str(fact.value) if fact is not None and fact.value else None
         same = _same_version(value or "", table_value) if table_value else None
-        return self._pick("gcc_min", fact, value, table_value, same=same)
+        return self._pick("gcc_min", fact, value, table_value, same=same, absent_answers=True)
 
     def clang_min(self) -> Fact:
         fact = self._tree_fact("clang_minimum")
@@ -342,7 +344,7 @@ class _Merge:
                         source=fact.source if tree_has else f"{fact.source} ({fact.detail})",
                         table_value="none", table_source=self.table)
         same = _same_version(value or "", table_value) if table_value else None
-        return self._pick("clang_min", fact, value, table_value, same=same)
+        return self._pick("clang_min", fact, value, table_value, same=same, absent_answers=True)
 
     def build_backend(self) -> Fact:
         fact = self._tree_fact("build_backend")
