@@ -241,7 +241,7 @@ def _release_style(ref: str) -> dict[str, Any]:
     return {
         "build_style": str(release.build_style),
         "scikit_build_core": bool(release.scikit_build_core),
-        "version": str(release.version),
+        "version": str(release.ref_version),  # "" for main/a commit/a branch: unknown here
         "tracks_main": bool(release.tracks_main),
     }
 
