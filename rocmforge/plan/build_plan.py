@@ -362,6 +362,10 @@ def plan_build(
         notes.append(f"{settings.pytorch_ref!r} is not a release the kit's version table knows: "
                      "it is built with the newest row's facts, and the checkout step stops "
                      "(exit 2) if the repository has no such tag or branch")
+    elif options.tracks_main and not options.pytorch_version:
+        notes.append(f"pytorch_version is not known before the checkout: "
+                     f"{settings.pytorch_ref!r} names no release, so its version.txt decides; "
+                     "until then the newest table row's facts are an estimate")
     if options.scikit_build_core:
         notes.append("scikit-build-core release: no configure-only step; the ROCm check runs on "
                      "the build log")

@@ -424,7 +424,7 @@ def _tool_rows(facts: Any, settings: Any) -> list[DoctorRow]:
                 check="cmake",
                 status="FAIL",
                 detail=f"cmake {system.cmake.version} at {system.cmake.path} is older than "
-                f"{minimum}, the minimum for PyTorch {settings.pytorch_ref}",
+                f"{minimum}, the minimum for {_pytorch_label(settings)}",
                 fix=f"python3 -m pip install 'cmake>={minimum}'",
             )
         )
@@ -522,6 +522,16 @@ def _python_ok(version: str, spec: str) -> bool:
         return SpecifierSet(spec).contains(version, prereleases=True)
     except InvalidSpecifier:
         return True
+
+
+def _pytorch_label(settings: Any) -> str:
+    """How messages name the PyTorch being built: its version, never a branch name as one."""
+    try:
+        from rocmforge.knowledge.releases import pytorch_release_for
+
+        return str(pytorch_release_for(settings.pytorch_ref).label)
+    except (ImportError, RocmforgeError, KeyError, ValueError):
+        return f"PyTorch at {settings.pytorch_ref!r}"
 
 
 def _cmake_minimum(settings: Any) -> str:

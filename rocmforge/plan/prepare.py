@@ -159,7 +159,7 @@ def prepare_build(
     options = BuildOptions(
         build_style=release.build_style,
         scikit_build_core=release.scikit_build_core,
-        pytorch_version=release.version,
+        pytorch_version=release.ref_version,  # "" for main, a commit, a branch: unknown yet
         python=settings.python or sys.executable or "python3",
         tracks_main=release.tracks_main,
         configure_env=dict(inputs.configure_env),
