@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from rocmforge.doctor import diagnose
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.arches import load_arch_table
@@ -21,6 +20,7 @@ from rocmforge.knowledge.releases import (
     pytorch_release_for,
     rocm_release_for,
 )
+from rocmforge.plan.doctor import diagnose
 from rocmforge.probes.system import ToolVersion
 from rocmforge.settings import Settings
 

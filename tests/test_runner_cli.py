@@ -180,7 +180,7 @@ def test_compiler_outside_the_table_is_refused_by_preflight(tmp_path: Path) -> N
     refused = _plan_json("--gcc", "12", "--work-dir", str(tmp_path / "w"))
     assert refused["steps"][0]["inputs"]["fail_rows"] == ["host compiler"]
     allowed = _plan_json("--gcc", "12", "--allow-compiler", "--work-dir", str(tmp_path / "w"))
-    assert allowed["steps"][0]["inputs"]["fail_rows"] == ""
+    assert allowed["steps"][0]["inputs"]["fail_rows"] == []
     # gfx90a: the one target Debian's ROCm 5.2 can build, so the compiler is the only problem.
     done = invoke("build", "--arch", "gfx90a", "--gcc", "12", "--work-dir",
                   str(tmp_path / "w"))

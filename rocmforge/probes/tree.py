@@ -191,7 +191,7 @@ class _Files:
         if rel not in self._cache:
             path = self.root / rel
             try:
-                self._cache[rel] = path.read_text(encoding="utf-8") if path.is_file() else None
+                self._cache[rel] = path.read_text(encoding="utf-8") if path.exists() else None
             except (OSError, UnicodeDecodeError) as exc:
                 self._cache[rel] = exc
         value = self._cache[rel]
