@@ -34,7 +34,7 @@ def _plan(settings: dict | None = None, patches: dict | None = None, **options: 
 def test_setup_py_release_runs_configure_then_bdist_wheel() -> None:
     plan = _plan(build_style="setup.py", python="/usr/bin/python3")
     names = [s.name for s in plan.steps]
-    assert names == ["preflight", "compilers", "checkout", "patches", "venv",
+    assert names == ["preflight", "compilers", "checkout", "tree-facts", "patches", "venv",
                      "build-requirements", "triton", "environment", "hipify", "stale-check",
                      "configure", "configure-check", "build", "collect", "install"]
     steps = {s.name: s for s in plan.steps}
@@ -113,7 +113,7 @@ def test_plan_json_is_versioned_and_lists_every_step() -> None:
     doc = _plan({"triton_mode": "skip"}).to_json()
     assert doc["schema"] == "rocmforge.plan/1"
     assert doc["targets"] == ["gfx1100"]
-    assert len(doc["steps"]) == 15
+    assert len(doc["steps"]) == 16
     assert any("Triton is skipped" in note for note in doc["notes"])
 
 

@@ -442,3 +442,31 @@ def _same_python(tree_spec: str, table_spec: str) -> bool:
     """Same lower bound, and the same upper bound where both state one."""
     tree, table = _bounds(tree_spec), _bounds(table_spec)
     return all(tree[op] == table[op] for op in (">=", "<") if op in tree and op in table)
+
+
+def effective_release(facts: PytorchFacts, row: PytorchRelease) -> PytorchRelease:
+    """The table row with every fact the tree states put in its place: what doctor, the
+    compiler policy and the planner judge by. Without a tree it is the row itself (an estimate
+    for a branch or commit)."""
+    from dataclasses import replace
+
+    if not facts.tree_root:
+        return row
+    changes: dict[str, object] = {
+        "build_style": facts.build_style or row.build_style,
+        "scikit_build_core": facts.scikit_build_core,
+        "ref_version": facts.version or row.ref_version,
+    }
+    if facts.python:
+        changes["python"] = facts.python
+    if facts.cxx_standard:
+        changes["cxx_std"] = facts.cxx_standard
+    if facts.cmake_minimum:
+        changes["cmake_min"] = facts.cmake_minimum
+    if facts["gcc_min"].origin == TREE:
+        changes["gcc_min"] = facts.gcc_minimum
+    if facts["clang_min"].origin == TREE:
+        changes["clang_min"] = facts.clang_minimum
+    if facts["triton_version"].origin == TREE:
+        changes["triton_version"] = facts["triton_version"].value
+    return replace(row, **changes)  # type: ignore[arg-type]

@@ -33,11 +33,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.execute.model import Effects, Plan, Step
 from rocmforge.workdir import WorkDir
+
+if TYPE_CHECKING:
+    from rocmforge.plan.pytorch import PytorchSide
 
 BUILD_STYLES = ("setup.py", "build")
 TRITON_MODES = ("auto", "wheel", "source", "skip")
@@ -129,13 +132,17 @@ def plan_build(
     preflight: Sequence[PreflightRow] = (),
     patch_inputs: Mapping[str, str] | None = None,
     sources: Mapping[str, Any] | None = None,
+    pytorch: PytorchSide | None = None,
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
     `env` is the complete build environment delta (config/build.toml < computed < build_env);
     `compilers` maps "cc"/"cxx" (and optionally "hip") to the executables the kit chose;
-    `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is what the work
-    dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by `invoke plan`.
+    `pytorch` is the PyTorch being built as plan.pytorch read it (from the tree once the
+    checkout exists; before, an estimate that the tree-facts step checks right after the
+    checkout); `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is
+    what the work dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by
+    `invoke plan`.
     """
     check_ref_name(str(settings.pytorch_ref))
     check_max_jobs(env)
@@ -194,6 +201,16 @@ def plan_build(
                     "mirrors": tuple(f"{k}={v}" for k, v in sorted(settings.mirrors.items()))},
             # A branch or tag can name another commit tomorrow; a full commit cannot.
             volatile=not _FULL_SHA.fullmatch(str(settings.pytorch_ref).strip()),
+        ),
+        Step(
+            name="tree-facts",
+            kind="python",
+            argv=("tree-facts",),
+            why="read the checkout's own facts (version, build backend, CMake, compiler and "
+            "Python floors); stop here when they differ from what this plan assumed",
+            cwd=src,
+            inputs={**source_inputs, **_assumed(options, pytorch)},
+            effects=Effects(reads=tuple(f"{src}/{name}" for name in TREE_FILES)),
         ),
         Step(
             name="patches",
@@ -369,6 +386,8 @@ def plan_build(
     if options.scikit_build_core:
         notes.append("scikit-build-core release: no configure-only step; the ROCm check runs on "
                      "the build log")
+    if pytorch is not None:
+        notes += pytorch.notes()
     resolved = {
         "pytorch_repo": settings.pytorch_repo,
         "pytorch_ref": settings.pytorch_ref,
@@ -387,6 +406,8 @@ def plan_build(
     }
     if sources:
         resolved["sources"] = dict(sources)
+    if pytorch is not None:
+        resolved["pytorch_facts"] = pytorch.facts.as_dict()
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
 
 
@@ -416,3 +437,23 @@ def _triton_effects(mode: str, settings: Any, workdir: WorkDir, python: str,
                    "<the triton wheel>"),),
         notes=(*notes, "other `triton` providers in the venv are uninstalled first"),
     )
+
+
+# The files of a PyTorch checkout that probes.tree reads.
+TREE_FILES = ("version.txt", "CMakeLists.txt", "pyproject.toml", "setup.py",
+              "requirements-build.txt", ".ci/docker/ci_commit_pins/", "cmake/public/LoadHIP.cmake")
+
+
+def _assumed(options: BuildOptions, pytorch: PytorchSide | None) -> dict[str, str]:
+    """The PyTorch facts this plan was made with: the tree-facts step compares the checkout's
+    against them (digest inputs, so a plan made from the tree re-checks once)."""
+    assumed = {"assumed:build_style": options.build_style,
+               "assumed:scikit_build_core": str(options.scikit_build_core)}
+    if pytorch is not None:
+        release = pytorch.release
+        assumed.update({"assumed:cmake_min": release.cmake_min,
+                        "assumed:gcc_min": release.gcc_min,
+                        "assumed:clang_min": str(release.clang_min),
+                        "assumed:python": release.python,
+                        "assumed:from_tree": str(pytorch.from_tree)})
+    return assumed

@@ -58,6 +58,7 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
         plan_settings={k: v for k, v in plan_settings.items() if k != "origins"},
     )
     doc["source"] = dict(ctx.details_of("checkout"))
+    doc["pytorch"] = dict(ctx.details_of("tree-facts"))
     earlier = _manifest_wheels(dist / "manifest.json")
     path = write_manifest(dist / "manifest.json", doc)
     ctx.say(f"wrote {path}")

@@ -30,8 +30,8 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
     from rocmforge.render import emit_json, print_table
 
     settings = settings_for(c, arch=arch, rocm_path=rocm_path)
-    facts, targets = doctor_facts(settings, os.environ)
-    rows = diagnose(facts, targets, settings, table=load_arch_table())
+    facts, targets, release = doctor_facts(settings, os.environ)
+    rows = diagnose(facts, targets, settings, table=load_arch_table(), release=release)
     code = exit_status(rows)
     if json:
         emit_json(doctor_json(facts, targets, rows))
