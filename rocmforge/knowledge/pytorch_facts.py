@@ -273,10 +273,11 @@ class _Merge:
             value = str(fact.value)
             same = _minor(value) == table_value if table_value else True
             return self._pick("version", fact, value, table_value, same=same)
-        if row is not None and row.ref_version and not row.tracks_main:
+        if row is not None and row.ref_version:
+            newer = " (a release newer than the table)" if row.tracks_main else ""
             return Fact(name="version", value=row.ref_version, origin=REF,
-                        source=f"ref: {row.requested}", table_value=row.version,
-                        table_source=self.table,
+                        source=f"ref: {row.requested}{newer}", table_value=table_value,
+                        table_source=self.table if table_value else "",
                         tree_problem=fact.detail if fact is not None else "")
         if row is not None and row.tracks_main:
             why = (f"{row.requested!r} names no release: its version.txt decides once it is "
