@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmforge.execute.stamps import Stamp, mark_work_dir, write_stamp
+from rocmforge.execute.stamps import Stamp, write_stamp
+from rocmforge.workdir import mark_work_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rocmforge.execute.stamps import atomic_write_text
+from rocmforge.fsutil import write_atomic
 
 MANIFEST_SCHEMA = "rocmforge.manifest/1"
 
@@ -45,7 +45,7 @@ def build_manifest(
 
 def write_manifest(path: Path, doc: Mapping[str, Any]) -> Path:
     """Write atomically (temp + os.replace): a full disk leaves the previous manifest or none."""
-    atomic_write_text(path, json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    write_atomic(path, json.dumps(doc, indent=2, sort_keys=False) + "\n")
     return path
 
 

@@ -64,11 +64,11 @@ KIT_EDIT_STEPS = ("patches", "hipify")
 
 def record_kit_edits(workdir: WorkDir, commit: str) -> None:
     """Say (atomically) that the kit is about to edit the tree checked out at `commit`."""
-    from rocmforge.execute.stamps import atomic_write_text
+    from rocmforge.fsutil import write_atomic
 
     doc = {"schema": KIT_EDITS_SCHEMA, "tree": str(workdir.pytorch), "commit": commit,
            "steps": list(KIT_EDIT_STEPS)}
-    atomic_write_text(workdir.state / KIT_EDITS_FILE, json.dumps(doc, indent=2) + "\n")
+    write_atomic(workdir.state / KIT_EDITS_FILE, json.dumps(doc, indent=2) + "\n")
 
 
 def kit_edits_evidence(workdir: WorkDir, head: str) -> str:
