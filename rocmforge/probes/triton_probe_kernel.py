@@ -1,4 +1,4 @@
-"""The kernel the Triton target probe compiles (rocmforge/probes/triton_codegen.py loads it by path).
+"""The kernel the Triton target probe compiles (triton_codegen.py loads it by path).
 
 Owns: one small @triton.jit kernel (masked vector add: loads, stores, program id, a constexpr
 block size) that exercises Triton's whole AMD pipeline down to a code object.

@@ -31,7 +31,7 @@ from typing import Literal
 from rocmforge.errors import StepFailed
 from rocmforge.inspect.elf import EM_AMDGPU, ElfReadError, decode_code_object_header
 from rocmforge.knowledge.arches import ArchTable, load_arch_table
-from rocmforge.probes import RunResult, Runner, run_command
+from rocmforge.probes import Runner, RunResult, run_command
 from rocmforge.probes.triton_codegen import (
     EVENTS_FILE,
     EXIT_API_UNKNOWN,
@@ -53,6 +53,9 @@ LLD_FIX = (
 )
 
 ProbeStatus = Literal["OK", "FAIL", "SKIP"]
+# Why a target was not proven (SKIP) or what kind of FAIL it is; "" for OK and plain FAILs.
+Cause = Literal["", "no_triton", "no_lld", "time_limit", "cannot_run", "not_a_triton_target",
+                "crash", "api", "mach"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +71,7 @@ class TritonTargetResult:
     mach: int | None = None
     expected_mach: int | None = None
     seconds: float = 0.0
+    cause: Cause = ""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -79,6 +83,7 @@ class TritonTargetResult:
             "mach": None if self.mach is None else f"{self.mach:#05x}",
             "expected_mach": None if self.expected_mach is None else f"{self.expected_mach:#05x}",
             "seconds": round(self.seconds, 3),
+            "cause": self.cause,
         }
 
 
@@ -188,12 +193,12 @@ def plan_targets(
         arch = table.get(base)
         if arch is None:
             decided.append(TritonTargetResult(
-                target=base, status="SKIP",
+                target=base, status="SKIP", cause="not_a_triton_target",
                 reason=f"{base} is not in the kit's arch table (no wave size or mach to check)"))
         elif arch.generic:
             members = ", ".join(arch.generic_members)
             decided.append(TritonTargetResult(
-                target=base, status="SKIP", wave=arch.wavefront,
+                target=base, status="SKIP", wave=arch.wavefront, cause="not_a_triton_target",
                 reason=f"Triton compiles for the GPU it runs on, never for a generic target; "
                        f"probe a member instead ({members})"))
         else:
@@ -245,6 +250,7 @@ def check_code_object(request: _Request, data: bytes, seconds: float,
                       table: ArchTable) -> TritonTargetResult:
     """OK when the bytes are an AMDGPU ELF whose EF_AMDGPU_MACH is the target's."""
     status: ProbeStatus = "FAIL"
+    cause: Cause = "mach"
     mach: int | None = None
     try:
         header = decode_code_object_header(data[:64])
@@ -261,13 +267,13 @@ def check_code_object(request: _Request, data: bytes, seconds: float,
             reason = (f"Triton produced code for {named} (EF_AMDGPU_MACH {header.mach:#05x}), "
                       f"not for {request.target} ({request.expected_mach:#05x})")
         else:
-            status, mach = "OK", header.mach
+            status, mach, cause = "OK", header.mach, ""
             reason = (f"{len(data)}-byte code object, EF_AMDGPU_MACH {header.mach:#05x} = "
                       f"{request.target}")
     return TritonTargetResult(
         target=request.target, status=status, reason=reason, wave=request.wave,
         code_object_size=len(data), mach=mach, expected_mach=request.expected_mach,
-        seconds=seconds)
+        seconds=seconds, cause=cause)
 
 
 def _seconds(value: object) -> float:
@@ -307,7 +313,7 @@ def probe_triton_targets(
             left = timeout_s - (time.monotonic() - started)
             if left <= 0:
                 _skip_all(results, pending, f"not probed: the probe's time limit "
-                                            f"({timeout_s:g} s) ran out")
+                                            f"({timeout_s:g} s) ran out", "time_limit")
                 break
             done = run(argv, env=env, cwd=tmp, timeout=left)
             events = read_events(out / EVENTS_FILE)
@@ -336,11 +342,11 @@ def _order(targets: Sequence[str]) -> list[str]:
 
 
 def _skip_all(results: dict[str, TritonTargetResult], requests: Sequence[_Request],
-              reason: str, status: ProbeStatus = "SKIP") -> None:
+              reason: str, cause: Cause, status: ProbeStatus = "SKIP") -> None:
     for request in requests:
         results[request.target] = TritonTargetResult(
             target=request.target, status=status, reason=reason, wave=request.wave,
-            expected_mach=request.expected_mach)
+            expected_mach=request.expected_mach, cause=cause)
 
 
 def _absorb(
@@ -373,17 +379,17 @@ def _absorb(
                 _skip_all(results, pending,
                           f"no ld.lld for Triton {info.get('version', '')}, which links code "
                           f"objects with an external ld.lld (3.5 and later link in-process) "
-                          f"({where}); fix: {LLD_FIX}")
+                          f"({where}); fix: {LLD_FIX}", "no_lld")
                 return []
         elif kind == "no_triton":
             _skip_all(results, pending, f"no triton in {done.argv[0]} "
-                                        f"({event.get('error', '')})")
+                                        f"({event.get('error', '')})", "no_triton")
             return []
         elif kind == "api_unknown":
             info.update(version=event.get("version", ""))
             _skip_all(results, pending,
                       f"the probe cannot drive Triton {event.get('version', '')}'s compile API: "
-                      f"{event.get('error', '')}", status="FAIL")
+                      f"{event.get('error', '')}", "api", status="FAIL")
             return []
         elif kind == "begin":
             began = str(event.get("target", ""))
@@ -398,24 +404,27 @@ def _absorb(
                 data = (out / str(event.get("file", ""))).read_bytes()
                 results[target] = check_code_object(request, data, seconds, table)
             else:
-                prefix = "the probe cannot drive this Triton: " if event.get("api_error") else ""
+                api = bool(event.get("api_error"))
+                prefix = "the probe cannot drive this Triton: " if api else ""
                 results[target] = TritonTargetResult(
                     target=target, status="FAIL", reason=prefix + str(event.get("error", "")),
-                    wave=request.wave, expected_mach=request.expected_mach, seconds=seconds)
+                    wave=request.wave, expected_mach=request.expected_mach, seconds=seconds,
+                    cause="api" if api else "")
     remaining = [r for r in pending if r.target not in results]
     if not remaining:
         return []
     if done.returncode == 124:
         _skip_all(results, remaining, f"not probed: the probe's time limit ({timeout_s:g} s) "
-                                      "ran out before Triton finished")
+                                      "ran out before Triton finished", "time_limit")
         return []
     if done.returncode in (126, 127):
-        _skip_all(results, remaining, f"cannot run {done.argv[0]}: {done.stderr.strip()}")
+        _skip_all(results, remaining, f"cannot run {done.argv[0]}: {done.stderr.strip()}",
+                  "cannot_run")
         return []
     if done.returncode in (EXIT_NO_TRITON, EXIT_NO_LLD, EXIT_API_UNKNOWN) or not events:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         _skip_all(results, remaining, f"the probe did not run in {done.argv[0]} "
-                                      f"(exit {done.returncode}: {tail})", status="FAIL")
+                                      f"(exit {done.returncode}: {tail})", "cannot_run")
         return []
     if began and began in by_target:
         request = by_target[began]
@@ -423,9 +432,9 @@ def _absorb(
         results[began] = TritonTargetResult(
             target=began, status="FAIL", wave=request.wave, expected_mach=request.expected_mach,
             reason=f"Triton crashed compiling for {began} (exit {done.returncode}"
-                   + (f": {tail}" if tail else "") + ")")
+                   + (f": {tail}" if tail else "") + ")", cause="crash")
         return [r for r in remaining if r.target != began]
-    _skip_all(results, remaining, f"the probe stopped early (exit {done.returncode})",
+    _skip_all(results, remaining, f"the probe stopped early (exit {done.returncode})", "crash",
               status="FAIL")
     return []
 
