@@ -47,9 +47,8 @@ DEFAULT_TIMEOUT_S = 180.0
 # Folders whose llvm*/bin/ld.lld the kit offers Triton 3.0-3.4 when Triton finds none itself.
 DEFAULT_LLD_ROOTS: tuple[Path, ...] = (Path("/opt/rocm"), Path("/usr/lib"))
 LLD_FIX = (
-    "set TRITON_HIP_LLD_PATH to an ld.lld from LLVM 17 or newer (ROCm ships "
-    "/opt/rocm/llvm/bin/ld.lld; on Debian/Ubuntu `apt-get install lld-22` gives "
-    "/usr/lib/llvm-22/bin/ld.lld)"
+    "set TRITON_HIP_LLD_PATH to an ld.lld (ROCm ships /opt/rocm/llvm/bin/ld.lld; on Debian "
+    "`apt-get install lld-22` gives /usr/lib/llvm-22/bin/ld.lld)"
 )
 
 ProbeStatus = Literal["OK", "FAIL", "SKIP"]
@@ -372,7 +371,8 @@ def _absorb(
             info.update(lld=event.get("path") or "", lld_source=event.get("source", ""))
             if event.get("needed") and not event.get("path"):
                 if event.get("source") == "none":
-                    where = (f"Triton's own search: {event.get('error', '')}; the kit looked at "
+                    said = str(event.get("error", "")).rstrip(".")
+                    where = (f"Triton's own search: {said}; the kit looked at "
                              f"{', '.join(lld.looked_at)}")
                 else:
                     where = str(event.get("error", ""))
