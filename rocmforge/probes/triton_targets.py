@@ -41,8 +41,9 @@ from rocmforge.probes.triton_codegen import (
 
 CODEGEN_SCRIPT = Path(__file__).with_name("triton_codegen.py")
 SCHEMA = "rocmforge.triton-probe/1"
-# Measured on a 2-core machine: importing triton about 1 s, then under 1.5 s per target (the
-# first one; later ones about 0.1 s), see benchmarks/triton_probe.py. A hung compile ends here.
+# benchmarks/triton_probe.py on a shared 2-core machine: about 1 s for a one-target probe (the
+# first compile in a process 0.5-1 s), 0.03-0.25 s per further target, under 3 s for eight
+# targets. The limit is far above that; a hung compile ends here.
 DEFAULT_TIMEOUT_S = 180.0
 # Folders whose llvm*/bin/ld.lld the kit offers Triton 3.0-3.4 when Triton finds none itself.
 DEFAULT_LLD_ROOTS: tuple[Path, ...] = (Path("/opt/rocm"), Path("/usr/lib"))
