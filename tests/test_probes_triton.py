@@ -29,11 +29,12 @@ from rocmforge.probes.triton_codegen import version_tuple
 from rocmforge.probes.triton_targets import (
     CODEGEN_SCRIPT,
     LLD_FIX,
+    ProbeRequest,
     TritonProbeReport,
     TritonTargetResult,
-    _absorb,
-    _Request,
+    absorb_run,
     check_code_object,
+    codegen_argv,
     find_lld,
     gap_error,
     plan_targets,
@@ -106,6 +107,15 @@ def test_plan_drops_features_and_duplicates_and_skips_generic_and_unknown() -> N
                                  "to check)")
 
 
+def test_codegen_command_line() -> None:
+    requests, _ = plan_targets(["gfx942", "gfx1100"], TABLE)
+    assert codegen_argv("/venv/bin/python", Path("/tmp/x/run1"), requests,
+                        ["/usr/lib/llvm-22/bin/ld.lld"]) == [
+        "/venv/bin/python", str(ROOT / "rocmforge/probes/triton_codegen.py"),
+        "--out", "/tmp/x/run1", "--lld-candidate", "/usr/lib/llvm-22/bin/ld.lld",
+        "gfx942:64", "gfx1100:32"]
+
+
 def test_find_lld_looks_at_rocm_path_then_path_then_newest_llvm(tmp_path: Path) -> None:
     def lld(*parts: str) -> str:
         path = tmp_path.joinpath(*parts, "ld.lld")
@@ -144,8 +154,8 @@ def test_probe_environment_keeps_triton_out_of_home(tmp_path: Path) -> None:
 
 
 def test_a_crash_fails_that_target_and_hands_back_the_rest(tmp_path: Path) -> None:
-    pending = [_Request(target="gfx90a", wave=64, expected_mach=0x03F),
-               _Request(target="gfx942", wave=64, expected_mach=0x04C)]
+    pending = [ProbeRequest(target="gfx90a", wave=64, expected_mach=0x03F),
+               ProbeRequest(target="gfx942", wave=64, expected_mach=0x04C)]
     events: list[dict[str, object]] = [
         {"event": "triton", "version": "3.6.0", "api": "constexprs", "location": "/x"},
         {"event": "lld", "needed": False},
@@ -155,7 +165,7 @@ def test_a_crash_fails_that_target_and_hands_back_the_rest(tmp_path: Path) -> No
                      stderr="LLVM ERROR: Cannot select: intrinsic\n")
     results: dict[str, TritonTargetResult] = {}
     info: dict[str, object] = {}
-    left = _absorb(done, events, pending, results, info, tmp_path, TABLE,
+    left = absorb_run(done, events, pending, results, info, tmp_path, TABLE,
                    find_lld({"PATH": ""}, ()), 60.0)
     assert left == [pending[1]]
     assert results["gfx90a"].status == "FAIL"
@@ -173,8 +183,8 @@ def test_mach_mismatch_and_unreadable_code_objects_fail(tmp_path: Path) -> None:
                     "--no-gpu-bundle-output", "-nogpuinc", "-nogpulib", "-c",
                     str(ROOT / "tests/hip/bare_add.hip"), "-o", str(obj)], check=True)
     data = obj.read_bytes()
-    gfx942 = _Request(target="gfx942", wave=64, expected_mach=0x04C)
-    gfx90a = _Request(target="gfx90a", wave=64, expected_mach=0x03F)
+    gfx942 = ProbeRequest(target="gfx942", wave=64, expected_mach=0x04C)
+    gfx90a = ProbeRequest(target="gfx90a", wave=64, expected_mach=0x03F)
     assert check_code_object(gfx942, data, 0.1, TABLE).status == "OK"
     wrong = check_code_object(gfx90a, data, 0.1, TABLE)
     assert (wrong.status, wrong.cause, wrong.mach) == ("FAIL", "mach", 0x04C)

@@ -171,7 +171,9 @@ def _llvm_major(path: str) -> int:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Request:
+class ProbeRequest:
+    """One target to compile: processor name, wave size and EF_AMDGPU_MACH from the arch table."""
+
     target: str
     wave: int
     expected_mach: int
@@ -179,14 +181,14 @@ class _Request:
 
 def plan_targets(
     targets: Sequence[str], table: ArchTable
-) -> tuple[tuple[_Request, ...], tuple[TritonTargetResult, ...]]:
+) -> tuple[tuple[ProbeRequest, ...], tuple[TritonTargetResult, ...]]:
     """(targets to compile, verdicts decided without compiling). Feature suffixes are dropped
     (Triton compiles for the processor); generic and unknown targets SKIP with the reason."""
-    requests: list[_Request] = []
+    requests: list[ProbeRequest] = []
     decided: list[TritonTargetResult] = []
     seen: set[str] = set()
     for text in targets:
-        base = text.split(":", 1)[0].strip().lower()
+        base = processor(text)
         if not base or base in seen:
             continue
         seen.add(base)
@@ -202,11 +204,11 @@ def plan_targets(
                 reason=f"Triton compiles for the GPU it runs on, never for a generic target; "
                        f"probe a member instead ({members})"))
         else:
-            requests.append(_Request(target=base, wave=arch.wavefront, expected_mach=arch.mach))
+            requests.append(ProbeRequest(target=base, wave=arch.wavefront, expected_mach=arch.mach))
     return tuple(requests), tuple(decided)
 
 
-def codegen_argv(python: str, out: Path, requests: Sequence[_Request],
+def codegen_argv(python: str, out: Path, requests: Sequence[ProbeRequest],
                  lld_candidates: Sequence[str]) -> list[str]:
     argv = [python, str(CODEGEN_SCRIPT), "--out", str(out)]
     for candidate in lld_candidates:
@@ -246,7 +248,7 @@ def read_events(path: Path) -> list[dict[str, object]]:
     return events
 
 
-def check_code_object(request: _Request, data: bytes, seconds: float,
+def check_code_object(request: ProbeRequest, data: bytes, seconds: float,
                       table: ArchTable) -> TritonTargetResult:
     """OK when the bytes are an AMDGPU ELF whose EF_AMDGPU_MACH is the target's."""
     status: ProbeStatus = "FAIL"
@@ -317,7 +319,7 @@ def probe_triton_targets(
                 break
             done = run(argv, env=env, cwd=tmp, timeout=left)
             events = read_events(out / EVENTS_FILE)
-            pending = _absorb(done, events, pending, results, info, out, table, lld, timeout_s)
+            pending = absorb_run(done, events, pending, results, info, out, table, lld, timeout_s)
     ordered = tuple(results[t] for t in _order(targets) if t in results)
     return TritonProbeReport(
         python=python,
@@ -332,16 +334,16 @@ def probe_triton_targets(
     )
 
 
+def processor(target: str) -> str:
+    """`gfx90a:xnack-` -> `gfx90a`: Triton compiles for the processor."""
+    return target.split(":", 1)[0].strip().lower()
+
+
 def _order(targets: Sequence[str]) -> list[str]:
-    seen: list[str] = []
-    for text in targets:
-        base = text.split(":", 1)[0].strip().lower()
-        if base and base not in seen:
-            seen.append(base)
-    return seen
+    return list(dict.fromkeys(p for p in map(processor, targets) if p))
 
 
-def _skip_all(results: dict[str, TritonTargetResult], requests: Sequence[_Request],
+def _skip_all(results: dict[str, TritonTargetResult], requests: Sequence[ProbeRequest],
               reason: str, cause: Cause, status: ProbeStatus = "SKIP") -> None:
     for request in requests:
         results[request.target] = TritonTargetResult(
@@ -349,17 +351,17 @@ def _skip_all(results: dict[str, TritonTargetResult], requests: Sequence[_Reques
             expected_mach=request.expected_mach, cause=cause)
 
 
-def _absorb(
+def absorb_run(
     done: RunResult,
     events: list[dict[str, object]],
-    pending: list[_Request],
+    pending: list[ProbeRequest],
     results: dict[str, TritonTargetResult],
     info: dict[str, object],
     out: Path,
     table: ArchTable,
     lld: LldSearch,
     timeout_s: float,
-) -> list[_Request]:
+) -> list[ProbeRequest]:
     """Turn one run's events into verdicts; return the targets still to compile."""
     by_target = {r.target: r for r in pending}
     began = ""
