@@ -409,3 +409,21 @@ def test_kit_offers_debian_lld_and_respects_the_users_choice(
                                   environ={**env, "TRITON_HIP_LLD_PATH": debian})
     assert (chosen.lld, chosen.lld_source) == (debian, "TRITON_HIP_LLD_PATH")
     assert chosen.results[0].status == "OK"
+
+
+@pytest.mark.slow
+def test_cli_prints_the_report_and_exits_1_on_a_fail(triton36: tuple[str, str]) -> None:
+    python, version = triton36
+    if not (3, 0) <= version_tuple(version) < (3, 8):
+        pytest.skip(f"Triton {version} compiles for gfx906")
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from rocmforge.probes.triton_targets import main; "
+         "sys.exit(main())", "--python", python, "gfx906", "gfx942:sramecc+"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        check=False)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["schema"] == "rocmforge.triton-probe/1"
+    assert report["triton_version"] == version
+    assert [(r["target"], r["status"], r["mach"]) for r in report["results"]] == [
+        ("gfx906", "FAIL", None), ("gfx942", "OK", "0x04c")]
