@@ -2,9 +2,9 @@
 code objects, and the SKIP/FAIL paths (no triton, no ld.lld, a time limit, a crash).
 
 Pythons with Triton come from the environment (.ci/run makes them):
-- ROCMFORGE_TEST_TRITON_PYTHON: Triton 3.6.0 (and torch, for the verify check); this Python
+- TEST_TRITON_PYTHON: Triton 3.6.0 (and torch, for the verify check); this Python
   itself when it imports triton;
-- ROCMFORGE_TEST_TRITON_LLD_PYTHON: a Triton before 3.5 (3.4.0), which links with an external
+- TEST_TRITON_LLD_PYTHON: a Triton before 3.5 (3.4.0), which links with an external
   ld.lld, for the ld.lld paths.
 Without them these tests skip, except under CI=true, where they fail. The only fake is the
 sleeping "python" for the time limit (it stands for a compile that hangs).
@@ -44,8 +44,8 @@ from rocmforge.probes.triton_targets import (
 from rocmforge.verify.checks.triton_targets import verdict
 
 ROOT = Path(__file__).resolve().parents[1]
-TRITON_PYTHON_ENV = "ROCMFORGE_TEST_TRITON_PYTHON"
-LLD_TRITON_PYTHON_ENV = "ROCMFORGE_TEST_TRITON_LLD_PYTHON"
+TRITON_PYTHON_ENV = "TEST_TRITON_PYTHON"
+LLD_TRITON_PYTHON_ENV = "TEST_TRITON_LLD_PYTHON"
 TABLE = load_arch_table()
 
 
