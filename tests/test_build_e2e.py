@@ -149,7 +149,7 @@ def test_fixture_build_then_noop_then_target_change(shared, tmp_path: Path) -> N
     # A new target list keeps the checkout, the venv and Triton; it redoes from environment on.
     for kept in ("checkout", "venv", "build-requirements", "triton"):
         assert f"{kept}: done (stamp matches), skipped" in third.stdout
-    assert "[8/15] environment ... " in third.stdout
+    assert "[9/16] environment ... " in third.stdout
     stale_log = (work / "logs" / "stale-check.log").read_text()
     assert "configured for gfx1100 but gfx1100;gfx942 was requested" in stale_log
     assert "removing the stale CMake build dir" in stale_log
@@ -281,7 +281,7 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
     index = serve_index(httpserver, "pytorch-triton-rocm", wheel, "0" * 64)
     bad = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index})
     assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr[-3000:]
-    assert "==> [7/15] triton:" in bad.stdout
+    assert "==> [8/16] triton:" in bad.stdout
     assert (f"rocmforge: The download of {wheel.name} does not match its published sha256"
             in bad.stderr)
     assert "triton" not in stamps(work)
@@ -304,7 +304,7 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
     # The verify sessions accept what the build wrote.
     from packaging.tags import sys_tags
 
-    from rocmforge import nox_support
+    from rocmforge.sessions import support as nox_support
 
     dist = work / "dist"
     assert nox_support.session_targets(dist, {}, lambda: ()) == ["gfx1100"]
