@@ -34,6 +34,7 @@ class Settings:
     triton_repo: str = ""
     triton_index: str = ""
     triton_mode: str = "auto"
+    allow_triton_gap: bool = False
     gcc: int = 0
     clang: int = 0
     allow_compiler: bool = False

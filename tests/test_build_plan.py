@@ -35,7 +35,8 @@ def test_setup_py_release_runs_configure_then_bdist_wheel() -> None:
     plan = _plan(build_style="setup.py", python="/usr/bin/python3")
     names = [s.name for s in plan.steps]
     assert names == ["preflight", "compilers", "checkout", "tree-facts", "patches", "venv",
-                     "build-requirements", "triton", "environment", "hipify", "stale-check",
+                     "build-requirements", "triton", "triton-targets", "environment", "hipify",
+                     "stale-check",
                      "configure", "configure-check", "build", "collect", "install"]
     steps = {s.name: s for s in plan.steps}
     assert steps["venv"].argv == ("/usr/bin/python3", "-m", "venv", "/w/venv")
@@ -75,9 +76,10 @@ def test_target_change_changes_env_and_stale_check_digests_not_checkout() -> Non
     assert "environment" in changed and "stale-check" in changed and "build" in changed
     assert "checkout" not in changed and "venv" not in changed and "triton" not in changed
     assert "preflight" not in changed
-    # The runner redoes from the first changed step: environment, after the venv and Triton.
+    # The runner redoes from the first changed step: the Triton target probe (a new target must
+    # be checked), after the venv and Triton itself.
     first = next(i for i, s in enumerate(_plan().steps) if one[s.name] != two[s.name])
-    assert _plan().steps[first].name == "environment"
+    assert _plan().steps[first].name == "triton-targets"
 
 
 def test_identical_inputs_give_identical_digests() -> None:

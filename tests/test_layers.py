@@ -14,10 +14,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rocmforge"
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "versions", "fsutil", "render", "__init__"}),
     frozenset({"workdir", "process"}),
-    frozenset({"probes"}),
     frozenset({"knowledge"}),
+    frozenset({"inspect"}),
+    frozenset({"probes"}),
     frozenset({"settings"}),
-    frozenset({"sources", "toolchain", "inspect", "verify"}),
+    frozenset({"sources", "toolchain", "verify"}),
     frozenset({"execute"}),
     frozenset({"plan", "steps", "sessions"}),
     frozenset({"tasks"}),

@@ -1,4 +1,4 @@
-"""rocmforge.knowledge.pytorch_facts and `invoke knowledge`: the tree first, the table second,
+"""rocmforge.plan.pytorch_facts and `invoke knowledge`: the tree first, the table second,
 every fact with its source, and the disagreements listed. Real git trees of each era
 (tests/treefixtures.py), the kit's real config/pytorch.toml, and the real `invoke` program."""
 
@@ -15,14 +15,14 @@ import pytest
 from treefixtures import PIN_29, PIN_FUTURE, EraRepo, build_era_repo
 
 from rocmforge.errors import UsageError
-from rocmforge.knowledge.pytorch_facts import (
+from rocmforge.knowledge.releases import pytorch_release_for
+from rocmforge.plan.pytorch_facts import (
     FACT_NAMES,
     SCHEMA,
     PytorchFacts,
     facts_for,
     pytorch_facts,
 )
-from rocmforge.knowledge.releases import pytorch_release_for
 from rocmforge.probes.tree import TreeFacts, read_tree_facts
 
 pytestmark = pytest.mark.needs_tool("git")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocmforge.fsutil import write_atomic
 from rocmforge.workdir import WORK_DIR_MARKER
 
 STAMP_SCHEMA = "rocmforge.stamp/1"

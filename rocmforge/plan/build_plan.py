@@ -42,6 +42,9 @@ from rocmforge.workdir import WorkDir
 if TYPE_CHECKING:
     from rocmforge.plan.pytorch import PytorchSide
 
+# What the triton-targets step runs inside the build venv (rocmforge.probes.triton_codegen).
+TRITON_CODEGEN_SCRIPT = "rocmforge/probes/triton_codegen.py"
+
 BUILD_STYLES = ("setup.py", "build")
 TRITON_MODES = ("auto", "wheel", "source", "skip")
 
@@ -264,6 +267,19 @@ def plan_build(
             inputs={**source_inputs, "index": str(settings.triton_index),
                     "repo_override": str(settings.triton_repo), "rocm_version": rocm_version},
         ),
+        *(() if triton_mode == "skip" else (Step(
+            name="triton-targets",
+            kind="python",
+            argv=("triton-targets", venv_python),
+            why="compile one Triton kernel per target with the installed pinned Triton and "
+            "check each code object's machine: a Triton that cannot target a GPU stops here, "
+            "not at run time",
+            inputs={**source_inputs, "targets": target_list,
+                    "allow_triton_gap": str(bool(getattr(settings, "allow_triton_gap", False)))},
+            effects=Effects(commands=((venv_python, str(TRITON_CODEGEN_SCRIPT), "<targets>"),),
+                            notes=("a temporary Triton cache (never ~/.triton); a FAIL stops "
+                                   "the build unless allow_triton_gap",)),
+        ),)),
         Step(
             name="environment",
             kind="python",
@@ -374,6 +390,9 @@ def plan_build(
                      "the build")
     if triton_mode == "skip":
         notes.append("Triton is skipped (triton_mode = skip): torch.compile will not work")
+    elif getattr(settings, "allow_triton_gap", False):
+        notes.append("allow_triton_gap: a target the pinned Triton cannot compile for does not "
+                     "stop the build (recorded in the manifest)")
     if options.tracks_main and not re.fullmatch(r"main|nightly|[0-9a-f]{40}",
                                                  str(settings.pytorch_ref)):
         notes.append(f"{settings.pytorch_ref!r} is not a release the kit's version table knows: "

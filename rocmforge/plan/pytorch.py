@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rocmforge.knowledge.pytorch_facts import PytorchFacts
     from rocmforge.knowledge.releases import PytorchRelease
+    from rocmforge.plan.pytorch_facts import PytorchFacts
     from rocmforge.settings import Settings
     from rocmforge.workdir import WorkDir
 
@@ -59,8 +59,8 @@ def checkout_matches(settings: Settings, workdir: WorkDir) -> bool:
 
 def pytorch_for(settings: Settings, workdir: WorkDir) -> PytorchSide:
     """The facts of the PyTorch being built: from its checkout when the work dir holds it."""
-    from rocmforge.knowledge.pytorch_facts import effective_release, facts_for
     from rocmforge.knowledge.releases import pytorch_release_for
+    from rocmforge.plan.pytorch_facts import effective_release, facts_for
     from rocmforge.probes.tree import read_tree_facts
 
     tree = read_tree_facts(workdir.pytorch) if checkout_matches(settings, workdir) else None

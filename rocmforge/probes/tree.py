@@ -5,7 +5,7 @@ CMakeLists.txt (CMake floor, C++ standard, compiler minimum checks), requirement
 CMake pin), pyproject.toml / setup.py (build backend, Python range) and
 cmake/public/LoadHIP.cmake (the ROCm components it looks for) into one frozen `TreeFacts`; every
 value carries the file (and line) it came from. Must not: run anything (no git, no subprocess),
-write anything, consult config/ (rocmforge.knowledge.pytorch_facts merges the tree with the
+write anything, consult config/ (rocmforge.plan.pytorch_facts merges the tree with the
 table), or raise for a tree that lacks or garbles a file: a missing file is an UNKNOWN fact, a
 file that is there but says nothing is ABSENT, a file that cannot be parsed is MALFORMED with
 the reason. Only a path that is not a directory at all is refused (UsageError).

@@ -37,6 +37,8 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
                            "requirements-build.txt (those present)"),
     "triton": (triton.triton, "Triton for the pin: prebuilt wheel (sha256-checked) or source "
                "build; exactly one triton provider in the venv"),
+    "triton-targets": (triton.triton_targets, "compile one Triton kernel per target with the "
+                       "venv's Triton; check each code object's machine"),
     "stale-check": (configure.stale_check,
                     "PYTORCH_ROCM_ARCH in build/CMakeCache.txt vs. the targets"),
     "log-check": (configure.log_check, "the configure summary must say USE_ROCM : ON for the "

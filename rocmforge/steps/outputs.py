@@ -59,6 +59,7 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
     )
     doc["source"] = dict(ctx.details_of("checkout"))
     doc["pytorch"] = dict(ctx.details_of("tree-facts"))
+    doc["triton_targets"] = dict(ctx.details_of("triton-targets"))
     earlier = _manifest_wheels(dist / "manifest.json")
     path = write_manifest(dist / "manifest.json", doc)
     ctx.say(f"wrote {path}")

@@ -75,7 +75,7 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
             f"`{python} -m pip uninstall -y <the others>`, then run the build again",
         )
     ctx.say(f"Triton in the build venv: {providers[0]} from {wheel.name}")
-    return {"wheel": str(wheel), "commit": pin.commit, "name": keep,
+    return {"wheel": str(wheel), "commit": pin.commit, "version": pin.version, "name": keep,
             "origin": origin, "removed": removed, "mode": mode}
 
 
@@ -204,3 +204,29 @@ def _remove_other_providers(ctx: ActionContext, python: str, *, keep: str) -> li
                 "ROCm)")
         ctx.run(list(conflicts.uninstall_argv))
     return list(conflicts.names)
+
+
+def triton_targets(build: PreparedBuild, ctx: ActionContext) -> Details:
+    """The Triton just installed must generate code for every target (issue 22): one small
+    kernel per target, each code object's machine checked by the kit's ELF reader."""
+    from rocmforge.probes.triton_targets import gap_error, probe_triton_targets
+
+    python = ctx.step.argv[1]
+    report = probe_triton_targets(python, build.inputs.target_names)
+    for result in report.results:
+        ctx.say(f"{result.status:<4} {result.target}: {result.reason}")
+    if not report.triton_version:
+        raise StepFailed(
+            f"The build venv's Python {python} has no importable triton after the triton step",
+            "the probe compiles with the venv's own Triton",
+            "read logs/triton.log; run the build again",
+        )
+    pin = str(ctx.details_of("triton").get("version", "") or "")
+    error = gap_error(report, pin=pin)
+    allowed = build.settings.allow_triton_gap
+    if error is not None:
+        if not allowed:
+            raise error
+        ctx.say(f"note: allow_triton_gap: going on although {error.what}")
+    return {"report": report.to_json(), "gap": [r.target for r in report.failed()],
+            "allowed_gap": bool(allowed and error is not None)}

@@ -28,6 +28,8 @@ _FLAG_HELP = {
     "system_site_packages": "let the build venv see the interpreter's site-packages (setting "
     "venv_system_site_packages)",
     "allow_compiler": "build with a host compiler outside the table for the ROCm found",
+    "allow_triton_gap": "build even when the pinned Triton cannot compile for a target "
+    "(setting allow_triton_gap; recorded in the manifest)",
     "python": "interpreter that creates the build venv",
 }
 
@@ -40,13 +42,13 @@ def _prepare(c: Context, *, compile_probes: bool = True, **flags: Any) -> Prepar
 
 def _flags(arch: str, work_dir: str, repo: str, ref: str, rocm_path: str, gcc: str, clang: str,
            python: str, triton: str, skip_preflight: bool, system_site_packages: bool,
-           allow_compiler: bool) -> dict[str, Any]:
+           allow_compiler: bool, allow_triton_gap: bool = False) -> dict[str, Any]:
     """Task flags under their Settings names (so ROCMFORGE_TRITON_MODE etc. work the same)."""
     return {"arch": arch, "work_dir": work_dir, "pytorch_repo": repo, "pytorch_ref": ref,
             "rocm_path": rocm_path, "gcc": gcc, "clang": clang, "python": python,
             "triton_mode": triton, "skip_preflight": skip_preflight,
             "venv_system_site_packages": system_site_packages,
-            "allow_compiler": allow_compiler}
+            "allow_compiler": allow_compiler, "allow_triton_gap": allow_triton_gap}
 
 
 def _resume_hint(arch: str) -> str:
@@ -59,7 +61,8 @@ def _resume_hint(arch: str) -> str:
 
 
 _PLAN_FLAGS = ("arch", "work_dir", "repo", "ref", "rocm_path", "gcc", "clang", "triton",
-               "skip_preflight", "system_site_packages", "allow_compiler", "python")
+               "skip_preflight", "system_site_packages", "allow_compiler", "allow_triton_gap",
+               "python")
 
 
 @task(help={**{k: _FLAG_HELP[k] for k in _PLAN_FLAGS},
@@ -78,6 +81,7 @@ def plan(
     skip_preflight: bool = False,
     system_site_packages: bool = False,
     allow_compiler: bool = False,
+    allow_triton_gap: bool = False,
     python: str = "",
     json: bool = False,
 ) -> None:
@@ -88,7 +92,7 @@ def plan(
 
     # The plan lists steps; the real compile per target is left to doctor and build's preflight.
     flags = _flags(arch, work_dir, repo, ref, rocm_path, gcc, clang, python, triton,
-                   skip_preflight, system_site_packages, allow_compiler)
+                   skip_preflight, system_site_packages, allow_compiler, allow_triton_gap)
     prepared = _prepare(c, compile_probes=False, **flags)
     the_plan = prepared.plan
     if json:
@@ -116,6 +120,7 @@ def build(
     skip_preflight: bool = False,
     system_site_packages: bool = False,
     allow_compiler: bool = False,
+    allow_triton_gap: bool = False,
     python: str = "",
 ) -> None:
     """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step."""
@@ -124,7 +129,7 @@ def build(
 
     prepared = _prepare(
         c, **_flags(arch, work_dir, repo, ref, rocm_path, gcc, clang, python, triton,
-                    skip_preflight, system_site_packages, allow_compiler))
+                    skip_preflight, system_site_packages, allow_compiler, allow_triton_gap))
     workdir = prepared.inputs.workdir
     results = run_plan(c, prepared.plan, workdir, actions=build_actions(prepared),
                        resume_hint=_resume_hint(prepared.settings.arch))

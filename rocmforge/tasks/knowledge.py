@@ -21,7 +21,7 @@ def knowledge(c: Context, tree: str = "", ref: str = "", json: bool = False) -> 
     beside it (the tree wins; disagreements are listed)."""
     from rocmforge import render
     from rocmforge.errors import UsageError
-    from rocmforge.knowledge.pytorch_facts import facts_for
+    from rocmforge.plan.pytorch_facts import facts_for
     from rocmforge.probes.tree import read_tree_facts
 
     if not tree:
