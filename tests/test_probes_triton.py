@@ -427,3 +427,21 @@ def test_cli_prints_the_report_and_exits_1_on_a_fail(triton36: tuple[str, str]) 
     assert report["triton_version"] == version
     assert [(r["target"], r["status"], r["mach"]) for r in report["results"]] == [
         ("gfx906", "FAIL", None), ("gfx942", "OK", "0x04c")]
+
+
+@pytest.mark.slow
+@pytest.mark.needs_tool("hipcc")
+def test_doctor_probes_the_chosen_pythons_triton_per_target(triton36: tuple[str, str]) -> None:
+    """`invoke doctor` runs the probe with the Triton of the chosen Python (settings python):
+    a row per target, gfx906 a WARN (3.6.0 is not the pin of v2.9.1, whose Triton the build
+    installs and probes again), the others OK with the mach the kit's ELF reader saw."""
+    python, _ = triton36
+    env = {**os.environ, "ROCMFORGE_PYTHON": python, "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "invoke", "doctor", "--json", "--arch",
+                           "gfx942;gfx906"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    rows = {r["check"]: r for r in json.loads(done.stdout)["rows"]}
+    assert rows["triton codegen gfx942"]["status"] == "OK"
+    assert "EF_AMDGPU_MACH 0x04c = gfx942" in rows["triton codegen gfx942"]["detail"]
+    assert rows["triton codegen gfx906"]["status"] == "WARN"
+    assert "error: unsupported target: 'gfx906'" in rows["triton codegen gfx906"]["detail"]

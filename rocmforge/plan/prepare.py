@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.probes.compilers import HostCompiler
     from rocmforge.probes.facts import Facts
+    from rocmforge.probes.triton_targets import TritonProbeReport
     from rocmforge.toolchain.select import CompilerChoice, Judge
     from rocmforge.workdir import WorkDir
 
@@ -121,30 +122,51 @@ def judged_by_build_choice(facts: Facts, choice: CompilerChoice) -> Facts:
     return dataclasses.replace(facts, host_compiler=_as_host_compiler(choice, facts))
 
 
-def doctor_facts(
-    settings: Settings, environ: Mapping[str, str]
-) -> tuple[Facts, tuple[TargetId, ...], PytorchRelease]:
+@dataclass(frozen=True, kw_only=True)
+class DoctorInputs:
+    """What `invoke doctor` judges: the machine (with the compile probe per target and the host
+    compiler the build would choose), the targets parsed once, the PyTorch being built, and the
+    Triton target probe of the chosen Python (None when it has no triton or no target)."""
+
+    facts: Facts
+    targets: tuple[TargetId, ...]
+    release: PytorchRelease
+    triton: TritonProbeReport | None
+
+
+def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs:
     """Facts and targets for `invoke doctor`: probe, parse the targets (default: the GPUs
-    found), compile a kernel per target, and put the host compiler the build would choose in
-    place of whatever `c++` is, so doctor judges what the build will use. A machine with no
-    usable ROCm or compiler keeps its probed compiler: doctor's rows say what is missing."""
+    found), compile a kernel per target, put the host compiler the build would choose in place
+    of whatever `c++` is (so doctor judges what the build will use), and, when the chosen Python
+    has a Triton, compile a Triton kernel per target with it. A machine with no usable ROCm or
+    compiler keeps its probed compiler: doctor's rows say what is missing."""
+    import sys
+
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import requested_targets
     from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts, with_target_probes
+    from rocmforge.probes.triton_targets import probe_triton_targets
     from rocmforge.workdir import workdir_for
 
     release = pytorch_for(settings, workdir_for(settings.work_dir)).release
     facts = gather_facts(settings, environ=environ)
-    targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table())
+    table = load_arch_table()
+    targets = requested_targets(settings.arch, facts.gpus.targets, table)
     facts = with_target_probes(facts, targets, environ=environ)
+    triton = None
+    if targets:  # a Python without triton answers at once; its report then has no rows
+        python = settings.python or sys.executable
+        triton = probe_triton_targets(python, [str(t) for t in targets], table=table,
+                                      environ=environ)
     # With or without targets: one host-compiler verdict, the one the build would reach.
     try:
         choice, _ = _choose_compilers(settings, facts, release)
     except RocmforgeError:
-        return facts, targets, release
-    return judged_by_build_choice(facts, choice), targets, release
+        return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton)
+    return DoctorInputs(facts=judged_by_build_choice(facts, choice), targets=targets,
+                        release=release, triton=triton)
 
 
 def prepare_build(
