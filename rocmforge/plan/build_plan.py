@@ -465,7 +465,8 @@ TREE_FILES = ("version.txt", "CMakeLists.txt", "pyproject.toml", "setup.py",
 
 def _assumed(options: BuildOptions, pytorch: PytorchSide | None) -> dict[str, str]:
     """The PyTorch facts this plan was made with: the tree-facts step compares the checkout's
-    against them (digest inputs, so a plan made from the tree re-checks once)."""
+    against them. Where they came from (table or tree) is not an input: a build planned from
+    the table that passed this step had the tree's values, and its rerun is a no-op."""
     assumed = {"assumed:build_style": options.build_style,
                "assumed:scikit_build_core": str(options.scikit_build_core)}
     if pytorch is not None:
@@ -473,6 +474,5 @@ def _assumed(options: BuildOptions, pytorch: PytorchSide | None) -> dict[str, st
         assumed.update({"assumed:cmake_min": release.cmake_min,
                         "assumed:gcc_min": release.gcc_min,
                         "assumed:clang_min": str(release.clang_min),
-                        "assumed:python": release.python,
-                        "assumed:from_tree": str(pytorch.from_tree)})
+                        "assumed:python": release.python})
     return assumed
