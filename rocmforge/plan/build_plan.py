@@ -385,6 +385,10 @@ def plan_build(
     ]
 
     notes: list[str] = []
+    failing = [r.check for r in preflight if r.status == "FAIL"]
+    if failing and not skip_preflight:
+        notes.append(f"preflight would stop this build: {len(failing)} FAIL "
+                     f"({', '.join(failing)}); `invoke doctor` shows each fix")
     if skip_preflight:
         notes.append("preflight is skipped (skip_preflight): doctor's FAIL rows will not stop "
                      "the build")

@@ -18,6 +18,7 @@ from rocmforge.settings import Settings
 
 if TYPE_CHECKING:
     from rocmforge.execute.model import Plan
+    from rocmforge.knowledge.components import Component
     from rocmforge.knowledge.releases import PytorchRelease
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.probes.compilers import HostCompiler
     from rocmforge.probes.facts import Facts
+    from rocmforge.probes.rocm_components import ComponentFound
     from rocmforge.probes.triton_targets import TritonProbeReport
     from rocmforge.toolchain.select import CompilerChoice, Judge
     from rocmforge.workdir import WorkDir
@@ -132,6 +134,7 @@ class DoctorInputs:
     targets: tuple[TargetId, ...]
     release: PytorchRelease
     triton: TritonProbeReport | None
+    components: tuple[tuple[Component, ComponentFound], ...] | None
 
 
 def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs:
@@ -150,8 +153,10 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     from rocmforge.probes.triton_targets import probe_triton_targets
     from rocmforge.workdir import workdir_for
 
-    release = pytorch_for(settings, workdir_for(settings.work_dir)).release
+    pytorch = pytorch_for(settings, workdir_for(settings.work_dir))
+    release = pytorch.release
     facts = gather_facts(settings, environ=environ)
+    components = component_report(facts, pytorch)
     table = load_arch_table()
     targets = requested_targets(settings.arch, facts.gpus.targets, table)
     facts = with_target_probes(facts, targets, environ=environ)
@@ -164,9 +169,29 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     try:
         choice, _ = _choose_compilers(settings, facts, release)
     except RocmforgeError:
-        return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton)
+        return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton,
+                            components=components)
     return DoctorInputs(facts=judged_by_build_choice(facts, choice), targets=targets,
-                        release=release, triton=triton)
+                        release=release, triton=triton, components=components)
+
+
+def component_report(
+    facts: Facts, pytorch: PytorchSide
+) -> tuple[tuple[Component, ComponentFound], ...] | None:
+    """Each ROCm component this PyTorch's CMake looks for (its LoadHIP.cmake once checked out,
+    the table before) with what the selected ROCm install has; None without an install."""
+    from rocmforge.knowledge.components import components_for
+    from rocmforge.probes.rocm_components import find_components
+
+    if facts.rocm is None:
+        return None
+    tree = None
+    if pytorch.from_tree and pytorch.facts.rocm_components:
+        tree = [(c.name, c.required, f"tree: cmake/public/LoadHIP.cmake:{c.line}")
+                for c in pytorch.facts.rocm_components]
+    wanted = components_for(tree)
+    found = find_components(facts.rocm.root, [c.name for c in wanted])
+    return tuple(zip(wanted, found, strict=True))
 
 
 def prepare_build(
@@ -293,7 +318,8 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
     from rocmforge.plan.build_plan import PreflightRow
     from rocmforge.plan.doctor import diagnose
 
-    found: tuple[DoctorRow, ...] = diagnose(facts, inputs.targets, inputs.settings,
-                                            table=load_arch_table(), release=inputs.release)
+    found: tuple[DoctorRow, ...] = diagnose(
+        facts, inputs.targets, inputs.settings, table=load_arch_table(), release=inputs.release,
+        components=component_report(facts, inputs.pytorch))
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)

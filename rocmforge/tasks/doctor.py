@@ -33,7 +33,8 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
     settings = settings_for(c, arch=arch, rocm_path=rocm_path)
     found = doctor_facts(settings, os.environ)
     facts, targets = found.facts, found.targets
-    rows = diagnose(facts, targets, settings, table=load_arch_table(), release=found.release)
+    rows = diagnose(facts, targets, settings, table=load_arch_table(), release=found.release,
+                    components=found.components)
     if found.triton is not None:
         rows += triton_probe_rows(found.triton, pin_version=found.release.triton_version)
     code = exit_status(rows)
