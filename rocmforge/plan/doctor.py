@@ -420,7 +420,7 @@ def _compiler_rows(facts: Facts, settings: Settings,
                 fix=f"sudo apt-get install {pkg}",
             )
         ]
-    from rocmforge.knowledge.compiler_policy import judge_compiler
+    from rocmforge.knowledge.compiler_policy import build_verdict, judge_compiler
     from rocmforge.knowledge.releases import rocm_release_for
 
     try:
@@ -441,14 +441,9 @@ def _compiler_rows(facts: Facts, settings: Settings,
     verdict = judge_compiler(chosen.kind, chosen.version, rocm, torch)
     # One verdict for doctor, toolchain and the build: the build refuses a compiler the table
     # warns about (a judged WARN) as it refuses a FAIL, unless allow_compiler; then both are WARN.
-    status: Status = "OK" if verdict.status == "OK" else "FAIL"
-    reason = verdict.reason
-    if status == "FAIL" and settings.allow_compiler:
-        status = "WARN"
-        reason = f"{reason} (allowed by --allow-compiler)"
-    elif status == "FAIL" and verdict.status == "WARN":
-        reason = (f"{reason}; the build refuses a compiler the table warns about unless "
-                  "--allow-compiler is given")
+    graded, reason = build_verdict(verdict.status, verdict.reason,
+                                   allow_compiler=settings.allow_compiler)
+    status: Status = "OK" if graded == "OK" else ("WARN" if graded == "WARN" else "FAIL")
     fix = _build_compiler_fix(verdict.fix) if status != "OK" else ""
     if status == "FAIL" and not fix:
         fix = ("sudo apt-get install gcc-11 g++-11 && invoke doctor --gcc 11; for this build "
