@@ -73,11 +73,13 @@ class PreparedBuild:
         return self.inputs.settings
 
 
-def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None) -> BuildInputs:
+def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
+                         environ: Mapping[str, str] | None = None) -> BuildInputs:
     """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import parse_targets, requested_targets
     from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
+    from rocmforge.plan.environment import inherited_variables
     from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts
     from rocmforge.workdir import workdir_for
@@ -91,10 +93,13 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None) -> B
         targets = parse_targets("", load_arch_table())
     choice, compilers = _choose_compilers(settings, facts, pytorch.release)
     build_toml = read_toml(config_dir() / "build.toml")
-    check_keys(build_toml, where="config/build.toml", optional=("env", "configure", "cache"))
+    check_keys(build_toml, where="config/build.toml",
+               optional=("env", "configure", "cache", "inherit"))
     cache_table = build_toml.get("cache", {})
     check_keys(cache_table, where="config/build.toml [cache]", optional=("hip_launcher_min_rocm",))
     env = {str(k): str(v) for k, v in build_toml.get("env", {}).items()}
+    env.update(inherited_variables(os.environ if environ is None else environ,
+                                   build_toml.get("inherit", {}), targets))
     env.update(
         _computed_env(
             settings,
