@@ -281,6 +281,10 @@ class StepRunner:
         if start_at >= len(steps):
             self._say("rocmforge: every step is up to date; nothing to do.")
             return
+        gone = missing_outputs(steps[start_at])
+        if gone and read_stamp(self.workdir.state, steps[start_at].name) is not None:
+            self._say(f"==> {steps[start_at].name}: its stamp matches, but {', '.join(gone)} is "
+                      "gone; it runs again, and so does every step after it")
         # Stamps after the first changed step describe a tree that is about to change.
         for step in steps[start_at:]:
             remove_stamp(self.workdir.state, step.name)
@@ -553,9 +557,15 @@ def first_to_run(plan: Plan, workdir: WorkDir) -> int:
     Volatile steps before it are still re-checked when the build runs (planned_states)."""
     for index, step in enumerate(plan.steps):
         stamp = read_stamp(workdir.state, step.name)
-        if stamp is None or stamp.digest != step.digest():
+        if stamp is None or stamp.digest != step.digest() or missing_outputs(step):
             return index
     return len(plan.steps)
+
+
+def missing_outputs(step: Step) -> list[str]:
+    """The step's declared outputs that are gone (a deleted dist/ or venv/): its stamp no
+    longer proves anything, so the step and every later one run again."""
+    return [path for path in step.outputs if not os.path.lexists(path)]
 
 
 def planned_states(plan: Plan, workdir: WorkDir) -> list[str]:

@@ -204,6 +204,7 @@ def plan_build(
                     "mirrors": tuple(f"{k}={v}" for k, v in sorted(settings.mirrors.items()))},
             # A branch or tag can name another commit tomorrow; a full commit cannot.
             volatile=not _FULL_SHA.fullmatch(str(settings.pytorch_ref).strip()),
+            outputs=(f"{src}/.git", str(workdir.lock_file)),
         ),
         Step(
             name="tree-facts",
@@ -234,6 +235,7 @@ def plan_build(
                   *(("--system-site-packages",) if system_site else ()),
                   str(workdir.venv)),
             why="the build virtualenv; the build runs --no-isolation, so its tools live here",
+            outputs=(venv_python,),
             env=pip_env,
         ),
         Step(
