@@ -497,7 +497,7 @@ class StepRunner:
     def _failure(self, step: Step, how: str) -> StepFailed:
         """StepFailed with the triage of the step's log: cause, fix and <= 30 relevant lines."""
         log_path = self._log_path(step)
-        explained = explain_log(log_path, step.name)
+        explained = explain_log(log_path, step.name, step.env)
         lines = list(explained.lines)
         self._say(f"---- the {len(lines)} most relevant lines of {log_path} ----")
         for line in lines:
@@ -528,7 +528,8 @@ class LogExplanation:
     lines: tuple[str, ...]
 
 
-def explain_log(log_path: Path, step_name: str) -> LogExplanation:
+def explain_log(log_path: Path, step_name: str,
+                env: Mapping[str, str] | None = None) -> LogExplanation:
     """Triage a step log from disk (streamed): a known signature with its cause, fix and lines;
     else the error-looking lines (diagnostics.relevant_lines); else the last 30 lines."""
     from collections import deque
@@ -536,7 +537,8 @@ def explain_log(log_path: Path, step_name: str) -> LogExplanation:
     from rocmforge.execute import triage as diagnostics
 
     try:
-        triage = diagnostics.triage_file(log_path, step_name)
+        triage = diagnostics.triage_file(log_path, step_name,
+                                         context=diagnostics.run_context(env or {}))
     except OSError:
         return LogExplanation(signature_id="", cause="", fix="", lines=())
     if triage is not None:
