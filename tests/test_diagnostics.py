@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -154,9 +153,7 @@ def _big_ninja_log(target_bytes: int, error_at: float) -> tuple[str, int]:
 def test_five_megabyte_log_with_one_buried_error(tmp_path):
     text, buried = _big_ninja_log(5 * 1024 * 1024, error_at=0.37)
     assert len(text) >= 5 * 1024 * 1024
-    start = time.perf_counter()
     result = triage(text, signatures=SIGNATURES)
-    elapsed = time.perf_counter() - start
     assert result is not None
     assert result.signature_id == "cc1plus-killed"
     assert "clang++: error: unable to execute command: Killed" in result.relevant_lines
@@ -165,7 +162,8 @@ def test_five_megabyte_log_with_one_buried_error(tmp_path):
     )
     assert len(result.relevant_lines) <= MAX_RELEVANT_LINES
     assert sum(len(line) for line in result.relevant_lines) < 8000  # not the ninja log
-    assert elapsed < 3.0, f"triage took {elapsed:.2f}s"
+    # Its speed is measured by benchmarks/triage_large_log.py, not asserted here (a timed test
+    # fails on a busy machine and proves nothing on a fast one).
     # The same from disk, streamed.
     path = tmp_path / "build.log"
     path.write_text(text, encoding="utf-8")
