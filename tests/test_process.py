@@ -140,11 +140,10 @@ _DRIVER = textwrap.dedent("""
         sys.exit(130)
 """)
 
-# Ignores SIGTERM, starts a grandchild that does the same with its output sent to /dev/null
-# (detached from the pipe), and writes the grandchild's pid.
+# Starts a child that ignores SIGTERM with its output sent to /dev/null (detached from the
+# pipe), writes the child's pid, and sleeps (SIGTERM ends this leader at once).
 _STUBBORN = textwrap.dedent("""
     import signal, subprocess, sys, time
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)

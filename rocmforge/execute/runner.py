@@ -445,8 +445,8 @@ class StepRunner:
                 "ends it if it is still there, or waits for it",
                 f"check `ps -o pid,stat,cmd -g {exc.pgid}`; to resume, {self.resume_hint}",
             )
-        how = " (it ignored SIGTERM, so it was sent SIGKILL)" if exc is not None and exc.killed \
-            else ""
+        how = (" (a process of it ignored SIGTERM, so the group was sent SIGKILL)"
+               if exc is not None and exc.killed else "")
         return StepInterrupted(
             f"Interrupted during step {step.name}; its process group was ended{how} and no "
             "stamp was written for it",
