@@ -27,6 +27,7 @@ import pytest
 from werkzeug import Request, Response
 
 from rocmforge import process
+from rocmforge.errors import RocmforgeError
 from rocmforge.execute.lock import BuildLock, BuildLocked, work_lock
 from rocmforge.workdir import workdir_for
 
@@ -555,3 +556,17 @@ def test_work_lock_names_the_task_that_holds_it(tmp_path: Path) -> None:
             BuildLock(work.state / "build.lock").acquire()
         assert info.value.what == f"This process already holds the lock {work.state / 'build.lock'}"
     assert not (work.state / "build.lock").exists()
+
+
+def test_a_state_folder_that_cannot_be_made_is_bad_input_exit_2(tmp_path: Path) -> None:
+    work = workdir_for(tmp_path / "w")
+    work.root.mkdir()
+    work.state.write_text("a file where the kit's state folder belongs")
+    with pytest.raises(RocmforgeError) as info:
+        BuildLock(work.state / "build.lock").acquire()
+    assert info.value.exit_code == 2
+    assert info.value.paragraph() == (
+        f"Could not write the lock {work.state / 'build.lock'}: File exists. The work dir's "
+        f"state folder cannot be written. Fix: make {work.state} writable or pass another "
+        "--work-dir.")
+    assert work.state.read_text().startswith("a file")

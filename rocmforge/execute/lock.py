@@ -380,15 +380,22 @@ class BuildLock:
                 os.close(self._fd)
             self._fd = None
 
-    def _unwritable(self, exc: OSError) -> LockUnwritable:
+    def _unwritable(self, exc: OSError) -> RocmforgeError:
+        """A full disk is LockUnwritable (exit 1: the input was fine); a folder the kit may
+        not write (read-only, permissions) is bad input (exit 2), as for any other path."""
         reason = exc.strerror or str(exc)
-        full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-        return LockUnwritable(
-            f"Could not write the lock {self.path}: {reason}",
-            ("the disk (or the quota, or the file size limit) of the work dir is exhausted"
-             if full else "the work dir's state folder cannot be written"),
-            (f"free space there (`df -h {self.path.parent}`), then run again; no lock was left"
-             if full else f"make {self.path.parent} writable or pass another --work-dir"),
+        what = f"Could not write the lock {self.path}: {reason}"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            return LockUnwritable(
+                what,
+                "the disk (or the quota, or the file size limit) of the work dir is exhausted",
+                f"free space there (`df -h {self.path.parent}`), then run again; no lock was "
+                "left",
+            )
+        return RocmforgeError(
+            what,
+            "the work dir's state folder cannot be written",
+            f"make {self.path.parent} writable or pass another --work-dir",
         )
 
     def __enter__(self) -> BuildLock:
