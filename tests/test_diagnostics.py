@@ -52,6 +52,11 @@ def _log(name: str) -> str:
          "error: <urlopen error [Errno -2] Name or service not known>"),
         ("configure_cpu_fallback.log", "cpu-fallback", "ROCM_PATH",
          "--   USE_ROCM              : OFF"),
+        ("no_space_left_gnu_as.log", "no-space-left", "df -h $TMPDIR",
+         "/tmp/ccqNwo1p.s: Fatal error: can't write 34 bytes to section .text of obj.o: "
+         "'No space left on device'"),
+        ("no_space_left_python.log", "no-space-left", "--work-dir",
+         "OSError: [Errno 28] No space left on device"),
         ("invalid_device_function.log", "no-binary-for-gpu", "gcnArchName",
          "torch.AcceleratorError: HIP error: invalid device function"),
         ("no_binary_for_gpu.log", "no-binary-for-gpu", "invoke inspect",

@@ -8,11 +8,11 @@ exist (collect does) or create the venv (a plain argv step does).
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmforge import process
 from rocmforge.errors import RocmforgeError, StepFailed
 from rocmforge.execute.actions import ActionContext, Details
 from rocmforge.workdir import WorkDir
@@ -60,7 +60,7 @@ def externally_managed(python: str) -> str:
         "in_venv = sys.prefix != getattr(sys, 'base_prefix', sys.prefix)\n"
         "print(marker if os.path.isfile(marker) and not in_venv else '')\n"
     )
-    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=False)
+    done = process.run([python, "-c", probe])
     if done.returncode != 0:
         raise RocmforgeError(
             f"{python} could not be run ({done.stderr.strip()[-200:] or done.returncode})",
