@@ -570,3 +570,39 @@ def test_a_state_folder_that_cannot_be_made_is_bad_input_exit_2(tmp_path: Path) 
         f"state folder cannot be written. Fix: make {work.state} writable or pass another "
         "--work-dir.")
     assert work.state.read_text().startswith("a file")
+
+
+def test_checkout_patch_triton_checkout_and_install_wait_for_no_build(tmp_path: Path) -> None:
+    """Issue 14 item 4: while a build holds the work dir, the tasks that change what it reads
+    are refused (exit 2, one paragraph) and change nothing; before, `invoke checkout` moved the
+    tree under a running build."""
+    work = workdir_for(tmp_path / "w")
+    ready = tmp_path / "ready"
+    holder = subprocess.Popen([PY, "-c", textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from rocmforge.execute.lock import work_lock
+        from rocmforge.workdir import mark_work_dir, workdir_for
+        work = workdir_for({str(work.root)!r})
+        with work_lock(work, task="build"):
+            mark_work_dir(work.state)
+            Path({str(ready)!r}).write_text("")
+            time.sleep(60)
+    """)], env=CHILD_ENV)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        env = {**CHILD_ENV, "ROCMFORGE_WORK_DIR": str(work.root),
+               "ROCMFORGE_PYTORCH_REPO": str(tmp_path / "no-such-repo")}
+        for task in (["checkout"], ["patch"], ["triton.checkout"]):
+            done = subprocess.run([PY, "-m", "invoke", *task], cwd=REPO_ROOT, env=env,
+                                  capture_output=True, text=True, timeout=120)
+            assert done.returncode == 2, (task, done.stderr)
+            assert done.stderr.startswith(f"rocmforge: Another build (pid {holder.pid} on "
+                                          f"{socket.gethostname()}, started "), task
+            assert "Traceback" not in done.stderr
+        assert not work.src.exists()
+    finally:
+        holder.kill()
+        holder.wait()

@@ -7,9 +7,10 @@ because `invoke --list` imports every task module.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from invoke import Context, Exit
@@ -90,3 +91,16 @@ def is_dry(c: Context) -> bool:
         return bool(c.config.run.dry)
     except AttributeError:
         return False
+
+
+@contextlib.contextmanager
+def holding_work_dir(settings: Any, task: str) -> Iterator[None]:
+    """Hold the work dir's lock while a task changes what a build reads (checkout, patch,
+    triton.checkout, install): the same kernel lock `invoke build` holds, so neither can
+    change the tree or the venv under the other (issue 14 item 4)."""
+    from rocmforge.execute.lock import work_lock
+    from rocmforge.render import say
+    from rocmforge.workdir import workdir_for
+
+    with work_lock(workdir_for(settings.work_dir), task=task, say=say):
+        yield

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from invoke import Context, task
 
-from rocmforge.tasks._common import is_dry, reported, settings_for
+from rocmforge.tasks._common import holding_work_dir, is_dry, reported, settings_for
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
@@ -146,7 +146,9 @@ def build(
 def install(c: Context, python: str = "", work_dir: str = "") -> None:
     """Install the wheels in dist/ into an environment (never an externally managed one)."""
     import shlex
+    import sys
 
+    from rocmforge import process
     from rocmforge.errors import StepFailed
     from rocmforge.steps.venv import install_argv
     from rocmforge.workdir import workdir_for
@@ -156,8 +158,9 @@ def install(c: Context, python: str = "", work_dir: str = "") -> None:
     print("+ " + shlex.join(argv))
     if is_dry(c):
         return
-    result = c.run(shlex.join(argv), warn=True, pty=False, in_stream=False)
-    if result is None or result.exited != 0:
+    with holding_work_dir(settings, "install"):
+        result = process.run(argv, log=sys.stdout)
+    if not result.ok:
         raise StepFailed(f"pip could not install {', '.join(argv[6:])} into {argv[0]}",
                          "pip's output above says why", "fix that, then run `invoke install` again")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from invoke import Collection, Context, task
 
-from rocmforge.tasks._common import is_dry, reported, settings_for
+from rocmforge.tasks._common import holding_work_dir, is_dry, reported, settings_for
 
 
 @task(
@@ -31,9 +31,10 @@ def checkout(c: Context, ref: str = "", repo: str = "", lock: str = "") -> None:
     if is_dry(c):
         say(f"dry run: would check out {settings.pytorch_repo} at {lock or settings.pytorch_ref}")
         return
-    result, locked, lock_file = checkout_pytorch(
-        settings, lock_path=Path(lock) if lock else None, repo=repo
-    )
+    with holding_work_dir(settings, "checkout"):
+        result, locked, lock_file = checkout_pytorch(
+            settings, lock_path=Path(lock) if lock else None, repo=repo
+        )
     state = "checked out" if result.changed else "already at"
     print(f"PyTorch {state} {result.ref} = {result.commit} in {result.path}")
     print(f"{len(result.submodules)} submodules; lock written to {lock_file}")
@@ -54,7 +55,11 @@ def patch(c: Context, check: bool = False, revert: bool = False) -> None:
     from rocmforge.sources import patch_sources
 
     settings = settings_for(c)
-    reports = patch_sources(settings, check_only=check or is_dry(c), revert=revert)
+    if check or is_dry(c):
+        reports = patch_sources(settings, check_only=True, revert=revert)
+    else:
+        with holding_work_dir(settings, "patch"):
+            reports = patch_sources(settings, check_only=False, revert=revert)
     rows = []
     for report in reports:
         for status in report.statuses:
@@ -125,7 +130,8 @@ def triton_checkout(c: Context) -> None:
     if is_dry(c):
         say("dry run: would check out Triton at the pinned commit")
         return
-    result, found = checkout_triton(settings)
+    with holding_work_dir(settings, "triton.checkout"):
+        result, found = checkout_triton(settings)
     state = "checked out" if result.changed else "already at"
     print(
         f"Triton {state} {found.commit} ({found.pin_file}, version {found.version}) "
