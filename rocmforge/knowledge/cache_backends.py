@@ -114,7 +114,7 @@ def parse_remote(text: str, *, source: str = "cache_remote") -> RemoteCache:
     """Check a `cache_remote` URL; every refusal is a UsageError paragraph naming `source`."""
     raw = text.strip()
     parts = urlsplit(raw)
-    scheme = parts.scheme.lower()
+    scheme = parts.scheme.lower() if "://" in raw else ""
     if scheme not in SCHEMES:
         said = f"the scheme {scheme!r}" if scheme else "no scheme"
         raise UsageError(
