@@ -83,7 +83,8 @@ class MachineRun:
     objects: Mapping[str, bytes]
 
 
-def compile_units(root: Path, env: Mapping[str, str], hip_compiler: str) -> list[tuple[str, list[str]]]:
+def compile_units(root: Path, env: Mapping[str, str],
+                  hip_compiler: str) -> list[tuple[str, list[str]]]:
     """The compile commands of tests/cache/ as CMake would run them: absolute paths, -I dir."""
     src = root / "src"
     include = f"-I{src}"
