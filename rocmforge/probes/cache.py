@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shutil
 import socket
@@ -458,8 +457,8 @@ def probe_shared_cache(
     timeout_s: float = 3.0,
 ) -> SharedCacheProbe | None:
     """Probe the cache the build environment `env` launches compiles through (None: no cache):
-    the tool, the backend (when `remote`), and one C and one HIP compile in a scratch folder
-    with a private local cache, so only the shared backend connects them to real builds."""
+    the tool, the backend and one C compile (when `remote`), and one HIP compile, in a scratch
+    folder with a private local cache, so only the shared backend connects them to real builds."""
     launcher = env.get("CMAKE_CXX_COMPILER_LAUNCHER", "")
     if not launcher:
         return None
@@ -475,10 +474,9 @@ def probe_shared_cache(
     base.update(variables)
     compiler = env.get("CC", "") or "cc"
     with _scratch() as folder:
-        # Base dirs point at the scratch folder: the build's work dir need not exist yet.
-        for key in ("CCACHE_BASEDIR",):
-            if key in base:
-                base[key] = str(folder)
+        # The base dir points at the scratch folder: the build's work dir need not exist yet.
+        if "CCACHE_BASEDIR" in base:
+            base["CCACHE_BASEDIR"] = str(folder)
         session = CacheSession(tool, base, folder / "local-cache", remote=remote is not None)
         with session:
             problem = session.start()
@@ -487,7 +485,7 @@ def probe_shared_cache(
                                         backend=backend, started=False, start_problem=problem,
                                         hip_launcher="HIP_CLANG_LAUNCHER" in env,
                                         hip_compiler=hip_compiler, hip_target=hip_target)
-            host = trial_compile(session, "c", compiler, folder)
+            host = trial_compile(session, "c", compiler, folder) if remote else None
             hip = (trial_compile(session, "hip", hip_compiler, folder, hip_target=hip_target)
                    if hip_compiler and hip_target else None)
     return SharedCacheProbe(tool=tool, remote=remote, variables=variables, backend=backend,
@@ -495,8 +493,3 @@ def probe_shared_cache(
                             hip_launcher="HIP_CLANG_LAUNCHER" in env,
                             hip_compiler=hip_compiler, hip_target=hip_target)
 
-
-def environ_without_cache(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The process environment without CCACHE_*/SCCACHE_* (the user's own cache settings)."""
-    source = os.environ if environ is None else environ
-    return {k: v for k, v in source.items() if not k.startswith(("CCACHE_", "SCCACHE_"))}
