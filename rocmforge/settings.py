@@ -41,6 +41,7 @@ class Settings:
     max_jobs: int = 0
     mem_per_job_gib: float = 4.5
     cache: str = "auto"
+    cache_remote: str = ""
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
     skip_preflight: bool = False
@@ -48,6 +49,8 @@ class Settings:
     alternatives_altdir: str = ""
     alternatives_admindir: str = ""
     alternatives_link_dir: str = ""
+    matrix_refs: str = ""
+    matrix_groups: Mapping[str, str] = field(default_factory=dict)
     # Where each value came from, for `invoke plan` and error messages: name -> source label.
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
 
@@ -61,6 +64,7 @@ class Settings:
         }
         out["mirrors"] = dict(self.mirrors)
         out["build_env"] = dict(self.build_env)
+        out["matrix_groups"] = dict(self.matrix_groups)
         return out
 
 
@@ -171,6 +175,10 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
             raise ValueError
         if key == "triton_mode" and text not in _TRITON_CHOICES:
             raise ValueError
+        if key == "cache_remote" and text:
+            from rocmforge.knowledge.cache_backends import parse_remote
+
+            parse_remote(text, source=source)
         return text
     except (TypeError, ValueError):
         kind = _kind_name(default, key)

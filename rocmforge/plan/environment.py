@@ -65,21 +65,9 @@ def compiler_cache_env(
     not cached, whatever the setting. `auto` takes sccache, else ccache, else nothing; naming a
     cache that is not installed is an error rather than a silent uncached build.
     """
-    if mode == "none":
+    name = chosen_cache(mode, found)
+    if not name:
         return []
-    if mode == "auto":
-        name = next((n for n in ("sccache", "ccache") if n in found), "")
-        if not name:
-            return []
-    else:
-        name = mode
-        if name not in found:
-            raise UsageError(
-                f"The cache setting asks for {name}, but {name} is not on PATH",
-                "a build that silently runs uncached takes hours longer than the user planned",
-                f"install it (`apt-get install {name}`), or set cache to auto or none "
-                f"(ROCMFORGE_CACHE=none)",
-            )
     launcher = found[name]
     items = [
         ("CMAKE_C_COMPILER_LAUNCHER", launcher),
@@ -89,6 +77,23 @@ def compiler_cache_env(
     if hip_launcher_min_rocm and rocm_version and _at_least(rocm_version, hip_launcher_min_rocm):
         items.append(("HIP_CLANG_LAUNCHER", launcher))
     return items
+
+
+def chosen_cache(mode: str, found: Mapping[str, str]) -> str:
+    """The cache the `cache` setting picks ("" for none): `auto` takes sccache, else ccache,
+    else nothing; a named cache that is not installed is a UsageError."""
+    if mode == "none":
+        return ""
+    if mode == "auto":
+        return next((n for n in ("sccache", "ccache") if n in found), "")
+    if mode not in found:
+        raise UsageError(
+            f"The cache setting asks for {mode}, but {mode} is not on PATH",
+            "a build that silently runs uncached takes hours longer than the user planned",
+            f"install it (`apt-get install {mode}`), or set cache to auto or none "
+            f"(ROCMFORGE_CACHE=none)",
+        )
+    return mode
 
 
 def _at_least(version: str, minimum: str) -> bool:
@@ -108,6 +113,7 @@ def build_environment(
     cxx: str = "",
     *,
     hip_launcher_min_rocm: str = "",
+    remote_cache: Sequence[tuple[str, str]] = (),
 ) -> BuildEnv:
     """The environment for `settings` on the machine `facts` describes, for `targets`."""
     from rocmforge.errors import ProbeError
@@ -149,6 +155,8 @@ def build_environment(
         rocm_version=str(getattr(facts.rocm, "version", "") or ""),
         hip_launcher_min_rocm=hip_launcher_min_rocm,
     )
+    # The shared cache's own variables (plan.cache_env.remote_cache_env), after its launchers.
+    items += list(remote_cache)
     for name, value in settings.build_env.items():
         items = [(k, v) for k, v in items if k != name]
         items.append((str(name), str(value)))

@@ -312,8 +312,29 @@ def _computed_env(
         cc=compilers["cc"],
         cxx=compilers["cxx"],
         hip_launcher_min_rocm=hip_launcher_min_rocm,
+        remote_cache=shared_cache_env(settings, facts),
     )
     return env.as_dict()
+
+
+def shared_cache_env(settings: Settings, facts: Facts) -> list[tuple[str, str]]:
+    """The shared cache's variables: the cache in use, probed for its version (only when
+    cache_remote is set), then plan.cache_env's pure choice."""
+    if not settings.cache_remote:
+        return []
+    from rocmforge.knowledge.cache_backends import load_cache_backends, parse_remote
+    from rocmforge.plan.cache_env import remote_cache_env
+    from rocmforge.plan.environment import chosen_cache
+    from rocmforge.probes.cache import CACHE_NAMES, probe_cache_tool
+    from rocmforge.workdir import workdir_for
+
+    found = dict(getattr(facts.system, "compiler_caches", {}) or {})
+    name = chosen_cache(settings.cache, found)
+    tool = next((probe_cache_tool(known, found[known]) for known in CACHE_NAMES
+                 if known == name), None)
+    return remote_cache_env(parse_remote(settings.cache_remote), name, tool,
+                            load_cache_backends(),
+                            base_dir=str(workdir_for(settings.work_dir).root))
 
 
 def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ...]:
