@@ -347,5 +347,10 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
     found: tuple[DoctorRow, ...] = diagnose(
         facts, inputs.targets, inputs.settings, table=load_arch_table(), release=inputs.release,
         components=component_report(facts, inputs.pytorch))
+    if inputs.settings.cache_remote:
+        # An unreachable shared cache stops sccache's server partway through the build.
+        from rocmforge.plan.cache_doctor import cache_doctor_rows
+
+        found += cache_doctor_rows(inputs.settings, facts, inputs.targets, environ=os.environ)
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)

@@ -25,6 +25,7 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
     import os
 
     from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.plan.cache_doctor import cache_doctor_rows
     from rocmforge.plan.doctor import diagnose, doctor_json, exit_status
     from rocmforge.plan.prepare import doctor_facts
     from rocmforge.plan.triton_probe_rows import triton_probe_rows
@@ -37,6 +38,7 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
                     components=found.components)
     if found.triton is not None:
         rows += triton_probe_rows(found.triton, pin_version=found.release.triton_version)
+    rows += cache_doctor_rows(settings, facts, targets, environ=os.environ)
     code = exit_status(rows)
     if json:
         emit_json(doctor_json(facts, targets, rows))
