@@ -325,3 +325,44 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
                                        supported_tags=sys_tags(), python="3")
     assert session.wheels.triton == dist / wheel.name
     assert session.wheels.torch.name == manifest["wheels"]["torch"]
+
+
+def _tree_git(tree: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_a_reset_tree_redoes_the_kits_edits_and_a_users_edit_is_named_as_theirs(
+    shared, tmp_path: Path
+) -> None:
+    """Issue 14 items 5a and 10. `git reset --hard` of the tree undoes hipify under stamps that
+    say it ran: the tree-facts re-check notices and the kit's edits and every later step run
+    again. A user's edit found among the kit's edits is stashed under a name that says so."""
+    repo, work, _ = shared
+    tree = work / "src" / "pytorch"
+    _tree_git(tree, "reset", "-q", "--hard")
+    again = run_build(work, repo)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert ("the tree changed since the kit's patches and hipify (it has no local changes: "
+            "reset to its commit): they and every later step run again") in again.stdout
+    for redone in ("patches", "hipify", "build", "collect"):
+        assert f"] {redone} ... " in again.stdout, redone
+    assert "Successfully preprocessed" in (work / "logs" / "hipify.log").read_text()
+
+    # Nothing changed since: a no-op again.
+    quiet = run_build(work, repo)
+    assert "every step is up to date; nothing to do" in quiet.stdout, quiet.stdout[-3000:]
+
+    # A user edits a file the kit had hipified: the next build sets the tree's changes aside
+    # as "your edits and the kit's", then patches and hipifies the pristine tree.
+    edited = next(p for p in (tree / "csrc").iterdir() if p.suffix in (".cu", ".hip"))
+    edited.write_text(edited.read_text() + "// a user's own line\n")
+    third = run_build(work, repo)
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    assert "files were changed, added or removed after the kit's edits" in third.stdout
+    stashes = _tree_git(tree, "stash", "list")
+    assert "rocmforge: your edits and the kit's (patches, hipify): changes the kit did not make " \
+        "included" in stashes
+    assert "a user's own line" in _tree_git(tree, "stash", "show", "-p", "--include-untracked",
+                                              "stash@{0}")
+    assert "a user's own line" not in edited.read_text()

@@ -333,8 +333,11 @@ class StepRunner:
         duration = time.monotonic() - started
         kept = dict(details or {})
         fingerprint = str(kept.pop("fingerprint", "") or "")
+        # An action may say that what it checked changed although its fingerprint did not
+        # (the tree-facts step: the kit's edits of the tree were undone).
+        redo_later = bool(kept.pop("redo_later", False))
         if recheck is not None:
-            if fingerprint and fingerprint == recheck.fingerprint:
+            if fingerprint and fingerprint == recheck.fingerprint and not redo_later:
                 self._say(f"==> {step.name}: done (stamp matches), skipped; re-checked in "
                           f"{duration:.1f} s, unchanged ({fingerprint[:12]})")
                 self.results.append(StepResult(name=step.name, status="checked",

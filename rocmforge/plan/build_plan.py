@@ -214,7 +214,13 @@ def plan_build(
             "Python floors); stop here when they differ from what this plan assumed",
             cwd=src,
             inputs={**source_inputs, **_assumed(options, pytorch)},
-            effects=Effects(reads=tuple(f"{src}/{name}" for name in TREE_FILES)),
+            effects=Effects(reads=tuple(f"{src}/{name}" for name in TREE_FILES),
+                            notes=("also compares the tree with what the kit's patches and "
+                                   "hipify left (state/kit-edits.json): a reset or an edit "
+                                   "redoes them",)),
+            # Re-checked on every run: a `git reset --hard` of the tree undoes the kit's edits
+            # without changing any digest.
+            volatile=True,
         ),
         Step(
             name="patches",
@@ -293,11 +299,15 @@ def plan_build(
         ),
         Step(
             name="hipify",
-            argv=(venv_python, "tools/amd_build/build_amd.py"),
+            kind="python",
+            argv=("hipify", venv_python, "tools/amd_build/build_amd.py"),
             why="translate the CUDA sources to HIP in place; must run before any configure",
             cwd=src,
             env=build_env,
             inputs=source_inputs,
+            effects=Effects(commands=((venv_python, "tools/amd_build/build_amd.py"),),
+                            writes=(src, str(workdir.state / "kit-edits.json")),
+                            notes=("records the tree state the kit's edits leave",)),
         ),
         Step(
             name="stale-check",

@@ -33,6 +33,8 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
                    "when they change what the plan assumed"),
     "patches": (checkout.patches, "apply the kit's patch series for this PyTorch version "
                 "(rocmforge.sources.patch_sources)"),
+    "hipify": (checkout.hipify, "run PyTorch's hipify in the tree, then record the tree state "
+               "the kit's edits leave"),
     "build-requirements": (venv.build_requirements, "pip install -r requirements.txt -r "
                            "requirements-build.txt (those present)"),
     "triton": (triton.triton, "Triton for the pin: prebuilt wheel (sha256-checked) or source "

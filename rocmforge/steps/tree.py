@@ -55,4 +55,29 @@ def tree_facts(build: PreparedBuild, ctx: ActionContext) -> Details:
             "run the same command again: the plan is then made from the checkout's own facts "
             "and preflight judges the machine by them (finished steps are kept)",
         )
-    return {"version": side.facts.version, "facts": side.facts.as_dict()}
+    details: dict[str, object] = {"version": side.facts.version, "facts": side.facts.as_dict(),
+                                  "fingerprint": "intact"}
+    drift = _kit_edits_drift(ctx)
+    if drift:
+        # The stamps of patches and hipify say the tree holds the kit's edits; it does not
+        # (`git reset --hard`, a user's edit): every later step runs again (issue 14 item 5a).
+        ctx.say(f"the tree changed since the kit's patches and hipify ({drift}): they and every "
+                "later step run again")
+        details["redo_later"] = True
+    return details
+
+
+def _kit_edits_drift(ctx: ActionContext) -> str:
+    """Why the tree no longer is what the kit's edits left ("" when it is, or nothing is
+    recorded yet)."""
+    from rocmforge.sources.checkout import head_commit, local_changes, tree_state
+    from rocmforge.steps.checkout import recorded_state
+
+    tree = ctx.workdir.pytorch
+    head = head_commit(tree)
+    recorded = recorded_state(ctx.workdir, head) if head else ""
+    if not recorded or tree_state(tree) == recorded:
+        return ""
+    if not local_changes(tree):
+        return "it has no local changes: reset to its commit"
+    return "files were changed, added or removed after the kit's edits"
