@@ -37,10 +37,10 @@ from typing import Any
 
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.execute.model import Plan, Step
+from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.workdir import WorkDir
 
 BUILD_STYLES = ("setup.py", "build")
-TRITON_MODES = ("auto", "wheel", "source", "skip")
 
 # Environment variables that belong to the build (digest inputs of hipify/configure/build).
 # Steps that only manage the venv get the pip subset, so that e.g. a new MAX_JOBS does not look

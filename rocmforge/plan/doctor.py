@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from rocmforge.errors import RocmforgeError
 from rocmforge.plan.environment import max_jobs
+from rocmforge.versions import version_key
 
 Status = Literal["OK", "WARN", "FAIL"]
 DISK_FAIL_GIB = 10.0
@@ -429,7 +430,7 @@ def _tool_rows(facts: Any, settings: Any) -> list[DoctorRow]:
                 fix=f"python3 -m pip install 'cmake>={minimum}'",
             )
         )
-    elif _vkey(system.cmake.version) < _vkey(minimum):
+    elif version_key(system.cmake.version, width=3) < version_key(minimum, width=3):
         rows.append(
             DoctorRow(
                 check="cmake",
@@ -655,16 +656,6 @@ def _machine_rows(facts: Any, settings: Any) -> list[DoctorRow]:
         detail = "member of render" if dev.in_render_group else "no `render` group on this system"
         rows.append(DoctorRow(check="render group", status="OK", detail=detail))
     return rows
-
-
-def _vkey(version: str) -> tuple[int, ...]:
-    out = []
-    for piece in str(version).split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        out.append(int(digits))
-    return tuple(out)
 
 
 DOCTOR_SCHEMA = "rocmforge.doctor/1"
