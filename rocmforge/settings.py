@@ -37,6 +37,7 @@ class Settings:
     triton_repo: str = ""
     triton_index: str = ""
     triton_mode: str = "auto"
+    allow_triton_gap: bool = False
     gcc: int = 0
     clang: int = 0
     allow_compiler: bool = False
@@ -279,6 +280,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag(name="clang", short="c", setting="clang", help="host Clang major for CC/CXX (e.g. 16)"),
     Flag(name="allow_compiler", short="l", setting="allow_compiler",
          help="accept a host compiler outside the version table for the ROCm found"),
+    Flag(name="allow_triton_gap", short="x", setting="allow_triton_gap",
+         help="build even when the pinned Triton cannot compile for a target (setting "
+         "allow_triton_gap; recorded in the manifest)"),
     Flag(name="python", short="p", setting="python",
          help="interpreter that creates the build venv"),
     Flag(name="triton", short="t", setting="triton_mode",
@@ -319,6 +323,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag(name="comm_sizes", short="", help="message sizes for comm, e.g. 1KiB,1MiB,1GiB"),
     Flag(name="comm_timeout", short="",
          help="seconds without progress before comm is declared hung"),
+    Flag(name="tree", short="",
+         help="a PyTorch checkout to read (required), e.g. .rocmforge/src/pytorch"),
     Flag(name="prefix", short="",
          help="folder inside it that receives the kit (default third_party/rocmforge)"),
     Flag(name="update", short="",
@@ -328,8 +334,8 @@ FLAG_BY_NAME: Mapping[str, Flag] = {f.name: f for f in FLAGS}
 FLAG_OF_SETTING: Mapping[str, Flag] = {f.setting: f for f in FLAGS if f.setting}
 # The flags of `invoke plan` and `invoke build`, in help order.
 BUILD_FLAGS: tuple[str, ...] = ("arch", "ref", "repo", "rocm_path", "work_dir", "gcc", "clang",
-                                "allow_compiler", "python", "triton", "skip_preflight",
-                                "system_site_packages")
+                                "allow_compiler", "allow_triton_gap", "python", "triton",
+                                "skip_preflight", "system_site_packages")
 
 
 def flag_default(flag: Flag) -> str | bool:

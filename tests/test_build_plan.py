@@ -34,8 +34,9 @@ def _plan(settings: dict | None = None, patches: dict | None = None, **options: 
 def test_setup_py_release_runs_configure_then_bdist_wheel() -> None:
     plan = _plan(build_style="setup.py", python="/usr/bin/python3")
     names = [s.name for s in plan.steps]
-    assert names == ["preflight", "compilers", "checkout", "patches", "venv",
-                     "build-requirements", "triton", "environment", "hipify", "stale-check",
+    assert names == ["preflight", "compilers", "checkout", "tree-facts", "patches", "venv",
+                     "build-requirements", "triton", "triton-targets", "environment", "hipify",
+                     "stale-check",
                      "configure", "configure-check", "build", "collect", "install"]
     steps = {s.name: s for s in plan.steps}
     assert steps["venv"].argv == ("/usr/bin/python3", "-m", "venv", "/w/venv")
@@ -75,9 +76,10 @@ def test_target_change_changes_env_and_stale_check_digests_not_checkout() -> Non
     assert "environment" in changed and "stale-check" in changed and "build" in changed
     assert "checkout" not in changed and "venv" not in changed and "triton" not in changed
     assert "preflight" not in changed
-    # The runner redoes from the first changed step: environment, after the venv and Triton.
+    # The runner redoes from the first changed step: the Triton target probe (a new target must
+    # be checked), after the venv and Triton itself.
     first = next(i for i, s in enumerate(_plan().steps) if one[s.name] != two[s.name])
-    assert _plan().steps[first].name == "environment"
+    assert _plan().steps[first].name == "triton-targets"
 
 
 def test_identical_inputs_give_identical_digests() -> None:
@@ -113,7 +115,7 @@ def test_plan_json_is_versioned_and_lists_every_step() -> None:
     doc = _plan({"triton_mode": "skip"}).to_json()
     assert doc["schema"] == "rocmforge.plan/1"
     assert doc["targets"] == ["gfx1100"]
-    assert len(doc["steps"]) == 15
+    assert len(doc["steps"]) == 16
     assert any("Triton is skipped" in note for note in doc["notes"])
 
 
@@ -189,3 +191,37 @@ def test_non_numeric_max_jobs_is_a_config_error_before_any_step(bad: str) -> Non
                    compilers=CC)
     assert f"MAX_JOBS={bad!r} is not a whole number" in str(raised.value.paragraph())
     assert raised.value.exit_code == 2
+
+
+def test_in_process_steps_say_what_they_will_do_in_the_plan_and_its_digest() -> None:
+    """The plan is the build: a "python" step carries its effects (files, URLs, commands), and
+    they are in `plan --json` and in the digest; a "run" step's argv says it all."""
+    steps = {s.name: s for s in _plan().steps}
+    triton = steps["triton"].to_json()["effects"]
+    assert triton["fetches"] == ["https://i/rocm6.4", "the repository the pin names"]
+    assert triton["writes"] == ["/w/downloads", "/w/src/triton"]
+    assert triton["commands"] == [["/w/venv/bin/python", "-m", "pip", "install", "--no-deps",
+                                   "--force-reinstall", "<the triton wheel>"]]
+    assert steps["checkout"].to_json()["effects"]["fetches"] == [
+        "https://github.com/pytorch/pytorch.git v2.8.0"]
+    assert steps["compilers"].effects is not None
+    assert steps["compilers"].effects.commands == (("/usr/bin/gcc-12", "--version"),
+                                                   ("/usr/bin/g++-12", "--version"))
+    assert steps["stale-check"].effects is not None
+    assert steps["stale-check"].effects.notes == (
+        "removes /w/src/pytorch/build when its PYTORCH_ROCM_ARCH is not gfx1100",)
+    assert steps["hipify"].effects is None and "effects" not in steps["hipify"].to_json() or \
+        steps["hipify"].to_json()["effects"] is None
+    # Another index changes what the triton step fetches, so its digest.
+    other = {s.name: s for s in _plan({"triton_index": "https://mirror/rocm{rocm}"}).steps}
+    assert other["triton"].to_json()["effects"]["fetches"][0] == "https://mirror/rocm6.4"
+    assert other["triton"].digest() != steps["triton"].digest()
+    # Wheel only: no source build is planned.
+    wheel = {s.name: s for s in _plan({"triton_mode": "wheel"}).steps}
+    assert wheel["triton"].to_json()["effects"]["fetches"] == ["https://i/rocm6.4"]
+
+
+def test_steps_carry_lists_not_joined_strings() -> None:
+    steps = {s.name: s for s in _plan(targets=("gfx1100", "gfx942")).steps}
+    assert steps["stale-check"].inputs["targets"] == ("gfx1100", "gfx942")
+    assert steps["collect"].to_json()["inputs"]["targets"] == ["gfx1100", "gfx942"]

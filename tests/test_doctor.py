@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rocmforge.knowledge.arches import load_arch_table
-from rocmforge.plan.doctor import DoctorRow, diagnose, exit_status, requested_targets
+from rocmforge.knowledge.targets import requested_targets
+from rocmforge.plan.doctor import DoctorRow, diagnose, exit_status
 from rocmforge.probes.compile_probe import TargetProbe
 from rocmforge.probes.facts import Facts
 from rocmforge.probes.gpus import GpuAgent, GpuScan

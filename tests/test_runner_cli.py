@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmforge.execute.stamps import Stamp, mark_work_dir, write_stamp
+from rocmforge.execute.stamps import Stamp, write_stamp
+from rocmforge.workdir import mark_work_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -178,9 +179,9 @@ def test_compiler_outside_the_table_is_refused_by_preflight(tmp_path: Path) -> N
     """Debian's ROCm 5.2 here: GCC 12 is a WARN of the shared policy, so the build refuses it
     (issue 3 item 4) with both fixes; --allow-compiler keeps it (a WARN row, no FAIL)."""
     refused = _plan_json("--gcc", "12", "--work-dir", str(tmp_path / "w"))
-    assert refused["steps"][0]["inputs"]["fail_rows"] == "host compiler"
+    assert refused["steps"][0]["inputs"]["fail_rows"] == ["host compiler"]
     allowed = _plan_json("--gcc", "12", "--allow-compiler", "--work-dir", str(tmp_path / "w"))
-    assert allowed["steps"][0]["inputs"]["fail_rows"] == ""
+    assert allowed["steps"][0]["inputs"]["fail_rows"] == []
     # gfx90a: the one target Debian's ROCm 5.2 can build, so the compiler is the only problem.
     done = invoke("build", "--arch", "gfx90a", "--gcc", "12", "--work-dir",
                   str(tmp_path / "w"))

@@ -113,6 +113,14 @@ class ActionContext:
         return code, out
 
 
+def text_map(details: Details, key: str) -> dict[str, str]:
+    """details[key] as a str -> str dict ({} when it is missing or not a mapping)."""
+    value = details.get(key)
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
 Action = Callable[[ActionContext], "Details | None"]
 # Action name (a "python" step's argv[0]) -> the action, and its one-line summary for --dry.
 ActionTable = Mapping[str, "tuple[Action, str]"]

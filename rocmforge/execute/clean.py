@@ -24,7 +24,8 @@ def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool) -> list[str
     """
     from rocmforge.errors import UsageError
     from rocmforge.execute.lock import BuildLocked, _pid_alive, read_holder
-    from rocmforge.execute.stamps import WORK_DIR_MARKER, is_kit_work_dir
+    from rocmforge.execute.stamps import is_kit_work_dir
+    from rocmforge.workdir import WORK_DIR_MARKER
 
     root = workdir.root
     kit_made = is_kit_work_dir(workdir.state)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.execute.stamps import atomic_write_text
+from rocmforge.fsutil import write_atomic
 
 
 class BuildLocked(RocmforgeError):
@@ -151,7 +151,7 @@ class BuildLock:
         self.holder = LockHolder(pid=self.holder.pid, started=self.holder.started,
                                  host=self.holder.host, argv=self.holder.argv, step_pgid=pgid)
         with contextlib.suppress(OSError):
-            atomic_write_text(self.path, json.dumps(_holder_json(self.holder), indent=2) + "\n")
+            write_atomic(self.path, json.dumps(_holder_json(self.holder), indent=2) + "\n")
 
     def release(self) -> None:
         if self.holder is None:

@@ -57,8 +57,8 @@ from rocmforge.execute.actions import (
 )
 from rocmforge.execute.lock import BuildLock
 from rocmforge.execute.model import Plan, Step
-from rocmforge.execute.stamps import Stamp, mark_work_dir, read_stamp, remove_stamp, write_stamp
-from rocmforge.workdir import WorkDir
+from rocmforge.execute.stamps import Stamp, read_stamp, remove_stamp, write_stamp
+from rocmforge.workdir import WorkDir, mark_work_dir
 
 RELEVANT_LINES = 30  # diagnostics.MAX_RELEVANT_LINES: the most a failure shows
 

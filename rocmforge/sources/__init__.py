@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.execute.stamps import mark_work_dir
 from rocmforge.knowledge.toml_files import kit_data_dir
 from rocmforge.sources.checkout import (
     CheckoutResult,
@@ -43,7 +42,7 @@ from rocmforge.sources.patches import (
     select,
 )
 from rocmforge.sources.triton_pin import PinError, TritonPin, read_pin_from_tree
-from rocmforge.workdir import WorkDir, workdir_for
+from rocmforge.workdir import WorkDir, mark_work_dir, workdir_for
 
 # The kit's own patch folder (the repository root's patches/).
 PATCHES_ROOT = kit_data_dir("patches")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rocmforge.execute.actions import Action, ActionContext, ActionTable, Details
-from rocmforge.steps import checkout, configure, outputs, prepare, triton, venv
+from rocmforge.steps import checkout, configure, outputs, prepare, tree, triton, venv
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
@@ -29,12 +29,16 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
     "environment": (prepare.environment, "write state/build-env.sh with the build's exports"),
     "checkout": (checkout.checkout, "git: PyTorch at the ref with submodules (no clobbering); "
                  "writes rocmforge.lock"),
+    "tree-facts": (tree.tree_facts, "read the checkout's version, build backend and floors; stop "
+                   "when they change what the plan assumed"),
     "patches": (checkout.patches, "apply the kit's patch series for this PyTorch version "
                 "(rocmforge.sources.patch_sources)"),
     "build-requirements": (venv.build_requirements, "pip install -r requirements.txt -r "
                            "requirements-build.txt (those present)"),
     "triton": (triton.triton, "Triton for the pin: prebuilt wheel (sha256-checked) or source "
                "build; exactly one triton provider in the venv"),
+    "triton-targets": (triton.triton_targets, "compile one Triton kernel per target with the "
+                       "venv's Triton; check each code object's machine"),
     "stale-check": (configure.stale_check,
                     "PYTORCH_ROCM_ARCH in build/CMakeCache.txt vs. the targets"),
     "log-check": (configure.log_check, "the configure summary must say USE_ROCM : ON for the "

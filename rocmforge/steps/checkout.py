@@ -20,8 +20,8 @@ from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
-    from rocmforge.sources.checkout import SetAside
-    from rocmforge.sources.lockfile import SourceLock
+    from rocmforge.sources.checkout import SetAsideStash
+    from rocmforge.sources.lockfile import Lock
 
 
 def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -64,11 +64,11 @@ KIT_EDIT_STEPS = ("patches", "hipify")
 
 def record_kit_edits(workdir: WorkDir, commit: str) -> None:
     """Say (atomically) that the kit is about to edit the tree checked out at `commit`."""
-    from rocmforge.execute.stamps import atomic_write_text
+    from rocmforge.fsutil import write_atomic
 
     doc = {"schema": KIT_EDITS_SCHEMA, "tree": str(workdir.pytorch), "commit": commit,
            "steps": list(KIT_EDIT_STEPS)}
-    atomic_write_text(workdir.state / KIT_EDITS_FILE, json.dumps(doc, indent=2) + "\n")
+    write_atomic(workdir.state / KIT_EDITS_FILE, json.dumps(doc, indent=2) + "\n")
 
 
 def kit_edits_evidence(workdir: WorkDir, head: str) -> str:
@@ -90,7 +90,7 @@ def kit_edits_evidence(workdir: WorkDir, head: str) -> str:
     return ""
 
 
-def set_aside_line(tree: Path, stashes: Sequence[SetAside], old_head: str,
+def set_aside_line(tree: Path, stashes: Sequence[SetAsideStash], old_head: str,
                    evidence: str) -> str:
     """One line: what was stashed where, and the commands that show and restore it."""
     t = shlex.quote(str(tree))
@@ -105,7 +105,7 @@ def set_aside_line(tree: Path, stashes: Sequence[SetAside], old_head: str,
             f"--recursive`, then `git -C {t} stash pop` (in each repository that has one)")
 
 
-def checkout_fingerprint(lock: SourceLock) -> str:
+def checkout_fingerprint(lock: Lock) -> str:
     """What the checkout resolved to, for the runner's re-check of this volatile step: the
     PyTorch commit, every submodule commit and the Triton pin, read from the tree on disk (so
     a tree moved by an interrupted run still differs from the stamp). A sha256, not the list:

@@ -27,8 +27,7 @@ def stale_check(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.steps.stale import check_stale
 
     build_dir = Path(ctx.step.cwd) / ctx.step.argv[1]
-    targets = tuple(t for t in ctx.step.inputs.get("targets", "").split(";") if t)
-    verdict = check_stale(build_dir, targets)
+    verdict = check_stale(build_dir, build.inputs.target_names)
     ctx.say(verdict.reason)
     if verdict.stale:
         if not build_dir.resolve().is_relative_to(ctx.workdir.root.resolve()):
@@ -77,7 +76,7 @@ def log_check(build: PreparedBuild, ctx: ActionContext) -> Details:
             "without it there is no evidence that GPU code is built",
             "read the configure log; `invoke clean` and build again",
         )
-    targets = tuple(t for t in ctx.step.inputs.get("targets", "").split(";") if t)
+    targets = build.inputs.target_names
     configured = split_arch_list(archs[-1])
     if targets and sorted(configured) != sorted(targets):
         raise StepFailed(

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rocmforge.errors import StepFailed
-from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.execute.actions import ActionContext, Details, text_map
 
 
 def collect(ctx: ActionContext, *, targets: Sequence[str],
@@ -52,12 +52,14 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
         targets=list(targets),
         wheels={"torch": torch_wheel.name, "triton": triton_name},
         lock=lock,
-        toolchain=dict(ctx.details_of("compilers").get("toolchain", {})),
-        env=dict(ctx.details_of("environment").get("env", {})),
+        toolchain=text_map(ctx.details_of("compilers"), "toolchain"),
+        env=text_map(ctx.details_of("environment"), "env"),
         steps=steps,
         plan_settings={k: v for k, v in plan_settings.items() if k != "origins"},
     )
     doc["source"] = dict(ctx.details_of("checkout"))
+    doc["pytorch"] = dict(ctx.details_of("tree-facts"))
+    doc["triton_targets"] = dict(ctx.details_of("triton-targets"))
     earlier = _manifest_wheels(dist / "manifest.json")
     path = write_manifest(dist / "manifest.json", doc)
     ctx.say(f"wrote {path}")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from rocmforge.errors import StepFailed
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.sources.triton_wheel import index_url
 from rocmforge.steps.venv import pip_install_argv
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
             f"`{python} -m pip uninstall -y <the others>`, then run the build again",
         )
     ctx.say(f"Triton in the build venv: {providers[0]} from {wheel.name}")
-    return {"wheel": str(wheel), "commit": pin.commit, "name": keep,
+    return {"wheel": str(wheel), "commit": pin.commit, "version": pin.version, "name": keep,
             "origin": origin, "removed": removed, "mode": mode}
 
 
@@ -87,11 +88,6 @@ def _wheel_project(wheel: Path) -> str:
     from packaging.utils import parse_wheel_filename
 
     return str(parse_wheel_filename(wheel.name)[0])
-
-
-def _index_url(template: str, rocm_version: str) -> str:
-    """settings.triton_index with {rocm} = ROCm major.minor (download.pytorch.org/whl/rocm6.4)."""
-    return template.replace("{rocm}", ".".join(rocm_version.split(".")[:2]))
 
 
 def _venv_tags(ctx: ActionContext, python: str) -> list[Tag]:
@@ -112,7 +108,8 @@ def _download_triton_wheel(build: PreparedBuild, ctx: ActionContext, pin: Triton
     from rocmforge.sources import triton_wheel
 
     settings = build.inputs.settings
-    index = _index_url(str(settings.triton_index), ctx.step.inputs.get("rocm_version", ""))
+    rocm = build.inputs.facts.rocm
+    index = index_url(str(settings.triton_index), rocm.version if rocm is not None else "")
     ctx.say(f"looking for {pin.wheel_name} {pin.version} (commit {pin.commit[:8]}) on {index}")
     client = triton_wheel.IndexClient(index_url=index, timeout_s=30.0)
     choice = triton_wheel.find_wheel(client, pin, _venv_tags(ctx, python))
@@ -205,3 +202,29 @@ def _remove_other_providers(ctx: ActionContext, python: str, *, keep: str) -> li
                 "ROCm)")
         ctx.run(list(conflicts.uninstall_argv))
     return list(conflicts.names)
+
+
+def triton_targets(build: PreparedBuild, ctx: ActionContext) -> Details:
+    """The Triton just installed must generate code for every target (issue 22): one small
+    kernel per target, each code object's machine checked by the kit's ELF reader."""
+    from rocmforge.probes.triton_targets import gap_error, probe_triton_targets
+
+    python = ctx.step.argv[1]
+    report = probe_triton_targets(python, build.inputs.target_names)
+    for result in report.results:
+        ctx.say(f"{result.status:<4} {result.target}: {result.reason}")
+    if not report.triton_version:
+        raise StepFailed(
+            f"The build venv's Python {python} has no importable triton after the triton step",
+            "the probe compiles with the venv's own Triton",
+            "read logs/triton.log; run the build again",
+        )
+    pin = str(ctx.details_of("triton").get("version", "") or "")
+    error = gap_error(report, pin=pin)
+    allowed = build.settings.allow_triton_gap
+    if error is not None:
+        if not allowed:
+            raise error
+        ctx.say(f"note: allow_triton_gap: going on although {error.what}")
+    return {"report": report.to_json(), "gap": [r.target for r in report.failed()],
+            "allowed_gap": bool(allowed and error is not None)}

@@ -22,11 +22,15 @@ def doctor(c: Context, json: bool = False, **flags: object) -> None:
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.plan.doctor import diagnose, doctor_json, exit_status
     from rocmforge.plan.prepare import doctor_facts
+    from rocmforge.plan.triton_probe_rows import triton_probe_rows
     from rocmforge.render import emit_json, print_table
 
     settings = settings_for(c, **settings_of_flags(flags))
-    facts, targets = doctor_facts(settings, os.environ)
-    rows = diagnose(facts, targets, settings, table=load_arch_table())
+    found = doctor_facts(settings, os.environ)
+    facts, targets = found.facts, found.targets
+    rows = diagnose(facts, targets, settings, table=load_arch_table(), release=found.release)
+    if found.triton is not None:
+        rows += triton_probe_rows(found.triton, pin_version=found.release.triton_version)
     code = exit_status(rows)
     if json:
         emit_json(doctor_json(facts, targets, rows))

@@ -17,6 +17,7 @@ CHECK_NAMES: tuple[str, ...] = (
     "build",
     "arch",
     "static",
+    "triton_targets",
     "ops",
     "attention",
     "triton",

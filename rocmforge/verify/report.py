@@ -97,7 +97,15 @@ def write_json(document: dict[str, Any], path: str) -> None:
 
 
 def table_rows(results: Sequence[CheckResult]) -> list[tuple[str, str, str, str]]:
-    return [(r.name, r.status.value, f"{r.seconds:.1f}s", r.reason) for r in results]
+    """One row per check, then its per-item sub-rows (figures["rows"]: name, status, reason,
+    seconds; e.g. triton_targets' one row per GPU target), indented under it."""
+    rows = []
+    for r in results:
+        rows.append((r.name, r.status.value, f"{r.seconds:.1f}s", r.reason))
+        for sub in r.figures.get("rows", []):
+            rows.append((f"  {sub['name']}", sub["status"], f"{sub['seconds']:.1f}s",
+                         sub["reason"]))
+    return rows
 
 
 def plain_table(results: Sequence[CheckResult]) -> str:
