@@ -159,6 +159,16 @@ def test_fixture_build_then_noop_then_target_change(shared, tmp_path: Path) -> N
     assert json.loads((work / "dist" / "manifest.json").read_text())["targets"] == [
         "gfx1100", "gfx942"]
 
+    # A deleted dist/ is noticed (issue 14 item 6): collect and install run again, nothing else.
+    shutil.rmtree(work / "dist")
+    fourth = run_build(work, repo, arch="gfx1100;gfx942")
+    assert fourth.returncode == 0, fourth.stdout[-3000:] + fourth.stderr[-3000:]
+    assert (f"==> collect: its stamp matches, but {work / 'dist' / 'manifest.json'} is gone; it "
+            "runs again, and so does every step after it") in fourth.stdout
+    assert "rocmforge: 2 step(s) ran" in fourth.stdout
+    assert json.loads((work / "dist" / "manifest.json").read_text())["targets"] == [
+        "gfx1100", "gfx942"]
+
 
 def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.time() + timeout

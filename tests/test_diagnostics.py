@@ -242,3 +242,30 @@ def test_every_shipped_signature_has_a_source_and_is_exercised():
             exercised.add(result.signature_id)
     assert exercised == ids
     assert all(re.compile(s.pattern.pattern) for s in SIGNATURES)
+
+
+@pytest.mark.parametrize(
+    ("env", "advice"),
+    [
+        ({"MAX_JOBS": "2"}, "MAX_JOBS was 2; rerun with half as many, "
+                            "`ROCMFORGE_MAX_JOBS=1 invoke build`"),
+        ({"MAX_JOBS": "9"}, "MAX_JOBS was 9; rerun with half as many, "
+                            "`ROCMFORGE_MAX_JOBS=4 invoke build`"),
+        ({"MAX_JOBS": "1"}, "MAX_JOBS was already 1, so fewer jobs cannot help: add memory or "
+                            "swap, or build on a larger machine"),
+        ({}, "MAX_JOBS was not set (ninja then runs one job per core); rerun with fewer, e.g. "
+             "`ROCMFORGE_MAX_JOBS=4 invoke build`"),
+    ],
+)
+def test_oom_advice_is_computed_from_the_runs_own_max_jobs(
+    tmp_path: Path, env: dict[str, str], advice: str
+) -> None:
+    """Issue 18 item 9: the OOM fix never suggests MAX_JOBS=4 to a run that used 2."""
+    from rocmforge.execute.triage import run_context, triage_file
+
+    log = tmp_path / "build.log"
+    log.write_text(_log("cc1plus_killed.log"))
+    result = triage_file(log, "build", signatures=SIGNATURES, context=run_context(env))
+    assert result is not None and result.signature_id == "cc1plus-killed"
+    assert result.fix == (f"{advice} (sets MAX_JOBS; budget about 4-5 GB of RAM per HIP job); "
+                          "the rerun resumes where it stopped")

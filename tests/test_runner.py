@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -270,3 +271,23 @@ def test_dry_run_lines_parse_back_to_the_argv(tmp_path: Path, capsys) -> None:
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("+ "))
     assert line == f"+ (cd {shlex.quote(str(tmp_path / 'a b'))}) {shlex.join(step.argv)}"
     assert shlex.split(line.split(") ", 1)[1]) == list(step.argv)
+
+
+def test_a_stamped_step_whose_output_is_gone_runs_again_with_every_later_step(
+    tmp_path: Path,
+) -> None:
+    """Issue 14 item 6: `rm -rf venv/` must not leave a stamp that says the venv exists."""
+    made = tmp_path / "made.txt"
+    make = f"open({str(made)!r}, 'w').write('x')"
+    steps = (
+        Step(name="make", argv=(PY, "-c", make), why="make", outputs=(str(made),)),
+        Step(name="after", argv=(PY, "-c", "pass"), why="after"),
+    )
+    assert [r.status for r in _run(tmp_path, steps)] == ["ran", "ran"]
+    assert [r.status for r in _run(tmp_path, steps)] == ["skipped", "skipped"]
+    made.unlink()
+    console = io.StringIO()
+    assert [r.status for r in _run(tmp_path, steps, console=console)] == ["ran", "ran"]
+    assert (f"==> make: its stamp matches, but {made} is gone; it runs again, and so does every "
+            "step after it") in console.getvalue()
+    assert made.is_file()

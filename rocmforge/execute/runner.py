@@ -281,6 +281,10 @@ class StepRunner:
         if start_at >= len(steps):
             self._say("rocmforge: every step is up to date; nothing to do.")
             return
+        gone = missing_outputs(steps[start_at])
+        if gone and read_stamp(self.workdir.state, steps[start_at].name) is not None:
+            self._say(f"==> {steps[start_at].name}: its stamp matches, but {', '.join(gone)} is "
+                      "gone; it runs again, and so does every step after it")
         # Stamps after the first changed step describe a tree that is about to change.
         for step in steps[start_at:]:
             remove_stamp(self.workdir.state, step.name)
@@ -493,7 +497,7 @@ class StepRunner:
     def _failure(self, step: Step, how: str) -> StepFailed:
         """StepFailed with the triage of the step's log: cause, fix and <= 30 relevant lines."""
         log_path = self._log_path(step)
-        explained = explain_log(log_path, step.name)
+        explained = explain_log(log_path, step.name, step.env)
         lines = list(explained.lines)
         self._say(f"---- the {len(lines)} most relevant lines of {log_path} ----")
         for line in lines:
@@ -524,7 +528,8 @@ class LogExplanation:
     lines: tuple[str, ...]
 
 
-def explain_log(log_path: Path, step_name: str) -> LogExplanation:
+def explain_log(log_path: Path, step_name: str,
+                env: Mapping[str, str] | None = None) -> LogExplanation:
     """Triage a step log from disk (streamed): a known signature with its cause, fix and lines;
     else the error-looking lines (diagnostics.relevant_lines); else the last 30 lines."""
     from collections import deque
@@ -532,7 +537,8 @@ def explain_log(log_path: Path, step_name: str) -> LogExplanation:
     from rocmforge.execute import triage as diagnostics
 
     try:
-        triage = diagnostics.triage_file(log_path, step_name)
+        triage = diagnostics.triage_file(log_path, step_name,
+                                         context=diagnostics.run_context(env or {}))
     except OSError:
         return LogExplanation(signature_id="", cause="", fix="", lines=())
     if triage is not None:
@@ -553,9 +559,15 @@ def first_to_run(plan: Plan, workdir: WorkDir) -> int:
     Volatile steps before it are still re-checked when the build runs (planned_states)."""
     for index, step in enumerate(plan.steps):
         stamp = read_stamp(workdir.state, step.name)
-        if stamp is None or stamp.digest != step.digest():
+        if stamp is None or stamp.digest != step.digest() or missing_outputs(step):
             return index
     return len(plan.steps)
+
+
+def missing_outputs(step: Step) -> list[str]:
+    """The step's declared outputs that are gone (a deleted dist/ or venv/): its stamp no
+    longer proves anything, so the step and every later one run again."""
+    return [path for path in step.outputs if not os.path.lexists(path)]
 
 
 def planned_states(plan: Plan, workdir: WorkDir) -> list[str]:

@@ -204,6 +204,7 @@ def plan_build(
                     "mirrors": tuple(f"{k}={v}" for k, v in sorted(settings.mirrors.items()))},
             # A branch or tag can name another commit tomorrow; a full commit cannot.
             volatile=not _FULL_SHA.fullmatch(str(settings.pytorch_ref).strip()),
+            outputs=(f"{src}/.git", str(workdir.lock_file)),
         ),
         Step(
             name="tree-facts",
@@ -234,6 +235,7 @@ def plan_build(
                   *(("--system-site-packages",) if system_site else ()),
                   str(workdir.venv)),
             why="the build virtualenv; the build runs --no-isolation, so its tools live here",
+            outputs=(venv_python,),
             env=pip_env,
         ),
         Step(
@@ -385,6 +387,10 @@ def plan_build(
     ]
 
     notes: list[str] = []
+    failing = [r.check for r in preflight if r.status == "FAIL"]
+    if failing and not skip_preflight:
+        notes.append(f"preflight would stop this build: {len(failing)} FAIL "
+                     f"({', '.join(failing)}); `invoke doctor` shows each fix")
     if skip_preflight:
         notes.append("preflight is skipped (skip_preflight): doctor's FAIL rows will not stop "
                      "the build")
@@ -465,7 +471,8 @@ TREE_FILES = ("version.txt", "CMakeLists.txt", "pyproject.toml", "setup.py",
 
 def _assumed(options: BuildOptions, pytorch: PytorchSide | None) -> dict[str, str]:
     """The PyTorch facts this plan was made with: the tree-facts step compares the checkout's
-    against them (digest inputs, so a plan made from the tree re-checks once)."""
+    against them. Where they came from (table or tree) is not an input: a build planned from
+    the table that passed this step had the tree's values, and its rerun is a no-op."""
     assumed = {"assumed:build_style": options.build_style,
                "assumed:scikit_build_core": str(options.scikit_build_core)}
     if pytorch is not None:
@@ -473,6 +480,5 @@ def _assumed(options: BuildOptions, pytorch: PytorchSide | None) -> dict[str, st
         assumed.update({"assumed:cmake_min": release.cmake_min,
                         "assumed:gcc_min": release.gcc_min,
                         "assumed:clang_min": str(release.clang_min),
-                        "assumed:python": release.python,
-                        "assumed:from_tree": str(pytorch.from_tree)})
+                        "assumed:python": release.python})
     return assumed

@@ -29,10 +29,12 @@ from rocmforge.versions import version_key
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.arches import ArchTable
+    from rocmforge.knowledge.components import Component
     from rocmforge.knowledge.releases import PytorchRelease
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.probes.facts import Facts
     from rocmforge.probes.rocm import RocmInstall
+    from rocmforge.probes.rocm_components import ComponentFound
     from rocmforge.probes.system import SystemFacts
     from rocmforge.settings import Settings
 
@@ -66,11 +68,14 @@ def diagnose(
     *,
     table: ArchTable | None = None,
     release: PytorchRelease | None = None,
+    components: Sequence[tuple[Component, ComponentFound]] | None = None,
 ) -> tuple[DoctorRow, ...]:
     """All rows, in the order a reader fixes them: ROCm, targets, toolchain, tools, machine.
 
     `release` is the PyTorch being built as plan.pytorch decided it (the tree's facts when the
-    checkout exists, the table's estimate before); None reads it the same way here."""
+    checkout exists, the table's estimate before); None reads it the same way here.
+    `components` pairs each ROCm component the PyTorch needs with what the install has (None:
+    not probed, no row)."""
     if release is None:
         from rocmforge.plan.pytorch import pytorch_for
         from rocmforge.workdir import workdir_for
@@ -78,6 +83,7 @@ def diagnose(
         release = pytorch_for(settings, workdir_for(settings.work_dir)).release
     rows: list[DoctorRow] = []
     rows += _rocm_rows(facts)
+    rows += _rocm_for_pytorch_rows(facts, release, components)
     rows += _target_rows(facts, targets, settings, table)
     rows += _compiler_rows(facts, settings, release)
     rows += _tool_rows(facts, release)
@@ -167,6 +173,63 @@ def _rocm_rows(facts: Facts) -> list[DoctorRow]:
                 fix=f'export PATH={shlex.quote(str(rocm.root / "bin"))}:"$PATH"',
             )
         )
+    return rows
+
+
+def _rocm_for_pytorch_rows(
+    facts: Facts,
+    release: PytorchRelease,
+    components: Sequence[tuple[Component, ComponentFound]] | None,
+) -> list[DoctorRow]:
+    """The ROCm release against the PyTorch release's range, and every component PyTorch's
+    CMake looks for: a build missing one fails at configure, an hour in."""
+    rocm = facts.rocm
+    if rocm is None:
+        return []
+    rows: list[DoctorRow] = []
+    supported = [v for v in release.rocm if v]
+    have = ".".join(rocm.version.split(".")[:2])
+    if supported and have:
+        span = f"{supported[0]}-{supported[-1]}" if len(supported) > 1 else supported[0]
+        where = (f"{release.label} ships wheels for ROCm {span} (config/pytorch.toml, from "
+                 f"RELEASE.md); ROCm {rocm.version} at {rocm.root}")
+        if _vkey(have) < _vkey(supported[0]):
+            rows.append(DoctorRow(
+                check="ROCm for PyTorch", status="FAIL",
+                detail=f"{where} is older than the oldest of them",
+                fix=f"install ROCm {supported[-1]} and pass --rocm-path /opt/rocm-"
+                    f"{supported[-1]}.x, or build an older PyTorch (--ref) whose range has "
+                    f"ROCm {have}"))
+        elif _vkey(have) > _vkey(supported[-1]):
+            rows.append(DoctorRow(
+                check="ROCm for PyTorch", status="WARN",
+                detail=f"{where} is newer than the newest of them: usually fine, not tested "
+                "upstream"))
+        else:
+            rows.append(DoctorRow(check="ROCm for PyTorch", status="OK",
+                                  detail=f"{where} is in that range"))
+    if components is None:
+        return rows
+    missing = [c for c, found in components if c.required and not found.found]
+    optional = [c for c, found in components if not c.required and not found.found]
+    present = [f"{c.name} {found.version or '?'}" for c, found in components if found.found]
+    if missing:
+        rows.append(DoctorRow(
+            check="ROCm components", status="FAIL",
+            detail=f"{len(missing)} of {len(components)} components PyTorch's CMake requires "
+                   f"are not in {rocm.root}: " + ", ".join(c.name for c in missing)
+                   + (f" (found: {', '.join(present)})" if present else ""),
+            fix="install " + "; ".join(f"{c.name}: {c.install_hint()}" for c in missing)))
+    else:
+        rows.append(DoctorRow(check="ROCm components", status="OK",
+                              detail=f"all {len(present)} found in {rocm.root}: "
+                                     + ", ".join(present)))
+    if optional:
+        rows.append(DoctorRow(
+            check="ROCm optional", status="WARN",
+            detail="not found (the build goes on without them): "
+                   + ", ".join(c.name for c in optional),
+            fix="install " + "; ".join(f"{c.name}: {c.install_hint()}" for c in optional)))
     return rows
 
 
@@ -358,7 +421,7 @@ def _compiler_rows(facts: Facts, settings: Settings,
                 fix=f"sudo apt-get install {pkg}",
             )
         ]
-    from rocmforge.knowledge.compiler_policy import judge_compiler
+    from rocmforge.knowledge.compiler_policy import build_verdict, judge_compiler
     from rocmforge.knowledge.releases import rocm_release_for
 
     try:
@@ -379,14 +442,9 @@ def _compiler_rows(facts: Facts, settings: Settings,
     verdict = judge_compiler(chosen.kind, chosen.version, rocm, torch)
     # One verdict for doctor, toolchain and the build: the build refuses a compiler the table
     # warns about (a judged WARN) as it refuses a FAIL, unless allow_compiler; then both are WARN.
-    status: Status = "OK" if verdict.status == "OK" else "FAIL"
-    reason = verdict.reason
-    if status == "FAIL" and settings.allow_compiler:
-        status = "WARN"
-        reason = f"{reason} (allowed by --allow-compiler)"
-    elif status == "FAIL" and verdict.status == "WARN":
-        reason = (f"{reason}; the build refuses a compiler the table warns about unless "
-                  "--allow-compiler is given")
+    graded, reason = build_verdict(verdict.status, verdict.reason,
+                                   allow_compiler=settings.allow_compiler)
+    status: Status = "OK" if graded == "OK" else ("WARN" if graded == "WARN" else "FAIL")
     fix = _build_compiler_fix(verdict.fix) if status != "OK" else ""
     if status == "FAIL" and not fix:
         fix = ("sudo apt-get install gcc-11 g++-11 && invoke doctor --gcc 11; for this build "

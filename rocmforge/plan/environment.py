@@ -20,9 +20,12 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.errors import UsageError
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.targets import TargetId
 
 FORMATS = ("sh", "fish", "json", "github")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -196,3 +199,36 @@ def format_env(env: BuildEnv | Mapping[str, str], fmt: str) -> str:
 def fish_quote(value: str) -> str:
     """fish single quotes: only backslash and the quote itself are escaped inside them."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def inherited_variables(
+    environ: Mapping[str, str], rule: Mapping[str, object], targets: Sequence[TargetId]
+) -> dict[str, str]:
+    """The calling shell's variables that PyTorch's build reads (config/build.toml [inherit]),
+    copied into the build environment so that step digests and the manifest name them. A
+    variable that names GPU targets other than `targets` is a UsageError (exit 2)."""
+    from rocmforge.errors import UsageError
+    from rocmforge.knowledge.toml_files import check_keys
+
+    check_keys(rule, where="config/build.toml [inherit]",
+               optional=("prefixes", "names", "target_variables"))
+    prefixes = tuple(str(p) for p in _strings(rule.get("prefixes")))
+    names = set(_strings(rule.get("names")))
+    wanted = {str(t) for t in targets}
+    for name in _strings(rule.get("target_variables")):
+        value = environ.get(name, "")
+        named = {part for part in re.split(r"[;, ]+", value) if part}
+        if value and named != wanted:
+            raise UsageError(
+                f"{name}={value!r} in your environment names other GPU targets than the build's "
+                f"({';'.join(sorted(wanted))})",
+                f"PyTorch's CMake would see both, and {name} can decide which code the wheel "
+                "holds while the manifest names the kit's targets",
+                f"unset {name}, or pass the same targets with --arch",
+            )
+    return {key: value for key, value in sorted(environ.items())
+            if key.startswith(prefixes) or key in names}
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []

@@ -18,6 +18,7 @@ from rocmforge.settings import Settings
 
 if TYPE_CHECKING:
     from rocmforge.execute.model import Plan
+    from rocmforge.knowledge.components import Component
     from rocmforge.knowledge.releases import PytorchRelease
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.probes.compilers import HostCompiler
     from rocmforge.probes.facts import Facts
+    from rocmforge.probes.rocm_components import ComponentFound
     from rocmforge.probes.triton_targets import TritonProbeReport
     from rocmforge.toolchain.select import CompilerChoice, Judge
     from rocmforge.workdir import WorkDir
@@ -71,11 +73,13 @@ class PreparedBuild:
         return self.inputs.settings
 
 
-def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None) -> BuildInputs:
+def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
+                         environ: Mapping[str, str] | None = None) -> BuildInputs:
     """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import parse_targets, requested_targets
     from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
+    from rocmforge.plan.environment import inherited_variables
     from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts
     from rocmforge.workdir import workdir_for
@@ -89,10 +93,13 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None) -> B
         targets = parse_targets("", load_arch_table())
     choice, compilers = _choose_compilers(settings, facts, pytorch.release)
     build_toml = read_toml(config_dir() / "build.toml")
-    check_keys(build_toml, where="config/build.toml", optional=("env", "configure", "cache"))
+    check_keys(build_toml, where="config/build.toml",
+               optional=("env", "configure", "cache", "inherit"))
     cache_table = build_toml.get("cache", {})
     check_keys(cache_table, where="config/build.toml [cache]", optional=("hip_launcher_min_rocm",))
     env = {str(k): str(v) for k, v in build_toml.get("env", {}).items()}
+    env.update(inherited_variables(os.environ if environ is None else environ,
+                                   build_toml.get("inherit", {}), targets))
     env.update(
         _computed_env(
             settings,
@@ -132,6 +139,7 @@ class DoctorInputs:
     targets: tuple[TargetId, ...]
     release: PytorchRelease
     triton: TritonProbeReport | None
+    components: tuple[tuple[Component, ComponentFound], ...] | None
 
 
 def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs:
@@ -150,8 +158,10 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     from rocmforge.probes.triton_targets import probe_triton_targets
     from rocmforge.workdir import workdir_for
 
-    release = pytorch_for(settings, workdir_for(settings.work_dir)).release
+    pytorch = pytorch_for(settings, workdir_for(settings.work_dir))
+    release = pytorch.release
     facts = gather_facts(settings, environ=environ)
+    components = component_report(facts, pytorch)
     table = load_arch_table()
     targets = requested_targets(settings.arch, facts.gpus.targets, table)
     facts = with_target_probes(facts, targets, environ=environ)
@@ -164,9 +174,29 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     try:
         choice, _ = _choose_compilers(settings, facts, release)
     except RocmforgeError:
-        return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton)
+        return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton,
+                            components=components)
     return DoctorInputs(facts=judged_by_build_choice(facts, choice), targets=targets,
-                        release=release, triton=triton)
+                        release=release, triton=triton, components=components)
+
+
+def component_report(
+    facts: Facts, pytorch: PytorchSide
+) -> tuple[tuple[Component, ComponentFound], ...] | None:
+    """Each ROCm component this PyTorch's CMake looks for (its LoadHIP.cmake once checked out,
+    the table before) with what the selected ROCm install has; None without an install."""
+    from rocmforge.knowledge.components import components_for
+    from rocmforge.probes.rocm_components import find_components
+
+    if facts.rocm is None:
+        return None
+    tree = None
+    if pytorch.from_tree and pytorch.facts.rocm_components:
+        tree = [(c.name, c.required, f"tree: cmake/public/LoadHIP.cmake:{c.line}")
+                for c in pytorch.facts.rocm_components]
+    wanted = components_for(tree)
+    found = find_components(facts.rocm.root, [c.name for c in wanted])
+    return tuple(zip(wanted, found, strict=True))
 
 
 def prepare_build(
@@ -293,7 +323,8 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
     from rocmforge.plan.build_plan import PreflightRow
     from rocmforge.plan.doctor import diagnose
 
-    found: tuple[DoctorRow, ...] = diagnose(facts, inputs.targets, inputs.settings,
-                                            table=load_arch_table(), release=inputs.release)
+    found: tuple[DoctorRow, ...] = diagnose(
+        facts, inputs.targets, inputs.settings, table=load_arch_table(), release=inputs.release,
+        components=component_report(facts, inputs.pytorch))
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)

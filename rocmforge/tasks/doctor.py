@@ -28,7 +28,8 @@ def doctor(c: Context, json: bool = False, **flags: object) -> None:
     settings = settings_for(c, **settings_of_flags(flags))
     found = doctor_facts(settings, os.environ)
     facts, targets = found.facts, found.targets
-    rows = diagnose(facts, targets, settings, table=load_arch_table(), release=found.release)
+    rows = diagnose(facts, targets, settings, table=load_arch_table(), release=found.release,
+                    components=found.components)
     if found.triton is not None:
         rows += triton_probe_rows(found.triton, pin_version=found.release.triton_version)
     code = exit_status(rows)

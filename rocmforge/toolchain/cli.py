@@ -145,13 +145,13 @@ def run_toolchain(
             say("rocmforge: undo with `invoke toolchain --restore`.")
         return choice
     if as_json:
-        emit_json(_json_doc(inventory, ctx, choice, choice_error))
+        emit_json(_json_doc(inventory, ctx, choice, choice_error, settings.allow_compiler))
         return choice
     if not explicit:
         print_table(
             "Installed compilers",
             ("status", "compiler", "drivers", "found as", "policy"),
-            compiler_rows(inventory, ctx.judge),
+            compiler_rows(inventory, ctx.judge, allow_compiler=settings.allow_compiler),
             status_column=0,
         )
         print_table(
@@ -188,7 +188,9 @@ def run_toolchain(
     return choice
 
 
-def _json_doc(inventory: Any, ctx: Any, choice: CompilerChoice | None, error: str) -> dict:
+def _json_doc(inventory: Any, ctx: Any, choice: CompilerChoice | None, error: str,
+              allow_compiler: bool = False) -> dict:
+    rows = compiler_rows(inventory, ctx.judge, allow_compiler=allow_compiler)
     return {
         "schema": JSON_SCHEMA,
         "rocm": ctx.rocm_label,
@@ -200,8 +202,10 @@ def _json_doc(inventory: Any, ctx: Any, choice: CompilerChoice | None, error: st
                 "cc": str(c.cc),
                 "cxx": str(c.cxx) if c.cxx else None,
                 "origin": c.origin,
+                "status": row[0],
+                "reason": row[4],
             }
-            for c in inventory.compilers
+            for c, row in zip(inventory.compilers, rows, strict=True)
         ],
         "resolved": {r.name: [str(p) for p in r.chain] for r in inventory.resolved},
         "groups": [
