@@ -193,14 +193,14 @@ def _rocm_for_pytorch_rows(
         span = f"{supported[0]}-{supported[-1]}" if len(supported) > 1 else supported[0]
         where = (f"{release.label} ships wheels for ROCm {span} (config/pytorch.toml, from "
                  f"RELEASE.md); ROCm {rocm.version} at {rocm.root}")
-        if _vkey(have) < _vkey(supported[0]):
+        if version_key(have, width=2) < version_key(supported[0], width=2):
             rows.append(DoctorRow(
                 check="ROCm for PyTorch", status="FAIL",
                 detail=f"{where} is older than the oldest of them",
                 fix=f"install ROCm {supported[-1]} and pass --rocm-path /opt/rocm-"
                     f"{supported[-1]}.x, or build an older PyTorch (--ref) whose range has "
                     f"ROCm {have}"))
-        elif _vkey(have) > _vkey(supported[-1]):
+        elif version_key(have, width=2) > version_key(supported[-1], width=2):
             rows.append(DoctorRow(
                 check="ROCm for PyTorch", status="WARN",
                 detail=f"{where} is newer than the newest of them: usually fine, not tested "
