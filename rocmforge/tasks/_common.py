@@ -1,8 +1,9 @@
 """Shared plumbing of the task modules: settings from an Invoke context, and error reporting.
 
 Owns: turning a RocmforgeError into one paragraph on stderr and an exit status (no traceback),
-and building Settings from the four layers. Must not: import anything heavy at module level,
-because `invoke --list` imports every task module.
+and building Settings from the layers (config/, each Invoke configuration layer under its own
+file or variable name, ROCMFORGE_*, flags), so every value carries its true source. Must not:
+import anything heavy at module level, because `invoke --list` imports every task module.
 """
 
 from __future__ import annotations
