@@ -23,8 +23,8 @@ def test_unknown_triton_mode_is_exit_2_and_writes_nothing(tmp_path: Path) -> Non
     done = invoke("build", "--arch", "gfx1100", "--work-dir", str(tmp_path / "w"),
                   "--triton", "maybe")
     assert done.returncode == 2
-    assert ("Setting triton_mode from flag has the value 'maybe', which is not one of auto, "
-            "wheel, source, skip") in done.stderr
+    assert ("Setting triton_mode from flag --triton has the value 'maybe', which is not one of "
+            "auto, wheel, source, skip") in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "w").exists()
 

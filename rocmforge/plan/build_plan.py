@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.execute.model import Effects, Plan, Step
+from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 TRITON_CODEGEN_SCRIPT = "rocmforge/probes/triton_codegen.py"
 
 BUILD_STYLES = ("setup.py", "build")
-TRITON_MODES = ("auto", "wheel", "source", "skip")
 
 # Environment variables that belong to the build (digest inputs of hipify/configure/build).
 # Steps that only manage the venv get the pip subset, so that e.g. a new MAX_JOBS does not look

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from rocmforge.errors import RocmforgeError
 from rocmforge.plan.environment import max_jobs
+from rocmforge.versions import version_key
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.arches import ArchTable
@@ -192,14 +193,14 @@ def _rocm_for_pytorch_rows(
         span = f"{supported[0]}-{supported[-1]}" if len(supported) > 1 else supported[0]
         where = (f"{release.label} ships wheels for ROCm {span} (config/pytorch.toml, from "
                  f"RELEASE.md); ROCm {rocm.version} at {rocm.root}")
-        if _vkey(have) < _vkey(supported[0]):
+        if version_key(have, width=2) < version_key(supported[0], width=2):
             rows.append(DoctorRow(
                 check="ROCm for PyTorch", status="FAIL",
                 detail=f"{where} is older than the oldest of them",
                 fix=f"install ROCm {supported[-1]} and pass --rocm-path /opt/rocm-"
                     f"{supported[-1]}.x, or build an older PyTorch (--ref) whose range has "
                     f"ROCm {have}"))
-        elif _vkey(have) > _vkey(supported[-1]):
+        elif version_key(have, width=2) > version_key(supported[-1], width=2):
             rows.append(DoctorRow(
                 check="ROCm for PyTorch", status="WARN",
                 detail=f"{where} is newer than the newest of them: usually fine, not tested "
@@ -484,7 +485,7 @@ def _tool_rows(facts: Facts, release: PytorchRelease) -> list[DoctorRow]:
                 fix=f"python3 -m pip install 'cmake>={minimum}'",
             )
         )
-    elif _vkey(system.cmake.version) < _vkey(minimum):
+    elif version_key(system.cmake.version, width=3) < version_key(minimum, width=3):
         rows.append(
             DoctorRow(
                 check="cmake",
@@ -695,16 +696,6 @@ def _machine_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
         detail = "member of render" if dev.in_render_group else "no `render` group on this system"
         rows.append(DoctorRow(check="render group", status="OK", detail=detail))
     return rows
-
-
-def _vkey(version: str) -> tuple[int, ...]:
-    out = []
-    for piece in str(version).split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        out.append(int(digits))
-    return tuple(out)
 
 
 DOCTOR_SCHEMA = "rocmforge.doctor/1"

@@ -75,12 +75,14 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
 
 def _manifest_wheels(path: Path) -> set[str]:
     """Wheel file names a kit manifest lists (plain names only); empty when there is none."""
+    from rocmforge.errors import ConfigError
     from rocmforge.knowledge.manifest import read_manifest
 
+    if not path.is_file():
+        return set()
     try:
-        wheels = read_manifest(path)["wheels"]
-        names = {str(v) for v in wheels.values() if v}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        names = {v for v in read_manifest(path).wheels.values() if v}
+    except ConfigError:
         return set()
     return {n for n in names if n.endswith(".whl") and Path(n).name == n}
 

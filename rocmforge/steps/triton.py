@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from packaging.tags import Tag
 
     from rocmforge.plan.prepare import PreparedBuild
-    from rocmforge.sources.triton_wheel import TritonPin
+    from rocmforge.sources.triton_pin import TritonPin
 
 
 def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -35,8 +35,6 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
     pin = pin_of_checkout(ctx.workdir)
     ctx.say(f"Triton pin: {pin.commit} ({pin.wheel_name} {pin.version or '?'}) from "
             f"{pin.pin_file}")
-    wanted = triton_wheel.TritonPin(version=pin.version, commit=pin.commit,
-                                    project=pin.wheel_name)
     wheel: Path | None = None
     origin = ""
     if mode in ("auto", "wheel"):
@@ -48,14 +46,14 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
             ctx.say(f"no prebuilt Triton wheel: {problem}; building from source")
         else:
             try:
-                wheel = _download_triton_wheel(build, ctx, wanted, python)
+                wheel = _download_triton_wheel(build, ctx, pin, python)
                 origin = "index"
             except triton_wheel.TritonWheelUnavailable as exc:
                 if mode == "wheel":
                     raise
                 ctx.say(f"no prebuilt Triton wheel ({exc.paragraph()}); building from source")
     if wheel is None:
-        wheel = _build_triton(build, ctx, wanted, python)
+        wheel = _build_triton(build, ctx, pin, python)
         origin = "source"
     # Keep what is about to be installed: a Triton whose setup.py ignores TRITON_WHEEL_NAME
     # builds `triton`, and keeping the pin's name would leave two providers in the venv.
@@ -112,7 +110,7 @@ def _download_triton_wheel(build: PreparedBuild, ctx: ActionContext, pin: Triton
     settings = build.inputs.settings
     rocm = build.inputs.facts.rocm
     index = index_url(str(settings.triton_index), rocm.version if rocm is not None else "")
-    ctx.say(f"looking for {pin.project} {pin.version} (commit {pin.commit[:8]}) on {index}")
+    ctx.say(f"looking for {pin.wheel_name} {pin.version} (commit {pin.commit[:8]}) on {index}")
     client = triton_wheel.IndexClient(index_url=index, timeout_s=30.0)
     choice = triton_wheel.find_wheel(client, pin, _venv_tags(ctx, python))
     ctx.say(f"found {choice.filename} (sha256 {choice.sha256[:16]}...)")
@@ -187,7 +185,7 @@ def _installed_dists(ctx: ActionContext, python: str) -> list[str]:
 def _triton_providers(ctx: ActionContext, python: str) -> list[str]:
     from packaging.utils import canonicalize_name
 
-    from rocmforge.sources.triton_wheel import TRITON_PROVIDERS
+    from rocmforge.knowledge.triton import TRITON_PROVIDERS
 
     providers = {canonicalize_name(p) for p in TRITON_PROVIDERS}
     return sorted(canonicalize_name(d) for d in _installed_dists(ctx, python)

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from invoke import Context, Exit, task
+from invoke import Context, Exit
 
 from rocmforge.tasks._common import reported
+from rocmforge.tasks._flags import flagged
 
 
-@task(
-    positional=["paths"],
-    iterable=["path"],
-    help={
-        "paths": "wheel, directory or ELF file (required, first argument); several: quote them "
-        "as one argument ('dist/torch.whl build/lib'); shell-style globs are expanded",
-        "path": "one more wheel, directory or ELF file; repeat for several "
-        "(--path a.whl --path build/lib)",
-        "expect": 'targets every library with device code must carry, e.g. "gfx1100;gfx942"',
-        "json": "print the rocmforge.inspect/1 JSON document instead of tables",
-    },
-)
+@flagged(positional=["paths"], iterable=["path"],
+         help={"json": "print the rocmforge.inspect/1 JSON document instead of tables"})
 @reported
 def inspect(
     c: Context,

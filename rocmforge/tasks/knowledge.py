@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from invoke import Context, task
+from invoke import Context
 
 from rocmforge.tasks._common import reported
+from rocmforge.tasks._flags import flagged
 
 
-@task(
+@flagged(
     help={
-        "tree": "a PyTorch checkout to read (required), e.g. .rocmforge/src/pytorch",
         "ref": "the ref that tree is checked out at, for messages (default: the tree's "
         "version.txt decides the table row whatever the ref is)",
         "json": "print the rocmforge.pytorch_facts/1 JSON document instead of tables",

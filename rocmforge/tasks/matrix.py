@@ -9,19 +9,15 @@ from __future__ import annotations
 from invoke import Context, task
 
 from rocmforge.tasks._common import reported, settings_for
+from rocmforge.tasks._flags import TableTask
 
 
-@task(
-    iterable=["ref", "group"],
-    help={
-        "ref": "a PyTorch tag, branch or commit (repeatable; default: setting matrix_refs, "
-        "else pytorch_ref)",
-        "group": "a target group NAME=TARGETS, e.g. mi300=gfx942 or 'rdna3=gfx1100,gfx1101' "
-        "(repeatable; default: setting matrix_groups, else one group of --arch)",
-        "arch": "targets of a single group when no --group is given",
-        "workflow": "print a GitHub Actions workflow instead of the strategy.matrix JSON",
-    },
-)
+# The flags' spelling, short letters and help come from the one flag table (settings.FLAGS);
+# --ref and --group repeat here (one matrix row per ref, one column per group).
+@task(klass=TableTask, auto_shortflags=False, iterable=["ref", "group"],
+      help={"ref": "a PyTorch tag, branch or commit (repeatable; default: setting matrix_refs, "
+                   "else pytorch_ref)",
+            "arch": "targets of a single group when no --group is given"})
 @reported
 def matrix(c: Context, ref: list[str] | None = None, group: list[str] | None = None,
            arch: str = "", workflow: bool = False) -> None:

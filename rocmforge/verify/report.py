@@ -2,7 +2,8 @@
 
 Owns: the report schema ("rocmforge.verify/1"), environment and version figures, the exit code
 rule (1 on any FAIL, else 0) and the table. Must not: import torch at module level (it receives
-the module), or anything outside the standard library (rich only when importable and on a TTY).
+the module), or anything outside the standard library (rich only when importable and on a TTY)
+and the kit's stdlib-only rocmforge.knowledge.triton.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from rocmforge.knowledge.triton import TRITON_PROVIDERS
 from rocmforge.verify.model import CheckResult, Status, VerifyOptions
 
 SCHEMA = "rocmforge.verify/1"
@@ -47,7 +49,7 @@ def versions(torch: Any) -> dict[str, Any]:
         "torch_cuda": getattr(torch.version, "cuda", None),
         "triton": None,
     }
-    for name in ("triton", "pytorch-triton-rocm", "pytorch-triton"):
+    for name in TRITON_PROVIDERS:
         version = dist_version(name)
         if version:
             found["triton"] = version
