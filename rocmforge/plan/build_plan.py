@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.execute.model import Effects, Plan, Step
@@ -42,6 +42,8 @@ from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
     from rocmforge.plan.pytorch import PytorchSide
+    from rocmforge.probes.facts import Facts
+    from rocmforge.settings import Settings
 
 # What the triton-targets step runs inside the build venv (rocmforge.probes.triton_codegen).
 TRITON_CODEGEN_SCRIPT = "rocmforge/probes/triton_codegen.py"
@@ -124,8 +126,8 @@ def check_max_jobs(env: Mapping[str, str]) -> None:
 
 
 def plan_build(
-    settings: Any,
-    facts: Any,
+    settings: Settings,
+    facts: Facts,
     targets: Sequence[str],
     *,
     workdir: WorkDir,
@@ -134,7 +136,7 @@ def plan_build(
     options: BuildOptions = BuildOptions(),
     preflight: Sequence[PreflightRow] = (),
     patch_inputs: Mapping[str, str] | None = None,
-    sources: Mapping[str, Any] | None = None,
+    sources: Mapping[str, object] | None = None,
     pytorch: PytorchSide | None = None,
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
@@ -446,7 +448,7 @@ def plan_build(
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
 
 
-def _triton_effects(mode: str, settings: Any, workdir: WorkDir, python: str,
+def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str,
                     rocm_version: str) -> Effects:
     """What the triton step does in `mode`, before the pin is known (it is read from the
     checkout when the step runs)."""
