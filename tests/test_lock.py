@@ -7,6 +7,7 @@ match.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -29,7 +30,7 @@ from werkzeug import Request, Response
 from rocmforge import process
 from rocmforge.errors import RocmforgeError
 from rocmforge.execute.lock import BuildLock, BuildLocked, work_lock
-from rocmforge.workdir import workdir_for
+from rocmforge.workdir import WorkDir, workdir_for
 
 PY = sys.executable
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -515,23 +516,7 @@ def test_clean_removes_the_kit_temp_files_and_says_so(tmp_path: Path) -> None:
 def test_clean_is_refused_while_a_build_holds_the_lock(tmp_path: Path) -> None:
     work = workdir_for(tmp_path / "w")
     (work.logs).mkdir(parents=True)
-    ready = tmp_path / "ready"
-    holder = subprocess.Popen([PY, "-c", textwrap.dedent(f"""
-        import time
-        from pathlib import Path
-        from rocmforge.execute.lock import work_lock
-        from rocmforge.workdir import mark_work_dir
-        from rocmforge.workdir import workdir_for
-        work = workdir_for({str(work.root)!r})
-        with work_lock(work, task="build"):
-            mark_work_dir(work.state)
-            Path({str(ready)!r}).write_text("")
-            time.sleep(60)
-    """)], env=CHILD_ENV)
-    try:
-        deadline = time.monotonic() + 30
-        while not ready.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with _build_holding(work, tmp_path) as holder:
         for dry in ([], ["--dry"]):
             done = subprocess.run([PY, "-m", "invoke", *dry, "clean", "--work-dir",
                                    str(work.root)], cwd=REPO_ROOT, capture_output=True,
@@ -540,9 +525,6 @@ def test_clean_is_refused_while_a_build_holds_the_lock(tmp_path: Path) -> None:
             assert done.stderr.startswith(f"rocmforge: Another build (pid {holder.pid} on "
                                           f"{socket.gethostname()}, started ")
             assert work.logs.exists()
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_work_lock_names_the_task_that_holds_it(tmp_path: Path) -> None:
@@ -577,6 +559,22 @@ def test_checkout_patch_triton_checkout_and_install_wait_for_no_build(tmp_path: 
     are refused (exit 2, one paragraph) and change nothing; before, `invoke checkout` moved the
     tree under a running build."""
     work = workdir_for(tmp_path / "w")
+    with _build_holding(work, tmp_path) as holder:
+        env = {**CHILD_ENV, "ROCMFORGE_WORK_DIR": str(work.root),
+               "ROCMFORGE_PYTORCH_REPO": str(tmp_path / "no-such-repo")}
+        for task in (["checkout"], ["patch"], ["triton.checkout"]):
+            done = subprocess.run([PY, "-m", "invoke", *task], cwd=REPO_ROOT, env=env,
+                                  capture_output=True, text=True, timeout=120)
+            assert done.returncode == 2, (task, done.stderr)
+            assert done.stderr.startswith(f"rocmforge: Another build (pid {holder.pid} on "
+                                          f"{socket.gethostname()}, started "), task
+            assert "Traceback" not in done.stderr
+        assert not work.src.exists()
+
+
+@contextlib.contextmanager
+def _build_holding(work: WorkDir, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real process that holds the work dir's lock as a build does, until the block ends."""
     ready = tmp_path / "ready"
     holder = subprocess.Popen([PY, "-c", textwrap.dedent(f"""
         import time
@@ -593,16 +591,7 @@ def test_checkout_patch_triton_checkout_and_install_wait_for_no_build(tmp_path: 
         deadline = time.monotonic() + 30
         while not ready.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        env = {**CHILD_ENV, "ROCMFORGE_WORK_DIR": str(work.root),
-               "ROCMFORGE_PYTORCH_REPO": str(tmp_path / "no-such-repo")}
-        for task in (["checkout"], ["patch"], ["triton.checkout"]):
-            done = subprocess.run([PY, "-m", "invoke", *task], cwd=REPO_ROOT, env=env,
-                                  capture_output=True, text=True, timeout=120)
-            assert done.returncode == 2, (task, done.stderr)
-            assert done.stderr.startswith(f"rocmforge: Another build (pid {holder.pid} on "
-                                          f"{socket.gethostname()}, started "), task
-            assert "Traceback" not in done.stderr
-        assert not work.src.exists()
+        yield holder
     finally:
         holder.kill()
         holder.wait()
