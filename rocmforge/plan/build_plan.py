@@ -339,14 +339,7 @@ def plan_build(
                 env={**build_env, **options.configure_env},
                 inputs=source_inputs,
             ),
-            Step(
-                name="configure-check",
-                kind="python",
-                argv=("log-check", "configure"),
-                why="the configure summary must say USE_ROCM : ON and name the GPU targets",
-                effects=Effects(reads=(str(workdir.logs / "configure.log"),)),
-                inputs={"targets": target_list},
-            ),
+            _log_check_step("configure-check", "configure", workdir, target_list),
         ]
     steps.append(
         Step(
@@ -359,16 +352,7 @@ def plan_build(
         )
     )
     if options.scikit_build_core:
-        steps.append(
-            Step(
-                name="build-check",
-                kind="python",
-                argv=("log-check", "build"),
-                why="the configure summary in the build log must say USE_ROCM : ON",
-                effects=Effects(reads=(str(workdir.logs / "build.log"),)),
-                inputs={"targets": target_list},
-            )
-        )
+        steps.append(_log_check_step("build-check", "build", workdir, target_list))
     steps += [
         Step(
             name="collect",
@@ -473,6 +457,20 @@ def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str
         commands=((python, "-m", "pip", "install", "--no-deps", "--force-reinstall",
                    "<the triton wheel>"),),
         notes=(*notes, "other `triton` providers in the venv are uninstalled first"),
+    )
+
+
+def _log_check_step(name: str, log: str, workdir: WorkDir, targets: tuple[str, ...]) -> Step:
+    """The check that a step's log (configure's, or build's for scikit-build-core releases)
+    has the CMake summary `USE_ROCM : ON` for the requested targets."""
+    return Step(
+        name=name,
+        kind="python",
+        argv=("log-check", log),
+        why=f"the CMake summary in the {log} log must say USE_ROCM : ON and name the GPU "
+        "targets",
+        effects=Effects(reads=(str(workdir.logs / f"{log}.log"),)),
+        inputs={"targets": targets},
     )
 
 
