@@ -252,17 +252,24 @@ def _single_line(text: str) -> str | None:
     return lines[0] if len(lines) == 1 else None
 
 
-def _version(files: _Files) -> TreeFact[str]:
-    text, bad = _read(files, VERSION_FILE)
+def _one_line_file(files: _Files, rel: str, pattern: re.Pattern[str], *, unknown: str,
+                   expected: str) -> TreeFact[str]:
+    """A file that holds one value on one line (version.txt, triton_version.txt)."""
+    text, bad = _read(files, rel)
     if bad:
-        return _malformed(VERSION_FILE, bad)
+        return _malformed(rel, bad)
     if text is None:
-        return _unknown(VERSION_FILE, "the tree does not say its version")
+        return _unknown(rel, unknown)
     value = _single_line(text)
-    if value is None or not _VERSION_TXT.match(value):
-        return _malformed(VERSION_FILE, f"holds {text.strip()[:60]!r}, not a version such as "
-                          "2.9.1 or 2.10.0a0")
-    return _found(value, VERSION_FILE, 1)
+    if value is None or not pattern.match(value):
+        return _malformed(rel, f"holds {text.strip()[:60]!r}, not {expected}")
+    return _found(value, rel, 1)
+
+
+def _version(files: _Files) -> TreeFact[str]:
+    return _one_line_file(files, VERSION_FILE, _VERSION_TXT,
+                          unknown="the tree does not say its version",
+                          expected="a version such as 2.9.1 or 2.10.0a0")
 
 
 def _triton_pin(files: _Files) -> tuple[TreeFact[str], TreeFact[str]]:
@@ -286,16 +293,9 @@ def _triton_pin(files: _Files) -> tuple[TreeFact[str], TreeFact[str]]:
 
 
 def _triton_version(files: _Files) -> TreeFact[str]:
-    text, bad = _read(files, TRITON_VERSION_FILE)
-    if bad:
-        return _malformed(TRITON_VERSION_FILE, bad)
-    if text is None:
-        return _unknown(TRITON_VERSION_FILE, "the tree does not say its Triton version")
-    value = _single_line(text)
-    if value is None or not _DOTTED.match(value):
-        return _malformed(TRITON_VERSION_FILE, f"holds {text.strip()[:60]!r}, not a version "
-                          "such as 3.5.0")
-    return _found(value, TRITON_VERSION_FILE, 1)
+    return _one_line_file(files, TRITON_VERSION_FILE, _DOTTED,
+                          unknown="the tree does not say its Triton version",
+                          expected="a version such as 3.5.0")
 
 
 # ------------------------------------------------------------------------------------- CMake
