@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -134,17 +134,22 @@ def load_pytorch_releases(directory: str | Path | None = None) -> Mapping[str, P
     return _load_pytorch(config_dir(directory).resolve())
 
 
-@functools.lru_cache(maxsize=16)
-def _load_rocm(directory: Path) -> Mapping[str, RocmRelease]:
-    path = directory / ROCM_FILE
+def _release_tables(path: Path) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """(major.minor, its table, where) for each [release."X.Y"] of a release file, checked."""
     doc = read_toml(path)
     check_keys(doc, where=str(path), required=("release",))
     table = expect_type(doc["release"], dict, where=f"{path}: [release]")
-    rows: list[RocmRelease] = []
     for version, raw in table.items():
         where = f'{path}: [release."{version}"]'
         _check_minor_key(version, where=where)
-        expect_type(raw, dict, where=where)
+        yield version, expect_type(raw, dict, where=where), where
+
+
+@functools.lru_cache(maxsize=16)
+def _load_rocm(directory: Path) -> Mapping[str, RocmRelease]:
+    path = directory / ROCM_FILE
+    rows: list[RocmRelease] = []
+    for version, raw, where in _release_tables(path):
         check_keys(
             raw,
             where=where,
@@ -184,14 +189,8 @@ _TORCH_OPTIONAL = ("rocm_stable", "triton_version", "released")
 @functools.lru_cache(maxsize=16)
 def _load_pytorch(directory: Path) -> Mapping[str, PytorchRelease]:
     path = directory / PYTORCH_FILE
-    doc = read_toml(path)
-    check_keys(doc, where=str(path), required=("release",))
-    table = expect_type(doc["release"], dict, where=f"{path}: [release]")
     rows: list[PytorchRelease] = []
-    for version, raw in table.items():
-        where = f'{path}: [release."{version}"]'
-        _check_minor_key(version, where=where)
-        expect_type(raw, dict, where=where)
+    for version, raw, where in _release_tables(path):
         check_keys(raw, where=where, required=_TORCH_REQUIRED, optional=_TORCH_OPTIONAL)
         python = expect_type(raw["python"], str, where=f"{where}.python")
         try:
