@@ -43,6 +43,7 @@ class Settings:
     cache: str = "auto"
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
+    features: Mapping[str, str] = field(default_factory=dict)
     skip_preflight: bool = False
     venv_system_site_packages: bool = False
     alternatives_altdir: str = ""
@@ -61,6 +62,7 @@ class Settings:
         }
         out["mirrors"] = dict(self.mirrors)
         out["build_env"] = dict(self.build_env)
+        out["features"] = dict(self.features)
         return out
 
 

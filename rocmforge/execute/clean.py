@@ -47,7 +47,7 @@ def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool) -> list[str
         )
     if everything:
         paths = [workdir.src, workdir.logs, workdir.state, workdir.dist, workdir.venv,
-                 workdir.downloads, workdir.lock_file]
+                 workdir.downloads, workdir.aotriton, workdir.lock_file]
     else:
         paths = [workdir.pytorch / "build", workdir.pytorch / "dist", workdir.state / "stamps",
                  workdir.logs]
