@@ -200,11 +200,11 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
     why = ("on: the features setting" if choice == "on" else "on by default")
     if notes:
         why += "; " + "; ".join(notes)
-    row = None
+    ok_row: DoctorRow | None = None
     if component_rows:
-        row = DoctorRow(check=f"feature {spec.name}", status="PASS",
-                        detail=f"{spec.label} needs {', '.join(component_rows)}: found")
-    return make(True, why, variables + extra), row
+        ok_row = DoctorRow(check=f"feature {spec.name}", status="OK",
+                           detail=f"{spec.label} needs {', '.join(component_rows)}: found")
+    return make(True, why, variables + extra), ok_row
 
 
 def _aotriton_images(state: AotritonState) -> tuple[tuple[str, ...] | None, str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-
 from typing import TYPE_CHECKING
 
 from rocmforge.execute.model import Plan

@@ -304,3 +304,22 @@ def _merge(src: Path, dst: Path) -> None:
         with contextlib.suppress(OSError):
             shutil.rmtree(dst) if dst.is_dir() else dst.unlink()
     shutil.move(str(src), dst)
+
+
+def fetch_from_tree(tree: Path, rocm_version: str, targets: Sequence[str], aotriton_dir: Path,
+                    downloads: Path, *, base_url: str = "", machine: str = "x86_64",
+                    progress: bool = True, timeout_s: float = 60.0) -> tuple[AotritonFetch, Path]:
+    """`invoke fetch`'s work: read the tree's AOTriton facts, fetch and unpack what configure
+    would download for `rocm_version` and `targets`; (what was fetched, the prefix)."""
+    release = release_from_tree(tree)
+    if release is None:
+        raise UsageError(
+            f"{tree} has no {CMAKE_FILE}",
+            "this PyTorch does not download AOTriton (or the folder is not a PyTorch checkout)",
+            "run `invoke checkout` first, or point work_dir at the build's work dir")
+    fetch = plan_fetch(release, rocm_version, targets, base_url=base_url, machine=machine)
+    done = fetched_prefix(aotriton_dir, fetch)
+    if done is not None:
+        return fetch, done
+    return fetch, fetch_aotriton(fetch, aotriton_dir, downloads, progress=progress,
+                                 timeout_s=timeout_s)
