@@ -91,7 +91,9 @@ def _blas(ctx: CheckContext, check: str) -> CheckResult:
     torch = ctx.torch
     backend = getattr(torch, "_C", None)
     choices = getattr(backend, "_BlasBackend", None)
-    names = [n for n in dir(choices) if not n.startswith("_") and n not in ("name", "value")] if choices is not None else []
+    skip = ("name", "value")
+    names = ([n for n in dir(choices) if not n.startswith("_") and n not in skip]
+             if choices is not None else [])
     if not any(n.lower() in ("cublaslt", "hipblaslt") for n in names):
         return result(check, Status.FAIL, "built with hipBLASLt, but torch.backends.cuda."
                       f"preferred_blas_library offers {names or 'no choices'}")
