@@ -47,6 +47,7 @@ class Settings:
     cache_remote: str = ""
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
+    features: Mapping[str, str] = field(default_factory=dict)
     skip_preflight: bool = False
     venv_system_site_packages: bool = False
     alternatives_altdir: str = ""
@@ -68,6 +69,7 @@ class Settings:
         out["mirrors"] = dict(self.mirrors)
         out["build_env"] = dict(self.build_env)
         out["matrix_groups"] = dict(self.matrix_groups)
+        out["features"] = dict(self.features)
         return out
 
 
@@ -337,6 +339,10 @@ FLAGS: tuple[Flag, ...] = (
          help="folder inside it that receives the kit (default third_party/rocmforge)"),
     Flag(name="update", short="",
          help="refresh an earlier copy: show the diff, keep files edited there"),
+    Flag(name="rocm", short="",
+         help="ROCm release the build uses, e.g. 7.0 (default: the selected ROCm install's)"),
+    Flag(name="base_url", short="",
+         help="mirror of https://github.com/ROCm/aotriton/releases/download/ (same layout)"),
     Flag(name="group", short="",
          help="a target group NAME=TARGETS, e.g. mi300=gfx942 or 'rdna3=gfx1100,gfx1101' "
          "(repeatable; default: setting matrix_groups, else one group of --arch)"),

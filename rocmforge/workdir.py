@@ -54,6 +54,11 @@ class WorkDir:
         return self.root / "downloads"
 
     @property
+    def aotriton(self) -> Path:
+        """AOTriton prefixes unpacked by `invoke fetch` (AOTRITON_INSTALLED_PREFIX points here)."""
+        return self.root / "aotriton"
+
+    @property
     def lock_file(self) -> Path:
         """Default lock file written after checkout (rocmforge.lock, TOML)."""
         return self.root / "rocmforge.lock"

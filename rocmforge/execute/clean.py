@@ -72,7 +72,7 @@ def _remove(workdir: WorkDir, *, everything: bool, dry: bool, kit_made: bool) ->
     if everything:
         # state/ (which holds the lock file) goes last: the lock covers the other removals.
         paths = [workdir.src, workdir.logs, workdir.dist, workdir.venv, workdir.downloads,
-                 workdir.lock_file, workdir.state]
+                 workdir.aotriton, workdir.lock_file, workdir.state]
     else:
         paths = [workdir.pytorch / "build", workdir.pytorch / "dist", workdir.state / "stamps",
                  workdir.logs]

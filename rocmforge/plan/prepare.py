@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow
     from rocmforge.plan.doctor import DoctorRow
+    from rocmforge.plan.features import FeaturePlan
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.probes.compilers import HostCompiler
     from rocmforge.probes.facts import Facts
@@ -47,6 +48,7 @@ class BuildInputs:
     compilers: Mapping[str, str]  # cc, cxx and (when known) hip -> executable
     env: tuple[tuple[str, str], ...]  # config/build.toml < computed < the build_env setting
     configure_env: tuple[tuple[str, str], ...]
+    features: FeaturePlan | None = None  # the optional parts (plan.features); None in old callers
 
     @property
     def release(self) -> PytorchRelease:
@@ -80,6 +82,7 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
     from rocmforge.knowledge.targets import parse_targets, requested_targets
     from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
     from rocmforge.plan.environment import inherited_variables
+    from rocmforge.plan.prepare_features import features_for_build
     from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts
     from rocmforge.workdir import workdir_for
@@ -109,6 +112,9 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
             hip_launcher_min_rocm=str(cache_table.get("hip_launcher_min_rocm", "")),
         )
     )
+    features = features_for_build(settings, facts, [str(t) for t in targets], workdir, pytorch,
+                                  component_report(facts, pytorch))
+    env.update(features.env)
     env.update({str(k): str(v) for k, v in settings.build_env.items()})
     configure = build_toml.get("configure", {}).get("env", {})
     return BuildInputs(
@@ -121,6 +127,7 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
         compilers=compilers,
         env=tuple(env.items()),
         configure_env=tuple((str(k), str(v)) for k, v in configure.items()),
+        features=features,
     )
 
 
@@ -352,5 +359,7 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
         from rocmforge.plan.cache_doctor import cache_doctor_rows
 
         found += cache_doctor_rows(inputs.settings, facts, inputs.targets, environ=os.environ)
+    if inputs.features is not None:  # a feature asked for that cannot be built FAILs here
+        found += inputs.features.rows
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)

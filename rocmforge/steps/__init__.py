@@ -46,7 +46,8 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
     "log-check": (configure.log_check, "the configure summary must say USE_ROCM : ON for the "
                   "targets (execute.triage.configure_reports_rocm)"),
     "collect": (lambda build, ctx: outputs.collect(ctx, targets=build.inputs.target_names,
-                                                   plan_settings=build.plan.settings),
+                                                   plan_settings=build.plan.settings,
+                                                   features=manifest_features(build)),
                 "copy the wheels to dist/ (atomically) and write dist/manifest.json"),
     "install": (venv.install, "pip install the dist/ wheels into the build venv"),
 }
@@ -67,3 +68,11 @@ def build_actions(prepared: PreparedBuild) -> ActionTable:
 def action_summaries() -> dict[str, str]:
     """One line per action, for printing a plan without binding it."""
     return {name: summary for name, (_, summary) in STAGES.items()}
+
+
+def manifest_features(build: PreparedBuild) -> dict[str, dict[str, object]] | None:
+    """The manifest's "features": each optional part, whether it was built and why."""
+    plan = build.inputs.features
+    if plan is None:
+        return None
+    return {f.name: {"built": f.on, "why": f.why} for f in plan.features}

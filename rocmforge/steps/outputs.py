@@ -18,7 +18,8 @@ from rocmforge.execute.actions import ActionContext, Details, text_map
 
 
 def collect(ctx: ActionContext, *, targets: Sequence[str],
-            plan_settings: Mapping[str, object]) -> Details:
+            plan_settings: Mapping[str, object],
+            features: Mapping[str, Mapping[str, object]] | None = None) -> Details:
     """Copy the wheels into dist/ and write the manifest for `targets` (the plan's settings
     go in as the manifest's `plan`, without their origins)."""
     from rocmforge.knowledge.manifest import build_manifest, write_manifest
@@ -60,6 +61,8 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
     doc["source"] = dict(ctx.details_of("checkout"))
     doc["pytorch"] = dict(ctx.details_of("tree-facts"))
     doc["triton_targets"] = dict(ctx.details_of("triton-targets"))
+    if features is not None:  # name -> {"built": bool, "why": str}: what verify checks per part
+        doc["features"] = {name: dict(entry) for name, entry in features.items()}
     earlier = _manifest_wheels(dist / "manifest.json")
     path = write_manifest(dist / "manifest.json", doc)
     ctx.say(f"wrote {path}")

@@ -16,6 +16,7 @@ from invoke import Collection
 from rocmforge.tasks import (
     build,
     doctor,
+    fetch,
     inspect,
     knowledge,
     matrix,
@@ -62,8 +63,8 @@ def check_project_yaml(start: Path | None = None) -> None:
 
 def _collection() -> Collection:
     ns = Collection("rocm")
-    for module in (doctor, toolchain, sources, build, inspect, verify, vendor, knowledge,
-                   matrix):
+    for module in (doctor, toolchain, sources, fetch, build, inspect, verify, vendor,
+                   knowledge, matrix):
         for task in module.TASKS:
             ns.add_task(task)
         for sub in module.COLLECTIONS:

@@ -43,20 +43,23 @@ def _resume_hint(arch: str) -> str:
 def plan(c: Context, json: bool = False, **flags: object) -> None:
     """Show what `invoke build` would do: resolved settings and every step, nothing run."""
     from rocmforge.execute.runner import planned_states
-    from rocmforge.plan.report import settings_rows, step_rows
+    from rocmforge.plan.report import feature_rows, settings_rows, step_rows, with_features
     from rocmforge.render import emit_json, print_table, say
 
     # The plan lists steps; the real compile per target is left to doctor and build's preflight.
     prepared = _prepare(c, flags, compile_probes=False)
     the_plan = prepared.plan
     if json:
-        emit_json(the_plan.to_json())
+        emit_json(with_features(the_plan.to_json(), prepared.inputs.features))
         return
     states = planned_states(the_plan, prepared.inputs.workdir)
     print_table("rocmforge plan: settings", ("setting", "value"), settings_rows(the_plan))
     for note in the_plan.notes:
         say(f"note: {note}")
     print_table("steps", ("#", "step", "state", "command", "why"), step_rows(the_plan, states))
+    if prepared.inputs.features is not None:
+        print_table("features", ("feature", "built", "why", "variables"),
+                    feature_rows(prepared.inputs.features))
 
 
 @flagged(BUILD_FLAGS)

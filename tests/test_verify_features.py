@@ -1,0 +1,52 @@
+"""The per-feature verify checks, run for real on this machine's CPU torch."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from rocmforge.verify.checks import CheckContext  # noqa: E402
+from rocmforge.verify.checks.features import check_features  # noqa: E402
+from rocmforge.verify.model import Status, VerifyOptions  # noqa: E402
+
+
+def _ctx() -> CheckContext:
+    return CheckContext(torch=torch, options=VerifyOptions(device="cpu"))
+
+
+def test_left_out_features_skip_with_the_manifest_reason() -> None:
+    [res] = check_features(_ctx(), {"ck": {"built": False, "why": "off by default"}})
+    assert (res.name, res.status, res.reason) == (
+        "feature:ck", Status.SKIP, "left out of this build: off by default")
+
+
+def test_efficient_attention_built_but_unavailable_is_a_fail_with_the_runtime_reason() -> None:
+    # CPU torch has no memory-efficient kernel: "built" in a manifest must then FAIL.
+    [res] = check_features(_ctx(), {"mem_efficient_attention": {"built": True, "why": ""}})
+    assert res.status == Status.FAIL
+    assert res.reason.startswith("built, but EFFICIENT_ATTENTION does not run here: No viable")
+
+
+def test_flash_attention_built_but_unavailable_on_cpu_is_a_fail() -> None:
+    # CPU torch has a flash kernel only for some shapes/dtypes: whichever way it answers, the
+    # check reports PASS with a measured difference or FAIL with the runtime's reason.
+    [res] = check_features(_ctx(), {"flash_attention": {"built": True, "why": ""}})
+    assert res.status in (Status.PASS, Status.FAIL)
+    if res.status == Status.FAIL:
+        assert res.reason.startswith("built, but FLASH_ATTENTION does not run here")
+    else:
+        assert res.figures["max_abs_diff_vs_math"] <= 1e-5
+
+
+def test_rccl_built_on_cpu_torch_fails_because_nccl_is_unavailable() -> None:
+    [res] = check_features(_ctx(), {"rccl": {"built": True, "why": ""}})
+    assert torch.distributed.is_nccl_available() is False
+    assert res.status == Status.FAIL
+    assert "is_nccl_available() is False" in res.reason
+
+
+def test_hipblaslt_is_not_passed_without_a_gpu() -> None:
+    [res] = check_features(_ctx(), {"hipblaslt": {"built": True, "why": ""}})
+    assert res.status in (Status.SKIP, Status.FAIL)
+    assert res.status != Status.PASS
