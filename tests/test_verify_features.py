@@ -50,3 +50,33 @@ def test_hipblaslt_is_not_passed_without_a_gpu() -> None:
     [res] = check_features(_ctx(), {"hipblaslt": {"built": True, "why": ""}})
     assert res.status in (Status.SKIP, Status.FAIL)
     assert res.status != Status.PASS
+
+
+@pytest.mark.needs_import("torch")
+def test_verify_reads_the_manifests_features_and_reports_each(tmp_path) -> None:
+    """The verify command line with --manifest (what `nox -s verify` and `invoke verify` pass):
+    a row per optional part; a left-out part SKIPs with the build's reason; MAGMA built into a
+    torch that has none FAILs; Kineto is proven by torch itself."""
+    import json as jsonlib
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(jsonlib.dumps({"features": {
+        "rccl": {"built": False, "why": "rccl is not in /usr"},
+        "kineto": {"built": True, "why": "default"},
+        "magma": {"built": True, "why": "default"}}}))
+    report = tmp_path / "report.json"
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "rocmforge.verify", "--device", "cpu",
+                           "--only", "build", "--manifest", str(manifest), "--json",
+                           str(report)], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1  # the CPU torch is no ROCm build, and MAGMA is missing
+    checks = {c["name"]: c for c in jsonlib.loads(report.read_text())["checks"]}
+    assert checks["feature:rccl"]["status"] == "SKIP"
+    assert checks["feature:rccl"]["reason"] == "left out of this build: rccl is not in /usr"
+    assert checks["feature:kineto"]["status"] == "PASS"
+    assert checks["feature:magma"]["status"] == "FAIL"
+    assert checks["feature:magma"]["reason"] == ("built with MAGMA but torch.cuda.has_magma is "
+                                                 "False")

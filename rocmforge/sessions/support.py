@@ -51,6 +51,7 @@ class VerifySession:
     target: str
     wheels: WheelSet
     report: Path
+    manifest: Path | None = None
 
     def verify_argv(self, python: str = "python") -> list[str]:
         return [
@@ -59,6 +60,7 @@ class VerifySession:
             "--when-device", self.target,
             "--triton-pin", self.wheels.triton_version,
             "--json", str(self.report),
+            *(("--manifest", str(self.manifest)) if self.manifest else ()),
         ]
 
 
@@ -212,7 +214,8 @@ def plan_session(target: str, *, dist: Path, environ: Mapping[str, str],
     for wheel in (wheels.torch, wheels.triton):
         check_wheel_python(wheel, supported, python)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", target)
-    return VerifySession(target=target, wheels=wheels, report=dist / "verify" / f"{safe}.json")
+    return VerifySession(target=target, wheels=wheels, report=dist / "verify" / f"{safe}.json",
+                         manifest=dist / MANIFEST_NAME if manifest is not None else None)
 
 
 def bail(error: RocmforgeError) -> None:

@@ -24,8 +24,14 @@ def verify(c: Context, json: str = "", device: str = "auto", only: str = "", exp
     # `--comm-timeout abc`); the verify command line checks it and exits 2 with one paragraph.
     from rocmforge.verify.__main__ import main
 
-    expect = expected_targets(expect or settings_for(c).arch)
+    settings = settings_for(c)
+    expect = expected_targets(expect or settings.arch)
     argv = ["--device", device]
+    from rocmforge.workdir import workdir_for
+
+    manifest = workdir_for(settings.work_dir).dist / "manifest.json"
+    if manifest.is_file():  # the optional parts the last build says it built
+        argv += ["--manifest", str(manifest)]
     for flag, value in (("--json", json), ("--only", only), ("--expect", expect),
                         ("--comm-sizes", comm_sizes), ("--comm-timeout", comm_timeout)):
         if value:

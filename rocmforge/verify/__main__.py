@@ -54,6 +54,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--when-device", default="", metavar="TARGET",
                    help="run the runtime checks only if a GPU of this target is visible; "
                         "otherwise they SKIP with the reason")
+    p.add_argument("--manifest", default="", metavar="FILE",
+                   help="the build's dist/manifest.json: check each optional part it says was "
+                   "built (and SKIP, with the reason, each it left out)")
     p.add_argument("--triton-pin", default="", metavar="VERSION",
                    help="the Triton version torch must run with (default: from torch's metadata)")
     p.add_argument("--comm-sizes", default="", metavar="1KiB,1MiB",
@@ -179,6 +182,28 @@ def run_suite(options: VerifyOptions, torch: Any, when_device: str = ""
     return results, notes, options
 
 
+def feature_results(manifest: str, options: VerifyOptions, torch: Any) -> list[CheckResult]:
+    """One result per optional part the manifest lists (issue 17): proven when built, SKIP with
+    the build's reason when left out. No manifest, no rows."""
+    if not manifest:
+        return []
+    import json
+
+    from rocmforge.verify.checks import CheckContext
+    from rocmforge.verify.checks.features import check_features
+
+    try:
+        with open(manifest, encoding="utf-8") as handle:
+            doc = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"--manifest {manifest} cannot be read as JSON ({exc}). "
+                       "Fix: pass the dist/manifest.json a build wrote.") from None
+    features = doc.get("features") if isinstance(doc, dict) else None
+    if not isinstance(features, dict):
+        return []
+    return check_features(CheckContext(torch=torch, options=options), features)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     args = parser().parse_args(argv)
@@ -186,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = options_from_args(args)
         torch = import_torch()
         results, notes, options = run_suite(options, torch, args.when_device.strip())
+        results += feature_results(args.manifest, options, torch)
     except BadInput as exc:
         sys.stderr.write(f"rocmforge verify: {exc}\n")
         return 2

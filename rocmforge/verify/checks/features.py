@@ -47,13 +47,40 @@ def _prove(ctx: CheckContext, check: str, name: str) -> CheckResult:
                       f"torch.distributed.is_available() is {ok}")
     if name == "hipblaslt":
         return _blas(ctx, check)
-    config = torch.__config__.show()
-    marker = {"magma": "USE_MAGMA", "kineto": "USE_KINETO"}.get(name)
-    if marker is None:
-        return result(check, Status.SKIP, f"no runtime proof for {name} in the verify suite")
-    ok = f"{marker}=ON" in config.replace(" ", "") or f"{marker}=1" in config.replace(" ", "")
+    if name == "kineto":
+        ok = bool(torch.autograd.kineto_available())
+        return result(check, Status.PASS if ok else Status.FAIL,
+                      f"torch.autograd.kineto_available() is {ok}")
+    if name == "magma":
+        return _magma(ctx, check)
+    return result(check, Status.SKIP, f"no runtime proof for {name} in the verify suite")
+
+
+def _magma(ctx: CheckContext, check: str) -> CheckResult:
+    """Built with MAGMA: torch says so (torch.cuda.has_magma), and a linear solve through the
+    MAGMA backend on the device matches the CPU's."""
+    torch = ctx.torch
+    if not bool(getattr(torch.cuda, "has_magma", False)):
+        return result(check, Status.FAIL, "built with MAGMA but torch.cuda.has_magma is False")
+    if ctx.options.device != "cuda":
+        return result(check, Status.SKIP,
+                      "torch.cuda.has_magma is True; the MAGMA solve needs a GPU")
+    previous = torch.backends.cuda.preferred_linalg_library()
+    try:
+        torch.backends.cuda.preferred_linalg_library("magma")
+        gen = torch.Generator().manual_seed(0)
+        a = torch.randn(64, 64, generator=gen, dtype=torch.float64) + 64 * torch.eye(
+            64, dtype=torch.float64)
+        b = torch.randn(64, 4, generator=gen, dtype=torch.float64)
+        got = torch.linalg.solve(a.cuda(), b.cuda()).cpu()
+        want = torch.linalg.solve(a, b)
+        err = float((got - want).abs().max())
+    finally:
+        torch.backends.cuda.preferred_linalg_library(previous)
+    ok = err < 1e-9
     return result(check, Status.PASS if ok else Status.FAIL,
-                  f"torch.__config__.show() {'names' if ok else 'does not name'} {marker}=ON")
+                  f"torch.linalg.solve through MAGMA on the device, max error {err:.1e} against "
+                  "the CPU")
 
 
 def _sdpa(ctx: CheckContext, check: str, backend_name: str) -> CheckResult:
