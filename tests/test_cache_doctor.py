@@ -160,7 +160,8 @@ def test_rows_for_a_working_shared_cache(cache: str, tmp_path: Path) -> None:
 def test_doctor_reports_an_unreachable_backend_with_its_fix(tmp_path: Path) -> None:
     port = free_port()
     settings = settings_for("ccache", f"redis://127.0.0.1:{port}", tmp_path / "work")
-    facts, targets = doctor_facts(settings, os.environ)
+    found = doctor_facts(settings, os.environ)
+    facts, targets = found.facts, found.targets
     rows = {row.check: row for row in cache_doctor_rows(settings, facts, targets,
                                                          environ=os.environ)}
     backend = rows["shared cache backend"]
@@ -180,7 +181,8 @@ def test_doctor_reports_an_unreachable_backend_with_its_fix(tmp_path: Path) -> N
 def test_doctor_reports_sccache_refusing_an_unreachable_backend(tmp_path: Path) -> None:
     port = free_port()
     settings = settings_for("sccache", f"redis://127.0.0.1:{port}", tmp_path / "work")
-    facts, targets = doctor_facts(settings, os.environ)
+    found = doctor_facts(settings, os.environ)
+    facts, targets = found.facts, found.targets
     rows = cache_doctor_rows(settings, facts, targets, environ=os.environ)
     assert [(r.check, r.status) for r in rows] == [("shared cache backend", "FAIL"),
                                                    ("shared cache config", "FAIL"),
@@ -194,7 +196,8 @@ def test_doctor_reports_sccache_refusing_an_unreachable_backend(tmp_path: Path) 
 @pytest.mark.needs_tool("ccache")
 def test_doctor_turns_a_refused_setting_into_a_row(tmp_path: Path) -> None:
     settings = settings_for("ccache", "gs://bkt", tmp_path / "work")
-    facts, targets = doctor_facts(settings, os.environ)
+    found = doctor_facts(settings, os.environ)
+    facts, targets = found.facts, found.targets
     rows = cache_doctor_rows(settings, facts, targets, environ=os.environ)
     assert [(r.check, r.status) for r in rows] == [("shared cache config", "FAIL")]
     assert rows[0].detail == ("ccache cannot store its cache in gs:// (gs://bkt) ccache has "
@@ -204,7 +207,8 @@ def test_doctor_turns_a_refused_setting_into_a_row(tmp_path: Path) -> None:
 
 def test_no_cache_no_rows(tmp_path: Path) -> None:
     settings = settings_for("none", "", tmp_path / "work")
-    facts, targets = doctor_facts(settings, os.environ)
+    found = doctor_facts(settings, os.environ)
+    facts, targets = found.facts, found.targets
     assert cache_doctor_rows(settings, facts, targets, environ=os.environ) == ()
 
 

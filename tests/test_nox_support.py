@@ -88,7 +88,8 @@ def test_plan_of_a_good_session(tmp_path: Path) -> None:
     assert session.wheels.triton_version == "3.4.0+gitf7888497"
     assert session.verify_argv("python") == [
         "python", "-m", "rocmforge.verify", "--expect", "gfx942", "--when-device", "gfx942",
-        "--triton-pin", "3.4.0+gitf7888497", "--json", str(dist / "verify" / "gfx942.json")]
+        "--triton-pin", "3.4.0+gitf7888497", "--json", str(dist / "verify" / "gfx942.json"),
+        "--manifest", str(dist / "manifest.json")]
 
 
 def test_target_not_in_the_manifest(tmp_path: Path) -> None:
