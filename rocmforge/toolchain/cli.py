@@ -8,8 +8,7 @@ update-alternatives itself (`rocmforge.toolchain.system` does).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rocmforge.errors import UsageError
 from rocmforge.render import emit_json, print_table, say
@@ -33,6 +32,14 @@ if TYPE_CHECKING:
     from rocmforge.toolchain.inventory import PolicyContext
     from rocmforge.toolchain.select import ToolchainInventory
 
+
+
+class SettingsFor(Protocol):
+    """How the task turns its context and setting flags into Settings (tasks._common)."""
+
+    def __call__(self, c: Context, **flags: object) -> Settings: ...
+
+
 DEFAULT_LINK_DIR = "/usr/bin"
 JSON_SCHEMA = "rocmforge.toolchain/1"
 
@@ -54,7 +61,7 @@ def version_flag(flag: str, value: object) -> int:
 def run_toolchain(
     c: Context,
     *,
-    settings_for: Callable[..., Settings],
+    settings_for: SettingsFor,
     dry: bool,
     gcc: object,
     clang: object,
