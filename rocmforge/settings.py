@@ -14,11 +14,14 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.toml_files import config_dir, read_toml, suggest
 from rocmforge.knowledge.triton import TRITON_MODES
+
+if TYPE_CHECKING:
+    from rocmforge.fsutil import JSONDoc
 
 ENV_PREFIX = "ROCMFORGE_"
 
@@ -62,7 +65,7 @@ class Settings:
     def work_path(self) -> Path:
         return Path(self.work_dir)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDoc:
         out = {
             f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "origins"
         }
@@ -81,7 +84,7 @@ _CACHE_CHOICES = ("auto", "ccache", "sccache", "none")
 _NOT_SETTINGS = ("config_dir", "verify_targets", "dist", "cache_dir")
 
 
-def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dict[str, object]:
     """The lowest layer: config/defaults.toml, checked against the known setting names."""
     path = config_dir(directory) / "defaults.toml"
     data = read_toml(path)
@@ -90,17 +93,17 @@ def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dic
 
 
 # One Invoke configuration layer that holds `rocm:` keys: (where it came from, its values).
-ConfigLayer = tuple[str, Mapping[str, Any]]
+ConfigLayer = tuple[str, Mapping[str, object]]
 DEFAULTS_SOURCE = "config/defaults.toml"
 BUILT_IN = "default"  # a value no layer gave: the Settings field's own default
 
 
 def resolve(
     *,
-    defaults: Mapping[str, Any],
-    invoke_config: Mapping[str, Any] | None = None,
+    defaults: Mapping[str, object],
+    invoke_config: Mapping[str, object] | None = None,
     environ: Mapping[str, str] | None = None,
-    flags: Mapping[str, Any] | None = None,
+    flags: Mapping[str, object] | None = None,
     invoke_layers: Sequence[ConfigLayer] = (),
     defaults_source: str = DEFAULTS_SOURCE,
 ) -> Settings:
@@ -115,7 +118,7 @@ def resolve(
     values: dict[str, Any] = {}
     origins: dict[str, str] = {name: BUILT_IN for name in SETTING_NAMES}
 
-    def layer(items: Mapping[str, Any], label: str, *, skip_empty: bool = False) -> None:
+    def layer(items: Mapping[str, object], label: str, *, skip_empty: bool = False) -> None:
         _check_names(items, source=label)
         for key, value in items.items():
             if skip_empty and value in (None, "", 0, False, {}):
@@ -131,9 +134,9 @@ def resolve(
     for key, value in sorted(_env_layer(environ if environ is not None else os.environ).items()):
         values[key] = _coerce(key, value, source=ENV_PREFIX + key.upper())
         origins[key] = "env " + ENV_PREFIX + key.upper()
-    for key, value in (flags or {}).items():
+    for key, given in (flags or {}).items():
         flag = FLAG_OF_SETTING.get(key)
-        layer({key: value}, f"flag {flag.long}" if flag else "flag", skip_empty=True)
+        layer({key: given}, f"flag {flag.long}" if flag else "flag", skip_empty=True)
     return Settings(**values, origins=origins)
 
 
@@ -157,7 +160,7 @@ def _env_layer(environ: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
-def _check_names(items: Mapping[str, Any], *, source: str) -> None:
+def _check_names(items: Mapping[str, object], *, source: str) -> None:
     for key in items:
         if key not in SETTING_NAMES:
             raise UsageError(
@@ -364,7 +367,7 @@ def flag_default(flag: Flag) -> str | bool:
     return False if isinstance(getattr(Settings(), flag.setting), bool) else ""
 
 
-def settings_of_flags(given: Mapping[str, Any]) -> dict[str, Any]:
+def settings_of_flags(given: Mapping[str, object]) -> dict[str, object]:
     """Task flag values (by flag name) under their setting names; task options are left out."""
     return {FLAG_BY_NAME[name].setting: value for name, value in given.items()
             if FLAG_BY_NAME[name].setting}

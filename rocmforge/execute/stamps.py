@@ -10,9 +10,9 @@ folder the kit made from one it did not. Must not: decide what runs; the runner 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rocmforge.fsutil import write_atomic
 from rocmforge.workdir import WORK_DIR_MARKER
@@ -29,13 +29,13 @@ class Stamp:
     finished: str
     duration_s: float
     result: str = "ok"
-    details: dict[str, Any] | None = None
+    details: Mapping[str, object] | None = None  # the step's JSON-able findings
     # What a volatile step found when it last ran (e.g. the commits a branch resolved to); the
     # runner compares it with the next check's to decide whether later steps still count.
     fingerprint: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        doc: dict[str, object] = {
             "schema": STAMP_SCHEMA,
             "step": self.step,
             "digest": self.digest,

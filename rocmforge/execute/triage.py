@@ -79,8 +79,7 @@ def load_signatures(directory: str | Path | None = None) -> tuple[Signature, ...
     path = config_dir(directory) / DIAGNOSTICS_FILE
     doc = read_toml(path)
     check_keys(doc, where=str(path), optional=("signature",))
-    entries = doc.get("signature", [])
-    expect_type(entries, list, where=f"{path}: signature")
+    entries = expect_type(doc.get("signature", []), list, where=f"{path}: signature")
     seen: set[str] = set()
     signatures = []
     for index, entry in enumerate(entries):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
+from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
 
 TABLE_FILE = "config/rocm_components.toml"
 
@@ -41,7 +41,9 @@ def load_components() -> tuple[Component, ...]:
     doc = read_toml(config_dir() / "rocm_components.toml")
     check_keys(doc, where=TABLE_FILE, optional=("components",))
     found = []
-    for name, row in doc.get("components", {}).items():
+    components = expect_type(doc.get("components", {}), dict, where=f"{TABLE_FILE} [components]")
+    for name, row in components.items():
+        expect_type(row, dict, where=f"{TABLE_FILE} [components.{name}]")
         check_keys(row, where=f"{TABLE_FILE} [components.{name}]",
                    required=("required",), optional=("rocm_package", "debian_package"))
         found.append(Component(name=str(name), required=bool(row["required"]),

@@ -14,10 +14,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rocmforge.errors import ConfigError
-from rocmforge.fsutil import write_atomic
+from rocmforge.fsutil import JSONValue, write_atomic
 
 MANIFEST_SCHEMA = "rocmforge.manifest/1"
 MANIFEST_NAME = "manifest.json"
@@ -31,21 +30,22 @@ class Manifest:
     path: Path
     targets: tuple[str, ...]
     wheels: Mapping[str, str]
-    doc: Mapping[str, Any]
+    doc: Mapping[str, JSONValue]
 
 
 def build_manifest(
     *,
     targets: Sequence[str],
     wheels: Mapping[str, str],
-    lock: Mapping[str, Any] | str | None,
+    lock: Mapping[str, object] | str | None,
     toolchain: Mapping[str, str],
     env: Mapping[str, str],
-    steps: Sequence[Mapping[str, Any]],
-    plan_settings: Mapping[str, Any],
+    steps: Sequence[Mapping[str, object]],
+    plan_settings: Mapping[str, object],
     created: str = "",
-) -> dict[str, Any]:
-    """The manifest document. `wheels` maps "torch"/"triton" to a file name in dist/ ("" = none)."""
+) -> dict[str, object]:
+    """The manifest document (values JSON-able; the caller adds its sections). `wheels` maps
+    "torch"/"triton" to a file name in dist/ ("" = none)."""
     return {
         "schema": MANIFEST_SCHEMA,
         "created": created or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -59,7 +59,7 @@ def build_manifest(
     }
 
 
-def write_manifest(path: Path, doc: Mapping[str, Any]) -> Path:
+def write_manifest(path: Path, doc: Mapping[str, object]) -> Path:
     """Write atomically (temp + os.replace): a full disk leaves the previous manifest or none."""
     write_atomic(path, json.dumps(doc, indent=2, sort_keys=False) + "\n")
     return path

@@ -20,12 +20,14 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocmforge.errors import UsageError
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.targets import TargetId
+    from rocmforge.probes.facts import Facts
+    from rocmforge.settings import Settings
 
 FORMATS = ("sh", "fish", "json", "github")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -106,9 +108,9 @@ def _at_least(version: str, minimum: str) -> bool:
 
 
 def build_environment(
-    settings: Any,
-    facts: Any,
-    targets: Sequence[Any],
+    settings: Settings,
+    facts: Facts,
+    targets: Sequence[TargetId],
     cc: str = "",
     cxx: str = "",
     *,

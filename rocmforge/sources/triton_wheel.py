@@ -168,10 +168,15 @@ def _is_timeout(exc: BaseException) -> bool:
     return isinstance(exc, requests.Timeout) or isinstance(reason, Urllib3Timeout)
 
 
-def parse_pep691(doc: Mapping[str, Any], *, base_url: str) -> tuple[IndexFile, ...]:
-    """Files of a PEP 691 JSON project page."""
+def parse_pep691(doc: Mapping[str, object], *, base_url: str) -> tuple[IndexFile, ...]:
+    """Files of a PEP 691 JSON project page (an entry without a string filename and url is not
+    a file and is left out)."""
     out = []
-    for entry in doc.get("files", []):
+    files = doc.get("files", [])
+    for entry in files if isinstance(files, list) else []:
+        if not (isinstance(entry, dict) and isinstance(entry.get("filename"), str)
+                and isinstance(entry.get("url"), str)):
+            continue
         hashes = entry.get("hashes") or {}
         yanked = entry.get("yanked", False)
         out.append(
@@ -303,7 +308,7 @@ def download_verified(
     *,
     filename: str = "",
     timeout_s: float = 60.0,
-    stream: Any = None,
+    stream: object = None,
 ) -> Path:
     """Download `url` into `dest_dir` and return the path, only if its sha256 matches.
 

@@ -12,9 +12,12 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from invoke import Context, Exit
+
+if TYPE_CHECKING:
+    from rocmforge.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,7 +62,9 @@ def os_error_paragraph(exc: OSError) -> str:
     ).paragraph()
 
 
-def invoke_layers(c: Context, defaults: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def invoke_layers(
+    c: Context, defaults: Mapping[str, object]
+) -> list[tuple[str, dict[str, object]]]:
     """The `rocm:` keys of each Invoke configuration layer, labelled with where they came from,
     lowest first: the collection's configure() (values that differ from config/defaults.toml,
     which the kit's own collection holds), the system, user and project files (/etc/invoke.yaml,
@@ -76,7 +81,7 @@ def invoke_layers(c: Context, defaults: Mapping[str, Any]) -> list[tuple[str, di
         merged = _section(_get(config, "rocm"))
         return [("Invoke config (rocm:)",
                  {k: v for k, v in merged.items() if defaults.get(k, _MISSING) != v})]
-    layers: list[tuple[str, dict[str, Any]]] = []
+    layers: list[tuple[str, dict[str, object]]] = []
     collection = _section(_get(getattr(config, "_collection", {}), "rocm"))
     changed = {k: v for k, v in collection.items() if defaults.get(k, _MISSING) != v}
     layers.append(("tasks.py (Collection.configure rocm:)", changed))
@@ -116,7 +121,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def settings_for(c: Context, **flags: Any):  # -> Settings (lazy import keeps --list fast)
+def settings_for(c: Context, **flags: object) -> Settings:
     """Settings for this invocation: config/ < Invoke's layers < ROCMFORGE_* < flags (by
     setting name), each value with its true source."""
     from rocmforge.knowledge.toml_files import CONFIG_DIR_ENV, config_dir
@@ -142,7 +147,7 @@ def is_dry(c: Context) -> bool:
 
 
 @contextlib.contextmanager
-def holding_work_dir(settings: Any, task: str) -> Iterator[None]:
+def holding_work_dir(settings: Settings, task: str) -> Iterator[None]:
     """Hold the work dir's lock while a task changes what a build reads (checkout, patch,
     triton.checkout, install): the same kernel lock `invoke build` holds, so neither can
     change the tree or the venv under the other (issue 14 item 4)."""

@@ -22,7 +22,7 @@ from rocmforge.settings import FLAG_BY_NAME, flag_default
 class TableTask(Task):
     """A Task whose arguments take their short flag and help from the flag table."""
 
-    def arg_opts(self, name: str, default: Any, taken_names: set[str]) -> dict[str, Any]:
+    def arg_opts(self, name: str, default: str, taken_names: set[str]) -> dict[str, object]:
         flag = FLAG_BY_NAME.get(name)
         if flag is None:
             raise ValueError(
@@ -38,7 +38,7 @@ class TableTask(Task):
 
 def flagged(
     settings: Sequence[str] = (), *, help: Mapping[str, str] | None = None,  # noqa: A002
-    **task_options: Any,
+    **task_options: object,
 ) -> Callable[[Callable[..., None]], TableTask]:
     """Make an Invoke task of `body`, with the table's flags for `settings` added.
 

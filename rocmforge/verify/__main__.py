@@ -15,7 +15,8 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, NoReturn
+from types import ModuleType
+from typing import NoReturn
 
 from rocmforge.verify.model import CHECK_NAMES, CheckResult, Status, VerifyOptions, parse_size
 
@@ -118,7 +119,7 @@ def check_report_path(path: str) -> None:
                        "Fix: name a file in a folder you can write to.")
 
 
-def import_torch() -> Any:
+def import_torch() -> ModuleType:
     """torch, or BadInput saying what broke. Anything can fly out of a broken install."""
     try:
         import torch
@@ -137,7 +138,7 @@ def import_torch() -> Any:
     return torch
 
 
-def matching_devices(torch: Any, target: str) -> tuple[list[str], bool]:
+def matching_devices(torch: ModuleType, target: str) -> tuple[list[str], bool]:
     """(visible device targets, whether one matches `target`) for --when-device."""
     try:
         if not torch.cuda.is_available():
@@ -156,7 +157,7 @@ def matching_devices(torch: Any, target: str) -> tuple[list[str], bool]:
     return seen, any(s.split(":")[0] == base for s in seen)
 
 
-def run_suite(options: VerifyOptions, torch: Any, when_device: str = ""
+def run_suite(options: VerifyOptions, torch: ModuleType, when_device: str = ""
               ) -> tuple[list[CheckResult], list[str], VerifyOptions]:
     from rocmforge.verify.checks import CheckContext, run_checks
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from rocmforge.verify.checks import CheckContext, result
 from rocmforge.verify.checks.arch import compiled_arch_list
@@ -56,10 +57,23 @@ def chosen_targets(ctx: CheckContext) -> tuple[list[str], str]:
     return [], ""
 
 
-def verdict(report: dict[str, Any]) -> tuple[Status, str, list[dict[str, Any]]]:
-    """The check's status and reason, and the per-target rows, from the probe's JSON."""
-    rows: list[dict[str, Any]] = []
-    for item in report.get("results", []):
+class TargetRow(TypedDict):
+    """One GPU target's sub-row of the check: the probe's verdict for it."""
+
+    name: str
+    status: str
+    reason: str
+    seconds: float
+
+
+def verdict(report: Mapping[str, object]) -> tuple[Status, str, list[TargetRow]]:
+    """The check's status and reason, and the per-target rows, from the probe's JSON (an
+    entry of `results` that is not an object is not a target and is left out)."""
+    rows: list[TargetRow] = []
+    results = report.get("results", [])
+    for item in results if isinstance(results, list) else []:
+        if not isinstance(item, dict):
+            continue
         rows.append({"name": str(item.get("target", "")),
                      "status": _DISPLAY.get(str(item.get("status")), Status.FAIL.value),
                      "reason": str(item.get("reason", "")),
