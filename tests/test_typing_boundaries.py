@@ -17,9 +17,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rocmforge"
 PENDING: frozenset[str] = frozenset({
     "inspect/report.py def missing_targets",
     "inspect/report.py def to_json",
-    "plan/build_plan.py def plan_build",
-    # read_toml returns TomlTable once plan/prepare.py narrows build.toml with expect_type.
-    "knowledge/toml_files.py def read_toml",
 })
 
 

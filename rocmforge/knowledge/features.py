@@ -53,8 +53,10 @@ def load_features() -> tuple[FeatureSpec, ...]:
 
     known_components = {c.name for c in load_components()}
     out = []
-    for name, row in doc["features"].items():
+    features = expect_type(doc["features"], dict, where=f"{TABLE_FILE} [features]")
+    for name, raw in features.items():
         where = f"{TABLE_FILE} [features.{name}]"
+        row = expect_type(raw, dict, where=where)
         check_keys(row, where=where, required=("label", "variables", "default", "components",
                                                "targets", "artifact", "source"))
         spec = FeatureSpec(
@@ -83,10 +85,12 @@ def load_features() -> tuple[FeatureSpec, ...]:
 def load_aotriton_table() -> AotritonTable:
     doc = read_toml(config_dir() / "features.toml")
     where = f"{TABLE_FILE} [aotriton]"
-    row = doc.get("aotriton", {})
+    row = expect_type(doc.get("aotriton", {}), dict, where=where)
     check_keys(row, where=where, required=("source", "version", "rocm", "images", "base_url"))
-    return AotritonTable(version=str(row["version"]), rocm=tuple(map(str, row["rocm"])),
-                         images=tuple(map(str, row["images"])), base_url=str(row["base_url"]),
+    return AotritonTable(version=str(row["version"]),
+                         rocm=tuple(map(str, expect_type(row["rocm"], list, where=where))),
+                         images=tuple(map(str, expect_type(row["images"], list, where=where))),
+                         base_url=str(row["base_url"]),
                          source=str(row["source"]))
 
 

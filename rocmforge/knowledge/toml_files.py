@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import TypeVar, overload
 
 from rocmforge.errors import ConfigError
 
@@ -58,12 +58,9 @@ def kit_data_dir(name: str) -> Path:
     return inside if not beside.is_dir() and inside.is_dir() else beside
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse one TOML file, turning every failure into a ConfigError paragraph.
-
-    Returns `dict[str, Any]` only until plan/prepare.py narrows its `build.toml` tables with
-    `expect_type` (as every other loader does); then this becomes `TomlTable`.
-    """
+def read_toml(path: Path) -> TomlTable:
+    """Parse one TOML file, turning every failure into a ConfigError paragraph; callers narrow
+    each value with `expect_type`/`check_keys`."""
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

@@ -80,7 +80,7 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
     """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import parse_targets, requested_targets
-    from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
+    from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
     from rocmforge.plan.environment import inherited_variables
     from rocmforge.plan.prepare_features import features_for_build
     from rocmforge.plan.pytorch import pytorch_for
@@ -98,11 +98,13 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
     build_toml = read_toml(config_dir() / "build.toml")
     check_keys(build_toml, where="config/build.toml",
                optional=("env", "configure", "cache", "inherit"))
-    cache_table = build_toml.get("cache", {})
+    cache_table = expect_type(build_toml.get("cache", {}), dict, where="config/build.toml [cache]")
     check_keys(cache_table, where="config/build.toml [cache]", optional=("hip_launcher_min_rocm",))
-    env = {str(k): str(v) for k, v in build_toml.get("env", {}).items()}
+    env = {str(k): str(v) for k, v in
+           expect_type(build_toml.get("env", {}), dict, where="config/build.toml [env]").items()}
     env.update(inherited_variables(os.environ if environ is None else environ,
-                                   build_toml.get("inherit", {}), targets))
+                                   expect_type(build_toml.get("inherit", {}), dict,
+                                               where="config/build.toml [inherit]"), targets))
     env.update(
         _computed_env(
             settings,
@@ -116,7 +118,10 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
                                   component_report(facts, pytorch))
     env.update(features.env)
     env.update({str(k): str(v) for k, v in settings.build_env.items()})
-    configure = build_toml.get("configure", {}).get("env", {})
+    configure_table = expect_type(build_toml.get("configure", {}), dict,
+                                  where="config/build.toml [configure]")
+    configure = expect_type(configure_table.get("env", {}), dict,
+                            where="config/build.toml [configure] env")
     return BuildInputs(
         settings=settings,
         facts=facts,

@@ -183,7 +183,7 @@ def run_suite(options: VerifyOptions, torch: ModuleType, when_device: str = ""
     return results, notes, options
 
 
-def feature_results(manifest: str, options: VerifyOptions, torch: Any) -> list[CheckResult]:
+def feature_results(manifest: str, options: VerifyOptions, torch: ModuleType) -> list[CheckResult]:
     """One result per optional part the manifest lists (issue 17): proven when built, SKIP with
     the build's reason when left out. No manifest, no rows."""
     if not manifest:
