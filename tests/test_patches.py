@@ -27,49 +27,21 @@ def remotes(tmp_path_factory: pytest.TempPathFactory) -> FakeRemotes:
 def patch_files(remotes: FakeRemotes, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Patch files, made once, copied into each test's own patches/ folder."""
     work = tmp_path_factory.mktemp("patchsrc")
-    out = work / "made"
-    return {
-        "f": make_patch(
-            remotes.pytorch,
-            "v2.9.1",
-            {"src/a.py": A_PY.replace("1", "10")},
-            HEADER.format(why="f must return 10"),
-            out / "f.patch",
-            work=work,
-        ),
-        "g": make_patch(
-            remotes.pytorch,
-            "v2.9.1",
-            {"src/a.py": A_PY.replace("2", "20")},
-            HEADER.format(why="g must return 20"),
-            out / "g.patch",
-            work=work,
-        ),
-        "old": make_patch(
-            remotes.pytorch,
-            "v2.8.0",
-            {"src/a.py": "old\n"},
-            "Applies-To: <2.9\nWhy: only old\nUpstream: local",
-            out / "old.patch",
-            work=work,
-        ),
-        "stale": make_patch(
-            remotes.pytorch,
-            "main",
-            {"version.txt": "2.10.0+x\n"},
-            HEADER.format(why="was for main"),
-            out / "stale.patch",
-            work=work,
-        ),
-        "absorbed": make_patch(
-            remotes.pytorch,
-            "v2.8.0",
-            {"version.txt": "2.9.1\n"},
-            "Applies-To: >=2.8\nWhy: bump\nUpstream: merged https://x.invalid/1",
-            out / "absorbed.patch",
-            work=work,
-        ),
+    # name: (the ref it is made against, the files it writes, its header)
+    made = {
+        "f": ("v2.9.1", {"src/a.py": A_PY.replace("1", "10")},
+              HEADER.format(why="f must return 10")),
+        "g": ("v2.9.1", {"src/a.py": A_PY.replace("2", "20")},
+              HEADER.format(why="g must return 20")),
+        "old": ("v2.8.0", {"src/a.py": "old\n"},
+                "Applies-To: <2.9\nWhy: only old\nUpstream: local"),
+        "stale": ("main", {"version.txt": "2.10.0+x\n"}, HEADER.format(why="was for main")),
+        "absorbed": ("v2.8.0", {"version.txt": "2.9.1\n"},
+                     "Applies-To: >=2.8\nWhy: bump\nUpstream: merged https://x.invalid/1"),
     }
+    return {name: make_patch(remotes.pytorch, ref, files, header,
+                             work / "made" / f"{name}.patch", work=work)
+            for name, (ref, files, header) in made.items()}
 
 
 def series(root: Path, files: dict[str, Path], names: list[str]) -> Path:
