@@ -83,6 +83,30 @@ def test_facts_cite_no_internal_notes(name: str) -> None:
     assert internal == []
 
 
+# Issue 16 item 4: a fact names an upstream file or release artifact, never the team's own notes.
+INTERNAL_CITATION = re.compile(
+    r"reference §|rocm-arch-toolchain\.md|pytorch-rocm-build\.md|team rule", re.IGNORECASE)
+CONFIG_FILES = sorted(p.name for p in (KIT / "config").glob("*.toml"))
+
+
+def test_the_internal_citation_pattern_matches_what_it_must() -> None:
+    found = [INTERNAL_CITATION.search(text) is not None for text in (
+        'source = "reference §2: 181 TFLOPS"', "# Team rule: pin the platform",
+        "reference rocm-arch-toolchain.md §1.1", "(reference pytorch-rocm-build.md §1.6)",
+        'source = "pytorch/pytorch:cmake/public/utils.cmake@dbd090ee"',
+        "# ROCm/ROCm:docs/reference/gpu-arch-specs.rst")]
+    assert found == [True, True, True, True, False, False]
+    assert {"aliases.toml", "build.toml", "diagnostics.toml", "products.toml"} <= set(CONFIG_FILES)
+
+
+@pytest.mark.parametrize("name", CONFIG_FILES)
+def test_no_config_file_cites_the_teams_notes(name: str) -> None:
+    text = (KIT / "config" / name).read_text()
+    cited = [f"{number}: {line.strip()}" for number, line in enumerate(text.splitlines(), 1)
+             if INTERNAL_CITATION.search(line)]
+    assert cited == []
+
+
 def test_a_negative_llvm_major_is_refused(tmp_path: Path) -> None:
     from rocmforge.errors import ConfigError
 
