@@ -163,10 +163,10 @@ def test_work_dir_under_a_file_is_one_paragraph_exit_2(
     blocker.write_text("not a folder\n")
     bad = invoke(["checkout", "--ref", "v2.8.0"], blocker / "work", remotes)
     assert bad.returncode == 2, bad.stderr
+    # The checkout takes the work dir's lock first, so the lock is where the path fails.
     assert bad.stderr == (
-        f"rocmforge: The operating system refused a file operation ({blocker}/work/src/pytorch): "
-        "Not a directory. A path in the settings or flags (work_dir, --into, --json, --lock ...) "
-        "does not point where the task can read or write. Fix: check that path: it must be a "
-        "folder (not a file), writable, and on a disk with space.\n"
+        f"rocmforge: Could not write the lock {blocker}/work/state/build.lock: Not a directory. "
+        "The work dir's state folder cannot be written. Fix: make "
+        f"{blocker}/work/state writable or pass another --work-dir.\n"
     )
     assert blocker.read_text() == "not a folder\n"

@@ -421,8 +421,11 @@ def absorb_run(
                                       "ran out before Triton finished", "time_limit")
         return []
     if done.returncode in (126, 127):
-        _skip_all(results, remaining, f"cannot run {done.argv[0]}: {done.stderr.strip()}",
-                  "cannot_run")
+        # The one process path already says "cannot run <argv0>: <why>" when it could not
+        # start the program; a shell-style 126/127 from the program itself does not.
+        said = done.stderr.strip()
+        reason = said if said.startswith("cannot run ") else f"cannot run {done.argv[0]}: {said}"
+        _skip_all(results, remaining, reason, "cannot_run")
         return []
     if done.returncode in (EXIT_NO_TRITON, EXIT_NO_LLD, EXIT_API_UNKNOWN) or not events:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
