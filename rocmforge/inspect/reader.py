@@ -12,7 +12,7 @@ Must not: write anything, extract wheels to disk, print, or load whole sections 
 from __future__ import annotations
 
 import contextlib
-import functools
+import dataclasses
 import io
 import mmap
 import os
@@ -21,8 +21,9 @@ import struct
 import zipfile
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -34,13 +35,22 @@ from rocmforge.inspect.bundles import (
     ByteSource,
     Damage,
     EntryId,
+    FatbinScan,
     Limits,
     MachName,
     parse_entry_id,
+    scan_raw_bytes,
     walk_fatbin,
 )
-from rocmforge.inspect.elf import ELF_MAGIC, RDC_BUNDLE_PREFIX, ElfReadError, read_host_layout
-from rocmforge.inspect.report import InspectReport, LibraryReport
+from rocmforge.inspect.elf import (
+    ELF_MAGIC,
+    RDC_BUNDLE_PREFIX,
+    ElfReadError,
+    SectionSpan,
+    read_host_layout,
+)
+from rocmforge.inspect.rawcode import RawCodeObject, find_raw_code_objects
+from rocmforge.inspect.report import InspectReport, LibraryReport, SourceRead
 
 # Members of a wheel that are never ELF; anything else gets its first 4 bytes read.
 _TEXT_SUFFIXES = (
@@ -161,63 +171,87 @@ def default_mach_name() -> MachName:
     return name
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReadOptions:
+    """How every file of one call is read: names of machines, caps, and --deep."""
+
+    names: MachName
+    limits: Limits = DEFAULT_LIMITS
+    deep: bool = False
+
+
 def inspect_paths(
     paths: Sequence[Path],
     *,
     mach_name: MachName | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    deep: bool = False,
 ) -> InspectReport:
-    """Inspect files, directories and wheels; a failure in one file never hides the others."""
-    names = mach_name or default_mach_name()
+    """Inspect files, directories and wheels; a failure in one file never hides the others.
+
+    `deep`: decompress every compressed bundle whole, check its hash, and cross-check every
+    code object (the default reads only entry tables and the headers within a small prefix).
+    """
+    options = ReadOptions(names=mach_name or default_mach_name(), limits=limits, deep=deep)
     libraries: list[LibraryReport] = []
+    sources: list[SourceRead] = []
     skipped = 0
     for path in paths:
-        for item in _expand(Path(path)):
-            if item is None:
-                skipped += 1
-            else:
-                libraries.extend(item(names, limits))
-    return InspectReport(libraries=tuple(libraries), skipped_files=skipped)
+        source, found, passed = _read_source(Path(path), options)
+        sources.append(source)
+        libraries.extend(found)
+        skipped += passed
+    return InspectReport(libraries=tuple(libraries), skipped_files=skipped,
+                         sources=tuple(sources), deep=deep)  # fmt: skip
 
 
-_Job = Callable[[MachName, Limits], list[LibraryReport]]
-
-
-def _expand(path: Path) -> Iterator[_Job | None]:
-    """Jobs for a path given by the user; None for each non-ELF file skipped in a directory."""
+def _read_source(path: Path, options: ReadOptions) -> tuple[SourceRead, list[LibraryReport], int]:
+    """One path the user gave: what it is, the libraries in it, and how many files were not ELF."""
     try:
         mode = path.stat().st_mode
     except OSError as exc:
-        yield _failed(str(path), f"cannot read it ({exc.strerror or exc})")
-        return
+        failed = LibraryReport(path=str(path), status="error",
+                               error=f"cannot read it ({exc.strerror or exc})")  # fmt: skip
+        return SourceRead(path=str(path), kind="missing"), [failed], 0
     if stat.S_ISDIR(mode):
-        yield from _walk_directory(path)
+        libs, files, skipped = _walk_directory(path, options)
+        kind = "directory"
     elif path.name.endswith(_WHEEL_SUFFIXES):
-        yield lambda names, limits: _inspect_wheel(path, names, limits)
+        libs, files, skipped = _inspect_wheel(path, options)
+        kind = "wheel"
     else:
-        yield lambda names, limits: [_inspect_file(path, names, limits)]
+        libs, files, skipped = [_inspect_file(path, options)], 1, 0
+        kind = "file"
+    elf = sum(1 for lib in libs if not lib.error.startswith(_NOT_LISTED))
+    return SourceRead(path=str(path), kind=kind, files=files, elf_files=elf), libs, skipped
 
 
-def _walk_directory(root: Path) -> Iterator[_Job | None]:
+_NOT_LISTED = "cannot list it"
+
+
+def _walk_directory(root: Path, options: ReadOptions) -> tuple[list[LibraryReport], int, int]:
     errors: list[OSError] = []
+    libs: list[LibraryReport] = []
+    files = skipped = 0
     for dirpath, dirnames, filenames in os.walk(root, onerror=errors.append):
         dirnames.sort()
         for name in sorted(filenames):
             path = Path(dirpath) / name
             if path.is_symlink():
                 continue  # the target is (or is not) inspected under its own name
+            files += 1
             if name.endswith(_WHEEL_SUFFIXES):
-                yield functools.partial(_inspect_wheel, path)
+                found, _, passed = _inspect_wheel(path, options)
+                libs.extend(found)
+                skipped += passed
             elif not _looks_like_elf(path):
-                yield None
+                skipped += 1
             else:
-                yield functools.partial(_inspect_file_as_list, path)
+                libs.append(_inspect_file(path, options))
     for exc in errors:
-        yield _failed(str(exc.filename), f"cannot list it ({exc.strerror or exc})")
-
-
-def _inspect_file_as_list(path: Path, names: MachName, limits: Limits) -> list[LibraryReport]:
-    return [_inspect_file(path, names, limits)]
+        libs.append(LibraryReport(path=str(exc.filename), status="error",
+                                  error=f"{_NOT_LISTED} ({exc.strerror or exc})"))  # fmt: skip
+    return libs, files, skipped
 
 
 def _looks_like_elf(path: Path) -> bool:
@@ -228,8 +262,31 @@ def _looks_like_elf(path: Path) -> bool:
         return True  # let _inspect_file report why it cannot be read
 
 
-def _failed(display: str, error: str) -> _Job:
-    return lambda names, limits: [LibraryReport(path=display, status="error", error=error)]
+def unusable_paths(paths: Sequence[Path]) -> tuple[str, ...]:
+    """Why each path the user gave cannot be inspected at all (bad input), in order.
+
+    A path must exist and be a directory, a wheel/zip (by name; a damaged one is reported as a
+    FAIL row, not here), or a file that starts with the ELF magic.
+    """
+    out: list[str] = []
+    for path in paths:
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            out.append(f"{path}: {exc.strerror or exc}")
+            continue
+        if stat.S_ISDIR(mode) or path.name.endswith(_WHEEL_SUFFIXES):
+            continue
+        try:
+            with open(path, "rb") as handle:
+                magic = handle.read(4)
+        except OSError as exc:
+            out.append(f"{path}: {exc.strerror or exc}")
+            continue
+        if magic != ELF_MAGIC:
+            out.append(f"{path}: not a wheel, directory or ELF file (it starts with "
+                       f"{magic.hex() or 'nothing'}, not \\x7fELF)")  # fmt: skip
+    return tuple(out)
 
 
 def _mapped(handle: IO[bytes], size: int) -> AbstractContextManager[mmap.mmap | None]:
@@ -246,19 +303,20 @@ def _mapped(handle: IO[bytes], size: int) -> AbstractContextManager[mmap.mmap | 
     return mapped
 
 
-def _inspect_file(path: Path, names: MachName, limits: Limits) -> LibraryReport:
+def _inspect_file(path: Path, options: ReadOptions) -> LibraryReport:
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             with _mapped(handle, size) as mapped:
-                return inspect_stream(handle, size, str(path), names, limits, buffer=mapped)
+                return inspect_stream(handle, size, str(path), options, buffer=mapped)
     except OSError as exc:
         return LibraryReport(
             path=str(path), status="error", error=f"cannot read it ({exc.strerror or exc})"
         )
 
 
-def _inspect_wheel(path: Path, names: MachName, limits: Limits) -> list[LibraryReport]:
+def _inspect_wheel(path: Path, options: ReadOptions) -> tuple[list[LibraryReport], int, int]:
+    """The libraries in a wheel, how many members were looked at, and how many were not ELF."""
     try:
         with (
             open(path, "rb") as raw,
@@ -266,21 +324,29 @@ def _inspect_wheel(path: Path, names: MachName, limits: Limits) -> list[LibraryR
             _mapped(raw, os.fstat(raw.fileno()).st_size) as mapped,
         ):
             out: list[LibraryReport] = []
+            members = skipped = 0
             for info in archive.infolist():
-                if info.is_dir() or info.filename.endswith(_TEXT_SUFFIXES):
+                if info.is_dir():
+                    continue
+                members += 1
+                if info.filename.endswith(_TEXT_SUFFIXES):
+                    skipped += 1
                     continue
                 display = f"{path}!{info.filename}"
                 try:
-                    report = _inspect_member(raw, mapped, archive, info, display, names, limits)
+                    report = _inspect_member(raw, mapped, archive, info, display, options)
                 except (OSError, zipfile.BadZipFile, zlib.error, EOFError, RuntimeError) as exc:
                     report = LibraryReport(
                         path=display, status="error", error=f"cannot read the member ({exc})"
                     )
-                if report is not None:
+                if report is None:
+                    skipped += 1
+                else:
                     out.append(report)
-            return out
+            return out, members, skipped
     except (OSError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        return [LibraryReport(path=str(path), status="error", error=f"not a readable zip ({exc})")]
+        failed = LibraryReport(path=str(path), status="error", error=f"not a readable zip ({exc})")
+        return [failed], 0, 0
 
 
 def _inspect_member(
@@ -289,8 +355,7 @@ def _inspect_member(
     archive: zipfile.ZipFile,
     info: zipfile.ZipInfo,
     display: str,
-    names: MachName,
-    limits: Limits,
+    options: ReadOptions,
 ) -> LibraryReport | None:
     if info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1:
         raw.seek(info.header_offset)
@@ -303,21 +368,20 @@ def _inspect_member(
         if stream.read(4) != ELF_MAGIC:
             return None
         return inspect_stream(
-            stream, info.file_size, display, names, limits, buffer=mapped, buffer_base=data_at
+            stream, info.file_size, display, options, buffer=mapped, buffer_base=data_at
         )
     with archive.open(info) as member:
         if member.read(4) != ELF_MAGIC:
             return None
         cached: IO[bytes] = _BlockCache(member, info.file_size)  # type: ignore[assignment]
-        return inspect_stream(cached, info.file_size, display, names, limits)
+        return inspect_stream(cached, info.file_size, display, options)
 
 
 def inspect_stream(
     stream: IO[bytes],
     size: int,
     display: str,
-    names: MachName,
-    limits: Limits = DEFAULT_LIMITS,
+    options: ReadOptions,
     *,
     buffer: mmap.mmap | None = None,
     buffer_base: int = 0,
@@ -327,10 +391,19 @@ def inspect_stream(
     `buffer`, when given, maps the same bytes from `buffer_base` on: bundles are then parsed in
     place instead of read through the stream.
     """
+
+    def source_of(offset: int, length: int) -> ByteSource:
+        if buffer is not None:
+            return BufferSource(buffer, buffer_base + offset, length)
+        return StreamSource(stream, offset, length)
+
     try:
         layout = read_host_layout(stream)
     except ElfReadError as exc:
-        return LibraryReport(path=display, status="error", error=exc.what)
+        stream.seek(0)
+        if stream.read(4) != ELF_MAGIC:
+            return LibraryReport(path=display, status="error", error=exc.what)
+        return _scan_damaged_file(source_of(0, size), size, display, options, exc.what)
     notes: list[str] = []
     rdc: list[EntryId] = []
     for span in layout.rdc_sections:
@@ -353,59 +426,117 @@ def inspect_stream(
             "(TheRock multi-arch, *-device-gfx* wheels)"
         )
     fatbin = layout.hip_fatbin
-    rdc_status = "rdc" if (rdc or layout.llvm_offloading is not None) else "no-device-code"
-    if fatbin is None:
-        if rdc_status == "no-device-code":
-            notes.append("no .hip_fatbin section: this file carries no HIP device code")
-        return LibraryReport(
-            path=display, status=rdc_status, rdc_entries=tuple(rdc), notes=tuple(notes)
+    fatbin_readable = fatbin is not None and not fatbin.nobits and fatbin.size > 0
+    # Regions in file order: a deflated member is read front to back, never rewound.
+    regions: list[tuple[int, SectionSpan]] = [
+        (span.offset, span) for span in layout.data_sections
+        if not span.nobits and span.offset + span.size <= size
+    ]  # fmt: skip
+    if fatbin is not None and fatbin_readable:
+        regions.append((fatbin.offset, fatbin))
+    regions.sort(key=lambda item: item[0])
+    scan: FatbinScan | None = None
+    raw: list[RawCodeObject] = []
+    truncated = ""
+    for offset, span in regions:
+        if span is fatbin:
+            present = min(span.size, size - offset)
+            if present < span.size:
+                truncated = (
+                    f".hip_fatbin ({span.size} bytes at file offset {offset:#x}) runs past the "
+                    f"end of the file ({size} bytes): the file is truncated; the bundles in "
+                    f"its first {max(present, 0)} bytes were read"
+                )
+            scan = walk_fatbin(source_of(offset, max(present, 0)), max(present, 0),
+                               options.names, options.limits, deep=options.deep)  # fmt: skip
+        else:
+            raw.extend(find_raw_code_objects(source_of(offset, span.size), span.size, span.name,
+                                             options.names))  # fmt: skip
+    cut_raw = [r for r in raw if r.entry_id is None and "past the end" in r.problem]
+    common = LibraryReport(path=display, status="ok", rdc_entries=tuple(rdc),
+                           raw_code_objects=tuple(raw), deep=options.deep)  # fmt: skip
+    if fatbin is None or not fatbin_readable:
+        rdc_status = "rdc" if (rdc or layout.llvm_offloading is not None) else "no-device-code"
+        if fatbin is not None:
+            notes.insert(
+                0,
+                ".hip_fatbin is stripped (NOBITS or empty): the targets cannot be read from "
+                "this file; look for the kernels in separate device packages",
+            )
+            rdc_status = "stripped"
+        elif rdc_status == "no-device-code":
+            if raw:
+                rdc_status = "ok"
+            else:
+                notes.append(
+                    "no .hip_fatbin section and no AMDGPU code object in its data sections: "
+                    "this file carries no HIP device code"
+                )
+        if cut_raw:
+            return dataclasses.replace(common, status="partial", notes=tuple(notes),
+                                 error=_raw_damage(cut_raw))  # fmt: skip
+        return dataclasses.replace(common, status=rdc_status, notes=tuple(notes))
+    assert scan is not None
+    if scan.damage or truncated or cut_raw:
+        parts = [truncated] if truncated else []
+        if scan.damage:
+            parts.append(damage_summary(scan.bundles, scan.damage))
+        if cut_raw:
+            parts.append(_raw_damage(cut_raw))
+        return dataclasses.replace(
+            common,
+            status="partial" if scan.bundles or raw else "error",
+            bundles=scan.bundles,
+            notes=tuple(notes),
+            error="; ".join(parts),
+            damage=scan.damage,
         )
-    if fatbin.nobits or fatbin.size == 0:
-        notes.insert(
-            0,
-            ".hip_fatbin is stripped (NOBITS or empty): the targets cannot be read from this "
-            "file; look for the kernels in separate device packages",
-        )
-        return LibraryReport(
-            path=display, status="stripped", rdc_entries=tuple(rdc), notes=tuple(notes)
-        )
-    if fatbin.offset + fatbin.size > size:
+    return dataclasses.replace(common, status="ok", bundles=scan.bundles, notes=tuple(notes))
+
+
+def _raw_damage(cut: Sequence[RawCodeObject]) -> str:
+    first = cut[0]
+    return f"raw code object at {first.section}+{first.offset:#x}: {first.problem}"
+
+
+def _scan_damaged_file(
+    source: ByteSource, size: int, display: str, options: ReadOptions, why: str
+) -> LibraryReport:
+    """The section table is unreadable: look for bundle headers in the file's raw bytes."""
+    scan = scan_raw_bytes(source, size, options.names, options.limits, deep=options.deep)
+    if scan is None or not scan.bundles:
         return LibraryReport(
             path=display,
             status="error",
-            notes=tuple(notes),
-            error=(
-                f".hip_fatbin ({fatbin.size} bytes at file offset {fatbin.offset:#x}) runs past "
-                f"the end of the file ({size} bytes): the file is truncated"
-            ),
+            error=f"{why}; no readable offload bundle was found in its raw bytes either",
+            damage=scan.damage if scan is not None else (),
+            deep=options.deep,
         )
-    source: ByteSource
-    if buffer is not None:
-        source = BufferSource(buffer, buffer_base + fatbin.offset, fatbin.size)
-    else:
-        source = StreamSource(stream, fatbin.offset, fatbin.size)
-    scan = walk_fatbin(source, fatbin.size, names, limits)
-    if scan.damage:
-        return LibraryReport(
-            path=display,
-            status="partial" if scan.bundles else "error",
-            bundles=scan.bundles,
-            rdc_entries=tuple(rdc),
-            notes=tuple(notes),
-            error=damage_summary(scan.bundles, scan.damage),
-            damage=scan.damage,
-        )
-    return LibraryReport(
-        path=display, status="ok", bundles=scan.bundles, rdc_entries=tuple(rdc), notes=tuple(notes)
+    first, last = scan.bundles[0], scan.bundles[-1]
+    error = (
+        f"{why}: the section table cannot be read, so the file's raw bytes were scanned for "
+        f"bundle headers: {len(scan.bundles)} bundle(s) found between file offsets "
+        f"{first.offset:#x} and {last.offset + last.stored_size:#x}. This result comes from a "
+        "damaged file"
     )
+    if scan.damage:
+        error += "; " + damage_summary(scan.bundles, scan.damage, where="file offset")
+    return LibraryReport(path=display, status="partial", bundles=scan.bundles, error=error,
+                         damage=scan.damage, raw_scan=True, deep=options.deep)  # fmt: skip
 
 
-def damage_summary(bundles: Sequence[Bundle], damage: Sequence[Damage]) -> str:
-    """One paragraph: the first malformed bundle, where the walk resumed, how much was lost."""
+def damage_summary(
+    bundles: Sequence[Bundle], damage: Sequence[Damage], *, where: str = ".hip_fatbin offset"
+) -> str:
+    """One paragraph: the first damaged bundle, what of it was kept, where the walk went on."""
     first = damage[0]
     before = sum(1 for b in bundles if b.offset < first.offset)
-    text = f"bundle {before + 1} at .hip_fatbin offset {first.offset:#x}: {first.problem}"
-    if first.resumed_at is not None:
+    text = f"bundle {before + 1} at {where} {first.offset:#x}: {first.problem}"
+    if first.entries_kept:
+        # The bundle was read up to the damage; its table says where the walk goes on.
+        if first.resumed_at is not None:
+            text += f"; the walk went on at offset {first.resumed_at:#x}"
+    elif first.resumed_at is not None:
         text += (
             f"; the walk resumed at the next bundle magic, offset {first.resumed_at:#x} "
             f"({first.resumed_at - first.offset} bytes skipped)"
