@@ -1,4 +1,4 @@
-"""nox sessions for rocmforge. Thin: every decision lives in the package (rocmforge.nox_support)."""
+"""nox sessions for rocmforge. Thin: every decision lives in the package (rocmforge.sessions)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:  # the kit's own package, also when nox runs outside its venv
     sys.path.insert(0, str(ROOT))
 
-from rocmforge.nox_sessions import build, verify  # noqa: E402,F401  (registers the sessions)
+from rocmforge.sessions.definitions import build, verify  # noqa: E402,F401  (registers the sessions)
 
 nox.needs_version = ">=2024.4.15"
 nox.options.sessions = ["tests", "lint"]

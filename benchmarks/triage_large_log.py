@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rocmforge.diagnostics import MAX_RELEVANT_LINES, load_signatures, triage_file  # noqa: E402
+from rocmforge.execute.triage import MAX_RELEVANT_LINES, load_signatures, triage_file  # noqa: E402
 
 MIB = 1024 * 1024
 

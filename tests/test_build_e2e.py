@@ -304,7 +304,7 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
     # The verify sessions accept what the build wrote.
     from packaging.tags import sys_tags
 
-    from rocmforge import nox_support
+    from rocmforge.sessions import support as nox_support
 
     dist = work / "dist"
     assert nox_support.session_targets(dist, {}, lambda: ()) == ["gfx1100"]

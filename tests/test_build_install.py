@@ -1,4 +1,4 @@
-"""`invoke install`'s checks as a library call (build_actions.install_argv): exact pip argv for a
+"""`invoke install`'s checks as a library call (steps.venv.install_argv): exact pip argv for a
 finished build, and exit-2 refusals for a missing interpreter, a missing manifest and a PEP 668
 system Python (Debian's /usr/bin/python3 here carries EXTERNALLY-MANAGED)."""
 
@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import missing_real_part
 
-from rocmforge.build_actions import install_argv, pip_install_argv
 from rocmforge.errors import UsageError
-from rocmforge.manifest import build_manifest, write_manifest
+from rocmforge.knowledge.manifest import build_manifest, write_manifest
+from rocmforge.steps.venv import install_argv, pip_install_argv
 from rocmforge.workdir import workdir_for
 
 
@@ -74,10 +75,10 @@ def test_missing_interpreters_are_refused_by_name(tmp_path: Path) -> None:
     assert default.value.exit_code == 2
 
 
-@pytest.mark.skipif(not Path("/usr/lib/python3.11/EXTERNALLY-MANAGED").is_file()
-                    or not Path("/usr/bin/python3.11").is_file(),
-                    reason="needs Debian's PEP 668 python3.11")
 def test_a_pep_668_system_python_is_refused(tmp_path: Path) -> None:
+    if not (Path("/usr/lib/python3.11/EXTERNALLY-MANAGED").is_file()
+            and Path("/usr/bin/python3.11").is_file()):
+        missing_real_part("needs Debian's PEP 668 python3.11")
     work = workdir_for(_finished_build(tmp_path / "w"))
     with pytest.raises(UsageError) as info:
         install_argv(work, "/usr/bin/python3.11")

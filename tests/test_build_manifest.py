@@ -1,5 +1,5 @@
 """dist/manifest.json as the build writes it (the real `collect` action through the runner) is
-what `nox -s verify` reads (rocmforge.nox_support), and both agree on where dist/ is."""
+what `nox -s verify` reads (rocmforge.sessions.support), and both agree on where dist/ is."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from buildhelpers import make_wheel
 from invoke import Config, Context
 from packaging.tags import sys_tags
 
-from rocmforge import nox_support
-from rocmforge.plan.model import Plan, Step
-from rocmforge.runner import register_action, run_plan
+from rocmforge.execute.model import Plan, Step
+from rocmforge.execute.runner import run_plan
+from rocmforge.sessions import support as nox_support
+from rocmforge.steps.outputs import collect
 from rocmforge.workdir import workdir_for
 
 PY = sys.executable
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-@register_action("test-fake-triton", "test: report a Triton wheel built elsewhere")
 def _fake_triton(ctx):  # the real action needs an index or a Triton checkout
     return {"wheel": ctx.step.argv[1]}
 
@@ -44,7 +44,11 @@ def _build_dist(tmp_path: Path, targets: tuple[str, ...]) -> Path:
         Step(name="collect", kind="python", argv=("collect",), why="c", cwd=str(tree)),
     )
     plan = Plan(settings={"work_dir": str(work.root)}, targets=targets, steps=steps)
-    run_plan(Context(Config()), plan, work, console=io.StringIO())
+    actions = {
+        "test-fake-triton": (_fake_triton, "test: report a Triton wheel built elsewhere"),
+        "collect": (lambda ctx: collect(ctx, targets=targets, plan_settings=plan.settings), "c"),
+    }
+    run_plan(Context(Config()), plan, work, actions=actions, console=io.StringIO())
     return work.dist
 
 

@@ -189,3 +189,37 @@ def test_non_numeric_max_jobs_is_a_config_error_before_any_step(bad: str) -> Non
                    compilers=CC)
     assert f"MAX_JOBS={bad!r} is not a whole number" in str(raised.value.paragraph())
     assert raised.value.exit_code == 2
+
+
+def test_in_process_steps_say_what_they_will_do_in_the_plan_and_its_digest() -> None:
+    """The plan is the build: a "python" step carries its effects (files, URLs, commands), and
+    they are in `plan --json` and in the digest; a "run" step's argv says it all."""
+    steps = {s.name: s for s in _plan().steps}
+    triton = steps["triton"].to_json()["effects"]
+    assert triton["fetches"] == ["https://i/rocm6.4", "the repository the pin names"]
+    assert triton["writes"] == ["/w/downloads", "/w/src/triton"]
+    assert triton["commands"] == [["/w/venv/bin/python", "-m", "pip", "install", "--no-deps",
+                                   "--force-reinstall", "<the triton wheel>"]]
+    assert steps["checkout"].to_json()["effects"]["fetches"] == [
+        "https://github.com/pytorch/pytorch.git v2.8.0"]
+    assert steps["compilers"].effects is not None
+    assert steps["compilers"].effects.commands == (("/usr/bin/gcc-12", "--version"),
+                                                   ("/usr/bin/g++-12", "--version"))
+    assert steps["stale-check"].effects is not None
+    assert steps["stale-check"].effects.notes == (
+        "removes /w/src/pytorch/build when its PYTORCH_ROCM_ARCH is not gfx1100",)
+    assert steps["hipify"].effects is None and "effects" not in steps["hipify"].to_json() or \
+        steps["hipify"].to_json()["effects"] is None
+    # Another index changes what the triton step fetches, so its digest.
+    other = {s.name: s for s in _plan({"triton_index": "https://mirror/rocm{rocm}"}).steps}
+    assert other["triton"].to_json()["effects"]["fetches"][0] == "https://mirror/rocm6.4"
+    assert other["triton"].digest() != steps["triton"].digest()
+    # Wheel only: no source build is planned.
+    wheel = {s.name: s for s in _plan({"triton_mode": "wheel"}).steps}
+    assert wheel["triton"].to_json()["effects"]["fetches"] == ["https://i/rocm6.4"]
+
+
+def test_steps_carry_lists_not_joined_strings() -> None:
+    steps = {s.name: s for s in _plan(targets=("gfx1100", "gfx942")).steps}
+    assert steps["stale-check"].inputs["targets"] == ("gfx1100", "gfx942")
+    assert steps["collect"].to_json()["inputs"]["targets"] == ["gfx1100", "gfx942"]

@@ -21,9 +21,10 @@ import pytest
 from invoke import Config, Context
 
 from rocmforge.errors import StepFailed
-from rocmforge.plan.model import Plan, Step
-from rocmforge.runner import ActionContext, StepRunner, register_action
-from rocmforge.stamps import read_stamp
+from rocmforge.execute.actions import ActionContext
+from rocmforge.execute.model import Plan, Step
+from rocmforge.execute.runner import StepRunner, planned_states
+from rocmforge.execute.stamps import read_stamp
 from rocmforge.workdir import workdir_for
 
 
@@ -31,7 +32,6 @@ def _ctx(dry: bool = False) -> Context:
     return Context(Config(overrides={"run": {"dry": dry}}))
 
 
-@register_action("rf-test-source", "test: report the 'commit' a file names")
 def _source_action(ctx: ActionContext) -> Mapping[str, Any]:
     """Stands for the checkout: reads what the 'branch' names now, says so, fingerprints it."""
     names = Path(ctx.step.argv[1])
@@ -43,6 +43,9 @@ def _source_action(ctx: ActionContext) -> Mapping[str, Any]:
     if text != "no-fingerprint":
         doc["fingerprint"] = f"fp-{text}"
     return doc
+
+
+ACTIONS = {"rf-test-source": (_source_action, "test: report the 'commit' a file names")}
 
 
 def _plan(tmp: Path) -> Plan:
@@ -61,7 +64,8 @@ def _plan(tmp: Path) -> Plan:
 
 def _run(tmp: Path, dry: bool = False) -> tuple[list[str], str]:
     console = io.StringIO()
-    runner = StepRunner(_ctx(dry), _plan(tmp), workdir_for(tmp / "work"), console=console,
+    runner = StepRunner(_ctx(dry), _plan(tmp), workdir_for(tmp / "work"), actions=ACTIONS,
+                        console=console,
                         resume_hint="run `invoke build` again")
     results = runner.execute()
     return [r.status for r in results], console.getvalue()
@@ -125,12 +129,11 @@ def test_check_without_fingerprint_counts_as_a_change(tmp_path: Path) -> None:
 
 def test_dry_and_planned_states_say_checks_and_run_nothing(tmp_path: Path) -> None:
     (tmp_path / "branch").write_text("aaa\n")
-    runner = StepRunner(_ctx(True), _plan(tmp_path), workdir_for(tmp_path / "work"),
-                        console=io.StringIO())
-    assert runner.planned_states() == ["to run", "to run", "to run"]
+    plan, work = _plan(tmp_path), workdir_for(tmp_path / "work")
+    assert planned_states(plan, work) == ["to run", "to run", "to run"]
     _run(tmp_path)
     (tmp_path / "branch").write_text("bbb\n")  # a dry run must not look
-    assert runner.planned_states() == ["checks", "done", "done"]
+    assert planned_states(plan, work) == ["checks", "done", "done"]
     log = tmp_path / "work" / "logs" / "source.log"
     before = log.read_text()
     statuses, console = _run(tmp_path, dry=True)
@@ -139,7 +142,7 @@ def test_dry_and_planned_states_say_checks_and_run_nothing(tmp_path: Path) -> No
     assert "==> [2/3] compile: done (stamp matches), would skip" in console
     assert log.read_text() == before
     (tmp_path / "work" / "state" / "stamps" / "package.json").unlink()
-    assert runner.planned_states() == ["checks", "done", "to run"]
+    assert planned_states(plan, work) == ["checks", "done", "to run"]
 
 
 # --- invoke build of a branch that advances (real git, real clang-22) ---------------------------
@@ -244,7 +247,7 @@ def test_cli_refuses_a_non_numeric_max_jobs_with_exit_2_and_writes_nothing(
 
 
 def test_triton_action_ignores_a_non_numeric_max_jobs_with_a_note(tmp_path: Path) -> None:
-    from rocmforge.build_actions import _max_jobs
+    from rocmforge.steps.triton import _max_jobs
 
     said: list[str] = []
 

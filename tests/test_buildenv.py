@@ -10,7 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from rocmforge.buildenv import (
+from rocmforge.errors import ProbeError, UsageError
+from rocmforge.knowledge.targets import TargetId
+from rocmforge.plan.environment import (
     BuildEnv,
     build_environment,
     compiler_cache_env,
@@ -18,9 +20,7 @@ from rocmforge.buildenv import (
     format_env,
     max_jobs,
 )
-from rocmforge.errors import ProbeError, UsageError
 from rocmforge.settings import Settings
-from rocmforge.targets import TargetId
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmforge.diagnostics import (
+from rocmforge.errors import ConfigError
+from rocmforge.execute.triage import (
     MAX_RELEVANT_LINES,
     configure_reports_rocm,
     load_signatures,
@@ -16,7 +17,6 @@ from rocmforge.diagnostics import (
     triage,
     triage_file,
 )
-from rocmforge.errors import ConfigError
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 SIGNATURES = load_signatures()

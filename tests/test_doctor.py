@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmforge.doctor import DoctorRow, diagnose, exit_status, requested_targets
 from rocmforge.knowledge.arches import load_arch_table
+from rocmforge.plan.doctor import DoctorRow, diagnose, exit_status, requested_targets
 from rocmforge.probes.compile_probe import TargetProbe
 from rocmforge.probes.facts import Facts
 from rocmforge.probes.gpus import GpuAgent, GpuScan
@@ -249,7 +249,7 @@ def test_python_outside_the_release_range_fails() -> None:
 def test_doctor_json_document_is_exact() -> None:
     from types import SimpleNamespace
 
-    from rocmforge.doctor import doctor_json
+    from rocmforge.plan.doctor import doctor_json
 
     facts = SimpleNamespace(rocm=SimpleNamespace(root=Path("/opt/rocm-6.4.1"), version="6.4.1",
                                                  llvm_major=19))

@@ -22,15 +22,17 @@ from rocmforge.inspect.reader import default_mach_name
 
 sys.path.insert(0, str(Path(__file__).parent / "hip"))
 import build_fixtures  # noqa: E402
+from conftest import missing_real_part  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("hipcc", "clang-22", "gcc")]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.needs_tool("hipcc", "clang-22", "clang-offload-bundler-22", "gcc")]
 
 
 @pytest.fixture(scope="session")
 def fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, build_fixtures.Fixture]:
     if not (shutil.which("hipcc") and shutil.which("clang-22")):
-        pytest.skip("hipcc and clang-22 are needed to compile the fixtures")
+        missing_real_part("hipcc and clang-22 are needed to compile the fixtures")
     return build_fixtures.build_all(tmp_path_factory.mktemp("hip-fixtures"))
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from test_build_e2e import LLVM22, REPO_ROOT, make_fixture_repo
 
-pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("clang-22", "git")]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.needs_tool("clang-22", "clang-offload-bundler-22", "git")]
 
 
 def test_nox_build_session_builds_the_fixture_wheel(tmp_path: Path) -> None:

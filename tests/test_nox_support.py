@@ -1,4 +1,4 @@
-"""nox -s verify's decisions (rocmforge.nox_support), tested directly, plus nox itself run on
+"""nox -s verify's decisions (rocmforge.sessions.support), tested directly, plus nox itself run on
 the real noxfile for the listing and one bad input. Wheels are empty files with real wheel names:
 the planner reads names, never contents, and every bad input stops before an install."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from packaging.tags import sys_tags
 
-from rocmforge import nox_support as ns
 from rocmforge.errors import ConfigError, TargetError, UsageError
+from rocmforge.sessions import support as ns
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = f"cp{sys.version_info.major}{sys.version_info.minor}"

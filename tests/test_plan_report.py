@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmforge.plan.model import Plan, Step
+from rocmforge.execute.model import Plan, Step
 from rocmforge.plan.report import settings_rows, step_rows
 
 PLAN = Plan(

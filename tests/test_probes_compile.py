@@ -95,7 +95,7 @@ def test_real_debian_rocm_52() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.needs_tool("clang++-22")
+@pytest.mark.needs_tool("clang++-22", "clang-offload-bundler-22")
 def test_real_clang_22_accepts_all_four() -> None:
     results = probe_targets(
         FOUR,

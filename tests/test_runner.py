@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from invoke import Config, Context
 
-from rocmforge.buildlock import BuildLock, BuildLocked, _pid_alive
 from rocmforge.errors import StepFailed
-from rocmforge.plan.model import Plan, Step
-from rocmforge.runner import StepRunner, env_diff, register_action
-from rocmforge.stamps import read_stamp
+from rocmforge.execute.lock import BuildLock, BuildLocked, _pid_alive
+from rocmforge.execute.model import Plan, Step
+from rocmforge.execute.runner import StepRunner, env_diff
+from rocmforge.execute.stamps import read_stamp
 from rocmforge.workdir import workdir_for
 
 PY = sys.executable
@@ -41,9 +41,10 @@ def _steps(tmp: Path, marker: str = "one") -> tuple[Step, ...]:
     )
 
 
-def _run(tmp: Path, steps: tuple[Step, ...], dry: bool = False, console=None):
+def _run(tmp: Path, steps: tuple[Step, ...], dry: bool = False, console=None, actions=None):
     plan = Plan(settings={}, targets=("gfx1100",), steps=steps)
     runner = StepRunner(_ctx(dry), plan, workdir_for(tmp / "work"), console=console,
+                        actions=actions or {},
                         resume_hint="run `invoke build` again")
     return runner.execute()
 
@@ -130,13 +131,12 @@ def test_stale_lock_of_dead_pid_is_taken_over_with_a_message(tmp_path: Path) -> 
 
 
 def test_python_action_gets_context_and_its_details_go_to_the_stamp(tmp_path: Path) -> None:
-    @register_action("test-echo", "test action")
     def _echo(ctx):
         code, out = ctx.capture([PY, "-c", "print('hello from sub')"])
         return {"said": out.strip(), "code": code}
 
     steps = (Step(name="act", argv=("test-echo",), why="action", kind="python"),)
-    results = _run(tmp_path, steps)
+    results = _run(tmp_path, steps, actions={"test-echo": (_echo, "test action")})
     assert results[0].details == {"said": "hello from sub", "code": 0}
     stamp = read_stamp(tmp_path / "work" / "state", "act")
     assert stamp is not None and stamp.details == {"said": "hello from sub", "code": 0}
@@ -156,8 +156,8 @@ def test_sigint_ends_the_step_group_writes_no_stamp_and_resume_works(tmp_path: P
         import sys
         from invoke import Config, Context
         from rocmforge.errors import RocmforgeError
-        from rocmforge.plan.model import Plan, Step
-        from rocmforge.runner import StepRunner
+        from rocmforge.execute.model import Plan, Step
+        from rocmforge.execute.runner import StepRunner
         from rocmforge.workdir import workdir_for
         slow = sys.argv[1] == "slow"
         body = ("import os,subprocess,sys,time;"
@@ -167,7 +167,7 @@ def test_sigint_ends_the_step_group_writes_no_stamp_and_resume_works(tmp_path: P
                  Step(name="long", argv=(sys.executable, "-c", body), why="l"))
         plan = Plan(settings={{}}, targets=(), steps=steps)
         try:
-            StepRunner(Context(Config()), plan, workdir_for({str(work)!r}),
+            StepRunner(Context(Config()), plan, workdir_for({str(work)!r}), actions={{}},
                        resume_hint="run it again").execute()
         except RocmforgeError as exc:
             print(exc.paragraph()); sys.exit(exc.exit_code)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmforge.stamps import Stamp, mark_work_dir, write_stamp
+from rocmforge.execute.stamps import Stamp, mark_work_dir, write_stamp
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

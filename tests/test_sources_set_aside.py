@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from gitfixtures import SUB_URL, FakeRemotes, build_remotes, commit_files, git, tree_state, url
 
-from rocmforge.build_actions import kit_edits_evidence, record_kit_edits, set_aside_line
 from rocmforge.sources.checkout import CheckoutResult, DirtyTree, GitFailed, checkout_tree
+from rocmforge.steps.checkout import kit_edits_evidence, record_kit_edits, set_aside_line
 from rocmforge.workdir import workdir_for
 
 pytestmark = pytest.mark.slow
@@ -156,7 +156,7 @@ def test_failed_checkout_after_stash_rolls_back_and_pops(
 
 
 def test_kit_edits_evidence_from_record_or_stamps(tmp_path: Path) -> None:
-    from rocmforge.stamps import Stamp, write_stamp
+    from rocmforge.execute.stamps import Stamp, write_stamp
 
     work = workdir_for(str(tmp_path / "work"))
     head = "a" * 40

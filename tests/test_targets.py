@@ -6,7 +6,7 @@ import pytest
 
 from rocmforge.errors import TargetError, UsageError
 from rocmforge.knowledge.arches import load_arch_table
-from rocmforge.targets import TargetId, parse_targets, targets_for_cmake
+from rocmforge.knowledge.targets import TargetId, parse_targets, targets_for_cmake
 
 
 @pytest.fixture(scope="module")

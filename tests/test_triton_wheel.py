@@ -14,11 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import missing_real_part
 from packaging.tags import Tag
 from werkzeug import Response
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.triton_wheel import (
+from rocmforge.sources.triton_wheel import (
     PEP691_JSON,
     DownloadFailed,
     IndexClient,
@@ -243,7 +244,7 @@ def test_disk_full_on_tmpfs_leaves_nothing(httpserver, tmp_path):
     httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data(big)
     small = tmp_path / "small"
     if not _tmpfs(small, "128k"):
-        pytest.skip("mounting a tmpfs needs root and mount permission")
+        missing_real_part("mounting a tmpfs needs root and mount permission")
     try:
         with pytest.raises(DownloadFailed, match="No space left on device") as info:
             download_verified(httpserver.url_for(f"/files/{GOOD_NAME}"), sha(big), small, False)
@@ -265,7 +266,7 @@ def test_file_size_limit_reported_by_the_os(httpserver, tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
         from rocmforge.errors import RocmforgeError
-        from rocmforge.triton_wheel import download_verified
+        from rocmforge.sources.triton_wheel import download_verified
         try:
             download_verified({httpserver.url_for(f"/files/{GOOD_NAME}")!r}, {sha(big)!r},
                               Path({str(dest)!r}), False)

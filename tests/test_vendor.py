@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmforge import vendor as kit
+from rocmforge.sessions import vendor as kit
 
 KIT = Path(__file__).resolve().parent.parent
 

@@ -19,10 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-torch_missing = pytest.mark.skipif(
-    subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0,
-    reason="torch is not installed (python3 -m pip install torch==2.13.0)",
-)
+torch_missing = pytest.mark.needs_import("torch")
 
 
 def run_verify(*args: str, env: dict[str, str] | None = None,

@@ -6,8 +6,6 @@ leave no worker running. These start real processes that import the CPU build of
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,10 +14,7 @@ import pytest
 
 from rocmforge.verify.checks.comm import LaunchOutcome, launch
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0,
-    reason="torch is not installed (python3 -m pip install torch==2.13.0)",
-)]
+pytestmark = [pytest.mark.slow, pytest.mark.needs_import("torch")]
 
 
 def test_a_dying_rank_and_a_hung_rank_both_fail_within_the_timeout(tmp_path: Path) -> None:

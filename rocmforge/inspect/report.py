@@ -242,7 +242,7 @@ def entry_satisfies(entry: EntryId, base: str, sramecc: str = "", xnack: str = "
 def missing_targets(report: InspectReport, expected: Iterable[Any]) -> tuple[MissingTarget, ...]:
     """Each (expected target, library) pair where a library with device code lacks it.
 
-    `expected` holds `rocmforge.targets.TargetId`-like values (base, sramecc, xnack) or strings
+    `expected` holds `TargetId`-like values (base, sramecc, xnack) or strings
     such as "gfx90a:xnack-". Libraries without device code are not counted: a host-only
     library is not missing anything. Only entries nothing contradicts count (`proven_ids`).
     """

@@ -2,7 +2,7 @@
 
 Owns: `GpuArch` (one LLVM AMDGPU processor or generic target and its facts), `ArchTable` (all of
 them, plus the aliases users may type) and `load_arch_table()`. Must not: probe the machine,
-parse user target strings (that is `rocmforge.targets`), or know about compilers beyond the
+parse user target strings (that is `knowledge.targets`), or know about compilers beyond the
 first/last LLVM major that accepts a name.
 """
 

@@ -3,7 +3,7 @@
 Owns: which steps `invoke build` runs, in which order, with which argv, working directory,
 environment and digest inputs. Pure: no os.environ, no subprocess, no file access. Everything the
 machine told us arrives as arguments (Facts, the chosen compilers, the computed environment, the
-doctor rows); `rocmforge.runner` executes the result.
+doctor rows); `rocmforge.execute.runner` executes the result.
 
 Order (reference pytorch-rocm-build.md §1.1-§1.2): preflight -> compilers -> checkout -> patches
 -> build venv -> build requirements -> triton -> environment -> hipify (before any configure,
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmforge.errors import ConfigError, UsageError
-from rocmforge.plan.model import Plan, Step
+from rocmforge.execute.model import Effects, Plan, Step
 from rocmforge.workdir import WorkDir
 
 BUILD_STYLES = ("setup.py", "build")
@@ -146,7 +146,7 @@ def plan_build(
     system_site = bool(getattr(settings, "venv_system_site_packages", False))
     if triton_mode not in TRITON_MODES:
         raise ValueError(f"triton_mode must be one of {TRITON_MODES}, not {triton_mode!r}")
-    target_list = ";".join(targets)
+    target_list = tuple(targets)
     src = str(workdir.pytorch)
     venv_python = str(workdir.venv / "bin" / "python")
     build_env = dict(sorted(env.items()))
@@ -162,9 +162,12 @@ def plan_build(
             kind="python",
             argv=("preflight",),
             why="doctor's checks for this build; a FAIL stops here, before hours of compiling",
+            # Only FAIL rows: a new WARN (less free disk) must not redo a finished build.
+            effects=Effects(notes=tuple(f"stops on FAIL {r.check}: {r.detail}"
+                                        for r in preflight if r.status == "FAIL")),
             inputs={
                 "skip": str(skip_preflight),
-                "fail_rows": ";".join(r.check for r in preflight if r.status == "FAIL"),
+                "fail_rows": tuple(r.check for r in preflight if r.status == "FAIL"),
             },
         ),
         Step(
@@ -172,6 +175,9 @@ def plan_build(
             kind="python",
             argv=("compilers",),
             why="record the C, C++ and HIP compilers the build uses (versions go to the manifest)",
+            effects=Effects(commands=tuple((exe, "--version")
+                                           for _, exe in sorted(compilers.items())),
+                            notes=("also `cmake --version` and `ninja --version` when on PATH",)),
             inputs={k: str(v) for k, v in sorted(compilers.items())},
         ),
         Step(
@@ -179,8 +185,13 @@ def plan_build(
             kind="python",
             argv=("checkout",),
             why=f"PyTorch at {settings.pytorch_ref} with submodules, never over local changes",
+            effects=Effects(fetches=(f"{settings.pytorch_repo} {settings.pytorch_ref}",),
+                            writes=(src, str(workdir.lock_file)),
+                            notes=("git fetch (depth 1 where the server allows), checkout, "
+                                   "submodule update --recursive; the kit's own earlier edits "
+                                   "are set aside as named git stashes",)),
             inputs={**source_inputs, "dest": src,
-                    "mirrors": ";".join(f"{k}={v}" for k, v in sorted(settings.mirrors.items()))},
+                    "mirrors": tuple(f"{k}={v}" for k, v in sorted(settings.mirrors.items()))},
             # A branch or tag can name another commit tomorrow; a full commit cannot.
             volatile=not _FULL_SHA.fullmatch(str(settings.pytorch_ref).strip()),
         ),
@@ -190,6 +201,10 @@ def plan_build(
             argv=("patches",),
             why="apply the kit's patch series for this PyTorch version (none selected = nothing "
             "to do)",
+            effects=Effects(reads=tuple(sorted(k.split(":", 1)[1] for k in (patch_inputs or {}))),
+                            writes=(src,),
+                            notes=("`git apply` of each patch whose Applies-To matches the "
+                                   "tree's version.txt",)),
             cwd=src,
             inputs={**source_inputs, **dict(sorted((patch_inputs or {}).items()))},
         ),
@@ -207,6 +222,14 @@ def plan_build(
             argv=("build-requirements", venv_python),
             why="pip install -r requirements.txt and requirements-build.txt (when present) into "
             "the build venv: --no-isolation needs the backend preinstalled",
+            effects=Effects(
+                reads=(f"{src}/requirements.txt", f"{src}/requirements-build.txt"),
+                commands=((venv_python, "-m", "pip", "install", "-r", "requirements.txt", "-r",
+                           "requirements-build.txt"),
+                          *(((venv_python, "-m", "pip", "install", "build"),)
+                            if options.build_style == "build" else ())),
+                notes=("only the requirement files the checkout has; `build` only when "
+                       "`import build` fails",)),
             cwd=src,
             env=pip_env,
             inputs=source_inputs,
@@ -217,6 +240,7 @@ def plan_build(
             argv=("triton", triton_mode, venv_python),
             why="Triton matching the pin in the checkout: a prebuilt wheel checked against the "
             "index's sha256, else a source build; exactly one triton provider in the venv",
+            effects=_triton_effects(triton_mode, settings, workdir, venv_python, rocm_version),
             cwd=src,
             env={**pip_env, **{k: v for k, v in build_env.items()
                                if k.startswith(_TRITON_ENV_PREFIXES) or k in _TRITON_ENV_KEYS}},
@@ -228,6 +252,7 @@ def plan_build(
             kind="python",
             argv=("environment",),
             why="write the build environment to state/build-env.sh (sourceable, quoted exports)",
+            effects=Effects(writes=(str(workdir.state / "build-env.sh"),)),
             env=build_env,
             inputs={"targets": target_list, "rocm": rocm_root, "rocm_version": rocm_version},
         ),
@@ -245,6 +270,9 @@ def plan_build(
             argv=("stale-check", "build"),
             why="a build dir configured for other targets ignores the new PYTORCH_ROCM_ARCH; "
             "clean it before configure",
+            effects=Effects(reads=(f"{src}/build/CMakeCache.txt",), writes=(f"{src}/build",),
+                            notes=(f"removes {src}/build when its PYTORCH_ROCM_ARCH is not "
+                                   f"{';'.join(targets)}",)),
             cwd=src,
             inputs={"targets": target_list, "rocm": rocm_root},
         ),
@@ -269,6 +297,7 @@ def plan_build(
                 kind="python",
                 argv=("log-check", "configure"),
                 why="the configure summary must say USE_ROCM : ON and name the GPU targets",
+                effects=Effects(reads=(str(workdir.logs / "configure.log"),)),
                 inputs={"targets": target_list},
             ),
         ]
@@ -289,6 +318,7 @@ def plan_build(
                 kind="python",
                 argv=("log-check", "build"),
                 why="the configure summary in the build log must say USE_ROCM : ON",
+                effects=Effects(reads=(str(workdir.logs / "build.log"),)),
                 inputs={"targets": target_list},
             )
         )
@@ -298,6 +328,11 @@ def plan_build(
             kind="python",
             argv=("collect",),
             why="copy the torch and triton wheels to dist/ and write dist/manifest.json",
+            effects=Effects(reads=(f"{src}/dist/torch-*.whl",),
+                            writes=(str(workdir.dist), str(workdir.dist / "manifest.json")),
+                            notes=("the Triton wheel the triton step installed is copied too; "
+                                   "an earlier build's wheel the new manifest does not list is "
+                                   "removed",)),
             cwd=src,
             inputs={"targets": target_list, "dist": str(workdir.dist)},
             outputs=(str(workdir.dist / "manifest.json"),),
@@ -307,6 +342,10 @@ def plan_build(
             kind="python",
             argv=("install", venv_python),
             why="install the dist/ wheels into the build venv (verify uses its own venvs)",
+            effects=Effects(commands=((venv_python, "-m", "pip", "install", "--no-deps",
+                                       "--force-reinstall", f"{workdir.dist}/<triton wheel>",
+                                       f"{workdir.dist}/<torch wheel>"),),
+                            notes=("the wheel names are the ones collect recorded",)),
             env=pip_env,
             inputs={"dist": str(workdir.dist)},
         ),
@@ -345,3 +384,31 @@ def plan_build(
     if sources:
         resolved["sources"] = dict(sources)
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
+
+
+def _triton_effects(mode: str, settings: Any, workdir: WorkDir, python: str,
+                    rocm_version: str) -> Effects:
+    """What the triton step does in `mode`, before the pin is known (it is read from the
+    checkout when the step runs)."""
+    from rocmforge.sources.triton_wheel import index_url
+
+    if mode == "skip":
+        return Effects(notes=("Triton is skipped: torch.compile will not work",))
+    fetches: list[str] = []
+    notes = [f"the pin is read from {workdir.pytorch}/.ci/docker/ci_commit_pins/ when the step "
+             "runs"]
+    if mode in ("auto", "wheel"):
+        fetches.append(index_url(str(settings.triton_index), rocm_version))
+        notes.append("the wheel for the pinned version and commit, its sha256 checked against "
+                     "the index")
+    if mode in ("auto", "source"):
+        fetches.append(str(settings.triton_repo) or "the repository the pin names")
+        notes.append("source build at the pinned commit" + (
+            " when the index has no matching wheel" if mode == "auto" else ""))
+    return Effects(
+        fetches=tuple(fetches),
+        writes=(str(workdir.downloads), str(workdir.triton)),
+        commands=((python, "-m", "pip", "install", "--no-deps", "--force-reinstall",
+                   "<the triton wheel>"),),
+        notes=(*notes, "other `triton` providers in the venv are uninstalled first"),
+    )

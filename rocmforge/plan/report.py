@@ -7,8 +7,9 @@ print (rocmforge.render does) or decide what runs (the runner's stamps give the 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 
-from rocmforge.plan.model import Plan
+from rocmforge.execute.model import Plan
 
 
 def settings_rows(plan: Plan) -> list[tuple[str, str]]:
@@ -20,13 +21,18 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
         rows.append((key, str(value)))
-    sources = plan.settings.get("sources") or {}
+    sources = _mapping(plan.settings.get("sources"))
     if sources:
-        rows.append(("pytorch commit", sources["pytorch"]["commit"]))
-        pin = sources["triton"].get("pin") or {}
+        rows.append(("pytorch commit", str(_mapping(sources.get("pytorch")).get("commit", ""))))
+        pin = _mapping(_mapping(sources.get("triton")).get("pin"))
         if pin:
-            rows.append(("triton pin", f"{pin['commit']} ({pin['version'] or '?'})"))
+            rows.append(("triton pin", f"{pin.get('commit', '')} ({pin.get('version') or '?'})"))
     return rows
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    """A nested part of the plan document ({} when it is missing or not a mapping)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def step_rows(plan: Plan, states: list[str]) -> list[tuple[str, str, str, str, str]]:

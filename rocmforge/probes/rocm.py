@@ -4,7 +4,7 @@ Owns: finding installs (every `/opt/rocm*`, `ROCM_PATH`, `HIP_PATH`, the distro 
 `/usr`, a pip-installed ROCm SDK), reading their version (`.info/version*`, `hip_version.h`,
 `hipcc --version`), locating hipcc, the ROCm clang and the device-library directory, and choosing
 one (`select_rocm`). Must not: write anything or decide whether a version is good enough (that is
-`rocmforge.doctor` with the knowledge tables). The filesystem root, the environment, the Python
+`rocmforge.plan.doctor` with the knowledge tables). The filesystem root, the environment, the Python
 search path and the program runner are parameters so tests can point them at fake trees.
 
 Layouts (reference rocm-arch-toolchain.md §3.4, §3.5, §6.1):

@@ -4,7 +4,7 @@ Owns: reading cores (CPU affinity), memory (`/proc/meminfo`, capped by a cgroup 
 disk where the work dir will live, `cmake`/`ninja` versions, the Python interpreter and whether
 it is an isolated env (venv/conda), a CUDA `triton` distribution that would shadow
 `pytorch-triton-rocm`, `/dev/kfd` and render-group access, and `/etc/os-release`.
-Must not: write anything or judge the values (that is `rocmforge.doctor`). Roots, PATH and the
+Must not: write anything or judge the values (that is `rocmforge.plan.doctor`). Roots, PATH and the
 Python search path are parameters so tests can point them at temp dirs.
 """
 

@@ -1,10 +1,10 @@
 """Sources: PyTorch at a ref, Triton at the commit that ref pins, the patch series, the lock file.
 
 Owns: the few entry points the tasks and the build planner call (`checkout_pytorch`,
-`checkout_triton`, `patch_sources`, `describe_sources`, `source_steps`); they combine the modules
-below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py` plan argv lists
-and call it; `triton_pin.py` and `lockfile.py` parse and write files. Must not: build, install, or
-write outside the kit's work dir (the patch series is only read from the kit's patches/).
+`checkout_triton`, `patch_sources`, `describe_sources`, `patch_digest_inputs`); they combine
+the modules below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py`
+plan argv lists and call it; `triton_pin.py` and `lockfile.py` parse and write files. Must not:
+build, install, or write outside the kit's work dir (the patch series is read from patches/).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.execute.stamps import mark_work_dir
 from rocmforge.knowledge.toml_files import kit_data_dir
-from rocmforge.plan.model import Step
 from rocmforge.sources.checkout import (
     CheckoutResult,
     checkout_tree,
@@ -43,7 +43,6 @@ from rocmforge.sources.patches import (
     select,
 )
 from rocmforge.sources.triton_pin import PinError, TritonPin, read_pin_from_tree
-from rocmforge.stamps import mark_work_dir
 from rocmforge.workdir import WorkDir, workdir_for
 
 # The kit's own patch folder (the repository root's patches/).
@@ -57,7 +56,7 @@ __all__ = [
     "checkout_triton",
     "describe_sources",
     "patch_sources",
-    "source_steps",
+    "patch_digest_inputs",
 ]
 
 
@@ -325,64 +324,14 @@ def describe_sources(settings: Any, *, patches_root: Path = PATCHES_ROOT) -> Sou
     )
 
 
-def source_steps(summary: SourcesSummary) -> tuple[Step, ...]:
-    """The plan's source steps (kind "python": the runner maps argv[0] to the call named in
-    `why`). Their inputs carry the resolved commits, so a new commit invalidates later stamps."""
-    ref = summary.pytorch_ref
-    torch_commit = summary.pytorch_commit if summary.pytorch_commit else "(resolved at checkout)"
-    steps = [
-        Step(
-            name="sources.checkout",
-            kind="python",
-            argv=("sources.checkout", "--ref", ref, "--repo", summary.pytorch_repo),
-            why=f"PyTorch {ref} with submodules (checkout_pytorch); now at {torch_commit}",
-            cwd=str(summary.pytorch_path),
-            inputs={"repo": summary.pytorch_repo, "ref": ref, "commit": summary.pytorch_commit},
-            outputs=(str(summary.pytorch_path),),
-        )
-    ]
-    pin = summary.pin
-    steps.append(
-        Step(
-            name="sources.triton_pin",
-            kind="python",
-            argv=("sources.triton_pin",),
-            why=(
-                f"Triton pin {pin.pin_file}: {pin.commit} (version {pin.version or '?'}, "
-                f"{pin.repo}, wheel {pin.wheel_name})"
-                if pin
-                else "read the Triton pin from the checkout (read_pin_from_tree)"
-            ),
-            cwd=str(summary.pytorch_path),
-            inputs={
-                "pytorch_commit": summary.pytorch_commit,
-                "triton_commit": pin.commit if pin else "",
-            },
-        )
-    )
-    steps.append(
-        Step(
-            name="sources.triton_checkout",
-            kind="python",
-            argv=("sources.triton_checkout",),
-            why=f"Triton at exactly the pinned commit {pin.commit if pin else '(from the pin)'} "
-            "(checkout_triton)",
-            cwd=str(summary.triton_path),
-            inputs={"repo": summary.triton_repo, "commit": pin.commit if pin else ""},
-            outputs=(str(summary.triton_path),),
-        )
-    )
-    steps.append(
-        Step(
-            name="sources.patch",
-            kind="python",
-            argv=("sources.patch",),
-            why="apply the patch series for this version (patch_sources): "
-            + (
-                ", ".join(f"{s.patch.name} [{s.state}]" for s in summary.patches) or "none selected"
-            ),
-            cwd=str(summary.pytorch_path),
-            inputs={f"{s.patch.project}/{s.patch.name}": s.patch.sha256 for s in summary.patches},
-        )
-    )
-    return tuple(steps)
+def patch_digest_inputs(patches_root: Path | None = None) -> dict[str, str]:
+    """sha256 of every patch in the kit's series (pytorch and triton), for the patches step's
+    digest. The whole series, not the selection for one version: the selection depends on the
+    checked-out tree's version.txt, which a first build cannot read before its checkout, and a
+    digest that changed after checkout would redo every later step on the second run."""
+    root = patches_root or PATCHES_ROOT
+    found: dict[str, str] = {}
+    for project in ("pytorch", "triton"):
+        for patch in load_series(root, project):
+            found[f"patch:{project}/{patch.path.name}"] = patch.sha256
+    return found

@@ -6,11 +6,14 @@ Heavy imports stay inside the bodies so `invoke --list` stays fast.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invoke import Context, task
 
 from rocmforge.tasks._common import is_dry, reported, settings_for
+
+if TYPE_CHECKING:
+    from rocmforge.plan.prepare import PreparedBuild
 
 _FLAG_HELP = {
     "arch": "GPU targets, ';' or ',' separated, aliases allowed, e.g. \"gfx90a;gfx942\"",
@@ -29,11 +32,10 @@ _FLAG_HELP = {
 }
 
 
-def _prepare(c: Context, *, compile_probes: bool = True, **flags: Any) -> tuple[Any, Any, Any]:
-    from rocmforge.build_setup import prepare_build
+def _prepare(c: Context, *, compile_probes: bool = True, **flags: Any) -> PreparedBuild:
+    from rocmforge.plan.prepare import prepare_build
 
-    prepared = prepare_build(settings_for(c, **flags), compile_probes=compile_probes)
-    return prepared.settings, prepared.plan, prepared.extras
+    return prepare_build(settings_for(c, **flags), compile_probes=compile_probes)
 
 
 def _flags(arch: str, work_dir: str, repo: str, ref: str, rocm_path: str, gcc: str, clang: str,
@@ -80,19 +82,19 @@ def plan(
     json: bool = False,
 ) -> None:
     """Show what `invoke build` would do: resolved settings and every step, nothing run."""
+    from rocmforge.execute.runner import planned_states
     from rocmforge.plan.report import settings_rows, step_rows
     from rocmforge.render import emit_json, print_table, say
-    from rocmforge.runner import StepRunner
-    from rocmforge.workdir import workdir_for
 
     # The plan lists steps; the real compile per target is left to doctor and build's preflight.
     flags = _flags(arch, work_dir, repo, ref, rocm_path, gcc, clang, python, triton,
                    skip_preflight, system_site_packages, allow_compiler)
-    _, the_plan, _ = _prepare(c, compile_probes=False, **flags)
+    prepared = _prepare(c, compile_probes=False, **flags)
+    the_plan = prepared.plan
     if json:
         emit_json(the_plan.to_json())
         return
-    states = StepRunner(c, the_plan, workdir_for(the_plan.settings["work_dir"])).planned_states()
+    states = planned_states(the_plan, prepared.inputs.workdir)
     print_table("rocmforge plan: settings", ("setting", "value"), settings_rows(the_plan))
     for note in the_plan.notes:
         say(f"note: {note}")
@@ -117,19 +119,20 @@ def build(
     python: str = "",
 ) -> None:
     """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step."""
-    from rocmforge.runner import run_plan
-    from rocmforge.workdir import workdir_for
+    from rocmforge.execute.runner import run_plan
+    from rocmforge.steps import build_actions
 
-    settings, the_plan, extras = _prepare(
+    prepared = _prepare(
         c, **_flags(arch, work_dir, repo, ref, rocm_path, gcc, clang, python, triton,
                     skip_preflight, system_site_packages, allow_compiler))
-    results = run_plan(c, the_plan, workdir_for(settings.work_dir), extras=extras,
-                       resume_hint=_resume_hint(settings.arch))
+    workdir = prepared.inputs.workdir
+    results = run_plan(c, prepared.plan, workdir, actions=build_actions(prepared),
+                       resume_hint=_resume_hint(prepared.settings.arch))
     if not is_dry(c):
         ran = sum(1 for r in results if r.status == "ran")
         total = sum(r.duration_s for r in results if r.status == "ran")
         print(f"rocmforge: {ran} step(s) ran in {total:.1f} s; "
-              f"{len(results) - ran} up to date. Wheels: {workdir_for(settings.work_dir).dist}")
+              f"{len(results) - ran} up to date. Wheels: {workdir.dist}")
 
 
 @task(help={"python": "interpreter of the environment to install into (default: the build venv)",
@@ -139,8 +142,8 @@ def install(c: Context, python: str = "", work_dir: str = "") -> None:
     """Install the wheels in dist/ into an environment (never an externally managed one)."""
     import shlex
 
-    from rocmforge.build_actions import install_argv
     from rocmforge.errors import StepFailed
+    from rocmforge.steps.venv import install_argv
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, work_dir=work_dir)
@@ -159,7 +162,7 @@ def install(c: Context, python: str = "", work_dir: str = "") -> None:
 @reported
 def clean(c: Context, all: bool = False, work_dir: str = "") -> None:  # noqa: A002 - flag name
     """Remove what the kit built: the CMake build dir and stamps (--all: the whole work dir)."""
-    from rocmforge.build_actions import clean_work_dir
+    from rocmforge.execute.clean import clean_work_dir
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, work_dir=work_dir)

@@ -1,7 +1,7 @@
 """Invoke tasks: doctor and env. Thin adapters: parse flags, call the library, print the report.
 
 Imports only invoke and rocmforge.tasks._common at module level (`invoke --list` stays fast).
-Must not: probe, judge or format anything itself; rocmforge.doctor, probes and buildenv do.
+Must not: probe, judge or format anything itself; rocmforge.plan.doctor, probes and buildenv do.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
     """Check this machine can build PyTorch for the targets; each FAIL comes with its fix."""
     import os
 
-    from rocmforge.build_setup import doctor_facts
-    from rocmforge.doctor import diagnose, doctor_json, exit_status
     from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.plan.doctor import diagnose, doctor_json, exit_status
+    from rocmforge.plan.prepare import doctor_facts
     from rocmforge.render import emit_json, print_table
 
     settings = settings_for(c, arch=arch, rocm_path=rocm_path)
@@ -72,9 +72,9 @@ def env(
     """Print the build environment, quoted so that eval "$(invoke env ...)" is safe."""
     import sys
 
-    from rocmforge.build_setup import resolve_build_inputs
-    from rocmforge.buildenv import FORMATS, format_env
     from rocmforge.errors import UsageError
+    from rocmforge.plan.environment import FORMATS, format_env
+    from rocmforge.plan.prepare import resolve_build_inputs
 
     if format not in FORMATS:
         raise UsageError(

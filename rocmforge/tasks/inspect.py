@@ -86,7 +86,7 @@ def inspect(
     expected: tuple[str, ...] = ()
     if expect:
         from rocmforge.knowledge.arches import load_arch_table
-        from rocmforge.targets import parse_targets
+        from rocmforge.knowledge.targets import parse_targets
 
         expected = tuple(str(t) for t in parse_targets(expect, load_arch_table()))
 

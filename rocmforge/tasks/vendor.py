@@ -1,7 +1,7 @@
-"""Invoke task: vendor. Copies the kit into another repository (see rocmforge.vendor).
+"""Invoke task: vendor. Copies the kit into another repository (see rocmforge.sessions.vendor).
 
 Must not: import the library at module level (`invoke --list` stays fast) or decide what is
-copied; rocmforge.vendor plans and writes.
+copied; rocmforge.sessions.vendor plans and writes.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ def vendor(
     """Copy the kit (package, config/, patches/, task and nox adapters) into another repo."""
     from pathlib import Path
 
-    from rocmforge import vendor as kit
     from rocmforge.errors import UsageError
     from rocmforge.render import emit_json, print_table, say
+    from rocmforge.sessions import vendor as kit
 
     if not into:
         raise UsageError(

@@ -52,7 +52,7 @@ def expected_targets(text: str) -> str:
     import re
 
     from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.targets import parse_targets, targets_for_cmake
+    from rocmforge.knowledge.targets import parse_targets, targets_for_cmake
 
     tokens = [t for t in re.split(r"[;,\s]+", text) if t]
     cuda = [t for t in tokens if re.fullmatch(r"sm_\d+[a-z]?", t.lower())]

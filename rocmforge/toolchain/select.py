@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import UsageError
-from rocmforge.probes.compilers import GccInstall, HostCompiler, ResolvedName
+from rocmforge.probes.compilers import CompilerKind, GccInstall, HostCompiler, ResolvedName
 from rocmforge.toolchain.alternatives import AlternativesGroup
 from rocmforge.toolchain.distro import OsRelease, install_command
 
@@ -68,7 +68,7 @@ Judge = Callable[[str, str], Verdict]
 class CompilerChoice:
     """The compilers the build uses, and the flags that keep clang on the matching libstdc++."""
 
-    kind: str
+    kind: CompilerKind
     major: int
     version: str
     cc: Path
@@ -117,6 +117,7 @@ def choose_build_compilers(
             f"give one of them: `invoke toolchain --gcc {gcc}` or "
             f"`invoke toolchain --clang {clang}`",
         )
+    kind: CompilerKind
     if gcc or clang:
         kind, major = ("gcc", gcc) if gcc else ("clang", clang)
         reason = f"--{kind} {major}"

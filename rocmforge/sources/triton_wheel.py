@@ -559,3 +559,8 @@ def triton_conflicts(
     if names:
         argv = (python, "-m", "pip", "uninstall", "--yes", *names)
     return TritonConflicts(names=tuple(names), uninstall_argv=argv)
+
+
+def index_url(template: str, rocm_version: str) -> str:
+    """settings.triton_index with {rocm} = ROCm major.minor (download.pytorch.org/whl/rocm6.4)."""
+    return template.replace("{rocm}", ".".join(rocm_version.split(".")[:2]))

@@ -9,43 +9,69 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmforge.settings import Settings
 
-
-@dataclass(frozen=True, kw_only=True)
-class PreparedBuild:
-    """What one invocation of plan/build knows before anything runs."""
-
-    settings: Settings
-    plan: Any  # rocmforge.plan.model.Plan
-    extras: dict[str, Any]
+if TYPE_CHECKING:
+    from rocmforge.execute.model import Plan
+    from rocmforge.knowledge.releases import PytorchRelease
+    from rocmforge.knowledge.targets import TargetId
+    from rocmforge.plan.build_plan import BuildOptions, PreflightRow
+    from rocmforge.plan.doctor import DoctorRow
+    from rocmforge.probes.compilers import HostCompiler
+    from rocmforge.probes.facts import Facts
+    from rocmforge.toolchain.select import CompilerChoice, Judge
+    from rocmforge.workdir import WorkDir
 
 
 @dataclass(frozen=True, kw_only=True)
 class BuildInputs:
-    """What the machine and the settings decide before any step: the one source of the build
-    environment, shared by `invoke env`, `invoke plan`, `invoke build` and doctor's verdicts."""
+    """What the settings and the machine decide before any step, made once per invocation and
+    handed down: the one source of the build environment, shared by `invoke env`, `invoke plan`,
+    `invoke build` and doctor's verdicts. Nothing below it re-parses a flag."""
 
-    facts: Any  # rocmforge.probes.facts.Facts
-    targets: tuple[Any, ...]  # rocmforge.targets.TargetId
-    choice: Any  # rocmforge.toolchain.select.CompilerChoice
-    compilers: dict[str, str]  # cc, cxx, hip
+    settings: Settings
+    facts: Facts
+    targets: tuple[TargetId, ...]
+    workdir: WorkDir
+    release: PytorchRelease  # the version table's row for the ref (an estimate before checkout)
+    choice: CompilerChoice
+    compilers: Mapping[str, str]  # cc, cxx and (when known) hip -> executable
     env: tuple[tuple[str, str], ...]  # config/build.toml < computed < the build_env setting
     configure_env: tuple[tuple[str, str], ...]
 
+    @property
+    def target_names(self) -> tuple[str, ...]:
+        return tuple(str(t) for t in self.targets)
 
-def resolve_build_inputs(settings: Settings, *, facts: Any = None) -> BuildInputs:
+
+@dataclass(frozen=True, kw_only=True)
+class PreparedBuild:
+    """One invocation of plan/build before anything runs: its inputs, the options from the
+    version table, doctor's verdicts for the build (used as they are), and the Plan."""
+
+    inputs: BuildInputs
+    options: BuildOptions
+    preflight: tuple[PreflightRow, ...]
+    plan: Plan
+
+    @property
+    def settings(self) -> Settings:
+        return self.inputs.settings
+
+
+def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None) -> BuildInputs:
     """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
     from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.knowledge.releases import pytorch_release_for
+    from rocmforge.knowledge.targets import parse_targets
     from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
     from rocmforge.probes.facts import gather_facts
-    from rocmforge.targets import parse_targets
+    from rocmforge.workdir import workdir_for
 
     facts = facts if facts is not None else gather_facts(settings)
     arch_text = settings.arch or ";".join(facts.gpus.targets)
@@ -69,8 +95,11 @@ def resolve_build_inputs(settings: Settings, *, facts: Any = None) -> BuildInput
     env.update({str(k): str(v) for k, v in settings.build_env.items()})
     configure = build_toml.get("configure", {}).get("env", {})
     return BuildInputs(
+        settings=settings,
         facts=facts,
         targets=tuple(targets),
+        workdir=workdir_for(settings.work_dir),
+        release=pytorch_release_for(settings.pytorch_ref),
         choice=choice,
         compilers=compilers,
         env=tuple(env.items()),
@@ -78,19 +107,20 @@ def resolve_build_inputs(settings: Settings, *, facts: Any = None) -> BuildInput
     )
 
 
-def judged_by_build_choice(facts: Any, choice: Any) -> Any:
+def judged_by_build_choice(facts: Facts, choice: CompilerChoice) -> Facts:
     """Facts whose host compiler is the one the build will use, so doctor judges that one."""
     return dataclasses.replace(facts, host_compiler=_as_host_compiler(choice, facts))
 
 
-def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> tuple[Any, tuple[Any, ...]]:
+def doctor_facts(settings: Settings,
+                 environ: Mapping[str, str]) -> tuple[Facts, tuple[TargetId, ...]]:
     """Facts and targets for `invoke doctor`: probe, parse the targets (default: the GPUs
     found), compile a kernel per target, and put the host compiler the build would choose in
     place of whatever `c++` is, so doctor judges what the build will use. A machine with no
     usable ROCm or compiler keeps its probed compiler: doctor's rows say what is missing."""
-    from rocmforge.doctor import requested_targets
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.plan.doctor import requested_targets
     from rocmforge.probes.facts import gather_facts, with_target_probes
 
     facts = gather_facts(settings, environ=environ)
@@ -108,54 +138,42 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> tuple[Any, t
 def prepare_build(
     settings: Settings, *, with_preflight: bool = True, compile_probes: bool = True
 ) -> PreparedBuild:
-    """Settings, Plan and the runner's extras for one invocation (probes run here, once).
+    """Inputs, doctor's verdicts and the Plan for one invocation (probes run here, once).
 
     `compile_probes=False` leaves out doctor's real compile of a kernel per target (about a
     second each): `invoke plan` lists the steps, `invoke build` must know the toolchain works.
     """
-    from rocmforge.build_actions import patch_digest_inputs
-    from rocmforge.plan.build_plan import BuildOptions, PreflightRow, plan_build
+    from rocmforge.plan.build_plan import BuildOptions, plan_build
     from rocmforge.probes.facts import with_target_probes
-    from rocmforge.sources import describe_sources
-    from rocmforge.workdir import workdir_for
+    from rocmforge.sources import describe_sources, patch_digest_inputs
 
     inputs = resolve_build_inputs(settings)
-    facts, targets, choice = inputs.facts, inputs.targets, inputs.choice
-    compilers = inputs.compilers
-    target_names = tuple(str(t) for t in targets)
-    env = dict(inputs.env)
-    configure_env = dict(inputs.configure_env)
-
-    release = _release_style(settings.pytorch_ref)
-    rows: list[PreflightRow] = []
+    rows: tuple[PreflightRow, ...] = ()
     if with_preflight and not settings.skip_preflight:
-        # Doctor judges the compiler the build really uses, not whatever `c++` is.
-        # The same real compile probe doctor runs: a ROCm that cannot target a GPU fails here.
-        probed = (
-            with_target_probes(facts, target_names, environ=os.environ) if compile_probes else facts
-        )
-        judged = judged_by_build_choice(probed, choice)
-        rows = _preflight_rows(judged, targets, settings)
-    workdir = workdir_for(settings.work_dir)
+        # The same real compile probe doctor runs: a ROCm that cannot target a GPU fails here;
+        # doctor judges the compiler the build really uses, not whatever `c++` is.
+        probed = (with_target_probes(inputs.facts, inputs.target_names, environ=os.environ)
+                  if compile_probes else inputs.facts)
+        rows = _preflight_rows(judged_by_build_choice(probed, inputs.choice), inputs)
+    release = inputs.release
     options = BuildOptions(
-        build_style=release["build_style"],
-        scikit_build_core=release["scikit_build_core"],
-        pytorch_version=release["version"],
+        build_style=release.build_style,
+        scikit_build_core=release.scikit_build_core,
+        pytorch_version=release.version,
         python=settings.python or sys.executable or "python3",
-        tracks_main=release["tracks_main"],
-        configure_env=configure_env,
+        tracks_main=release.tracks_main,
+        configure_env=dict(inputs.configure_env),
     )
     summary = describe_sources(settings)
     sources = summary.as_dict() if summary.pytorch_commit else None
-    plan = plan_build(settings, facts, target_names, workdir=workdir, env=env,
-                      compilers=compilers, options=options, preflight=rows,
-                      patch_inputs=patch_digest_inputs(), sources=sources)
-    extras = {"settings": settings, "facts": facts, "preflight_rows": rows,
-              "environ": dict(os.environ)}
-    return PreparedBuild(settings=settings, plan=plan, extras=extras)
+    plan = plan_build(settings, inputs.facts, inputs.target_names, workdir=inputs.workdir,
+                      env=dict(inputs.env), compilers=inputs.compilers, options=options,
+                      preflight=rows, patch_inputs=patch_digest_inputs(), sources=sources)
+    return PreparedBuild(inputs=inputs, options=options, preflight=rows, plan=plan)
 
 
-def _judge_for(facts: Any, pytorch_ref: str) -> tuple[Any, tuple[tuple[str, int], ...]]:
+def _judge_for(facts: Facts,
+               pytorch_ref: str) -> tuple[Judge | None, tuple[tuple[str, int], ...]]:
     """The compiler policy's judge and recommendation for the ROCm install facts already found
     (no second ROCm probe); (None, ()) when the tables do not know the pair."""
     from rocmforge.errors import RocmforgeError
@@ -179,7 +197,7 @@ def _judge_for(facts: Any, pytorch_ref: str) -> tuple[Any, tuple[tuple[str, int]
     return judge, recommended
 
 
-def _choose_compilers(settings: Any, facts: Any) -> tuple[Any, dict[str, str]]:
+def _choose_compilers(settings: Settings, facts: Facts) -> tuple[CompilerChoice, dict[str, str]]:
     """CC/CXX from the compilers gather_facts already identified (no second inventory)."""
     from rocmforge.probes.compilers import find_gcc_installs
     from rocmforge.toolchain.select import ToolchainInventory, choose_build_compilers
@@ -201,7 +219,7 @@ def _choose_compilers(settings: Any, facts: Any) -> tuple[Any, dict[str, str]]:
     return choice, compilers
 
 
-def _as_host_compiler(choice: Any, facts: Any) -> Any:
+def _as_host_compiler(choice: CompilerChoice, facts: Facts) -> HostCompiler:
     """The HostCompiler record of the chosen pair (what doctor's "host compiler" row judges)."""
     from rocmforge.probes.compilers import HostCompiler
 
@@ -213,14 +231,14 @@ def _as_host_compiler(choice: Any, facts: Any) -> Any:
 
 
 def _computed_env(
-    settings: Any,
-    facts: Any,
-    targets: Any,
+    settings: Settings,
+    facts: Facts,
+    targets: Sequence[TargetId],
     compilers: dict[str, str],
     *,
     hip_launcher_min_rocm: str = "",
 ) -> dict[str, str]:
-    from rocmforge.buildenv import build_environment
+    from rocmforge.plan.environment import build_environment
 
     env = build_environment(
         settings,
@@ -233,42 +251,14 @@ def _computed_env(
     return env.as_dict()
 
 
-def _release_style(ref: str) -> dict[str, Any]:
-    """Build style from the version table (config/pytorch.toml)."""
-    from rocmforge.knowledge.releases import pytorch_release_for
-
-    release = pytorch_release_for(ref)
-    return {
-        "build_style": str(release.build_style),
-        "scikit_build_core": bool(release.scikit_build_core),
-        "version": str(release.version),
-        "tracks_main": bool(release.tracks_main),
-    }
-
-
-def _preflight_rows(facts: Any, targets: Any, settings: Any) -> list[Any]:
-    """Doctor's rows for the build; its "host compiler" row is the shared compiler verdict
-    (issue 3 item 4), and the build refuses a judged WARN as well as a FAIL unless
-    allow_compiler is set (then the row stays a WARN)."""
-    from rocmforge.doctor import diagnose
+def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ...]:
+    """Doctor's rows for the build, as doctor judged them (its host-compiler row already is the
+    build's verdict: a compiler the table warns about is refused unless allow_compiler)."""
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.plan.build_plan import PreflightRow
+    from rocmforge.plan.doctor import diagnose
 
-    rows = []
-    for r in diagnose(facts, targets, settings, table=load_arch_table()):
-        status, fix = str(r.status), str(getattr(r, "fix", "") or "")
-        # A judged verdict carries a fix; an unjudged one (tables unknown) has none.
-        if r.check == "host compiler" and status == "WARN" and fix and not settings.allow_compiler:
-            status = "FAIL"
-        if r.check == "host compiler" and status == "FAIL":
-            fix = _build_compiler_fix(fix)
-        rows.append(PreflightRow(status=status, check=str(r.check), detail=str(r.detail), fix=fix))
-    return rows
-
-
-def _build_compiler_fix(fix: str) -> str:
-    """`invoke toolchain --gcc 11 (...)` -> also the build-only form `invoke build --gcc 11`."""
-    match = re.search(r"invoke toolchain (--(?:gcc|clang) \d+)", fix)
-    if not match or "invoke build" in fix:
-        return fix
-    return f"{fix}; for this build only: `invoke build {match.group(1)}`"
+    found: tuple[DoctorRow, ...] = diagnose(facts, inputs.targets, inputs.settings,
+                                            table=load_arch_table())
+    return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
+                 for r in found)

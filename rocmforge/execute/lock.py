@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.stamps import atomic_write_text
+from rocmforge.execute.stamps import atomic_write_text
 
 
 class BuildLocked(RocmforgeError):

@@ -108,7 +108,7 @@ def build_environment(
 ) -> BuildEnv:
     """The environment for `settings` on the machine `facts` describes, for `targets`."""
     from rocmforge.errors import ProbeError
-    from rocmforge.targets import targets_for_cmake
+    from rocmforge.knowledge.targets import targets_for_cmake
 
     if facts.rocm is None:
         raise ProbeError(

@@ -1,7 +1,7 @@
 """The plan's data model: what a step is, and what a plan document looks like as JSON.
 
 Owns: `Step` and `Plan` (frozen), their digests and their versioned JSON form. Must not: run
-anything. The runner (`rocmforge.runner`) is the only place that executes a Step.
+anything. The runner (`rocmforge.execute.runner`) is the only place that executes a Step.
 """
 
 from __future__ import annotations
@@ -10,9 +10,34 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal
 
 PLAN_SCHEMA = "rocmforge.plan/1"
+
+StepKind = Literal["run", "python"]
+# A digest input: one value, or a list of them (targets, mirrors), never a joined string.
+InputValue = str | tuple[str, ...]
+# JSON-like values of the plan document and of what steps report.
+JSONDoc = dict[str, object]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Effects:
+    """What an in-process ("python") step will do, decided by the planner: the files it reads
+    and writes, what it fetches (URLs or repositories), and the commands it runs (argv lists,
+    some chosen at run time from what the step finds: those say so in `notes`). It is part of
+    the step's digest and of `plan --json`, so the plan shows what the build will do."""
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    fetches: tuple[str, ...] = ()
+    commands: tuple[tuple[str, ...], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> JSONDoc:
+        return {"reads": list(self.reads), "writes": list(self.writes),
+                "fetches": list(self.fetches), "commands": [list(c) for c in self.commands],
+                "notes": list(self.notes)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,36 +60,39 @@ class Step:
     why: str
     cwd: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
-    inputs: Mapping[str, str] = field(default_factory=dict)
+    inputs: Mapping[str, InputValue] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
     # "run" executes argv; "python" runs an in-process action named by argv[0] (the runner maps it).
-    kind: str = "run"
+    kind: StepKind = "run"
     volatile: bool = False
+    # For "python" steps: what the action will do (None for "run" steps: argv says it).
+    effects: Effects | None = None
 
     def digest(self) -> str:
-        payload = json.dumps(
-            {
-                "name": self.name,
-                "argv": list(self.argv),
-                "cwd": self.cwd,
-                "env": dict(sorted(self.env.items())),
-                "inputs": dict(sorted(self.inputs.items())),
-                "kind": self.kind,
-            },
-            sort_keys=True,
-        )
+        doc: JSONDoc = {
+            "name": self.name,
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "env": dict(sorted(self.env.items())),
+            "inputs": {k: _json_input(v) for k, v in sorted(self.inputs.items())},
+            "kind": self.kind,
+        }
+        if self.effects is not None:  # "run" steps: argv says it all
+            doc["effects"] = self.effects.to_json()
+        payload = json.dumps(doc, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONDoc:
         return {
             "name": self.name,
             "kind": self.kind,
             "argv": list(self.argv),
             "cwd": self.cwd,
             "env": dict(self.env),
-            "inputs": dict(self.inputs),
+            "inputs": {k: _json_input(v) for k, v in self.inputs.items()},
             "outputs": list(self.outputs),
             "volatile": self.volatile,
+            "effects": self.effects.to_json() if self.effects is not None else None,
             "why": self.why,
             "digest": self.digest(),
         }
@@ -74,12 +102,12 @@ class Step:
 class Plan:
     """The resolved settings and the ordered steps a build would run."""
 
-    settings: Mapping[str, Any]
+    settings: Mapping[str, object]
     targets: tuple[str, ...]
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONDoc:
         return {
             "schema": PLAN_SCHEMA,
             "targets": list(self.targets),
@@ -87,3 +115,7 @@ class Plan:
             "notes": list(self.notes),
             "steps": [s.to_json() for s in self.steps],
         }
+
+
+def _json_input(value: InputValue) -> str | list[str]:
+    return value if isinstance(value, str) else list(value)

@@ -6,10 +6,11 @@ since the previous step, teeing output to `<work>/logs/<step>.log`, stamping a s
 digest) only after it succeeded, skipping steps whose stamp matches and redoing the first changed
 one and everything after it, the build lock, Ctrl-C/SIGTERM handling (the step's process group is
 ended, no stamp is written, the resume command is printed), a status line per finished step
-(`[3/15] checkout ... 2.1 s`), and failure triage through `rocmforge.diagnostics` (the log is
+(`[3/15] checkout ... 2.1 s`), and failure triage through `rocmforge.execute.triage` (the log is
 matched against config/diagnostics.toml; cause, fix and at most 30 relevant lines are shown).
-"python" steps call in-process actions registered with `register_action`; the build pipeline's
-actions live in `rocmforge.build_actions` (imported by `run_plan`).
+"python" steps call the in-process actions of the `ActionTable` the task hands in
+(`run_plan(..., actions=BUILD_ACTIONS)`, rocmforge.execute.actions); the runner knows no action
+by name.
 
 Volatile steps (`Step.volatile`, e.g. the checkout of a branch): a matching stamp proves only that
 the step's inputs are the same, not that what they name is (`main` moves). So the runner runs such
@@ -37,28 +38,30 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TextIO, cast
+from typing import Any, TextIO, cast
 
 from invoke import Context
 from invoke.runners import Local
 
-from rocmforge.buildlock import BuildLock
 from rocmforge.errors import RocmforgeError, StepFailed
-from rocmforge.plan.model import Plan, Step
-from rocmforge.stamps import Stamp, mark_work_dir, read_stamp, remove_stamp, write_stamp
+from rocmforge.execute.actions import (
+    ActionContext,
+    ActionTable,
+    Details,
+    StepResult,
+    StepStatus,
+    SubcommandFailed,
+    TextSink,
+)
+from rocmforge.execute.lock import BuildLock
+from rocmforge.execute.model import Plan, Step
+from rocmforge.execute.stamps import Stamp, mark_work_dir, read_stamp, remove_stamp, write_stamp
 from rocmforge.workdir import WorkDir
 
 RELEVANT_LINES = 30  # diagnostics.MAX_RELEVANT_LINES: the most a failure shows
 
-
-class TextSink(Protocol):
-    """Where step output goes: the console, a log file, or both (_Tee)."""
-
-    def write(self, text: str, /) -> int: ...
-
-    def flush(self) -> None: ...
 
 # Seconds between SIGTERM to a step's process group and SIGKILL.
 KILL_GRACE_S = 5.0
@@ -68,89 +71,6 @@ class StepInterrupted(RocmforgeError):
     """Ctrl-C (or SIGTERM) stopped a step; no stamp was written. Exit 130 like a shell."""
 
     exit_code = 130
-
-
-@dataclass(frozen=True, kw_only=True)
-class StepResult:
-    """What happened to one step in this run: ran, skipped (stamp matched), failed, dry."""
-
-    name: str
-    status: str
-    duration_s: float
-    digest: str
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(kw_only=True)
-class ActionContext:
-    """What an in-process ("python") action gets: its step, the plan, paths and a way to run."""
-
-    step: Step
-    plan: Plan
-    workdir: WorkDir
-    extras: Mapping[str, Any]
-    results: Sequence[StepResult]
-    runner: StepRunner
-    log: TextSink
-
-    def say(self, message: str) -> None:
-        """A line for the console and the step's log."""
-        self.log.write(f"{message}\n")
-        self.log.flush()
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str = "",
-        env: Mapping[str, str] | None = None,
-        check: bool = True,
-    ) -> int:
-        """Run one sub-command of this action through the same Context, log and interrupts."""
-        return self.capture(argv, cwd=cwd, env=env, check=check)[0]
-
-    def capture(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str = "",
-        env: Mapping[str, str] | None = None,
-        check: bool = True,
-    ) -> tuple[int, str]:
-        """Like run(), and also return what the command printed on stdout."""
-        merged = dict(self.step.env)
-        merged.update(env or {})
-        code, out = self.runner._run_argv(
-            tuple(argv), cwd=cwd or self.step.cwd, env=merged, log=self.log, step=self.step
-        )
-        if check and code != 0:
-            raise SubcommandFailed(argv, code)
-        return code, out
-
-
-class SubcommandFailed(Exception):
-    """A sub-command of a step exited non-zero; the runner turns it into a triaged StepFailed."""
-
-    def __init__(self, argv: Sequence[str], code: int) -> None:
-        super().__init__(f"{shlex.join(argv)} exited with {code}")
-        self.code = code
-
-
-Action = Callable[[ActionContext], "Mapping[str, Any] | None"]
-ACTIONS: dict[str, Action] = {}
-# One line per action for `--dry` and `invoke plan`: what it would do.
-ACTION_SUMMARIES: dict[str, str] = {}
-
-
-def register_action(name: str, summary: str) -> Callable[[Action], Action]:
-    """Make `fn` the action behind "python" steps whose argv[0] is `name`."""
-
-    def decorate(fn: Action) -> Action:
-        ACTIONS[name] = fn
-        ACTION_SUMMARIES[name] = summary
-        return fn
-
-    return decorate
 
 
 class _Tee:
@@ -254,7 +174,7 @@ class StepRunner:
         plan: Plan,
         workdir: WorkDir,
         *,
-        extras: Mapping[str, Any] | None = None,
+        actions: ActionTable,
         console: TextIO | None = None,
         resume_hint: str = "",
         environ: Mapping[str, str] | None = None,
@@ -262,7 +182,7 @@ class StepRunner:
         self.c = c
         self.plan = plan
         self.workdir = workdir
-        self.extras = dict(extras or {})
+        self.actions = actions
         self.console = console or sys.stdout
         self.resume_hint = resume_hint or "run the same command again"
         self.results: list[StepResult] = []
@@ -279,23 +199,7 @@ class StepRunner:
             return False
 
     def first_to_run(self) -> int:
-        """Index of the first step whose stamp is missing or has another digest (len = none).
-        Volatile steps before it are still re-checked when the build runs (planned_states)."""
-        for index, step in enumerate(self.plan.steps):
-            stamp = read_stamp(self.workdir.state, step.name)
-            if stamp is None or stamp.digest != step.digest():
-                return index
-        return len(self.plan.steps)
-
-    def planned_states(self) -> list[str]:
-        """Per step, without running anything: "done" (stamp matches, skipped), "checks" (stamp
-        matches, but the step is volatile: the build re-checks it, and a change redoes every
-        later step) or "to run". For `invoke plan` and `--dry`."""
-        start_at = self.first_to_run()
-        return [
-            ("checks" if step.volatile else "done") if index < start_at else "to run"
-            for index, step in enumerate(self.plan.steps)
-        ]
+        return first_to_run(self.plan, self.workdir)
 
     def execute(self) -> list[StepResult]:
         start_at = self.first_to_run()
@@ -350,7 +254,8 @@ class StepRunner:
     def _command_line(self, step: Step) -> str:
         where = f"(cd {shlex.quote(step.cwd)}) " if step.cwd else ""
         if step.kind == "python":
-            summary = ACTION_SUMMARIES.get(step.argv[0], "in-process action")
+            summary = self.actions[step.argv[0]][1] if step.argv[0] in self.actions \
+                else "in-process action"
             return f"+ {where}[python] {shlex.join(step.argv)}  # {summary}"
         return f"+ {where}{shlex.join(step.argv)}"
 
@@ -397,7 +302,7 @@ class StepRunner:
         log_path = self._log_path(step)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        details: Mapping[str, Any] | None = None
+        details: Details | None = None
         held = io.StringIO() if recheck is not None else None
         try:
             try:
@@ -445,7 +350,7 @@ class StepRunner:
         self,
         step: Step,
         started: float,
-        details: Mapping[str, Any] | None,
+        details: Details | None,
         recheck: Stamp | None,
         held: io.StringIO | None,
     ) -> bool:
@@ -497,29 +402,33 @@ class StepRunner:
             line = f"\x1b[1;32m{line}\x1b[0m"
         self._say(line)
 
-    def _record(self, step: Step, status: str, started: float) -> None:
+    def _record(self, step: Step, status: StepStatus, started: float) -> None:
         self.results.append(
             StepResult(name=step.name, status=status, duration_s=time.monotonic() - started,
                        digest=step.digest())
         )
 
-    def _run_action(self, step: Step, tee: _Tee) -> Mapping[str, Any] | None:
+    def _run_action(self, step: Step, tee: _Tee) -> Details | None:
         name = step.argv[0] if step.argv else ""
-        if name not in ACTIONS:
-            import rocmforge.build_actions  # noqa: F401 - registers the pipeline's actions
-        action = ACTIONS.get(name)
-        if action is None:
+        entry = self.actions.get(name)
+        if entry is None:
             raise StepFailed(
-                f"Step {step.name} names the in-process action {name!r}, which is not registered",
-                "the plan and the runner disagree about the actions that exist",
+                f"Step {step.name} names the in-process action {name!r}, which the action "
+                "table handed to the runner does not have",
+                "the plan and the runner's action table disagree about the actions that exist",
                 "report this as a bug in rocmforge",
             )
         tee.write(f"+ [python] {shlex.join(step.argv)}\n")
         tee.flush()
-        ctx = ActionContext(step=step, plan=self.plan, workdir=self.workdir, extras=self.extras,
-                            results=tuple(self.results), runner=self, log=tee)
+
+        def run_argv(argv: Sequence[str], *, cwd: str, env: Mapping[str, str],
+                     log: TextSink) -> tuple[int, str]:
+            return self._run_argv(argv, cwd=cwd, env=env, log=log, step=step)
+
+        ctx = ActionContext(step=step, workdir=self.workdir, results=tuple(self.results),
+                            log=tee, run_argv=run_argv)
         with _sigterm_as_interrupt():
-            return action(ctx)
+            return entry[0](ctx)
 
     def _run_argv(
         self,
@@ -620,7 +529,7 @@ def explain_log(log_path: Path, step_name: str) -> LogExplanation:
     else the error-looking lines (diagnostics.relevant_lines); else the last 30 lines."""
     from collections import deque
 
-    from rocmforge import diagnostics
+    from rocmforge.execute import triage as diagnostics
 
     try:
         triage = diagnostics.triage_file(log_path, step_name)
@@ -639,17 +548,36 @@ def explain_log(log_path: Path, step_name: str) -> LogExplanation:
     return LogExplanation(signature_id="", cause="", fix="", lines=lines[-RELEVANT_LINES:])
 
 
+def first_to_run(plan: Plan, workdir: WorkDir) -> int:
+    """Index of the first step whose stamp is missing or has another digest (len = none).
+    Volatile steps before it are still re-checked when the build runs (planned_states)."""
+    for index, step in enumerate(plan.steps):
+        stamp = read_stamp(workdir.state, step.name)
+        if stamp is None or stamp.digest != step.digest():
+            return index
+    return len(plan.steps)
+
+
+def planned_states(plan: Plan, workdir: WorkDir) -> list[str]:
+    """Per step, without running anything: "done" (stamp matches, skipped), "checks" (stamp
+    matches, but the step is volatile: the build re-checks it, and a change redoes every later
+    step) or "to run". For `invoke plan` and `--dry`."""
+    start_at = first_to_run(plan, workdir)
+    return [
+        ("checks" if step.volatile else "done") if index < start_at else "to run"
+        for index, step in enumerate(plan.steps)
+    ]
+
+
 def run_plan(
     c: Context,
     plan: Plan,
     workdir: WorkDir,
     *,
-    extras: Mapping[str, Any] | None = None,
+    actions: ActionTable,
     resume_hint: str = "",
     console: TextIO | None = None,
 ) -> list[StepResult]:
-    """Execute `plan` (see StepRunner) with the build pipeline's actions registered."""
-    import rocmforge.build_actions  # noqa: F401 - registers the actions
-
-    return StepRunner(c, plan, workdir, extras=extras, resume_hint=resume_hint,
+    """Execute `plan` (see StepRunner); "python" steps run the actions of `actions`."""
+    return StepRunner(c, plan, workdir, actions=actions, resume_hint=resume_hint,
                       console=console).execute()

@@ -53,7 +53,7 @@ class VendorPlan:
 
 def kit_root() -> Path:
     """The folder holding the package, config/ and patches/ (a checkout or a vendored copy)."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def kit_files(root: Path) -> dict[str, bytes]:
@@ -125,7 +125,7 @@ def nox_adapter(prefix: str) -> str:
         "import sys\n"
         "from pathlib import Path\n\n"
         f"sys.path.insert(0, str(Path(__file__).resolve().parent / {prefix!r}))\n\n"
-        "from rocmforge.nox_sessions import *  # noqa: E402,F401,F403  (registers the sessions)\n"
+        "from rocmforge.sessions.definitions import *  # noqa: E402,F401,F403  (the sessions)\n"
     )
 
 

@@ -1,6 +1,6 @@
 """The kit's nox sessions `verify(<target>)` and `build`, registered on import.
 
-Owns: the session bodies, kept thin (decisions live in rocmforge.nox_support). The kit's own
+Owns: the session bodies, kept thin (decisions live in rocmforge.sessions.support). The kit's own
 noxfile.py imports this module, and so does a repo that vendored the kit (`rocm_nox.py`), which
 is why it lives in the package and not in noxfile.py.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nox
 
-from rocmforge import nox_support
+from rocmforge.sessions import support as nox_support
 
 ROOT = Path(__file__).resolve().parent.parent  # the kit root: pyproject.toml, config/, dist/
 

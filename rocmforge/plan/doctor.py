@@ -10,7 +10,7 @@ Thresholds and their sources:
   (our estimate for ROCm: the hipified sources are rewritten in place, `libtorch_hip.so` alone is
   about 1.3 GB per fat binary in torch 2.3.1+rocm6.0 (pytorch/pytorch#129165), plus its objects,
   a Triton build and the wheel; pytorch-rocm-build.md §1.1, §5.5 of rocm-arch-toolchain.md);
-- memory: MAX_JOBS = min(cores, floor(mem / per-job GiB)) (rocmforge.buildenv); FAIL when even
+- memory: MAX_JOBS = min(cores, floor(mem / per-job GiB)) (plan.environment); FAIL when even
   one job does not fit (flash-attention TUs take about 4.5 GB each, pytorch/pytorch#124018, §5.3);
 - CMake: `knowledge.compiler_policy.cmake_minimum(torch)` (3.20 or PyTorch's own, whichever is
   higher).
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rocmforge.buildenv import max_jobs
 from rocmforge.errors import RocmforgeError
+from rocmforge.plan.environment import max_jobs
 
 Status = Literal["OK", "WARN", "FAIL"]
 DISK_FAIL_GIB = 10.0
@@ -52,7 +52,7 @@ def requested_targets(arch_text: str, gpu_targets: Sequence[str], table: Any) ->
     """The targets to check: --arch / settings first, else the GPUs found. Parsed without the
     toolchain's LLVM major so that an unsupported target becomes a doctor row with its reason
     (the compile probe), not a refusal before anything was checked."""
-    from rocmforge.targets import parse_targets
+    from rocmforge.knowledge.targets import parse_targets
 
     text = arch_text.strip() or ";".join(gpu_targets)
     if not text:
@@ -379,20 +379,38 @@ def _compiler_rows(facts: Any, settings: Any) -> list[DoctorRow]:
             )
         ]
     verdict = judge_compiler(chosen.kind, chosen.version, rocm, torch)
-    status = verdict.status if verdict.status in ("OK", "WARN", "FAIL") else "WARN"
+    # One verdict for doctor, toolchain and the build: the build refuses a compiler the table
+    # warns about (a judged WARN) as it refuses a FAIL, unless allow_compiler; then both are WARN.
+    status: Status = "OK" if verdict.status == "OK" else "FAIL"
+    reason = verdict.reason
     if status == "FAIL" and settings.allow_compiler:
         status = "WARN"
-    fix = verdict.fix if status != "OK" else ""
+        reason = f"{reason} (allowed by --allow-compiler)"
+    elif status == "FAIL" and verdict.status == "WARN":
+        reason = (f"{reason}; the build refuses a compiler the table warns about unless "
+                  "--allow-compiler is given")
+    fix = _build_compiler_fix(verdict.fix) if status != "OK" else ""
     if status == "FAIL" and not fix:
-        fix = "sudo apt-get install gcc-11 g++-11 && invoke doctor --gcc 11"
+        fix = ("sudo apt-get install gcc-11 g++-11 && invoke doctor --gcc 11; for this build "
+               "only: `invoke build --gcc 11`")
     return [
         DoctorRow(
             check="host compiler",
-            status=status,  # type: ignore[arg-type]
-            detail=f"{chosen.label} ({chosen.cc}): {verdict.reason}",
+            status=status,
+            detail=f"{chosen.label} ({chosen.cc}): {reason}",
             fix=fix,
         )
     ]
+
+
+def _build_compiler_fix(fix: str) -> str:
+    """`invoke toolchain --gcc 11 (...)` -> also the build-only form `invoke build --gcc 11`."""
+    import re
+
+    match = re.search(r"invoke toolchain (--(?:gcc|clang) \d+)", fix)
+    if not match or "invoke build" in fix:
+        return fix
+    return f"{fix}; for this build only: `invoke build {match.group(1)}`"
 
 
 # --- build tools ----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rocmforge.stamps import atomic_write_text
+from rocmforge.execute.stamps import atomic_write_text
 
 MANIFEST_SCHEMA = "rocmforge.manifest/1"
 

@@ -1,0 +1,126 @@
+"""The action protocol: what an in-process step gets from the runner and what it hands back.
+
+Owns: `ActionContext` (the step, the work dir, what earlier steps reported, the step's log, and
+a way to run sub-commands through the runner's one process path), `Action`, `ActionTable` and
+`SubcommandFailed`. The runner is handed an `ActionTable` by the task (`run_plan(...,
+actions=BUILD_ACTIONS)`); an action's typed inputs (the BuildInputs of this invocation) are bound
+into it by whoever builds the table, so the context never carries an untyped settings bag.
+Must not: know what any step does, or import the planners or the steps.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from rocmforge.execute.model import Step
+from rocmforge.workdir import WorkDir
+
+# What a step reports (stamped with it, shown in the manifest): JSON-like values.
+Details = Mapping[str, object]
+
+
+class TextSink(Protocol):
+    """Where step output goes: the console, a log file, or both."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+class RunArgv(Protocol):
+    """The runner's way to run one command of a step: returns (exit status, stdout)."""
+
+    def __call__(
+        self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str], log: TextSink
+    ) -> tuple[int, str]: ...
+
+
+class SubcommandFailed(Exception):
+    """A sub-command of a step exited non-zero; the runner turns it into a triaged StepFailed."""
+
+    def __init__(self, argv: Sequence[str], code: int) -> None:
+        super().__init__(f"{shlex.join(argv)} exited with {code}")
+        self.argv = tuple(argv)
+        self.code = code
+
+
+StepStatus = Literal["ran", "skipped", "checked", "failed", "interrupted", "dry"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepResult:
+    """What happened to one step in this run: ran, skipped (stamp matched), checked (a volatile
+    step re-checked, unchanged), failed, interrupted, dry."""
+
+    name: str
+    status: StepStatus
+    duration_s: float
+    digest: str
+    details: Details = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActionContext:
+    """What one in-process step gets: its Step, the work dir, the results of the steps before
+    it in this run (skipped steps' details come from their stamps), its log, and `run`."""
+
+    step: Step
+    workdir: WorkDir
+    results: Sequence[StepResult]
+    log: TextSink
+    run_argv: RunArgv
+
+    def details_of(self, step_name: str) -> Details:
+        """What an earlier step of this run reported ({} when it did not run or report)."""
+        for result in self.results:
+            if result.name == step_name:
+                return result.details
+        return {}
+
+    def say(self, message: str) -> None:
+        """A line for the console and the step's log."""
+        self.log.write(f"{message}\n")
+        self.log.flush()
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str = "",
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> int:
+        """Run one sub-command of this step (its env, cwd, log and interrupts); its status."""
+        return self.capture(argv, cwd=cwd, env=env, check=check)[0]
+
+    def capture(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str = "",
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> tuple[int, str]:
+        """Like run(), and also return what the command printed on stdout."""
+        merged = {**self.step.env, **(env or {})}
+        code, out = self.run_argv(tuple(argv), cwd=cwd or self.step.cwd, env=merged,
+                                  log=self.log)
+        if check and code != 0:
+            raise SubcommandFailed(argv, code)
+        return code, out
+
+
+def text_map(details: Details, key: str) -> dict[str, str]:
+    """details[key] as a str -> str dict ({} when it is missing or not a mapping)."""
+    value = details.get(key)
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
+Action = Callable[[ActionContext], "Details | None"]
+# Action name (a "python" step's argv[0]) -> the action, and its one-line summary for --dry.
+ActionTable = Mapping[str, "tuple[Action, str]"]

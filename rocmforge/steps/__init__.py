@@ -1,0 +1,63 @@
+"""The build pipeline's in-process steps, one module per stage, and the table the runner gets.
+
+Owns: `build_actions(prepared)`, the ActionTable behind the plan's "python" steps, each action
+bound to this invocation's typed PreparedBuild (so no action reads an untyped settings bag or
+re-parses a flag). The stages: prepare (preflight, compilers, environment), checkout (checkout,
+patches), venv (build requirements, install), triton, configure (stale check, log check),
+outputs (collect). Must not: decide which steps run or in which order (plan.build_plan does) or
+run anything but through the ActionContext, apart from the library calls of rocmforge.sources
+(git and HTTP), which report what they did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rocmforge.execute.actions import Action, ActionContext, ActionTable, Details
+from rocmforge.steps import checkout, configure, outputs, prepare, triton, venv
+
+if TYPE_CHECKING:
+    from rocmforge.plan.prepare import PreparedBuild
+
+BoundAction = Callable[["PreparedBuild", ActionContext], "Details | None"]
+
+# Action name (a "python" step's argv[0]) -> (action, one line for `--dry` and `invoke plan`).
+STAGES: dict[str, tuple[BoundAction, str]] = {
+    "preflight": (prepare.preflight, "doctor's rows for this build; any FAIL stops the build"),
+    "compilers": (prepare.compilers, "print and record `<compiler> --version` of CC, CXX, HIP"),
+    "environment": (prepare.environment, "write state/build-env.sh with the build's exports"),
+    "checkout": (checkout.checkout, "git: PyTorch at the ref with submodules (no clobbering); "
+                 "writes rocmforge.lock"),
+    "patches": (checkout.patches, "apply the kit's patch series for this PyTorch version "
+                "(rocmforge.sources.patch_sources)"),
+    "build-requirements": (venv.build_requirements, "pip install -r requirements.txt -r "
+                           "requirements-build.txt (those present)"),
+    "triton": (triton.triton, "Triton for the pin: prebuilt wheel (sha256-checked) or source "
+               "build; exactly one triton provider in the venv"),
+    "stale-check": (configure.stale_check,
+                    "PYTORCH_ROCM_ARCH in build/CMakeCache.txt vs. the targets"),
+    "log-check": (configure.log_check, "the configure summary must say USE_ROCM : ON for the "
+                  "targets (execute.triage.configure_reports_rocm)"),
+    "collect": (lambda build, ctx: outputs.collect(ctx, targets=build.inputs.target_names,
+                                                   plan_settings=build.plan.settings),
+                "copy the wheels to dist/ (atomically) and write dist/manifest.json"),
+    "install": (venv.install, "pip install the dist/ wheels into the build venv"),
+}
+
+
+def build_actions(prepared: PreparedBuild) -> ActionTable:
+    """The action table for one invocation: every stage bound to `prepared`."""
+
+    def bind(fn: BoundAction) -> Action:
+        def action(ctx: ActionContext) -> Details | None:
+            return fn(prepared, ctx)
+
+        return action
+
+    return {name: (bind(fn), summary) for name, (fn, summary) in STAGES.items()}
+
+
+def action_summaries() -> dict[str, str]:
+    """One line per action, for printing a plan without binding it."""
+    return {name: summary for name, (_, summary) in STAGES.items()}

@@ -1,0 +1,135 @@
+"""Pipeline stage 2: the PyTorch checkout and the kit's patch series.
+
+Owns: the checkout action (PyTorch at the ref, submodules, the lock file, the fingerprint the
+runner compares when it re-checks this volatile step), the record that the kit edits the tree
+(patches, hipify) so a later move sets those edits aside instead of stopping, and the patches
+action. Must not: decide whether the checkout runs (the runner does, from its stamp).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.workdir import WorkDir
+
+if TYPE_CHECKING:
+    from rocmforge.plan.prepare import PreparedBuild
+    from rocmforge.sources.checkout import SetAsideStash
+    from rocmforge.sources.lockfile import Lock
+
+
+def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.sources import checkout_pytorch
+    from rocmforge.sources.checkout import head_commit
+
+    settings = build.inputs.settings
+    old_head = head_commit(ctx.workdir.pytorch)
+    evidence = kit_edits_evidence(ctx.workdir, old_head) if old_head else ""
+    set_aside = (f"rocmforge: kit edits (patches, hipify) of {old_head} before moving to "
+                 f"{settings.pytorch_ref}") if evidence else ""
+    result, lock, lock_path = checkout_pytorch(settings, set_aside=set_aside)
+    for line in result.log:
+        ctx.say(f"+ {line}")
+    if result.set_aside:
+        ctx.say(set_aside_line(result.path, result.set_aside, old_head, evidence))
+    ctx.say(f"PyTorch {settings.pytorch_ref} is at {result.commit}"
+            + ("" if result.changed else " (already checked out)"))
+    if lock.triton_commit:
+        ctx.say(f"Triton pin: {lock.triton_commit} (version {lock.triton_version or '?'})")
+    ctx.say(f"wrote the lock file {lock_path}")
+    details: dict[str, object] = {
+        "commit": result.commit, "ref": settings.pytorch_ref, "repo": settings.pytorch_repo,
+        "lock": str(lock_path), "triton_commit": lock.triton_commit,
+        "fingerprint": checkout_fingerprint(lock)}
+    if result.set_aside:
+        details["set_aside"] = [{"path": s.path, "paths": s.paths, "stash": s.stash}
+                                for s in result.set_aside]
+    return details
+
+
+# The record that the build's own steps edit the PyTorch tree at a commit (patches, then hipify,
+# which rewrites tracked files in place, submodules included: reference/pytorch-rocm-build.md
+# 1.3, 5.7). Not a stamp: the runner removes every stamp from the checkout on before it runs the
+# checkout for a new ref, which is exactly when the checkout must know whose edits it finds.
+KIT_EDITS_FILE = "kit-edits.json"
+KIT_EDITS_SCHEMA = "rocmforge.kit-edits/1"
+KIT_EDIT_STEPS = ("patches", "hipify")
+
+
+def record_kit_edits(workdir: WorkDir, commit: str) -> None:
+    """Say (atomically) that the kit is about to edit the tree checked out at `commit`."""
+    from rocmforge.execute.stamps import atomic_write_text
+
+    doc = {"schema": KIT_EDITS_SCHEMA, "tree": str(workdir.pytorch), "commit": commit,
+           "steps": list(KIT_EDIT_STEPS)}
+    atomic_write_text(workdir.state / KIT_EDITS_FILE, json.dumps(doc, indent=2) + "\n")
+
+
+def kit_edits_evidence(workdir: WorkDir, head: str) -> str:
+    """Why the local changes of the tree at `head` count as the kit's own ("" = no evidence, so
+    a move stops with DirtyTree as for a tree the kit never edited): the kit-edits record names
+    this commit, or a stamp of the patches or hipify step is in this work dir."""
+    from rocmforge.execute.stamps import read_stamp
+
+    try:
+        doc = json.loads((workdir.state / KIT_EDITS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = None
+    if (isinstance(doc, dict) and doc.get("schema") == KIT_EDITS_SCHEMA
+            and doc.get("commit") == head):
+        return f"{workdir.state / KIT_EDITS_FILE} names {head[:12]}"
+    for step in KIT_EDIT_STEPS:
+        if read_stamp(workdir.state, step) is not None:
+            return f"the {step} step has a stamp in {workdir.state / 'stamps'}"
+    return ""
+
+
+def set_aside_line(tree: Path, stashes: Sequence[SetAsideStash], old_head: str,
+                   evidence: str) -> str:
+    """One line: what was stashed where, and the commands that show and restore it."""
+    t = shlex.quote(str(tree))
+    where = ", ".join(f"{s.paths} paths in {'the tree' if s.path == '.' else s.path}"
+                      for s in stashes)
+    subs = [s for s in stashes if s.path != "."]
+    also = (f" (submodules: `git -C {t} submodule foreach --recursive git stash list`)"
+            if subs else "")
+    return (f"set aside the kit's edits of {old_head[:12]} ({evidence}) as git stashes, "
+            f"nothing discarded: {where}; see them with `git -C {t} stash list`{also}; to get "
+            f"them back: `git -C {t} checkout {old_head}`, `git -C {t} submodule update "
+            f"--recursive`, then `git -C {t} stash pop` (in each repository that has one)")
+
+
+def checkout_fingerprint(lock: Lock) -> str:
+    """What the checkout resolved to, for the runner's re-check of this volatile step: the
+    PyTorch commit, every submodule commit and the Triton pin, read from the tree on disk (so
+    a tree moved by an interrupted run still differs from the stamp). A sha256, not the list:
+    PyTorch has dozens of submodules and the stamp only needs to compare."""
+    parts = [f"pytorch={lock.pytorch_commit}"]
+    parts += sorted(f"submodule:{s.path}={s.commit}" for s in lock.submodules)
+    parts.append(f"triton={lock.triton_commit}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.sources import patch_sources
+    from rocmforge.sources.checkout import head_commit
+
+    head = head_commit(ctx.workdir.pytorch)
+    if head:  # before any edit: an interrupted patch or hipify still counts as the kit's
+        record_kit_edits(ctx.workdir, head)
+    reports = patch_sources(build.inputs.settings)
+    applied: list[str] = []
+    for report in reports:
+        if not report.statuses:
+            ctx.say(f"no patch of the kit applies to {report.tree} (version {report.version})")
+        for status in report.statuses:
+            ctx.say(f"{status.patch.project}/{status.patch.name}: "
+                    + ("applied now" if status.patch.name in report.changed else status.state))
+        applied += [f"{report.tree.name}/{name}" for name in report.changed]
+    return {"applied": applied}

@@ -1,0 +1,98 @@
+"""Pipeline stage: collect the wheels into dist/ and write the manifest that describes them.
+
+Owns: the collect action (atomic copies into dist/, dist/manifest.json from the results of this
+run's steps, removing an earlier build's wheel the new manifest does not list). Must not: build
+or install anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from rocmforge.errors import StepFailed
+from rocmforge.execute.actions import ActionContext, Details, text_map
+
+
+def collect(ctx: ActionContext, *, targets: Sequence[str],
+            plan_settings: Mapping[str, object]) -> Details:
+    """Copy the wheels into dist/ and write the manifest for `targets` (the plan's settings
+    go in as the manifest's `plan`, without their origins)."""
+    from rocmforge.knowledge.manifest import build_manifest, write_manifest
+
+    dist = ctx.workdir.dist
+    built = sorted((Path(ctx.step.cwd) / "dist").glob("torch-*.whl"),
+                   key=lambda p: p.stat().st_mtime)
+    if not built:
+        raise StepFailed(
+            f"The build left no torch-*.whl in {Path(ctx.step.cwd) / 'dist'}",
+            "the build step succeeded but did not package a wheel",
+            "read logs/build.log",
+        )
+    torch_wheel = copy_atomically(built[-1], dist)
+    ctx.say(f"dist: {torch_wheel.name}")
+    triton_name = ""
+    triton_src = str(ctx.details_of("triton").get("wheel", "") or "")
+    if triton_src:
+        triton_name = copy_atomically(Path(triton_src), dist).name
+        ctx.say(f"dist: {triton_name}")
+    lock: dict[str, object] = {}
+    if ctx.workdir.lock_file.is_file():
+        from rocmforge.knowledge.toml_files import read_toml
+
+        lock = read_toml(ctx.workdir.lock_file)
+    steps = [
+        {"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}
+        for r in ctx.results
+    ]
+    doc = build_manifest(
+        targets=list(targets),
+        wheels={"torch": torch_wheel.name, "triton": triton_name},
+        lock=lock,
+        toolchain=text_map(ctx.details_of("compilers"), "toolchain"),
+        env=text_map(ctx.details_of("environment"), "env"),
+        steps=steps,
+        plan_settings={k: v for k, v in plan_settings.items() if k != "origins"},
+    )
+    doc["source"] = dict(ctx.details_of("checkout"))
+    earlier = _manifest_wheels(dist / "manifest.json")
+    path = write_manifest(dist / "manifest.json", doc)
+    ctx.say(f"wrote {path}")
+    # A wheel an earlier build listed and this one does not (a Triton of another pin) would
+    # sit next to the new one: `pip install dist/*.whl` would get two `triton` providers.
+    for name in sorted(earlier - {torch_wheel.name, triton_name}):
+        stale = dist / name
+        if stale.is_file():
+            stale.unlink()
+            ctx.say(f"removed {stale}: an earlier build's wheel, not in this manifest")
+    return {"torch": torch_wheel.name, "triton": triton_name}
+
+
+def _manifest_wheels(path: Path) -> set[str]:
+    """Wheel file names a kit manifest lists (plain names only); empty when there is none."""
+    from rocmforge.knowledge.manifest import read_manifest
+
+    try:
+        wheels = read_manifest(path)["wheels"]
+        names = {str(v) for v in wheels.values() if v}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()
+    return {n for n in names if n.endswith(".whl") and Path(n).name == n}
+
+
+def copy_atomically(source: Path, folder: Path) -> Path:
+    """Copy a file into `folder` through a temp name + os.replace: never a half-written wheel."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / source.name
+    tmp = folder / f".{source.name}.{os.getpid()}.tmp"
+    try:
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return dest

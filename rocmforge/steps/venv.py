@@ -1,0 +1,123 @@
+"""Pipeline stages around the build venv: its build requirements and the final install.
+
+Owns: the build-requirements and install actions, the pip command that installs exactly the
+built wheels, the `invoke install` checks (PEP 668, the manifest). Must not: choose which wheels
+exist (collect does) or create the venv (a plain argv step does).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rocmforge.errors import RocmforgeError, StepFailed
+from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.workdir import WorkDir
+
+if TYPE_CHECKING:
+    from rocmforge.plan.prepare import PreparedBuild
+
+
+def build_requirements(build: PreparedBuild, ctx: ActionContext) -> Details:
+    python = ctx.step.argv[1]
+    tree = Path(ctx.step.cwd)
+    files = [name for name in ("requirements.txt", "requirements-build.txt")
+             if (tree / name).is_file()]
+    if files:
+        argv = [python, "-m", "pip", "install"]
+        for name in files:
+            argv += ["-r", name]
+        ctx.run(argv)
+    else:
+        ctx.say("no requirements.txt or requirements-build.txt in the checkout")
+    if build.options.build_style == "build":
+        code, _ = ctx.capture([python, "-c", "import build"], check=False)
+        if code != 0:
+            ctx.say("`python -m build` is not in the build venv; installing it")
+            ctx.run([python, "-m", "pip", "install", "build"])
+    return {"files": files}
+
+
+def install(build: PreparedBuild, ctx: ActionContext) -> Details:
+    python = ctx.step.argv[1]
+    names = ctx.details_of("collect")
+    wheels = [str(ctx.workdir.dist / str(names[k])) for k in ("triton", "torch") if names.get(k)]
+    if not wheels:
+        raise StepFailed("There is no wheel to install", "the collect step recorded none",
+                         "run the build again")
+    ctx.run(pip_install_argv(python, wheels))
+    return {"installed": wheels}
+
+
+def externally_managed(python: str) -> str:
+    """The EXTERNALLY-MANAGED marker path when `python` is a PEP 668 system Python, else ""."""
+    probe = (
+        "import os, sys, sysconfig\n"
+        "marker = os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')\n"
+        "in_venv = sys.prefix != getattr(sys, 'base_prefix', sys.prefix)\n"
+        "print(marker if os.path.isfile(marker) and not in_venv else '')\n"
+    )
+    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RocmforgeError(
+            f"{python} could not be run ({done.stderr.strip()[-200:] or done.returncode})",
+            "the wheels are installed with that interpreter's pip",
+            "pass --python with the path of a working interpreter",
+        )
+    return done.stdout.strip()
+
+
+def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
+    """The pip command of `invoke install`: the dist/ wheels of the finished build into `python`
+    (default: the build venv), after the checks that make it safe (each a UsageError, exit 2):
+    the interpreter exists and runs, dist/manifest.json is the kit's, and `python` is not a
+    PEP 668 system Python. Runs only the interpreter's probe; installs nothing."""
+    from rocmforge.errors import UsageError
+    from rocmforge.knowledge.manifest import read_manifest
+
+    target = python or str(workdir.venv / "bin" / "python")
+    found = target if "/" in target else shutil.which(target)
+    if not found or not Path(found).is_file():
+        if python:
+            raise UsageError(
+                f"The interpreter {python!r} given with --python does not exist",
+                "the wheels are installed with that interpreter's pip",
+                "pass the path of an interpreter that exists, e.g. ENV/bin/python of a "
+                "virtualenv made with `python3 -m venv ENV`",
+            )
+        raise UsageError(
+            f"The build venv's interpreter {target} does not exist",
+            "without --python, the wheels go into the build venv that `invoke build` makes",
+            "run `invoke build` first, or pass --python with the interpreter of another "
+            "virtualenv",
+        )
+    manifest = workdir.dist / "manifest.json"
+    try:
+        wheels_doc = read_manifest(manifest)["wheels"]
+        names = [str(wheels_doc[k]) for k in ("triton", "torch") if wheels_doc.get(k)]
+        has_torch = bool(wheels_doc.get("torch"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        names, has_torch = [], False
+    if not has_torch:
+        raise UsageError(
+            f"{manifest} is missing or not a rocmforge manifest",
+            "install takes the wheels that a finished build listed there",
+            "run `invoke build` first",
+        )
+    marker = externally_managed(found)
+    if marker:
+        raise UsageError(
+            f"{found} is a system Python managed by the OS package manager ({marker} exists)",
+            "installing into it with pip can break OS tools (PEP 668)",
+            "create a virtualenv (python3 -m venv ENV) and pass --python ENV/bin/python",
+        )
+    return pip_install_argv(found, [str(workdir.dist / name) for name in names])
+
+
+def pip_install_argv(python: str, wheels: Sequence[str]) -> list[str]:
+    """Exactly these wheel files, replacing what is installed, dependencies untouched (the build
+    venv already has them; a resolver run could pull a CUDA torch or triton back in)."""
+    return [python, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels]
