@@ -314,6 +314,12 @@ _DAMAGED_SPAN = CodeObjectCheck(
 )
 
 
+def _joined(problems: list[str]) -> str:
+    """The first three problems, and how many more there were."""
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return "; ".join(problems[:3]) + more
+
+
 def check_code_object(
     entry_id: EntryId, header_bytes: bytes | None, mach_name: MachName, size: int = 0
 ) -> CodeObjectCheck:
@@ -755,6 +761,7 @@ class _Walk:
         rows: list[Row] = []
         problems: list[str] = []
         broke_off = False
+        spans_past = False
         for index in range(count):
             if pos + 24 > end:
                 short = self._short(at, stop, end, pos + 24 - at, f"entry {index} header", shown)
@@ -796,6 +803,7 @@ class _Walk:
                     "bundle is truncated or its entry table lies"
                 )
                 rows.append((entry_id, offset, size, _DAMAGED_SPAN))
+                spans_past = True
                 continue
             header: bytes | None
             if entry_id.kind == "host" or size < 52:
@@ -815,20 +823,19 @@ class _Walk:
                 if len(checks) >= 4096:
                     checks.clear()  # hostile input with endless distinct headers
                 checks[key] = check
+            if check.status == "damaged":
+                problems.append(f"entry {index} ({entry_id.text}) of {where}: {check.detail}")
             rows.append((entry_id, offset, size, check))
             if offset + size > extent:
                 extent = offset + size
         problem = ""
         if problems:
-            kept = sum(1 for row in rows if row[3] is not _DAMAGED_SPAN)
+            kept = sum(1 for row in rows if row[3].status != "damaged")
             if not kept:
                 raise BundleFormatError(problems[0])
-            problem = "; ".join(problems[:3]) + (
-                f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-            )
-            problem += f": {kept} of {count} entries read intact"
+            problem = _joined(problems) + f": {kept} of {count} entries read intact"
             # An entry past the data means the sizes (or the file) cannot be trusted either.
-            broke_off = broke_off or kept < len(rows)
+            broke_off = broke_off or spans_past
         extent = min(max(pos - at, extent), limit)
         return _Table(tuple(rows), extent, problem, not broke_off, count)
 
@@ -1044,6 +1051,7 @@ class _Walk:
                 f"header records {digest.hex()} (the payload is damaged)"
             )
         checked: list[Row] = []
+        damaged: list[str] = []
         for entry_id, offset, size, check in rows:
             if offset in headers:
                 header = headers[offset][: min(size, 64)]
@@ -1057,7 +1065,11 @@ class _Walk:
                 check = CodeObjectCheck(
                     status="damaged", detail="its bytes could not be decompressed"
                 )
+            if check.status == "damaged" and offset in headers:
+                damaged.append(f"{entry_id.text}: {check.detail}")
             checked.append((entry_id, offset, size, check))
+        if damaged and not problem:
+            problem = f"{where}: " + _joined(damaged)
         return tuple(checked), problem
 
     # -- stepping -----------------------------------------------------------------------------
