@@ -12,10 +12,12 @@ Warm: the file is in the page cache. Cold (`--cold`): before each run the file's
 dropped with posix_fadvise(POSIX_FADV_DONTNEED) (this file only, no global cache drop).
 Wheel (`--wheel`): the plain .so deflated into a wheel, code objects made compressible (about 2:1,
 like machine code) so inflating is not a memcpy; times `inspect_paths` on the wheel.
+Deep (`--deep`): also times `inspect_paths(..., deep=True)` warm: every compressed bundle
+decompressed whole and hashed, every code object cross-checked (issue 15 item 5).
 Targets (issue 6): reader < 1 s on both files and faster than `cat`; peak RSS < 200 MB.
 
 Usage: python3 benchmarks/inspect_speed.py [--bundles 4000] [--size-gib 1] [--repeat 3]
-           [--cold] [--wheel] [--keep DIR]   (--keep reuses files already built there)
+           [--cold] [--wheel] [--deep] [--keep DIR]   (--keep reuses files already built there)
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 from rocmforge.inspect import inspect_paths
+deep = {"deep": True} if sys.argv[2:] == ["deep"] else {}
 start = time.perf_counter()
-report = inspect_paths([Path(sys.argv[1])])
+report = inspect_paths([Path(sys.argv[1])], **deep)
 lib = report.libraries[-1]
 summary = {"bundles": len(lib.bundles), "targets": lib.targets, "status": lib.status,
            "error": lib.error, "unchecked": lib.unchecked, "mismatches": len(lib.mismatches)}
@@ -127,14 +130,15 @@ def timed(argv: list[str], timeout: int = 300) -> float | None:
     return time.perf_counter() - start
 
 
-def run_reader(lib: Path) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, str(lib)], capture_output=True, text=True)
+def run_reader(lib: Path, deep: bool = False) -> dict:
+    argv = [sys.executable, "-c", CHILD, str(lib), *(["deep"] if deep else [])]
+    done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return json.loads(done.stdout)
 
 
-def measure(lib: Path, repeat: int, cold: bool) -> dict:
+def measure(lib: Path, repeat: int, cold: bool, deep: bool = False) -> dict:
     """Interleaved runs of cat and the reader; best and median of each."""
     cats: list[float] = []
     readers: list[dict] = []
@@ -147,7 +151,7 @@ def measure(lib: Path, repeat: int, cold: bool) -> dict:
         cats.append(cat if cat is not None else float("inf"))
         if cold:
             drop_cache(lib)
-        readers.append(run_reader(lib))
+        readers.append(run_reader(lib, deep))
     times = [r["seconds"] for r in readers]
     return {
         "reader_best": min(times),
@@ -177,6 +181,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cold", action="store_true", help="also time with the file uncached")
     parser.add_argument("--wheel", action="store_true", help="also time a deflated wheel")
+    parser.add_argument("--deep", action="store_true",
+                        help="also time `inspect --deep` (every CCOB decompressed and hashed)")
     parser.add_argument("--only", choices=("plain", "ccob-v3-zstd", "none"), default=None)
     parser.add_argument("--keep", type=Path, default=None)
     args = parser.parse_args()
@@ -196,8 +202,10 @@ def main() -> None:
             lib = build_so(work, name, bundle, args.bundles)
             size = lib.stat().st_size
             modes = ["warm", "cold"] if args.cold else ["warm"]
+            if args.deep:
+                modes.append("deep")
             for mode in modes:
-                m = measure(lib, args.repeat, cold=mode == "cold")
+                m = measure(lib, args.repeat, cold=mode == "cold", deep=mode == "deep")
                 results[f"{name}/{mode}"] = m
                 print(line(name, mode, size, m), flush=True)
             if shutil.which("roc-obj-ls") and name == "plain":
