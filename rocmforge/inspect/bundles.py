@@ -16,6 +16,7 @@ Must not: open files, walk directories, print, or raise anything but `BundleForm
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import mmap
@@ -659,7 +660,7 @@ def _zstd_frame_length(source: ByteSource, start: int, end: int, where: str) -> 
 # Walking a section
 
 _NONZERO = re.compile(rb"[^\x00]")
-_ANY_MAGIC = re.compile(re.escape(PLAIN_MAGIC) + rb"|" + re.escape(CCOB_MAGIC))
+_PLAIN_HEAD = PLAIN_MAGIC[:4]
 BUNDLE_ALIGN = 4096  # each translation unit's bundle starts 4096-aligned in .hip_fatbin
 _ZERO_PAGE = bytes(BUNDLE_ALIGN)  # `startswith` on it checks padding with one memcmp
 _STREAM_WINDOW = 1 << 16
@@ -1102,27 +1103,30 @@ class _Walk:
         return self.size
 
     def resync(self, pos: int) -> int | None:
-        """The next bundle magic at a BUNDLE_ALIGN boundary after `pos`, None if there is none."""
+        """The next bundle magic at a BUNDLE_ALIGN boundary after `pos`, None if there is none.
+
+        Only the first bytes at each boundary are looked at (one page in 4096 bytes of a
+        mapped file is touched; a stream is read in windows and probed the same way).
+        """
         at = (pos // BUNDLE_ALIGN + 1) * BUNDLE_ALIGN
-        tail = len(PLAIN_MAGIC) - 1
         while at < self.size:
             if self.buf is not None:
-                buf, lo, hi, shift = self.buf, self.base + at, self.base + self.size, self.base
-                step = self.size - at
+                buf, first, shift = self.buf, self.base + at, self.base
+                last = self.base + self.size
             else:
-                step = _STREAM_WINDOW * 16
-                buf = self.source.read_at(at, step + tail)
-                lo, hi, shift = 0, len(buf), -at
-                if not buf:
+                window = self.source.read_at(at, _STREAM_WINDOW * 16)
+                if not window:
                     return None
-            found = _ANY_MAGIC.search(buf, lo, hi)
-            while found is not None:
-                offset = found.start() - shift
-                if offset % BUNDLE_ALIGN == 0:
-                    return offset
-                lo = (offset // BUNDLE_ALIGN + 1) * BUNDLE_ALIGN + shift
-                found = _ANY_MAGIC.search(buf, lo, hi) if lo < hi else None
-            at += step
+                buf, first, shift, last = window, 0, -at, len(window)
+            for probe in range(first, last, BUNDLE_ALIGN):
+                head = buf[probe : probe + 4]
+                if head == CCOB_MAGIC or (
+                    head == _PLAIN_HEAD and buf[probe : probe + len(PLAIN_MAGIC)] == PLAIN_MAGIC
+                ):
+                    return probe - shift
+            if self.buf is not None:
+                return None
+            at += len(buf)
         return None
 
     def walk(self, start: int = 0) -> FatbinScan:
@@ -1163,13 +1167,6 @@ class _Walk:
                 released = pos
         return FatbinScan(bundles=tuple(bundles), damage=tuple(damage))
 
-    def first_magic(self) -> int | None:
-        """The first bundle magic at a BUNDLE_ALIGN boundary (offset 0 included)."""
-        head = self.head(0, len(PLAIN_MAGIC))
-        if head == PLAIN_MAGIC or head[:4] == CCOB_MAGIC:
-            return 0
-        return self.resync(0)
-
 
 def parse_bundle_at(
     source: ByteSource, start: int, size: int, mach_name: MachName, limits: Limits = DEFAULT_LIMITS
@@ -1207,9 +1204,64 @@ def scan_raw_bytes(
 ) -> FatbinScan | None:
     """Bundles found by their magic in bytes whose section table is lost (a damaged file).
 
-    Starts at the first bundle magic at a 4096-byte boundary of `source` and walks on from
-    there; offsets are from the start of `source`. None when no bundle magic is found.
+    The first bundle magic (at any offset) whose bundle parses is taken as the start of the
+    lost section: the walk goes on from there, looking for later bundles at 4096-byte steps
+    from it as it would in the section. Offsets are from the start of `source`. None when no
+    bundle parses.
     """
-    walk = _Walk(source, size, mach_name, limits, deep=deep)
-    start = walk.first_magic()
-    return None if start is None else walk.walk(start)
+    base = _first_bundle(source, size, mach_name, limits)
+    if base is None:
+        return None
+    shifted: ByteSource = (
+        BufferSource(source.buffer, source.base + base, size - base)
+        if isinstance(source, BufferSource)
+        else _Shifted(source, base)
+    )
+    scan = _Walk(shifted, size - base, mach_name, limits, deep=deep).walk()
+    return FatbinScan(
+        bundles=tuple(dataclasses.replace(b, offset=b.offset + base) for b in scan.bundles),
+        damage=tuple(
+            dataclasses.replace(d, offset=d.offset + base,
+                                resumed_at=None if d.resumed_at is None else d.resumed_at + base)
+            for d in scan.damage
+        ),
+    )  # fmt: skip
+
+
+_FIRST_TRIES = 64  # magics tried before giving up on finding a bundle that parses
+
+
+def _first_bundle(source: ByteSource, size: int, mach_name: MachName, limits: Limits) -> int | None:
+    """Offset of the first bundle magic whose bundle parses, searched front to back."""
+    window = _STREAM_WINDOW * 16
+    at = tries = 0
+    while at < size and tries < _FIRST_TRIES:
+        chunk = source.read_at(at, window + len(PLAIN_MAGIC))
+        if not chunk:
+            return None
+        hits = [i for i in (chunk.find(PLAIN_MAGIC), chunk.find(CCOB_MAGIC)) if 0 <= i < window]
+        if not hits:
+            at += window
+            continue
+        found = at + min(hits)
+        tries += 1
+        try:
+            _Walk(source, size, mach_name, limits).bundle_at(found)
+        except BundleFormatError:
+            at = found + 1
+            continue
+        return found
+    return None
+
+
+class _Shifted:
+    """A ByteSource seen from `base` on (offsets relative to it)."""
+
+    def __init__(self, source: ByteSource, base: int) -> None:
+        self._source = source
+        self._base = base
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        if offset < 0:
+            return b""
+        return self._source.read_at(self._base + offset, size)

@@ -6,7 +6,8 @@ every `\\x7fELF` in a section whose 64-byte header says ELF64, little endian, EM
 AMDGPU OS ABI and ET_REL/ET_DYN, and whose section header table ends inside the section. Each is
 reported with its target as the header's e_flags give it (AMDGPUUsage, reference §1.2), so
 `--expect` can count it.
-Owns: the search (pure, over a ByteSource or a buffer) and the `RawCodeObject` record.
+Owns: the search (pure, over a ByteSource or a buffer), the same decision for headers already
+collected by a one-pass reader (`from_candidates`), and the `RawCodeObject` record.
 Must not: open files, print, or read more than each section's bytes once.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rocmforge.inspect.bundles import (
@@ -23,9 +25,9 @@ from rocmforge.inspect.bundles import (
     EntryId,
     MachName,
 )
-from rocmforge.inspect.elf import EM_AMDGPU, decode_code_object_header
+from rocmforge.inspect.elf import EM_AMDGPU, SectionSpan, decode_code_object_header
 
-_ELF64_LE = b"\x7fELF\x02\x01\x01"
+ELF64_LE = b"\x7fELF\x02\x01\x01"  # ident of an ELF64, little endian, version 1
 # ELFOSABI_AMDGPU_HSA, _PAL, _MESA3D (AMDGPUUsage "ELF Header").
 _AMDGPU_OSABI = frozenset({64, 65, 66})
 _ET_REL, _ET_DYN = 1, 3
@@ -74,35 +76,61 @@ def _find_magic(source: ByteSource, start: int, size: int) -> int | None:
     """Offset of the next ELF64-LE ident at or after `start`, None when there is none."""
     if isinstance(source, BufferSource):
         lo, hi = source.base + start, source.base + min(size, source.size)
-        at = source.buffer.find(_ELF64_LE, lo, hi)
+        at = source.buffer.find(ELF64_LE, lo, hi)
         return None if at < 0 else at - source.base
-    overlap = len(_ELF64_LE) - 1
+    overlap = len(ELF64_LE) - 1
     pos = start
     while pos < size:
         chunk = source.read_at(pos, min(_WINDOW + overlap, size - pos))
-        if len(chunk) < len(_ELF64_LE):
+        if len(chunk) < len(ELF64_LE):
             return None
-        at = chunk.find(_ELF64_LE)
+        at = chunk.find(ELF64_LE)
         if at >= 0:
             return pos + at
         pos += len(chunk) - overlap
     return None
 
 
+def looks_like_code_object(header: bytes) -> bool:
+    """Whether 64 header bytes are an AMDGPU code object's (ELF64 LE, EM_AMDGPU, AMDGPU ABI)."""
+    if len(header) < 64 or not header.startswith(ELF64_LE):
+        return False
+    e_type, e_machine = struct.unpack_from("<HH", header, 16)
+    (e_ehsize,) = struct.unpack_from("<H", header, 52)
+    return (
+        e_machine == EM_AMDGPU
+        and header[7] in _AMDGPU_OSABI
+        and e_type in (_ET_REL, _ET_DYN)
+        and e_ehsize == 64
+    )
+
+
+def from_candidates(
+    candidates: Sequence[tuple[int, bytes]],
+    sections: Sequence[SectionSpan],
+    mach_name: MachName,
+) -> tuple[RawCodeObject, ...]:
+    """The code objects among (file offset, 64 header bytes) candidates that lie in `sections`,
+    decided as `find_raw_code_objects` decides them (one inside another's extent is skipped)."""
+    found: list[RawCodeObject] = []
+    for span in sorted(sections, key=lambda s: s.offset):
+        after = 0
+        for offset, header in candidates:
+            at = offset - span.offset
+            if at < after or not 0 <= at <= span.size - 64:
+                continue
+            item = _code_object_at(header, at, span.size, span.name, mach_name)
+            if item is not None:
+                found.append(item)
+                after = at + (max(item.size, 64) if not item.problem else 64)
+    return tuple(found)
+
+
 def _code_object_at(
     header: bytes, at: int, size: int, section: str, mach_name: MachName
 ) -> RawCodeObject | None:
     """The code object whose header starts at `at`, or None when these bytes are not one."""
-    if len(header) < 64:
-        return None
-    e_type, e_machine = struct.unpack_from("<HH", header, 16)
-    (e_ehsize,) = struct.unpack_from("<H", header, 52)
-    if (
-        e_machine != EM_AMDGPU
-        or header[7] not in _AMDGPU_OSABI
-        or e_type not in (_ET_REL, _ET_DYN)
-        or e_ehsize != 64
-    ):
+    if not looks_like_code_object(header):
         return None
     decoded = decode_code_object_header(header)
     extent = decoded.extent or 64

@@ -46,9 +46,11 @@ from rocmforge.inspect.elf import (
     ELF_MAGIC,
     RDC_BUNDLE_PREFIX,
     ElfReadError,
+    HostLayout,
     SectionSpan,
     read_host_layout,
 )
+from rocmforge.inspect.member import inflater, inspect_deflated
 from rocmforge.inspect.rawcode import RawCodeObject, find_raw_code_objects
 from rocmforge.inspect.report import InspectReport, LibraryReport, SourceRead
 
@@ -178,6 +180,7 @@ class ReadOptions:
     names: MachName
     limits: Limits = DEFAULT_LIMITS
     deep: bool = False
+    inflater: str = ""  # module that inflates deflated members ("": the fastest installed)
 
 
 def inspect_paths(
@@ -186,13 +189,17 @@ def inspect_paths(
     mach_name: MachName | None = None,
     limits: Limits = DEFAULT_LIMITS,
     deep: bool = False,
+    inflater: str = "",
 ) -> InspectReport:
     """Inspect files, directories and wheels; a failure in one file never hides the others.
 
     `deep`: decompress every compressed bundle whole, check its hash, and cross-check every
     code object (the default reads only entry tables and the headers within a small prefix).
+    `inflater`: the module that inflates deflated wheel members ("": the fastest installed,
+    see rocmforge.inspect.member.INFLATERS).
     """
-    options = ReadOptions(names=mach_name or default_mach_name(), limits=limits, deep=deep)
+    options = ReadOptions(names=mach_name or default_mach_name(), limits=limits, deep=deep,
+                          inflater=inflater)  # fmt: skip
     libraries: list[LibraryReport] = []
     sources: list[SourceRead] = []
     skipped = 0
@@ -358,23 +365,38 @@ def _inspect_member(
     options: ReadOptions,
 ) -> LibraryReport | None:
     if info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1:
-        raw.seek(info.header_offset)
-        local = raw.read(30)
-        if len(local) < 30 or local[:4] != b"PK\x03\x04":
-            raise zipfile.BadZipFile(f"bad local header for {info.filename}")
-        name_len, extra_len = struct.unpack_from("<HH", local, 26)
-        data_at = info.header_offset + 30 + name_len + extra_len
+        data_at = _member_data_offset(raw, info)
         stream: IO[bytes] = _Window(raw, data_at, info.file_size)  # type: ignore[assignment]
         if stream.read(4) != ELF_MAGIC:
             return None
         return inspect_stream(
             stream, info.file_size, display, options, buffer=mapped, buffer_base=data_at
         )
+    if info.compress_type == zipfile.ZIP_DEFLATED and not info.flag_bits & 1:
+        # One pass over the member when its layout allows it (member.py); else two, below.
+        # The compressed bytes are read with pread, not through the map: mapped pages that
+        # were read would count in this process's RSS.
+        data_at = _member_data_offset(raw, info)
+        compressed = StreamSource(raw, data_at, info.compress_size)
+        one = inspect_deflated(compressed, info.compress_size, info.file_size, info.CRC, display,
+                               options, module=inflater(options.inflater))  # fmt: skip
+        if one.report is not None or one.reason == "not an ELF file":
+            return one.report
     with archive.open(info) as member:
         if member.read(4) != ELF_MAGIC:
             return None
         cached: IO[bytes] = _BlockCache(member, info.file_size)  # type: ignore[assignment]
         return inspect_stream(cached, info.file_size, display, options)
+
+
+def _member_data_offset(raw: IO[bytes], info: zipfile.ZipInfo) -> int:
+    """Where a member's (compressed) bytes start: after its local header."""
+    raw.seek(info.header_offset)
+    local = raw.read(30)
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"bad local header for {info.filename}")
+    name_len, extra_len = struct.unpack_from("<HH", local, 26)
+    return info.header_offset + 30 + name_len + extra_len
 
 
 def inspect_stream(
@@ -403,7 +425,45 @@ def inspect_stream(
         stream.seek(0)
         if stream.read(4) != ELF_MAGIC:
             return LibraryReport(path=display, status="error", error=exc.what)
-        return _scan_damaged_file(source_of(0, size), size, display, options, exc.what)
+        found = scan_raw_bytes(source_of(0, size), size, options.names, options.limits,
+                               deep=options.deep)  # fmt: skip
+        return damaged_file_report(display, found, options, exc.what)
+    fatbin = layout.hip_fatbin
+    # Regions in file order: a deflated member is read front to back, never rewound.
+    regions: list[tuple[int, SectionSpan]] = [
+        (span.offset, span) for span in layout.data_sections
+        if not span.nobits and span.offset + span.size <= size
+    ]  # fmt: skip
+    if fatbin is not None and readable_fatbin(fatbin):
+        regions.append((fatbin.offset, fatbin))
+    regions.sort(key=lambda item: item[0])
+    scan: FatbinScan | None = None
+    raw: list[RawCodeObject] = []
+    for offset, span in regions:
+        if span is fatbin:
+            present = max(min(span.size, size - offset), 0)
+            scan = walk_fatbin(source_of(offset, present), present, options.names,
+                               options.limits, deep=options.deep)  # fmt: skip
+        else:
+            raw.extend(find_raw_code_objects(source_of(offset, span.size), span.size, span.name,
+                                             options.names))  # fmt: skip
+    return assemble(display, layout, size, scan, tuple(raw), options)
+
+
+def readable_fatbin(span: SectionSpan) -> bool:
+    return not span.nobits and span.size > 0
+
+
+def assemble(
+    display: str,
+    layout: HostLayout,
+    size: int,
+    scan: FatbinScan | None,
+    raw: tuple[RawCodeObject, ...],
+    options: ReadOptions,
+) -> LibraryReport:
+    """The report of one file from its layout, the walk of its .hip_fatbin (None when it has
+    no readable one) and the raw code objects of its data sections."""
     notes: list[str] = []
     rdc: list[EntryId] = []
     for span in layout.rdc_sections:
@@ -426,36 +486,10 @@ def inspect_stream(
             "(TheRock multi-arch, *-device-gfx* wheels)"
         )
     fatbin = layout.hip_fatbin
-    fatbin_readable = fatbin is not None and not fatbin.nobits and fatbin.size > 0
-    # Regions in file order: a deflated member is read front to back, never rewound.
-    regions: list[tuple[int, SectionSpan]] = [
-        (span.offset, span) for span in layout.data_sections
-        if not span.nobits and span.offset + span.size <= size
-    ]  # fmt: skip
-    if fatbin is not None and fatbin_readable:
-        regions.append((fatbin.offset, fatbin))
-    regions.sort(key=lambda item: item[0])
-    scan: FatbinScan | None = None
-    raw: list[RawCodeObject] = []
-    truncated = ""
-    for offset, span in regions:
-        if span is fatbin:
-            present = min(span.size, size - offset)
-            if present < span.size:
-                truncated = (
-                    f".hip_fatbin ({span.size} bytes at file offset {offset:#x}) runs past the "
-                    f"end of the file ({size} bytes): the file is truncated; the bundles in "
-                    f"its first {max(present, 0)} bytes were read"
-                )
-            scan = walk_fatbin(source_of(offset, max(present, 0)), max(present, 0),
-                               options.names, options.limits, deep=options.deep)  # fmt: skip
-        else:
-            raw.extend(find_raw_code_objects(source_of(offset, span.size), span.size, span.name,
-                                             options.names))  # fmt: skip
     cut_raw = [r for r in raw if r.entry_id is None and "past the end" in r.problem]
     common = LibraryReport(path=display, status="ok", rdc_entries=tuple(rdc),
-                           raw_code_objects=tuple(raw), deep=options.deep)  # fmt: skip
-    if fatbin is None or not fatbin_readable:
+                           raw_code_objects=raw, deep=options.deep)  # fmt: skip
+    if fatbin is None or not readable_fatbin(fatbin) or scan is None:
         rdc_status = "rdc" if (rdc or layout.llvm_offloading is not None) else "no-device-code"
         if fatbin is not None:
             notes.insert(
@@ -474,9 +508,16 @@ def inspect_stream(
                 )
         if cut_raw:
             return dataclasses.replace(common, status="partial", notes=tuple(notes),
-                                 error=_raw_damage(cut_raw))  # fmt: skip
+                                       error=_raw_damage(cut_raw))  # fmt: skip
         return dataclasses.replace(common, status=rdc_status, notes=tuple(notes))
-    assert scan is not None
+    truncated = ""
+    present = max(min(fatbin.size, size - fatbin.offset), 0)
+    if present < fatbin.size:
+        truncated = (
+            f".hip_fatbin ({fatbin.size} bytes at file offset {fatbin.offset:#x}) runs past the "
+            f"end of the file ({size} bytes): the file is truncated; the bundles in its first "
+            f"{present} bytes were read"
+        )
     if scan.damage or truncated or cut_raw:
         parts = [truncated] if truncated else []
         if scan.damage:
@@ -499,11 +540,10 @@ def _raw_damage(cut: Sequence[RawCodeObject]) -> str:
     return f"raw code object at {first.section}+{first.offset:#x}: {first.problem}"
 
 
-def _scan_damaged_file(
-    source: ByteSource, size: int, display: str, options: ReadOptions, why: str
+def damaged_file_report(
+    display: str, scan: FatbinScan | None, options: ReadOptions, why: str
 ) -> LibraryReport:
-    """The section table is unreadable: look for bundle headers in the file's raw bytes."""
-    scan = scan_raw_bytes(source, size, options.names, options.limits, deep=options.deep)
+    """The section table is unreadable: what a walk from the first bundle magic found."""
     if scan is None or not scan.bundles:
         return LibraryReport(
             path=display,

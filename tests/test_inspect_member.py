@@ -1,0 +1,106 @@
+"""Deflated wheel members are inflated once, by the fastest inflater (issue 21 item 1).
+
+The library in each wheel is compiled by clang-22 from tests/hip/*.hip (plain and compressed
+bundles) and linked with gcc, plus raw code objects embedded by `.incbin`; the wheel is written
+with zipfile. The one-pass result must equal the result for the same file on disk, the member
+must be inflated exactly once, and a damaged member must fail.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from rocmforge.inspect import inspect_paths
+from rocmforge.inspect.member import INFLATERS, inflater
+
+sys.path.insert(0, str(Path(__file__).parent / "hip"))
+import build_fixtures  # noqa: E402
+
+pytestmark = pytest.mark.needs_tool("clang-22", "clang-offload-bundler-22", "ld.lld-22", "gcc")
+
+KERNEL = "__attribute__((amdgpu_kernel)) void k(float* x) { x[0] = 1.0f; }\n"
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two HIP translation units (one compressed) and a raw gfx942 code object in .rodata."""
+    out = tmp_path_factory.mktemp("member")
+    plain, packed = out / "plain.o", out / "packed.o"
+    build_fixtures._clang22("bare_add.hip", ("gfx90a", "gfx1100"), plain)
+    build_fixtures._clang22("bare_mul.hip", ("gfx90a", "gfx1100"), packed, "--offload-compress")
+    kernel = out / "k.c"
+    kernel.write_text(KERNEL)
+    hsaco = out / "k.hsaco"
+    subprocess.run(["clang-22", "--target=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-nogpulib",
+                    str(kernel), "-o", str(hsaco)], check=True)  # fmt: skip
+    embed = out / "embed.c"
+    embed.write_text(
+        f'__asm__(".section .rodata\\n.balign 16\\n.incbin \\"{hsaco}\\"\\n.text\\n");\n'
+    )
+    embed_o = out / "embed.o"
+    subprocess.run(["gcc", "-fPIC", "-c", str(embed), "-o", str(embed_o)], check=True)
+    lib = out / "libmixed.so"
+    build_fixtures._link(lib, [plain, packed, embed_o])
+    return lib
+
+
+def wheel_of(lib: Path, folder: Path, level: int = 6) -> Path:
+    wheel = folder / "mixed-0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED, compresslevel=level) as archive:
+        archive.writestr("mixed/__init__.py", "")
+        archive.write(lib, "mixed/lib/libmixed.so")
+    return wheel
+
+
+def summary(lib) -> tuple:
+    return (lib.status, lib.targets, [(b.offset, b.container, b.rows) for b in lib.bundles],
+            [(r.section, r.offset, r.size) for r in lib.raw_code_objects])  # fmt: skip
+
+
+def test_one_pass_agrees_with_the_file_on_disk_and_opens_nothing_twice(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (on_disk,) = inspect_paths([library]).libraries
+    assert on_disk.containers == ("ccob-v3/zstd", "plain", "raw")
+    wheel = wheel_of(library, tmp_path)
+    # The two-pass path opens the member through zipfile; the one-pass path never does.
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the member was opened for a second pass")
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", refuse)
+    (member,) = inspect_paths([wheel]).libraries
+    assert member.path.endswith("!mixed/lib/libmixed.so")
+    assert summary(member) == summary(on_disk)
+
+
+@pytest.mark.parametrize("name", INFLATERS)
+def test_every_installed_inflater_gives_the_same_answer(
+    library: Path, tmp_path: Path, name: str
+) -> None:
+    module = inflater(name)
+    if module.__name__ != name:
+        pytest.skip(f"{name} is not installed here (pip install isal / zlib-ng)")
+    (on_disk,) = inspect_paths([library]).libraries
+    (member,) = inspect_paths([wheel_of(library, tmp_path)], inflater=name).libraries
+    assert summary(member) == summary(on_disk)
+
+
+def test_a_missing_inflater_falls_back_to_zlib() -> None:
+    assert inflater("no_such_inflater_module") is zlib
+
+
+def test_a_damaged_member_fails(library: Path, tmp_path: Path) -> None:
+    wheel = wheel_of(library, tmp_path, level=0)  # stored blocks: a flipped byte stays local
+    data = bytearray(wheel.read_bytes())
+    at = data.index(b"__CLANG_OFFLOAD_BUNDLE__") + 4096 + 100  # inside a code object
+    data[at] ^= 0xFF
+    wheel.write_bytes(bytes(data))
+    (member,) = inspect_paths([wheel]).libraries
+    assert member.status == "error"
+    assert member.error.startswith("cannot read the member (Bad CRC-32")
