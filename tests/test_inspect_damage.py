@@ -331,3 +331,24 @@ def test_cli_deep_exit_codes_on_damage_past_the_prefix(tmp_path: Path) -> None:
     deep = invoke_inspect(str(lib), "--expect", "gfx90a", "--deep")
     assert deep.returncode == 1
     assert "could not be read completely" in deep.stderr and "CCOB v3 at 0x0" in deep.stderr
+
+
+# --- issue 21 item 3: plain bundles leave most payload pages untouched ------------------------
+
+
+def test_plain_walk_reads_the_first_code_objects_of_each_id_and_deep_reads_all() -> None:
+    from rocmforge.inspect.bundles import Limits
+
+    lying = plain_bundle([(HOST, b""), ("hipv4-amdgcn-amd-amdhsa--gfx90a", co(0x4C))])  # gfx942
+    data = pad_to(FOUR) * 20 + pad_to(lying) + pad_to(FOUR)
+    fast = walk_fatbin(BytesSource(data), len(data), names, Limits(checks_per_id=16))
+    statuses = [[e.check.status for e in b.device_entries] for b in fast.bundles]
+    assert statuses[:16] == [["ok", "ok", "ok"]] * 16
+    assert statuses[16:] == [["not-checked"] * 3] * 4 + [["not-checked"]] + [["not-checked"] * 3]
+    assert fast.bundles[-1].device_entries[0].check.detail.startswith(
+        "not read: the first code objects of each entry ID are (--deep reads every one)"
+    )
+    deep = walk_fatbin(BytesSource(data), len(data), names, deep=True)
+    assert [e.check.status for e in deep.bundles[20].device_entries] == ["mismatch"]
+    assert {e.check.status for b in deep.bundles if b is not deep.bundles[20]
+            for e in b.device_entries} == {"ok"}  # fmt: skip

@@ -104,6 +104,9 @@ class Limits:
     max_table_bytes: int = 1 << 20
     # Decompressed bytes per compressed bundle spent on code-object header checks.
     check_prefix_bytes: int = 32 << 10
+    # Plain bundles: code-object headers read per entry ID (each read touches a payload page);
+    # later ones are "not-checked" unless the walk is deep.
+    checks_per_id: int = 16
     # zstd window cap (memory): frames that need more are reported, not decoded.
     max_zstd_window: int = 1 << 27
     # CCOB v1 has no total size: bytes we are willing to inflate to find a zlib stream's end.
@@ -312,6 +315,10 @@ class _Table(NamedTuple):
 
 _DAMAGED_SPAN = CodeObjectCheck(
     status="damaged", detail="its bytes run past the end of the bundle's data"
+)
+_NOT_READ = CodeObjectCheck(
+    status="not-checked",
+    detail="not read: the first code objects of each entry ID are (--deep reads every one)",
 )
 
 
@@ -699,6 +706,7 @@ class _Walk:
             self.release = source.release_before
         self.ids: dict[bytes, EntryId] = {}
         self.checks: dict[tuple[object, ...], CodeObjectCheck] = {}
+        self.read_per_id: dict[bytes, int] = {}
 
     # -- entries ------------------------------------------------------------------------------
 
@@ -727,6 +735,7 @@ class _Walk:
         origin: int = 0,
         fallback: ByteSource | None = None,
         fallback_at: int = 0,
+        sample: bool = False,
     ) -> _Table:
         """Entries of the plain bundle at `buf[at:]`, which may span `limit` bytes, with checks.
 
@@ -734,6 +743,8 @@ class _Walk:
         that runs past it but not past `limit` raises `_NeedMore`. Code-object headers are
         sliced from `buf` when they lie before `avail`, else read from `fallback`, else marked
         not checked. `origin` is the buffer index of section offset 0 (for messages).
+        `sample` (plain bundles of a shallow walk): read only the first `checks_per_id` code
+        objects of each entry ID; the headers of the rest lie on payload pages left untouched.
         Damage after the bundle header keeps what was read: an entry whose ID is not text is
         left out, one whose bytes run past `limit` is kept as "damaged", and a table that
         breaks off (a length that lies, bytes that end) keeps the entries before it, with an
@@ -756,6 +767,10 @@ class _Walk:
             )
         max_id = limits.max_id_length
         ids, checks, mach_name, deep = self.ids, self.checks, self.mach_name, self.deep
+        read_per_id = self.read_per_id
+        per_id = limits.checks_per_id if sample and not deep else 1 << 62
+        if len(read_per_id) >= 4096:
+            read_per_id.clear()  # hostile input with endless distinct IDs: stay bounded
         where = f"the bundle at {shown:#x}"
         pos = at + 32
         extent = 0
@@ -809,7 +824,14 @@ class _Walk:
             header: bytes | None
             if entry_id.kind == "host" or size < 52:
                 header = b""  # host: nothing to check; under 52 bytes: not an ELF, reported
+            elif read_per_id.get(raw, 0) >= per_id:
+                # Enough of this ID's code objects were read: skip its payload pages.
+                rows.append((entry_id, offset, size, _NOT_READ))
+                if offset + size > extent:
+                    extent = offset + size
+                continue
             else:
+                read_per_id[raw] = read_per_id.get(raw, 0) + 1
                 head_end = at + offset + (size if size < _CODE_OBJECT_HEADER else 64)
                 if head_end <= end:
                     header = buf[at + offset : head_end]
@@ -874,7 +896,7 @@ class _Walk:
     def plain(self, pos: int) -> Bundle:
         limit = self.size - pos
         if self.buf is not None:
-            table = self.table(self.buf, self.base + pos, limit, origin=self.base)
+            table = self.table(self.buf, self.base + pos, limit, origin=self.base, sample=True)
         else:
             want = _STREAM_WINDOW
             while True:
@@ -883,7 +905,7 @@ class _Walk:
                 try:
                     table = self.table(
                         chunk, 0, limit, avail=None if complete else len(chunk), origin=-pos,
-                        fallback=self.source, fallback_at=pos,
+                        fallback=self.source, fallback_at=pos, sample=True,
                     )  # fmt: skip
                     break
                 except _NeedMore as more:
