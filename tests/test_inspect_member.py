@@ -104,3 +104,34 @@ def test_a_damaged_member_fails(library: Path, tmp_path: Path) -> None:
     (member,) = inspect_paths([wheel]).libraries
     assert member.status == "error"
     assert member.error.startswith("cannot read the member (Bad CRC-32")
+
+
+def test_large_members_are_read_in_parallel_threads_in_wheel_order(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from rocmforge.inspect import reader
+
+    wheel = tmp_path / "many-0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for index in range(5):
+            archive.write(library, f"many/lib/lib{index}.so",
+                          compress_type=zipfile.ZIP_STORED if index == 2 else None)  # fmt: skip
+        archive.writestr("many/__init__.py", "")
+    sequential = inspect_paths([wheel]).libraries
+    seen: list[str] = []
+    original = reader._inspect_member
+
+    def spy(*args: object, **kwargs: object):
+        seen.append(threading.current_thread().name)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reader, "_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(reader.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(reader, "_inspect_member", spy)
+    parallel = inspect_paths([wheel]).libraries
+    assert [lib.path.rsplit("!", 1)[1] for lib in parallel] == [
+        f"many/lib/lib{index}.so" for index in range(5)]  # fmt: skip
+    assert [summary(lib) for lib in parallel] == [summary(lib) for lib in sequential]
+    assert len(seen) == 5 and all(name != "MainThread" for name in seen)

@@ -22,6 +22,7 @@ import hashlib
 import mmap
 import re
 import struct
+import threading
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -552,12 +553,19 @@ class _Inflater:
                 return out
 
 
-@functools.lru_cache(maxsize=4)
+_ZSTD = threading.local()
+
+
 def _zstd_decompressor(max_window: int) -> Any:
-    """One decompression context per window cap, reused bundle after bundle (not threadsafe)."""
+    """One decompression context per thread and window cap, reused bundle after bundle (a
+    context is not threadsafe; wheel members are read in parallel threads)."""
     import zstandard
 
-    return zstandard.ZstdDecompressor(max_window_size=max_window)
+    contexts = _ZSTD.__dict__.setdefault("contexts", {})
+    dctx = contexts.get(max_window)
+    if dctx is None:
+        dctx = contexts[max_window] = zstandard.ZstdDecompressor(max_window_size=max_window)
+    return dctx
 
 
 def parse_ccob_header(head: bytes, start: int) -> tuple[int, str, int | None, int, int]:

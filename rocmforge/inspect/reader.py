@@ -322,35 +322,54 @@ def _inspect_file(path: Path, options: ReadOptions) -> LibraryReport:
         )
 
 
+# Members at least this large are read in parallel threads (inflating releases the GIL).
+_PARALLEL_BYTES = 32 << 20
+_MAX_THREADS = 4
+
+
 def _inspect_wheel(path: Path, options: ReadOptions) -> tuple[list[LibraryReport], int, int]:
-    """The libraries in a wheel, how many members were looked at, and how many were not ELF."""
+    """The libraries in a wheel, how many members were looked at, and how many were not ELF.
+
+    Large members are read in parallel (each thread with its own file handle), up to one per
+    core and at most four; the report keeps the wheel's order.
+    """
     try:
         with (
             open(path, "rb") as raw,
             zipfile.ZipFile(raw) as archive,
             _mapped(raw, os.fstat(raw.fileno()).st_size) as mapped,
         ):
-            out: list[LibraryReport] = []
-            members = skipped = 0
-            for info in archive.infolist():
-                if info.is_dir():
-                    continue
-                members += 1
-                if info.filename.endswith(_TEXT_SUFFIXES):
-                    skipped += 1
-                    continue
+            infos = [info for info in archive.infolist() if not info.is_dir()]
+            wanted = [info for info in infos if not info.filename.endswith(_TEXT_SUFFIXES)]
+
+            def one(info: zipfile.ZipInfo, handle: IO[bytes]) -> LibraryReport | None:
                 display = f"{path}!{info.filename}"
                 try:
-                    report = _inspect_member(raw, mapped, archive, info, display, options)
+                    return _inspect_member(handle, mapped, archive, info, display, options)
                 except (OSError, zipfile.BadZipFile, zlib.error, EOFError, RuntimeError) as exc:
-                    report = LibraryReport(
+                    return LibraryReport(
                         path=display, status="error", error=f"cannot read the member ({exc})"
                     )
-                if report is None:
-                    skipped += 1
-                else:
-                    out.append(report)
-            return out, members, skipped
+
+            def own_handle(info: zipfile.ZipInfo) -> LibraryReport | None:
+                with open(path, "rb") as handle:
+                    return one(info, handle)
+
+            large = [info for info in wanted if info.file_size >= _PARALLEL_BYTES]
+            threads = min(len(large), os.cpu_count() or 1, _MAX_THREADS)
+            results: dict[str, LibraryReport | None] = {}
+            if threads > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(threads) as pool:
+                    for info, report in zip(large, pool.map(own_handle, large), strict=True):
+                        results[info.filename] = report
+            for info in wanted:
+                if info.filename not in results:
+                    results[info.filename] = one(info, raw)
+            out = [r for info in wanted if (r := results[info.filename]) is not None]
+            skipped = len(infos) - len(out)
+            return out, len(infos), skipped
     except (OSError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
         failed = LibraryReport(path=str(path), status="error", error=f"not a readable zip ({exc})")
         return [failed], 0, 0
