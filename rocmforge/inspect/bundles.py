@@ -776,7 +776,8 @@ class _Walk:
         max_id = limits.max_id_length
         ids, checks, mach_name, deep = self.ids, self.checks, self.mach_name, self.deep
         read_per_id = self.read_per_id
-        per_id = limits.checks_per_id if sample and not deep else 1 << 62
+        sampling = sample and not deep
+        per_id = limits.checks_per_id
         if len(read_per_id) >= 4096:
             read_per_id.clear()  # hostile input with endless distinct IDs: stay bounded
         where = f"the bundle at {shown:#x}"
@@ -832,14 +833,15 @@ class _Walk:
             header: bytes | None
             if entry_id.kind == "host" or size < 52:
                 header = b""  # host: nothing to check; under 52 bytes: not an ELF, reported
-            elif read_per_id.get(raw, 0) >= per_id:
+            elif sampling and read_per_id.get(raw, 0) >= per_id:
                 # Enough of this ID's code objects were read: skip its payload pages.
                 rows.append((entry_id, offset, size, _NOT_READ))
                 if offset + size > extent:
                     extent = offset + size
                 continue
             else:
-                read_per_id[raw] = read_per_id.get(raw, 0) + 1
+                if sampling:
+                    read_per_id[raw] = read_per_id.get(raw, 0) + 1
                 head_end = at + offset + (size if size < _CODE_OBJECT_HEADER else 64)
                 if head_end <= end:
                     header = buf[at + offset : head_end]
