@@ -139,3 +139,26 @@ def test_large_members_are_read_in_parallel_threads_in_wheel_order(
         f"many/lib/lib{index}.so" for index in range(5)]  # fmt: skip
     assert [summary(lib) for lib in parallel] == [summary(lib) for lib in sequential]
     assert len(seen) == 5 and all(name != "MainThread" for name in seen)
+
+
+def test_forward_reader_reads_behind_its_window_by_inflating_again() -> None:
+    import os
+
+    from rocmforge.inspect.bundles import BytesSource
+    from rocmforge.inspect.member import BLOCK, ForwardMember, Rewind
+
+    data = os.urandom(BLOCK * 3) + bytes(BLOCK * 9)  # 12 blocks, the last 9 compress well
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+    packed = packer.compress(data) + packer.flush()
+    member = ForwardMember(BytesSource(packed), len(packed), len(data), module=zlib, window=2)
+    assert member.read_at(10 * BLOCK + 5, 100) == data[10 * BLOCK + 5 : 10 * BLOCK + 105]
+    assert member.read_at(BLOCK + 7, 2 * BLOCK) == data[BLOCK + 7 : 3 * BLOCK + 7]  # restart 1
+    assert member.read_at(11 * BLOCK, 10) == data[11 * BLOCK : 11 * BLOCK + 10]
+    member.finish(zlib.crc32(data))  # checksummed once, on the first pass
+    assert member.read_at(2 * BLOCK, 4) == data[2 * BLOCK : 2 * BLOCK + 4]  # restart 2
+    assert member.read_at(11 * BLOCK, 4) == data[11 * BLOCK : 11 * BLOCK + 4]
+    with pytest.raises(Rewind):
+        member.read_at(BLOCK, 4)  # a third one: the caller reads the member the two-pass way
+    damaged = ForwardMember(BytesSource(packed), len(packed), len(data), module=zlib)
+    with pytest.raises(zipfile.BadZipFile, match="Bad CRC-32"):
+        damaged.finish(zlib.crc32(data) ^ 1)

@@ -1264,14 +1264,22 @@ _FIRST_TRIES = 64  # magics tried before giving up on finding a bundle that pars
 
 
 def _first_bundle(source: ByteSource, size: int, mach_name: MachName, limits: Limits) -> int | None:
-    """Offset of the first bundle magic whose bundle parses, searched front to back."""
+    """Offset of the first bundle magic whose bundle parses, searched front to back.
+
+    A CCOB magic is looked for only at 4096-byte file offsets (four bytes anywhere would match
+    by chance); the 24-byte plain magic anywhere (objcopy adds sections at any offset).
+    """
     window = _STREAM_WINDOW * 16
     at = tries = 0
     while at < size and tries < _FIRST_TRIES:
         chunk = source.read_at(at, window + len(PLAIN_MAGIC))
         if not chunk:
             return None
-        hits = [i for i in (chunk.find(PLAIN_MAGIC), chunk.find(CCOB_MAGIC)) if 0 <= i < window]
+        hits = [i for i in range(-at % BUNDLE_ALIGN, min(window, len(chunk)), BUNDLE_ALIGN)
+                if chunk[i : i + 4] == CCOB_MAGIC]  # fmt: skip
+        plain = chunk.find(PLAIN_MAGIC, 0, window + len(PLAIN_MAGIC) - 1)
+        if 0 <= plain < window:
+            hits.append(plain)
         if not hits:
             at += window
             continue

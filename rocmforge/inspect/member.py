@@ -63,6 +63,9 @@ class ForwardMember:
     A ByteSource (`read_at`) and a read-only file object (`read`/`seek`/`tell`) over the
     inflated member; block 0 (the ELF and program headers) is kept for the whole pass. Every
     AMDGPU code-object header that streams by is noted in `candidates` (file offset, 64 bytes).
+    A read behind the window (pyelftools reads `.gnu.hash` near the start after the section
+    table at the end) inflates again from the start up to that block, at most twice; the
+    blocks read last (the section table) stay in the window meanwhile.
     """
 
     def __init__(
@@ -84,6 +87,10 @@ class ForwardMember:
         self.produced = 0
         self._size = size
         self._window = window
+        self._module = module
+        self._done = 0  # blocks produced (checksummed, noted) in the first pass
+        self._eof = False
+        self._restarts = 0
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
         self._first = b""
         self._pending = bytearray()
@@ -107,39 +114,76 @@ class ForwardMember:
                 raise zipfile.BadZipFile(f"the deflate stream is damaged ({exc})") from None
         block = bytes(self._pending[:BLOCK])
         del self._pending[:BLOCK]
-        self.crc = self._crc32(block, self.crc)
-        self.produced += len(block)
         index = self._next
         self._next += 1
+        if index == self._done:  # first time through: checksum and note it
+            self._done += 1
+            self.crc = self._crc32(block, self.crc)
+            self.produced += len(block)
+            self._note(index, block)
+            if self.produced >= self._size:
+                self._drain()
         if index == 0:
             self._first = block
         self._blocks[index] = block
+        self._blocks.move_to_end(index)
         while len(self._blocks) > self._window:
             self._blocks.popitem(last=False)
-        self._note(index, block)
         return block
+
+    def _drain(self) -> None:
+        """After the last byte: the stream must end here (what is left inflates to nothing)."""
+        while not self._inflate.eof:
+            data = self._comp.read_at(self._in, min(_INPUT, self._comp_size - self._in))
+            if not data:
+                break
+            self._in += len(data)
+            try:
+                self._pending += self._inflate.decompress(data)
+            except self._error as exc:
+                raise zipfile.BadZipFile(f"the deflate stream is damaged ({exc})") from None
+        self._eof = self._inflate.eof and not self._pending
+
+    def _restart(self, index: int) -> None:
+        """Inflate again from the start (a read behind the window)."""
+        self._restarts += 1
+        if self._restarts > 2:
+            raise Rewind(f"block {index} is behind the window a third time")
+        self._inflate = self._module.decompressobj(-15)
+        self._in = 0
+        self._next = 0
+        self._pending = bytearray()
 
     def _note(self, index: int, block: bytes) -> None:
         """Note code-object headers in the previous block (its last ones reach into this one)."""
         prev, self._prev = self._prev, block
         if not prev:
             return
-        both = prev + block[:64]
         base = (index - 1) * BLOCK
-        at = both.find(ELF64_LE)
-        while 0 <= at < len(prev):
-            header = both[at : at + 64]
+        at = prev.find(ELF64_LE)
+        while at >= 0:
+            header = prev[at : at + 64]
+            if len(header) < 64:
+                header += block[: 64 - len(header)]
             if looks_like_code_object(header):
                 self.candidates.append((base + at, header))
-            at = both.find(ELF64_LE, at + 1)
+            at = prev.find(ELF64_LE, at + 1)
+        # A magic split across the two blocks.
+        seam = prev[-(len(ELF64_LE) - 1) :] + block[: len(ELF64_LE) - 1]
+        split = seam.find(ELF64_LE)
+        if split >= 0:
+            start = len(prev) - (len(ELF64_LE) - 1) + split
+            header = prev[start:] + block[: 64 - (len(prev) - start)]
+            if looks_like_code_object(header):
+                self.candidates.append((base + start, header))
 
     def finish(self, expected_crc: int) -> None:
         """Inflate to the end (every candidate noted); the member must be whole and intact."""
-        while self._next * BLOCK < self._size:
-            if not self._produce():
+        while self._done * BLOCK < self._size:
+            if not self._block(self._done):
                 break
-        self._note(self._next, b"")
-        if self.produced != self._size or self._pending or not self._inflate.eof:
+        self._note(self._done, b"")
+        if self.produced != self._size or not self._eof:
             raise zipfile.BadZipFile(
                 f"the member inflates to {self.produced + len(self._pending)} bytes, its "
                 f"header says {self._size}"
@@ -154,7 +198,7 @@ class ForwardMember:
         if block is not None:
             return block
         if index < self._next:
-            raise Rewind(f"block {index} is behind the window")
+            self._restart(index)
         produced = b""
         while self._next <= index:
             produced = self._produce()
@@ -167,6 +211,9 @@ class ForwardMember:
     def read_at(self, offset: int, size: int) -> bytes:
         if offset < 0 or size <= 0 or offset >= self._size:
             return b""
+        index, within = divmod(offset, BLOCK)
+        if within + size <= BLOCK:  # the usual small read (pyelftools): one block
+            return self._block(index)[within : within + size]
         end = min(offset + size, self._size)
         parts: list[bytes] = []
         while offset < end:
