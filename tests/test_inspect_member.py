@@ -162,3 +162,27 @@ def test_forward_reader_reads_behind_its_window_by_inflating_again() -> None:
     damaged = ForwardMember(BytesSource(packed), len(packed), len(data), module=zlib)
     with pytest.raises(zipfile.BadZipFile, match="Bad CRC-32"):
         damaged.finish(zlib.crc32(data) ^ 1)
+
+
+def test_a_member_the_one_pass_cannot_read_is_read_in_two(
+    library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rocmforge.inspect import member
+
+    (on_disk,) = inspect_paths([library]).libraries
+    wheel = wheel_of(library, tmp_path)
+
+    def give_up(self: member.ForwardMember, index: int) -> None:
+        self.gave_up = True
+        raise member.Rewind("forced")
+
+    original = member.ForwardMember.read_at
+
+    def behind_after_the_walk(self: member.ForwardMember, offset: int, size: int) -> bytes:
+        if self._next > 1 and offset < member.BLOCK and offset > 0:
+            give_up(self, 0)  # pyelftools' reads of the section table come after the walk
+        return original(self, offset, size)
+
+    monkeypatch.setattr(member.ForwardMember, "read_at", behind_after_the_walk)
+    (read,) = inspect_paths([wheel]).libraries
+    assert summary(read) == summary(on_disk)

@@ -91,6 +91,7 @@ class ForwardMember:
         self._done = 0  # blocks produced (checksummed, noted) in the first pass
         self._eof = False
         self._restarts = 0
+        self.gave_up = False
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
         self._first = b""
         self._pending = bytearray()
@@ -148,6 +149,7 @@ class ForwardMember:
         """Inflate again from the start (a read behind the window)."""
         self._restarts += 1
         if self._restarts > 2:
+            self.gave_up = True  # pyelftools turns the exception into its own: remember it
             raise Rewind(f"block {index} is behind the window a third time")
         self._inflate = self._module.decompressobj(-15)
         self._in = 0
@@ -273,6 +275,8 @@ def inspect_deflated(
         try:
             layout = read_host_layout(member)  # type: ignore[arg-type]
         except ElfReadError as exc:
+            if member.gave_up:
+                return OnePass(report=None, reason="pyelftools read behind the window")
             member.finish(crc)
             return OnePass(report=damaged_file_report(display, scan, options, exc.what))
         member.finish(crc)
