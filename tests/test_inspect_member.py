@@ -168,21 +168,16 @@ def test_a_member_the_one_pass_cannot_read_is_read_in_two(
     library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rocmforge.inspect import member
+    from rocmforge.inspect.elf import ElfReadError
 
     (on_disk,) = inspect_paths([library]).libraries
     wheel = wheel_of(library, tmp_path)
 
-    def give_up(self: member.ForwardMember, index: int) -> None:
-        self.gave_up = True
-        raise member.Rewind("forced")
+    def layout_read_behind_the_window(stream: member.ForwardMember) -> None:
+        # What pyelftools does with a Rewind raised under it: its own parse error.
+        stream.gave_up = True
+        raise ElfReadError("malformed ELF headers (ELFParseError: block 3 is behind the window)")
 
-    original = member.ForwardMember.read_at
-
-    def behind_after_the_walk(self: member.ForwardMember, offset: int, size: int) -> bytes:
-        if self._next > 1 and offset < member.BLOCK and offset > 0:
-            give_up(self, 0)  # pyelftools' reads of the section table come after the walk
-        return original(self, offset, size)
-
-    monkeypatch.setattr(member.ForwardMember, "read_at", behind_after_the_walk)
+    monkeypatch.setattr(member, "read_host_layout", layout_read_behind_the_window)
     (read,) = inspect_paths([wheel]).libraries
-    assert summary(read) == summary(on_disk)
+    assert summary(read) == summary(on_disk)  # read the two-pass way, not reported as damaged
