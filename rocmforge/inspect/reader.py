@@ -3,9 +3,11 @@
 Owns: walking paths (thousands of files are fine: only 4 bytes of each are read to spot ELF),
 mapping files and wheels read-only (mmap: the walk touches only the pages of bundle headers,
 entry tables and code-object headers, and hands them back as it goes), reading wheel members in
-place (a stored member is a window on the mapped zip file; a deflated one is streamed, with a
-small block cache for the seeks pyelftools makes), and turning every per-file
-failure into a `LibraryReport` with status "error" so the other files are still reported.
+place (a stored member is a window on the mapped zip file; a deflated one is read in one pass
+by `member`, or streamed twice with a small block cache when that cannot answer; large members
+in parallel threads), the raw-byte scan of a file whose section table is lost, what the user
+gave that cannot be inspected at all (`unusable_paths`), and turning every per-file failure
+into a `LibraryReport` with status "error" so the other files are still reported.
 Must not: write anything, extract wheels to disk, print, or load whole sections into memory.
 """
 
