@@ -3,9 +3,10 @@
 Owns: `write_atomic()`, the one way the kit replaces a small file (a lock file, saved compiler
 state, a vendored file): bytes go to a temp file in the same folder, are fsynced, then renamed
 over the target with `os.replace`, so a crash, a full disk or a SIGKILL leaves either the old
-file or the new one, never half of one. Must not: decide what to write or where; callers own
-their paths and formats. Streams that need hashing while they are written (wheel downloads)
-keep their own temp-file handling.
+file or the new one, never half of one. Also `JSONValue`/`JSONDoc`, the types of the JSON
+documents the kit reads and writes. Must not: decide what to write or where; callers own their
+paths and formats. Streams that need hashing while they are written (wheel downloads) keep
+their own temp-file handling.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+JSONValue = str | int | float | bool | None | Sequence["JSONValue"] | Mapping[str, "JSONValue"]
+"""Any value `json.dumps` writes and `json.loads` returns (read-only views, so a `dict[str, str]`
+or a `tuple` is one too); narrow with isinstance before use."""
+JSONDoc = dict[str, JSONValue]
+"""A JSON object the kit writes or reads: a versioned document or one of its records."""
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

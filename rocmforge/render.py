@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 STATUS_STYLES = {
     "OK": "green",
@@ -34,7 +34,7 @@ def wants_plain(stream: TextIO | None = None) -> bool:
 def print_table(
     title: str,
     columns: Sequence[str],
-    rows: Iterable[Sequence[Any]],
+    rows: Iterable[Sequence[object]],
     *,
     status_column: int | None = None,
     stream: TextIO | None = None,
@@ -53,7 +53,7 @@ def print_table(
     for name in columns:
         table.add_column(name, overflow="fold")
     for row in table_rows:
-        cells: list[Any] = list(row)
+        cells: list[str] = list(row)
         if status_column is not None and status_column < len(cells):
             style = STATUS_STYLES.get(cells[status_column], "")
             cells[status_column] = (
@@ -82,7 +82,7 @@ def plain_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
     return "\n".join(lines) + "\n"
 
 
-def emit_json(document: Any, stream: TextIO | None = None) -> None:
+def emit_json(document: object, stream: TextIO | None = None) -> None:
     """Write a JSON document (already versioned by the caller) with a trailing newline."""
     stream = stream or sys.stdout
     stream.write(json.dumps(document, indent=2, sort_keys=False, default=str) + "\n")

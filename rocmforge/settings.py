@@ -1,21 +1,27 @@
-"""Settings: one frozen record resolved from four sources.
+"""Settings: one frozen record resolved from four sources, and the one table of task flags.
 
 Owns: the precedence `config/defaults.toml` < invoke.yaml `rocm:` < `ROCMFORGE_*` environment
-variables < task flags, and the type checking of every value on the way. Must not: probe the
-machine or touch the disk beyond reading config/defaults.toml.
+variables < task flags, the type checking of every value on the way, where each value came from,
+and FLAGS: every flag of every task (long name, short letter, help, the setting it sets).
+Must not: probe the machine, touch the disk beyond reading config/defaults.toml, or import
+Invoke (rocmforge.tasks._flags turns FLAGS into Invoke arguments).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.toml_files import config_dir, read_toml, suggest
+from rocmforge.knowledge.triton import TRITON_MODES
+
+if TYPE_CHECKING:
+    from rocmforge.fsutil import JSONDoc
 
 ENV_PREFIX = "ROCMFORGE_"
 
@@ -34,19 +40,24 @@ class Settings:
     triton_repo: str = ""
     triton_index: str = ""
     triton_mode: str = "auto"
+    allow_triton_gap: bool = False
     gcc: int = 0
     clang: int = 0
     allow_compiler: bool = False
     max_jobs: int = 0
     mem_per_job_gib: float = 4.5
     cache: str = "auto"
+    cache_remote: str = ""
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
+    features: Mapping[str, str] = field(default_factory=dict)
     skip_preflight: bool = False
     venv_system_site_packages: bool = False
     alternatives_altdir: str = ""
     alternatives_admindir: str = ""
     alternatives_link_dir: str = ""
+    matrix_refs: str = ""
+    matrix_groups: Mapping[str, str] = field(default_factory=dict)
     # Where each value came from, for `invoke plan` and error messages: name -> source label.
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
 
@@ -54,25 +65,26 @@ class Settings:
     def work_path(self) -> Path:
         return Path(self.work_dir)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDoc:
         out = {
             f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "origins"
         }
         out["mirrors"] = dict(self.mirrors)
         out["build_env"] = dict(self.build_env)
+        out["matrix_groups"] = dict(self.matrix_groups)
+        out["features"] = dict(self.features)
         return out
 
 
 SETTING_NAMES = tuple(f.name for f in dataclasses.fields(Settings) if f.name != "origins")
 _CACHE_CHOICES = ("auto", "ccache", "sccache", "none")
-_TRITON_CHOICES = ("auto", "wheel", "source", "skip")
 # ROCMFORGE_* variables that are not settings: read by knowledge.toml_files (CONFIG_DIR), by the
 # nox sessions (VERIFY_TARGETS, DIST) before any Settings exist, and by probes.tool_cache
 # (CACHE_DIR).
 _NOT_SETTINGS = ("config_dir", "verify_targets", "dist", "cache_dir")
 
 
-def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dict[str, object]:
     """The lowest layer: config/defaults.toml, checked against the known setting names."""
     path = config_dir(directory) / "defaults.toml"
     data = read_toml(path)
@@ -80,23 +92,33 @@ def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dic
     return data
 
 
+# One Invoke configuration layer that holds `rocm:` keys: (where it came from, its values).
+ConfigLayer = tuple[str, Mapping[str, object]]
+DEFAULTS_SOURCE = "config/defaults.toml"
+BUILT_IN = "default"  # a value no layer gave: the Settings field's own default
+
+
 def resolve(
     *,
-    defaults: Mapping[str, Any],
-    invoke_config: Mapping[str, Any] | None = None,
+    defaults: Mapping[str, object],
+    invoke_config: Mapping[str, object] | None = None,
     environ: Mapping[str, str] | None = None,
-    flags: Mapping[str, Any] | None = None,
+    flags: Mapping[str, object] | None = None,
+    invoke_layers: Sequence[ConfigLayer] = (),
+    defaults_source: str = DEFAULTS_SOURCE,
 ) -> Settings:
-    """Merge the four layers (later wins) into a checked Settings.
+    """Merge the layers (later wins) into a checked Settings that records each value's source.
 
-    `invoke_config` is the `rocm:` section as Invoke merged it (collection defaults plus
-    invoke.yaml). Flags whose value is None, "" or 0 are "not given" and do not override, because
-    Invoke derives a flag's type from its default and cannot express "unset" otherwise.
+    Order: the Settings defaults < `defaults` (config/defaults.toml) < `invoke_layers` (each
+    labelled with the file or variable it came from, lowest first) < `invoke_config` (labelled
+    invoke.yaml) < ROCMFORGE_* < flags (by setting name). Flags whose value is None, "" or 0 are
+    "not given" and do not override, because Invoke derives a flag's type from its default and
+    cannot express "unset" otherwise.
     """
     values: dict[str, Any] = {}
-    origins: dict[str, str] = {}
+    origins: dict[str, str] = {name: BUILT_IN for name in SETTING_NAMES}
 
-    def layer(items: Mapping[str, Any], label: str, *, skip_empty: bool = False) -> None:
+    def layer(items: Mapping[str, object], label: str, *, skip_empty: bool = False) -> None:
         _check_names(items, source=label)
         for key, value in items.items():
             if skip_empty and value in (None, "", 0, False, {}):
@@ -104,14 +126,17 @@ def resolve(
             values[key] = _coerce(key, value, source=label)
             origins[key] = label
 
-    layer(defaults, "config/defaults.toml")
+    layer(defaults, defaults_source)
+    for label, items in invoke_layers:
+        layer(items, label)
     if invoke_config:
         layer({k: v for k, v in invoke_config.items()}, "invoke.yaml (rocm:)")
     for key, value in sorted(_env_layer(environ if environ is not None else os.environ).items()):
         values[key] = _coerce(key, value, source=ENV_PREFIX + key.upper())
         origins[key] = "env " + ENV_PREFIX + key.upper()
-    if flags:
-        layer(flags, "flag", skip_empty=True)
+    for key, given in (flags or {}).items():
+        flag = FLAG_OF_SETTING.get(key)
+        layer({key: given}, f"flag {flag.long}" if flag else "flag", skip_empty=True)
     return Settings(**values, origins=origins)
 
 
@@ -135,7 +160,7 @@ def _env_layer(environ: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
-def _check_names(items: Mapping[str, Any], *, source: str) -> None:
+def _check_names(items: Mapping[str, object], *, source: str) -> None:
     for key in items:
         if key not in SETTING_NAMES:
             raise UsageError(
@@ -168,8 +193,12 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
         text = str(value).strip() if value is not None else ""
         if key == "cache" and text not in _CACHE_CHOICES:
             raise ValueError
-        if key == "triton_mode" and text not in _TRITON_CHOICES:
+        if key == "triton_mode" and text not in TRITON_MODES:
             raise ValueError
+        if key == "cache_remote" and text:
+            from rocmforge.knowledge.cache_backends import parse_remote
+
+            parse_remote(text, source=source)
         return text
     except (TypeError, ValueError):
         kind = _kind_name(default, key)
@@ -184,7 +213,7 @@ def _kind_name(default: Any, key: str) -> str:
     if key == "cache":
         return "one of " + ", ".join(_CACHE_CHOICES)
     if key == "triton_mode":
-        return "one of " + ", ".join(_TRITON_CHOICES)
+        return "one of " + ", ".join(TRITON_MODES)
     if isinstance(default, bool):
         return "a boolean (true/false, 1/0, yes/no)"
     if isinstance(default, int):
@@ -222,3 +251,126 @@ def _to_mapping(value: Any) -> dict[str, str]:
             out[name.strip()] = val.strip()
         return out
     raise TypeError(type(value).__name__)
+
+
+# --- the flags of every task ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Flag:
+    """One command-line flag, spelt the same in every task that takes it.
+
+    `name` is the Python parameter (the long flag is `--name` with '-' for '_'); `short` is its
+    one letter ("" = none), and a letter means one flag in every task. A flag with a `setting`
+    sets that Settings field (its value overrides config/, invoke.yaml and ROCMFORGE_*); one
+    without is an option of the tasks that take it.
+    """
+
+    name: str
+    short: str
+    help: str
+    setting: str = ""
+
+    @property
+    def long(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+FLAGS: tuple[Flag, ...] = (
+    # Flags that set a setting (plan, build and the tasks that read the same setting).
+    Flag(name="arch", short="a", setting="arch",
+         help="GPU targets, ';' or ',' separated, aliases allowed (gfx1100, \"gfx90a;gfx942\", "
+         "mi300, rdna3); default: the GPUs found"),
+    Flag(name="ref", short="r", setting="pytorch_ref",
+         help="PyTorch tag, branch or 40-hex commit (setting pytorch_ref, e.g. v2.9.1)"),
+    Flag(name="repo", short="u", setting="pytorch_repo",
+         help="PyTorch git URL, mirror or path (setting pytorch_repo)"),
+    Flag(name="rocm_path", short="o", setting="rocm_path",
+         help="ROCm install (default: ROCM_PATH, HIP_PATH, /opt/rocm*, /usr)"),
+    Flag(name="work_dir", short="w", setting="work_dir",
+         help="the kit's work dir: sources, venv, logs, dist (default .rocmforge)"),
+    Flag(name="gcc", short="g", setting="gcc", help="host GCC major for CC/CXX (e.g. 11)"),
+    Flag(name="clang", short="c", setting="clang", help="host Clang major for CC/CXX (e.g. 16)"),
+    Flag(name="allow_compiler", short="l", setting="allow_compiler",
+         help="accept a host compiler outside the version table for the ROCm found"),
+    Flag(name="allow_triton_gap", short="x", setting="allow_triton_gap",
+         help="build even when the pinned Triton cannot compile for a target (setting "
+         "allow_triton_gap; recorded in the manifest)"),
+    Flag(name="python", short="p", setting="python",
+         help="interpreter that creates the build venv"),
+    Flag(name="triton", short="t", setting="triton_mode",
+         help="auto (prebuilt wheel, else source), wheel, source, or skip (setting triton_mode)"),
+    Flag(name="skip_preflight", short="s", setting="skip_preflight",
+         help="do not stop on doctor's FAIL rows (setting skip_preflight)"),
+    Flag(name="system_site_packages", short="y", setting="venv_system_site_packages",
+         help="let the build venv see the interpreter's site-packages (setting "
+         "venv_system_site_packages)"),
+    # Options of the tasks that take them.
+    Flag(name="json", short="j", help="print a versioned JSON document instead of a table"),
+    Flag(name="expect", short="e",
+         help='targets every library with device code must carry, e.g. "gfx1100;gfx942"'),
+    Flag(name="format", short="f", help="sh (default), fish, json, or github ($GITHUB_ENV lines)"),
+    Flag(name="lock", short="k",
+         help="reproduce the tree a rocmforge.lock file describes (its commits win over --ref)"),
+    Flag(name="device", short="d",
+         help="cuda (ROCm and CUDA builds), cpu, or auto (cuda when a GPU is visible)"),
+    Flag(name="into", short="i", help="the other repository's root folder"),
+    Flag(name="all", short="",
+         help="remove the whole work dir the kit made (sources, venv, dist, logs, stamps)"),
+    Flag(name="check", short="",
+         help="only report each patch's state (applies/applied/absorbed/stale); change nothing"),
+    Flag(name="revert", short="", help="reverse the patches this kit applied, last first"),
+    Flag(name="timeout", short="", help="seconds to wait for each HTTP reply (default 10)"),
+    Flag(name="system", short="",
+         help="also switch the system-wide gcc/clang with update-alternatives (needs root)"),
+    Flag(name="restore", short="",
+         help="put the update-alternatives groups back as they were before --system"),
+    Flag(name="paths", short="",
+         help="wheel, directory or ELF file (required, first argument); several: quote them as "
+         "one argument ('dist/torch.whl build/lib'); shell-style globs are expanded"),
+    Flag(name="path", short="",
+         help="one more wheel, directory or ELF file; repeat for several "
+         "(--path a.whl --path build/lib)"),
+    Flag(name="deep", short="",
+         help="decompress every compressed bundle whole, check its header hash, and cross-check "
+         "every code object (slower; the default reads entry tables only)"),
+    Flag(name="only", short="",
+         help="comma-separated checks: build,arch,static,ops,attention,triton,memory,perf,comm"),
+    Flag(name="comm_sizes", short="", help="message sizes for comm, e.g. 1KiB,1MiB,1GiB"),
+    Flag(name="comm_timeout", short="",
+         help="seconds without progress before comm is declared hung"),
+    Flag(name="tree", short="",
+         help="a PyTorch checkout to read (required), e.g. .rocmforge/src/pytorch"),
+    Flag(name="prefix", short="",
+         help="folder inside it that receives the kit (default third_party/rocmforge)"),
+    Flag(name="update", short="",
+         help="refresh an earlier copy: show the diff, keep files edited there"),
+    Flag(name="rocm", short="",
+         help="ROCm release the build uses, e.g. 7.0 (default: the selected ROCm install's)"),
+    Flag(name="base_url", short="",
+         help="mirror of https://github.com/ROCm/aotriton/releases/download/ (same layout)"),
+    Flag(name="group", short="",
+         help="a target group NAME=TARGETS, e.g. mi300=gfx942 or 'rdna3=gfx1100,gfx1101' "
+         "(repeatable; default: setting matrix_groups, else one group of --arch)"),
+    Flag(name="workflow", short="",
+         help="print a GitHub Actions workflow instead of the strategy.matrix JSON"),
+)
+FLAG_BY_NAME: Mapping[str, Flag] = {f.name: f for f in FLAGS}
+FLAG_OF_SETTING: Mapping[str, Flag] = {f.setting: f for f in FLAGS if f.setting}
+# The flags of `invoke plan` and `invoke build`, in help order.
+BUILD_FLAGS: tuple[str, ...] = ("arch", "ref", "repo", "rocm_path", "work_dir", "gcc", "clang",
+                                "allow_compiler", "allow_triton_gap", "python", "triton",
+                                "skip_preflight", "system_site_packages")
+
+
+def flag_default(flag: Flag) -> str | bool:
+    """What a setting flag holds when it is not given: False for a boolean setting, else ""
+    (Invoke takes the flag's type from it; text is checked by `resolve`, so `--gcc abc` is a
+    one-paragraph error instead of a traceback in Invoke's parser)."""
+    return False if isinstance(getattr(Settings(), flag.setting), bool) else ""
+
+
+def settings_of_flags(given: Mapping[str, object]) -> dict[str, object]:
+    """Task flag values (by flag name) under their setting names; task options are left out."""
+    return {FLAG_BY_NAME[name].setting: value for name, value in given.items()
+            if FLAG_BY_NAME[name].setting}

@@ -1,13 +1,16 @@
 """The kit's work directory layout: one root, fixed sub-folders, nothing written outside it.
 
-Owns: the names of the folders under the work dir, so `invoke clean` knows what the kit made.
-Must not: create anything (the runner and tasks create folders when they write).
+Owns: the names of the folders under the work dir, so `invoke clean` knows what the kit made,
+and the marker file that says the kit made the work dir (`mark_work_dir`). Must not: create
+anything else (the runner and tasks create folders when they write).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from rocmforge.fsutil import write_atomic
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +54,11 @@ class WorkDir:
         return self.root / "downloads"
 
     @property
+    def aotriton(self) -> Path:
+        """AOTriton prefixes unpacked by `invoke fetch` (AOTRITON_INSTALLED_PREFIX points here)."""
+        return self.root / "aotriton"
+
+    @property
     def lock_file(self) -> Path:
         """Default lock file written after checkout (rocmforge.lock, TOML)."""
         return self.root / "rocmforge.lock"
@@ -58,3 +66,14 @@ class WorkDir:
 
 def workdir_for(work_dir: str | Path) -> WorkDir:
     return WorkDir(root=Path(work_dir).absolute())
+
+
+WORK_DIR_MARKER = "work-dir"
+_MARKER_TEXT = "rocmforge work dir: `invoke clean` may delete what the kit made here.\n"
+
+
+def mark_work_dir(state: Path) -> None:
+    """Record that the kit made this work dir (idempotent); `state` is `<work dir>/state`."""
+    marker = state / WORK_DIR_MARKER
+    if not marker.is_file():
+        write_atomic(marker, _MARKER_TEXT)

@@ -149,13 +149,23 @@ def test_fixture_build_then_noop_then_target_change(shared, tmp_path: Path) -> N
     # A new target list keeps the checkout, the venv and Triton; it redoes from environment on.
     for kept in ("checkout", "venv", "build-requirements", "triton"):
         assert f"{kept}: done (stamp matches), skipped" in third.stdout
-    assert "[8/15] environment ... " in third.stdout
+    assert "[9/16] environment ... " in third.stdout
     stale_log = (work / "logs" / "stale-check.log").read_text()
     assert "configured for gfx1100 but gfx1100;gfx942 was requested" in stale_log
     assert "removing the stale CMake build dir" in stale_log
     assert "Building PyTorch for GPU arch: gfx1100;gfx942" in (
         work / "logs" / "configure.log").read_text()
     assert bundled_targets(wheels[0], tmp_path) == ["gfx1100", "gfx942"]
+    assert json.loads((work / "dist" / "manifest.json").read_text())["targets"] == [
+        "gfx1100", "gfx942"]
+
+    # A deleted dist/ is noticed (issue 14 item 6): collect and install run again, nothing else.
+    shutil.rmtree(work / "dist")
+    fourth = run_build(work, repo, arch="gfx1100;gfx942")
+    assert fourth.returncode == 0, fourth.stdout[-3000:] + fourth.stderr[-3000:]
+    assert (f"==> collect: its stamp matches, but {work / 'dist' / 'manifest.json'} is gone; it "
+            "runs again, and so does every step after it") in fourth.stdout
+    assert "rocmforge: 2 step(s) ran" in fourth.stdout
     assert json.loads((work / "dist" / "manifest.json").read_text())["targets"] == [
         "gfx1100", "gfx942"]
 
@@ -279,9 +289,12 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
                     "-q", str(cuda)], check=True)
 
     index = serve_index(httpserver, "pytorch-triton-rocm", wheel, "0" * 64)
-    bad = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index})
+    # The fixture Triton is a stub that cannot compile a kernel: the target probe FAILs it, and
+    # allow_triton_gap lets the build go on (the gap is in the manifest).
+    gap = {"ROCMFORGE_ALLOW_TRITON_GAP": "true"}
+    bad = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index, **gap})
     assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr[-3000:]
-    assert "==> [7/15] triton:" in bad.stdout
+    assert "==> [8/17] triton:" in bad.stdout
     assert (f"rocmforge: The download of {wheel.name} does not match its published sha256"
             in bad.stderr)
     assert "triton" not in stamps(work)
@@ -289,7 +302,7 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
     assert "pytorch-triton-rocm" not in _venv_dists(work)
 
     index = serve_index(httpserver, "pytorch-triton-rocm", wheel, sha256_of(wheel))
-    good = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index})
+    good = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index, **gap})
     assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
     assert "checkout: done (stamp matches), skipped" in good.stdout
     triton_log = (work / "logs" / "triton.log").read_text()
@@ -312,3 +325,44 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
                                        supported_tags=sys_tags(), python="3")
     assert session.wheels.triton == dist / wheel.name
     assert session.wheels.torch.name == manifest["wheels"]["torch"]
+
+
+def _tree_git(tree: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_a_reset_tree_redoes_the_kits_edits_and_a_users_edit_is_named_as_theirs(
+    shared, tmp_path: Path
+) -> None:
+    """Issue 14 items 5a and 10. `git reset --hard` of the tree undoes hipify under stamps that
+    say it ran: the tree-facts re-check notices and the kit's edits and every later step run
+    again. A user's edit found among the kit's edits is stashed under a name that says so."""
+    repo, work, _ = shared
+    tree = work / "src" / "pytorch"
+    _tree_git(tree, "reset", "-q", "--hard")
+    again = run_build(work, repo)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert ("the tree changed since the kit's patches and hipify (it has no local changes: "
+            "reset to its commit): they and every later step run again") in again.stdout
+    for redone in ("patches", "hipify", "build", "collect"):
+        assert f"] {redone} ... " in again.stdout, redone
+    assert "Successfully preprocessed" in (work / "logs" / "hipify.log").read_text()
+
+    # Nothing changed since: a no-op again.
+    quiet = run_build(work, repo)
+    assert "every step is up to date; nothing to do" in quiet.stdout, quiet.stdout[-3000:]
+
+    # A user edits a file the kit had hipified: the next build sets the tree's changes aside
+    # as "your edits and the kit's", then patches and hipifies the pristine tree.
+    edited = next(p for p in (tree / "csrc").iterdir() if p.suffix in (".cu", ".hip"))
+    edited.write_text(edited.read_text() + "// a user's own line\n")
+    third = run_build(work, repo)
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    assert "files were changed, added or removed after the kit's edits" in third.stdout
+    stashes = _tree_git(tree, "stash", "list")
+    assert "rocmforge: your edits and the kit's (patches, hipify): changes the kit did not make " \
+        "included" in stashes
+    assert "a user's own line" in _tree_git(tree, "stash", "show", "-p", "--include-untracked",
+                                              "stash@{0}")
+    assert "a user's own line" not in edited.read_text()

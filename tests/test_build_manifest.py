@@ -14,6 +14,7 @@ from packaging.tags import sys_tags
 
 from rocmforge.execute.model import Plan, Step
 from rocmforge.execute.runner import run_plan
+from rocmforge.knowledge.manifest import MANIFEST_SCHEMA
 from rocmforge.sessions import support as nox_support
 from rocmforge.steps.outputs import collect
 from rocmforge.workdir import workdir_for
@@ -55,7 +56,7 @@ def _build_dist(tmp_path: Path, targets: tuple[str, ...]) -> Path:
 def test_manifest_written_by_collect_has_the_keys_verify_reads(tmp_path: Path) -> None:
     dist = _build_dist(tmp_path, ("gfx1100", "gfx942"))
     doc = json.loads((dist / "manifest.json").read_text())
-    assert doc["schema"] == nox_support.MANIFEST_SCHEMA == "rocmforge.manifest/1"
+    assert doc["schema"] == MANIFEST_SCHEMA == "rocmforge.manifest/1"
     assert doc["targets"] == ["gfx1100", "gfx942"]
     assert doc["wheels"] == {"torch": "torch-2.8.0a0-py3-none-any.whl",
                              "triton": "pytorch_triton_rocm-3.4.0+git01234567-py3-none-any.whl"}

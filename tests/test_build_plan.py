@@ -34,12 +34,17 @@ def _plan(settings: dict | None = None, patches: dict | None = None, **options: 
 def test_setup_py_release_runs_configure_then_bdist_wheel() -> None:
     plan = _plan(build_style="setup.py", python="/usr/bin/python3")
     names = [s.name for s in plan.steps]
-    assert names == ["preflight", "compilers", "checkout", "patches", "venv",
-                     "build-requirements", "triton", "environment", "hipify", "stale-check",
+    assert names == ["preflight", "compilers", "checkout", "tree-facts", "patches", "venv",
+                     "build-requirements", "triton", "triton-targets", "environment", "hipify",
+                     "stale-check",
                      "configure", "configure-check", "build", "collect", "install"]
     steps = {s.name: s for s in plan.steps}
     assert steps["venv"].argv == ("/usr/bin/python3", "-m", "venv", "/w/venv")
-    assert steps["hipify"].argv == ("/w/venv/bin/python", "tools/amd_build/build_amd.py")
+    assert steps["hipify"].argv == ("hipify", "/w/venv/bin/python",
+                                    "tools/amd_build/build_amd.py")
+    assert steps["hipify"].effects is not None
+    assert steps["hipify"].effects.commands == (("/w/venv/bin/python",
+                                                 "tools/amd_build/build_amd.py"),)
     assert steps["hipify"].cwd == "/w/src/pytorch"
     assert steps["configure"].argv == ("/w/venv/bin/python", "setup.py", "build")
     assert steps["configure"].env["CMAKE_ONLY"] == "1"
@@ -75,9 +80,10 @@ def test_target_change_changes_env_and_stale_check_digests_not_checkout() -> Non
     assert "environment" in changed and "stale-check" in changed and "build" in changed
     assert "checkout" not in changed and "venv" not in changed and "triton" not in changed
     assert "preflight" not in changed
-    # The runner redoes from the first changed step: environment, after the venv and Triton.
+    # The runner redoes from the first changed step: the Triton target probe (a new target must
+    # be checked), after the venv and Triton itself.
     first = next(i for i, s in enumerate(_plan().steps) if one[s.name] != two[s.name])
-    assert _plan().steps[first].name == "environment"
+    assert _plan().steps[first].name == "triton-targets"
 
 
 def test_identical_inputs_give_identical_digests() -> None:
@@ -113,7 +119,7 @@ def test_plan_json_is_versioned_and_lists_every_step() -> None:
     doc = _plan({"triton_mode": "skip"}).to_json()
     assert doc["schema"] == "rocmforge.plan/1"
     assert doc["targets"] == ["gfx1100"]
-    assert len(doc["steps"]) == 15
+    assert len(doc["steps"]) == 16
     assert any("Triton is skipped" in note for note in doc["notes"])
 
 
@@ -154,11 +160,13 @@ def test_checkout_is_volatile_for_a_branch_or_tag_but_not_a_full_commit() -> Non
         steps = {s.name: s for s in _plan(settings={"pytorch_ref": ref}).steps}
         assert steps["checkout"].volatile is True, ref
         assert steps["checkout"].to_json()["volatile"] is True
-        # Only the checkout is re-checked; Triton follows it through the chain.
-        assert [s.name for s in steps.values() if s.volatile] == ["checkout"]
+        # The checkout and the tree-facts check are re-checked; Triton follows the chain.
+        assert [s.name for s in steps.values() if s.volatile] == ["checkout", "tree-facts"]
     sha = "0123456789abcdef0123456789abcdef01234567"
     pinned = {s.name: s for s in _plan(settings={"pytorch_ref": sha}).steps}
     assert pinned["checkout"].volatile is False
+    # A full commit cannot move, but its tree can be reset under the kit's stamps.
+    assert pinned["tree-facts"].volatile is True
 
 
 def test_volatile_flag_is_not_part_of_the_digest() -> None:
@@ -208,8 +216,8 @@ def test_in_process_steps_say_what_they_will_do_in_the_plan_and_its_digest() -> 
     assert steps["stale-check"].effects is not None
     assert steps["stale-check"].effects.notes == (
         "removes /w/src/pytorch/build when its PYTORCH_ROCM_ARCH is not gfx1100",)
-    assert steps["hipify"].effects is None and "effects" not in steps["hipify"].to_json() or \
-        steps["hipify"].to_json()["effects"] is None
+    assert steps["venv"].effects is None and "effects" not in steps["venv"].to_json() or \
+        steps["venv"].to_json()["effects"] is None
     # Another index changes what the triton step fetches, so its digest.
     other = {s.name: s for s in _plan({"triton_index": "https://mirror/rocm{rocm}"}).steps}
     assert other["triton"].to_json()["effects"]["fetches"][0] == "https://mirror/rocm6.4"

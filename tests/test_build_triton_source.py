@@ -130,7 +130,9 @@ def source_build(tmp_path_factory: pytest.TempPathFactory) -> SourceBuild:
     repo = make_fixture_repo(root / "pytorch")
     pin_pytorch_to(repo, pinned, "3.4.0")
     work = root / "work"
-    environ = {"ROCMFORGE_TRITON_REPO": triton_repo.as_uri()}
+    # The fixture Triton is a stub that cannot compile a kernel: allow_triton_gap lets the build
+    # go on past the target probe (the gap is in the manifest).
+    environ = {"ROCMFORGE_TRITON_REPO": triton_repo.as_uri(), "ROCMFORGE_ALLOW_TRITON_GAP": "true"}
     started = time.monotonic()
     first = run_build(work, repo, "source", environ)
     seconds = time.monotonic() - started
@@ -148,7 +150,7 @@ def test_source_build_at_the_pin_lands_in_dist_manifest_and_venv(
     checkout = work / "src" / "triton"
     assert git("rev-parse", "HEAD", cwd=checkout) == pinned
     assert git("rev-parse", "HEAD", cwd=checkout) != source_build.tip
-    assert "==> [7/15] triton:" in out
+    assert "==> [8/17] triton:" in out
     log = (work / "logs" / "triton.log").read_text()
     assert f"Triton pin: {pinned} ({WHEEL_PROJECT} 3.4.0) from {PINS}" in log
     assert f"fixture triton: building {WHEEL_PROJECT} 3.4.0" in log
@@ -182,7 +184,7 @@ def test_auto_without_a_wheel_on_the_index_builds_from_source(
     print(f"auto build falling back to source: {time.monotonic() - started:.1f} s")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-3000:]
     assert "checkout: done (stamp matches), skipped" in done.stdout
-    assert "==> [7/15] triton:" in done.stdout
+    assert "==> [8/17] triton:" in done.stdout
     assert (f"no prebuilt Triton wheel (The index {index} has no project {WHEEL_PROJECT}"
             in done.stdout)
     assert "building from source" in done.stdout

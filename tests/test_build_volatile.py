@@ -193,12 +193,12 @@ def test_branch_build_follows_upstream_then_noop(tmp_path: Path) -> None:
     # The plan cannot know (no network): it says the checkout will be checked.
     dry = _build_at(work, repo, BRANCH, "--dry")
     assert dry.returncode == 0, dry.stderr
-    assert "==> [3/15] checkout: stamp matches, would re-check (volatile" in dry.stdout
+    assert "==> [3/16] checkout: stamp matches, would re-check (volatile" in dry.stdout
     assert _git(work / "src" / "pytorch", "rev-parse", "HEAD") == old_head
 
     second = _build_at(work, repo, BRANCH)
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
-    assert "==> [3/15] checkout: re-check found a change" in second.stdout
+    assert "==> [3/16] checkout: re-check found a change" in second.stdout
     assert f"PyTorch {BRANCH} is at {new_head}" in second.stdout
     for redone in ("patches", "venv", "triton", "environment", "hipify", "configure", "build",
                    "collect", "install"):

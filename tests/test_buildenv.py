@@ -180,7 +180,7 @@ def test_invoke_env_bad_compiler_major_exits_2_without_traceback(flag: str, valu
     )
     assert done.returncode == 2, done.stderr
     name = flag.lstrip("-")
-    assert (f"Setting {name} from flag has the value {value!r}, which is not a whole number "
+    assert (f"Setting {name} from flag {flag} has the value {value!r}, which is not a whole number "
             ">= 0") in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""

@@ -79,9 +79,9 @@ def test_unknown_kind_is_refused():
 
 
 def test_approximate_rocm_is_named_in_the_reason():
-    rocm = rocm_release_for("7.14.0")
+    rocm = rocm_release_for("7.13.0")
     verdict = judge_compiler("gcc", "12.2.0", rocm, TORCH213)
-    assert "ROCm 7.14.0 (treated as 7.2)" in verdict.reason
+    assert "ROCm 7.13.0 (treated as 7.2)" in verdict.reason
 
 
 def test_debian_rocm52_guidance():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +52,11 @@ def _log(name: str) -> str:
          "error: <urlopen error [Errno -2] Name or service not known>"),
         ("configure_cpu_fallback.log", "cpu-fallback", "ROCM_PATH",
          "--   USE_ROCM              : OFF"),
+        ("no_space_left_gnu_as.log", "no-space-left", "df -h $TMPDIR",
+         "/tmp/ccqNwo1p.s: Fatal error: can't write 34 bytes to section .text of obj.o: "
+         "'No space left on device'"),
+        ("no_space_left_python.log", "no-space-left", "--work-dir",
+         "OSError: [Errno 28] No space left on device"),
         ("invalid_device_function.log", "no-binary-for-gpu", "gcnArchName",
          "torch.AcceleratorError: HIP error: invalid device function"),
         ("no_binary_for_gpu.log", "no-binary-for-gpu", "invoke inspect",
@@ -154,9 +158,7 @@ def _big_ninja_log(target_bytes: int, error_at: float) -> tuple[str, int]:
 def test_five_megabyte_log_with_one_buried_error(tmp_path):
     text, buried = _big_ninja_log(5 * 1024 * 1024, error_at=0.37)
     assert len(text) >= 5 * 1024 * 1024
-    start = time.perf_counter()
     result = triage(text, signatures=SIGNATURES)
-    elapsed = time.perf_counter() - start
     assert result is not None
     assert result.signature_id == "cc1plus-killed"
     assert "clang++: error: unable to execute command: Killed" in result.relevant_lines
@@ -165,7 +167,8 @@ def test_five_megabyte_log_with_one_buried_error(tmp_path):
     )
     assert len(result.relevant_lines) <= MAX_RELEVANT_LINES
     assert sum(len(line) for line in result.relevant_lines) < 8000  # not the ninja log
-    assert elapsed < 3.0, f"triage took {elapsed:.2f}s"
+    # Its speed is measured by benchmarks/triage_large_log.py, not asserted here (a timed test
+    # fails on a busy machine and proves nothing on a fast one).
     # The same from disk, streamed.
     path = tmp_path / "build.log"
     path.write_text(text, encoding="utf-8")
@@ -242,3 +245,30 @@ def test_every_shipped_signature_has_a_source_and_is_exercised():
             exercised.add(result.signature_id)
     assert exercised == ids
     assert all(re.compile(s.pattern.pattern) for s in SIGNATURES)
+
+
+@pytest.mark.parametrize(
+    ("env", "advice"),
+    [
+        ({"MAX_JOBS": "2"}, "MAX_JOBS was 2; rerun with half as many, "
+                            "`ROCMFORGE_MAX_JOBS=1 invoke build`"),
+        ({"MAX_JOBS": "9"}, "MAX_JOBS was 9; rerun with half as many, "
+                            "`ROCMFORGE_MAX_JOBS=4 invoke build`"),
+        ({"MAX_JOBS": "1"}, "MAX_JOBS was already 1, so fewer jobs cannot help: add memory or "
+                            "swap, or build on a larger machine"),
+        ({}, "MAX_JOBS was not set (ninja then runs one job per core); rerun with fewer, e.g. "
+             "`ROCMFORGE_MAX_JOBS=4 invoke build`"),
+    ],
+)
+def test_oom_advice_is_computed_from_the_runs_own_max_jobs(
+    tmp_path: Path, env: dict[str, str], advice: str
+) -> None:
+    """Issue 18 item 9: the OOM fix never suggests MAX_JOBS=4 to a run that used 2."""
+    from rocmforge.execute.triage import run_context, triage_file
+
+    log = tmp_path / "build.log"
+    log.write_text(_log("cc1plus_killed.log"))
+    result = triage_file(log, "build", signatures=SIGNATURES, context=run_context(env))
+    assert result is not None and result.signature_id == "cc1plus-killed"
+    assert result.fix == (f"{advice} (sets MAX_JOBS; budget about 4-5 GB of RAM per HIP job); "
+                          "the rerun resumes where it stopped")

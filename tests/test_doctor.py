@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rocmforge.knowledge.arches import load_arch_table
-from rocmforge.plan.doctor import DoctorRow, diagnose, exit_status, requested_targets
+from rocmforge.knowledge.targets import requested_targets
+from rocmforge.plan.doctor import DoctorRow, diagnose, exit_status
 from rocmforge.probes.compile_probe import TargetProbe
 from rocmforge.probes.facts import Facts
 from rocmforge.probes.gpus import GpuAgent, GpuScan
@@ -261,3 +262,49 @@ def test_doctor_json_document_is_exact() -> None:
                    "rows": [r.to_json() for r in rows]}
     assert doctor_json(SimpleNamespace(rocm=None), [], rows[:1])["ok"] is True
     assert doctor_json(SimpleNamespace(rocm=None), [], rows[:1])["rocm"] is None
+
+
+@pytest.mark.needs_tool("gcc-12", "hipcc")
+def test_one_host_compiler_verdict_in_doctor_toolchain_and_build(tmp_path) -> None:
+    """Issue 15 item 11: GCC 12 with Debian's ROCm 5.2 is the same FAIL, with the same reason,
+    in doctor without --arch, doctor with --arch, `invoke toolchain` and the build's preflight;
+    allow_compiler makes it the same WARN everywhere."""
+    import json as jsonlib
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+
+    def run(*args: str, allow: bool = False) -> dict:
+        env = {**os.environ, "ROCMFORGE_GCC": "12", "ROCMFORGE_WORK_DIR": str(tmp_path / "w")}
+        if allow:
+            env["ROCMFORGE_ALLOW_COMPILER"] = "true"
+        done = subprocess.run([sys.executable, "-m", "invoke", *args, "--json"], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=180)
+        return jsonlib.loads(done.stdout)
+
+    def verdicts(allow: bool) -> list[tuple[str, str]]:
+        found = []
+        for args in (("doctor",), ("doctor", "--arch", "gfx90a")):
+            row = next(r for r in run(*args, allow=allow)["rows"]
+                       if r["check"] == "host compiler")
+            found.append((row["status"], row["detail"].split(": ", 1)[1]))
+        gcc12 = next(c for c in run("toolchain", allow=allow)["compilers"]
+                     if c["kind"] == "gcc" and c["major"] == 12)
+        found.append((gcc12["status"], gcc12["reason"]))
+        return found
+
+    refused = verdicts(False)
+    assert {status for status, _ in refused} == {"FAIL"}
+    assert len({reason for _, reason in refused}) == 1
+    assert "the build refuses a compiler the table warns about" in refused[0][1]
+    plan = run("plan", "--arch", "gfx90a")
+    assert "host compiler" in plan["steps"][0]["inputs"]["fail_rows"]
+    allowed = verdicts(True)
+    assert {status for status, _ in allowed} == {"WARN"}
+    assert len({reason for _, reason in allowed}) == 1
+    assert allowed[0][1].endswith("(allowed by --allow-compiler)")
+    assert "host compiler" not in run("plan", "--arch", "gfx90a",
+                                      allow=True)["steps"][0]["inputs"]["fail_rows"]

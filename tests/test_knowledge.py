@@ -113,7 +113,7 @@ def test_removed_and_generic_targets(table):
     generic = table.get("gfx11-generic")
     assert generic.generic and generic.llvm_min == 19
     assert generic.generic_members == (
-        "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152")
+        "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153")
     assert table.get("gfx9-4-generic").llvm_min == 20
 
 
@@ -196,8 +196,10 @@ def test_mi250x_per_device_is_one_gcd():
         ("7.1.1", "7.1", 20, False),
         ("7.2", "7.2", 22, False),
         ("5.7.1", "5.2", 15, True),
-        ("7.14.0", "7.2", 22, True),
-        ("10.1.0", "7.2", 22, True),
+        ("7.2.4", "7.2", 22, False),
+        ("7.13.0", "7.2", 22, True),
+        ("7.14.0", "7.14", 0, False),
+        ("10.1.0", "7.14", 0, True),
     ],
 )
 def test_rocm_release_for(version, row, llvm, approximate):
@@ -208,7 +210,8 @@ def test_rocm_release_for(version, row, llvm, approximate):
 
 def test_rocm_release_rows():
     releases = load_rocm_releases()
-    assert list(releases) == ["5.2", "6.0", "6.1", "6.2", "6.3", "6.4", "7.0", "7.1", "7.2"]
+    assert list(releases) == ["5.2", "6.0", "6.1", "6.2", "6.3", "6.4", "7.0", "7.1", "7.2",
+                              "7.14"]
     seven = releases["7.0"]
     assert (seven.released, seven.gcc_recommended, seven.clang_recommended,
             seven.gcc_warn_from, seven.llvm_version) == (
@@ -233,10 +236,11 @@ def test_rocm_release_refusals(text, fragment):
         ("release/2.9", "2.9", False),
         ("v2.13.0-rc2", "2.13", False),
         ("2.4", "2.4", False),
-        ("main", "2.14", True),
-        ("nightly", "2.14", True),
-        ("0123456789abcdef0123456789abcdef01234567", "2.14", True),
-        ("v2.15.0", "2.14", True),
+        ("main", "2.16", True),
+        ("nightly", "2.16", True),
+        ("0123456789abcdef0123456789abcdef01234567", "2.16", True),
+        ("v2.15.0", "2.15", False),
+        ("v2.17.0", "2.16", True),
     ],
 )
 def test_pytorch_release_for(ref, row, tracks_main):
@@ -252,7 +256,7 @@ def test_pytorch_release_too_old():
 
 def test_pytorch_rows():
     releases = load_pytorch_releases()
-    assert list(releases) == [f"2.{minor}" for minor in range(4, 15)]
+    assert list(releases) == [f"2.{minor}" for minor in range(4, 17)]
     r24, r29, r210, r213, r214 = (releases[v] for v in ("2.4", "2.9", "2.10", "2.13", "2.14"))
     assert r24.triton_pin_files == (".ci/docker/ci_commit_pins/triton-rocm.txt",
                                     ".ci/docker/ci_commit_pins/triton.txt")

@@ -15,6 +15,7 @@ import pytest
 from packaging.tags import sys_tags
 
 from rocmforge.errors import ConfigError, TargetError, UsageError
+from rocmforge.knowledge.manifest import MANIFEST_SCHEMA, manifest_in
 from rocmforge.sessions import support as ns
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +36,7 @@ def make_dist(tmp_path: Path, wheels: list[str], manifest: object | None) -> Pat
 
 
 def good_manifest(targets: list[str] | None = None) -> dict[str, object]:
-    return {"schema": ns.MANIFEST_SCHEMA, "targets": targets or ["gfx1100", "gfx942"],
+    return {"schema": MANIFEST_SCHEMA, "targets": targets or ["gfx1100", "gfx942"],
             "wheels": {"torch": TORCH, "triton": TRITON}}
 
 
@@ -76,7 +77,7 @@ def test_a_bad_manifest_never_breaks_collection_and_fails_its_session(tmp_path: 
 def test_manifest_of_another_schema(tmp_path: Path) -> None:
     dist = make_dist(tmp_path, [], {"schema": "other/2", "targets": ["gfx1100"]})
     with pytest.raises(ConfigError, match="has schema 'other/2', expected 'rocmforge.manifest/1'"):
-        ns.read_manifest(dist)
+        manifest_in(dist)
 
 
 def test_plan_of_a_good_session(tmp_path: Path) -> None:
@@ -87,7 +88,8 @@ def test_plan_of_a_good_session(tmp_path: Path) -> None:
     assert session.wheels.triton_version == "3.4.0+gitf7888497"
     assert session.verify_argv("python") == [
         "python", "-m", "rocmforge.verify", "--expect", "gfx942", "--when-device", "gfx942",
-        "--triton-pin", "3.4.0+gitf7888497", "--json", str(dist / "verify" / "gfx942.json")]
+        "--triton-pin", "3.4.0+gitf7888497", "--json", str(dist / "verify" / "gfx942.json"),
+        "--manifest", str(dist / "manifest.json")]
 
 
 def test_target_not_in_the_manifest(tmp_path: Path) -> None:
@@ -104,7 +106,7 @@ def test_target_not_in_the_manifest(tmp_path: Path) -> None:
 def test_two_torch_wheels_without_manifest_wheels(tmp_path: Path) -> None:
     other = f"torch-2.8.0+rocm6.3-{PY}-{PY}-linux_x86_64.whl"
     dist = make_dist(tmp_path, [TORCH, other, TRITON],
-                     {"schema": ns.MANIFEST_SCHEMA, "targets": ["gfx1100"], "wheels": {}})
+                     {"schema": MANIFEST_SCHEMA, "targets": ["gfx1100"], "wheels": {}})
     with pytest.raises(UsageError, match="holds 2 torch wheels") as info:
         plan("gfx1100", dist)
     assert other in str(info.value) and TORCH in str(info.value)
@@ -114,12 +116,27 @@ def test_missing_triton_wheel(tmp_path: Path) -> None:
     dist = make_dist(tmp_path, [TORCH], None)
     with pytest.raises(UsageError, match="no Triton wheel next to torch-2.9.1"):
         ns.find_wheels(dist, None)
-    dist2 = make_dist(tmp_path / "b", [TORCH], {"schema": ns.MANIFEST_SCHEMA,
+    dist2 = make_dist(tmp_path / "b", [TORCH], {"schema": MANIFEST_SCHEMA,
                                                 "targets": ["gfx1100"],
                                                 "wheels": {"torch": TORCH, "triton": TRITON}})
     with pytest.raises(UsageError, match="names wheels that are not in") as info:
         plan("gfx1100", dist2)
     assert f"triton: {TRITON}" in str(info.value)
+
+
+@pytest.mark.parametrize("triton", [
+    TRITON,
+    f"triton_rocm-3.6.0+git5f1ad2d8-{PY}-{PY}-linux_x86_64.whl",  # the name from PyTorch 2.10
+    f"triton-3.5.1-{PY}-{PY}-linux_x86_64.whl",
+    f"pytorch_triton-3.5.0+git1234abcd-{PY}-{PY}-linux_x86_64.whl",
+])
+def test_every_triton_provider_is_found_without_a_manifest(tmp_path: Path, triton: str) -> None:
+    # Drift bug: the session's own provider list lacked triton-rocm (config/pytorch.toml's
+    # wheel name from 2.10), so a triton_rocm wheel was "no Triton wheel".
+    dist = make_dist(tmp_path, [TORCH, triton, "not_triton-1.0-py3-none-any.whl"], None)
+    found = ns.find_wheels(dist, None)
+    assert (found.torch, found.triton) == (dist / TORCH, dist / triton)
+    assert found.triton_version == triton.split("-")[1]
 
 
 def test_wheel_for_another_python(tmp_path: Path) -> None:

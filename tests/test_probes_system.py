@@ -68,6 +68,17 @@ def test_cuda_triton_is_seen(tmp_path: Path) -> None:
     assert triton_distributions([str(tmp_path / "nothing")]) == ()
 
 
+def test_triton_rocm_is_a_provider(tmp_path: Path) -> None:
+    # Drift bug: the probe's own list lacked triton-rocm, the ROCm wheel's name from PyTorch 2.10.
+    info = tmp_path / "triton_rocm-3.6.0+git5f1ad2d8.dist-info"
+    info.mkdir()
+    info.joinpath("METADATA").write_text(
+        "Metadata-Version: 2.1\nName: triton_rocm\nVersion: 3.6.0+git5f1ad2d8\n"
+    )
+    found = [(d.name, d.version) for d in triton_distributions([str(tmp_path)])]
+    assert found == [("triton-rocm", "3.6.0+git5f1ad2d8")]
+
+
 @pytest.mark.needs_tool("cmake", "ninja")
 def test_gather_system_on_this_machine(tmp_path: Path) -> None:
     facts = gather_system(work_dir=tmp_path / "work", environ=dict(os.environ), python_paths=[])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -98,19 +99,53 @@ def test_failure_names_the_step_shows_last_lines_and_writes_no_stamp(tmp_path: P
     assert read_stamp(tmp_path / "work" / "state", "first") is not None
 
 
+def _hold_lock(lock_path: Path, started: str = "2026-01-01T00:00:00") -> subprocess.Popen:
+    """A real holder: another process takes the kernel lock on the file and writes its record
+    (the way the kit does), then sleeps until killed."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([PY, "-c", textwrap.dedent(f"""
+        import fcntl, json, os, sys, time
+        fd = os.open({str(lock_path)!r}, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, json.dumps({{"pid": os.getpid(), "started": {started!r},
+                                  "host": os.uname().nodename}}).encode())
+        print("held", flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
 def test_live_lock_holder_is_refused_with_pid_and_start(tmp_path: Path) -> None:
     lock_path = tmp_path / "work" / "state" / "build.lock"
-    sleeper = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])
+    sleeper = _hold_lock(lock_path)
     try:
-        lock_path.parent.mkdir(parents=True)
-        lock_path.write_text(json.dumps({"pid": sleeper.pid, "started": "2026-01-01T00:00:00",
-                                         "host": os.uname().nodename}))
         with pytest.raises(BuildLocked) as info:
             _run(tmp_path, _steps(tmp_path))
         assert f"pid {sleeper.pid}" in info.value.what
         assert "2026-01-01T00:00:00" in info.value.what
         assert info.value.exit_code == 2
         assert not (tmp_path / "out.txt").exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_live_pid_in_the_file_without_the_kernel_lock_does_not_hold_it(tmp_path: Path) -> None:
+    """The JSON is only a message: a record naming a live process that does not hold the
+    kernel lock is taken over (and that process is left alone)."""
+    lock_path = tmp_path / "work" / "state" / "build.lock"
+    sleeper = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])
+    try:
+        lock_path.parent.mkdir(parents=True)
+        lock_path.write_text(json.dumps({"pid": sleeper.pid, "started": "then", "host": ""}))
+        messages: list[str] = []
+        with BuildLock(lock_path, say=messages.append):
+            assert json.loads(lock_path.read_text())["pid"] == os.getpid()
+        assert messages == [f"rocmforge: the build lock {lock_path} belongs to pid "
+                            f"{sleeper.pid} (started then), which no longer holds it (that pid "
+                            "is now another process); taking it over."]
+        assert sleeper.poll() is None
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -270,3 +305,23 @@ def test_dry_run_lines_parse_back_to_the_argv(tmp_path: Path, capsys) -> None:
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("+ "))
     assert line == f"+ (cd {shlex.quote(str(tmp_path / 'a b'))}) {shlex.join(step.argv)}"
     assert shlex.split(line.split(") ", 1)[1]) == list(step.argv)
+
+
+def test_a_stamped_step_whose_output_is_gone_runs_again_with_every_later_step(
+    tmp_path: Path,
+) -> None:
+    """Issue 14 item 6: `rm -rf venv/` must not leave a stamp that says the venv exists."""
+    made = tmp_path / "made.txt"
+    make = f"open({str(made)!r}, 'w').write('x')"
+    steps = (
+        Step(name="make", argv=(PY, "-c", make), why="make", outputs=(str(made),)),
+        Step(name="after", argv=(PY, "-c", "pass"), why="after"),
+    )
+    assert [r.status for r in _run(tmp_path, steps)] == ["ran", "ran"]
+    assert [r.status for r in _run(tmp_path, steps)] == ["skipped", "skipped"]
+    made.unlink()
+    console = io.StringIO()
+    assert [r.status for r in _run(tmp_path, steps, console=console)] == ["ran", "ran"]
+    assert (f"==> make: its stamp matches, but {made} is gone; it runs again, and so does every "
+            "step after it") in console.getvalue()
+    assert made.is_file()

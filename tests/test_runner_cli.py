@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmforge.execute.stamps import Stamp, mark_work_dir, write_stamp
+from rocmforge.execute.stamps import Stamp, write_stamp
+from rocmforge.workdir import mark_work_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,8 +23,8 @@ def test_unknown_triton_mode_is_exit_2_and_writes_nothing(tmp_path: Path) -> Non
     done = invoke("build", "--arch", "gfx1100", "--work-dir", str(tmp_path / "w"),
                   "--triton", "maybe")
     assert done.returncode == 2
-    assert ("Setting triton_mode from flag has the value 'maybe', which is not one of auto, "
-            "wheel, source, skip") in done.stderr
+    assert ("Setting triton_mode from flag --triton has the value 'maybe', which is not one of "
+            "auto, wheel, source, skip") in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "w").exists()
 
@@ -177,18 +178,22 @@ def test_env_triton_mode_typo_is_exit_2() -> None:
 def test_compiler_outside_the_table_is_refused_by_preflight(tmp_path: Path) -> None:
     """Debian's ROCm 5.2 here: GCC 12 is a WARN of the shared policy, so the build refuses it
     (issue 3 item 4) with both fixes; --allow-compiler keeps it (a WARN row, no FAIL)."""
+    # Debian's ROCm 5.2 is also too old for PyTorch 2.9 and lacks most components: those two
+    # rows FAIL either way; the compiler row is the one --allow-compiler changes.
+    rocm_rows = ["ROCm for PyTorch", "ROCm components"]
     refused = _plan_json("--gcc", "12", "--work-dir", str(tmp_path / "w"))
-    assert refused["steps"][0]["inputs"]["fail_rows"] == "host compiler"
+    assert refused["steps"][0]["inputs"]["fail_rows"] == [*rocm_rows, "host compiler"]
     allowed = _plan_json("--gcc", "12", "--allow-compiler", "--work-dir", str(tmp_path / "w"))
-    assert allowed["steps"][0]["inputs"]["fail_rows"] == ""
-    # gfx90a: the one target Debian's ROCm 5.2 can build, so the compiler is the only problem.
+    assert allowed["steps"][0]["inputs"]["fail_rows"] == rocm_rows
+    # gfx90a: the one target Debian's ROCm 5.2 can build, so no target row fails.
     done = invoke("build", "--arch", "gfx90a", "--gcc", "12", "--work-dir",
                   str(tmp_path / "w"))
     assert done.returncode == 1
-    assert "Preflight found 1 problem(s) that would make the build fail: host compiler" \
-        in done.stderr
+    assert ("Preflight found 3 problem(s) that would make the build fail: ROCm for PyTorch "
+            "(") in done.stderr
+    assert "; host compiler (gcc 12.2.0" in done.stderr
     assert "GCC 12.2.0 is newer than the kit's choice for ROCm 5.2" in done.stderr
-    assert ("Fix: invoke toolchain --gcc 11 (or --allow-compiler to keep GCC 12); for this "
+    assert ("; invoke toolchain --gcc 11 (or --allow-compiler to keep GCC 12); for this "
             "build only: `invoke build --gcc 11`") in done.stderr
     assert "FAIL  host compiler" in done.stdout
     assert not (tmp_path / "w" / "src").exists()
@@ -220,8 +225,9 @@ def test_build_preflight_runs_the_real_compile_probe(tmp_path: Path) -> None:
     done = invoke("build", "--arch", "gfx1100", "--gcc", "11", "--work-dir", str(tmp_path / "w"))
     assert done.returncode == 1
     assert "FAIL  compile gfx1100: this ROCm has no device library for gfx1100" in done.stdout
-    assert "Preflight found 2 problem(s) that would make the build fail: compile gfx1100" \
+    assert "Preflight found 4 problem(s) that would make the build fail: ROCm for PyTorch" \
         in done.stderr
+    assert "; compile gfx1100 (this ROCm has no device library for gfx1100)" in done.stderr
     # The compile and device-lib rows of gfx1100 share their fix: it is said once, not twice.
     assert done.stderr.count("cannot build gfx1100") == 1, done.stderr
     assert not (tmp_path / "w" / "src").exists()

@@ -31,8 +31,9 @@ def test_resolve_layers_in_order() -> None:
         flags={"arch": "gfx1030", "rocm_path": ""},
     )
     assert (s.arch, s.max_jobs) == ("gfx1030", 5)
-    assert s.origins["arch"] == "flag"
+    assert s.origins["arch"] == "flag --arch"
     assert s.origins["max_jobs"] == "invoke.yaml (rocm:)"
+    assert s.origins["rocm_path"] == "config/defaults.toml"  # an empty flag is "not given"
 
 
 def project(tmp_path: Path, yaml_text: str | None, defaults_patch: str = "") -> tuple[Path, dict]:
@@ -118,7 +119,8 @@ def test_misspelled_key_in_invoke_yaml(tmp_path: Path) -> None:
 
 def test_bad_value_in_invoke_yaml(tmp_path: Path) -> None:
     proj, env = project(tmp_path, "rocm:\n  arch: gfx90a\n  max_jobs: -4\n")
-    assert_one_paragraph_exit_2(run_env(proj, env), "Setting max_jobs from invoke.yaml")
+    assert_one_paragraph_exit_2(run_env(proj, env),
+                                f"Setting max_jobs from {proj / 'invoke.yaml'} (rocm:)")
 
 
 def test_unit_bad_env_value() -> None:

@@ -10,7 +10,7 @@ import pytest
 from rocmforge.verify.checks.arch import TargetId, covers, cuda_covers, rebuild_advice
 from rocmforge.verify.checks.build import build_kind, config_value
 from rocmforge.verify.checks.comm import MULTICAST_OFF, bus_factor, summarize, worker_env
-from rocmforge.verify.checks.triton import compare_pin, pin_from_requirements
+from rocmforge.verify.checks.triton import compare_pin, pin_from_requirements, verdict
 from rocmforge.verify.model import CheckResult, Status, VerifyOptions, human_bytes, parse_size
 from rocmforge.verify.report import exit_code, plain_table
 
@@ -67,6 +67,9 @@ def test_pin_from_torch_requirements() -> None:
     assert pin_from_requirements(cuda) == ("triton", "3.6.0")
     rocm = ["pytorch-triton-rocm==3.5.0+gitb2fd6fd1; platform_system == 'Linux'"]
     assert pin_from_requirements(rocm) == ("pytorch-triton-rocm", "3.5.0+gitb2fd6fd1")
+    # Drift bug: verify's own list lacked triton-rocm (the ROCm wheel's name from 2.10).
+    newer = ["triton-rocm==3.6.0+git5f1ad2d8; platform_system == 'Linux'"]
+    assert pin_from_requirements(newer) == ("triton-rocm", "3.6.0+git5f1ad2d8")
     assert pin_from_requirements(["filelock", "triton>=3"]) is None
     assert pin_from_requirements(None) is None
 
@@ -77,8 +80,23 @@ def test_compare_pin() -> None:
     status, text = compare_pin(("pytorch-triton-rocm", "3.5.0"), {"triton": "3.6.0"}, "x")
     assert status is Status.FAIL
     assert "torch expects pytorch-triton-rocm==3.5.0 (x) but triton 3.6.0 is installed" in text
+    status, text = compare_pin(("triton-rocm", "3.6.0"), {"triton-rocm": "3.6.0"}, "x")
+    assert status is Status.PASS and text == "triton-rocm 3.6.0 as pinned (x)"
+
+
+def test_an_unchecked_triton_pin_is_never_a_pass() -> None:
+    # Without --triton-pin and without a requirement in torch, nothing was compared: the old
+    # check said "pin not discoverable" and passed.
     status, text = compare_pin(None, {"triton": "3.6.0"}, "x")
-    assert status is Status.PASS and "pin not discoverable" in text
+    assert status is Status.SKIP
+    assert text.startswith("Triton installed: triton 3.6.0; the pin was not checked: no "
+                           "--triton-pin given")
+    status, reason = verdict(status, text, [])
+    assert status is Status.SKIP and reason.startswith(text)
+    assert reason.endswith("@triton.jit vector add exact; torch.compile matches eager")
+    status, reason = verdict(Status.SKIP, text, ["torch.compile failed: X"])
+    assert (status, reason) == (Status.FAIL, "torch.compile failed: X")
+    assert verdict(Status.PASS, "triton 3.6.0 as pinned (x)", [])[0] is Status.PASS
 
 
 def test_sizes() -> None:
@@ -157,7 +175,7 @@ def test_verify_package_imports_only_stdlib_at_module_level() -> None:
     root = Path(__file__).resolve().parents[1]
     code = (
         "import sys, rocmforge.verify, rocmforge.verify.__main__, rocmforge.verify.report, "
-        "rocmforge.verify.checks, rocmforge.verify.checks.comm\n"
+        "rocmforge.verify.checks, rocmforge.verify.checks.comm, rocmforge.verify.checks.triton\n"
         "bad = [m for m in ('torch', 'invoke', 'rich', 'elftools', 'packaging') "
         "if m in sys.modules]\n"
         "print(','.join(bad))\n"

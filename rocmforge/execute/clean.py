@@ -1,30 +1,37 @@
 """`invoke clean`: remove what the kit made in a work dir, never anything else.
 
 Owns: which folders `clean` removes (default: the CMake build dir, wheels of the checkout,
-stamps and logs; `everything`: every folder the kit creates) and the refusals (a folder without
-the kit's marker, a live build holding the lock). Must not: remove a path it did not list.
+stamps and logs, and the temp files a killed run left (rocmforge.execute.leftovers);
+`everything`: every folder the kit creates) and the refusals (a folder without the kit's marker,
+a live process holding the work-dir lock, taken through rocmforge.execute.lock like a build
+takes it). Must not: remove a path it did not list.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from rocmforge.workdir import WorkDir
 
 
-def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool) -> list[str]:
+def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool,
+                   say: Callable[[str], None] | None = None) -> list[str]:
     """Remove what the kit made and say what; under `dry` only say it.
 
-    Default: the CMake build dir and the built wheels of the checkout, the stamps and the logs
-    (sources, venv and dist/ stay). `everything`: each folder the kit creates under the work dir,
-    and the work dir itself only when nothing else is left in it (files a user put there stay).
-    A live build holding the lock is refused, and so is a folder the kit did not make (no
-    work-dir marker and no stamp in its state/): `--work-dir .` or `/` must never lose a user's
-    own `dist/` or `logs/`.
+    Default: the CMake build dir and the built wheels of the checkout, the stamps and the logs,
+    and the kit's temp files in dist/ and downloads/ (sources, venv and dist/ stay).
+    `everything`: each folder the kit creates under the work dir, and the work dir itself only
+    when nothing else is left in it (files a user put there stay). It holds the work-dir lock
+    while it removes, so a live build (or another task holding it) is refused; so is a folder
+    the kit did not make (no work-dir marker and no stamp in its state/): `--work-dir .` or `/`
+    must never lose a user's own `dist/` or `logs/`.
     """
     from rocmforge.errors import UsageError
-    from rocmforge.execute.lock import BuildLocked, _pid_alive, read_holder
-    from rocmforge.execute.stamps import WORK_DIR_MARKER, is_kit_work_dir
+    from rocmforge.execute.stamps import is_kit_work_dir
+    from rocmforge.workdir import WORK_DIR_MARKER
 
     root = workdir.root
     kit_made = is_kit_work_dir(workdir.state)
@@ -37,20 +44,45 @@ def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool) -> list[str
             "pass the work dir of your build with --work-dir (default .rocmforge), or delete "
             "the folders yourself",
         )
-    holder = read_holder(workdir.state / "build.lock")
-    if holder is not None and _pid_alive(holder.pid):
-        raise BuildLocked(
-            f"A build (pid {holder.pid}, started {holder.started}) is running in {workdir.root}",
-            "cleaning under a running build would break it",
-            "wait for it to finish or stop it, then clean",
-        )
+    with _locked(workdir, kit_made=kit_made, dry=dry, say=say):
+        return _remove(workdir, everything=everything, dry=dry, kit_made=kit_made)
+
+
+@contextlib.contextmanager
+def _locked(workdir: WorkDir, *, kit_made: bool, dry: bool,
+            say: Callable[[str], None] | None) -> Iterator[None]:
+    """The work-dir lock around the removal; a dry run only checks that it is free, and a work
+    dir the kit did not make (missing or empty) gets no lock file written into it."""
+    from rocmforge.execute.lock import check_work_dir_free, work_lock
+
+    if dry or not kit_made:
+        if kit_made:
+            check_work_dir_free(workdir, task="clean")
+        yield
+        return
+    with work_lock(workdir, task="clean", say=say):
+        yield
+
+
+def _remove(workdir: WorkDir, *, everything: bool, dry: bool, kit_made: bool) -> list[str]:
+    from rocmforge.execute.leftovers import remove_leftovers
+
+    root = workdir.root
+    paths: list[Path]
     if everything:
-        paths = [workdir.src, workdir.logs, workdir.state, workdir.dist, workdir.venv,
-                 workdir.downloads, workdir.lock_file]
+        # state/ (which holds the lock file) goes last: the lock covers the other removals.
+        paths = [workdir.src, workdir.logs, workdir.dist, workdir.venv, workdir.downloads,
+                 workdir.aotriton, workdir.lock_file, workdir.state]
     else:
         paths = [workdir.pytorch / "build", workdir.pytorch / "dist", workdir.state / "stamps",
                  workdir.logs]
     lines: list[str] = []
+    if not everything:
+        # The temp files a killed run left outside the folders removed below.
+        stamps = workdir.state / "stamps"
+        for path in remove_leftovers(workdir, dry=dry):
+            if path.parent != stamps:
+                lines.append(f"{'would remove' if dry else 'removed'} {path}")
     for path in paths:
         if not path.exists() and not path.is_symlink():
             continue

@@ -1,16 +1,19 @@
 """The one executor: runs a Plan's steps, resumably, under a lock, and explains failures.
 
-Owns: running each Step through Invoke's `Context.run` (argv joined with `shlex.join`, env passed
-with `env=`, no pty, `warn=True`), printing `+ <argv>` and the environment variables that changed
-since the previous step, teeing output to `<work>/logs/<step>.log`, stamping a step (keyed by its
-digest) only after it succeeded, skipping steps whose stamp matches and redoing the first changed
-one and everything after it, the build lock, Ctrl-C/SIGTERM handling (the step's process group is
-ended, no stamp is written, the resume command is printed), a status line per finished step
-(`[3/15] checkout ... 2.1 s`), and failure triage through `rocmforge.execute.triage` (the log is
-matched against config/diagnostics.toml; cause, fix and at most 30 relevant lines are shown).
-"python" steps call the in-process actions of the `ActionTable` the task hands in
-(`run_plan(..., actions=BUILD_ACTIONS)`, rocmforge.execute.actions); the runner knows no action
-by name.
+Owns: running each Step's argv through `rocmforge.process.run` (no shell: its own process group,
+the step's env over the inherited one), printing `+ <argv>` and the environment variables that
+changed since the previous step, teeing output to `<work>/logs/<step>.log`, stamping a step (keyed
+by its digest) only after it succeeded, skipping steps whose stamp matches and redoing the first
+changed one and everything after it, the work-dir lock (rocmforge.execute.lock: the running step's
+process group is recorded in it), removing the temp files a killed run left
+(rocmforge.execute.leftovers) once the lock is held, Ctrl-C/SIGTERM handling (the step's process
+group gets SIGTERM, SIGKILL after `kill_grace_s` or at a second Ctrl-C, and the runner goes on,
+releasing the lock, only once the group is gone; no stamp is written and the resume command is
+printed), a status line per finished step (`[3/15] checkout ... 2.1 s`), and failure triage through
+`rocmforge.execute.triage` (the log is matched against config/diagnostics.toml; cause, fix and at
+most 30 relevant lines are shown). "python" steps call the in-process actions of the `ActionTable`
+the task hands in (`run_plan(..., actions=BUILD_ACTIONS)`, rocmforge.execute.actions); the runner
+knows no action by name.
 
 Volatile steps (`Step.volatile`, e.g. the checkout of a branch): a matching stamp proves only that
 the step's inputs are the same, not that what they name is (`main` moves). So the runner runs such
@@ -18,12 +21,12 @@ a step again as a check, with its output going to its log (the console sees it o
 changed or failed). The action returns a `fingerprint` (the commits it resolved); the same
 fingerprint as in the stamp keeps the chain, so the later steps are skipped as before; another one
 (or none) removes every later stamp first and then stamps the step, so the build redoes everything
-after it. A fingerprint read from what is on disk, not from "did I move it", makes this safe
-across a crash: a tree moved by a killed run still differs from the stamp on the next one.
+after it. A fingerprint read from what is on disk, not from "did I move it", makes this safe across
+a crash: a tree moved by a killed run still differs from the stamp on the next one.
 
-Under `invoke --dry` (`c.config.run.dry`) it prints every step and writes nothing: no folders,
-no logs, no stamps, no lock. Must not: decide what to run (the planners do), parse arguments, or
-know what any step does (no step action lives here).
+Under `invoke --dry` (`c.config.run.dry`, or `dry=True`) it prints every step and writes nothing:
+no folders, no logs, no stamps, no lock. Must not: decide what to run (the planners do), parse
+arguments, or know what any step does (no step action lives here).
 """
 
 from __future__ import annotations
@@ -33,18 +36,15 @@ import io
 import os
 import shlex
 import signal
-import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, TextIO
 
-from invoke import Context
-from invoke.runners import Local
-
+from rocmforge import process
 from rocmforge.errors import RocmforgeError, StepFailed
 from rocmforge.execute.actions import (
     ActionContext,
@@ -55,16 +55,20 @@ from rocmforge.execute.actions import (
     SubcommandFailed,
     TextSink,
 )
-from rocmforge.execute.lock import BuildLock
+from rocmforge.execute.leftovers import remove_leftovers
+from rocmforge.execute.lock import BuildLock, lock_path
 from rocmforge.execute.model import Plan, Step
-from rocmforge.execute.stamps import Stamp, mark_work_dir, read_stamp, remove_stamp, write_stamp
-from rocmforge.workdir import WorkDir
+from rocmforge.execute.stamps import Stamp, read_stamp, remove_stamp, write_stamp
+from rocmforge.workdir import WorkDir, mark_work_dir
+
+if TYPE_CHECKING:
+    from invoke import Context
 
 RELEVANT_LINES = 30  # diagnostics.MAX_RELEVANT_LINES: the most a failure shows
 
 
-# Seconds between SIGTERM to a step's process group and SIGKILL.
-KILL_GRACE_S = 5.0
+# Seconds between SIGTERM to a step's process group and SIGKILL (rocmforge.process).
+KILL_GRACE_S = process.KILL_GRACE_S
 
 
 class StepInterrupted(RocmforgeError):
@@ -90,51 +94,6 @@ class _Tee:
         self.console.flush()
         if self.logfile is not None:
             self.logfile.flush()
-
-
-class _GroupLocal(Local):
-    """Invoke's local runner, with the command in its own session so the whole process group
-    (ninja, the compilers under it) can be ended on Ctrl-C, and with a working directory."""
-
-    step_cwd: str = ""
-    on_start: Callable[[int], None] = staticmethod(lambda pgid: None)  # type: ignore[assignment]
-    interrupted = False
-
-    def start(self, command: str, shell: str, env: dict[str, Any]) -> None:
-        self.process = subprocess.Popen(
-            command,
-            shell=True,
-            executable=shell,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            cwd=self.step_cwd or None,
-            start_new_session=True,
-        )
-        type(self).on_start(self.process.pid)
-
-    def send_interrupt(self, interrupt: KeyboardInterrupt) -> None:
-        pgid = self.process.pid
-        first = not type(self).interrupted
-        type(self).interrupted = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGTERM if first else signal.SIGKILL)
-        if first:
-            timer = threading.Timer(KILL_GRACE_S, _kill_group, args=(pgid,))
-            timer.daemon = True
-            timer.start()
-
-    def close_proc_stdin(self) -> None:  # stdin is /dev/null; nothing to close
-        return None
-
-    def write_proc_stdin(self, data: str) -> None:
-        return None
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 @contextlib.contextmanager
@@ -170,7 +129,7 @@ class StepRunner:
 
     def __init__(
         self,
-        c: Context,
+        c: Context | None,
         plan: Plan,
         workdir: WorkDir,
         *,
@@ -178,8 +137,12 @@ class StepRunner:
         console: TextIO | None = None,
         resume_hint: str = "",
         environ: Mapping[str, str] | None = None,
+        dry: bool | None = None,
+        kill_grace_s: float = KILL_GRACE_S,
     ) -> None:
         self.c = c
+        self._dry = dry
+        self.kill_grace_s = kill_grace_s
         self.plan = plan
         self.workdir = workdir
         self.actions = actions
@@ -193,8 +156,11 @@ class StepRunner:
 
     @property
     def dry(self) -> bool:
+        """`dry=` when given, else Invoke's `--dry` (`c.config.run.dry`)."""
+        if self._dry is not None:
+            return self._dry
         try:
-            return bool(self.c.config.run.dry)
+            return bool(self.c.config.run.dry) if self.c is not None else False
         except AttributeError:
             return False
 
@@ -206,8 +172,12 @@ class StepRunner:
         if self.dry:
             self._print_dry(start_at)
             return self.results
-        lock = BuildLock(self.workdir.state / "build.lock", say=self._say)
+        lock = BuildLock(lock_path(self.workdir), say=self._say, task="build")
         with lock:
+            removed = remove_leftovers(self.workdir)
+            if removed:
+                self._say(f"rocmforge: removed {len(removed)} temp file(s) that a killed run "
+                          f"left: {', '.join(str(p) for p in removed)}")
             mark_work_dir(self.workdir.state)
             self._lock = lock
             try:
@@ -281,6 +251,10 @@ class StepRunner:
         if start_at >= len(steps):
             self._say("rocmforge: every step is up to date; nothing to do.")
             return
+        gone = missing_outputs(steps[start_at])
+        if gone and read_stamp(self.workdir.state, steps[start_at].name) is not None:
+            self._say(f"==> {steps[start_at].name}: its stamp matches, but {', '.join(gone)} is "
+                      "gone; it runs again, and so does every step after it")
         # Stamps after the first changed step describe a tree that is about to change.
         for step in steps[start_at:]:
             remove_stamp(self.workdir.state, step.name)
@@ -312,7 +286,7 @@ class StepRunner:
                         details = self._run_action(step, tee)
                     else:
                         code, _ = self._run_argv(step.argv, cwd=step.cwd, env=step.env,
-                                                 log=tee, step=step)
+                                                 log=tee, step=step, keep_output=False)
                         if code != 0:
                             raise SubcommandFailed(step.argv, code)
             except BaseException:
@@ -327,9 +301,10 @@ class StepRunner:
         except StepInterrupted:
             self._record(step, "interrupted", started)
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             self._record(step, "interrupted", started)
-            raise self._interrupted(step) from None
+            raise self._interrupted(
+                step, exc if isinstance(exc, process.Interrupted) else None) from None
         except StepFailed:
             self._record(step, "failed", started)
             raise
@@ -358,8 +333,11 @@ class StepRunner:
         duration = time.monotonic() - started
         kept = dict(details or {})
         fingerprint = str(kept.pop("fingerprint", "") or "")
+        # An action may say that what it checked changed although its fingerprint did not
+        # (the tree-facts step: the kit's edits of the tree were undone).
+        redo_later = bool(kept.pop("redo_later", False))
         if recheck is not None:
-            if fingerprint and fingerprint == recheck.fingerprint:
+            if fingerprint and fingerprint == recheck.fingerprint and not redo_later:
                 self._say(f"==> {step.name}: done (stamp matches), skipped; re-checked in "
                           f"{duration:.1f} s, unchanged ({fingerprint[:12]})")
                 self.results.append(StepResult(name=step.name, status="checked",
@@ -438,53 +416,47 @@ class StepRunner:
         env: Mapping[str, str],
         log: TextSink,
         step: Step,
+        keep_output: bool = True,
     ) -> tuple[int, str]:
-        """Run argv through Invoke in its own process group; return exit status and stdout."""
+        """Run argv (rocmforge.process: its own process group, `+ argv` and its output to the
+        log); return exit status and stdout. The lock records the group while it runs and
+        forgets it only once the group is gone, so a takeover after a crash can end it."""
         lock = self._lock
 
         def started(pid: int) -> None:
             if lock is not None:
                 lock.set_step_group(pid)
 
-        runner_class = cast(
-            "type[_GroupLocal]",
-            type(
-                "_StepLocal",
-                (_GroupLocal,),
-                {"step_cwd": cwd, "on_start": staticmethod(started), "interrupted": False},
-            ),
-        )
-        log.write(f"+ {shlex.join(argv)}\n")
-        log.flush()
-        previous = self.c.config.runners.local
-        self.c.config.runners.local = runner_class
+        survivors: tuple[int, ...] = ()
         try:
             with _sigterm_as_interrupt():
-                result = self.c.run(
-                    shlex.join(argv),
-                    env=dict(env),
-                    pty=False,
-                    warn=True,
-                    echo=False,
-                    hide=False,
-                    in_stream=False,
-                    out_stream=log,
-                    err_stream=log,
-                )
+                result = process.run(argv, env={**os.environ, **env}, cwd=cwd or None, log=log,
+                                     echo=True, on_start=started, keep_output=keep_output,
+                                     grace_s=self.kill_grace_s)
+        except process.Interrupted as exc:
+            survivors = exc.survivors
+            raise
         finally:
-            self.c.config.runners.local = previous
-            if lock is not None:
+            if lock is not None and not survivors:
                 lock.set_step_group(0)
-        if runner_class.interrupted:
-            raise KeyboardInterrupt
-        if result is None or result.exited is None:
-            return 1, ""
-        return int(result.exited), str(result.stdout or "")
+        return result.returncode, result.stdout
 
-    def _interrupted(self, step: Step) -> StepInterrupted:
+    def _interrupted(self, step: Step, exc: process.Interrupted | None) -> StepInterrupted:
+        if exc is not None and exc.survivors:
+            return StepInterrupted(
+                f"Interrupted during step {step.name}; its process group {exc.pgid} was sent "
+                f"SIGKILL but processes {', '.join(map(str, exc.survivors))} are still alive, "
+                "and no stamp was written for it",
+                "a process in uninterruptible sleep (a hung disk or mount) outlives SIGKILL "
+                "until its I/O ends; the lock keeps a record of the group, so the next run "
+                "ends it if it is still there, or waits for it",
+                f"check `ps -o pid,stat,cmd -g {exc.pgid}`; to resume, {self.resume_hint}",
+            )
+        how = (" (a process of it ignored SIGTERM, so the group was sent SIGKILL)"
+               if exc is not None and exc.killed else "")
         return StepInterrupted(
-            f"Interrupted during step {step.name}; its process group was ended and no stamp "
-            "was written for it",
+            f"Interrupted during step {step.name}; its process group was ended{how} and no "
+            "stamp was written for it",
             f"every step before it is stamped, so nothing finished is lost (its partial output "
             f"is in {self._log_path(step)})",
             f"to resume, {self.resume_hint}",
@@ -493,7 +465,7 @@ class StepRunner:
     def _failure(self, step: Step, how: str) -> StepFailed:
         """StepFailed with the triage of the step's log: cause, fix and <= 30 relevant lines."""
         log_path = self._log_path(step)
-        explained = explain_log(log_path, step.name)
+        explained = explain_log(log_path, step.name, step.env)
         lines = list(explained.lines)
         self._say(f"---- the {len(lines)} most relevant lines of {log_path} ----")
         for line in lines:
@@ -524,7 +496,8 @@ class LogExplanation:
     lines: tuple[str, ...]
 
 
-def explain_log(log_path: Path, step_name: str) -> LogExplanation:
+def explain_log(log_path: Path, step_name: str,
+                env: Mapping[str, str] | None = None) -> LogExplanation:
     """Triage a step log from disk (streamed): a known signature with its cause, fix and lines;
     else the error-looking lines (diagnostics.relevant_lines); else the last 30 lines."""
     from collections import deque
@@ -532,7 +505,8 @@ def explain_log(log_path: Path, step_name: str) -> LogExplanation:
     from rocmforge.execute import triage as diagnostics
 
     try:
-        triage = diagnostics.triage_file(log_path, step_name)
+        triage = diagnostics.triage_file(log_path, step_name,
+                                         context=diagnostics.run_context(env or {}))
     except OSError:
         return LogExplanation(signature_id="", cause="", fix="", lines=())
     if triage is not None:
@@ -553,9 +527,15 @@ def first_to_run(plan: Plan, workdir: WorkDir) -> int:
     Volatile steps before it are still re-checked when the build runs (planned_states)."""
     for index, step in enumerate(plan.steps):
         stamp = read_stamp(workdir.state, step.name)
-        if stamp is None or stamp.digest != step.digest():
+        if stamp is None or stamp.digest != step.digest() or missing_outputs(step):
             return index
     return len(plan.steps)
+
+
+def missing_outputs(step: Step) -> list[str]:
+    """The step's declared outputs that are gone (a deleted dist/ or venv/): its stamp no
+    longer proves anything, so the step and every later one run again."""
+    return [path for path in step.outputs if not os.path.lexists(path)]
 
 
 def planned_states(plan: Plan, workdir: WorkDir) -> list[str]:

@@ -10,11 +10,12 @@ folder the kit made from one it did not. Must not: decide what runs; the runner 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rocmforge.fsutil import write_atomic
+from rocmforge.workdir import WORK_DIR_MARKER
 
 STAMP_SCHEMA = "rocmforge.stamp/1"
 
@@ -28,13 +29,13 @@ class Stamp:
     finished: str
     duration_s: float
     result: str = "ok"
-    details: dict[str, Any] | None = None
+    details: Mapping[str, object] | None = None  # the step's JSON-able findings
     # What a volatile step found when it last ran (e.g. the commits a branch resolved to); the
     # runner compares it with the next check's to decide whether later steps still count.
     fingerprint: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        doc: dict[str, object] = {
             "schema": STAMP_SCHEMA,
             "step": self.step,
             "digest": self.digest,
@@ -82,7 +83,7 @@ def read_stamp(state: Path, step: str) -> Stamp | None:
 def write_stamp(state: Path, stamp: Stamp) -> Path:
     """Write a stamp atomically; on any OSError nothing is left behind and the error propagates."""
     path = stamp_path(state, stamp.step)
-    atomic_write_text(path, json.dumps(stamp.to_json(), indent=2, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(stamp.to_json(), indent=2, sort_keys=True) + "\n")
     return path
 
 
@@ -92,17 +93,6 @@ def remove_stamp(state: Path, step: str) -> bool:
         return True
     except FileNotFoundError:
         return False
-
-
-WORK_DIR_MARKER = "work-dir"
-_MARKER_TEXT = "rocmforge work dir: `invoke clean` may delete what the kit made here.\n"
-
-
-def mark_work_dir(state: Path) -> None:
-    """Record that the kit made this work dir (idempotent); `state` is `<work dir>/state`."""
-    marker = state / WORK_DIR_MARKER
-    if not marker.is_file():
-        atomic_write_text(marker, _MARKER_TEXT)
 
 
 def is_kit_work_dir(state: Path) -> bool:
@@ -115,8 +105,3 @@ def is_kit_work_dir(state: Path) -> bool:
     except OSError:
         return False
     return any(read_stamp(state, name) is not None for name in names)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Stamps, the manifest and the environment file are replaced whole (fsutil.write_atomic)."""
-    write_atomic(path, text)

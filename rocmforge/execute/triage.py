@@ -16,7 +16,7 @@ import io
 import re
 import string
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,8 +79,7 @@ def load_signatures(directory: str | Path | None = None) -> tuple[Signature, ...
     path = config_dir(directory) / DIAGNOSTICS_FILE
     doc = read_toml(path)
     check_keys(doc, where=str(path), optional=("signature",))
-    entries = doc.get("signature", [])
-    expect_type(entries, list, where=f"{path}: signature")
+    entries = expect_type(doc.get("signature", []), list, where=f"{path}: signature")
     seen: set[str] = set()
     signatures = []
     for index, entry in enumerate(entries):
@@ -149,11 +148,37 @@ def triage(
 
 
 def triage_file(
-    path: Path, step: str = "", *, signatures: tuple[Signature, ...] | None = None
+    path: Path,
+    step: str = "",
+    *,
+    signatures: tuple[Signature, ...] | None = None,
+    context: Mapping[str, str] | None = None,
 ) -> Triage | None:
     """`triage` for a log on disk, streamed (bad bytes replaced, never loaded whole)."""
     with path.open(encoding="utf-8", errors="replace") as handle:
-        return triage_lines(handle, step, signatures=signatures)
+        return triage_lines(handle, step, signatures=signatures, context=context)
+
+
+# Placeholders any signature may use, filled from the failed run by run_context().
+RUN_FIELDS = ("max_jobs", "fewer_jobs", "jobs_advice")
+
+
+def run_context(env: Mapping[str, str]) -> dict[str, str]:
+    """Values of the failed run that a signature's cause and fix may name ({max_jobs},
+    {fewer_jobs}), so advice fits the run: half the jobs it really used, never a number that
+    is not fewer."""
+    value = env.get("MAX_JOBS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        jobs = int(value)
+        fewer = max(1, jobs // 2)
+        return {"max_jobs": str(jobs), "fewer_jobs": str(fewer),
+                "jobs_advice": (f"MAX_JOBS was {jobs}; rerun with half as many, "
+                                f"`ROCMFORGE_MAX_JOBS={fewer} invoke build`" if jobs > 1 else
+                                "MAX_JOBS was already 1, so fewer jobs cannot help: add memory "
+                                "or swap, or build on a larger machine")}
+    return {"max_jobs": "", "fewer_jobs": "",
+            "jobs_advice": "MAX_JOBS was not set (ninja then runs one job per core); rerun "
+                           "with fewer, e.g. `ROCMFORGE_MAX_JOBS=4 invoke build`"}
 
 
 def triage_lines(
@@ -161,6 +186,7 @@ def triage_lines(
     step: str = "",
     *,
     signatures: tuple[Signature, ...] | None = None,
+    context: Mapping[str, str] | None = None,
 ) -> Triage | None:
     """The streaming core of `triage`: one pass, bounded memory."""
     if signatures is None:
@@ -173,7 +199,7 @@ def triage_lines(
             continue
         if sig.requires is not None and sig.id not in scan.requires_seen:
             continue
-        groups = hits[0].groups
+        groups = {**run_context({}), **(context or {}), **hits[0].groups}
         return Triage(
             signature_id=sig.id,
             cause=_fill(sig.cause, groups),
@@ -351,11 +377,12 @@ def _check_placeholders(text: str, pattern: re.Pattern[str], *, where: str) -> N
     for _literal, field, _spec, _conv in string.Formatter().parse(text):
         if field is None:
             continue
-        if field not in pattern.groupindex:
+        if field not in pattern.groupindex and field not in RUN_FIELDS:
             known = ", ".join(sorted(pattern.groupindex)) or "none"
             raise ConfigError(
                 f"{where} uses {{{field}}} but the pattern has no group named {field!r}",
-                f"placeholders are filled from the pattern's named groups (it has: {known})",
+                f"placeholders are filled from the pattern's named groups (it has: {known}) "
+                f"and from the failed run ({', '.join(RUN_FIELDS)})",
                 f"add (?P<{field}>...) to the pattern or remove the placeholder",
             )
 

@@ -188,3 +188,17 @@ def _or(majors: tuple[int, ...]) -> str:
 def _floor(text: str) -> tuple[int, ...]:
     """A config version ("9.3", "3.18") as a 3-part key, comparable with a probed version's."""
     return version_key(text, width=3)
+
+
+def build_verdict(status: str, reason: str, *, allow_compiler: bool) -> tuple[str, str]:
+    """The one verdict doctor, `invoke toolchain` and the build give a host compiler: the build
+    refuses a compiler the table warns about (WARN) as it refuses a FAIL, unless
+    allow_compiler, and then both are WARN. Returns (status, reason)."""
+    if status == "OK":
+        return "OK", reason
+    if allow_compiler:
+        return "WARN", f"{reason} (allowed by --allow-compiler)"
+    if status == "WARN":
+        return "FAIL", (f"{reason}; the build refuses a compiler the table warns about unless "
+                        "--allow-compiler is given")
+    return "FAIL", reason

@@ -1,8 +1,10 @@
 """dist/manifest.json: the provenance record of one build.
 
 Owns: the manifest document (schema "rocmforge.manifest/1": targets, wheel names, lock contents,
-toolchain versions, environment, per-step durations and results) and writing it atomically.
-Must not: run anything or decide what a build does; the `collect` action gathers the values.
+toolchain versions, environment, per-step durations and results), writing it atomically, and
+reading it back as a checked `Manifest` (the build's install step, `collect` and the nox verify
+sessions all read it here). Must not: run anything or decide what a build does; the `collect`
+action gathers the values.
 """
 
 from __future__ import annotations
@@ -10,26 +12,40 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from rocmforge.execute.stamps import atomic_write_text
+from rocmforge.errors import ConfigError
+from rocmforge.fsutil import JSONValue, write_atomic
 
 MANIFEST_SCHEMA = "rocmforge.manifest/1"
+MANIFEST_NAME = "manifest.json"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manifest:
+    """What a build left in dist/: its targets and wheels ("torch"/"triton" -> a file name in
+    dist/, "" = none), and the whole document."""
+
+    path: Path
+    targets: tuple[str, ...]
+    wheels: Mapping[str, str]
+    doc: Mapping[str, JSONValue]
 
 
 def build_manifest(
     *,
     targets: Sequence[str],
     wheels: Mapping[str, str],
-    lock: Mapping[str, Any] | str | None,
+    lock: Mapping[str, object] | str | None,
     toolchain: Mapping[str, str],
     env: Mapping[str, str],
-    steps: Sequence[Mapping[str, Any]],
-    plan_settings: Mapping[str, Any],
+    steps: Sequence[Mapping[str, object]],
+    plan_settings: Mapping[str, object],
     created: str = "",
-) -> dict[str, Any]:
-    """The manifest document. `wheels` maps "torch"/"triton" to a file name in dist/ ("" = none)."""
+) -> dict[str, object]:
+    """The manifest document (values JSON-able; the caller adds its sections). `wheels` maps
+    "torch"/"triton" to a file name in dist/ ("" = none)."""
     return {
         "schema": MANIFEST_SCHEMA,
         "created": created or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -43,14 +59,35 @@ def build_manifest(
     }
 
 
-def write_manifest(path: Path, doc: Mapping[str, Any]) -> Path:
+def write_manifest(path: Path, doc: Mapping[str, object]) -> Path:
     """Write atomically (temp + os.replace): a full disk leaves the previous manifest or none."""
-    atomic_write_text(path, json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    write_atomic(path, json.dumps(doc, indent=2, sort_keys=False) + "\n")
     return path
 
 
-def read_manifest(path: Path) -> dict[str, Any]:
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(doc, dict) or doc.get("schema") != MANIFEST_SCHEMA:
-        raise ValueError(f"{path} is not a {MANIFEST_SCHEMA} document")
-    return doc
+def read_manifest(path: Path) -> Manifest:
+    """The manifest at `path`; a ConfigError (what, why, fix) when it is missing, unreadable,
+    of another schema, or its targets or wheels have the wrong shape."""
+    fix = "rebuild with `invoke build`, or delete it and point ROCMFORGE_VERIFY_TARGETS at config"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{path} is not readable JSON ({exc})", "", fix) from None
+    if not isinstance(data, dict) or data.get("schema") != MANIFEST_SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise ConfigError(f"{path} has schema {found!r}, expected {MANIFEST_SCHEMA!r}",
+                          "It was written by another version of the kit or another tool", fix)
+    targets = data.get("targets")
+    if not isinstance(targets, list) or not all(isinstance(t, str) and t for t in targets):
+        raise ConfigError(f"{path}: 'targets' must be a list of target names", "", fix)
+    wheels = data.get("wheels", {})
+    if not isinstance(wheels, dict) or not all(isinstance(v, str) for v in wheels.values()):
+        raise ConfigError(f"{path}: 'wheels' must map names to wheel file names", "", fix)
+    return Manifest(path=path, targets=tuple(targets), wheels=dict(wheels), doc=data)
+
+
+def manifest_in(dist: Path) -> Manifest | None:
+    """The manifest of the build in `dist`, None when there is none; ConfigError when it
+    cannot be used."""
+    path = dist / MANIFEST_NAME
+    return read_manifest(path) if path.is_file() else None

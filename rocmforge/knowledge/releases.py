@@ -2,8 +2,10 @@
 
 Owns: `RocmRelease`, `PytorchRelease`, their loaders, and the lookups `rocm_release_for()` (a
 ROCm version string -> its major.minor row, or the nearest lower one, flagged) and
-`pytorch_release_for()` (a tag, branch, version or commit -> its release row). Must not: probe
-the machine, run git, or judge compilers (that is `compiler_policy`).
+`pytorch_release_for()` (a tag, branch, version or commit, and the tree's version.txt when a
+checkout exists -> its release row, and the PyTorch version the ref really is, "" when only the
+checkout can tell). Must not: probe the machine, run git, read a checkout (the caller passes
+version.txt's text), or judge compilers (that is `compiler_policy`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -31,6 +33,8 @@ _MINOR_KEY_RE = re.compile(r"^\d+\.\d+$")
 _TORCH_REF_RE = re.compile(
     r"^(?:refs/(?:tags|heads)/)?(?:v|release/|orig/release/)?(\d+)\.(\d+)(?:[.\-+].*)?$"
 )
+# A release tag (or a bare version) names the PyTorch version itself: v2.9.1, 2.9.1, v2.13.0-rc2.
+_TORCH_TAG_RE = re.compile(r"^(?:refs/tags/)?v?(\d+\.\d+(?:\.\d+)?)(?:-rc\d+)?$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +44,8 @@ class RocmRelease:
     version: str
     """major.minor, e.g. "7.0"."""
     llvm_major: int
-    """Major of the bundled LLVM (decides which gfx names clang accepts)."""
+    """Major of the bundled LLVM (decides which gfx names clang accepts); 0 = not in the cited
+    sources (the install's own clang is probed instead)."""
     released: str
     """Date of the x.y.0 release, "" when not in the cited sources."""
     gcc_recommended: tuple[int, ...]
@@ -90,6 +95,22 @@ class PytorchRelease:
     tracks_main: bool = False
     """True when a ref like main/nightly/a commit/an unknown newer version was mapped here."""
     requested: str = ""
+    ref_version: str = ""
+    """The PyTorch version the ref is: its version.txt when given, else the version a release
+    tag names ("v2.9.1" -> "2.9.1"); "" for a branch or commit before its checkout exists."""
+
+    @property
+    def label(self) -> str:
+        """How messages name this PyTorch: its own version, never a branch name as a version."""
+        if self.ref_version and self.tracks_main:
+            return (f"PyTorch {self.ref_version} (newer than the kit's table; its newest row, "
+                    f"{self.version}, fills what the tree does not say)")
+        if self.ref_version:
+            return f"PyTorch {self.ref_version}"
+        if self.tracks_main:
+            return (f"PyTorch at {self.requested!r} (its version.txt decides once checked out; "
+                    f"until then the newest table row, {self.version}, is an estimate)")
+        return f"PyTorch {self.version}"
 
     @property
     def key(self) -> tuple[int, int]:
@@ -113,17 +134,22 @@ def load_pytorch_releases(directory: str | Path | None = None) -> Mapping[str, P
     return _load_pytorch(config_dir(directory).resolve())
 
 
-@functools.lru_cache(maxsize=16)
-def _load_rocm(directory: Path) -> Mapping[str, RocmRelease]:
-    path = directory / ROCM_FILE
+def _release_tables(path: Path) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """(major.minor, its table, where) for each [release."X.Y"] of a release file, checked."""
     doc = read_toml(path)
     check_keys(doc, where=str(path), required=("release",))
     table = expect_type(doc["release"], dict, where=f"{path}: [release]")
-    rows: list[RocmRelease] = []
     for version, raw in table.items():
         where = f'{path}: [release."{version}"]'
         _check_minor_key(version, where=where)
-        expect_type(raw, dict, where=where)
+        yield version, expect_type(raw, dict, where=where), where
+
+
+@functools.lru_cache(maxsize=16)
+def _load_rocm(directory: Path) -> Mapping[str, RocmRelease]:
+    path = directory / ROCM_FILE
+    rows: list[RocmRelease] = []
+    for version, raw, where in _release_tables(path):
         check_keys(
             raw,
             where=where,
@@ -134,7 +160,7 @@ def _load_rocm(directory: Path) -> Mapping[str, RocmRelease]:
         rows.append(
             RocmRelease(
                 version=version,
-                llvm_major=_positive_int(raw["llvm_major"], where=f"{where}.llvm_major"),
+                llvm_major=_nonnegative_int(raw["llvm_major"], where=f"{where}.llvm_major"),
                 released=_date(raw["released"], where=f"{where}.released"),
                 gcc_recommended=_int_tuple(raw["gcc_recommended"],
                                            where=f"{where}.gcc_recommended"),
@@ -163,14 +189,8 @@ _TORCH_OPTIONAL = ("rocm_stable", "triton_version", "released")
 @functools.lru_cache(maxsize=16)
 def _load_pytorch(directory: Path) -> Mapping[str, PytorchRelease]:
     path = directory / PYTORCH_FILE
-    doc = read_toml(path)
-    check_keys(doc, where=str(path), required=("release",))
-    table = expect_type(doc["release"], dict, where=f"{path}: [release]")
     rows: list[PytorchRelease] = []
-    for version, raw in table.items():
-        where = f'{path}: [release."{version}"]'
-        _check_minor_key(version, where=where)
-        expect_type(raw, dict, where=where)
+    for version, raw, where in _release_tables(path):
         check_keys(raw, where=where, required=_TORCH_REQUIRED, optional=_TORCH_OPTIONAL)
         python = expect_type(raw["python"], str, where=f"{where}.python")
         try:
@@ -258,33 +278,65 @@ def rocm_release_for(version: str, directory: str | Path | None = None) -> RocmR
     return dataclasses.replace(lower[-1], approximate=True, requested=version.strip())
 
 
-def pytorch_release_for(ref_or_version: str, directory: str | Path | None = None) -> PytorchRelease:
+def pytorch_release_for(
+    ref_or_version: str,
+    directory: str | Path | None = None,
+    *,
+    tree_version: str = "",
+) -> PytorchRelease:
     """The row for a PyTorch ref: "v2.9.1", "2.9.1", "release/2.9" -> 2.9.
 
-    "main", "nightly", a commit hash, or a version newer than the table map to the newest row
-    (tracks_main=True), without error. Other branch names map to the newest row too, since they
-    are most likely based on main. A version older than the table is refused (UsageError).
+    `tree_version` is the checkout's version.txt ("2.9.1", "2.10.0a0"); when given it decides
+    the row and `ref_version`, whatever the ref is called (a branch "oom" holding 2.9.1 is 2.9).
+    Without it, a release tag names its version; "main", "nightly", a commit hash or any other
+    branch map to the newest row with tracks_main=True and ref_version "" (the version is not
+    known until the checkout exists), without error. A version newer than the table maps to the
+    newest row (tracks_main=True); one older than the table is refused (UsageError).
     """
     releases = load_pytorch_releases(directory)
     newest = list(releases.values())[-1]
     text = ref_or_version.strip()
-    lowered = text.lower()
-    match = _TORCH_REF_RE.match(lowered)
+    if tree_version.strip():
+        stated = tree_version.strip()
+        match = _VERSION_RE.match(stated)
+        if not match:
+            raise UsageError(
+                f"version.txt says {stated!r}, which is not a PyTorch version",
+                "a checkout's version.txt decides which release's facts apply",
+                "check the checkout (git -C <src> status) or pass a release tag with --ref",
+            )
+        return _row_for(releases, (int(match.group(1)), int(match.group(2))), text,
+                        shown=f"version.txt {stated}", ref_version=stated)
+    match = _TORCH_REF_RE.match(text.lower())
     if match:
-        key = (int(match.group(1)), int(match.group(2)))
-        row = releases.get(f"{key[0]}.{key[1]}")
-        if row is not None:
-            return dataclasses.replace(row, requested=text)
-        if key > newest.key:
-            return dataclasses.replace(newest, tracks_main=True, requested=text)
-        oldest = next(iter(releases.values()))
-        raise UsageError(
-            f"PyTorch {key[0]}.{key[1]} (from {text!r}) is older than the kit supports",
-            f"the kit has build facts for PyTorch {oldest.version} .. {newest.version}",
-            f"build a newer release, e.g. --pytorch-ref v{newest.version}.0",
-        )
+        tag = _TORCH_TAG_RE.match(text.lower())
+        return _row_for(releases, (int(match.group(1)), int(match.group(2))), text,
+                        shown=repr(text), ref_version=tag.group(1) if tag else "")
     # main, nightly, a commit, or any other branch: the newest row (no error by design).
     return dataclasses.replace(newest, tracks_main=True, requested=text)
+
+
+def _row_for(
+    releases: Mapping[str, PytorchRelease],
+    key: tuple[int, int],
+    requested: str,
+    *,
+    shown: str,
+    ref_version: str,
+) -> PytorchRelease:
+    newest = list(releases.values())[-1]
+    row = releases.get(f"{key[0]}.{key[1]}")
+    if row is not None:
+        return dataclasses.replace(row, requested=requested, ref_version=ref_version)
+    if key > newest.key:
+        return dataclasses.replace(newest, tracks_main=True, requested=requested,
+                                   ref_version=ref_version)
+    oldest = next(iter(releases.values()))
+    raise UsageError(
+        f"PyTorch {key[0]}.{key[1]} (from {shown}) is older than the kit supports",
+        f"the kit has build facts for PyTorch {oldest.version} .. {newest.version}",
+        f"build a newer release, e.g. --pytorch-ref v{newest.version}.0",
+    )
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -308,6 +360,14 @@ def _positive_int(value: Any, *, where: str) -> int:
     number = expect_type(value, int, where=where)
     if number <= 0:
         raise ConfigError(f"{where} is {number}", "it must be a positive number",
+                          "fix the value")
+    return int(number)
+
+
+def _nonnegative_int(value: Any, *, where: str) -> int:
+    number = expect_type(value, int, where=where)
+    if number < 0:
+        raise ConfigError(f"{where} is {number}", "it must be 0 (unknown) or a positive number",
                           "fix the value")
     return int(number)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rocmforge.errors import TargetError
@@ -225,3 +225,15 @@ def _syntax_error(text: str, detail: str) -> TargetError:
         "(e.g. gfx90a:xnack- or gfx942:sramecc+:xnack-); a feature left out means either setting",
         "fix the spelling, or drop the feature to build code that runs with both settings",
     )
+
+
+def requested_targets(arch_text: str, gpu_targets: Sequence[str],
+                      table: ArchTable) -> tuple[TargetId, ...]:
+    """The targets of this invocation, parsed once: --arch / settings first, else the GPUs
+    found. Parsed without the toolchain's LLVM major so that an unsupported target becomes a
+    doctor row with its reason (the compile probe), not a refusal before anything was checked
+    (HIP_CLANG_PATH may also name a newer compiler than the ROCm's)."""
+    text = arch_text.strip() or ";".join(gpu_targets)
+    if not text:
+        return ()
+    return parse_targets(text, table)

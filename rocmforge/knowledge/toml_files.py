@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypeVar, overload
 
 from rocmforge.errors import ConfigError
 
@@ -23,6 +23,13 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 CONFIG_DIR_ENV = "ROCMFORGE_CONFIG_DIR"
+
+_T = TypeVar("_T")
+_U = TypeVar("_U")
+_V = TypeVar("_V")
+
+TomlTable = dict[str, object]
+"""A parsed TOML document or table: keys to values that loaders narrow with `expect_type`."""
 
 
 def config_dir(override: str | os.PathLike[str] | None = None) -> Path:
@@ -51,8 +58,9 @@ def kit_data_dir(name: str) -> Path:
     return inside if not beside.is_dir() and inside.is_dir() else beside
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse one TOML file, turning every failure into a ConfigError paragraph."""
+def read_toml(path: Path) -> TomlTable:
+    """Parse one TOML file, turning every failure into a ConfigError paragraph; callers narrow
+    each value with `expect_type`/`check_keys`."""
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -84,7 +92,7 @@ def suggest(word: str, choices: Iterable[str]) -> str:
 
 
 def check_keys(
-    table: Mapping[str, Any],
+    table: Mapping[str, object],
     *,
     where: str,
     required: Iterable[str] = (),
@@ -109,8 +117,19 @@ def check_keys(
             )
 
 
-def expect_type(value: Any, kind: type | tuple[type, ...], *, where: str) -> Any:
-    """Check one value's type (bool is not accepted where an int is wanted)."""
+@overload
+def expect_type(value: object, kind: type[_T], *, where: str) -> _T: ...
+@overload
+def expect_type(value: object, kind: tuple[type[_T], type[_U]], *, where: str) -> _T | _U: ...
+@overload
+def expect_type(
+    value: object, kind: tuple[type[_T], type[_U], type[_V]], *, where: str
+) -> _T | _U | _V: ...
+def expect_type(value: object, kind: type | tuple[type, ...], *, where: str) -> object:
+    """Check one value's type (bool is not accepted where an int is wanted).
+
+    Returns `value` narrowed to `kind`, so a loader reads a TOML value as the type it checked.
+    """
     kinds = kind if isinstance(kind, tuple) else (kind,)
     ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
     if not ok:

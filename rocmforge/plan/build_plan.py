@@ -33,14 +33,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.execute.model import Effects, Plan, Step
+from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.workdir import WorkDir
 
+if TYPE_CHECKING:
+    from rocmforge.plan.pytorch import PytorchSide
+    from rocmforge.probes.facts import Facts
+    from rocmforge.settings import Settings
+
+# What the triton-targets step runs inside the build venv (rocmforge.probes.triton_codegen).
+TRITON_CODEGEN_SCRIPT = "rocmforge/probes/triton_codegen.py"
+
 BUILD_STYLES = ("setup.py", "build")
-TRITON_MODES = ("auto", "wheel", "source", "skip")
 
 # Environment variables that belong to the build (digest inputs of hipify/configure/build).
 # Steps that only manage the venv get the pip subset, so that e.g. a new MAX_JOBS does not look
@@ -118,8 +126,8 @@ def check_max_jobs(env: Mapping[str, str]) -> None:
 
 
 def plan_build(
-    settings: Any,
-    facts: Any,
+    settings: Settings,
+    facts: Facts,
     targets: Sequence[str],
     *,
     workdir: WorkDir,
@@ -128,14 +136,18 @@ def plan_build(
     options: BuildOptions = BuildOptions(),
     preflight: Sequence[PreflightRow] = (),
     patch_inputs: Mapping[str, str] | None = None,
-    sources: Mapping[str, Any] | None = None,
+    sources: Mapping[str, object] | None = None,
+    pytorch: PytorchSide | None = None,
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
     `env` is the complete build environment delta (config/build.toml < computed < build_env);
     `compilers` maps "cc"/"cxx" (and optionally "hip") to the executables the kit chose;
-    `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is what the work
-    dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by `invoke plan`.
+    `pytorch` is the PyTorch being built as plan.pytorch read it (from the tree once the
+    checkout exists; before, an estimate that the tree-facts step checks right after the
+    checkout); `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is
+    what the work dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by
+    `invoke plan`.
     """
     check_ref_name(str(settings.pytorch_ref))
     check_max_jobs(env)
@@ -194,6 +206,23 @@ def plan_build(
                     "mirrors": tuple(f"{k}={v}" for k, v in sorted(settings.mirrors.items()))},
             # A branch or tag can name another commit tomorrow; a full commit cannot.
             volatile=not _FULL_SHA.fullmatch(str(settings.pytorch_ref).strip()),
+            outputs=(f"{src}/.git", str(workdir.lock_file)),
+        ),
+        Step(
+            name="tree-facts",
+            kind="python",
+            argv=("tree-facts",),
+            why="read the checkout's own facts (version, build backend, CMake, compiler and "
+            "Python floors); stop here when they differ from what this plan assumed",
+            cwd=src,
+            inputs={**source_inputs, **_assumed(options, pytorch)},
+            effects=Effects(reads=tuple(f"{src}/{name}" for name in TREE_FILES),
+                            notes=("also compares the tree with what the kit's patches and "
+                                   "hipify left (state/kit-edits.json): a reset or an edit "
+                                   "redoes them",)),
+            # Re-checked on every run: a `git reset --hard` of the tree undoes the kit's edits
+            # without changing any digest.
+            volatile=True,
         ),
         Step(
             name="patches",
@@ -214,6 +243,7 @@ def plan_build(
                   *(("--system-site-packages",) if system_site else ()),
                   str(workdir.venv)),
             why="the build virtualenv; the build runs --no-isolation, so its tools live here",
+            outputs=(venv_python,),
             env=pip_env,
         ),
         Step(
@@ -247,6 +277,19 @@ def plan_build(
             inputs={**source_inputs, "index": str(settings.triton_index),
                     "repo_override": str(settings.triton_repo), "rocm_version": rocm_version},
         ),
+        *(() if triton_mode == "skip" else (Step(
+            name="triton-targets",
+            kind="python",
+            argv=("triton-targets", venv_python),
+            why="compile one Triton kernel per target with the installed pinned Triton and "
+            "check each code object's machine: a Triton that cannot target a GPU stops here, "
+            "not at run time",
+            inputs={**source_inputs, "targets": target_list,
+                    "allow_triton_gap": str(bool(getattr(settings, "allow_triton_gap", False)))},
+            effects=Effects(commands=((venv_python, str(TRITON_CODEGEN_SCRIPT), "<targets>"),),
+                            notes=("a temporary Triton cache (never ~/.triton); a FAIL stops "
+                                   "the build unless allow_triton_gap",)),
+        ),)),
         Step(
             name="environment",
             kind="python",
@@ -258,11 +301,15 @@ def plan_build(
         ),
         Step(
             name="hipify",
-            argv=(venv_python, "tools/amd_build/build_amd.py"),
+            kind="python",
+            argv=("hipify", venv_python, "tools/amd_build/build_amd.py"),
             why="translate the CUDA sources to HIP in place; must run before any configure",
             cwd=src,
             env=build_env,
             inputs=source_inputs,
+            effects=Effects(commands=((venv_python, "tools/amd_build/build_amd.py"),),
+                            writes=(src, str(workdir.state / "kit-edits.json")),
+                            notes=("records the tree state the kit's edits leave",)),
         ),
         Step(
             name="stale-check",
@@ -292,14 +339,7 @@ def plan_build(
                 env={**build_env, **options.configure_env},
                 inputs=source_inputs,
             ),
-            Step(
-                name="configure-check",
-                kind="python",
-                argv=("log-check", "configure"),
-                why="the configure summary must say USE_ROCM : ON and name the GPU targets",
-                effects=Effects(reads=(str(workdir.logs / "configure.log"),)),
-                inputs={"targets": target_list},
-            ),
+            _log_check_step("configure-check", "configure", workdir, target_list),
         ]
     steps.append(
         Step(
@@ -312,16 +352,7 @@ def plan_build(
         )
     )
     if options.scikit_build_core:
-        steps.append(
-            Step(
-                name="build-check",
-                kind="python",
-                argv=("log-check", "build"),
-                why="the configure summary in the build log must say USE_ROCM : ON",
-                effects=Effects(reads=(str(workdir.logs / "build.log"),)),
-                inputs={"targets": target_list},
-            )
-        )
+        steps.append(_log_check_step("build-check", "build", workdir, target_list))
     steps += [
         Step(
             name="collect",
@@ -352,19 +383,32 @@ def plan_build(
     ]
 
     notes: list[str] = []
+    failing = [r.check for r in preflight if r.status == "FAIL"]
+    if failing and not skip_preflight:
+        notes.append(f"preflight would stop this build: {len(failing)} FAIL "
+                     f"({', '.join(failing)}); `invoke doctor` shows each fix")
     if skip_preflight:
         notes.append("preflight is skipped (skip_preflight): doctor's FAIL rows will not stop "
                      "the build")
     if triton_mode == "skip":
         notes.append("Triton is skipped (triton_mode = skip): torch.compile will not work")
+    elif getattr(settings, "allow_triton_gap", False):
+        notes.append("allow_triton_gap: a target the pinned Triton cannot compile for does not "
+                     "stop the build (recorded in the manifest)")
     if options.tracks_main and not re.fullmatch(r"main|nightly|[0-9a-f]{40}",
                                                  str(settings.pytorch_ref)):
         notes.append(f"{settings.pytorch_ref!r} is not a release the kit's version table knows: "
                      "it is built with the newest row's facts, and the checkout step stops "
                      "(exit 2) if the repository has no such tag or branch")
+    elif options.tracks_main and not options.pytorch_version:
+        notes.append(f"pytorch_version is not known before the checkout: "
+                     f"{settings.pytorch_ref!r} names no release, so its version.txt decides; "
+                     "until then the newest table row's facts are an estimate")
     if options.scikit_build_core:
         notes.append("scikit-build-core release: no configure-only step; the ROCm check runs on "
                      "the build log")
+    if pytorch is not None:
+        notes += pytorch.notes()
     resolved = {
         "pytorch_repo": settings.pytorch_repo,
         "pytorch_ref": settings.pytorch_ref,
@@ -383,10 +427,12 @@ def plan_build(
     }
     if sources:
         resolved["sources"] = dict(sources)
+    if pytorch is not None:
+        resolved["pytorch_facts"] = pytorch.facts.as_dict()
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
 
 
-def _triton_effects(mode: str, settings: Any, workdir: WorkDir, python: str,
+def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str,
                     rocm_version: str) -> Effects:
     """What the triton step does in `mode`, before the pin is known (it is read from the
     checkout when the step runs)."""
@@ -412,3 +458,37 @@ def _triton_effects(mode: str, settings: Any, workdir: WorkDir, python: str,
                    "<the triton wheel>"),),
         notes=(*notes, "other `triton` providers in the venv are uninstalled first"),
     )
+
+
+def _log_check_step(name: str, log: str, workdir: WorkDir, targets: tuple[str, ...]) -> Step:
+    """The check that a step's log (configure's, or build's for scikit-build-core releases)
+    has the CMake summary `USE_ROCM : ON` for the requested targets."""
+    return Step(
+        name=name,
+        kind="python",
+        argv=("log-check", log),
+        why=f"the CMake summary in the {log} log must say USE_ROCM : ON and name the GPU "
+        "targets",
+        effects=Effects(reads=(str(workdir.logs / f"{log}.log"),)),
+        inputs={"targets": targets},
+    )
+
+
+# The files of a PyTorch checkout that probes.tree reads.
+TREE_FILES = ("version.txt", "CMakeLists.txt", "pyproject.toml", "setup.py",
+              "requirements-build.txt", ".ci/docker/ci_commit_pins/", "cmake/public/LoadHIP.cmake")
+
+
+def _assumed(options: BuildOptions, pytorch: PytorchSide | None) -> dict[str, str]:
+    """The PyTorch facts this plan was made with: the tree-facts step compares the checkout's
+    against them. Where they came from (table or tree) is not an input: a build planned from
+    the table that passed this step had the tree's values, and its rerun is a no-op."""
+    assumed = {"assumed:build_style": options.build_style,
+               "assumed:scikit_build_core": str(options.scikit_build_core)}
+    if pytorch is not None:
+        release = pytorch.release
+        assumed.update({"assumed:cmake_min": release.cmake_min,
+                        "assumed:gcc_min": release.gcc_min,
+                        "assumed:clang_min": str(release.clang_min),
+                        "assumed:python": release.python})
+    return assumed

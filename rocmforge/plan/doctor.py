@@ -21,10 +21,22 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from rocmforge.errors import RocmforgeError
 from rocmforge.plan.environment import max_jobs
+from rocmforge.versions import version_key
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.arches import ArchTable
+    from rocmforge.knowledge.components import Component
+    from rocmforge.knowledge.releases import PytorchRelease
+    from rocmforge.knowledge.targets import TargetId
+    from rocmforge.probes.facts import Facts
+    from rocmforge.probes.rocm import RocmInstall
+    from rocmforge.probes.rocm_components import ComponentFound
+    from rocmforge.probes.system import SystemFacts
+    from rocmforge.settings import Settings
 
 Status = Literal["OK", "WARN", "FAIL"]
 DISK_FAIL_GIB = 10.0
@@ -48,27 +60,33 @@ def exit_status(rows: Sequence[DoctorRow]) -> int:
     return 1 if any(r.status == "FAIL" for r in rows) else 0
 
 
-def requested_targets(arch_text: str, gpu_targets: Sequence[str], table: Any) -> tuple[Any, ...]:
-    """The targets to check: --arch / settings first, else the GPUs found. Parsed without the
-    toolchain's LLVM major so that an unsupported target becomes a doctor row with its reason
-    (the compile probe), not a refusal before anything was checked."""
-    from rocmforge.knowledge.targets import parse_targets
-
-    text = arch_text.strip() or ";".join(gpu_targets)
-    if not text:
-        return ()
-    return parse_targets(text, table)
-
 
 def diagnose(
-    facts: Any, targets: Sequence[Any], settings: Any, *, table: Any = None
+    facts: Facts,
+    targets: Sequence[TargetId],
+    settings: Settings,
+    *,
+    table: ArchTable | None = None,
+    release: PytorchRelease | None = None,
+    components: Sequence[tuple[Component, ComponentFound]] | None = None,
 ) -> tuple[DoctorRow, ...]:
-    """All rows, in the order a reader fixes them: ROCm, targets, toolchain, tools, machine."""
+    """All rows, in the order a reader fixes them: ROCm, targets, toolchain, tools, machine.
+
+    `release` is the PyTorch being built as plan.pytorch decided it (the tree's facts when the
+    checkout exists, the table's estimate before); None reads it the same way here.
+    `components` pairs each ROCm component the PyTorch needs with what the install has (None:
+    not probed, no row)."""
+    if release is None:
+        from rocmforge.plan.pytorch import pytorch_for
+        from rocmforge.workdir import workdir_for
+
+        release = pytorch_for(settings, workdir_for(settings.work_dir)).release
     rows: list[DoctorRow] = []
     rows += _rocm_rows(facts)
+    rows += _rocm_for_pytorch_rows(facts, release, components)
     rows += _target_rows(facts, targets, settings, table)
-    rows += _compiler_rows(facts, settings)
-    rows += _tool_rows(facts, settings)
+    rows += _compiler_rows(facts, settings, release)
+    rows += _tool_rows(facts, release)
     rows += _machine_rows(facts, settings)
     return tuple(rows)
 
@@ -76,7 +94,7 @@ def diagnose(
 # --- ROCm -----------------------------------------------------------------------------------
 
 
-def _rocm_rows(facts: Any) -> list[DoctorRow]:
+def _rocm_rows(facts: Facts) -> list[DoctorRow]:
     rocm = facts.rocm
     if rocm is None:
         return [
@@ -158,7 +176,64 @@ def _rocm_rows(facts: Any) -> list[DoctorRow]:
     return rows
 
 
-def _rocm_release_row(rocm: Any) -> DoctorRow | None:
+def _rocm_for_pytorch_rows(
+    facts: Facts,
+    release: PytorchRelease,
+    components: Sequence[tuple[Component, ComponentFound]] | None,
+) -> list[DoctorRow]:
+    """The ROCm release against the PyTorch release's range, and every component PyTorch's
+    CMake looks for: a build missing one fails at configure, an hour in."""
+    rocm = facts.rocm
+    if rocm is None:
+        return []
+    rows: list[DoctorRow] = []
+    supported = [v for v in release.rocm if v]
+    have = ".".join(rocm.version.split(".")[:2])
+    if supported and have:
+        span = f"{supported[0]}-{supported[-1]}" if len(supported) > 1 else supported[0]
+        where = (f"{release.label} ships wheels for ROCm {span} (config/pytorch.toml, from "
+                 f"RELEASE.md); ROCm {rocm.version} at {rocm.root}")
+        if version_key(have, width=2) < version_key(supported[0], width=2):
+            rows.append(DoctorRow(
+                check="ROCm for PyTorch", status="FAIL",
+                detail=f"{where} is older than the oldest of them",
+                fix=f"install ROCm {supported[-1]} and pass --rocm-path /opt/rocm-"
+                    f"{supported[-1]}.x, or build an older PyTorch (--ref) whose range has "
+                    f"ROCm {have}"))
+        elif version_key(have, width=2) > version_key(supported[-1], width=2):
+            rows.append(DoctorRow(
+                check="ROCm for PyTorch", status="WARN",
+                detail=f"{where} is newer than the newest of them: usually fine, not tested "
+                "upstream"))
+        else:
+            rows.append(DoctorRow(check="ROCm for PyTorch", status="OK",
+                                  detail=f"{where} is in that range"))
+    if components is None:
+        return rows
+    missing = [c for c, found in components if c.required and not found.found]
+    optional = [c for c, found in components if not c.required and not found.found]
+    present = [f"{c.name} {found.version or '?'}" for c, found in components if found.found]
+    if missing:
+        rows.append(DoctorRow(
+            check="ROCm components", status="FAIL",
+            detail=f"{len(missing)} of {len(components)} components PyTorch's CMake requires "
+                   f"are not in {rocm.root}: " + ", ".join(c.name for c in missing)
+                   + (f" (found: {', '.join(present)})" if present else ""),
+            fix="install " + "; ".join(f"{c.name}: {c.install_hint()}" for c in missing)))
+    else:
+        rows.append(DoctorRow(check="ROCm components", status="OK",
+                              detail=f"all {len(present)} found in {rocm.root}: "
+                                     + ", ".join(present)))
+    if optional:
+        rows.append(DoctorRow(
+            check="ROCm optional", status="WARN",
+            detail="not found (the build goes on without them): "
+                   + ", ".join(c.name for c in optional),
+            fix="install " + "; ".join(f"{c.name}: {c.install_hint()}" for c in optional)))
+    return rows
+
+
+def _rocm_release_row(rocm: RocmInstall) -> DoctorRow | None:
     if not rocm.version:
         return None
     try:
@@ -191,7 +266,8 @@ def _rocm_release_row(rocm: Any) -> DoctorRow | None:
 # --- targets --------------------------------------------------------------------------------
 
 
-def _target_rows(facts: Any, targets: Sequence[Any], settings: Any, table: Any) -> list[DoctorRow]:
+def _target_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings,
+                 table: ArchTable | None) -> list[DoctorRow]:
     rows: list[DoctorRow] = []
     gpus = facts.gpus
     found = ", ".join(
@@ -300,7 +376,7 @@ def _target_rows(facts: Any, targets: Sequence[Any], settings: Any, table: Any) 
     return rows
 
 
-def _toolchain_fix(target: str, rocm: Any, table: Any) -> str:
+def _toolchain_fix(target: str, rocm: RocmInstall, table: ArchTable | None) -> str:
     """A newer ROCm is the fix for an unknown target or a missing device library."""
     processor = target.split(":")[0]
     arch = table.get(processor) if table is not None else None
@@ -319,7 +395,8 @@ def _toolchain_fix(target: str, rocm: Any, table: Any) -> str:
 # --- host compiler --------------------------------------------------------------------------
 
 
-def _compiler_rows(facts: Any, settings: Any) -> list[DoctorRow]:
+def _compiler_rows(facts: Facts, settings: Settings,
+                   release: PytorchRelease) -> list[DoctorRow]:
     compilers = getattr(facts, "compilers", ())
     chosen = getattr(facts, "host_compiler", None)
     if chosen is None:
@@ -344,51 +421,30 @@ def _compiler_rows(facts: Any, settings: Any) -> list[DoctorRow]:
                 fix=f"sudo apt-get install {pkg}",
             )
         ]
-    try:
-        from rocmforge.knowledge.compiler_policy import judge_compiler
-        from rocmforge.knowledge.releases import pytorch_release_for, rocm_release_for
-    except ImportError:
-        return [
-            DoctorRow(
-                check="host compiler",
-                status="WARN",
-                detail=f"{chosen.label} ({chosen.cc}); the compiler policy table is not "
-                "installed, so it was not judged",
-            )
-        ]
+    from rocmforge.knowledge.compiler_policy import build_verdict, judge_compiler
+    from rocmforge.knowledge.releases import rocm_release_for
+
     try:
         rocm = rocm_release_for(facts.rocm.version) if facts.rocm and facts.rocm.version else None
     except (RocmforgeError, KeyError, ValueError):
         rocm = None
-    try:
-        torch = pytorch_release_for(settings.pytorch_ref)
-    except (RocmforgeError, KeyError, ValueError):
-        torch = None
-    if rocm is None or torch is None:
-        missing = (
-            "ROCm " + (facts.rocm.version if facts.rocm else "?")
-            if rocm is None
-            else (f"PyTorch {settings.pytorch_ref}")
-        )
+    torch = release
+    if rocm is None:
         return [
             DoctorRow(
                 check="host compiler",
                 status="WARN",
-                detail=f"{chosen.label} ({chosen.cc}); {missing} is not in the kit's tables, so "
+                detail=f"{chosen.label} ({chosen.cc}); ROCm "
+                f"{facts.rocm.version if facts.rocm else '?'} is not in the kit's tables, so "
                 "the compiler was not judged",
             )
         ]
     verdict = judge_compiler(chosen.kind, chosen.version, rocm, torch)
     # One verdict for doctor, toolchain and the build: the build refuses a compiler the table
     # warns about (a judged WARN) as it refuses a FAIL, unless allow_compiler; then both are WARN.
-    status: Status = "OK" if verdict.status == "OK" else "FAIL"
-    reason = verdict.reason
-    if status == "FAIL" and settings.allow_compiler:
-        status = "WARN"
-        reason = f"{reason} (allowed by --allow-compiler)"
-    elif status == "FAIL" and verdict.status == "WARN":
-        reason = (f"{reason}; the build refuses a compiler the table warns about unless "
-                  "--allow-compiler is given")
+    graded, reason = build_verdict(verdict.status, verdict.reason,
+                                   allow_compiler=settings.allow_compiler)
+    status: Status = "OK" if graded == "OK" else ("WARN" if graded == "WARN" else "FAIL")
     fix = _build_compiler_fix(verdict.fix) if status != "OK" else ""
     if status == "FAIL" and not fix:
         fix = ("sudo apt-get install gcc-11 g++-11 && invoke doctor --gcc 11; for this build "
@@ -416,10 +472,10 @@ def _build_compiler_fix(fix: str) -> str:
 # --- build tools ----------------------------------------------------------------------------
 
 
-def _tool_rows(facts: Any, settings: Any) -> list[DoctorRow]:
+def _tool_rows(facts: Facts, release: PytorchRelease) -> list[DoctorRow]:
     system = facts.system
     rows: list[DoctorRow] = []
-    minimum = _cmake_minimum(settings)
+    minimum = _cmake_minimum(release)
     if system.cmake.path is None:
         rows.append(
             DoctorRow(
@@ -429,13 +485,13 @@ def _tool_rows(facts: Any, settings: Any) -> list[DoctorRow]:
                 fix=f"python3 -m pip install 'cmake>={minimum}'",
             )
         )
-    elif _vkey(system.cmake.version) < _vkey(minimum):
+    elif version_key(system.cmake.version, width=3) < version_key(minimum, width=3):
         rows.append(
             DoctorRow(
                 check="cmake",
                 status="FAIL",
                 detail=f"cmake {system.cmake.version} at {system.cmake.path} is older than "
-                f"{minimum}, the minimum for PyTorch {settings.pytorch_ref}",
+                f"{minimum}, the minimum for {release.label}",
                 fix=f"python3 -m pip install 'cmake>={minimum}'",
             )
         )
@@ -457,7 +513,7 @@ def _tool_rows(facts: Any, settings: Any) -> list[DoctorRow]:
         )
     else:
         rows.append(DoctorRow(check="ninja", status="OK", detail=f"ninja {system.ninja.version}"))
-    rows += _python_rows(system, settings)
+    rows += _python_rows(system, release)
     cuda_triton = [t for t in system.triton if t.name == "triton"]
     if cuda_triton:
         t = cuda_triton[0]
@@ -482,23 +538,22 @@ def _tool_rows(facts: Any, settings: Any) -> list[DoctorRow]:
     return rows
 
 
-def _python_rows(system: Any, settings: Any) -> list[DoctorRow]:
+def _python_rows(system: SystemFacts, release: PytorchRelease) -> list[DoctorRow]:
     python = system.python
     rows: list[DoctorRow] = []
-    spec = _python_spec(settings)
+    spec = release.python
     where = f"Python {python.version} ({python.executable})"
     if spec and not _python_ok(python.version, spec):
         rows.append(
             DoctorRow(
                 check="python",
                 status="FAIL",
-                detail=f"{where} is outside {spec}, the range PyTorch {settings.pytorch_ref} "
-                "supports",
+                detail=f"{where} is outside {spec}, the range {release.label} supports",
                 fix="export ROCMFORGE_PYTHON=/usr/bin/python3.12   # any interpreter in " + spec,
             )
         )
     else:
-        rng = f" (PyTorch {settings.pytorch_ref} needs {spec})" if spec else ""
+        rng = f" ({release.label} needs {spec})" if spec else ""
         rows.append(DoctorRow(check="python", status="OK", detail=where + rng))
     if python.isolated:
         kind = "conda env" if python.in_conda else "venv"
@@ -516,16 +571,6 @@ def _python_rows(system: Any, settings: Any) -> list[DoctorRow]:
     return rows
 
 
-def _python_spec(settings: Any) -> str:
-    """The PyTorch release's Python specifier (">=3.10,<3.15"), "" when unknown."""
-    try:
-        from rocmforge.knowledge.releases import pytorch_release_for
-
-        return str(pytorch_release_for(settings.pytorch_ref).python)
-    except (ImportError, RocmforgeError, KeyError, ValueError):
-        return ""
-
-
 def _python_ok(version: str, spec: str) -> bool:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -535,20 +580,16 @@ def _python_ok(version: str, spec: str) -> bool:
         return True
 
 
-def _cmake_minimum(settings: Any) -> str:
-    try:
-        from rocmforge.knowledge.compiler_policy import cmake_minimum
-        from rocmforge.knowledge.releases import pytorch_release_for
+def _cmake_minimum(release: PytorchRelease) -> str:
+    from rocmforge.knowledge.compiler_policy import cmake_minimum
 
-        return str(cmake_minimum(pytorch_release_for(settings.pytorch_ref)))
-    except (ImportError, RocmforgeError, KeyError, ValueError):
-        return "3.27"  # PyTorch >= 2.10 (pytorch-rocm-build.md §4); the safe floor
+    return str(cmake_minimum(release))
 
 
 # --- machine --------------------------------------------------------------------------------
 
 
-def _machine_rows(facts: Any, settings: Any) -> list[DoctorRow]:
+def _machine_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
     system = facts.system
     rows: list[DoctorRow] = []
     free = system.disk_free_gib
@@ -657,20 +698,11 @@ def _machine_rows(facts: Any, settings: Any) -> list[DoctorRow]:
     return rows
 
 
-def _vkey(version: str) -> tuple[int, ...]:
-    out = []
-    for piece in str(version).split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        out.append(int(digits))
-    return tuple(out)
-
-
 DOCTOR_SCHEMA = "rocmforge.doctor/1"
 
 
-def doctor_json(facts: Any, targets: Sequence[Any], rows: Sequence[DoctorRow]) -> dict[str, Any]:
+def doctor_json(facts: Facts, targets: Sequence[TargetId],
+                rows: Sequence[DoctorRow]) -> dict[str, object]:
     """The versioned document of `invoke doctor --json` (schema rocmforge.doctor/1)."""
     rocm = facts.rocm
     return {

@@ -20,9 +20,14 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmforge.errors import UsageError
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.targets import TargetId
+    from rocmforge.probes.facts import Facts
+    from rocmforge.settings import Settings
 
 FORMATS = ("sh", "fish", "json", "github")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -62,21 +67,9 @@ def compiler_cache_env(
     not cached, whatever the setting. `auto` takes sccache, else ccache, else nothing; naming a
     cache that is not installed is an error rather than a silent uncached build.
     """
-    if mode == "none":
+    name = chosen_cache(mode, found)
+    if not name:
         return []
-    if mode == "auto":
-        name = next((n for n in ("sccache", "ccache") if n in found), "")
-        if not name:
-            return []
-    else:
-        name = mode
-        if name not in found:
-            raise UsageError(
-                f"The cache setting asks for {name}, but {name} is not on PATH",
-                "a build that silently runs uncached takes hours longer than the user planned",
-                f"install it (`apt-get install {name}`), or set cache to auto or none "
-                f"(ROCMFORGE_CACHE=none)",
-            )
     launcher = found[name]
     items = [
         ("CMAKE_C_COMPILER_LAUNCHER", launcher),
@@ -86,6 +79,23 @@ def compiler_cache_env(
     if hip_launcher_min_rocm and rocm_version and _at_least(rocm_version, hip_launcher_min_rocm):
         items.append(("HIP_CLANG_LAUNCHER", launcher))
     return items
+
+
+def chosen_cache(mode: str, found: Mapping[str, str]) -> str:
+    """The cache the `cache` setting picks ("" for none): `auto` takes sccache, else ccache,
+    else nothing; a named cache that is not installed is a UsageError."""
+    if mode == "none":
+        return ""
+    if mode == "auto":
+        return next((n for n in ("sccache", "ccache") if n in found), "")
+    if mode not in found:
+        raise UsageError(
+            f"The cache setting asks for {mode}, but {mode} is not on PATH",
+            "a build that silently runs uncached takes hours longer than the user planned",
+            f"install it (`apt-get install {mode}`), or set cache to auto or none "
+            f"(ROCMFORGE_CACHE=none)",
+        )
+    return mode
 
 
 def _at_least(version: str, minimum: str) -> bool:
@@ -98,13 +108,14 @@ def _at_least(version: str, minimum: str) -> bool:
 
 
 def build_environment(
-    settings: Any,
-    facts: Any,
-    targets: Sequence[Any],
+    settings: Settings,
+    facts: Facts,
+    targets: Sequence[TargetId],
     cc: str = "",
     cxx: str = "",
     *,
     hip_launcher_min_rocm: str = "",
+    remote_cache: Sequence[tuple[str, str]] = (),
 ) -> BuildEnv:
     """The environment for `settings` on the machine `facts` describes, for `targets`."""
     from rocmforge.errors import ProbeError
@@ -146,6 +157,8 @@ def build_environment(
         rocm_version=str(getattr(facts.rocm, "version", "") or ""),
         hip_launcher_min_rocm=hip_launcher_min_rocm,
     )
+    # The shared cache's own variables (plan.cache_env.remote_cache_env), after its launchers.
+    items += list(remote_cache)
     for name, value in settings.build_env.items():
         items = [(k, v) for k, v in items if k != name]
         items.append((str(name), str(value)))
@@ -196,3 +209,36 @@ def format_env(env: BuildEnv | Mapping[str, str], fmt: str) -> str:
 def fish_quote(value: str) -> str:
     """fish single quotes: only backslash and the quote itself are escaped inside them."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def inherited_variables(
+    environ: Mapping[str, str], rule: Mapping[str, object], targets: Sequence[TargetId]
+) -> dict[str, str]:
+    """The calling shell's variables that PyTorch's build reads (config/build.toml [inherit]),
+    copied into the build environment so that step digests and the manifest name them. A
+    variable that names GPU targets other than `targets` is a UsageError (exit 2)."""
+    from rocmforge.errors import UsageError
+    from rocmforge.knowledge.toml_files import check_keys
+
+    check_keys(rule, where="config/build.toml [inherit]",
+               optional=("prefixes", "names", "target_variables"))
+    prefixes = tuple(str(p) for p in _strings(rule.get("prefixes")))
+    names = set(_strings(rule.get("names")))
+    wanted = {str(t) for t in targets}
+    for name in _strings(rule.get("target_variables")):
+        value = environ.get(name, "")
+        named = {part for part in re.split(r"[;, ]+", value) if part}
+        if value and named != wanted:
+            raise UsageError(
+                f"{name}={value!r} in your environment names other GPU targets than the build's "
+                f"({';'.join(sorted(wanted))})",
+                f"PyTorch's CMake would see both, and {name} can decide which code the wheel "
+                "holds while the manifest names the kit's targets",
+                f"unset {name}, or pass the same targets with --arch",
+            )
+    return {key: value for key, value in sorted(environ.items())
+            if key.startswith(prefixes) or key in names}
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []

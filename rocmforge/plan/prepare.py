@@ -18,12 +18,17 @@ from rocmforge.settings import Settings
 
 if TYPE_CHECKING:
     from rocmforge.execute.model import Plan
+    from rocmforge.knowledge.components import Component
     from rocmforge.knowledge.releases import PytorchRelease
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow
     from rocmforge.plan.doctor import DoctorRow
+    from rocmforge.plan.features import FeaturePlan
+    from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.probes.compilers import HostCompiler
     from rocmforge.probes.facts import Facts
+    from rocmforge.probes.rocm_components import ComponentFound
+    from rocmforge.probes.triton_targets import TritonProbeReport
     from rocmforge.toolchain.select import CompilerChoice, Judge
     from rocmforge.workdir import WorkDir
 
@@ -38,11 +43,17 @@ class BuildInputs:
     facts: Facts
     targets: tuple[TargetId, ...]
     workdir: WorkDir
-    release: PytorchRelease  # the version table's row for the ref (an estimate before checkout)
+    pytorch: PytorchSide  # the facts of the PyTorch being built, each with its source
     choice: CompilerChoice
     compilers: Mapping[str, str]  # cc, cxx and (when known) hip -> executable
     env: tuple[tuple[str, str], ...]  # config/build.toml < computed < the build_env setting
     configure_env: tuple[tuple[str, str], ...]
+    features: FeaturePlan | None = None  # the optional parts (plan.features); None in old callers
+
+    @property
+    def release(self) -> PytorchRelease:
+        """The table row with the tree's facts in place (an estimate before the checkout)."""
+        return self.pytorch.release
 
     @property
     def target_names(self) -> tuple[str, ...]:
@@ -64,25 +75,36 @@ class PreparedBuild:
         return self.inputs.settings
 
 
-def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None) -> BuildInputs:
+def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
+                         environ: Mapping[str, str] | None = None) -> BuildInputs:
     """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
     from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.knowledge.releases import pytorch_release_for
-    from rocmforge.knowledge.targets import parse_targets
-    from rocmforge.knowledge.toml_files import check_keys, config_dir, read_toml
+    from rocmforge.knowledge.targets import parse_targets, requested_targets
+    from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
+    from rocmforge.plan.environment import inherited_variables
+    from rocmforge.plan.prepare_features import features_for_build
+    from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts
     from rocmforge.workdir import workdir_for
 
+    workdir = workdir_for(settings.work_dir)
+    pytorch = pytorch_for(settings, workdir)
     facts = facts if facts is not None else gather_facts(settings)
-    arch_text = settings.arch or ";".join(facts.gpus.targets)
-    # Parsed without the ROCm clang's LLVM major: HIP_CLANG_PATH may name a newer compiler.
-    targets = parse_targets(arch_text, load_arch_table(), llvm_major=0)
-    choice, compilers = _choose_compilers(settings, facts)
+    targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table())
+    if not targets:
+        # parse_targets' own refusal: no --arch and no GPU found says what to pass.
+        targets = parse_targets("", load_arch_table())
+    choice, compilers = _choose_compilers(settings, facts, pytorch.release)
     build_toml = read_toml(config_dir() / "build.toml")
-    check_keys(build_toml, where="config/build.toml", optional=("env", "configure", "cache"))
-    cache_table = build_toml.get("cache", {})
+    check_keys(build_toml, where="config/build.toml",
+               optional=("env", "configure", "cache", "inherit"))
+    cache_table = expect_type(build_toml.get("cache", {}), dict, where="config/build.toml [cache]")
     check_keys(cache_table, where="config/build.toml [cache]", optional=("hip_launcher_min_rocm",))
-    env = {str(k): str(v) for k, v in build_toml.get("env", {}).items()}
+    env = {str(k): str(v) for k, v in
+           expect_type(build_toml.get("env", {}), dict, where="config/build.toml [env]").items()}
+    env.update(inherited_variables(os.environ if environ is None else environ,
+                                   expect_type(build_toml.get("inherit", {}), dict,
+                                               where="config/build.toml [inherit]"), targets))
     env.update(
         _computed_env(
             settings,
@@ -92,18 +114,25 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None) -> B
             hip_launcher_min_rocm=str(cache_table.get("hip_launcher_min_rocm", "")),
         )
     )
+    features = features_for_build(settings, facts, [str(t) for t in targets], workdir, pytorch,
+                                  component_report(facts, pytorch))
+    env.update(features.env)
     env.update({str(k): str(v) for k, v in settings.build_env.items()})
-    configure = build_toml.get("configure", {}).get("env", {})
+    configure_table = expect_type(build_toml.get("configure", {}), dict,
+                                  where="config/build.toml [configure]")
+    configure = expect_type(configure_table.get("env", {}), dict,
+                            where="config/build.toml [configure] env")
     return BuildInputs(
         settings=settings,
         facts=facts,
         targets=tuple(targets),
-        workdir=workdir_for(settings.work_dir),
-        release=pytorch_release_for(settings.pytorch_ref),
+        workdir=workdir,
+        pytorch=pytorch,
         choice=choice,
         compilers=compilers,
         env=tuple(env.items()),
         configure_env=tuple((str(k), str(v)) for k, v in configure.items()),
+        features=features,
     )
 
 
@@ -112,27 +141,74 @@ def judged_by_build_choice(facts: Facts, choice: CompilerChoice) -> Facts:
     return dataclasses.replace(facts, host_compiler=_as_host_compiler(choice, facts))
 
 
-def doctor_facts(settings: Settings,
-                 environ: Mapping[str, str]) -> tuple[Facts, tuple[TargetId, ...]]:
+@dataclass(frozen=True, kw_only=True)
+class DoctorInputs:
+    """What `invoke doctor` judges: the machine (with the compile probe per target and the host
+    compiler the build would choose), the targets parsed once, the PyTorch being built, and the
+    Triton target probe of the chosen Python (None when it has no triton or no target)."""
+
+    facts: Facts
+    targets: tuple[TargetId, ...]
+    release: PytorchRelease
+    triton: TritonProbeReport | None
+    components: tuple[tuple[Component, ComponentFound], ...] | None
+
+
+def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs:
     """Facts and targets for `invoke doctor`: probe, parse the targets (default: the GPUs
-    found), compile a kernel per target, and put the host compiler the build would choose in
-    place of whatever `c++` is, so doctor judges what the build will use. A machine with no
-    usable ROCm or compiler keeps its probed compiler: doctor's rows say what is missing."""
+    found), compile a kernel per target, put the host compiler the build would choose in place
+    of whatever `c++` is (so doctor judges what the build will use), and, when the chosen Python
+    has a Triton, compile a Triton kernel per target with it. A machine with no usable ROCm or
+    compiler keeps its probed compiler: doctor's rows say what is missing."""
+    import sys
+
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.plan.doctor import requested_targets
+    from rocmforge.knowledge.targets import requested_targets
+    from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts, with_target_probes
+    from rocmforge.probes.triton_targets import probe_triton_targets
+    from rocmforge.workdir import workdir_for
 
+    pytorch = pytorch_for(settings, workdir_for(settings.work_dir))
+    release = pytorch.release
     facts = gather_facts(settings, environ=environ)
-    targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table())
+    components = component_report(facts, pytorch)
+    table = load_arch_table()
+    targets = requested_targets(settings.arch, facts.gpus.targets, table)
     facts = with_target_probes(facts, targets, environ=environ)
-    if targets:
-        try:
-            choice = resolve_build_inputs(settings, facts=facts).choice
-        except RocmforgeError:
-            return facts, targets
-        facts = judged_by_build_choice(facts, choice)
-    return facts, targets
+    triton = None
+    if targets:  # a Python without triton answers at once; its report then has no rows
+        python = settings.python or sys.executable
+        triton = probe_triton_targets(python, [str(t) for t in targets], table=table,
+                                      environ=environ)
+    # With or without targets: one host-compiler verdict, the one the build would reach.
+    try:
+        choice, _ = _choose_compilers(settings, facts, release)
+    except RocmforgeError:
+        return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton,
+                            components=components)
+    return DoctorInputs(facts=judged_by_build_choice(facts, choice), targets=targets,
+                        release=release, triton=triton, components=components)
+
+
+def component_report(
+    facts: Facts, pytorch: PytorchSide
+) -> tuple[tuple[Component, ComponentFound], ...] | None:
+    """Each ROCm component this PyTorch's CMake looks for (its LoadHIP.cmake once checked out,
+    the table before) with what the selected ROCm install has; None without an install."""
+    from rocmforge.knowledge.components import components_for
+    from rocmforge.probes.rocm_components import find_components
+
+    if facts.rocm is None:
+        return None
+    tree = None
+    if pytorch.from_tree and pytorch.facts.rocm_components:
+        tree = [(c.name, c.required, f"tree: cmake/public/LoadHIP.cmake:{c.line}")
+                for c in pytorch.facts.rocm_components]
+    wanted = components_for(tree)
+    found = find_components(facts.rocm.root, [c.name for c in wanted])
+    return tuple(zip(wanted, found, strict=True))
 
 
 def prepare_build(
@@ -159,7 +235,7 @@ def prepare_build(
     options = BuildOptions(
         build_style=release.build_style,
         scikit_build_core=release.scikit_build_core,
-        pytorch_version=release.version,
+        pytorch_version=release.ref_version,  # "" for main, a commit, a branch: unknown yet
         python=settings.python or sys.executable or "python3",
         tracks_main=release.tracks_main,
         configure_env=dict(inputs.configure_env),
@@ -168,12 +244,13 @@ def prepare_build(
     sources = summary.as_dict() if summary.pytorch_commit else None
     plan = plan_build(settings, inputs.facts, inputs.target_names, workdir=inputs.workdir,
                       env=dict(inputs.env), compilers=inputs.compilers, options=options,
-                      preflight=rows, patch_inputs=patch_digest_inputs(), sources=sources)
+                      preflight=rows, patch_inputs=patch_digest_inputs(), sources=sources,
+                      pytorch=inputs.pytorch)
     return PreparedBuild(inputs=inputs, options=options, preflight=rows, plan=plan)
 
 
 def _judge_for(facts: Facts,
-               pytorch_ref: str) -> tuple[Judge | None, tuple[tuple[str, int], ...]]:
+               torch_release: PytorchRelease) -> tuple[Judge | None, tuple[tuple[str, int], ...]]:
     """The compiler policy's judge and recommendation for the ROCm install facts already found
     (no second ROCm probe); (None, ()) when the tables do not know the pair."""
     from rocmforge.errors import RocmforgeError
@@ -184,7 +261,6 @@ def _judge_for(facts: Facts,
         return None, ()
     try:
         rocm_release = releases.rocm_release_for(facts.rocm.version)
-        torch_release = releases.pytorch_release_for(pytorch_ref)
     except (RocmforgeError, KeyError, ValueError):
         return None, ()
 
@@ -197,12 +273,13 @@ def _judge_for(facts: Facts,
     return judge, recommended
 
 
-def _choose_compilers(settings: Settings, facts: Facts) -> tuple[CompilerChoice, dict[str, str]]:
+def _choose_compilers(settings: Settings, facts: Facts,
+                      release: PytorchRelease) -> tuple[CompilerChoice, dict[str, str]]:
     """CC/CXX from the compilers gather_facts already identified (no second inventory)."""
     from rocmforge.probes.compilers import find_gcc_installs
     from rocmforge.toolchain.select import ToolchainInventory, choose_build_compilers
 
-    judge, recommended = _judge_for(facts, settings.pytorch_ref)
+    judge, recommended = _judge_for(facts, release)
     inventory = ToolchainInventory(compilers=tuple(facts.compilers),
                                    gcc_installs=find_gcc_installs("/"))
     choice = choose_build_compilers(
@@ -247,8 +324,29 @@ def _computed_env(
         cc=compilers["cc"],
         cxx=compilers["cxx"],
         hip_launcher_min_rocm=hip_launcher_min_rocm,
+        remote_cache=shared_cache_env(settings, facts),
     )
     return env.as_dict()
+
+
+def shared_cache_env(settings: Settings, facts: Facts) -> list[tuple[str, str]]:
+    """The shared cache's variables: the cache in use, probed for its version (only when
+    cache_remote is set), then plan.cache_env's pure choice."""
+    if not settings.cache_remote:
+        return []
+    from rocmforge.knowledge.cache_backends import load_cache_backends, parse_remote
+    from rocmforge.plan.cache_env import remote_cache_env
+    from rocmforge.plan.environment import chosen_cache
+    from rocmforge.probes.cache import CACHE_NAMES, probe_cache_tool
+    from rocmforge.workdir import workdir_for
+
+    found = dict(getattr(facts.system, "compiler_caches", {}) or {})
+    name = chosen_cache(settings.cache, found)
+    tool = next((probe_cache_tool(known, found[known]) for known in CACHE_NAMES
+                 if known == name), None)
+    return remote_cache_env(parse_remote(settings.cache_remote), name, tool,
+                            load_cache_backends(),
+                            base_dir=str(workdir_for(settings.work_dir).root))
 
 
 def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ...]:
@@ -258,7 +356,15 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
     from rocmforge.plan.build_plan import PreflightRow
     from rocmforge.plan.doctor import diagnose
 
-    found: tuple[DoctorRow, ...] = diagnose(facts, inputs.targets, inputs.settings,
-                                            table=load_arch_table())
+    found: tuple[DoctorRow, ...] = diagnose(
+        facts, inputs.targets, inputs.settings, table=load_arch_table(), release=inputs.release,
+        components=component_report(facts, inputs.pytorch))
+    if inputs.settings.cache_remote:
+        # An unreachable shared cache stops sccache's server partway through the build.
+        from rocmforge.plan.cache_doctor import cache_doctor_rows
+
+        found += cache_doctor_rows(inputs.settings, facts, inputs.targets, environ=os.environ)
+    if inputs.features is not None:  # a feature asked for that cannot be built FAILs here
+        found += inputs.features.rows
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)

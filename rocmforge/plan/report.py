@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from rocmforge.execute.model import Plan
+
+if TYPE_CHECKING:
+    from rocmforge.plan.features import FeaturePlan
 
 
 def settings_rows(plan: Plan) -> list[tuple[str, str]]:
@@ -43,3 +47,16 @@ def step_rows(plan: Plan, states: list[str]) -> list[tuple[str, str, str, str, s
         command = ("[python] " if step.kind == "python" else "") + shlex.join(step.argv)
         rows.append((str(index + 1), step.name, states[index], command, step.why))
     return rows
+
+
+def feature_rows(features: FeaturePlan) -> list[tuple[str, str, str, str]]:
+    """feature, on/off, why, the variables it sets (plan.features decided them)."""
+    return features.table_rows()
+
+
+def with_features(doc: Mapping[str, object], features: FeaturePlan | None) -> dict[str, object]:
+    """The plan's JSON document with its "features" list (absent when none were planned)."""
+    out = dict(doc)
+    if features is not None:
+        out["features"] = features.to_json()
+    return out

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rocmforge import process
 from rocmforge.probes.tool_cache import cached_output
 from rocmforge.versions import major_of
 
@@ -287,22 +287,10 @@ def _run_text(argv: Sequence[str]) -> str | None:
 
 
 def _run_uncached(argv: Sequence[str]) -> str | None:
-    env = dict(os.environ)
-    env["LC_ALL"] = "C"
-    try:
-        proc = subprocess.run(
-            list(argv),
-            capture_output=True,
-            text=True,
-            timeout=_RUN_TIMEOUT_S,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    done = process.run(argv, env={**os.environ, "LC_ALL": "C"}, timeout=_RUN_TIMEOUT_S)
+    if done.returncode != 0:
         return None
-    if proc.returncode != 0:
-        return None
-    return proc.stdout + proc.stderr
+    return done.stdout + done.stderr
 
 
 # --- GCC installations (what clang picks its libstdc++ from) --------------------------------

@@ -8,6 +8,11 @@ input (a --rocm-path or ROCM_PATH that is not ROCm) raises, as ProbeError.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.targets import TargetId
+
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
@@ -127,7 +132,7 @@ def choose_host_compiler(
 
 def with_target_probes(
     facts: Facts,
-    targets: Sequence[str],
+    targets: Sequence[str] | Sequence[TargetId],
     *,
     environ: Mapping[str, str] = os.environ,
     run: Runner = run_command,

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocmforge.knowledge.triton import TRITON_PROVIDERS, canonical_name
 from rocmforge.probes import Runner, run_command
 from rocmforge.versions import dotted_version
 
@@ -49,7 +50,7 @@ class PythonEnv:
 class TritonDist:
     """An installed distribution that provides the `triton` module."""
 
-    name: str  # "triton" (CUDA build from PyPI) or "pytorch-triton-rocm"
+    name: str  # one of knowledge.triton.TRITON_PROVIDERS ("triton" is the CUDA build from PyPI)
     version: str
     location: str
 
@@ -190,8 +191,8 @@ def triton_distributions(paths: Sequence[str] | None = None) -> tuple[TritonDist
     found = []
     seen = set()
     for dist in metadata.distributions(path=list(paths) if paths is not None else sys.path):
-        name = (dist.name or "").lower().replace("_", "-")
-        if name in ("triton", "pytorch-triton-rocm", "pytorch-triton") and name not in seen:
+        name = canonical_name(dist.name or "")
+        if name in TRITON_PROVIDERS and name not in seen:
             seen.add(name)
             location = str(getattr(dist, "_path", "") or "")
             found.append(TritonDist(name=name, version=dist.version or "", location=location))

@@ -15,7 +15,7 @@ import nox
 
 from rocmforge.sessions import support as nox_support
 
-ROOT = Path(__file__).resolve().parent.parent  # the kit root: pyproject.toml, config/, dist/
+ROOT = Path(__file__).resolve().parents[2]  # the kit root: pyproject.toml, config/, dist/
 
 __all__ = ["build", "verify"]
 

@@ -1,7 +1,6 @@
 """Decisions behind `nox -s verify(<target>)`, kept out of the noxfile so they can be tested.
 
-Owns: reading dist/manifest.json (schema "rocmforge.manifest/1", written by `invoke build`),
-choosing the session targets (the manifest, or config/ when ROCMFORGE_VERIFY_TARGETS asks),
+Owns: choosing the session targets (the manifest, or config/ when ROCMFORGE_VERIFY_TARGETS asks),
 finding exactly one torch and one Triton wheel for this Python, and the verify command line.
 Bad input raises a RocmforgeError; `bail()` turns it into one paragraph on stderr and exit 2, so
 nox prints no traceback.
@@ -19,10 +18,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocmforge.errors import ConfigError, RocmforgeError, TargetError, UsageError
+from rocmforge.errors import RocmforgeError, TargetError, UsageError
+from rocmforge.knowledge.manifest import MANIFEST_NAME, Manifest, manifest_in
+from rocmforge.knowledge.triton import wheel_provider
 
-MANIFEST_SCHEMA = "rocmforge.manifest/1"
-MANIFEST_NAME = "manifest.json"
 # Where the wheels are; default <kit root>/<work dir>/dist (the build's dist/).
 DIST_ENV = "ROCMFORGE_DIST"
 # "config": targets from the kit's settings (config/defaults.toml < ROCMFORGE_ARCH); or an
@@ -32,17 +31,7 @@ TARGETS_ENV = "ROCMFORGE_VERIFY_TARGETS"
 # shows them, and failing with the reason when run.
 NO_TARGETS = "no-manifest"
 BAD_MANIFEST = "bad-manifest"
-TRITON_DISTS = ("triton", "pytorch_triton_rocm", "pytorch_triton")
 _SEPARATORS = re.compile(r"[;,\s]+")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Manifest:
-    """What a build left in dist/: the targets it compiled for and its wheels (file names)."""
-
-    path: Path
-    targets: tuple[str, ...]
-    wheels: Mapping[str, str]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +51,7 @@ class VerifySession:
     target: str
     wheels: WheelSet
     report: Path
+    manifest: Path | None = None
 
     def verify_argv(self, python: str = "python") -> list[str]:
         return [
@@ -70,6 +60,7 @@ class VerifySession:
             "--when-device", self.target,
             "--triton-pin", self.wheels.triton_version,
             "--json", str(self.report),
+            *(("--manifest", str(self.manifest)) if self.manifest else ()),
         ]
 
 
@@ -99,29 +90,6 @@ def split_targets(text: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def read_manifest(dist: Path) -> Manifest | None:
-    """The manifest, None when there is none, ConfigError when it cannot be used."""
-    path = dist / MANIFEST_NAME
-    if not path.is_file():
-        return None
-    fix = "rebuild with `invoke build`, or delete it and point ROCMFORGE_VERIFY_TARGETS at config"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ConfigError(f"{path} is not readable JSON ({exc})", "", fix) from None
-    if not isinstance(data, dict) or data.get("schema") != MANIFEST_SCHEMA:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise ConfigError(f"{path} has schema {found!r}, expected {MANIFEST_SCHEMA!r}",
-                          "It was written by another version of the kit or another tool", fix)
-    targets = data.get("targets")
-    if not isinstance(targets, list) or not all(isinstance(t, str) and t for t in targets):
-        raise ConfigError(f"{path}: 'targets' must be a list of target names", "", fix)
-    wheels = data.get("wheels", {})
-    if not isinstance(wheels, dict) or not all(isinstance(v, str) for v in wheels.values()):
-        raise ConfigError(f"{path}: 'wheels' must map names to wheel file names", "", fix)
-    return Manifest(path=path, targets=tuple(targets), wheels=dict(wheels))
-
-
 def session_targets(dist: Path, environ: Mapping[str, str],
                     config_targets: Callable[[], tuple[str, ...]]) -> list[str]:
     """Targets to parametrize `verify` with. Never raises (nox is collecting sessions)."""
@@ -135,7 +103,7 @@ def session_targets(dist: Path, environ: Mapping[str, str],
             return list(found) or [NO_TARGETS]
         return list(split_targets(requested))
     try:
-        manifest = read_manifest(dist)
+        manifest = manifest_in(dist)
     except RocmforgeError:
         return [BAD_MANIFEST]
     if manifest is None or not manifest.targets:
@@ -176,7 +144,7 @@ def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
         return WheelSet(torch=named["torch"], triton=named["triton"])
     wheels = sorted(dist.glob("*.whl")) if dist.is_dir() else []
     torches = [w for w in wheels if wheel_dist(w) == "torch"]
-    tritons = [w for w in wheels if wheel_dist(w) in TRITON_DISTS]
+    tritons = [w for w in wheels if wheel_provider(w.name)]
     if not torches:
         raise UsageError(f"no torch wheel in {dist}", "nox -s verify tests the wheels a build "
                          "leaves there", f"run `invoke build` first, or set {DIST_ENV} to the "
@@ -190,7 +158,8 @@ def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
     if not tritons:
         raise UsageError(f"no Triton wheel next to {torches[0].name} in {dist}",
                          "torch.compile on GPUs needs the Triton built with this torch",
-                         "copy the triton / pytorch_triton_rocm wheel from the build into dist/")
+                         "copy the Triton wheel (triton, pytorch_triton_rocm or triton_rocm) "
+                         "from the build into dist/")
     if len(tritons) > 1:
         raise UsageError(f"{dist} holds {len(tritons)} Triton wheels: "
                          f"{', '.join(w.name for w in tritons)}", "",
@@ -228,7 +197,7 @@ def plan_session(target: str, *, dist: Path, environ: Mapping[str, str],
             f"run `invoke build --arch <target>` first, set {DIST_ENV} to a folder with a "
             f"manifest, or set {TARGETS_ENV}=config to take the targets from the kit's settings",
         )
-    manifest = read_manifest(dist)  # raises the precise error for BAD_MANIFEST
+    manifest = manifest_in(dist)  # raises the precise error for BAD_MANIFEST
     if target == BAD_MANIFEST:
         config_targets(environ)  # raises the settings error when config was asked for
         raise UsageError("the verify targets could not be determined")
@@ -245,7 +214,8 @@ def plan_session(target: str, *, dist: Path, environ: Mapping[str, str],
     for wheel in (wheels.torch, wheels.triton):
         check_wheel_python(wheel, supported, python)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", target)
-    return VerifySession(target=target, wheels=wheels, report=dist / "verify" / f"{safe}.json")
+    return VerifySession(target=target, wheels=wheels, report=dist / "verify" / f"{safe}.json",
+                         manifest=dist / MANIFEST_NAME if manifest is not None else None)
 
 
 def bail(error: RocmforgeError) -> None:

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.execute.stamps import mark_work_dir
 from rocmforge.knowledge.toml_files import kit_data_dir
 from rocmforge.sources.checkout import (
     CheckoutResult,
@@ -43,7 +42,11 @@ from rocmforge.sources.patches import (
     select,
 )
 from rocmforge.sources.triton_pin import PinError, TritonPin, read_pin_from_tree
-from rocmforge.workdir import WorkDir, workdir_for
+from rocmforge.workdir import WorkDir, mark_work_dir, workdir_for
+
+if TYPE_CHECKING:
+    from rocmforge.fsutil import JSONDoc
+    from rocmforge.settings import Settings
 
 # The kit's own patch folder (the repository root's patches/).
 PATCHES_ROOT = kit_data_dir("patches")
@@ -76,7 +79,7 @@ class SourcesSummary:
     triton_commit: str  # HEAD of the Triton checkout, "" when there is none
     patches: tuple[PatchStatus, ...]  # the pytorch series selected for pytorch_version, with state
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDoc:
         return {
             "pytorch": {
                 "repo": self.pytorch_repo,
@@ -168,7 +171,7 @@ def _check_locked_patches(lock: Lock, lock_path: Path, patches_root: Path) -> No
 
 
 def checkout_pytorch(
-    settings: Any,
+    settings: Settings,
     *,
     ref: str = "",
     repo: str = "",
@@ -249,7 +252,7 @@ def pin_of_checkout(work: WorkDir) -> TritonPin:
     return read_pin_from_tree(work.pytorch)
 
 
-def checkout_triton(settings: Any) -> tuple[CheckoutResult, TritonPin]:
+def checkout_triton(settings: Settings) -> tuple[CheckoutResult, TritonPin]:
     """Triton into the work dir at exactly the commit the PyTorch checkout pins."""
     work = workdir_for(settings.work_dir)
     pin = pin_of_checkout(work)
@@ -262,7 +265,7 @@ def checkout_triton(settings: Any) -> tuple[CheckoutResult, TritonPin]:
 
 
 def patch_sources(
-    settings: Any,
+    settings: Settings,
     *,
     check_only: bool = False,
     revert: bool = False,
@@ -292,7 +295,7 @@ def patch_sources(
     return tuple(action(t, p, version=v) for t, p, v in jobs)
 
 
-def describe_sources(settings: Any, *, patches_root: Path = PATCHES_ROOT) -> SourcesSummary:
+def describe_sources(settings: Settings, *, patches_root: Path = PATCHES_ROOT) -> SourcesSummary:
     """Read-only: what the work dir holds (HEADs, pin, patch states), no network, no writes."""
     work = workdir_for(settings.work_dir)
     commit = head_commit(work.pytorch)

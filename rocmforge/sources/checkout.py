@@ -514,3 +514,37 @@ def _fetch(run: _Runner, url: str, target: ResolvedRef) -> None:
             "the server refused to send it directly and no branch or tag of it contains it",
             "check the commit (and the mirror: a mirror must hold the commits the pins name)",
         )
+
+
+def tree_state(tree: Path) -> str:
+    """A fingerprint of a tree's local changes (tracked and untracked, in the tree and each
+    initialised submodule): the paths git reports and each file's size and mtime. Equal after
+    the kit's own edits and unchanged since; different after `git reset --hard`, a user's edit
+    or an added file. "" when `tree` is no git tree."""
+    import hashlib
+
+    if not (tree / ".git").exists():
+        return ""
+    digest = hashlib.sha256()
+    subs = [s.path for s in submodule_states(tree) if s.flag != "-"]
+    for rel in [".", *sorted(subs)]:
+        repo = tree if rel == "." else tree / rel
+        result = run_git(("status", "--porcelain=v1", "-z", "--untracked-files=all",
+                          "--ignore-submodules=all"), cwd=repo, check=False)
+        for entry in result.stdout.split("\0"):
+            if len(entry) < 4:
+                continue
+            path = repo / entry[3:]
+            try:
+                info = path.lstat()
+                facts = f"{info.st_size}:{info.st_mtime_ns}"
+            except OSError:
+                facts = "gone"
+            digest.update(f"{rel}\0{entry}\0{facts}\n".encode())
+    return digest.hexdigest()
+
+
+def set_aside_changes(tree: Path, message: str) -> tuple[SetAsideStash, ...]:
+    """Stash the local changes (tracked and untracked) of each initialised submodule and of the
+    tree under `message`, checked: nothing is discarded, `git stash list` shows them."""
+    return tuple(_stash_changes(_Runner(tree, ()), tree, message, ()))

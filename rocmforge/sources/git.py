@@ -1,9 +1,9 @@
 """The one place in the kit that runs git.
 
-Owns: running `git` with an argv list (never a shell string), the environment that keeps git from
-prompting or translating its messages, and turning a failure into a `GitFailed` that carries the
-command and git's own last lines. Must not: decide what to run; callers (checkout, patches) plan
-the argv lists and decide what a failure means.
+Owns: running `git` with an argv list (never a shell string; through rocmforge.process), the
+environment that keeps git from prompting or translating its messages, and turning a failure into a
+`GitFailed` that carries the command and git's own last lines. Must not: decide what to run;
+callers (checkout, patches) plan the argv lists and decide what a failure means.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rocmforge import process
 from rocmforge.errors import RocmforgeError
 
 # A full SHA-1 commit id as git prints it (lower case): the only form the kit pins, locks or
@@ -79,28 +79,25 @@ def run_git(
     `env` adds to the inherited environment (e.g. GIT_INDEX_FILE for a scratch index).
     """
     argv = ("git", *config_args(config), *args)
-    full_env = {**os.environ, **_QUIET_ENV, **(env or {})}
-    try:
-        proc = subprocess.run(
-            argv,
-            cwd=str(cwd) if cwd is not None else None,
-            env=full_env,
-            capture_output=True,
-            text=True,
-            check=False,
+    done = process.run(argv, cwd=cwd, env={**os.environ, **_QUIET_ENV, **(env or {})})
+    if not done.started and cwd is not None and not Path(cwd).is_dir():
+        raise GitFailed(
+            f"git cannot run in {cwd}: {done.stderr}",
+            "the folder the kit expected a repository in is missing",
+            fix or "run the checkout again",
         )
-    except FileNotFoundError:
+    if not done.started:
         raise GitFailed(
             "git is not installed (or not on PATH)",
             "the kit fetches PyTorch and Triton with git",
             "install git (apt-get install git) and run the task again",
-        ) from None
+        )
     result = GitResult(
-        argv=argv, returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr
+        argv=argv, returncode=done.returncode, stdout=done.stdout, stderr=done.stderr
     )
     if check and not result.ok:
         raise GitFailed(
-            what or f"`{shlex.join(argv)}` failed (exit {proc.returncode})",
+            what or f"`{shlex.join(argv)}` failed (exit {done.returncode})",
             f"git said: {result.tail()}" if result.tail() else "",
             fix,
         )

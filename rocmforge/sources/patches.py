@@ -237,14 +237,17 @@ def apply_series(
             "two patches of the series touch the same lines",
             "merge them into one patch or rebase the later one on the earlier; nothing was changed",
         )
+    return _apply(tree, version, statuses, todo, ["--whitespace=nowarn"], check_only)
+
+
+def _apply(tree: Path, version: str, statuses: Sequence[PatchStatus], todo: Sequence[Path],
+           flags: Sequence[str], check_only: bool) -> PatchReport:
+    """`git apply <flags> <todo>` in one call (all or nothing), unless check_only."""
     if todo and not check_only:
-        run_git(
-            ["apply", "--whitespace=nowarn", *map(str, todo)],
-            cwd=tree,
-            what=f"git apply failed in {tree}",
-        )
+        run_git(["apply", *flags, *map(str, todo)], cwd=tree,
+                what=f"git apply {' '.join(flags)} failed in {tree}")
     changed = tuple(p.name for p in todo) if not check_only else ()
-    return PatchReport(tree=tree, version=version, statuses=statuses, changed=changed)
+    return PatchReport(tree=tree, version=version, statuses=tuple(statuses), changed=changed)
 
 
 def revert_series(
@@ -262,11 +265,4 @@ def revert_series(
             "the files they touch were edited after the patches were applied",
             "discard the later edits (git -C <tree> diff shows them); nothing was changed",
         )
-    if todo and not check_only:
-        run_git(
-            ["apply", "--reverse", *map(str, todo)],
-            cwd=tree,
-            what=f"git apply --reverse failed in {tree}",
-        )
-    changed = tuple(p.name for p in todo) if not check_only else ()
-    return PatchReport(tree=tree, version=version, statuses=statuses, changed=changed)
+    return _apply(tree, version, statuses, todo, ["--reverse"], check_only)

@@ -69,6 +69,25 @@ class TritonPin:
     wheel_name: str
     pin_file: str  # path inside the PyTorch tree (or the URL it came from)
 
+    def accepts(self, version: Version) -> int | None:
+        """Rank a wheel version for this pin: 0 = built at the pinned commit, 1 = the release.
+
+        None when it is another version or another commit. Local versions seen on the indexes:
+        `+git<8 hex>` (newer nightlies), `+<10 hex>` (older ones), `+rocm<ver>.git<8 hex>`.
+        """
+        if version.public != Version(self.version).public:
+            return None
+        local = version.local
+        if local is None:
+            return 1
+        commit = self.commit.lower()
+        segments = local.lower().split(".")
+        if len(commit) >= 8 and f"git{commit[:8]}" in segments:
+            return 0
+        if len(commit) >= 10 and commit[:10] in segments:
+            return 0
+        return None
+
     def as_dict(self) -> dict[str, str]:
         return {
             "commit": self.commit,

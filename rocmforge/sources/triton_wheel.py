@@ -34,12 +34,11 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.knowledge.triton import TRITON_PROVIDERS
+from rocmforge.sources.triton_pin import TritonPin
 
 PEP691_JSON = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{PEP691_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
-# Distributions that install the `triton` import package (reference §5.5).
-TRITON_PROVIDERS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-rocm")
-WHEEL_PROJECTS = ("pytorch-triton-rocm", "triton-rocm", "triton")
 CHUNK = 256 * 1024
 
 
@@ -57,33 +56,6 @@ class NoMatchingWheel(TritonWheelUnavailable):
 
 class DownloadFailed(RocmforgeError):
     """A wheel download was incomplete, corrupt, or could not be written. Nothing was kept."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class TritonPin:
-    """What the PyTorch checkout pins: `triton_version.txt`, the commit pin and the wheel name."""
-
-    version: str
-    commit: str
-    project: str = "pytorch-triton-rocm"
-
-    def accepts(self, version: Version) -> int | None:
-        """Rank a wheel version for this pin: 0 = built at the pinned commit, 1 = the release.
-
-        None when it is another version or another commit.
-        """
-        if version.public != Version(self.version).public:
-            return None
-        local = version.local
-        if local is None:
-            return 1
-        commit = self.commit.lower()
-        segments = local.lower().split(".")
-        if len(commit) >= 8 and f"git{commit[:8]}" in segments:
-            return 0
-        if len(commit) >= 10 and commit[:10] in segments:
-            return 0
-        return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,10 +168,15 @@ def _is_timeout(exc: BaseException) -> bool:
     return isinstance(exc, requests.Timeout) or isinstance(reason, Urllib3Timeout)
 
 
-def parse_pep691(doc: Mapping[str, Any], *, base_url: str) -> tuple[IndexFile, ...]:
-    """Files of a PEP 691 JSON project page."""
+def parse_pep691(doc: Mapping[str, object], *, base_url: str) -> tuple[IndexFile, ...]:
+    """Files of a PEP 691 JSON project page (an entry without a string filename and url is not
+    a file and is left out)."""
     out = []
-    for entry in doc.get("files", []):
+    files = doc.get("files", [])
+    for entry in files if isinstance(files, list) else []:
+        if not (isinstance(entry, dict) and isinstance(entry.get("filename"), str)
+                and isinstance(entry.get("url"), str)):
+            continue
         hashes = entry.get("hashes") or {}
         yanked = entry.get("yanked", False)
         out.append(
@@ -272,7 +249,7 @@ def pick_wheel(
 
         supported_tags = list(sys_tags())
     rank_of_tag = {tag: index for index, tag in enumerate(supported_tags)}
-    want = canonicalize_name(pin.project)
+    want = canonicalize_name(pin.wheel_name)
     best: tuple[tuple[int, int], WheelChoice] | None = None
     seen_versions: set[str] = set()
     for entry in files:
@@ -320,7 +297,7 @@ def find_wheel(
     client: IndexClient, pin: TritonPin, supported_tags: Sequence[Tag] | None = None
 ) -> WheelChoice:
     """Read the index and pick the wheel for `pin`."""
-    return pick_wheel(client.files(pin.project), pin, supported_tags)
+    return pick_wheel(client.files(pin.wheel_name), pin, supported_tags)
 
 
 def download_verified(
@@ -331,7 +308,7 @@ def download_verified(
     *,
     filename: str = "",
     timeout_s: float = 60.0,
-    stream: Any = None,
+    stream: object = None,
 ) -> Path:
     """Download `url` into `dest_dir` and return the path, only if its sha256 matches.
 
@@ -520,7 +497,7 @@ def triton_source_build_argv(
     """The `setup.py bdist_wheel` invocation upstream's build_triton_wheel.py uses (§3.2, §3.5)."""
     at_root = triton_setup_at_root(pin.version) if setup_at_root is None else setup_at_root
     cwd = tree if at_root else tree / "python"
-    env: dict[str, str] = {"TRITON_WHEEL_NAME": pin.project}
+    env: dict[str, str] = {"TRITON_WHEEL_NAME": pin.wheel_name}
     if max_jobs > 0:
         env["MAX_JOBS"] = str(max_jobs)
     if with_clang_lld:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rocmforge.execute.actions import Action, ActionContext, ActionTable, Details
-from rocmforge.steps import checkout, configure, outputs, prepare, triton, venv
+from rocmforge.steps import checkout, configure, outputs, prepare, tree, triton, venv
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
@@ -29,18 +29,25 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
     "environment": (prepare.environment, "write state/build-env.sh with the build's exports"),
     "checkout": (checkout.checkout, "git: PyTorch at the ref with submodules (no clobbering); "
                  "writes rocmforge.lock"),
+    "tree-facts": (tree.tree_facts, "read the checkout's version, build backend and floors; stop "
+                   "when they change what the plan assumed"),
     "patches": (checkout.patches, "apply the kit's patch series for this PyTorch version "
                 "(rocmforge.sources.patch_sources)"),
+    "hipify": (checkout.hipify, "run PyTorch's hipify in the tree, then record the tree state "
+               "the kit's edits leave"),
     "build-requirements": (venv.build_requirements, "pip install -r requirements.txt -r "
                            "requirements-build.txt (those present)"),
     "triton": (triton.triton, "Triton for the pin: prebuilt wheel (sha256-checked) or source "
                "build; exactly one triton provider in the venv"),
+    "triton-targets": (triton.triton_targets, "compile one Triton kernel per target with the "
+                       "venv's Triton; check each code object's machine"),
     "stale-check": (configure.stale_check,
                     "PYTORCH_ROCM_ARCH in build/CMakeCache.txt vs. the targets"),
     "log-check": (configure.log_check, "the configure summary must say USE_ROCM : ON for the "
                   "targets (execute.triage.configure_reports_rocm)"),
     "collect": (lambda build, ctx: outputs.collect(ctx, targets=build.inputs.target_names,
-                                                   plan_settings=build.plan.settings),
+                                                   plan_settings=build.plan.settings,
+                                                   features=manifest_features(build)),
                 "copy the wheels to dist/ (atomically) and write dist/manifest.json"),
     "install": (venv.install, "pip install the dist/ wheels into the build venv"),
 }
@@ -61,3 +68,11 @@ def build_actions(prepared: PreparedBuild) -> ActionTable:
 def action_summaries() -> dict[str, str]:
     """One line per action, for printing a plan without binding it."""
     return {name: summary for name, (_, summary) in STAGES.items()}
+
+
+def manifest_features(build: PreparedBuild) -> dict[str, dict[str, object]] | None:
+    """The manifest's "features": each optional part, whether it was built and why."""
+    plan = build.inputs.features
+    if plan is None:
+        return None
+    return {f.name: {"built": f.on, "why": f.why} for f in plan.features}

@@ -31,7 +31,8 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     settings = build.inputs.settings
     old_head = head_commit(ctx.workdir.pytorch)
     evidence = kit_edits_evidence(ctx.workdir, old_head) if old_head else ""
-    set_aside = (f"rocmforge: kit edits (patches, hipify) of {old_head} before moving to "
+    whose = whose_edits(ctx.workdir, old_head) if evidence else ""
+    set_aside = (f"rocmforge: {_stash_words(whose)} of {old_head} before moving to "
                  f"{settings.pytorch_ref}") if evidence else ""
     result, lock, lock_path = checkout_pytorch(settings, set_aside=set_aside)
     for line in result.log:
@@ -62,13 +63,39 @@ KIT_EDITS_SCHEMA = "rocmforge.kit-edits/1"
 KIT_EDIT_STEPS = ("patches", "hipify")
 
 
-def record_kit_edits(workdir: WorkDir, commit: str) -> None:
-    """Say (atomically) that the kit is about to edit the tree checked out at `commit`."""
-    from rocmforge.execute.stamps import atomic_write_text
+def record_kit_edits(workdir: WorkDir, commit: str, *, state: str = "") -> None:
+    """Say (atomically) that the kit is about to edit the tree checked out at `commit`; with
+    `state` (sources.checkout.tree_state after hipify), what the tree looks like once the kit's
+    edits are done, so a later run can tell the kit's edits from a reset or a user's edit."""
+    from rocmforge.fsutil import write_atomic
 
     doc = {"schema": KIT_EDITS_SCHEMA, "tree": str(workdir.pytorch), "commit": commit,
-           "steps": list(KIT_EDIT_STEPS)}
-    atomic_write_text(workdir.state / KIT_EDITS_FILE, json.dumps(doc, indent=2) + "\n")
+           "steps": list(KIT_EDIT_STEPS), "state": state}
+    write_atomic(workdir.state / KIT_EDITS_FILE, json.dumps(doc, indent=2) + "\n")
+
+
+def recorded_state(workdir: WorkDir, head: str) -> str:
+    """The tree state the kit left after its edits of `head` ("" when none is recorded)."""
+    try:
+        doc = json.loads((workdir.state / KIT_EDITS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    if isinstance(doc, dict) and doc.get("schema") == KIT_EDITS_SCHEMA \
+            and doc.get("commit") == head:
+        return str(doc.get("state", "") or "")
+    return ""
+
+
+def whose_edits(workdir: WorkDir, head: str) -> str:
+    """"the kit's" when the tree is exactly as the kit's patches and hipify left it, else
+    "yours and the kit's" (a file changed, added or reset since): the set-aside message says
+    whose changes a stash holds (issue 14 item 10)."""
+    from rocmforge.sources.checkout import tree_state
+
+    state = recorded_state(workdir, head)
+    if state and state == tree_state(workdir.pytorch):
+        return "the kit's"
+    return "yours and the kit's"
 
 
 def kit_edits_evidence(workdir: WorkDir, head: str) -> str:
@@ -118,9 +145,20 @@ def checkout_fingerprint(lock: Lock) -> str:
 
 def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources import patch_sources
-    from rocmforge.sources.checkout import head_commit
+    from rocmforge.sources.checkout import head_commit, set_aside_changes
 
-    head = head_commit(ctx.workdir.pytorch)
+    tree = ctx.workdir.pytorch
+    head = head_commit(tree)
+    set_aside: list[dict[str, object]] = []
+    if head and kit_edits_evidence(ctx.workdir, head):
+        # The series is applied to the pristine tree, never on top of an earlier series: a
+        # patch removed from the series or edited since must not stay applied (issue 14 5b/c).
+        whose = whose_edits(ctx.workdir, head)
+        stashes = set_aside_changes(tree, f"rocmforge: {_stash_words(whose)} of {head} before "
+                                          "applying the patch series again")
+        if stashes:
+            ctx.say(set_aside_line(tree, stashes, head, f"the edits in the tree are {whose}"))
+        set_aside = [{"path": s.path, "paths": s.paths, "stash": s.stash} for s in stashes]
     if head:  # before any edit: an interrupted patch or hipify still counts as the kit's
         record_kit_edits(ctx.workdir, head)
     reports = patch_sources(build.inputs.settings)
@@ -132,4 +170,25 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
             ctx.say(f"{status.patch.project}/{status.patch.name}: "
                     + ("applied now" if status.patch.name in report.changed else status.state))
         applied += [f"{report.tree.name}/{name}" for name in report.changed]
-    return {"applied": applied}
+    return {"applied": applied, "set_aside": set_aside}
+
+
+def _stash_words(whose: str) -> str:
+    """How a stash message names its changes: the kit's own, or the user's with the kit's."""
+    if whose == "the kit's":
+        return "kit edits (patches, hipify)"
+    return "your edits and the kit's (patches, hipify): changes the kit did not make included"
+
+
+def hipify(build: PreparedBuild, ctx: ActionContext) -> Details:
+    """PyTorch's own hipify (tools/amd_build/build_amd.py, run by the venv's Python), then the
+    record of the tree state the kit's edits left, which the tree-facts re-check compares."""
+    from rocmforge.sources.checkout import head_commit, tree_state
+
+    ctx.run(list(ctx.step.argv[1:]))
+    tree = ctx.workdir.pytorch
+    head = head_commit(tree)
+    state = tree_state(tree)
+    if head:
+        record_kit_edits(ctx.workdir, head, state=state)
+    return {"state": state}

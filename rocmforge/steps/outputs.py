@@ -18,7 +18,8 @@ from rocmforge.execute.actions import ActionContext, Details, text_map
 
 
 def collect(ctx: ActionContext, *, targets: Sequence[str],
-            plan_settings: Mapping[str, object]) -> Details:
+            plan_settings: Mapping[str, object],
+            features: Mapping[str, Mapping[str, object]] | None = None) -> Details:
     """Copy the wheels into dist/ and write the manifest for `targets` (the plan's settings
     go in as the manifest's `plan`, without their origins)."""
     from rocmforge.knowledge.manifest import build_manifest, write_manifest
@@ -58,6 +59,10 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
         plan_settings={k: v for k, v in plan_settings.items() if k != "origins"},
     )
     doc["source"] = dict(ctx.details_of("checkout"))
+    doc["pytorch"] = dict(ctx.details_of("tree-facts"))
+    doc["triton_targets"] = dict(ctx.details_of("triton-targets"))
+    if features is not None:  # name -> {"built": bool, "why": str}: what verify checks per part
+        doc["features"] = {name: dict(entry) for name, entry in features.items()}
     earlier = _manifest_wheels(dist / "manifest.json")
     path = write_manifest(dist / "manifest.json", doc)
     ctx.say(f"wrote {path}")
@@ -73,12 +78,14 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
 
 def _manifest_wheels(path: Path) -> set[str]:
     """Wheel file names a kit manifest lists (plain names only); empty when there is none."""
+    from rocmforge.errors import ConfigError
     from rocmforge.knowledge.manifest import read_manifest
 
+    if not path.is_file():
+        return set()
     try:
-        wheels = read_manifest(path)["wheels"]
-        names = {str(v) for v in wheels.values() if v}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        names = {v for v in read_manifest(path).wheels.values() if v}
+    except ConfigError:
         return set()
     return {n for n in names if n.endswith(".whl") and Path(n).name == n}
 

@@ -56,11 +56,11 @@ def compilers(build: PreparedBuild, ctx: ActionContext) -> Details:
 
 
 def environment(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.execute.stamps import atomic_write_text
+    from rocmforge.fsutil import write_atomic
 
     lines = ["# Written by rocmforge: the environment of `invoke build` (source it to reproduce)."]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(ctx.step.env.items())]
     path = ctx.workdir.state / "build-env.sh"
-    atomic_write_text(path, "\n".join(lines) + "\n")
+    write_atomic(path, "\n".join(lines) + "\n")
     ctx.say(f"wrote {path}")
     return {"env": dict(ctx.step.env), "env_file": str(path)}

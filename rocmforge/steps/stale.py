@@ -49,41 +49,23 @@ def split_arch_list(value: str) -> tuple[str, ...]:
 def check_stale(build_dir: Path, requested: tuple[str, ...]) -> StaleVerdict:
     """Compare the cached PYTORCH_ROCM_ARCH with `requested` (order does not matter)."""
     cache = build_dir / "CMakeCache.txt"
+
+    def verdict(cached: tuple[str, ...] | None, stale: bool, reason: str) -> StaleVerdict:
+        return StaleVerdict(cache_file=str(cache), cached_targets=cached,
+                            requested_targets=requested, stale=stale, reason=reason)
+
     try:
         text = cache.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
-        return StaleVerdict(
-            cache_file=str(cache),
-            cached_targets=None,
-            requested_targets=requested,
-            stale=False,
-            reason=f"no {cache} yet: the first configure will use {';'.join(requested)}",
-        )
+        return verdict(None, False,
+                       f"no {cache} yet: the first configure will use {';'.join(requested)}")
     entries = read_cmake_cache(text)
     if "PYTORCH_ROCM_ARCH" not in entries:
-        return StaleVerdict(
-            cache_file=str(cache),
-            cached_targets=None,
-            requested_targets=requested,
-            stale=True,
-            reason=f"{cache} does not record PYTORCH_ROCM_ARCH, so its targets are unknown",
-        )
+        return verdict(None, True,
+                       f"{cache} does not record PYTORCH_ROCM_ARCH, so its targets are unknown")
     cached = split_arch_list(entries["PYTORCH_ROCM_ARCH"])
     if sorted(set(cached)) == sorted(set(requested)):
-        return StaleVerdict(
-            cache_file=str(cache),
-            cached_targets=cached,
-            requested_targets=requested,
-            stale=False,
-            reason=f"{cache} was configured for the requested targets {';'.join(cached)}",
-        )
-    return StaleVerdict(
-        cache_file=str(cache),
-        cached_targets=cached,
-        requested_targets=requested,
-        stale=True,
-        reason=(
-            f"{cache} was configured for {';'.join(cached) or '(none)'} but "
-            f"{';'.join(requested)} was requested"
-        ),
-    )
+        return verdict(cached, False,
+                       f"{cache} was configured for the requested targets {';'.join(cached)}")
+    return verdict(cached, True, f"{cache} was configured for {';'.join(cached) or '(none)'} "
+                                 f"but {';'.join(requested)} was requested")

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from packaging.tags import Tag
 
     from rocmforge.plan.prepare import PreparedBuild
-    from rocmforge.sources.triton_wheel import TritonPin
+    from rocmforge.sources.triton_pin import TritonPin
 
 
 def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -35,8 +35,6 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
     pin = pin_of_checkout(ctx.workdir)
     ctx.say(f"Triton pin: {pin.commit} ({pin.wheel_name} {pin.version or '?'}) from "
             f"{pin.pin_file}")
-    wanted = triton_wheel.TritonPin(version=pin.version, commit=pin.commit,
-                                    project=pin.wheel_name)
     wheel: Path | None = None
     origin = ""
     if mode in ("auto", "wheel"):
@@ -48,14 +46,14 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
             ctx.say(f"no prebuilt Triton wheel: {problem}; building from source")
         else:
             try:
-                wheel = _download_triton_wheel(build, ctx, wanted, python)
+                wheel = _download_triton_wheel(build, ctx, pin, python)
                 origin = "index"
             except triton_wheel.TritonWheelUnavailable as exc:
                 if mode == "wheel":
                     raise
                 ctx.say(f"no prebuilt Triton wheel ({exc.paragraph()}); building from source")
     if wheel is None:
-        wheel = _build_triton(build, ctx, wanted, python)
+        wheel = _build_triton(build, ctx, pin, python)
         origin = "source"
     # Keep what is about to be installed: a Triton whose setup.py ignores TRITON_WHEEL_NAME
     # builds `triton`, and keeping the pin's name would leave two providers in the venv.
@@ -75,7 +73,7 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
             f"`{python} -m pip uninstall -y <the others>`, then run the build again",
         )
     ctx.say(f"Triton in the build venv: {providers[0]} from {wheel.name}")
-    return {"wheel": str(wheel), "commit": pin.commit, "name": keep,
+    return {"wheel": str(wheel), "commit": pin.commit, "version": pin.version, "name": keep,
             "origin": origin, "removed": removed, "mode": mode}
 
 
@@ -112,7 +110,7 @@ def _download_triton_wheel(build: PreparedBuild, ctx: ActionContext, pin: Triton
     settings = build.inputs.settings
     rocm = build.inputs.facts.rocm
     index = index_url(str(settings.triton_index), rocm.version if rocm is not None else "")
-    ctx.say(f"looking for {pin.project} {pin.version} (commit {pin.commit[:8]}) on {index}")
+    ctx.say(f"looking for {pin.wheel_name} {pin.version} (commit {pin.commit[:8]}) on {index}")
     client = triton_wheel.IndexClient(index_url=index, timeout_s=30.0)
     choice = triton_wheel.find_wheel(client, pin, _venv_tags(ctx, python))
     ctx.say(f"found {choice.filename} (sha256 {choice.sha256[:16]}...)")
@@ -187,7 +185,7 @@ def _installed_dists(ctx: ActionContext, python: str) -> list[str]:
 def _triton_providers(ctx: ActionContext, python: str) -> list[str]:
     from packaging.utils import canonicalize_name
 
-    from rocmforge.sources.triton_wheel import TRITON_PROVIDERS
+    from rocmforge.knowledge.triton import TRITON_PROVIDERS
 
     providers = {canonicalize_name(p) for p in TRITON_PROVIDERS}
     return sorted(canonicalize_name(d) for d in _installed_dists(ctx, python)
@@ -204,3 +202,29 @@ def _remove_other_providers(ctx: ActionContext, python: str, *, keep: str) -> li
                 "ROCm)")
         ctx.run(list(conflicts.uninstall_argv))
     return list(conflicts.names)
+
+
+def triton_targets(build: PreparedBuild, ctx: ActionContext) -> Details:
+    """The Triton just installed must generate code for every target (issue 22): one small
+    kernel per target, each code object's machine checked by the kit's ELF reader."""
+    from rocmforge.probes.triton_targets import gap_error, probe_triton_targets
+
+    python = ctx.step.argv[1]
+    report = probe_triton_targets(python, build.inputs.target_names)
+    for result in report.results:
+        ctx.say(f"{result.status:<4} {result.target}: {result.reason}")
+    if not report.triton_version:
+        raise StepFailed(
+            f"The build venv's Python {python} has no importable triton after the triton step",
+            "the probe compiles with the venv's own Triton",
+            "read logs/triton.log; run the build again",
+        )
+    pin = str(ctx.details_of("triton").get("version", "") or "")
+    error = gap_error(report, pin=pin)
+    allowed = build.settings.allow_triton_gap
+    if error is not None:
+        if not allowed:
+            raise error
+        ctx.say(f"note: allow_triton_gap: going on although {error.what}")
+    return {"report": report.to_json(), "gap": [r.target for r in report.failed()],
+            "allowed_gap": bool(allowed and error is not None)}

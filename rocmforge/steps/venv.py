@@ -8,11 +8,11 @@ exist (collect does) or create the venv (a plain argv step does).
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmforge import process
 from rocmforge.errors import RocmforgeError, StepFailed
 from rocmforge.execute.actions import ActionContext, Details
 from rocmforge.workdir import WorkDir
@@ -60,7 +60,7 @@ def externally_managed(python: str) -> str:
         "in_venv = sys.prefix != getattr(sys, 'base_prefix', sys.prefix)\n"
         "print(marker if os.path.isfile(marker) and not in_venv else '')\n"
     )
-    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=False)
+    done = process.run([python, "-c", probe])
     if done.returncode != 0:
         raise RocmforgeError(
             f"{python} could not be run ({done.stderr.strip()[-200:] or done.returncode})",
@@ -75,7 +75,7 @@ def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
     (default: the build venv), after the checks that make it safe (each a UsageError, exit 2):
     the interpreter exists and runs, dist/manifest.json is the kit's, and `python` is not a
     PEP 668 system Python. Runs only the interpreter's probe; installs nothing."""
-    from rocmforge.errors import UsageError
+    from rocmforge.errors import ConfigError, UsageError
     from rocmforge.knowledge.manifest import read_manifest
 
     target = python or str(workdir.venv / "bin" / "python")
@@ -96,10 +96,10 @@ def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
         )
     manifest = workdir.dist / "manifest.json"
     try:
-        wheels_doc = read_manifest(manifest)["wheels"]
-        names = [str(wheels_doc[k]) for k in ("triton", "torch") if wheels_doc.get(k)]
+        wheels_doc = read_manifest(manifest).wheels
+        names = [wheels_doc[k] for k in ("triton", "torch") if wheels_doc.get(k)]
         has_torch = bool(wheels_doc.get("torch"))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except ConfigError:
         names, has_torch = [], False
     if not has_torch:
         raise UsageError(

@@ -13,7 +13,18 @@ from pathlib import Path
 
 from invoke import Collection
 
-from rocmforge.tasks import build, doctor, inspect, sources, toolchain, vendor, verify
+from rocmforge.tasks import (
+    build,
+    doctor,
+    fetch,
+    inspect,
+    knowledge,
+    matrix,
+    sources,
+    toolchain,
+    vendor,
+    verify,
+)
 
 
 def _project_dir(start: Path) -> Path | None:
@@ -52,7 +63,8 @@ def check_project_yaml(start: Path | None = None) -> None:
 
 def _collection() -> Collection:
     ns = Collection("rocm")
-    for module in (doctor, toolchain, sources, build, inspect, verify, vendor):
+    for module in (doctor, toolchain, sources, fetch, build, inspect, verify, vendor,
+                   knowledge, matrix):
         for task in module.TASKS:
             ns.add_task(task)
         for sub in module.COLLECTIONS:

@@ -1,18 +1,23 @@
 """Shared plumbing of the task modules: settings from an Invoke context, and error reporting.
 
 Owns: turning a RocmforgeError into one paragraph on stderr and an exit status (no traceback),
-and building Settings from the four layers. Must not: import anything heavy at module level,
-because `invoke --list` imports every task module.
+and building Settings from the layers (config/, each Invoke configuration layer under its own
+file or variable name, ROCMFORGE_*, flags), so every value carries its true source. Must not:
+import anything heavy at module level, because `invoke --list` imports every task module.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from invoke import Context, Exit
+
+if TYPE_CHECKING:
+    from rocmforge.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,13 +62,57 @@ def os_error_paragraph(exc: OSError) -> str:
     ).paragraph()
 
 
-def invoke_section(c: Context) -> dict[str, Any]:
-    """The `rocm:` section as Invoke merged it (collection defaults + invoke.yaml)."""
+def invoke_layers(
+    c: Context, defaults: Mapping[str, object]
+) -> list[tuple[str, dict[str, object]]]:
+    """The `rocm:` keys of each Invoke configuration layer, labelled with where they came from,
+    lowest first: the collection's configure() (values that differ from config/defaults.toml,
+    which the kit's own collection holds), the system, user and project files (/etc/invoke.yaml,
+    ~/.invoke.yaml, the project's invoke.yaml), INVOKE_ROCM_* variables, the runtime file
+    (`invoke -f`), overrides and changes made in code.
+
+    Invoke keeps its layers apart only in attributes without a public accessor; they have not
+    changed since Invoke 1.0. If a future Invoke lacks them, the merged section is one layer.
+    """
+    config = c.config
+    prefix = str(getattr(config, "_env_prefix", None) or "INVOKE_")
+    files = (("_system", "_system_path"), ("_user", "_user_path"), ("_project", "_project_path"))
+    if not all(hasattr(config, name) for name, _ in files):
+        merged = _section(_get(config, "rocm"))
+        return [("Invoke config (rocm:)",
+                 {k: v for k, v in merged.items() if defaults.get(k, _MISSING) != v})]
+    layers: list[tuple[str, dict[str, object]]] = []
+    collection = _section(_get(getattr(config, "_collection", {}), "rocm"))
+    changed = {k: v for k, v in collection.items() if defaults.get(k, _MISSING) != v}
+    layers.append(("tasks.py (Collection.configure rocm:)", changed))
+    for data_name, path_name in files:
+        path = getattr(config, path_name, None) or data_name.strip("_") + " config file"
+        layers.append((f"{path} (rocm:)", _section(_get(getattr(config, data_name), "rocm"))))
+    env = _section(_get(getattr(config, "_env", {}), "rocm"))
+    layers += [(f"env {prefix}ROCM_{key.upper()}", {key: value}) for key, value in env.items()]
+    runtime_path = getattr(config, "_runtime_path", None) or "invoke -f file"
+    layers.append((f"{runtime_path} (rocm:)",
+                   _section(_get(getattr(config, "_runtime", {}), "rocm"))))
+    layers.append(("Invoke config overrides (rocm:)",
+                   _section(_get(getattr(config, "_overrides", {}), "rocm"))))
+    layers.append(("c.config.rocm set in code",
+                   _section(_get(getattr(config, "_modifications", {}), "rocm"))))
+    return [(label, values) for label, values in layers if values]
+
+
+_MISSING = object()
+
+
+def _get(data: Any, key: str) -> Any:
     try:
-        section = c.config.get("rocm", {})
+        return data.get(key, {}) if data is not None else {}
     except Exception:  # noqa: BLE001 - Invoke's DataProxy raises various errors on odd config
-        section = {}
-    return {str(k): _plain(v) for k, v in dict(section).items()}
+        return {}
+
+
+def _section(value: Any) -> dict[str, Any]:
+    return {str(k): _plain(v) for k, v in dict(value).items()} if isinstance(value, Mapping) \
+        else {}
 
 
 def _plain(value: Any) -> Any:
@@ -72,13 +121,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def settings_for(c: Context, **flags: Any):  # -> Settings (lazy import keeps --list fast)
-    """Settings for this invocation: config/ < invoke.yaml < ROCMFORGE_* < flags."""
-    from rocmforge.settings import defaults_from_config, resolve
+def settings_for(c: Context, **flags: object) -> Settings:
+    """Settings for this invocation: config/ < Invoke's layers < ROCMFORGE_* < flags (by
+    setting name), each value with its true source."""
+    from rocmforge.knowledge.toml_files import CONFIG_DIR_ENV, config_dir
+    from rocmforge.settings import DEFAULTS_SOURCE, defaults_from_config, resolve
 
+    defaults = defaults_from_config()
+    moved = os.environ.get(CONFIG_DIR_ENV)  # the kit's config/ replaced by another folder
     return resolve(
-        defaults=defaults_from_config(),
-        invoke_config=invoke_section(c),
+        defaults=defaults,
+        defaults_source=str(config_dir() / "defaults.toml") if moved else DEFAULTS_SOURCE,
+        invoke_layers=invoke_layers(c, defaults),
         environ=os.environ,
         flags=flags,
     )
@@ -90,3 +144,16 @@ def is_dry(c: Context) -> bool:
         return bool(c.config.run.dry)
     except AttributeError:
         return False
+
+
+@contextlib.contextmanager
+def holding_work_dir(settings: Settings, task: str) -> Iterator[None]:
+    """Hold the work dir's lock while a task changes what a build reads (checkout, patch,
+    triton.checkout, install): the same kernel lock `invoke build` holds, so neither can
+    change the tree or the venv under the other (issue 14 item 4)."""
+    from rocmforge.execute.lock import work_lock
+    from rocmforge.render import say
+    from rocmforge.workdir import workdir_for
+
+    with work_lock(workdir_for(settings.work_dir), task=task, say=say):
+        yield

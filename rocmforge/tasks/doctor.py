@@ -6,32 +6,34 @@ Must not: probe, judge or format anything itself; rocmforge.plan.doctor, probes 
 
 from __future__ import annotations
 
-from invoke import Context, Exit, task
+from invoke import Context, Exit
 
+from rocmforge.settings import settings_of_flags
 from rocmforge.tasks._common import reported, settings_for
+from rocmforge.tasks._flags import flagged
 
 
-@task(
-    help={
-        "arch": "GPU targets to check (gfx1100, 'gfx90a;gfx942', mi300, rdna3); default: the GPUs "
-        "found",
-        "rocm-path": "ROCm install to check (default: ROCM_PATH, HIP_PATH, /opt/rocm*, /usr)",
-        "json": "print a versioned JSON document instead of a table",
-    }
-)
+@flagged(("arch", "rocm_path"))
 @reported
-def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) -> None:
+def doctor(c: Context, json: bool = False, **flags: object) -> None:
     """Check this machine can build PyTorch for the targets; each FAIL comes with its fix."""
     import os
 
     from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.plan.cache_doctor import cache_doctor_rows
     from rocmforge.plan.doctor import diagnose, doctor_json, exit_status
     from rocmforge.plan.prepare import doctor_facts
+    from rocmforge.plan.triton_probe_rows import triton_probe_rows
     from rocmforge.render import emit_json, print_table
 
-    settings = settings_for(c, arch=arch, rocm_path=rocm_path)
-    facts, targets = doctor_facts(settings, os.environ)
-    rows = diagnose(facts, targets, settings, table=load_arch_table())
+    settings = settings_for(c, **settings_of_flags(flags))
+    found = doctor_facts(settings, os.environ)
+    facts, targets = found.facts, found.targets
+    rows = diagnose(facts, targets, settings, table=load_arch_table(), release=found.release,
+                    components=found.components)
+    if found.triton is not None:
+        rows += triton_probe_rows(found.triton, pin_version=found.release.triton_version)
+    rows += cache_doctor_rows(settings, facts, targets, environ=os.environ)
     code = exit_status(rows)
     if json:
         emit_json(doctor_json(facts, targets, rows))
@@ -49,26 +51,9 @@ def doctor(c: Context, arch: str = "", rocm_path: str = "", json: bool = False) 
         raise Exit(code=code)
 
 
-@task(
-    help={
-        "arch": "GPU targets (gfx1100, 'gfx90a;gfx942', mi300); default: the GPUs found",
-        "rocm-path": "ROCm install (default: ROCM_PATH, HIP_PATH, /opt/rocm*, /usr)",
-        "format": "sh (default), fish, json, or github ($GITHUB_ENV lines)",
-        "gcc": "export CC/CXX for this GCC major (e.g. 11)",
-        "clang": "export CC/CXX for this Clang major (e.g. 16)",
-    }
-)
+@flagged(("arch", "rocm_path", "gcc", "clang"))
 @reported
-def env(
-    c: Context,
-    arch: str = "",
-    rocm_path: str = "",
-    format: str = "sh",  # noqa: A002 - the flag is --format
-    # str, not int: Invoke casts an int flag inside its parser, so `--gcc abc` would end in a
-    # traceback; settings_for() checks the text and raises a UsageError (exit 2) instead.
-    gcc: str = "",
-    clang: str = "",
-) -> None:
+def env(c: Context, format: str = "sh", **flags: object) -> None:  # noqa: A002 - the flag
     """Print the build environment, quoted so that eval "$(invoke env ...)" is safe."""
     import sys
 
@@ -82,7 +67,7 @@ def env(
             "the environment can be printed for " + ", ".join(FORMATS),
             "pass --format sh (or fish, json, github)",
         )
-    settings = settings_for(c, arch=arch, rocm_path=rocm_path, gcc=gcc, clang=clang)
+    settings = settings_for(c, **settings_of_flags(flags))
     # The same environment `invoke build` uses: config/build.toml, the computed values (targets,
     # ROCm paths, MAX_JOBS, the CC/CXX the build would choose), then the build_env setting.
     inputs = resolve_build_inputs(settings)

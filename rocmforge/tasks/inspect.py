@@ -12,25 +12,22 @@ import os
 import sys
 from collections.abc import Sequence
 
-from invoke import Context, Exit, task
+from invoke import Context, Exit
 
 from rocmforge.tasks._common import reported
+from rocmforge.tasks._flags import flagged
 
 _HELP_WORDS = ("--help", "-h")
 
 
-@task(
+@flagged(
     positional=["paths"],
     iterable=["path"],
     help={
         "paths": "wheel, directory or ELF file (required, first argument); several: quote them "
         "as one argument ('dist/torch.whl build/lib' or 'dist/*.whl'); globs are expanded",
-        "path": "one more wheel, directory or ELF file; repeat for several "
-        "(--path a.whl --path build/lib)",
         "expect": 'targets every library with device code must carry, e.g. "gfx1100;gfx942"; '
         "a file set without any HIP device code then fails",
-        "deep": "decompress every compressed bundle whole, check its header hash, and "
-        "cross-check every code object (slower; the default reads entry tables only)",
         "json": "print the rocmforge.inspect/1 JSON document instead of tables",
     },
 )

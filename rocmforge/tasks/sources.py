@@ -7,33 +7,30 @@ parse pins itself; rocmforge.sources does.
 
 from __future__ import annotations
 
-from invoke import Collection, Context, task
+from invoke import Collection, Context
 
-from rocmforge.tasks._common import is_dry, reported, settings_for
+from rocmforge.settings import settings_of_flags
+from rocmforge.tasks._common import holding_work_dir, is_dry, reported, settings_for
+from rocmforge.tasks._flags import flagged
 
 
-@task(
-    help={
-        "ref": "PyTorch tag, branch or 40-hex commit (default: setting pytorch_ref, e.g. v2.9.1)",
-        "repo": "PyTorch repository URL or mirror (default: setting pytorch_repo)",
-        "lock": "reproduce the tree a rocmforge.lock file describes (its commits win over --ref)",
-    }
-)
+@flagged(("ref", "repo"))
 @reported
-def checkout(c: Context, ref: str = "", repo: str = "", lock: str = "") -> None:
+def checkout(c: Context, lock: str = "", **flags: object) -> None:
     """Check out PyTorch at a ref with its submodules; never overwrites local changes."""
     from pathlib import Path
 
     from rocmforge.render import say
     from rocmforge.sources import checkout_pytorch
 
-    settings = settings_for(c, pytorch_ref=ref, pytorch_repo=repo)
+    settings = settings_for(c, **settings_of_flags(flags))
     if is_dry(c):
         say(f"dry run: would check out {settings.pytorch_repo} at {lock or settings.pytorch_ref}")
         return
-    result, locked, lock_file = checkout_pytorch(
-        settings, lock_path=Path(lock) if lock else None, repo=repo
-    )
+    with holding_work_dir(settings, "checkout"):
+        result, locked, lock_file = checkout_pytorch(
+            settings, lock_path=Path(lock) if lock else None, repo=str(flags["repo"])
+        )
     state = "checked out" if result.changed else "already at"
     print(f"PyTorch {state} {result.ref} = {result.commit} in {result.path}")
     print(f"{len(result.submodules)} submodules; lock written to {lock_file}")
@@ -41,12 +38,7 @@ def checkout(c: Context, ref: str = "", repo: str = "", lock: str = "") -> None:
         print(f"Triton pin: {locked.triton_commit} ({locked.triton_repo})")
 
 
-@task(
-    help={
-        "check": "only report each patch's state (applies/applied/absorbed/stale); change nothing",
-        "revert": "reverse the patches this kit applied, last first",
-    }
-)
+@flagged()
 @reported
 def patch(c: Context, check: bool = False, revert: bool = False) -> None:
     """Apply the patch series whose Applies-To range matches the checkout, all or nothing."""
@@ -54,7 +46,11 @@ def patch(c: Context, check: bool = False, revert: bool = False) -> None:
     from rocmforge.sources import patch_sources
 
     settings = settings_for(c)
-    reports = patch_sources(settings, check_only=check or is_dry(c), revert=revert)
+    if check or is_dry(c):
+        reports = patch_sources(settings, check_only=True, revert=revert)
+    else:
+        with holding_work_dir(settings, "patch"):
+            reports = patch_sources(settings, check_only=False, revert=revert)
     rows = []
     for report in reports:
         for status in report.statuses:
@@ -67,13 +63,8 @@ def patch(c: Context, check: bool = False, revert: bool = False) -> None:
     print(f"{verb}: {', '.join(done) if done else 'nothing to do'}")
 
 
-@task(
-    help={
-        "ref": "read the pin of this PyTorch ref over HTTP (pin_url) instead of the checkout",
-        "json": "print the pin as JSON",
-        "timeout": "seconds to wait for each HTTP reply (default 10)",
-    }
-)
+@flagged(help={"ref": "read the pin of this PyTorch ref over HTTP (pin_url) instead of the "
+               "checkout"})
 @reported
 def pin(c: Context, ref: str = "", json: bool = False, timeout: str = "10") -> None:
     """Print the Triton commit, version, repository and wheel name the PyTorch ref pins."""
@@ -114,7 +105,7 @@ def pin(c: Context, ref: str = "", json: bool = False, timeout: str = "10") -> N
     print(f"pin file   {found.pin_file} ({source})")
 
 
-@task(name="checkout")
+@flagged(name="checkout")
 @reported
 def triton_checkout(c: Context) -> None:
     """Check out Triton at exactly the commit the PyTorch checkout pins, with submodules."""
@@ -125,7 +116,8 @@ def triton_checkout(c: Context) -> None:
     if is_dry(c):
         say("dry run: would check out Triton at the pinned commit")
         return
-    result, found = checkout_triton(settings)
+    with holding_work_dir(settings, "triton.checkout"):
+        result, found = checkout_triton(settings)
     state = "checked out" if result.changed else "already at"
     print(
         f"Triton {state} {found.commit} ({found.pin_file}, version {found.version}) "

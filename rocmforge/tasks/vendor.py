@@ -6,19 +6,13 @@ copied; rocmforge.sessions.vendor plans and writes.
 
 from __future__ import annotations
 
-from invoke import Context, task
+from invoke import Context
 
 from rocmforge.tasks._common import is_dry, reported
+from rocmforge.tasks._flags import flagged
 
 
-@task(
-    help={
-        "into": "the other repository's root folder",
-        "prefix": "folder inside it that receives the kit (default third_party/rocmforge)",
-        "update": "refresh an earlier copy: show the diff, keep files edited there",
-        "json": "print the plan as JSON instead of a table",
-    }
-)
+@flagged(help={"json": "print the plan as JSON instead of a table"})
 @reported
 def vendor(
     c: Context,

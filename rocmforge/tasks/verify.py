@@ -8,21 +8,14 @@ arch setting, aliases expanded) into the suite's command line.
 
 from __future__ import annotations
 
-from invoke import Context, Exit, task
+from invoke import Context, Exit
 
 from rocmforge.tasks._common import reported, settings_for
+from rocmforge.tasks._flags import flagged
 
 
-@task(
-    help={
-        "json": "write the JSON report (schema rocmforge.verify/1) to this file",
-        "device": "cuda (ROCm and CUDA builds), cpu, or auto (cuda when a GPU is visible)",
-        "only": "comma-separated checks: build,arch,static,ops,attention,triton,memory,perf,comm",
-        "expect": "targets the build must contain (default: the `arch` setting)",
-        "comm_sizes": "message sizes for comm, e.g. 1KiB,1MiB,1GiB",
-        "comm_timeout": "seconds without progress before comm is declared hung",
-    }
-)
+@flagged(help={"json": "write the JSON report (schema rocmforge.verify/1) to this file",
+               "expect": "targets the build must contain (default: the `arch` setting)"})
 @reported
 def verify(c: Context, json: str = "", device: str = "auto", only: str = "", expect: str = "",
            comm_sizes: str = "", comm_timeout: str = "") -> None:
@@ -31,8 +24,14 @@ def verify(c: Context, json: str = "", device: str = "auto", only: str = "", exp
     # `--comm-timeout abc`); the verify command line checks it and exits 2 with one paragraph.
     from rocmforge.verify.__main__ import main
 
-    expect = expected_targets(expect or settings_for(c).arch)
+    settings = settings_for(c)
+    expect = expected_targets(expect or settings.arch)
     argv = ["--device", device]
+    from rocmforge.workdir import workdir_for
+
+    manifest = workdir_for(settings.work_dir).dist / "manifest.json"
+    if manifest.is_file():  # the optional parts the last build says it built
+        argv += ["--manifest", str(manifest)]
     for flag, value in (("--json", json), ("--only", only), ("--expect", expect),
                         ("--comm-sizes", comm_sizes), ("--comm-timeout", comm_timeout)):
         if value:

@@ -19,9 +19,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rocmforge.probes.compilers import HostCompiler
+
+if TYPE_CHECKING:
+    from rocmforge.fsutil import JSONDoc
 
 STATE_SCHEMA = 1
 STATE_FILE_NAME = "alternatives.json"
@@ -183,7 +186,7 @@ class SavedGroup:
     paths: tuple[str, ...] = ()
     links: tuple[LinkTarget, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONDoc:
         return {
             "name": self.name,
             "existed": self.existed,
@@ -196,18 +199,18 @@ class SavedGroup:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SavedGroup:
+    def from_json(cls, data: Mapping[str, object]) -> SavedGroup:
         return cls(
             name=str(data["name"]),
             existed=bool(data["existed"]),
             status=str(data.get("status", "")),
             value=str(data.get("value", "")),
-            paths=tuple(str(p) for p in data.get("paths", [])),
+            paths=tuple(str(p) for p in _json_list(data, "paths")),
             links=tuple(
                 LinkTarget(
                     path=str(link["path"]), kind=str(link["kind"]), target=str(link["target"])
                 )
-                for link in data.get("links", [])
+                for link in map(_json_object, _json_list(data, "links"))
             ),
         )
 
@@ -223,7 +226,7 @@ class SavedState:
     def group(self, name: str) -> SavedGroup | None:
         return next((g for g in self.groups if g.name == name), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONDoc:
         return {
             "schema": STATE_SCHEMA,
             "altdir": self.altdir,
@@ -232,13 +235,15 @@ class SavedState:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SavedState:
+    def from_json(cls, data: Mapping[str, object]) -> SavedState:
         if data.get("schema") != STATE_SCHEMA:
             raise ValueError(f"unknown schema {data.get('schema')!r}")
         return cls(
             altdir=str(data.get("altdir", "")),
             admindir=str(data.get("admindir", "")),
-            groups=tuple(SavedGroup.from_json(g) for g in data.get("groups", [])),
+            groups=tuple(
+                SavedGroup.from_json(_json_object(g)) for g in _json_list(data, "groups")
+            ),
         )
 
     def merged_with(self, newer: SavedState) -> SavedState:
@@ -422,3 +427,18 @@ def plan_restore(
 
 def _absent(path: str) -> LinkTarget:
     return LinkTarget(path=path, kind="absent")
+
+
+def _json_list(data: Mapping[str, object], key: str) -> list[object]:
+    """`data[key]` as a list ([] when absent); TypeError (a damaged state file) otherwise."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise TypeError(f"{key!r} is {type(value).__name__}, not a list")
+    return value
+
+
+def _json_object(value: object) -> Mapping[str, object]:
+    """One JSON object of a state file; TypeError (a damaged state file) otherwise."""
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, not {type(value).__name__}")
+    return value

@@ -8,8 +8,7 @@ update-alternatives itself (`rocmforge.toolchain.system` does).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from rocmforge.errors import UsageError
 from rocmforge.render import emit_json, print_table, say
@@ -25,11 +24,27 @@ from rocmforge.toolchain.inventory import (
 from rocmforge.toolchain.select import CompilerChoice, choose_build_compilers, parse_version_flag
 from rocmforge.toolchain.system import execute_restore, execute_switch, prepare_switch, state_path
 
+if TYPE_CHECKING:
+    from invoke import Context
+
+    from rocmforge.fsutil import JSONDoc
+    from rocmforge.settings import Settings
+    from rocmforge.toolchain.inventory import PolicyContext
+    from rocmforge.toolchain.select import ToolchainInventory
+
+
+
+class SettingsFor(Protocol):
+    """How the task turns its context and setting flags into Settings (tasks._common)."""
+
+    def __call__(self, c: Context, **flags: object) -> Settings: ...
+
+
 DEFAULT_LINK_DIR = "/usr/bin"
 JSON_SCHEMA = "rocmforge.toolchain/1"
 
 
-def version_flag(flag: str, value: Any) -> int:
+def version_flag(flag: str, value: object) -> int:
     """Invoke hands `--gcc` over as "" (absent), True (given without a value) or the text."""
     if value is True:
         raise UsageError(
@@ -44,12 +59,12 @@ def version_flag(flag: str, value: Any) -> int:
 
 
 def run_toolchain(
-    c: Any,
+    c: Context,
     *,
-    settings_for: Callable[..., Any],
+    settings_for: SettingsFor,
     dry: bool,
-    gcc: Any,
-    clang: Any,
+    gcc: object,
+    clang: object,
     system: bool,
     restore: bool,
     allow_compiler: bool,
@@ -145,13 +160,13 @@ def run_toolchain(
             say("rocmforge: undo with `invoke toolchain --restore`.")
         return choice
     if as_json:
-        emit_json(_json_doc(inventory, ctx, choice, choice_error))
+        emit_json(_json_doc(inventory, ctx, choice, choice_error, settings.allow_compiler))
         return choice
     if not explicit:
         print_table(
             "Installed compilers",
             ("status", "compiler", "drivers", "found as", "policy"),
-            compiler_rows(inventory, ctx.judge),
+            compiler_rows(inventory, ctx.judge, allow_compiler=settings.allow_compiler),
             status_column=0,
         )
         print_table(
@@ -188,7 +203,9 @@ def run_toolchain(
     return choice
 
 
-def _json_doc(inventory: Any, ctx: Any, choice: CompilerChoice | None, error: str) -> dict:
+def _json_doc(inventory: ToolchainInventory, ctx: PolicyContext, choice: CompilerChoice | None,
+              error: str, allow_compiler: bool = False) -> JSONDoc:
+    rows = compiler_rows(inventory, ctx.judge, allow_compiler=allow_compiler)
     return {
         "schema": JSON_SCHEMA,
         "rocm": ctx.rocm_label,
@@ -200,8 +217,10 @@ def _json_doc(inventory: Any, ctx: Any, choice: CompilerChoice | None, error: st
                 "cc": str(c.cc),
                 "cxx": str(c.cxx) if c.cxx else None,
                 "origin": c.origin,
+                "status": row[0],
+                "reason": row[4],
             }
-            for c in inventory.compilers
+            for c, row in zip(inventory.compilers, rows, strict=True)
         ],
         "resolved": {r.name: [str(p) for p in r.chain] for r in inventory.resolved},
         "groups": [

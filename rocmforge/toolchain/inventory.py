@@ -136,14 +136,19 @@ def _pairs(items: object) -> list[tuple[str, int]]:
 
 
 def compiler_rows(
-    inventory: ToolchainInventory, judge: Judge | None
+    inventory: ToolchainInventory, judge: Judge | None, *, allow_compiler: bool = False
 ) -> list[tuple[str, str, str, str, str]]:
+    """A row per compiler with the build's own verdict (compiler_policy.build_verdict), the same
+    one doctor shows for the compiler the build would choose."""
+    from rocmforge.knowledge.compiler_policy import build_verdict
+
     rows = []
     for c in inventory.compilers:
         status, reason = "INFO", ""
         if judge is not None and c.origin != "rocm":
             verdict = judge(c.kind, c.version)
-            status, reason = verdict.status, verdict.reason
+            status, reason = build_verdict(verdict.status, verdict.reason,
+                                           allow_compiler=allow_compiler)
         cxx = str(c.cxx) if c.cxx else "(no C++ driver)"
         rows.append((status, f"{c.kind} {c.version}", f"{c.cc}  {cxx}", c.origin, reason))
     return rows

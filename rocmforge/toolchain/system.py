@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rocmforge import process
 from rocmforge.errors import StepFailed, UsageError
 from rocmforge.fsutil import write_atomic
 from rocmforge.probes.compilers import HostCompiler, identify
@@ -42,12 +42,10 @@ Runner = Callable[[Sequence[str]], "tuple[int, str]"]
 
 
 def run_argv(argv: Sequence[str]) -> tuple[int, str]:
-    """The real runner: argv list, no shell, output captured for the error message."""
-    try:
-        proc = subprocess.run(list(argv), capture_output=True, text=True, check=False)
-    except OSError as exc:
-        return 127, str(exc)
-    return proc.returncode, proc.stdout + proc.stderr
+    """The real runner (rocmforge.process): argv list, no shell, output captured for the error
+    message; a program that cannot be started is status 127/126 with the reason."""
+    done = process.run(argv)
+    return done.returncode, done.output
 
 
 # --- probes ---------------------------------------------------------------------------------
@@ -56,13 +54,10 @@ def run_argv(argv: Sequence[str]) -> tuple[int, str]:
 def query_group(name: str, *, altdir: str = "", admindir: str = "") -> AlternativesGroup:
     """`update-alternatives --query NAME` parsed; a group that does not exist comes back absent."""
     argv = AlternativesTool(altdir=altdir, admindir=admindir).argv("--query", name)
-    try:
-        proc = subprocess.run(list(argv), capture_output=True, text=True, check=False)
-    except OSError:
+    done = process.run(argv)
+    if done.returncode != 0:
         return absent_group(name)
-    if proc.returncode != 0:
-        return absent_group(name)
-    return parse_query(name, proc.stdout)
+    return parse_query(name, done.stdout)
 
 
 def link_state(path: str) -> LinkTarget:

@@ -2,9 +2,10 @@
 
 Owns: the checks (`rocmforge.verify.checks.<name>`), their result model and the report. Runs in
 any environment that has torch: it imports only the standard library, torch and (where present)
-triton, plus two guarded kit helpers (the product peak table for `perf`, the offload-bundle reader
-in a subprocess for `static`). torch is imported lazily so a broken install is reported, not
-raised. Entry points: `python -m rocmforge.verify`, `invoke verify`, `nox -s "verify(gfx…)"`.
+triton, plus guarded kit helpers (the product peak table for `perf`; in subprocesses, the
+offload-bundle reader for `static` and the Triton target probe for `triton_targets`). torch is
+imported lazily so a broken install is reported, not raised. Entry points:
+`python -m rocmforge.verify`, `invoke verify`, `nox -s "verify(gfx…)"`.
 Must not: import the kit's heavy dependencies (invoke, rich, pyelftools) at module level.
 """
 

@@ -15,7 +15,8 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, NoReturn
+from types import ModuleType
+from typing import NoReturn
 
 from rocmforge.verify.model import CHECK_NAMES, CheckResult, Status, VerifyOptions, parse_size
 
@@ -54,6 +55,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--when-device", default="", metavar="TARGET",
                    help="run the runtime checks only if a GPU of this target is visible; "
                         "otherwise they SKIP with the reason")
+    p.add_argument("--manifest", default="", metavar="FILE",
+                   help="the build's dist/manifest.json: check each optional part it says was "
+                   "built (and SKIP, with the reason, each it left out)")
     p.add_argument("--triton-pin", default="", metavar="VERSION",
                    help="the Triton version torch must run with (default: from torch's metadata)")
     p.add_argument("--comm-sizes", default="", metavar="1KiB,1MiB",
@@ -115,7 +119,7 @@ def check_report_path(path: str) -> None:
                        "Fix: name a file in a folder you can write to.")
 
 
-def import_torch() -> Any:
+def import_torch() -> ModuleType:
     """torch, or BadInput saying what broke. Anything can fly out of a broken install."""
     try:
         import torch
@@ -134,7 +138,7 @@ def import_torch() -> Any:
     return torch
 
 
-def matching_devices(torch: Any, target: str) -> tuple[list[str], bool]:
+def matching_devices(torch: ModuleType, target: str) -> tuple[list[str], bool]:
     """(visible device targets, whether one matches `target`) for --when-device."""
     try:
         if not torch.cuda.is_available():
@@ -153,7 +157,7 @@ def matching_devices(torch: Any, target: str) -> tuple[list[str], bool]:
     return seen, any(s.split(":")[0] == base for s in seen)
 
 
-def run_suite(options: VerifyOptions, torch: Any, when_device: str = ""
+def run_suite(options: VerifyOptions, torch: ModuleType, when_device: str = ""
               ) -> tuple[list[CheckResult], list[str], VerifyOptions]:
     from rocmforge.verify.checks import CheckContext, run_checks
 
@@ -179,6 +183,28 @@ def run_suite(options: VerifyOptions, torch: Any, when_device: str = ""
     return results, notes, options
 
 
+def feature_results(manifest: str, options: VerifyOptions, torch: ModuleType) -> list[CheckResult]:
+    """One result per optional part the manifest lists (issue 17): proven when built, SKIP with
+    the build's reason when left out. No manifest, no rows."""
+    if not manifest:
+        return []
+    import json
+
+    from rocmforge.verify.checks import CheckContext
+    from rocmforge.verify.checks.features import check_features
+
+    try:
+        with open(manifest, encoding="utf-8") as handle:
+            doc = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"--manifest {manifest} cannot be read as JSON ({exc}). "
+                       "Fix: pass the dist/manifest.json a build wrote.") from None
+    features = doc.get("features") if isinstance(doc, dict) else None
+    if not isinstance(features, dict):
+        return []
+    return check_features(CheckContext(torch=torch, options=options), features)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     args = parser().parse_args(argv)
@@ -186,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = options_from_args(args)
         torch = import_torch()
         results, notes, options = run_suite(options, torch, args.when_device.strip())
+        results += feature_results(args.manifest, options, torch)
     except BadInput as exc:
         sys.stderr.write(f"rocmforge verify: {exc}\n")
         return 2

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
 
 # Order in which checks run and appear in the report. `build` first: its figures (which build
 # this is) explain every later verdict. `comm` late: it starts other processes.
@@ -17,6 +16,7 @@ CHECK_NAMES: tuple[str, ...] = (
     "build",
     "arch",
     "static",
+    "triton_targets",
     "ops",
     "attention",
     "triton",
@@ -51,10 +51,10 @@ class CheckResult:
     name: str
     status: Status
     reason: str
-    figures: dict[str, Any] = field(default_factory=dict)
+    figures: dict[str, object] = field(default_factory=dict)
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,
             "status": self.status.value,

@@ -2,7 +2,8 @@
 
 Owns: the report schema ("rocmforge.verify/1"), environment and version figures, the exit code
 rule (1 on any FAIL, else 0) and the table. Must not: import torch at module level (it receives
-the module), or anything outside the standard library (rich only when importable and on a TTY).
+the module), or anything outside the standard library (rich only when importable and on a TTY)
+and the kit's stdlib-only rocmforge.knowledge.triton.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import os
 import platform
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from types import ModuleType
+from typing import TextIO, TypedDict
 
+from rocmforge.knowledge.triton import TRITON_PROVIDERS
 from rocmforge.verify.model import CheckResult, Status, VerifyOptions
 
 SCHEMA = "rocmforge.verify/1"
@@ -39,15 +42,41 @@ def dist_version(name: str) -> str | None:
         return None
 
 
-def versions(torch: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {
+class Versions(TypedDict, total=False):
+    """What the report says was imported (None: not there)."""
+
+    python: str
+    torch: str | None
+    torch_hip: str | None
+    torch_cuda: str | None
+    triton: str | None
+    triton_dist: str  # which Triton distribution provided `triton`
+
+
+class VerifyDocument(TypedDict):
+    """The `--json` report (schema rocmforge.verify/1)."""
+
+    schema: str
+    created: str
+    wall_s: float
+    exit_code: int
+    options: dict[str, object]
+    environment: dict[str, object]
+    versions: Versions
+    summary: dict[str, int]
+    notes: list[str]
+    checks: list[dict[str, object]]
+
+
+def versions(torch: ModuleType) -> Versions:
+    found: Versions = {
         "python": platform.python_version(),
         "torch": getattr(torch, "__version__", None),
         "torch_hip": getattr(torch.version, "hip", None),
         "torch_cuda": getattr(torch.version, "cuda", None),
         "triton": None,
     }
-    for name in ("triton", "pytorch-triton-rocm", "pytorch-triton"):
+    for name in TRITON_PROVIDERS:
         version = dist_version(name)
         if version:
             found["triton"] = version
@@ -56,7 +85,7 @@ def versions(torch: Any) -> dict[str, Any]:
     return found
 
 
-def environment() -> dict[str, Any]:
+def environment() -> dict[str, object]:
     return {
         "platform": platform.platform(),
         "machine": platform.machine(),
@@ -65,8 +94,9 @@ def environment() -> dict[str, Any]:
     }
 
 
-def build_document(*, options: VerifyOptions, results: Sequence[CheckResult], torch: Any,
-                   wall_s: float, notes: Sequence[str] = ()) -> dict[str, Any]:
+def build_document(*, options: VerifyOptions, results: Sequence[CheckResult],
+                   torch: ModuleType, wall_s: float, notes: Sequence[str] = ()
+                   ) -> VerifyDocument:
     counts = {s.value: sum(1 for r in results if r.status is s) for s in Status}
     return {
         "schema": SCHEMA,
@@ -85,7 +115,7 @@ def build_document(*, options: VerifyOptions, results: Sequence[CheckResult], to
     }
 
 
-def write_json(document: dict[str, Any], path: str) -> None:
+def write_json(document: VerifyDocument, path: str) -> None:
     """Write the report atomically: a crash or full disk never leaves half a JSON document."""
     from pathlib import Path
 
@@ -95,7 +125,16 @@ def write_json(document: dict[str, Any], path: str) -> None:
 
 
 def table_rows(results: Sequence[CheckResult]) -> list[tuple[str, str, str, str]]:
-    return [(r.name, r.status.value, f"{r.seconds:.1f}s", r.reason) for r in results]
+    """One row per check, then its per-item sub-rows (figures["rows"]: name, status, reason,
+    seconds; e.g. triton_targets' one row per GPU target), indented under it."""
+    rows = []
+    for r in results:
+        rows.append((r.name, r.status.value, f"{r.seconds:.1f}s", r.reason))
+        subs = r.figures.get("rows", [])
+        for sub in subs if isinstance(subs, list) else []:
+            rows.append((f"  {sub['name']}", sub["status"], f"{sub['seconds']:.1f}s",
+                         sub["reason"]))
+    return rows
 
 
 def plain_table(results: Sequence[CheckResult]) -> str:
@@ -107,7 +146,7 @@ def plain_table(results: Sequence[CheckResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_report(results: Sequence[CheckResult], document: dict[str, Any],
+def print_report(results: Sequence[CheckResult], document: VerifyDocument,
                  stream: TextIO | None = None) -> None:
     """The table, then one line with the totals. Rich on a colour terminal, else plain."""
     stream = stream or sys.stdout

@@ -13,7 +13,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
 
 from rocmforge.verify.model import CheckResult, Status, VerifyOptions
 
@@ -31,7 +31,7 @@ NO_BINARY_MARKERS = (
 class CheckContext:
     """What every check sees: the imported torch module, the options, the device string."""
 
-    torch: Any
+    torch: ModuleType
     options: VerifyOptions
 
     @property
@@ -51,7 +51,7 @@ class CheckContext:
         return ""
 
 
-def result(name: str, status: Status, reason: str, **figures: Any) -> CheckResult:
+def result(name: str, status: Status, reason: str, **figures: object) -> CheckResult:
     return CheckResult(name=name, status=status, reason=reason, figures=figures)
 
 

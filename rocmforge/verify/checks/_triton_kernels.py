@@ -1,21 +1,29 @@
-"""Triton kernels the `triton` check compiles. Imported only when triton is importable.
+"""Triton kernels the `triton` check runs. Imported only when triton is importable.
 
-Kept in its own module without `from __future__ import annotations`: Triton reads the
-`tl.constexpr` annotations of a @triton.jit function's parameters at definition time.
+The kernel is the Triton target probe's (rocmforge/probes/triton_probe_kernel.py, a masked vector
+add): one kernel, compiled for a target by the probe and run on the device here. It is loaded by
+path, like the probe does, so verify does not import the kit's probes package (verify imports
+only the stdlib, torch and triton).
 """
 
+import importlib.util
+from pathlib import Path
+
 import triton
-import triton.language as tl
+
+KERNEL_FILE = Path(__file__).resolve().parents[2] / "probes" / "triton_probe_kernel.py"
 
 
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, x + y, mask=mask)
+def _load_kernel():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("rocmforge_triton_probe_kernel", KERNEL_FILE)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the probe kernel from {KERNEL_FILE}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.rocmforge_probe_add
+
+
+add_kernel = _load_kernel()
 
 
 def vector_add(torch, x, y):  # type: ignore[no-untyped-def]

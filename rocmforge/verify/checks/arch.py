@@ -12,6 +12,7 @@ Must not: run kernels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from rocmforge.verify.checks import CheckContext, result
@@ -79,7 +80,7 @@ def cuda_covers(entries: list[str], sm: str) -> str:
     return ""
 
 
-def compiled_arch_list(torch: Any) -> list[str] | None:
+def compiled_arch_list(torch: ModuleType) -> list[str] | None:
     getter = getattr(torch._C, "_cuda_getArchFlags", None)
     if getter is None:
         return None

@@ -33,10 +33,49 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rocmforge.verify.checks import CheckContext, result
 from rocmforge.verify.model import CheckResult, Status, human_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import torch as _torch
+
+
+class CommRecord(TypedDict, total=False):
+    """One operation a rank ran: exact or not, and (timed dtype only) its mean seconds."""
+
+    op: str
+    dtype: str
+    bytes: int
+    exact: bool
+    seconds: float
+
+
+class RankReport(TypedDict):
+    """rank<N>.json, what one worker wrote."""
+
+    rank: int
+    records: list[CommRecord]
+
+
+class BandwidthRow(TypedDict):
+    bytes: int
+    size: str
+    time_us: float
+    algbw_gbs: float
+    busbw_gbs: float
+
+
+class CommSummary(TypedDict):
+    """The ranks merged: how many records were checked, which were inexact, bandwidth per op."""
+
+    checked: int
+    mismatches: list[str]
+    bandwidth: dict[str, list[BandwidthRow]]
 
 NAME = "comm"
 
@@ -96,7 +135,7 @@ class LaunchOutcome:
 
     ok: bool
     message: str
-    reports: tuple[dict[str, Any], ...] = ()
+    reports: tuple[RankReport, ...] = ()
     wall_s: float = 0.0
 
 
@@ -196,7 +235,7 @@ def launch(*, world: int, backend: str, sizes: tuple[int, ...], dtypes: tuple[st
                    "a collective that never completes means a peer is stuck or a link is down "
                    "(rerun with NCCL_DEBUG=INFO)")
         return LaunchOutcome(ok=False, message=message, wall_s=wall)
-    reports = []
+    reports: list[RankReport] = []
     for rank in range(world):
         path = workdir / f"rank{rank}.json"
         try:
@@ -207,7 +246,7 @@ def launch(*, world: int, backend: str, sizes: tuple[int, ...], dtypes: tuple[st
     return LaunchOutcome(ok=True, message="", reports=tuple(reports), wall_s=wall)
 
 
-def summarize(reports: tuple[dict[str, Any], ...], world: int) -> dict[str, Any]:
+def summarize(reports: tuple[RankReport, ...], world: int) -> CommSummary:
     """Merge per-rank records: mismatches, and per op and size the slowest rank's bandwidth."""
     mismatches: list[str] = []
     checked = 0
@@ -221,7 +260,7 @@ def summarize(reports: tuple[dict[str, Any], ...], world: int) -> dict[str, Any]
             if record.get("seconds"):
                 key = (record["op"], record["bytes"])
                 slowest[key] = max(slowest.get(key, 0.0), record["seconds"])
-    bandwidth: dict[str, list[dict[str, Any]]] = {}
+    bandwidth: dict[str, list[BandwidthRow]] = {}
     for (op, size), seconds in sorted(slowest.items(), key=lambda kv: (OPS.index(kv[0][0]),
                                                                         kv[0][1])):
         algbw = size / seconds / 1e9
@@ -391,8 +430,9 @@ def worker(config_path: str) -> int:
     return 0
 
 
-def time_op(torch: Any, dist: Any, op: str, count: int, dtype: Any, device: Any, world: int,
-            rank: int, sync: Any, on_gpu: bool, size: int) -> float:
+def time_op(torch: ModuleType, dist: ModuleType, op: str, count: int, dtype: _torch.dtype,
+            device: _torch.device, world: int, rank: int, sync: Callable[[], None],
+            on_gpu: bool, size: int) -> float:
     """Mean seconds of one operation on zeros (value-independent cost, no overflow)."""
     buf = torch.zeros(count, dtype=dtype, device=device)
     parts = [torch.empty_like(buf) for _ in range(world)] if op == "all_gather" else []

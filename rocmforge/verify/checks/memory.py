@@ -11,15 +11,20 @@ Must not: run on the CPU (the accounting belongs to the device allocator).
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.verify.checks import CheckContext, result
 from rocmforge.verify.model import MIB, CheckResult, Status
 
+if TYPE_CHECKING:
+    import torch as _torch
+
 NAME = "memory"
 
 
-def transformer_step(torch: Any, device: Any, steps: int = 1) -> list[int]:
+def transformer_step(torch: ModuleType, device: _torch.device | str, steps: int = 1
+                     ) -> list[int]:
     """Forward+backward of a small transformer block `steps` times; allocated bytes after each.
     The block and its input are gone when this returns."""
     block = torch.nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=1024,

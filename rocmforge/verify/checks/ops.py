@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.verify.checks import CheckContext, no_binary_diagnosis, result
 from rocmforge.verify.model import CheckResult, Status
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 NAME = "ops"
 
@@ -26,7 +30,7 @@ TOLERANCE = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 2e-2, "exact": 0.0}
 
 
 @contextlib.contextmanager
-def exact_fp32(torch: Any) -> Iterator[None]:
+def exact_fp32(torch: ModuleType) -> Iterator[None]:
     """TF32 off for the check (cuDNN/MIOpen convs allow it by default), restored afterwards."""
     saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -37,13 +41,14 @@ def exact_fp32(torch: Any) -> Iterator[None]:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
-def relative_error(torch: Any, out: Any, ref: Any) -> float:
+def relative_error(torch: ModuleType, out: Tensor, ref: Tensor) -> float:
     out64 = out.detach().to("cpu", torch.float64)
     scale = max(float(ref.abs().max()), 1e-30)
     return float((out64 - ref).abs().max()) / scale
 
 
-def cases(torch: Any, device: str) -> list[tuple[str, str, Callable[[], tuple[Any, Any]]]]:
+def cases(torch: ModuleType, device: str
+          ) -> list[tuple[str, str, Callable[[], tuple[Tensor, Tensor]]]]:
     """(name, tolerance key, fn returning (device result, float64 CPU reference))."""
     gen = torch.Generator().manual_seed(1234)
 

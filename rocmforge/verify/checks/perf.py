@@ -18,10 +18,15 @@ Must not: fail a run: slow is WARN, errors are FAIL only when a kernel does not 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.verify.checks import CheckContext, no_binary_diagnosis, result
 from rocmforge.verify.model import GIB, CheckResult, Status
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.products import ProductPeak
 
 NAME = "perf"
 
@@ -33,7 +38,7 @@ GEMM_WARN_FRACTION = 0.5
 COPY_WARN_FRACTION = 0.5
 
 
-def timed_ms(torch: Any, fn: Any) -> float:
+def timed_ms(torch: ModuleType, fn: Callable[..., object]) -> float:
     """Mean milliseconds per call of fn, measured with device events after warm-ups."""
     for _ in range(WARMUP):
         fn()
@@ -48,7 +53,7 @@ def timed_ms(torch: Any, fn: Any) -> float:
     return float(start.elapsed_time(end)) / REPEATS
 
 
-def find_peak(name: str, arch: str) -> Any:
+def find_peak(name: str, arch: str) -> ProductPeak | None:
     try:
         from rocmforge.knowledge.products import find_product
     except Exception:  # noqa: BLE001 - the kit may not be importable in a bare venv
@@ -92,7 +97,8 @@ def run(ctx: CheckContext) -> CheckResult:
     return judge(figures, find_peak(props.name, arch), props.name)
 
 
-def judge(figures: dict[str, Any], peak: Any, device_name: str) -> CheckResult:
+def judge(figures: dict[str, object], peak: ProductPeak | None, device_name: str
+          ) -> CheckResult:
     """The verdict from measured figures and the product's peak (None when unknown)."""
     measured = (f"bf16 {figures['gemm_bf16_tflops']} / fp16 {figures['gemm_fp16_tflops']} "
                 f"TFLOP/s, copy {figures['copy_gbs']} GB/s")
@@ -114,12 +120,12 @@ def judge(figures: dict[str, Any], peak: Any, device_name: str) -> CheckResult:
     for label in ("bf16", "fp16"):
         peak_value = peaks[label]
         if peak_value:
-            fraction = figures[f"gemm_{label}_tflops"] / peak_value
+            fraction = _figure(figures, f"gemm_{label}_tflops") / peak_value
             fractions[f"gemm_{label}"] = round(fraction, 3)
             if fraction < GEMM_WARN_FRACTION:
                 low.append(f"{label} GEMM at {fraction:.0%} of the {peak_value:g} TFLOP/s peak")
     if peaks["bandwidth"]:
-        fraction = figures["copy_gbs"] / peaks["bandwidth"]
+        fraction = _figure(figures, "copy_gbs") / peaks["bandwidth"]
         fractions["copy"] = round(fraction, 3)
         if fraction < COPY_WARN_FRACTION:
             low.append(f"copy at {fraction:.0%} of the {peaks['bandwidth']:g} GB/s peak")
@@ -132,3 +138,11 @@ def judge(figures: dict[str, Any], peak: Any, device_name: str) -> CheckResult:
                       f"{estimate}", **figures)
     return result(NAME, Status.PASS, f"{measured}; of {peak.name} peak: {shown}{estimate}",
                   **figures)
+
+
+def _figure(figures: Mapping[str, object], key: str) -> float:
+    """A measured number of `figures` (run() puts them there before judging)."""
+    value = figures[key]
+    if not isinstance(value, (int, float)):
+        raise TypeError(f"figure {key!r} is {type(value).__name__}, not a number")
+    return float(value)

@@ -50,6 +50,8 @@ def run(ctx: CheckContext) -> CheckResult:
         kind = "CUDA" if getattr(torch.version, "cuda", None) else "CPU-only"
         return result(NAME, Status.SKIP,
                       f"{kind} build: no HIP fat binaries to read (static check is for ROCm)")
+    if torch.__file__ is None:  # a namespace package named torch, not an installed torch
+        return result(NAME, Status.FAIL, "torch has no __file__, so its lib/ cannot be found")
     lib_dir = Path(torch.__file__).resolve().parent / "lib"
     argv = inspect_argv(lib_dir, ctx.options.expect)
     figures: dict[str, Any] = {"lib_dir": str(lib_dir), "expected": list(ctx.options.expect)}

@@ -1,0 +1,54 @@
+"""Temp files that a killed run left in the work dir.
+
+Owns: which files are the kit's own temp files and removing them: `.<name>.<random>.tmp` that
+`fsutil.write_atomic` makes beside a stamp (state/stamps/) or the manifest (dist/),
+`.<wheel>.<pid>.tmp` of the collect step's copies (dist/), and `.<wheel>.<random>.part` of a
+Triton download (downloads/). Each writer removes its own temp file when it fails, but a SIGKILL
+(or the OOM killer) leaves it behind. Callers hold the work-dir lock (the runner, `invoke
+clean`), so no live writer of this work dir owns one. Must not: remove anything else: only
+regular files whose names have that shape, in exactly those folders, never recursively.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from rocmforge.workdir import WorkDir
+
+
+def _places(workdir: WorkDir) -> tuple[tuple[Path, str], ...]:
+    """(folder, suffix) of each kind of temp file the kit writes."""
+    return (
+        (workdir.dist, ".tmp"),
+        (workdir.state / "stamps", ".tmp"),
+        (workdir.downloads, ".part"),
+    )
+
+
+def find_leftovers(workdir: WorkDir) -> tuple[Path, ...]:
+    """The kit's temp files present in the work dir now, sorted."""
+    found: list[Path] = []
+    for folder, suffix in _places(workdir):
+        try:
+            entries = list(folder.iterdir())
+        except OSError:  # no such folder (or not one): nothing of ours there
+            continue
+        for path in entries:
+            name = path.name
+            if (name.startswith(".") and name.endswith(suffix)
+                    and len(name) > 1 + len(suffix)
+                    and path.is_file() and not path.is_symlink()):
+                found.append(path)
+    return tuple(sorted(found))
+
+
+def remove_leftovers(workdir: WorkDir, *, dry: bool = False) -> tuple[Path, ...]:
+    """Remove (under `dry`: only find) the kit's temp files; the ones removed."""
+    removed: list[Path] = []
+    for path in find_leftovers(workdir):
+        if not dry:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        removed.append(path)
+    return tuple(removed)

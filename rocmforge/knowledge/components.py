@@ -1,0 +1,70 @@
+"""The ROCm components a PyTorch ROCm build needs: config/rocm_components.toml as records.
+
+Owns: the component table (name, required by LoadHIP.cmake, the ROCm and Debian packages that
+provide it) and `components_for(tree_components)`: the list to check, the tree's own when a
+checkout exists (names and REQUIRED from its LoadHIP.cmake), else the table's. Must not: look
+at the machine (probes.rocm_components does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
+
+TABLE_FILE = "config/rocm_components.toml"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Component:
+    """One package PyTorch's CMake asks find_package for."""
+
+    name: str
+    required: bool
+    rocm_package: str = ""
+    debian_package: str = ""
+    source: str = TABLE_FILE
+    """Where the name and `required` came from: the table, or the tree's LoadHIP.cmake line."""
+
+    def install_hint(self) -> str:
+        """The packages that provide it: ROCm's, and Debian's where Debian ships it."""
+        hints = [f"{self.rocm_package} (ROCm repositories)"] if self.rocm_package else []
+        if self.debian_package:
+            hints.append(f"{self.debian_package} (Debian)")
+        return " or ".join(hints) or f"the ROCm package that installs {self.name}'s CMake config"
+
+
+@lru_cache(maxsize=1)
+def load_components() -> tuple[Component, ...]:
+    doc = read_toml(config_dir() / "rocm_components.toml")
+    check_keys(doc, where=TABLE_FILE, optional=("components",))
+    found = []
+    components = expect_type(doc.get("components", {}), dict, where=f"{TABLE_FILE} [components]")
+    for name, row in components.items():
+        expect_type(row, dict, where=f"{TABLE_FILE} [components.{name}]")
+        check_keys(row, where=f"{TABLE_FILE} [components.{name}]",
+                   required=("required",), optional=("rocm_package", "debian_package"))
+        found.append(Component(name=str(name), required=bool(row["required"]),
+                               rocm_package=str(row.get("rocm_package", "")),
+                               debian_package=str(row.get("debian_package", ""))))
+    return tuple(found)
+
+
+def components_for(tree: Sequence[tuple[str, bool, str]] | None) -> tuple[Component, ...]:
+    """What to check: `tree` is the checkout's LoadHIP.cmake list as (name, required, source)
+    (None before a checkout: the table's list). Package names come from the table either way;
+    a component the table does not know keeps empty package names."""
+    table = {c.name: c for c in load_components()}
+    if tree is None:
+        return tuple(table.values())
+    picked: dict[str, Component] = {}
+    for name, required, source in tree:
+        known = table.get(name)
+        previous = picked.get(name)
+        picked[name] = Component(
+            name=name, required=required or bool(previous and previous.required),
+            rocm_package=known.rocm_package if known else "",
+            debian_package=known.debian_package if known else "", source=source)
+    return tuple(picked.values())

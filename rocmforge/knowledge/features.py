@@ -1,0 +1,105 @@
+"""The optional parts of a ROCm build: config/features.toml as records.
+
+Owns: one `FeatureSpec` per optional part (the PyTorch build variables that switch it, its
+default, the ROCm components it needs, where its target list comes from, the artifact configure
+downloads for it) and `AotritonTable`, AOTriton's facts before a checkout exists. Must not: look
+at the machine or a checkout (sources.aotriton reads the tree), or decide what a build gets
+(plan.features does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rocmforge.errors import ConfigError
+from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
+
+TABLE_FILE = "config/features.toml"
+TARGET_RULES = ("", "aotriton")
+ARTIFACTS = ("", "aotriton")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureSpec:
+    """One optional part of a PyTorch ROCm build, as upstream defines it."""
+
+    name: str
+    label: str
+    variables: tuple[str, ...]
+    default: bool
+    components: tuple[str, ...]
+    targets: str  # "" (upstream gives no list the kit checks) or "aotriton"
+    artifact: str  # "" or "aotriton": what configure downloads for it
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AotritonTable:
+    """AOTriton's release facts from the table (used before a checkout exists)."""
+
+    version: str
+    rocm: tuple[str, ...]
+    images: tuple[str, ...]
+    base_url: str
+    source: str
+
+
+@lru_cache(maxsize=1)
+def load_features() -> tuple[FeatureSpec, ...]:
+    doc = read_toml(config_dir() / "features.toml")
+    check_keys(doc, where=TABLE_FILE, required=("features", "aotriton"))
+    from rocmforge.knowledge.components import load_components
+
+    known_components = {c.name for c in load_components()}
+    out = []
+    features = expect_type(doc["features"], dict, where=f"{TABLE_FILE} [features]")
+    for name, raw in features.items():
+        where = f"{TABLE_FILE} [features.{name}]"
+        row = expect_type(raw, dict, where=where)
+        check_keys(row, where=where, required=("label", "variables", "default", "components",
+                                               "targets", "artifact", "source"))
+        spec = FeatureSpec(
+            name=str(name), label=str(expect_type(row["label"], str, where=f"{where} label")),
+            variables=tuple(str(v) for v in expect_type(row["variables"], list,
+                                                        where=f"{where} variables")),
+            default=bool(expect_type(row["default"], bool, where=f"{where} default")),
+            components=tuple(str(c) for c in expect_type(row["components"], list,
+                                                         where=f"{where} components")),
+            targets=str(row["targets"]), artifact=str(row["artifact"]),
+            source=str(expect_type(row["source"], str, where=f"{where} source")))
+        _check_choice(spec.targets, TARGET_RULES, where=f"{where} targets")
+        _check_choice(spec.artifact, ARTIFACTS, where=f"{where} artifact")
+        for component in spec.components:
+            _check_choice(component, tuple(sorted(known_components)),
+                          where=f"{where} components (config/rocm_components.toml names)")
+        if not spec.source.strip():
+            raise ConfigError(f"{where} has an empty source",
+                              "every fact in config/ names the upstream file it comes from",
+                              f"write the upstream file into {where} source")
+        out.append(spec)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def load_aotriton_table() -> AotritonTable:
+    doc = read_toml(config_dir() / "features.toml")
+    where = f"{TABLE_FILE} [aotriton]"
+    row = expect_type(doc.get("aotriton", {}), dict, where=where)
+    check_keys(row, where=where, required=("source", "version", "rocm", "images", "base_url"))
+    return AotritonTable(version=str(row["version"]),
+                         rocm=tuple(map(str, expect_type(row["rocm"], list, where=where))),
+                         images=tuple(map(str, expect_type(row["images"], list, where=where))),
+                         base_url=str(row["base_url"]),
+                         source=str(row["source"]))
+
+
+def feature_names() -> tuple[str, ...]:
+    return tuple(spec.name for spec in load_features())
+
+
+def _check_choice(value: str, choices: tuple[str, ...], *, where: str) -> None:
+    if value not in choices:
+        raise ConfigError(f"{where} is {value!r}, which the kit does not know",
+                          "a typo here would silently change what the plan checks",
+                          f"use one of: {', '.join(repr(c) for c in choices)}")

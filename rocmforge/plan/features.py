@@ -1,0 +1,220 @@
+"""Which optional parts a build gets: the `features` setting + targets + ROCm components + AOTriton.
+
+Owns: one decision per optional part (config/features.toml): on or off, why, and the build
+variables that make PyTorch's CMake do the same; the preflight rows for a part the user asked
+for ("on") that cannot be built (a FAIL with the reason, never a silent drop) and for the
+components each chosen part needs. Variables are set only where the decision differs from
+PyTorch's (or the kit's) default or the user chose explicitly, so a default build's environment
+is unchanged; BUILD_TEST=0 stays in config/build.toml. Must not: probe, read files or download
+(the caller passes what the tree, the install and the work dir say).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rocmforge.errors import UsageError
+from rocmforge.plan.doctor import DoctorRow
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.components import Component
+    from rocmforge.knowledge.features import AotritonTable, FeatureSpec
+    from rocmforge.probes.rocm_components import ComponentFound
+    from rocmforge.sources.aotriton import AotritonFetch, AotritonRelease
+
+CHOICES = ("on", "off", "auto")
+PREFIX_VARIABLE = "AOTRITON_INSTALLED_PREFIX"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Feature:
+    """One optional part as this build will have it."""
+
+    name: str
+    label: str
+    requested: str  # on / off / auto
+    on: bool
+    why: str
+    variables: tuple[tuple[str, str], ...]
+    source: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "label": self.label, "requested": self.requested,
+                "on": self.on, "why": self.why, "variables": dict(self.variables),
+                "source": self.source}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeaturePlan:
+    """Every feature's decision, the preflight rows they raise, and the variables they set."""
+
+    features: tuple[Feature, ...]
+    rows: tuple[DoctorRow, ...]
+
+    @property
+    def env(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for feature in self.features:
+            out.update(feature.variables)
+        return out
+
+    @property
+    def built(self) -> dict[str, bool]:
+        return {f.name: f.on for f in self.features}
+
+    def table_rows(self) -> list[tuple[str, str, str, str]]:
+        return [(f.name, "on" if f.on else "off", f.why,
+                 " ".join(f"{k}={v}" for k, v in f.variables) or "(PyTorch's default)")
+                for f in self.features]
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [f.to_json() for f in self.features]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AotritonState:
+    """What the caller found out about AOTriton: the release (the tree's, else None), the table
+    (before a checkout), the files configure would fetch, and the prefix when fetched."""
+
+    release: AotritonRelease | None
+    table: AotritonTable
+    fetch: AotritonFetch | None
+    prefix: Path | None
+
+
+def check_choices(requested: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
+    """The `features` setting checked: known names, values on/off/auto (UsageError, exit 2)."""
+    from rocmforge.knowledge.toml_files import suggest
+
+    out: dict[str, str] = {}
+    for name, value in requested.items():
+        if name not in names:
+            raise UsageError(
+                f'The features setting names "{name}", which is not an optional part the kit '
+                f"knows.{suggest(name, names)}",
+                "a misspelled feature would otherwise be built with its default silently",
+                f"use one of: {', '.join(names)}")
+        choice = str(value).strip().lower()
+        if choice not in CHOICES:
+            raise UsageError(
+                f"The features setting gives {name} the value {value!r}",
+                "each feature is on (build it or stop), off, or auto (on where supported)",
+                f"write {name}=on, {name}=off or {name}=auto")
+        out[name] = choice
+    return out
+
+
+def plan_features(
+    specs: Sequence[FeatureSpec],
+    requested: Mapping[str, str],
+    targets: Sequence[str],
+    components: Sequence[tuple[Component, ComponentFound]] | None,
+    aotriton: AotritonState,
+) -> FeaturePlan:
+    """One Feature per spec, in the table's order, and the rows preflight shows."""
+    choices = check_choices(requested, [s.name for s in specs])
+    found = {c.name: f for c, f in components} if components is not None else None
+    features: list[Feature] = []
+    rows: list[DoctorRow] = []
+    for spec in specs:
+        choice = choices.get(spec.name, "auto")
+        feature, row = _decide(spec, choice, targets, found, aotriton)
+        features.append(feature)
+        if row is not None:
+            rows.append(row)
+    return FeaturePlan(features=tuple(features), rows=tuple(rows))
+
+
+def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
+            found: Mapping[str, ComponentFound] | None,
+            aotriton: AotritonState) -> tuple[Feature, DoctorRow | None]:
+    def make(on: bool, why: str, variables: Sequence[tuple[str, str]] = ()) -> Feature:
+        return Feature(name=spec.name, label=spec.label, requested=choice, on=on, why=why,
+                       variables=tuple(variables), source=spec.source)
+
+    value = {True: "1", False: "0"}
+    if choice == "off":
+        variables = [(v, "0") for v in spec.variables]
+        if spec.name == "tests":
+            variables = []  # config/build.toml's BUILD_TEST=0 is the one place it is set
+        return make(False, "off: the features setting", variables), None
+    if choice == "auto" and not spec.default:
+        return make(False, f"off by default ({_short(spec.source)}); features {spec.name}=on "
+                    "builds it"), None
+
+    blockers: list[str] = []
+    notes: list[str] = []
+    component_rows: list[str] = []
+    for name in spec.components:
+        if found is None:
+            notes.append(f"{name} not checked (no ROCm install found)")
+            continue
+        hit = found.get(name)
+        if hit is None or not hit.found:
+            blockers.append(f"the ROCm component {name} is not installed")
+        else:
+            component_rows.append(f"{name} {hit.version or '(version unknown)'}")
+    if spec.targets == "aotriton" and targets:
+        images, where = _aotriton_images(aotriton)
+        if images is None:
+            notes.append(f"AOTriton's target list is not in {where}; targets not checked")
+        else:
+            from rocmforge.sources.aotriton import supported_targets
+
+            covered = supported_targets(images, targets)
+            missing = [t for t in targets if t not in covered]
+            if not covered:
+                blockers.append(f"AOTriton has no kernels for {', '.join(targets)} "
+                                f"(images {', '.join(images)}; {where})")
+            elif missing:
+                notes.append(f"no AOTriton kernels for {', '.join(missing)}: SDPA uses the math "
+                             "path there")
+    extra: list[tuple[str, str]] = []
+    if spec.artifact == "aotriton" and not blockers:
+        fetch = aotriton.fetch
+        if aotriton.prefix is not None:
+            extra.append((PREFIX_VARIABLE, str(aotriton.prefix)))
+            notes.append(f"AOTriton fetched ({aotriton.prefix})")
+        elif fetch is not None and fetch.runtime is None:
+            notes.append(f"configure builds AOTriton {fetch.release.version} from source (no "
+                         "runtime published for this ROCm; needs the network)")
+        elif fetch is not None:
+            notes.append(f"configure downloads AOTriton {fetch.release.version}; `invoke fetch` "
+                         "for an offline build")
+    if blockers:
+        reason = "; ".join(blockers)
+        off_vars = [(v, "0") for v in spec.variables]
+        if choice == "on":
+            row = DoctorRow(check=f"feature {spec.name}", status="FAIL",
+                            detail=f"{spec.label} was asked for (features {spec.name}=on) but "
+                                   f"cannot be built: {reason}",
+                            fix=f"install what is missing, build for a supported target, or set "
+                                f"features {spec.name}=auto (left out where unsupported)")
+            return make(False, f"cannot be built: {reason}", off_vars), row
+        return make(False, f"off: {reason}", off_vars), None
+    explicit = choice == "on" or not spec.default
+    variables = [(v, value[True]) for v in spec.variables] if explicit else []
+    why = ("on: the features setting" if choice == "on" else "on by default")
+    if notes:
+        why += "; " + "; ".join(notes)
+    ok_row: DoctorRow | None = None
+    if component_rows:
+        ok_row = DoctorRow(check=f"feature {spec.name}", status="OK",
+                           detail=f"{spec.label} needs {', '.join(component_rows)}: found")
+    return make(True, why, variables + extra), ok_row
+
+
+def _aotriton_images(state: AotritonState) -> tuple[tuple[str, ...] | None, str]:
+    """The AOTriton kernel images and where they were read (the tree, else the table)."""
+    if state.release is not None:
+        if state.release.images:
+            return tuple(i for i, _ in state.release.images), state.release.source
+        return None, state.release.source
+    return state.table.images, "config/features.toml [aotriton]"
+
+
+def _short(source: str) -> str:
+    return source.split(" ", 1)[0]

@@ -1,0 +1,68 @@
+"""Gathering what plan.features decides from: the tree's AOTriton, the work dir's fetched prefix,
+the install's components.
+
+Owns: `features_for_build` (one call from prepare.resolve_build_inputs) and `aotriton_fetch_for`
+(what `invoke fetch` downloads), both reading files only: the checkout's aotriton.cmake /
+aotriton_version.txt, the table before a checkout, the marker of a fetched prefix. Must not:
+download (sources.aotriton.fetch_aotriton does, from the fetch task) or decide (plan.features).
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.components import Component
+    from rocmforge.plan.features import AotritonState, FeaturePlan
+    from rocmforge.plan.pytorch import PytorchSide
+    from rocmforge.probes.facts import Facts
+    from rocmforge.probes.rocm_components import ComponentFound
+    from rocmforge.settings import Settings
+    from rocmforge.sources.aotriton import AotritonFetch, AotritonRelease
+    from rocmforge.workdir import WorkDir
+
+
+def aotriton_release_for(workdir: WorkDir, pytorch: PytorchSide) -> AotritonRelease | None:
+    """The checkout's AOTriton facts when the work dir holds the tree being built."""
+    from rocmforge.sources.aotriton import release_from_tree
+
+    return release_from_tree(workdir.pytorch) if pytorch.from_tree else None
+
+
+def aotriton_fetch_for(release: AotritonRelease | None, rocm_version: str,
+                       targets: Sequence[str], *, base_url: str = "") -> AotritonFetch | None:
+    """The files configure would download (None before a checkout or without a ROCm version:
+    the table has no sha256 list, so nothing can be fetched safely)."""
+    from rocmforge.sources.aotriton import plan_fetch
+
+    if release is None or not rocm_version:
+        return None
+    return plan_fetch(release, rocm_version, targets, base_url=base_url,
+                      machine=platform.machine() or "x86_64")
+
+
+def aotriton_state(workdir: WorkDir, pytorch: PytorchSide, rocm_version: str,
+                   targets: Sequence[str]) -> AotritonState:
+    from rocmforge.knowledge.features import load_aotriton_table
+    from rocmforge.plan.features import AotritonState
+    from rocmforge.sources.aotriton import fetched_prefix
+
+    release = aotriton_release_for(workdir, pytorch)
+    fetch = aotriton_fetch_for(release, rocm_version, targets)
+    prefix = fetched_prefix(workdir.aotriton, fetch) if fetch is not None else None
+    return AotritonState(release=release, table=load_aotriton_table(), fetch=fetch, prefix=prefix)
+
+
+def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
+                       workdir: WorkDir, pytorch: PytorchSide,
+                       components: Sequence[tuple[Component, ComponentFound]] | None = None,
+                       ) -> FeaturePlan:
+    """The feature decisions of one build (components: prepare.component_report's pairs)."""
+    from rocmforge.knowledge.features import load_features
+    from rocmforge.plan.features import plan_features
+
+    rocm_version = facts.rocm.version if facts.rocm is not None else ""
+    state = aotriton_state(workdir, pytorch, rocm_version, targets)
+    return plan_features(load_features(), settings.features, targets, components, state)

@@ -1,0 +1,70 @@
+"""Which PyTorch this invocation builds: its facts from the checkout first, the table second.
+
+Owns: `pytorch_for(settings)`, the one place that decides whether the work dir's checkout is the
+tree being built (it is when the lock file the checkout wrote names the same repository and ref)
+and merges its facts with config/pytorch.toml. Before a checkout, or when the checkout is of
+another ref, the table's row is an estimate and the plan says so; the build's tree-facts step
+reads the tree again right after the checkout. Must not: run git or anything else; it reads
+files only (through probes.tree and sources.lockfile).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.releases import PytorchRelease
+    from rocmforge.plan.pytorch_facts import PytorchFacts
+    from rocmforge.settings import Settings
+    from rocmforge.workdir import WorkDir
+
+
+@dataclass(frozen=True, kw_only=True)
+class PytorchSide:
+    """The PyTorch of one invocation: `facts` (each with its source) and `release`, the table
+    row with the tree's facts in place (what doctor, the compiler policy and the plan use)."""
+
+    facts: PytorchFacts
+    release: PytorchRelease
+    from_tree: bool
+
+    def notes(self) -> tuple[str, ...]:
+        """Plan notes: where the table and the tree disagree (the tree wins), or that the
+        facts are an estimate until the checkout exists."""
+        if not self.from_tree:
+            row = self.facts.table_row or "?"
+            return (f"PyTorch facts are estimates from config/pytorch.toml {row} until the "
+                    "checkout exists; the tree-facts step reads the tree right after the "
+                    "checkout and stops if it changes the plan",)
+        return tuple(f"the tree and the table disagree: {d.sentence()}"
+                     for d in self.facts.disagreements)
+
+
+def checkout_matches(settings: Settings, workdir: WorkDir) -> bool:
+    """Whether the work dir's checkout is of the repository and ref being built (by the lock
+    file the checkout wrote)."""
+    from rocmforge.errors import RocmforgeError
+    from rocmforge.sources.lockfile import read_lock
+
+    if not (workdir.pytorch / "version.txt").exists() or not workdir.lock_file.is_file():
+        return False
+    try:
+        lock = read_lock(workdir.lock_file)
+    except RocmforgeError:
+        return False
+    return (lock.pytorch_ref == settings.pytorch_ref
+            and lock.pytorch_repo == settings.pytorch_repo)
+
+
+def pytorch_for(settings: Settings, workdir: WorkDir) -> PytorchSide:
+    """The facts of the PyTorch being built: from its checkout when the work dir holds it."""
+    from rocmforge.knowledge.releases import pytorch_release_for
+    from rocmforge.plan.pytorch_facts import effective_release, facts_for
+    from rocmforge.probes.tree import read_tree_facts
+
+    tree = read_tree_facts(workdir.pytorch) if checkout_matches(settings, workdir) else None
+    facts = facts_for(settings.pytorch_ref, tree)
+    row = pytorch_release_for(settings.pytorch_ref, tree_version=facts.version if tree else "")
+    return PytorchSide(facts=facts, release=effective_release(facts, row),
+                       from_tree=tree is not None)

@@ -1,0 +1,63 @@
+"""Invoke task: fetch, the artifacts PyTorch's configure would download, ahead of the build.
+
+Thin adapter: settings and flags to `rocmforge.sources.aotriton.fetch_from_tree`, then one line
+per file and the prefix the build will use (AOTRITON_INSTALLED_PREFIX; `invoke plan` shows it).
+Imports only invoke and _common at module level. Must not: download or unpack itself.
+"""
+
+from __future__ import annotations
+
+from invoke import Context
+
+from rocmforge.settings import settings_of_flags
+from rocmforge.tasks._common import is_dry, reported, settings_for
+from rocmforge.tasks._flags import flagged
+
+
+@flagged(("arch", "work_dir"))
+@reported
+def fetch(c: Context, rocm: str = "", base_url: str = "", **flags: object) -> None:
+    """Download and unpack what configure would download (AOTriton) so the build runs offline."""
+    import os
+    import platform
+
+    from rocmforge.errors import UsageError
+    from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.knowledge.targets import parse_targets, requested_targets
+    from rocmforge.plan.pytorch import checkout_matches
+    from rocmforge.probes.facts import gather_facts
+    from rocmforge.render import say
+    from rocmforge.sources.aotriton import fetch_from_tree
+    from rocmforge.workdir import workdir_for
+
+    settings = settings_for(c, **settings_of_flags(flags))
+    workdir = workdir_for(settings.work_dir)
+    if not checkout_matches(settings, workdir):
+        raise UsageError(
+            f"No checkout of {settings.pytorch_repo} at {settings.pytorch_ref} in {workdir.src}",
+            "what configure downloads (AOTriton's version, files and sha256) is read from the tree",
+            "run `invoke checkout` first")
+    facts = gather_facts(settings)
+    version = rocm or (facts.rocm.version if facts.rocm is not None else "")
+    if not version:
+        raise UsageError("No ROCm release to fetch AOTriton for",
+                         "no ROCm install was found and --rocm was not given",
+                         "pass --rocm 7.0 (the ROCm the build will use)")
+    targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table()) or \
+        parse_targets("", load_arch_table())
+    names = [str(t) for t in targets]
+    if is_dry(c):
+        say(f"dry run: would fetch AOTriton for ROCm {version} and {', '.join(names)}")
+        return
+    fetched, prefix = fetch_from_tree(
+        workdir.pytorch, version, names, workdir.aotriton, workdir.downloads,
+        base_url=base_url or os.environ.get("PYTORCH_AOTRITON_BASE_URL", ""),
+        machine=platform.machine() or "x86_64")
+    for artifact in fetched.artifacts:
+        say(f"fetched {artifact.filename} (sha256 {artifact.sha256[:12]}...)")
+    say(f"AOTriton {fetched.release.version} for {fetched.rocm} unpacked in {prefix}; the build "
+        "sets AOTRITON_INSTALLED_PREFIX to it")
+
+
+TASKS: tuple = (fetch,)
+COLLECTIONS: tuple = ()

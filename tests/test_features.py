@@ -1,0 +1,311 @@
+"""The optional parts of a build: the table, the planner, AOTriton's facts from a tree, and
+`invoke fetch`'s download + unpack against a real local HTTP server (pytest-httpserver)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from rocmforge.errors import RocmforgeError, UsageError
+from rocmforge.knowledge.components import Component
+from rocmforge.knowledge.features import load_aotriton_table, load_features
+from rocmforge.plan.features import AotritonState, plan_features
+from rocmforge.probes.rocm_components import ComponentFound
+from rocmforge.sources.aotriton import (
+    MARKER,
+    fetch_from_tree,
+    image_covers,
+    parse_aotriton_cmake,
+    parse_version_txt,
+    plan_fetch,
+)
+
+# --- fixtures: a tree's aotriton files, written here in the shape the real ones have ----------
+
+NEW_CMAKE = """\
+if(NOT __AOTRITON_INCLUDED)
+  set(__AOTRITON_VER "9.9b")
+  set(__AOTRITON_BUILD_VARIANTS "")
+  set(__AOTRITON_MANYLINUX_LIST
+      "manylinux_2_28"  # rocm6.4
+      "manylinux_2_28"  # rocm7.0
+      )
+  set(__AOTRITON_ROCM_LIST
+      "rocm6.4"
+      "rocm7.0"
+      )
+  set(__AOTRITON_SHA256_LIST
+      "{rt64}"  # rocm6.4
+      "{rt70}"  # rocm7.0
+      )
+  set(__AOTRITON_IMAGE_LIST
+      "amd-gfx942"
+      "amd-gfx110x"
+     )
+  set(__AOTRITON_IMAGE_SHA256_LIST
+     "{img942}" # amd-gfx942
+     "{img110x}" # amd-gfx110x
+     )
+  if(USE_ASAN)
+    set(__AOTRITON_ROCM_LIST
+        "rocm7.0"
+        )
+  endif()
+  set(__AOTRITON_Z "gz")
+  list(FIND __AOTRITON_ROCM_LIST "rocm${{__AOTRITON_SYSTEM_ROCM}}" __AOTRITON_RUNTIME_INDEX)
+endif()
+"""
+
+OLD_CMAKE = """\
+file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/.ci/docker/aotriton_version.txt" __AOTRITON_CI_INFO)
+if(__AOTRITON_SYSTEM_ROCM VERSION_LESS __AOTRITON_ROCM_LOW)
+endif()
+"""
+
+
+def _tarball(top: str, files: dict[str, bytes]) -> bytes:
+    """A real .tar.gz with one top folder, as AOTriton's releases are laid out."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+RUNTIME = _tarball("aotriton", {"lib/libaotriton_v2.so": b"\x7fELF runtime",
+                                "include/aotriton/flash.h": b"// header\n"})
+IMAGE_942 = _tarball("aotriton", {"lib/aotriton.images/amd-gfx942/__signature__": b"942"})
+IMAGE_110X = _tarball("aotriton", {"lib/aotriton.images/amd-gfx110x/__signature__": b"110x"})
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _tree(tmp_path: Path, *, rt70: str | None = None) -> Path:
+    tree = tmp_path / "pytorch"
+    (tree / "cmake/External").mkdir(parents=True)
+    (tree / "cmake/External/aotriton.cmake").write_text(NEW_CMAKE.format(
+        rt64="0" * 64, rt70=rt70 or _sha(RUNTIME), img942=_sha(IMAGE_942),
+        img110x=_sha(IMAGE_110X)))
+    return tree
+
+
+# --- the table --------------------------------------------------------------------------------
+
+def test_every_feature_names_its_variables_and_an_upstream_source() -> None:
+    specs = {s.name: s for s in load_features()}
+    assert list(specs) == ["flash_attention", "mem_efficient_attention", "ck", "hipblaslt",
+                           "distributed", "rccl", "magma", "kineto", "tests"]
+    assert specs["flash_attention"].variables == ("USE_FLASH_ATTENTION",)
+    assert specs["mem_efficient_attention"].variables == ("USE_MEM_EFF_ATTENTION",)
+    assert specs["ck"].variables == ("USE_ROCM_CK_SDPA", "USE_ROCM_CK_GEMM")
+    assert specs["rccl"].components == ("rccl",)
+    assert specs["tests"].default is False and specs["ck"].default is False
+    assert all("pytorch/pytorch:" in s.source or "config/build.toml" in s.source
+               for s in specs.values())
+    assert "amd-gfx942" in load_aotriton_table().images
+
+
+# --- the planner -------------------------------------------------------------------------------
+
+def _components(*, rccl: bool) -> list[tuple[Component, ComponentFound]]:
+    rows = [(Component(name="hipblaslt", required=True),
+             ComponentFound(name="hipblaslt", config=Path("/r/hipblaslt-config.cmake"),
+                            version="0.12.0"))]
+    rows.append((Component(name="rccl", required=False),
+                 ComponentFound(name="rccl", config=Path("/r/rccl-config.cmake") if rccl else None,
+                                version="2.22.3" if rccl else "")))
+    return rows
+
+
+def _state(prefix: Path | None = None) -> AotritonState:
+    return AotritonState(release=None, table=load_aotriton_table(), fetch=None, prefix=prefix)
+
+
+def _plan(targets, requested=None, *, rccl=True, state=None):
+    return plan_features(load_features(), requested or {}, targets, _components(rccl=rccl),
+                         state or _state())
+
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx1100", "gfx1151"])
+def test_default_build_keeps_pytorchs_defaults_on_supported_targets(target: str) -> None:
+    plan = _plan([target])
+    built = plan.built
+    assert built["flash_attention"] and built["mem_efficient_attention"]
+    assert not built["ck"] and not built["tests"]
+    assert plan.env == {}  # PyTorch's defaults; BUILD_TEST=0 stays in config/build.toml
+    assert [r.status for r in plan.rows] == ["OK", "OK"]  # hipblaslt, rccl found
+    assert "hipblaslt 0.12.0" in plan.rows[0].detail
+
+
+def test_auto_leaves_attention_out_for_a_target_aotriton_has_no_kernels_for() -> None:
+    plan = _plan(["gfx1030"])
+    flash = plan.features[0]
+    assert not flash.on and flash.why.startswith("off: AOTriton has no kernels for gfx1030")
+    assert plan.env["USE_FLASH_ATTENTION"] == "0" and plan.env["USE_MEM_EFF_ATTENTION"] == "0"
+    assert all(r.status == "OK" for r in plan.rows)
+
+
+def test_asked_for_but_unsupported_is_a_preflight_fail_with_the_reason() -> None:
+    plan = _plan(["gfx1030"], {"flash_attention": "on"})
+    fails = [r for r in plan.rows if r.status == "FAIL"]
+    assert [r.check for r in fails] == ["feature flash_attention"]
+    assert "cannot be built: AOTriton has no kernels for gfx1030" in fails[0].detail
+    assert "flash_attention=auto" in fails[0].fix
+
+
+def test_a_missing_component_turns_rccl_off_or_fails_when_asked() -> None:
+    auto = _plan(["gfx942"], rccl=False)
+    assert auto.env == {"USE_NCCL": "0", "USE_RCCL": "0"}
+    assert "the ROCm component rccl is not installed" in auto.features[5].why
+    asked = _plan(["gfx942"], {"rccl": "on"}, rccl=False)
+    assert [r.status for r in asked.rows] == ["OK", "FAIL"]
+
+
+def test_explicit_choices_set_their_variables() -> None:
+    plan = _plan(["gfx942"], {"tests": "on", "ck": "on", "magma": "off", "kineto": "OFF"})
+    assert plan.env == {"BUILD_TEST": "1", "USE_ROCM_CK_SDPA": "1", "USE_ROCM_CK_GEMM": "1",
+                        "USE_MAGMA": "0", "USE_KINETO": "0"}
+    off = _plan(["gfx942"], {"tests": "off"})
+    assert "BUILD_TEST" not in off.env  # config/build.toml is the one place it is 0
+
+
+def test_a_fetched_prefix_goes_into_the_environment(tmp_path: Path) -> None:
+    plan = _plan(["gfx942"], state=_state(tmp_path))
+    assert plan.env == {"AOTRITON_INSTALLED_PREFIX": str(tmp_path)}
+    assert f"AOTriton fetched ({tmp_path})" in plan.features[0].why
+
+
+@pytest.mark.parametrize("requested, message", [
+    ({"flash_atention": "on"}, 'Did you mean "flash_attention"?'),
+    ({"flash_attention": "yes"}, "the value 'yes'"),
+])
+def test_bad_feature_settings_are_refused(requested, message) -> None:
+    with pytest.raises(UsageError, match=message):
+        _plan(["gfx942"], requested)
+
+
+# --- AOTriton's facts --------------------------------------------------------------------------
+
+def test_new_format_reads_top_level_lists_not_the_asan_branch(tmp_path: Path) -> None:
+    release = parse_aotriton_cmake((_tree(tmp_path) / "cmake/External/aotriton.cmake").read_text())
+    assert release.version == "9.9b" and release.rocm == ("rocm6.4", "rocm7.0")
+    assert release.compression == "gz" and release.exact_rocm
+    assert [i for i, _ in release.images] == ["amd-gfx942", "amd-gfx110x"]
+    fetch = plan_fetch(release, "7.0.2", ["gfx1101"], base_url="http://m/")
+    assert fetch.runtime is not None
+    assert fetch.runtime.url == "http://m/9.9b/aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz"
+    assert [a.filename for a in fetch.images] == ["aotriton-9.9b-images-amd-gfx110x.tar.gz"]
+    assert plan_fetch(release, "6.3", ["gfx942"]).runtime is None  # not listed: source build
+
+
+def test_old_format_reads_version_txt_and_clamps_the_rocm() -> None:
+    txt = "0.7b\nmanylinux_2_17;manylinux_2_17\nrocm6.1;rocm6.2\nabc123\n" + \
+          f"{'1' * 64};{'2' * 64}\ngz\n"
+    release = parse_aotriton_cmake(OLD_CMAKE, version_txt=txt)
+    assert release == parse_version_txt(txt, source=release.source)
+    assert not release.exact_rocm and release.images == ()
+    fetch = plan_fetch(release, "6.4.1", ["gfx942"])
+    assert fetch.runtime is not None and fetch.runtime.sha256 == "2" * 64
+    assert fetch.runtime.filename == "aotriton-0.7b-manylinux_2_17_x86_64-rocm6.2-shared.tar.gz"
+    with pytest.raises(RocmforgeError, match="has 2 lines"):
+        parse_version_txt("0.7b\ngz\n")
+
+
+def test_image_rule_matches_aotriton_cmake() -> None:
+    assert image_covers("amd-gfx110x", "gfx1100") and image_covers("amd-gfx115x", "gfx1151")
+    assert not image_covers("amd-gfx110x", "gfx1030") and image_covers("amd-gfx90a", "gfx90a")
+
+
+# --- fetching from a real local server ----------------------------------------------------------
+
+def _serve(httpserver, runtime: bytes = RUNTIME) -> str:
+    base = "/9.9b/"
+    httpserver.expect_request(base + "aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz"
+                              ).respond_with_data(runtime)
+    httpserver.expect_request(base + "aotriton-9.9b-images-amd-gfx942.tar.gz"
+                              ).respond_with_data(IMAGE_942)
+    return httpserver.url_for("/")
+
+
+def test_fetch_unpacks_runtime_and_images_into_one_prefix(tmp_path: Path, httpserver) -> None:
+    base = _serve(httpserver)
+    fetch, prefix = fetch_from_tree(_tree(tmp_path), "7.0", ["gfx942"], tmp_path / "aotriton",
+                                    tmp_path / "downloads", base_url=base, progress=False)
+    assert (prefix / "lib/libaotriton_v2.so").read_bytes() == b"\x7fELF runtime"
+    assert (prefix / "include/aotriton/flash.h").is_file()
+    assert (prefix / "lib/aotriton.images/amd-gfx942/__signature__").read_bytes() == b"942"
+    assert (prefix / MARKER).read_text().split() == [a.sha256 for a in fetch.artifacts]
+    assert [p.name for p in (tmp_path / "aotriton").iterdir()] == [prefix.name]
+    # A second fetch finds the complete prefix and downloads nothing.
+    before = len(httpserver.log)
+    assert fetch_from_tree(_tree(tmp_path / "again"), "7.0", ["gfx942"], tmp_path / "aotriton",
+                           tmp_path / "downloads", base_url=base, progress=False)[1] == prefix
+    assert len(httpserver.log) == before
+
+
+def _nothing_kept(tmp_path: Path) -> None:
+    assert not (tmp_path / "aotriton").exists() or not any((tmp_path / "aotriton").iterdir())
+    downloads = tmp_path / "downloads"
+    assert not downloads.exists() or not any(p.name.endswith("shared.tar.gz")
+                                             for p in downloads.iterdir())
+
+
+def test_wrong_hash_unpacks_nothing(tmp_path: Path, httpserver) -> None:
+    base = _serve(httpserver)
+    with pytest.raises(RocmforgeError, match="does not match its published sha256") as err:
+        fetch_from_tree(_tree(tmp_path, rt70="ab" * 32), "7.0", ["gfx942"], tmp_path / "aotriton",
+                        tmp_path / "downloads", base_url=base, progress=False)
+    assert err.value.exit_code == 2
+    _nothing_kept(tmp_path)
+
+
+def test_404_unpacks_nothing(tmp_path: Path, httpserver) -> None:
+    httpserver.expect_request("/9.9b/aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz"
+                              ).respond_with_data("not here", status=404)
+    with pytest.raises(RocmforgeError, match="failed with HTTP 404"):
+        fetch_from_tree(_tree(tmp_path), "7.0", ["gfx942"], tmp_path / "aotriton",
+                        tmp_path / "downloads", base_url=httpserver.url_for("/"), progress=False)
+    _nothing_kept(tmp_path)
+
+
+def test_truncated_download_unpacks_nothing(tmp_path: Path, httpserver) -> None:
+    from werkzeug import Response
+
+    name = "/9.9b/aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz"
+
+    def short(_request):  # claims the full length, sends half: the connection ends early
+        response = Response(RUNTIME[: len(RUNTIME) // 2])
+        response.headers["Content-Length"] = str(len(RUNTIME))
+        response.automatically_set_content_length = False
+        return response
+
+    httpserver.expect_request(name).respond_with_handler(short)
+    with pytest.raises(RocmforgeError, match="truncated|broke off"):
+        fetch_from_tree(_tree(tmp_path), "7.0", ["gfx942"], tmp_path / "aotriton",
+                        tmp_path / "downloads", base_url=httpserver.url_for("/"), progress=False)
+    _nothing_kept(tmp_path)
+
+
+def test_timeout_unpacks_nothing(tmp_path: Path, httpserver) -> None:
+    name = "/9.9b/aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz"
+
+    def slow(_request):
+        time.sleep(1.5)
+        from werkzeug import Response
+        return Response(RUNTIME)
+
+    httpserver.expect_request(name).respond_with_handler(slow)
+    with pytest.raises(RocmforgeError, match="timed out after 0.5 s"):
+        fetch_from_tree(_tree(tmp_path), "7.0", ["gfx942"], tmp_path / "aotriton",
+                        tmp_path / "downloads", base_url=httpserver.url_for("/"),
+                        progress=False, timeout_s=0.5)
+    _nothing_kept(tmp_path)

@@ -1,0 +1,205 @@
+"""The one flag table (rocmforge.settings.FLAGS): every task's flags, short letters and help come
+from it, `invoke --help` shows exactly it, and `plan --json` names each value's true source.
+
+The help tests run the real `invoke --help TASK` in this checkout and parse its option list.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from invoke import Collection, Context
+
+from rocmforge.settings import BUILD_FLAGS, FLAG_BY_NAME, FLAGS, Settings, flag_default
+from rocmforge.tasks import ns
+from rocmforge.tasks._flags import flagged
+
+REPO = Path(__file__).resolve().parents[1]
+# One option of Invoke's help: "  -a STRING, --arch=STRING   help ..." or "  --all   help ...".
+_OPTION = re.compile(r"^  (?:-(\w)(?: \[?STRING\]?)?, )?--([\w-]+)(?:\[?=STRING\]?)?\s{2,}(.*)$")
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ROCMFORGE_", "INVOKE_"))}
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def help_options(task: str) -> dict[str, tuple[str, str]]:
+    """`invoke --help TASK` as {long name: (short letter or "", help with blanks squeezed out)}."""
+    done = subprocess.run([sys.executable, "-m", "invoke", "--help", task], cwd=REPO,
+                          env=clean_env(), capture_output=True, text=True, check=True)
+    lines = done.stdout.split("Options:\n", 1)[1].splitlines()
+    found: dict[str, tuple[str, list[str]]] = {}
+    last = ""
+    for line in lines:
+        match = _OPTION.match(line)
+        if match:
+            last = match.group(2)
+            found[last] = (match.group(1) or "", [match.group(3)])
+        elif line.strip() and last:
+            found[last][1].append(line.strip())
+    return {name: (short, "".join(" ".join(parts).split())) for name, (short, parts) in
+            found.items()}
+
+
+def squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def expected(names: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    return {FLAG_BY_NAME[n].long[2:]: (FLAG_BY_NAME[n].short, squeezed(FLAG_BY_NAME[n].help))
+            for n in names}
+
+
+def test_build_help_lists_exactly_the_table_flags() -> None:
+    assert help_options("build") == expected(BUILD_FLAGS)
+
+
+def test_plan_help_lists_the_table_flags_and_json() -> None:
+    shown = help_options("plan")
+    json_flag = shown.pop("json")
+    assert shown == expected(BUILD_FLAGS)
+    assert json_flag == ("j", squeezed("print the plan as versioned JSON (rocmforge.plan/1)"))
+
+
+# triton.pin's --ref is an option of its own (a ref to read over HTTP, not the build's ref).
+OWN_HELP = {("triton.pin", "ref"): "read the pin of this PyTorch ref over HTTP (pin_url) instead "
+            "of the checkout"}
+
+
+@pytest.mark.parametrize("task", ["doctor", "env", "checkout", "toolchain", "triton.pin"])
+def test_other_tasks_spell_the_shared_flags_the_same(task: str) -> None:
+    shown = help_options(task)
+    assert shown
+    for long, (short, help_text) in shown.items():
+        flag = FLAG_BY_NAME[long.replace("-", "_")]
+        assert short == flag.short, (task, long)
+        if flag.setting:
+            assert help_text == squeezed(OWN_HELP.get((task, flag.name), flag.help)), (task, long)
+
+
+def all_tasks(collection: Collection, prefix: str = "") -> dict[str, object]:
+    found: dict[str, object] = {prefix + name: t for name, t in collection.tasks.items()}
+    for name, sub in collection.collections.items():
+        found.update(all_tasks(sub, f"{prefix}{name}."))
+    return found
+
+
+def test_every_task_takes_long_and_short_flags_from_the_table() -> None:
+    letters: dict[str, str] = {}
+    tasks = all_tasks(ns)
+    assert {"build", "plan", "doctor", "env", "checkout", "triton.pin", "triton.checkout",
+            "toolchain", "inspect", "verify", "vendor", "install", "clean", "patch"} <= set(tasks)
+    for task_name, task in tasks.items():
+        for argument in task.get_arguments():  # type: ignore[attr-defined]
+            flag = FLAG_BY_NAME[argument.name]
+            shorts = [n for n in argument.names if len(n) == 1]
+            assert shorts == ([flag.short] if flag.short else []), (task_name, argument.names)
+            if flag.short:
+                assert letters.setdefault(flag.short, flag.name) == flag.name
+    # The issue's cases: one letter each for --ref, --repo and --rocm-path, in every task.
+    assert (FLAG_BY_NAME["ref"].short, FLAG_BY_NAME["repo"].short,
+            FLAG_BY_NAME["rocm_path"].short) == ("r", "u", "o")
+
+
+def test_the_table_has_one_name_and_one_letter_per_flag() -> None:
+    names = [f.name for f in FLAGS]
+    letters = [f.short for f in FLAGS if f.short]
+    assert len(names) == len(set(names)) and len(letters) == len(set(letters))
+    assert all(len(s) == 1 and s.islower() for s in letters)
+    fields = {f.name for f in __import__("dataclasses").fields(Settings)}
+    assert all(f.setting in fields for f in FLAGS if f.setting)
+
+
+def test_generated_signature_gives_invoke_the_types() -> None:
+    from rocmforge.tasks.build import build, plan
+
+    params = inspect.signature(plan.body).parameters
+    assert list(params) == ["c", "json", *BUILD_FLAGS]
+    assert params["json"].default is False
+    assert params["arch"].default == "" and params["skip_preflight"].default is False
+    assert params["gcc"].default == ""  # text: resolve() checks it and answers exit 2
+    assert flag_default(FLAG_BY_NAME["system_site_packages"]) is False
+    kinds = {a.name: a.kind for a in build.get_arguments()}
+    assert kinds["arch"] is str and kinds["allow_compiler"] is bool
+
+
+def test_a_parameter_outside_the_table_is_refused_at_definition() -> None:
+    def body(c: Context, bogus: str = "") -> None:
+        """x"""
+
+    with pytest.raises(ValueError, match=r"does not list: \['bogus'\]"):
+        flagged()(body)
+    with pytest.raises(ValueError, match="help of setting flags comes from the flag table"):
+        flagged(("arch",), help={"arch": "other words"})
+    with pytest.raises(ValueError, match="'json' is not a setting flag"):
+        flagged(("json",))
+
+
+# --- values and their sources through the real `invoke plan --json` -----------------------------
+
+
+def plan_json(cwd: Path, *flags: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    cwd.joinpath("tasks.py").write_text("from rocmforge.tasks import ns\n")
+    done = subprocess.run([sys.executable, "-m", "invoke", "plan", "--json", *flags], cwd=cwd,
+                          env={**clean_env(), **(env or {})}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    settings: dict[str, object] = json.loads(done.stdout)["settings"]
+    return settings
+
+
+@pytest.mark.needs_tool("hipcc")  # plan finds a ROCm install: Debian's under /usr
+def test_plan_json_names_each_value_true_source_without_invoke_yaml(tmp_path: Path) -> None:
+    settings = plan_json(tmp_path, "-a", "gfx1100")
+    origins = settings["origins"]
+    assert isinstance(origins, dict)
+    assert not any("invoke.yaml" in str(v) for v in origins.values()), origins
+    assert origins["arch"] == "flag --arch"
+    assert origins["pytorch_ref"] == "config/defaults.toml"
+    assert set(origins.values()) == {"flag --arch", "config/defaults.toml"}
+
+
+@pytest.mark.needs_tool("hipcc")
+def test_plan_json_sources_of_every_layer(tmp_path: Path) -> None:
+    tmp_path.joinpath("invoke.yaml").write_text("rocm:\n  max_jobs: 5\n  triton_mode: wheel\n")
+    settings = plan_json(
+        tmp_path, "-a", "gfx1100", "-r", "v2.8.0", "-u", "https://example.org/pytorch.git",
+        env={"ROCMFORGE_TRITON_MODE": "source", "INVOKE_ROCM_CACHE": "none"})
+    origins = settings["origins"]
+    assert isinstance(origins, dict)
+    assert (settings["pytorch_ref"], origins["pytorch_ref"]) == ("v2.8.0", "flag --ref")
+    assert (settings["pytorch_repo"], origins["pytorch_repo"]) == (
+        "https://example.org/pytorch.git", "flag --repo")
+    assert origins["max_jobs"] == f"{tmp_path / 'invoke.yaml'} (rocm:)"
+    # ROCMFORGE_* beats invoke.yaml; a flag beats both.
+    assert (settings["triton_mode"], origins["triton_mode"]) == (
+        "source", "env ROCMFORGE_TRITON_MODE")
+    assert origins["cache"] == "env INVOKE_ROCM_CACHE"
+    flagged_mode = plan_json(tmp_path, "-a", "gfx1100", "-t", "skip",
+                             env={"ROCMFORGE_TRITON_MODE": "source"})
+    assert (flagged_mode["triton_mode"], flagged_mode["origins"]["triton_mode"]) == (  # type: ignore[index]
+        "skip", "flag --triton")
+
+
+@pytest.mark.needs_tool("hipcc")
+def test_a_setting_missing_from_config_is_a_default(tmp_path: Path) -> None:
+    import shutil
+
+    config = tmp_path / "config"
+    shutil.copytree(REPO / "config", config)
+    defaults = config / "defaults.toml"
+    defaults.write_text(defaults.read_text().replace("max_jobs = 0\n", ""))
+    settings = plan_json(tmp_path, "-a", "gfx1100", env={"ROCMFORGE_CONFIG_DIR": str(config)})
+    origins = settings["origins"]
+    assert isinstance(origins, dict)
+    assert origins["max_jobs"] == "default"
+    assert origins["pytorch_ref"] == str(defaults)

@@ -1,0 +1,174 @@
+"""The table fixes of issue 16 (each value against the upstream source its row cites), the
+version a ref really is (never the newest row, never a branch name), and where that shows:
+doctor's CMake message and `invoke plan --ref <commit>`."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmforge.errors import UsageError
+from rocmforge.knowledge.arches import load_arch_table
+from rocmforge.knowledge.releases import (
+    load_pytorch_releases,
+    load_rocm_releases,
+    pytorch_release_for,
+    rocm_release_for,
+)
+from rocmforge.plan.doctor import diagnose
+from rocmforge.probes.system import ToolVersion
+from rocmforge.settings import Settings
+
+KIT = Path(__file__).resolve().parent.parent
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+# ------------------------------------------------------------------------------- the tables
+
+
+def test_pytorch_212_is_cxx20_with_gcc_113_and_no_clang_check() -> None:
+    row = load_pytorch_releases()["2.12"]
+    assert (row.cxx_std, row.gcc_min, row.clang_min) == (20, "11.3", 0)
+
+
+def test_pytorch_215_and_216_rows_carry_their_release_dates_and_no_guessed_triton() -> None:
+    releases = load_pytorch_releases()
+    assert list(releases)[-3:] == ["2.14", "2.15", "2.16"]
+    r215, r216 = releases["2.15"], releases["2.16"]
+    assert (r215.released, r216.released) == ("2026-10-28", "2026-12-22")
+    assert (r215.triton_version, r215.rocm_stable, r216.triton_version) == ("", "", "")
+    assert (r215.cxx_std, r215.scikit_build_core, r215.build_style) == (20, True, "build")
+
+
+def test_pytorch_2141_shares_the_214_row() -> None:
+    release = pytorch_release_for("v2.14.1")
+    assert (release.version, release.ref_version, release.tracks_main) == ("2.14", "2.14.1", False)
+    assert release.rocm_stable == "7.14"
+
+
+def test_rocm_rows_52_72_714() -> None:
+    releases = load_rocm_releases()
+    assert releases["5.2"].released == "2022-06-28"
+    seven2 = releases["7.2"]
+    assert (seven2.llvm_major, seven2.released) == (22, "2026-01-21")
+    assert "7.2.4" in seven2.note
+    seven14 = rocm_release_for("7.14.0")
+    assert (seven14.version, seven14.llvm_major, seven14.released, seven14.approximate) == (
+        "7.14", 0, "2026-07-16", False)
+
+
+def test_generic_members() -> None:
+    table = load_arch_table()
+    assert "gfx1153" in table.arches["gfx11-generic"].generic_members
+    assert table.arches["gfx9-4-generic"].generic_members == (
+        "gfx940", "gfx941", "gfx942", "gfx950")
+    # gfx940/gfx941 are members only while LLVM still has them (before 21).
+    old = [m for m in table.arches["gfx9-4-generic"].generic_members
+           if table.arches[m].accepted_by_llvm(20)]
+    new = [m for m in table.arches["gfx9-4-generic"].generic_members
+           if table.arches[m].accepted_by_llvm(21)]
+    assert (old, new) == (["gfx940", "gfx941", "gfx942", "gfx950"], ["gfx942", "gfx950"])
+
+
+@pytest.mark.parametrize("name", ["pytorch.toml", "rocm.toml", "arches.toml"])
+def test_facts_cite_no_internal_notes(name: str) -> None:
+    text = (KIT / "config" / name).read_text()
+    internal = re.findall(r"reference [a-z\-]+\.md|reference §|§\d|\bissue \d+\b|issues? \d+/\d+",
+                          text)
+    assert internal == []
+
+
+def test_a_negative_llvm_major_is_refused(tmp_path: Path) -> None:
+    from rocmforge.errors import ConfigError
+
+    for name in ("rocm.toml", "pytorch.toml"):
+        (tmp_path / name).write_text((KIT / "config" / name).read_text())
+    path = tmp_path / "rocm.toml"
+    path.write_text(path.read_text().replace("llvm_major = 0", "llvm_major = -1", 1))
+    with pytest.raises(ConfigError) as info:
+        load_rocm_releases(tmp_path)
+    assert 'llvm_major is -1' in info.value.what
+
+
+# -------------------------------------------------------------- the version a ref really is
+
+
+@pytest.mark.parametrize(
+    ("ref", "tree_version", "row", "ref_version", "tracks_main"),
+    [
+        ("v2.9.1", "", "2.9", "2.9.1", False),
+        ("v2.13.0-rc2", "", "2.13", "2.13.0", False),
+        ("release/2.9", "", "2.9", "", False),
+        (SHA, "", "2.16", "", True),
+        ("main", "", "2.16", "", True),
+        ("oom", "", "2.16", "", True),
+        ("oom", "2.9.1", "2.9", "2.9.1", False),
+        (SHA, "2.10.0a0", "2.10", "2.10.0a0", False),
+        ("main", "2.99.0", "2.16", "2.99.0", True),
+        ("v2.9.1", "2.9.1", "2.9", "2.9.1", False),
+    ],
+)
+def test_ref_version_comes_from_the_tree_or_the_tag_never_the_newest_row(
+    ref: str, tree_version: str, row: str, ref_version: str, tracks_main: bool
+) -> None:
+    release = pytorch_release_for(ref, tree_version=tree_version)
+    assert (release.version, release.ref_version, release.tracks_main, release.requested) == (
+        row, ref_version, tracks_main, ref)
+
+
+def test_labels_name_the_version_not_the_branch() -> None:
+    assert pytorch_release_for("oom", tree_version="2.9.1").label == "PyTorch 2.9.1"
+    assert pytorch_release_for("oom").label == (
+        "PyTorch at 'oom' (its version.txt decides once checked out; until then the newest "
+        "table row, 2.16, is an estimate)")
+    assert pytorch_release_for("main", tree_version="2.99.0").label == (
+        "PyTorch 2.99.0 (newer than the kit's table; its newest row, 2.16, fills what the tree "
+        "does not say)")
+    assert pytorch_release_for("release/2.9").label == "PyTorch 2.9"
+
+
+@pytest.mark.parametrize(
+    ("tree_version", "fragment"),
+    [("2.3.0", "PyTorch 2.3 (from version.txt 2.3.0) is older than the kit supports"),
+     ("two", "version.txt says 'two', which is not a PyTorch version")],
+)
+def test_a_tree_version_the_table_cannot_use_is_refused(tree_version: str, fragment: str) -> None:
+    with pytest.raises(UsageError) as info:
+        pytorch_release_for("main", tree_version=tree_version)
+    assert fragment in str(info.value)
+
+
+def test_doctor_never_calls_a_branch_name_a_pytorch_version() -> None:
+    from test_doctor import facts, row, system
+
+    old_cmake = system(cmake=ToolVersion(path=Path("/usr/bin/cmake"), version="3.25.1"))
+    rows = diagnose(facts(system=old_cmake), (), Settings(pytorch_ref="oom"))
+    assert row(rows, "cmake").detail == (
+        "cmake 3.25.1 at /usr/bin/cmake is older than 3.27, the minimum for PyTorch at 'oom' "
+        "(its version.txt decides once checked out; until then the newest table row, 2.16, is "
+        "an estimate)")
+
+
+def _plan_json(ref: str, tmp_path: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "plan", "--arch", "gfx1100", "--json",
+         "--work-dir", str(tmp_path / "w"), "--ref", ref],
+        cwd=KIT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_plan_of_a_commit_claims_no_release(tmp_path: Path) -> None:
+    plan = _plan_json(SHA, tmp_path)
+    assert plan["settings"]["pytorch_version"] == ""
+    assert (f"pytorch_version is not known before the checkout: '{SHA}' names no release, so "
+            "its version.txt decides; until then the newest table row's facts are an estimate"
+            ) in plan["notes"]
+    tagged = _plan_json("v2.9.1", tmp_path)
+    assert tagged["settings"]["pytorch_version"] == "2.9.1"
+    assert not any("not known before the checkout" in n for n in tagged["notes"])
