@@ -10,12 +10,21 @@ Builds two files in a work dir (plain bundles, and CCOB v3/zstd bundles), each a
   - `cat FILE > /dev/null`, the cost of any tool that must read every byte.
 Warm: the file is in the page cache. Cold (`--cold`): before each run the file's pages are
 dropped with posix_fadvise(POSIX_FADV_DONTNEED) (this file only, no global cache drop).
-Wheel (`--wheel`): the plain .so deflated into a wheel, code objects made compressible (about 2:1,
-like machine code) so inflating is not a memcpy; times `inspect_paths` on the wheel.
+Wheel (`--wheel`): a wheel built like a real ROCm torch wheel: one large library
+(`--wheel-mib`, default 300 MiB) whose `.hip_fatbin` is an allocated, 4096-aligned section
+between `.rodata` and `.data` (gcc `.incbin`, as a linker lays it out), holding plain bundles of
+code objects made compressible (about 2:1, like machine code) so inflating is not a memcpy, next
+to a few small members; deflated at level 6 as `pip wheel` does. Times `inspect_paths` on the
+wheel with each installed inflater (zlib, isal, zlib-ng), `unzip -p WHEEL > /dev/null` (inflates
+every member) and `cat WHEEL > /dev/null`, medians of `--repeat`, and prints the ratios.
+Python modules are byte-compiled once to a cache in the work dir, as an installed kit's are
+(this environment sets PYTHONDONTWRITEBYTECODE, which would charge the compile to every run).
+Deep (`--deep`): also times `inspect_paths(..., deep=True)` warm: every compressed bundle
+decompressed whole and hashed, every code object cross-checked (issue 15 item 5).
 Targets (issue 6): reader < 1 s on both files and faster than `cat`; peak RSS < 200 MB.
 
 Usage: python3 benchmarks/inspect_speed.py [--bundles 4000] [--size-gib 1] [--repeat 3]
-           [--cold] [--wheel] [--keep DIR]   (--keep reuses files already built there)
+           [--cold] [--wheel] [--deep] [--keep DIR]   (--keep reuses files already built there)
 """
 
 from __future__ import annotations
@@ -43,8 +52,12 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 from rocmforge.inspect import inspect_paths
+deep = {"deep": True} if "deep" in sys.argv[2:] else {}
+inflater = [a[9:] for a in sys.argv[2:] if a.startswith("inflater=")]
+if inflater:
+    deep["inflater"] = inflater[0]
 start = time.perf_counter()
-report = inspect_paths([Path(sys.argv[1])])
+report = inspect_paths([Path(sys.argv[1])], **deep)
 lib = report.libraries[-1]
 summary = {"bundles": len(lib.bundles), "targets": lib.targets, "status": lib.status,
            "error": lib.error, "unchecked": lib.unchecked, "mismatches": len(lib.mismatches)}
@@ -91,13 +104,36 @@ def build_so(work: Path, name: str, bundle: bytes, count: int) -> Path:
     return lib
 
 
+def build_linked_so(work: Path, name: str, bundle: bytes, count: int) -> Path:
+    """A .so whose .hip_fatbin is an allocated section placed by the linker, as in a real
+    build (file offset 4096-aligned, between .rodata and .data), filled with `count` bundles."""
+    lib = work / f"lib{name}.so"
+    if lib.exists():
+        return lib
+    section = work / f"{name}.bin"
+    with open(section, "wb") as out:
+        for _ in range(count):
+            out.write(bundle)
+    src = work / f"{name}.c"
+    src.write_text(
+        '__asm__(".section .hip_fatbin,\\"a\\"\\n.balign 4096\\n.incbin \\"'
+        + str(section) + '\\"\\n.text\\n");\n'
+        "const char table[] = \"host data\";\nint host_function(void) { return table[0]; }\n"
+    )
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    section.unlink()
+    return lib
+
+
 def build_wheel(work: Path, lib: Path) -> Path:
-    wheel = work / "torch-0.0.0-cp311-cp311-linux_x86_64.whl"
+    wheel = work / f"torch-0.0.0+{lib.stem}-cp311-cp311-linux_x86_64.whl"
     if wheel.exists():
         return wheel
     partial = wheel.with_suffix(".partial")
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-        zf.writestr("torch/__init__.py", "")
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+        zf.writestr("torch/__init__.py", "# torch\n" * 2000)
+        zf.writestr("torch/version.py", "__version__ = '0.0.0'\n")
+        zf.write(work / "libhost.so", "torch/lib/libc10.so")
         with (
             open(lib, "rb") as src,
             zf.open("torch/lib/libtorch_hip.so", "w", force_zip64=True) as dst,
@@ -105,6 +141,60 @@ def build_wheel(work: Path, lib: Path) -> Path:
             shutil.copyfileobj(src, dst, 1 << 22)
     partial.rename(wheel)
     return wheel
+
+
+def build_host(work: Path) -> Path:
+    host = work / "libhost.so"
+    if not host.exists():
+        src = work / "host.c"
+        src.write_text("int host_function(void) { return 42; }\n")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(host), str(src)], check=True)
+    return host
+
+
+def byte_compile_env(work: Path) -> None:
+    """Let children keep .pyc files (in the work dir): an installed kit has them."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    subprocess.run([sys.executable, "-c", "import rocmforge.inspect, elftools.elf.elffile, "
+                    "zstandard, rocmforge.knowledge.arches"], check=False)  # fmt: skip
+
+
+def installed_inflaters() -> list[str]:
+    """The inflaters the reader can use here; [""] (its only one) for a reader without a choice."""
+    try:
+        from rocmforge.inspect.member import INFLATERS
+    except ImportError:
+        return [""]
+    found = []
+    for name in INFLATERS:
+        done = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True)
+        if done.returncode == 0:
+            found.append(name)
+    return found
+
+
+def measure_wheel(wheel: Path, repeat: int) -> dict:
+    """Interleaved runs: cat, unzip -p, then the reader with each installed inflater."""
+    inflaters = installed_inflaters()
+    cats: list[float] = []
+    unzips: list[float] = []
+    readers: dict[str, list[dict]] = {name: [] for name in inflaters}
+    timed(["cat", str(wheel)])  # warm the cache
+    for _ in range(repeat):
+        cats.append(timed(["sh", "-c", f'cat "{wheel}" > /dev/null']) or float("inf"))
+        unzips.append(timed(["sh", "-c", f'unzip -p "{wheel}" > /dev/null']) or float("inf"))
+        for name in inflaters:
+            readers[name].append(run_reader(wheel, inflater=name))
+    out: dict = {"wheel_bytes": wheel.stat().st_size, "cat_median": statistics.median(cats),
+                 "unzip_p_median": statistics.median(unzips), "readers": {}}  # fmt: skip
+    for name, runs in readers.items():
+        seconds = [r["seconds"] for r in runs]
+        out["readers"][name] = {
+            "median": statistics.median(seconds), "best": min(seconds),
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in runs), "last": runs[-1],
+        }  # fmt: skip
+    return out
 
 
 def drop_cache(path: Path) -> None:
@@ -127,14 +217,16 @@ def timed(argv: list[str], timeout: int = 300) -> float | None:
     return time.perf_counter() - start
 
 
-def run_reader(lib: Path) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, str(lib)], capture_output=True, text=True)
+def run_reader(lib: Path, deep: bool = False, inflater: str = "") -> dict:
+    argv = [sys.executable, "-c", CHILD, str(lib), *(["deep"] if deep else []),
+            *([f"inflater={inflater}"] if inflater else [])]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return json.loads(done.stdout)
 
 
-def measure(lib: Path, repeat: int, cold: bool) -> dict:
+def measure(lib: Path, repeat: int, cold: bool, deep: bool = False) -> dict:
     """Interleaved runs of cat and the reader; best and median of each."""
     cats: list[float] = []
     readers: list[dict] = []
@@ -147,7 +239,7 @@ def measure(lib: Path, repeat: int, cold: bool) -> dict:
         cats.append(cat if cat is not None else float("inf"))
         if cold:
             drop_cache(lib)
-        readers.append(run_reader(lib))
+        readers.append(run_reader(lib, deep))
     times = [r["seconds"] for r in readers]
     return {
         "reader_best": min(times),
@@ -177,11 +269,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cold", action="store_true", help="also time with the file uncached")
     parser.add_argument("--wheel", action="store_true", help="also time a deflated wheel")
+    parser.add_argument("--wheel-mib", type=int, default=300,
+                        help="size of the wheel's large library (MiB)")
+    parser.add_argument("--deep", action="store_true",
+                        help="also time `inspect --deep` (every CCOB decompressed and hashed)")
     parser.add_argument("--only", choices=("plain", "ccob-v3-zstd", "none"), default=None)
     parser.add_argument("--keep", type=Path, default=None)
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="inspect-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    byte_compile_env(work)
     per_bundle = int(args.size_gib * (1 << 30)) // args.bundles
     code_object_size = per_bundle // len(TARGETS) - 4096
     plain = make_bundle(code_object_size)
@@ -196,8 +293,10 @@ def main() -> None:
             lib = build_so(work, name, bundle, args.bundles)
             size = lib.stat().st_size
             modes = ["warm", "cold"] if args.cold else ["warm"]
+            if args.deep:
+                modes.append("deep")
             for mode in modes:
-                m = measure(lib, args.repeat, cold=mode == "cold")
+                m = measure(lib, args.repeat, cold=mode == "cold", deep=mode == "deep")
                 results[f"{name}/{mode}"] = m
                 print(line(name, mode, size, m), flush=True)
             if shutil.which("roc-obj-ls") and name == "plain":
@@ -205,24 +304,25 @@ def main() -> None:
                 results["roc-obj-ls"] = {"seconds": roc}
                 print(f"roc-obj-ls -v on {lib.name}: {roc}s", flush=True)
         if args.wheel:
-            source = build_so(work, "compressible", make_bundle(code_object_size,
-                              compressible=True), args.bundles)  # fmt: skip
+            per = 256 << 10  # a bundle every 256 KiB, as in the 1 GiB files
+            count = (args.wheel_mib << 20) // per
+            bundle = make_bundle(per // len(TARGETS) - 4096, compressible=True)
+            build_host(work)
+            source = build_linked_so(work, f"wheel{args.wheel_mib}", bundle, count)
             wheel = build_wheel(work, source)
-            if not args.keep:
-                source.unlink()
-            readers = [run_reader(wheel) for _ in range(args.repeat)]
-            times = [r["seconds"] for r in readers]
-            cat = timed(["sh", "-c", f'unzip -p "{wheel}" torch/lib/libtorch_hip.so > /dev/null'])
-            results["wheel"] = {"wheel_bytes": wheel.stat().st_size, "readers": readers,
-                                "unzip_p_seconds": cat}  # fmt: skip
-            print(
-                f"wheel (deflated member {readers[-1]['bundles']} bundles, "
-                f"{wheel.stat().st_size / (1 << 30):.2f} GiB compressed): "
-                f"reader best/median={min(times):.3f}/{statistics.median(times):.3f}s "
-                f"peak RSS={max(r['peak_rss_mb'] for r in readers):.0f} MB "
-                f"status={readers[-1]['status']}; `unzip -p` of the member: {cat}s",
-                flush=True,
-            )
+            m = measure_wheel(wheel, args.repeat)
+            results["wheel"] = m
+            print(f"wheel {wheel.stat().st_size / (1 << 20):.0f} MiB "
+                  f"({source.stat().st_size / (1 << 20):.0f} MiB library, {count} bundles): "
+                  f"cat {m['cat_median']:.3f}s, unzip -p {m['unzip_p_median']:.3f}s",
+                  flush=True)  # fmt: skip
+            for name, r in m["readers"].items():
+                print(f"  reader [{name or 'default':15}] median {r['median']:.3f}s "
+                      f"best {r['best']:.3f}s "
+                      f"= {r['median'] / m['unzip_p_median']:.2f}x unzip -p, "
+                      f"{r['median'] / m['cat_median']:.1f}x cat; peak RSS "
+                      f"{r['peak_rss_mb']:.0f} MB; {r['last']['bundles']} bundles "
+                      f"{r['last']['status']}", flush=True)  # fmt: skip
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

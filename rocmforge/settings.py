@@ -331,6 +331,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag(name="path", short="",
          help="one more wheel, directory or ELF file; repeat for several "
          "(--path a.whl --path build/lib)"),
+    Flag(name="deep", short="",
+         help="decompress every compressed bundle whole, check its header hash, and cross-check "
+         "every code object (slower; the default reads entry tables only)"),
     Flag(name="only", short="",
          help="comma-separated checks: build,arch,static,ops,attention,triton,memory,perf,comm"),
     Flag(name="comm_sizes", short="", help="message sizes for comm, e.g. 1KiB,1MiB,1GiB"),

@@ -172,12 +172,17 @@ def test_truncated_bundle_keeps_earlier_bundles() -> None:
     assert result.problem_offset == len(pad_to(SAMPLE))
 
 
-def test_entry_offset_past_the_section() -> None:
+def test_entry_offset_past_the_section_keeps_the_other_entries() -> None:
     data = bytearray(SAMPLE)
     struct.pack_into("<Q", data, 32 + 24 + len(HOST), 1 << 40)  # second entry's offset
     result = scan(bytes(data))
-    assert result.bundles == ()
+    (bundle,) = result.bundles
+    assert [(e.entry_id.target, e.check.status) for e in bundle.device_entries] == [
+        ("gfx1100", "damaged"), ("gfx90a:xnack-", "ok"), ("gfx942", "ok")
+    ]
     assert "past the end of its data" in result.problem
+    assert result.problem.endswith(": 3 of 4 entries read intact")
+    assert (bundle.size_known, result.damage[0].entries_kept) == (False, 4)
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,10 @@
 
 Owns: the public entry points used by the inspect task and by verification's static half:
 `inspect_paths(paths) -> InspectReport` and `missing_targets(report, expected)`. Layout:
-`bundles` parses bundle bytes (pure), `elf` is the only ELF reader, `reader` opens files,
-directories and wheel members, `report` holds the results and their JSON/table forms.
+`bundles` parses bundle bytes (pure), `elf` is the only ELF reader, `rawcode` finds code
+objects embedded in data sections, `reader` opens files, directories and wheel members,
+`member` reads a deflated wheel member in one pass, `report` holds the results and their
+JSON/table forms, `verdict` turns a report into the exit status and its reasons.
 Must not: write to disk, extract wheels, or print.
 """
 

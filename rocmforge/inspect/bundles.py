@@ -4,6 +4,9 @@ Owns: the plain `__CLANG_OFFLOAD_BUNDLE__` layout and the compressed `CCOB` v1/v
 (reference rocm-arch-toolchain.md §5.2, §5.3), entry-ID parsing (`hip`/`hipv4`, 3- or 4-field
 triples, target features, both host spellings), the bounded decompression of a compressed
 bundle's first bytes, and the cross-check of each code object's ELF header against its entry ID.
+A damaged entry table keeps the entries read before the damage (`Bundle.problem` says what was
+lost). `deep` walks decompress every compressed bundle whole (streamed, memory stays flat),
+compare it with the CCOB header's hash, and cross-check every code object and its extent.
 Reads go through a `ByteSource` (offset, size) so a 1 GB section is never loaded: only headers,
 entry tables and 64-byte code-object headers are read. A `BufferSource` (an mmap of the file)
 is parsed in place with `struct.unpack_from`: the kernel pages in only what is touched.
@@ -13,14 +16,17 @@ Must not: open files, walk directories, print, or raise anything but `BundleForm
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
+import hashlib
 import mmap
 import re
 import struct
+import threading
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from rocmforge.errors import RocmforgeError
 from rocmforge.inspect.elf import EM_AMDGPU, ElfReadError, decode_code_object_header
@@ -99,6 +105,9 @@ class Limits:
     max_table_bytes: int = 1 << 20
     # Decompressed bytes per compressed bundle spent on code-object header checks.
     check_prefix_bytes: int = 32 << 10
+    # Plain bundles: code-object headers read per entry ID (each read touches a payload page);
+    # later ones are "not-checked" unless the walk is deep.
+    checks_per_id: int = 16
     # zstd window cap (memory): frames that need more are reported, not decoded.
     max_zstd_window: int = 1 << 27
     # CCOB v1 has no total size: bytes we are willing to inflate to find a zlib stream's end.
@@ -143,9 +152,13 @@ class EntryId:
 
 @dataclass(frozen=True, kw_only=True)
 class CodeObjectCheck:
-    """Result of comparing a code object's ELF header with its entry ID."""
+    """Result of comparing a code object's ELF header with its entry ID.
 
-    status: str  # "ok", "mismatch", "not-checked", "host"
+    "damaged": the entry's bytes run past the bundle's data, or (deep) the code object's own
+    section header table runs past the entry; a damaged entry proves nothing.
+    """
+
+    status: str  # "ok", "mismatch", "not-checked", "host", "damaged"
     detail: str = ""
     code_object_version: int | None = None
     e_flags: int | None = None
@@ -174,6 +187,14 @@ class Bundle:
     compression: str = ""  # "", "zlib", "zstd"
     uncompressed_size: int = 0
     rows: tuple[Row, ...] = ()
+    # What was wrong inside this bundle ("" when nothing): its rows are the entries that could
+    # be read. `size_known` False: the table broke off, so its extent is unknown and the walk
+    # looks for the next bundle magic.
+    problem: str = ""
+    size_known: bool = True
+    declared_entries: int = 0
+    # Deep walks: the payload decompressed whole and matched the CCOB header's hash.
+    verified: bool = False
 
     @property
     def compressed(self) -> bool:
@@ -190,11 +211,16 @@ class Bundle:
 
 @dataclass(frozen=True, kw_only=True)
 class Damage:
-    """A malformed bundle, and where the walk found the next bundle magic (None: nowhere)."""
+    """A malformed bundle, and where the walk found the next bundle magic (None: nowhere).
+
+    `entries_kept`: the bundle's table was read up to the damage and those entries are in the
+    scan's bundles (0: nothing of it could be read).
+    """
 
     offset: int  # section offset of the malformed bundle
     problem: str
     resumed_at: int | None
+    entries_kept: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -277,10 +303,40 @@ class _NeedMore(Exception):
         self.size = size
 
 
+class _Table(NamedTuple):
+    """One parsed entry table: rows, the bundle's extent, what was damaged, and whether the
+    extent can be trusted (False: the table broke off)."""
+
+    rows: tuple[Row, ...]
+    extent: int
+    problem: str
+    size_known: bool
+    declared: int
+
+
+_DAMAGED_SPAN = CodeObjectCheck(
+    status="damaged", detail="its bytes run past the end of the bundle's data"
+)
+_NOT_READ = CodeObjectCheck(
+    status="not-checked",
+    detail="not read: the first code objects of each entry ID are (--deep reads every one)",
+)
+
+
+def _joined(problems: list[str]) -> str:
+    """The first three problems, and how many more there were."""
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return "; ".join(problems[:3]) + more
+
+
 def check_code_object(
-    entry_id: EntryId, header_bytes: bytes | None, mach_name: MachName
+    entry_id: EntryId, header_bytes: bytes | None, mach_name: MachName, size: int = 0
 ) -> CodeObjectCheck:
-    """Compare an entry's code-object ELF header with its ID (pure; the walk caches it)."""
+    """Compare an entry's code-object ELF header with its ID (pure; the walk caches it).
+
+    With `size` (deep walks) the code object's section header table must also end within the
+    entry's `size` bytes: a code object cut short is "damaged".
+    """
     if entry_id.is_host:
         return CodeObjectCheck(status="host")
     if header_bytes is None:
@@ -295,6 +351,14 @@ def check_code_object(
         return CodeObjectCheck(status="mismatch", detail=f"code object: {exc.what}")
     version = header.code_object_version
     base = CodeObjectCheck(status="ok", code_object_version=version, e_flags=header.e_flags)
+    if size and header.extent is not None and header.extent > size:
+        return CodeObjectCheck(
+            status="damaged",
+            detail=f"its ELF section headers end at byte {header.extent}, past the entry's "
+            f"{size} bytes (a cut or overwritten code object)",
+            code_object_version=version,
+            e_flags=header.e_flags,
+        )
     problems: list[str] = []
     if header.e_machine != EM_AMDGPU:
         problems.append(f"e_machine is {header.e_machine}, not EM_AMDGPU ({EM_AMDGPU})")
@@ -390,6 +454,7 @@ class _Inflater:
         self._where = where
         self.buffer = bytearray()
         self.ended = False
+        self._taken = 0
         self._method = method
         self._reader = reader
         if method == "zstd":
@@ -416,16 +481,54 @@ class _Inflater:
                 piece = self._next(want)
                 if not piece:
                     self.ended = True
-                    raise BundleFormatError(
-                        f"{self._where}: the {self._method} payload ends after "
-                        f"{len(self.buffer)} decompressed bytes, the header declares "
-                        f"{self._declared} (the header's sizes lie, or the bundle is truncated)"
-                    )
+                    raise self._ended_early(len(self.buffer))
                 self.buffer += piece
         except self._errors() as exc:
             raise BundleFormatError(
                 f"{self._where}: the {self._method} payload does not decompress ({exc})"
             ) from None
+
+    def take(self, size: int) -> bytes:
+        """The next `size` decompressed bytes, without keeping them (deep checks)."""
+        parts: list[bytes] = []
+        have = 0
+        try:
+            while have < size:
+                piece = self._next(size - have)
+                if not piece:
+                    raise self._ended_early(self._taken + have)
+                parts.append(piece)
+                have += len(piece)
+        except self._errors() as exc:
+            raise BundleFormatError(
+                f"{self._where}: the {self._method} payload does not decompress ({exc})"
+            ) from None
+        self._taken += have
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def expect_end(self) -> None:
+        """After the declared bytes: the stream must end there, neither later nor cut short."""
+        try:
+            extra = self._next(1)
+            cut = self._method == "zlib" and not self._zlib.eof
+        except self._errors() as exc:
+            raise BundleFormatError(
+                f"{self._where}: the {self._method} payload does not decompress ({exc})"
+            ) from None
+        if extra:
+            raise BundleFormatError(
+                f"{self._where}: the {self._method} payload holds more than the "
+                f"{self._declared} bytes the header declares (the header's sizes lie)"
+            )
+        if cut:
+            raise BundleFormatError(f"{self._where}: the zlib stream is truncated")
+
+    def _ended_early(self, got: int) -> BundleFormatError:
+        return BundleFormatError(
+            f"{self._where}: the {self._method} payload ends after "
+            f"{got} decompressed bytes, the header declares "
+            f"{self._declared} (the header's sizes lie, or the bundle is truncated)"
+        )
 
     def close(self) -> None:
         """Drop the decompressor (and with it its hold on the payload's buffer)."""
@@ -450,12 +553,19 @@ class _Inflater:
                 return out
 
 
-@functools.lru_cache(maxsize=4)
+_ZSTD = threading.local()
+
+
 def _zstd_decompressor(max_window: int) -> Any:
-    """One decompression context per window cap, reused bundle after bundle (not threadsafe)."""
+    """One decompression context per thread and window cap, reused bundle after bundle (a
+    context is not threadsafe; wheel members are read in parallel threads)."""
     import zstandard
 
-    return zstandard.ZstdDecompressor(max_window_size=max_window)
+    contexts = _ZSTD.__dict__.setdefault("contexts", {})
+    dctx = contexts.get(max_window)
+    if dctx is None:
+        dctx = contexts[max_window] = zstandard.ZstdDecompressor(max_window_size=max_window)
+    return dctx
 
 
 def parse_ccob_header(head: bytes, start: int) -> tuple[int, str, int | None, int, int]:
@@ -565,10 +675,11 @@ def _zstd_frame_length(source: ByteSource, start: int, end: int, where: str) -> 
 # Walking a section
 
 _NONZERO = re.compile(rb"[^\x00]")
-_ANY_MAGIC = re.compile(re.escape(PLAIN_MAGIC) + rb"|" + re.escape(CCOB_MAGIC))
+_PLAIN_HEAD = PLAIN_MAGIC[:4]
 BUNDLE_ALIGN = 4096  # each translation unit's bundle starts 4096-aligned in .hip_fatbin
 _ZERO_PAGE = bytes(BUNDLE_ALIGN)  # `startswith` on it checks padding with one memcmp
 _STREAM_WINDOW = 1 << 16
+_DEEP_PIECE = 1 << 20  # decompressed bytes per step of a deep check
 _RELEASE_EVERY = 32 << 20  # hand mapped pages back every 32 MiB walked: RSS stays flat
 
 
@@ -580,11 +691,20 @@ class _Walk:
     per entry after the first.
     """
 
-    def __init__(self, source: ByteSource, size: int, mach_name: MachName, limits: Limits) -> None:
+    def __init__(
+        self,
+        source: ByteSource,
+        size: int,
+        mach_name: MachName,
+        limits: Limits,
+        *,
+        deep: bool = False,
+    ) -> None:
         self.source = source
         self.size = size
         self.mach_name = mach_name
         self.limits = limits
+        self.deep = deep
         # Zero-copy path: the whole section is addressable in a buffer (an mmap, or bytes).
         self.buf: bytes | mmap.mmap | None = None
         self.base = 0
@@ -593,7 +713,8 @@ class _Walk:
             self.buf, self.base = source.buffer, source.base
             self.release = source.release_before
         self.ids: dict[bytes, EntryId] = {}
-        self.checks: dict[tuple[bytes, bytes | None], CodeObjectCheck] = {}
+        self.checks: dict[tuple[object, ...], CodeObjectCheck] = {}
+        self.read_per_id: dict[bytes, int] = {}
 
     # -- entries ------------------------------------------------------------------------------
 
@@ -622,14 +743,20 @@ class _Walk:
         origin: int = 0,
         fallback: ByteSource | None = None,
         fallback_at: int = 0,
-    ) -> tuple[tuple[Row, ...], int]:
+        sample: bool = False,
+    ) -> _Table:
         """Entries of the plain bundle at `buf[at:]`, which may span `limit` bytes, with checks.
 
         `avail` is the buffer index where readable bytes end (default: all of `limit`); a table
         that runs past it but not past `limit` raises `_NeedMore`. Code-object headers are
         sliced from `buf` when they lie before `avail`, else read from `fallback`, else marked
-        not checked. `origin` is the buffer index of section offset 0 (for messages). Returns
-        the rows and the bundle's extent (table end or furthest entry end, from `at`).
+        not checked. `origin` is the buffer index of section offset 0 (for messages).
+        `sample` (plain bundles of a shallow walk): read only the first `checks_per_id` code
+        objects of each entry ID; the headers of the rest lie on payload pages left untouched.
+        Damage after the bundle header keeps what was read: an entry whose ID is not text is
+        left out, one whose bytes run past `limit` is kept as "damaged", and a table that
+        breaks off (a length that lies, bytes that end) keeps the entries before it, with an
+        unknown extent. Damage before any entry is read raises BundleFormatError.
         One loop, no intermediate objects: this is the walk's inner loop.
         """
         stop = at + limit
@@ -647,46 +774,74 @@ class _Walk:
                 f"(accepted: 1..{limits.max_entries})"
             )
         max_id = limits.max_id_length
-        ids, checks, mach_name = self.ids, self.checks, self.mach_name
+        ids, checks, mach_name, deep = self.ids, self.checks, self.mach_name, self.deep
+        read_per_id = self.read_per_id
+        sampling = sample and not deep
+        per_id = limits.checks_per_id
+        if len(read_per_id) >= 4096:
+            read_per_id.clear()  # hostile input with endless distinct IDs: stay bounded
         where = f"the bundle at {shown:#x}"
         pos = at + 32
         extent = 0
         rows: list[Row] = []
-        bad_id: BundleFormatError | None = None
+        problems: list[str] = []
+        broke_off = False
+        spans_past = False
         for index in range(count):
             if pos + 24 > end:
-                raise self._short(at, stop, end, pos + 24 - at, f"entry {index} header", shown)
+                short = self._short(at, stop, end, pos + 24 - at, f"entry {index} header", shown)
+                if isinstance(short, _NeedMore):
+                    raise short
+                problems.append(short.what)
+                broke_off = True
+                break
             offset, size, id_length = _ENTRY_HEADER(buf, pos)
             if not 0 < id_length <= max_id:
-                raise BundleFormatError(
+                problems.append(
                     f"entry {index} of {where} has an ID length of {id_length} "
                     f"(accepted: 1..{max_id})"
                 )
+                broke_off = True
+                break
             pos += 24
             id_end = pos + id_length
             if id_end > end:
-                raise self._short(at, stop, end, id_end - at, f"entry {index} ID", shown)
+                short = self._short(at, stop, end, id_end - at, f"entry {index} ID", shown)
+                if isinstance(short, _NeedMore):
+                    raise short
+                problems.append(short.what)
+                broke_off = True
+                break
             raw = buf[pos:id_end]
             pos = id_end
-            if offset + size > limit:
-                raise BundleFormatError(
-                    f"entry {raw[:80].decode('ascii', 'replace')!r} of {where} spans "
-                    f"{offset:#x}+{size:#x}, past the end of its data ({limit:#x} bytes): the "
-                    "bundle is truncated or its entry table lies"
-                )
             entry_id = ids.get(raw)
             if entry_id is None:
                 try:
                     entry_id = self.entry_id(raw, f"entry {index} of {where}")
                 except BundleFormatError as exc:
-                    # The table's layout is checked to its end first (a table too long to
-                    # accept says more than the bad ID in it); this ID error comes after.
-                    bad_id = bad_id or exc
+                    problems.append(exc.what)
                     continue
+            if offset + size > limit:
+                problems.append(
+                    f"entry {raw[:80].decode('ascii', 'replace')!r} of {where} spans "
+                    f"{offset:#x}+{size:#x}, past the end of its data ({limit:#x} bytes): the "
+                    "bundle is truncated or its entry table lies"
+                )
+                rows.append((entry_id, offset, size, _DAMAGED_SPAN))
+                spans_past = True
+                continue
             header: bytes | None
             if entry_id.kind == "host" or size < 52:
                 header = b""  # host: nothing to check; under 52 bytes: not an ELF, reported
+            elif sampling and read_per_id.get(raw, 0) >= per_id:
+                # Enough of this ID's code objects were read: skip its payload pages.
+                rows.append((entry_id, offset, size, _NOT_READ))
+                if offset + size > extent:
+                    extent = offset + size
+                continue
             else:
+                if sampling:
+                    read_per_id[raw] = read_per_id.get(raw, 0) + 1
                 head_end = at + offset + (size if size < _CODE_OBJECT_HEADER else 64)
                 if head_end <= end:
                     header = buf[at + offset : head_end]
@@ -694,22 +849,33 @@ class _Walk:
                     header = fallback.read_at(fallback_at + offset, min(size, 64))
                 else:
                     header = None
-            key = (raw, header)
+            key = (raw, header, size) if deep else (raw, header)
             check = checks.get(key)
             if check is None:
-                check = check_code_object(entry_id, header, mach_name)
+                check = check_code_object(entry_id, header, mach_name, size if deep else 0)
                 if len(checks) >= 4096:
                     checks.clear()  # hostile input with endless distinct headers
                 checks[key] = check
+            if check.status == "damaged":
+                problems.append(f"entry {index} ({entry_id.text}) of {where}: {check.detail}")
             rows.append((entry_id, offset, size, check))
             if offset + size > extent:
                 extent = offset + size
-        if bad_id is not None:
-            raise bad_id
-        return tuple(rows), max(pos - at, extent)
+        problem = ""
+        if problems:
+            kept = sum(1 for row in rows if row[3].status != "damaged")
+            if not kept:
+                raise BundleFormatError(problems[0])
+            problem = _joined(problems) + f": {kept} of {count} entries read intact"
+            # An entry past the data means the sizes (or the file) cannot be trusted either.
+            broke_off = broke_off or spans_past
+        extent = min(max(pos - at, extent), limit)
+        return _Table(tuple(rows), extent, problem, not broke_off, count)
 
     @staticmethod
-    def _short(at: int, stop: int, end: int, need: int, what: str, shown: int) -> Exception:
+    def _short(
+        at: int, stop: int, end: int, need: int, what: str, shown: int
+    ) -> _NeedMore | BundleFormatError:
         """_NeedMore when more bytes exist beyond what is at hand, else the truncation error."""
         if at + need <= stop and end < stop:
             return _NeedMore(need)
@@ -740,25 +906,27 @@ class _Walk:
     def plain(self, pos: int) -> Bundle:
         limit = self.size - pos
         if self.buf is not None:
-            rows, extent = self.table(self.buf, self.base + pos, limit, origin=self.base)
+            table = self.table(self.buf, self.base + pos, limit, origin=self.base, sample=True)
         else:
             want = _STREAM_WINDOW
             while True:
                 chunk = self.source.read_at(pos, min(want, limit))
                 complete = len(chunk) < min(want, limit) or len(chunk) >= limit
                 try:
-                    rows, extent = self.table(
+                    table = self.table(
                         chunk, 0, limit, avail=None if complete else len(chunk), origin=-pos,
-                        fallback=self.source, fallback_at=pos,
+                        fallback=self.source, fallback_at=pos, sample=True,
                     )  # fmt: skip
                     break
                 except _NeedMore as more:
                     want = max(more.size, want * 2)
-        return Bundle(offset=pos, stored_size=extent, container="plain", uncompressed_size=extent,
-                      rows=rows)  # fmt: skip
+        return Bundle(offset=pos, stored_size=table.extent, container="plain",
+                      uncompressed_size=table.extent, rows=table.rows, problem=table.problem,
+                      size_known=table.size_known, declared_entries=table.declared)  # fmt: skip
 
     def ccob(self, pos: int) -> Bundle:
-        """A compressed bundle; only the first bytes of its payload are decompressed."""
+        """A compressed bundle; only the first bytes of its payload are decompressed (all of
+        it in deep walks, checked against the header's hash)."""
         limits, limit = self.limits, self.size - pos
         head = self.head(pos, 32)
         version, method, total, uncompressed, header_size = parse_ccob_header(head, pos)
@@ -774,12 +942,30 @@ class _Walk:
         _check_zstd_content_size(self.source, pos + header_size, method, uncompressed, where)
         reader = _WindowReader(self.source, pos + header_size, payload_end)
         cap = min(uncompressed, limits.max_table_bytes + limits.check_prefix_bytes)
+        if self.deep:
+            cap = min(uncompressed, limits.max_table_bytes)  # headers come from the full pass
         inflater = _Inflater(method, reader, cap, limits, where, uncompressed)
         try:
-            rows = self._ccob_rows(inflater, cap, uncompressed, where)
+            table, problem = self._ccob_rows(inflater, cap, uncompressed, where)
         finally:
             inflater.close()
             reader.close()
+        rows = table.rows
+        problems = [f"{where}: {table.problem}"] if table.problem else []
+        if problem:
+            problems.append(problem)
+        verified = False
+        if self.deep:
+            payload = _WindowReader(self.source, pos + header_size, payload_end)
+            try:
+                rows, problem = self._verify_payload(
+                    method, payload, uncompressed, head[header_size - 8 : header_size], rows, where
+                )
+            finally:
+                payload.close()
+            verified = not problem
+            if problem:
+                problems.append(problem)
         stored = (
             total
             if total is not None
@@ -787,24 +973,35 @@ class _Walk:
             + _v1_payload_length(self.source, pos + header_size, pos + limit, method, limits, where)
         )
         return Bundle(offset=pos, stored_size=stored, container=f"ccob-v{version}",
-                      compression=method, uncompressed_size=uncompressed,
-                      rows=rows)  # fmt: skip
+                      compression=method, uncompressed_size=uncompressed, rows=rows,
+                      problem="; ".join(problems), declared_entries=table.declared,
+                      verified=verified)  # fmt: skip
 
     def _ccob_rows(
         self, inflater: _Inflater, cap: int, uncompressed: int, where: str
-    ) -> tuple[Row, ...]:
-        """Decompress just the entry table and the code-object headers within budget."""
+    ) -> tuple[_Table, str]:
+        """Decompress just the entry table and the code-object headers within budget.
+
+        Returns the table and, when the payload broke off after the table was read (while
+        reaching for code-object headers), what went wrong; the table's rows are kept.
+        """
         limits = self.limits
         table_cap = min(uncompressed, limits.max_table_bytes)
         # The table and the first code object (4096-aligned) are usually in the first 8 KiB.
         want = min(8192, table_cap)
         budget = 0
+        table: _Table | None = None
         while True:
-            inflater.ensure(want)
+            try:
+                inflater.ensure(want)
+            except BundleFormatError as exc:
+                if table is None:
+                    raise
+                return table, exc.what
             prefix = bytes(inflater.buffer)
             complete = len(prefix) >= uncompressed
             try:
-                rows, _ = self.table(
+                table = self.table(
                     prefix, 0, uncompressed, avail=None if complete else min(len(prefix), table_cap)
                 )
             except _NeedMore as more:
@@ -824,13 +1021,89 @@ class _Walk:
             budget = budget or min(cap, len(prefix) + limits.check_prefix_bytes)
             wanted = [
                 offset + _CODE_OBJECT_HEADER
-                for _, offset, size, check in rows
+                for _, offset, size, check in table.rows
                 if check.code_object_version is None and check.status == "not-checked"
                 and size and len(prefix) < offset + _CODE_OBJECT_HEADER <= budget
             ]  # fmt: skip
             if not wanted or want >= budget:
-                return rows
+                return table, ""
             want = max(wanted)
+
+    def _verify_payload(
+        self,
+        method: str,
+        reader: _WindowReader,
+        uncompressed: int,
+        digest: bytes,
+        rows: tuple[Row, ...],
+        where: str,
+    ) -> tuple[tuple[Row, ...], str]:
+        """Deep: decompress the whole payload in pieces, hash it, and check every code object.
+
+        The CCOB header's 8 hash bytes are the first 8 bytes of the MD5 digest of the
+        uncompressed bundle (clang/lib/Driver/OffloadBundler.cpp, CompressedOffloadBundle::
+        compress, llvm/llvm-project). Memory stays at one piece (1 MiB) plus 64 bytes.
+        Returns the rows with every code object checked, and "" or what was wrong.
+        """
+        md5 = hashlib.md5(usedforsecurity=False)
+        # Offsets of the code-object headers to collect, in stream order.
+        wanted = sorted({offset for entry_id, offset, size, check in rows
+                         if not entry_id.is_host and size >= 52
+                         and check.status != "damaged"})  # fmt: skip
+        headers: dict[int, bytes] = {}
+        stream = _Inflater(method, reader, uncompressed, self.limits, where, uncompressed)
+        produced = 0
+        tail = b""
+        next_wanted = 0
+        problem = ""
+        try:
+            while produced < uncompressed:
+                piece = stream.take(min(_DEEP_PIECE, uncompressed - produced))
+                md5.update(piece)
+                window = tail + piece
+                base = produced - len(tail)
+                produced += len(piece)
+                while next_wanted < len(wanted) and wanted[next_wanted] + 64 <= produced:
+                    at = wanted[next_wanted] - base
+                    headers[wanted[next_wanted]] = bytes(window[at : at + 64])
+                    next_wanted += 1
+                tail = bytes(window[-64:])
+            stream.expect_end()
+        except BundleFormatError as exc:
+            problem = f"{exc.what} (deep check, at decompressed byte {produced})"
+        finally:
+            stream.close()
+        # Headers of code objects that end within the last 64 bytes.
+        for offset in wanted[next_wanted:]:
+            if offset + 52 <= produced:
+                at = offset - (produced - len(tail))
+                headers[offset] = bytes(tail[at:])
+        if not problem and md5.digest()[:8] != digest:
+            problem = (
+                f"{where}: the decompressed bundle's MD5 starts {md5.digest()[:8].hex()}, the "
+                f"header records {digest.hex()} (the payload is damaged)"
+            )
+        checked: list[Row] = []
+        damaged: list[str] = []
+        for entry_id, offset, size, check in rows:
+            if offset in headers:
+                header = headers[offset][: min(size, 64)]
+                key = (entry_id.text.encode(), header, size)
+                found = self.checks.get(key)
+                if found is None:
+                    found = check_code_object(entry_id, header, self.mach_name, size)
+                    self.checks[key] = found
+                check = found
+            elif check.status == "not-checked" and not entry_id.is_host and size >= 52:
+                check = CodeObjectCheck(
+                    status="damaged", detail="its bytes could not be decompressed"
+                )
+            if check.status == "damaged" and offset in headers:
+                damaged.append(f"{entry_id.text}: {check.detail}")
+            checked.append((entry_id, offset, size, check))
+        if damaged and not problem:
+            problem = f"{where}: " + _joined(damaged)
+        return tuple(checked), problem
 
     # -- stepping -----------------------------------------------------------------------------
 
@@ -862,33 +1135,36 @@ class _Walk:
         return self.size
 
     def resync(self, pos: int) -> int | None:
-        """The next bundle magic at a BUNDLE_ALIGN boundary after `pos`, None if there is none."""
+        """The next bundle magic at a BUNDLE_ALIGN boundary after `pos`, None if there is none.
+
+        Only the first bytes at each boundary are looked at (one page in 4096 bytes of a
+        mapped file is touched; a stream is read in windows and probed the same way).
+        """
         at = (pos // BUNDLE_ALIGN + 1) * BUNDLE_ALIGN
-        tail = len(PLAIN_MAGIC) - 1
         while at < self.size:
             if self.buf is not None:
-                buf, lo, hi, shift = self.buf, self.base + at, self.base + self.size, self.base
-                step = self.size - at
+                buf, first, shift = self.buf, self.base + at, self.base
+                last = self.base + self.size
             else:
-                step = _STREAM_WINDOW * 16
-                buf = self.source.read_at(at, step + tail)
-                lo, hi, shift = 0, len(buf), -at
-                if not buf:
+                window = self.source.read_at(at, _STREAM_WINDOW * 16)
+                if not window:
                     return None
-            found = _ANY_MAGIC.search(buf, lo, hi)
-            while found is not None:
-                offset = found.start() - shift
-                if offset % BUNDLE_ALIGN == 0:
-                    return offset
-                lo = (offset // BUNDLE_ALIGN + 1) * BUNDLE_ALIGN + shift
-                found = _ANY_MAGIC.search(buf, lo, hi) if lo < hi else None
-            at += step
+                buf, first, shift, last = window, 0, -at, len(window)
+            for probe in range(first, last, BUNDLE_ALIGN):
+                head = buf[probe : probe + 4]
+                if head == CCOB_MAGIC or (
+                    head == _PLAIN_HEAD and buf[probe : probe + len(PLAIN_MAGIC)] == PLAIN_MAGIC
+                ):
+                    return probe - shift
+            if self.buf is not None:
+                return None
+            at += len(buf)
         return None
 
-    def walk(self) -> FatbinScan:
+    def walk(self, start: int = 0) -> FatbinScan:
         bundles: list[Bundle] = []
         damage: list[Damage] = []
-        pos = released = 0
+        pos = released = start
         while True:
             pos = self.skip_padding(pos)
             if pos >= self.size:
@@ -903,6 +1179,20 @@ class _Walk:
                 pos = resumed
                 continue
             bundles.append(bundle)
+            if bundle.problem:
+                # Its entries up to the damage are kept; where it ends is known only when its
+                # table did not break off.
+                if bundle.size_known:
+                    after: int | None = self.skip_padding(pos + max(bundle.stored_size, 1))
+                    resumed = after if after is not None and after < self.size else None
+                else:
+                    resumed = self.resync(pos)
+                damage.append(Damage(offset=pos, problem=bundle.problem, resumed_at=resumed,
+                                     entries_kept=len(bundle.rows)))  # fmt: skip
+                if resumed is None or len(damage) >= self.limits.max_damage:
+                    break
+                pos = resumed
+                continue
             pos += max(bundle.stored_size, 1)
             if self.release is not None and pos >= released + _RELEASE_EVERY:
                 self.release(pos)
@@ -918,12 +1208,100 @@ def parse_bundle_at(
 
 
 def walk_fatbin(
-    source: ByteSource, size: int, mach_name: MachName, limits: Limits = DEFAULT_LIMITS
+    source: ByteSource,
+    size: int,
+    mach_name: MachName,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    deep: bool = False,
 ) -> FatbinScan:
     """Every bundle of a `.hip_fatbin`-like section, stepping by each bundle's own size.
 
     A malformed bundle's size cannot be trusted, so after one the walk looks for the next bundle
     magic at a 4096-byte boundary and goes on from there; each skipped region is returned as a
-    `Damage` (the first one also as `problem`/`problem_offset`).
+    `Damage` (the first one also as `problem`/`problem_offset`). A bundle whose table is damaged
+    part way is kept with the entries read before the damage, and is a `Damage` too.
+    `deep`: decompress every compressed bundle whole and check its hash and code objects.
     """
-    return _Walk(source, size, mach_name, limits).walk()
+    return _Walk(source, size, mach_name, limits, deep=deep).walk()
+
+
+def scan_raw_bytes(
+    source: ByteSource,
+    size: int,
+    mach_name: MachName,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    deep: bool = False,
+) -> FatbinScan | None:
+    """Bundles found by their magic in bytes whose section table is lost (a damaged file).
+
+    The first bundle magic (at any offset) whose bundle parses is taken as the start of the
+    lost section: the walk goes on from there, looking for later bundles at 4096-byte steps
+    from it as it would in the section. Offsets are from the start of `source`. None when no
+    bundle parses.
+    """
+    base = _first_bundle(source, size, mach_name, limits)
+    if base is None:
+        return None
+    shifted: ByteSource = (
+        BufferSource(source.buffer, source.base + base, size - base)
+        if isinstance(source, BufferSource)
+        else _Shifted(source, base)
+    )
+    scan = _Walk(shifted, size - base, mach_name, limits, deep=deep).walk()
+    return FatbinScan(
+        bundles=tuple(dataclasses.replace(b, offset=b.offset + base) for b in scan.bundles),
+        damage=tuple(
+            dataclasses.replace(d, offset=d.offset + base,
+                                resumed_at=None if d.resumed_at is None else d.resumed_at + base)
+            for d in scan.damage
+        ),
+    )  # fmt: skip
+
+
+_FIRST_TRIES = 64  # magics tried before giving up on finding a bundle that parses
+
+
+def _first_bundle(source: ByteSource, size: int, mach_name: MachName, limits: Limits) -> int | None:
+    """Offset of the first bundle magic whose bundle parses, searched front to back.
+
+    A CCOB magic is looked for only at 4096-byte file offsets (four bytes anywhere would match
+    by chance); the 24-byte plain magic anywhere (objcopy adds sections at any offset).
+    """
+    window = _STREAM_WINDOW * 16
+    at = tries = 0
+    while at < size and tries < _FIRST_TRIES:
+        chunk = source.read_at(at, window + len(PLAIN_MAGIC))
+        if not chunk:
+            return None
+        hits = [i for i in range(-at % BUNDLE_ALIGN, min(window, len(chunk)), BUNDLE_ALIGN)
+                if chunk[i : i + 4] == CCOB_MAGIC]  # fmt: skip
+        plain = chunk.find(PLAIN_MAGIC, 0, window + len(PLAIN_MAGIC) - 1)
+        if 0 <= plain < window:
+            hits.append(plain)
+        if not hits:
+            at += window
+            continue
+        found = at + min(hits)
+        tries += 1
+        try:
+            _Walk(source, size, mach_name, limits).bundle_at(found)
+        except BundleFormatError:
+            at = found + 1
+            continue
+        return found
+    return None
+
+
+class _Shifted:
+    """A ByteSource seen from `base` on (offsets relative to it)."""
+
+    def __init__(self, source: ByteSource, base: int) -> None:
+        self._source = source
+        self._base = base
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        if offset < 0:
+            return b""
+        return self._source.read_at(self._base + offset, size)

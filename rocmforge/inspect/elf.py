@@ -2,9 +2,10 @@
 
 Owns: (1) the host-file layout through pyelftools, reduced to the few sections the inspector
 cares about (`.hip_fatbin`, `-fgpu-rdc` bundle sections, `.llvm.offloading`, TheRock's
-`.rocm_kpack_ref`), with their file offsets and sizes so callers can seek instead of loading a
-section; (2) decoding the first 64 bytes of an AMDGPU code object (e_machine, EI_ABIVERSION,
-e_flags) with `struct`, per AMDGPUUsage (reference rocm-arch-toolchain.md §1.2).
+`.rocm_kpack_ref`) and the data sections that may hold raw code objects, with their file offsets
+and sizes so callers can seek instead of loading a section; (2) decoding the first 64 bytes of an
+AMDGPU code object (e_machine, EI_ABIVERSION, e_flags, where its section header table ends) with
+`struct`, per AMDGPUUsage (reference rocm-arch-toolchain.md §1.2).
 Must not: read section contents (`Section.data()` would pull a 1 GB `.hip_fatbin` into memory),
 open files, or know about bundles.
 """
@@ -24,6 +25,16 @@ HIP_FATBIN = ".hip_fatbin"
 RDC_BUNDLE_PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
 LLVM_OFFLOADING = ".llvm.offloading"
 KPACK_REF = ".rocm_kpack_ref"
+# Sections that are allocated data but never hold a code object handed to hipModuleLoadData
+# (linker and runtime tables); everything else that is SHF_ALLOC, PROGBITS and not executable
+# is searched for raw code objects.
+_NOT_DATA = frozenset(
+    {".eh_frame", ".eh_frame_hdr", ".gcc_except_table", ".init_array", ".fini_array",
+     ".preinit_array", ".dynamic", ".got", ".got.plt", ".interp", ".tm_clone_table", ".ctors",
+     ".dtors", ".jcr"}
+)  # fmt: skip
+_SHF_ALLOC = 0x2
+_SHF_EXECINSTR = 0x4
 
 # e_flags bit fields for code object V4+ (AMDGPUUsage, reference §1.2).
 EF_AMDGPU_MACH = 0xFF
@@ -57,6 +68,9 @@ class HostLayout:
     rdc_sections: tuple[SectionSpan, ...]
     llvm_offloading: SectionSpan | None
     kpack_ref: bool
+    # Allocated, non-executable PROGBITS sections other than the offload ones (.rodata, .data,
+    # .data.rel.ro, ...), in file order: where raw code objects are embedded.
+    data_sections: tuple[SectionSpan, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +81,9 @@ class CodeObjectHeader:
     osabi: int
     abi_version: int
     e_flags: int
+    # Where the section header table ends (e_shoff + e_shnum * e_shentsize), from the code
+    # object's start; None when the header bytes are too short to say (ELF64 needs 64).
+    extent: int | None = None
 
     @property
     def mach(self) -> int:
@@ -115,8 +132,17 @@ def decode_code_object_header(data: bytes) -> CodeObjectHeader:
     (e_machine,) = struct.unpack_from(order + "H", data, 18)
     flags_at = 48 if elf_class == 2 else 36
     (e_flags,) = struct.unpack_from(order + "I", data, flags_at)
+    extent: int | None = None
+    if elf_class == 2 and len(data) >= 64:
+        (shoff,) = struct.unpack_from(order + "Q", data, 40)
+        shentsize, shnum = struct.unpack_from(order + "HH", data, 58)
+        extent = shoff + shentsize * shnum if shoff else 64
+    elif elf_class == 1:
+        (shoff,) = struct.unpack_from(order + "I", data, 32)
+        shentsize, shnum = struct.unpack_from(order + "HH", data, 46)
+        extent = shoff + shentsize * shnum if shoff else 52
     return CodeObjectHeader(
-        e_machine=e_machine, osabi=data[7], abi_version=data[8], e_flags=e_flags
+        e_machine=e_machine, osabi=data[7], abi_version=data[8], e_flags=e_flags, extent=extent
     )
 
 
@@ -134,6 +160,7 @@ def read_host_layout(stream: IO[bytes]) -> HostLayout:
         fatbin: SectionSpan | None = None
         offloading: SectionSpan | None = None
         rdc: list[SectionSpan] = []
+        data: list[SectionSpan] = []
         kpack = False
         for section in elf.iter_sections():
             name = section.name
@@ -145,6 +172,8 @@ def read_host_layout(stream: IO[bytes]) -> HostLayout:
                 offloading = _span(section)
             elif name == KPACK_REF:
                 kpack = True
+            elif _is_data(section):
+                data.append(_span(section))
     # pyelftools reports malformed tables with its own error, construct's errors, or plain
     # struct/Unicode/index errors depending on where the damage is.
     except (ELFError, ValueError, struct.error, IndexError, KeyError, OSError) as exc:
@@ -159,6 +188,19 @@ def read_host_layout(stream: IO[bytes]) -> HostLayout:
         rdc_sections=tuple(rdc),
         llvm_offloading=offloading,
         kpack_ref=kpack,
+        data_sections=tuple(sorted(data, key=lambda span: span.offset)),
+    )
+
+
+def _is_data(section: object) -> bool:
+    header = section.header  # type: ignore[attr-defined]
+    flags = int(header["sh_flags"])
+    return (
+        header["sh_type"] == "SHT_PROGBITS"
+        and flags & _SHF_ALLOC != 0
+        and flags & _SHF_EXECINSTR == 0
+        and int(header["sh_size"]) >= 64
+        and section.name not in _NOT_DATA  # type: ignore[attr-defined]
     )
 
 

@@ -3,16 +3,18 @@
 Owns: walking paths (thousands of files are fine: only 4 bytes of each are read to spot ELF),
 mapping files and wheels read-only (mmap: the walk touches only the pages of bundle headers,
 entry tables and code-object headers, and hands them back as it goes), reading wheel members in
-place (a stored member is a window on the mapped zip file; a deflated one is streamed, with a
-small block cache for the seeks pyelftools makes), and turning every per-file
-failure into a `LibraryReport` with status "error" so the other files are still reported.
+place (a stored member is a window on the mapped zip file; a deflated one is read in one pass
+by `member`, or streamed twice with a small block cache when that cannot answer; large members
+in parallel threads), the raw-byte scan of a file whose section table is lost, what the user
+gave that cannot be inspected at all (`unusable_paths`), and turning every per-file failure
+into a `LibraryReport` with status "error" so the other files are still reported.
 Must not: write anything, extract wheels to disk, print, or load whole sections into memory.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
+import dataclasses
 import io
 import mmap
 import os
@@ -21,8 +23,9 @@ import struct
 import zipfile
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -34,13 +37,24 @@ from rocmforge.inspect.bundles import (
     ByteSource,
     Damage,
     EntryId,
+    FatbinScan,
     Limits,
     MachName,
     parse_entry_id,
+    scan_raw_bytes,
     walk_fatbin,
 )
-from rocmforge.inspect.elf import ELF_MAGIC, RDC_BUNDLE_PREFIX, ElfReadError, read_host_layout
-from rocmforge.inspect.report import InspectReport, LibraryReport
+from rocmforge.inspect.elf import (
+    ELF_MAGIC,
+    RDC_BUNDLE_PREFIX,
+    ElfReadError,
+    HostLayout,
+    SectionSpan,
+    read_host_layout,
+)
+from rocmforge.inspect.member import inflater, inspect_deflated
+from rocmforge.inspect.rawcode import RawCodeObject, find_raw_code_objects
+from rocmforge.inspect.report import InspectReport, LibraryReport, SourceRead
 
 # Members of a wheel that are never ELF; anything else gets its first 4 bytes read.
 _TEXT_SUFFIXES = (
@@ -161,63 +175,92 @@ def default_mach_name() -> MachName:
     return name
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReadOptions:
+    """How every file of one call is read: names of machines, caps, and --deep."""
+
+    names: MachName
+    limits: Limits = DEFAULT_LIMITS
+    deep: bool = False
+    inflater: str = ""  # module that inflates deflated members ("": the fastest installed)
+
+
 def inspect_paths(
     paths: Sequence[Path],
     *,
     mach_name: MachName | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    deep: bool = False,
+    inflater: str = "",
 ) -> InspectReport:
-    """Inspect files, directories and wheels; a failure in one file never hides the others."""
-    names = mach_name or default_mach_name()
+    """Inspect files, directories and wheels; a failure in one file never hides the others.
+
+    `deep`: decompress every compressed bundle whole, check its hash, and cross-check every
+    code object (the default reads only entry tables and the headers within a small prefix).
+    `inflater`: the module that inflates deflated wheel members ("": the fastest installed,
+    see rocmforge.inspect.member.INFLATERS).
+    """
+    options = ReadOptions(names=mach_name or default_mach_name(), limits=limits, deep=deep,
+                          inflater=inflater)  # fmt: skip
     libraries: list[LibraryReport] = []
+    sources: list[SourceRead] = []
     skipped = 0
     for path in paths:
-        for item in _expand(Path(path)):
-            if item is None:
-                skipped += 1
-            else:
-                libraries.extend(item(names, limits))
-    return InspectReport(libraries=tuple(libraries), skipped_files=skipped)
+        source, found, passed = _read_source(Path(path), options)
+        sources.append(source)
+        libraries.extend(found)
+        skipped += passed
+    return InspectReport(libraries=tuple(libraries), skipped_files=skipped,
+                         sources=tuple(sources), deep=deep)  # fmt: skip
 
 
-_Job = Callable[[MachName, Limits], list[LibraryReport]]
-
-
-def _expand(path: Path) -> Iterator[_Job | None]:
-    """Jobs for a path given by the user; None for each non-ELF file skipped in a directory."""
+def _read_source(path: Path, options: ReadOptions) -> tuple[SourceRead, list[LibraryReport], int]:
+    """One path the user gave: what it is, the libraries in it, and how many files were not ELF."""
     try:
         mode = path.stat().st_mode
     except OSError as exc:
-        yield _failed(str(path), f"cannot read it ({exc.strerror or exc})")
-        return
+        failed = LibraryReport(path=str(path), status="error",
+                               error=f"cannot read it ({exc.strerror or exc})")  # fmt: skip
+        return SourceRead(path=str(path), kind="missing"), [failed], 0
     if stat.S_ISDIR(mode):
-        yield from _walk_directory(path)
+        libs, files, skipped = _walk_directory(path, options)
+        kind = "directory"
     elif path.name.endswith(_WHEEL_SUFFIXES):
-        yield lambda names, limits: _inspect_wheel(path, names, limits)
+        libs, files, skipped = _inspect_wheel(path, options)
+        kind = "wheel"
     else:
-        yield lambda names, limits: [_inspect_file(path, names, limits)]
+        libs, files, skipped = [_inspect_file(path, options)], 1, 0
+        kind = "file"
+    elf = sum(1 for lib in libs if not lib.error.startswith(_NOT_LISTED))
+    return SourceRead(path=str(path), kind=kind, files=files, elf_files=elf), libs, skipped
 
 
-def _walk_directory(root: Path) -> Iterator[_Job | None]:
+_NOT_LISTED = "cannot list it"
+
+
+def _walk_directory(root: Path, options: ReadOptions) -> tuple[list[LibraryReport], int, int]:
     errors: list[OSError] = []
+    libs: list[LibraryReport] = []
+    files = skipped = 0
     for dirpath, dirnames, filenames in os.walk(root, onerror=errors.append):
         dirnames.sort()
         for name in sorted(filenames):
             path = Path(dirpath) / name
             if path.is_symlink():
                 continue  # the target is (or is not) inspected under its own name
+            files += 1
             if name.endswith(_WHEEL_SUFFIXES):
-                yield functools.partial(_inspect_wheel, path)
+                found, _, passed = _inspect_wheel(path, options)
+                libs.extend(found)
+                skipped += passed
             elif not _looks_like_elf(path):
-                yield None
+                skipped += 1
             else:
-                yield functools.partial(_inspect_file_as_list, path)
+                libs.append(_inspect_file(path, options))
     for exc in errors:
-        yield _failed(str(exc.filename), f"cannot list it ({exc.strerror or exc})")
-
-
-def _inspect_file_as_list(path: Path, names: MachName, limits: Limits) -> list[LibraryReport]:
-    return [_inspect_file(path, names, limits)]
+        libs.append(LibraryReport(path=str(exc.filename), status="error",
+                                  error=f"{_NOT_LISTED} ({exc.strerror or exc})"))  # fmt: skip
+    return libs, files, skipped
 
 
 def _looks_like_elf(path: Path) -> bool:
@@ -228,8 +271,31 @@ def _looks_like_elf(path: Path) -> bool:
         return True  # let _inspect_file report why it cannot be read
 
 
-def _failed(display: str, error: str) -> _Job:
-    return lambda names, limits: [LibraryReport(path=display, status="error", error=error)]
+def unusable_paths(paths: Sequence[Path]) -> tuple[str, ...]:
+    """Why each path the user gave cannot be inspected at all (bad input), in order.
+
+    A path must exist and be a directory, a wheel/zip (by name; a damaged one is reported as a
+    FAIL row, not here), or a file that starts with the ELF magic.
+    """
+    out: list[str] = []
+    for path in paths:
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            out.append(f"{path}: {exc.strerror or exc}")
+            continue
+        if stat.S_ISDIR(mode) or path.name.endswith(_WHEEL_SUFFIXES):
+            continue
+        try:
+            with open(path, "rb") as handle:
+                magic = handle.read(4)
+        except OSError as exc:
+            out.append(f"{path}: {exc.strerror or exc}")
+            continue
+        if magic != ELF_MAGIC:
+            out.append(f"{path}: not a wheel, directory or ELF file (it starts with "
+                       f"{magic.hex() or 'nothing'}, not \\x7fELF)")  # fmt: skip
+    return tuple(out)
 
 
 def _mapped(handle: IO[bytes], size: int) -> AbstractContextManager[mmap.mmap | None]:
@@ -246,41 +312,69 @@ def _mapped(handle: IO[bytes], size: int) -> AbstractContextManager[mmap.mmap | 
     return mapped
 
 
-def _inspect_file(path: Path, names: MachName, limits: Limits) -> LibraryReport:
+def _inspect_file(path: Path, options: ReadOptions) -> LibraryReport:
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             with _mapped(handle, size) as mapped:
-                return inspect_stream(handle, size, str(path), names, limits, buffer=mapped)
+                return inspect_stream(handle, size, str(path), options, buffer=mapped)
     except OSError as exc:
         return LibraryReport(
             path=str(path), status="error", error=f"cannot read it ({exc.strerror or exc})"
         )
 
 
-def _inspect_wheel(path: Path, names: MachName, limits: Limits) -> list[LibraryReport]:
+# Members at least this large are read in parallel threads (inflating releases the GIL).
+_PARALLEL_BYTES = 32 << 20
+_MAX_THREADS = 4
+
+
+def _inspect_wheel(path: Path, options: ReadOptions) -> tuple[list[LibraryReport], int, int]:
+    """The libraries in a wheel, how many members were looked at, and how many were not ELF.
+
+    Large members are read in parallel (each thread with its own file handle), up to one per
+    core and at most four; the report keeps the wheel's order.
+    """
     try:
         with (
             open(path, "rb") as raw,
             zipfile.ZipFile(raw) as archive,
             _mapped(raw, os.fstat(raw.fileno()).st_size) as mapped,
         ):
-            out: list[LibraryReport] = []
-            for info in archive.infolist():
-                if info.is_dir() or info.filename.endswith(_TEXT_SUFFIXES):
-                    continue
+            infos = [info for info in archive.infolist() if not info.is_dir()]
+            wanted = [info for info in infos if not info.filename.endswith(_TEXT_SUFFIXES)]
+
+            def one(info: zipfile.ZipInfo, handle: IO[bytes]) -> LibraryReport | None:
                 display = f"{path}!{info.filename}"
                 try:
-                    report = _inspect_member(raw, mapped, archive, info, display, names, limits)
+                    return _inspect_member(handle, mapped, archive, info, display, options)
                 except (OSError, zipfile.BadZipFile, zlib.error, EOFError, RuntimeError) as exc:
-                    report = LibraryReport(
+                    return LibraryReport(
                         path=display, status="error", error=f"cannot read the member ({exc})"
                     )
-                if report is not None:
-                    out.append(report)
-            return out
+
+            def own_handle(info: zipfile.ZipInfo) -> LibraryReport | None:
+                with open(path, "rb") as handle:
+                    return one(info, handle)
+
+            large = [info for info in wanted if info.file_size >= _PARALLEL_BYTES]
+            threads = min(len(large), os.cpu_count() or 1, _MAX_THREADS)
+            results: dict[str, LibraryReport | None] = {}
+            if threads > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(threads) as pool:
+                    for info, report in zip(large, pool.map(own_handle, large), strict=True):
+                        results[info.filename] = report
+            for info in wanted:
+                if info.filename not in results:
+                    results[info.filename] = one(info, raw)
+            out = [r for info in wanted if (r := results[info.filename]) is not None]
+            skipped = len(infos) - len(out)
+            return out, len(infos), skipped
     except (OSError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        return [LibraryReport(path=str(path), status="error", error=f"not a readable zip ({exc})")]
+        failed = LibraryReport(path=str(path), status="error", error=f"not a readable zip ({exc})")
+        return [failed], 0, 0
 
 
 def _inspect_member(
@@ -289,35 +383,48 @@ def _inspect_member(
     archive: zipfile.ZipFile,
     info: zipfile.ZipInfo,
     display: str,
-    names: MachName,
-    limits: Limits,
+    options: ReadOptions,
 ) -> LibraryReport | None:
     if info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1:
-        raw.seek(info.header_offset)
-        local = raw.read(30)
-        if len(local) < 30 or local[:4] != b"PK\x03\x04":
-            raise zipfile.BadZipFile(f"bad local header for {info.filename}")
-        name_len, extra_len = struct.unpack_from("<HH", local, 26)
-        data_at = info.header_offset + 30 + name_len + extra_len
+        data_at = _member_data_offset(raw, info)
         stream: IO[bytes] = _Window(raw, data_at, info.file_size)  # type: ignore[assignment]
         if stream.read(4) != ELF_MAGIC:
             return None
         return inspect_stream(
-            stream, info.file_size, display, names, limits, buffer=mapped, buffer_base=data_at
+            stream, info.file_size, display, options, buffer=mapped, buffer_base=data_at
         )
+    if info.compress_type == zipfile.ZIP_DEFLATED and not info.flag_bits & 1:
+        # One pass over the member when its layout allows it (member.py); else two, below.
+        # The compressed bytes are read with pread, not through the map: mapped pages that
+        # were read would count in this process's RSS.
+        data_at = _member_data_offset(raw, info)
+        compressed = StreamSource(raw, data_at, info.compress_size)
+        one = inspect_deflated(compressed, info.compress_size, info.file_size, info.CRC, display,
+                               options, module=inflater(options.inflater))  # fmt: skip
+        if one.report is not None or one.reason == "not an ELF file":
+            return one.report
     with archive.open(info) as member:
         if member.read(4) != ELF_MAGIC:
             return None
         cached: IO[bytes] = _BlockCache(member, info.file_size)  # type: ignore[assignment]
-        return inspect_stream(cached, info.file_size, display, names, limits)
+        return inspect_stream(cached, info.file_size, display, options)
+
+
+def _member_data_offset(raw: IO[bytes], info: zipfile.ZipInfo) -> int:
+    """Where a member's (compressed) bytes start: after its local header."""
+    raw.seek(info.header_offset)
+    local = raw.read(30)
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"bad local header for {info.filename}")
+    name_len, extra_len = struct.unpack_from("<HH", local, 26)
+    return info.header_offset + 30 + name_len + extra_len
 
 
 def inspect_stream(
     stream: IO[bytes],
     size: int,
     display: str,
-    names: MachName,
-    limits: Limits = DEFAULT_LIMITS,
+    options: ReadOptions,
     *,
     buffer: mmap.mmap | None = None,
     buffer_base: int = 0,
@@ -327,10 +434,57 @@ def inspect_stream(
     `buffer`, when given, maps the same bytes from `buffer_base` on: bundles are then parsed in
     place instead of read through the stream.
     """
+
+    def source_of(offset: int, length: int) -> ByteSource:
+        if buffer is not None:
+            return BufferSource(buffer, buffer_base + offset, length)
+        return StreamSource(stream, offset, length)
+
     try:
         layout = read_host_layout(stream)
     except ElfReadError as exc:
-        return LibraryReport(path=display, status="error", error=exc.what)
+        stream.seek(0)
+        if stream.read(4) != ELF_MAGIC:
+            return LibraryReport(path=display, status="error", error=exc.what)
+        found = scan_raw_bytes(source_of(0, size), size, options.names, options.limits,
+                               deep=options.deep)  # fmt: skip
+        return damaged_file_report(display, found, options, exc.what)
+    fatbin = layout.hip_fatbin
+    # Regions in file order: a deflated member is read front to back, never rewound.
+    regions: list[tuple[int, SectionSpan]] = [
+        (span.offset, span) for span in layout.data_sections
+        if not span.nobits and span.offset + span.size <= size
+    ]  # fmt: skip
+    if fatbin is not None and readable_fatbin(fatbin):
+        regions.append((fatbin.offset, fatbin))
+    regions.sort(key=lambda item: item[0])
+    scan: FatbinScan | None = None
+    raw: list[RawCodeObject] = []
+    for offset, span in regions:
+        if span is fatbin:
+            present = max(min(span.size, size - offset), 0)
+            scan = walk_fatbin(source_of(offset, present), present, options.names,
+                               options.limits, deep=options.deep)  # fmt: skip
+        else:
+            raw.extend(find_raw_code_objects(source_of(offset, span.size), span.size, span.name,
+                                             options.names))  # fmt: skip
+    return assemble(display, layout, size, scan, tuple(raw), options)
+
+
+def readable_fatbin(span: SectionSpan) -> bool:
+    return not span.nobits and span.size > 0
+
+
+def assemble(
+    display: str,
+    layout: HostLayout,
+    size: int,
+    scan: FatbinScan | None,
+    raw: tuple[RawCodeObject, ...],
+    options: ReadOptions,
+) -> LibraryReport:
+    """The report of one file from its layout, the walk of its .hip_fatbin (None when it has
+    no readable one) and the raw code objects of its data sections."""
     notes: list[str] = []
     rdc: list[EntryId] = []
     for span in layout.rdc_sections:
@@ -353,59 +507,97 @@ def inspect_stream(
             "(TheRock multi-arch, *-device-gfx* wheels)"
         )
     fatbin = layout.hip_fatbin
-    rdc_status = "rdc" if (rdc or layout.llvm_offloading is not None) else "no-device-code"
-    if fatbin is None:
-        if rdc_status == "no-device-code":
-            notes.append("no .hip_fatbin section: this file carries no HIP device code")
-        return LibraryReport(
-            path=display, status=rdc_status, rdc_entries=tuple(rdc), notes=tuple(notes)
+    cut_raw = [r for r in raw if r.entry_id is None and "past the end" in r.problem]
+    common = LibraryReport(path=display, status="ok", rdc_entries=tuple(rdc),
+                           raw_code_objects=raw, deep=options.deep)  # fmt: skip
+    if fatbin is None or not readable_fatbin(fatbin) or scan is None:
+        rdc_status = "rdc" if (rdc or layout.llvm_offloading is not None) else "no-device-code"
+        if fatbin is not None:
+            notes.insert(
+                0,
+                ".hip_fatbin is stripped (NOBITS or empty): the targets cannot be read from "
+                "this file; look for the kernels in separate device packages",
+            )
+            rdc_status = "stripped"
+        elif rdc_status == "no-device-code":
+            if raw:
+                rdc_status = "ok"
+            else:
+                notes.append(
+                    "no .hip_fatbin section and no AMDGPU code object in its data sections: "
+                    "this file carries no HIP device code"
+                )
+        if cut_raw:
+            return dataclasses.replace(common, status="partial", notes=tuple(notes),
+                                       error=_raw_damage(cut_raw))  # fmt: skip
+        return dataclasses.replace(common, status=rdc_status, notes=tuple(notes))
+    truncated = ""
+    present = max(min(fatbin.size, size - fatbin.offset), 0)
+    if present < fatbin.size:
+        truncated = (
+            f".hip_fatbin ({fatbin.size} bytes at file offset {fatbin.offset:#x}) runs past the "
+            f"end of the file ({size} bytes): the file is truncated; the bundles in its first "
+            f"{present} bytes were read"
         )
-    if fatbin.nobits or fatbin.size == 0:
-        notes.insert(
-            0,
-            ".hip_fatbin is stripped (NOBITS or empty): the targets cannot be read from this "
-            "file; look for the kernels in separate device packages",
+    if scan.damage or truncated or cut_raw:
+        parts = [truncated] if truncated else []
+        if scan.damage:
+            parts.append(damage_summary(scan.bundles, scan.damage))
+        if cut_raw:
+            parts.append(_raw_damage(cut_raw))
+        return dataclasses.replace(
+            common,
+            status="partial" if scan.bundles or raw else "error",
+            bundles=scan.bundles,
+            notes=tuple(notes),
+            error="; ".join(parts),
+            damage=scan.damage,
         )
-        return LibraryReport(
-            path=display, status="stripped", rdc_entries=tuple(rdc), notes=tuple(notes)
-        )
-    if fatbin.offset + fatbin.size > size:
+    return dataclasses.replace(common, status="ok", bundles=scan.bundles, notes=tuple(notes))
+
+
+def _raw_damage(cut: Sequence[RawCodeObject]) -> str:
+    first = cut[0]
+    return f"raw code object at {first.section}+{first.offset:#x}: {first.problem}"
+
+
+def damaged_file_report(
+    display: str, scan: FatbinScan | None, options: ReadOptions, why: str
+) -> LibraryReport:
+    """The section table is unreadable: what a walk from the first bundle magic found."""
+    if scan is None or not scan.bundles:
         return LibraryReport(
             path=display,
             status="error",
-            notes=tuple(notes),
-            error=(
-                f".hip_fatbin ({fatbin.size} bytes at file offset {fatbin.offset:#x}) runs past "
-                f"the end of the file ({size} bytes): the file is truncated"
-            ),
+            error=f"{why}; no readable offload bundle was found in its raw bytes either",
+            damage=scan.damage if scan is not None else (),
+            deep=options.deep,
         )
-    source: ByteSource
-    if buffer is not None:
-        source = BufferSource(buffer, buffer_base + fatbin.offset, fatbin.size)
-    else:
-        source = StreamSource(stream, fatbin.offset, fatbin.size)
-    scan = walk_fatbin(source, fatbin.size, names, limits)
-    if scan.damage:
-        return LibraryReport(
-            path=display,
-            status="partial" if scan.bundles else "error",
-            bundles=scan.bundles,
-            rdc_entries=tuple(rdc),
-            notes=tuple(notes),
-            error=damage_summary(scan.bundles, scan.damage),
-            damage=scan.damage,
-        )
-    return LibraryReport(
-        path=display, status="ok", bundles=scan.bundles, rdc_entries=tuple(rdc), notes=tuple(notes)
+    first, last = scan.bundles[0], scan.bundles[-1]
+    error = (
+        f"{why}: the section table cannot be read, so the file's raw bytes were scanned for "
+        f"bundle headers: {len(scan.bundles)} bundle(s) found between file offsets "
+        f"{first.offset:#x} and {last.offset + last.stored_size:#x}. This result comes from a "
+        "damaged file"
     )
+    if scan.damage:
+        error += "; " + damage_summary(scan.bundles, scan.damage, where="file offset")
+    return LibraryReport(path=display, status="partial", bundles=scan.bundles, error=error,
+                         damage=scan.damage, raw_scan=True, deep=options.deep)  # fmt: skip
 
 
-def damage_summary(bundles: Sequence[Bundle], damage: Sequence[Damage]) -> str:
-    """One paragraph: the first malformed bundle, where the walk resumed, how much was lost."""
+def damage_summary(
+    bundles: Sequence[Bundle], damage: Sequence[Damage], *, where: str = ".hip_fatbin offset"
+) -> str:
+    """One paragraph: the first damaged bundle, what of it was kept, where the walk went on."""
     first = damage[0]
     before = sum(1 for b in bundles if b.offset < first.offset)
-    text = f"bundle {before + 1} at .hip_fatbin offset {first.offset:#x}: {first.problem}"
-    if first.resumed_at is not None:
+    text = f"bundle {before + 1} at {where} {first.offset:#x}: {first.problem}"
+    if first.entries_kept:
+        # The bundle was read up to the damage; its table says where the walk goes on.
+        if first.resumed_at is not None:
+            text += f"; the walk went on at offset {first.resumed_at:#x}"
+    elif first.resumed_at is not None:
         text += (
             f"; the walk resumed at the next bundle magic, offset {first.resumed_at:#x} "
             f"({first.resumed_at - first.offset} bytes skipped)"

@@ -2,7 +2,9 @@
 
 Owns: the frozen report values, the summary arithmetic (targets common to all libraries with
 device code, targets missing from some), matching expected targets against bundle entries, and
-the versioned JSON document and table rows. Must not: read files or print.
+the versioned JSON document and table rows. An entry proves its target only when nothing
+contradicts it: a damaged entry or one whose ELF header disagrees with its ID proves nothing.
+Must not: read files or print.
 """
 
 from __future__ import annotations
@@ -10,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.inspect.bundles import Bundle, Damage, EntryId, Row
+from rocmforge.inspect.rawcode import RawCodeObject
+
+if TYPE_CHECKING:
+    from rocmforge.inspect.verdict import Verdict
 
 SCHEMA = "rocmforge.inspect/1"
 LIKELY_CAUSE = (
@@ -27,9 +33,11 @@ LIKELY_CAUSE = (
 class LibraryReport:
     """One ELF file (on disk, or a member of a wheel) and what its offload sections hold.
 
-    status: "ok" (bundles read), "partial" (some bundles read, then a malformed one),
-    "no-device-code" (no .hip_fatbin), "stripped" (.hip_fatbin without bytes), "rdc"
-    (-fgpu-rdc or new-driver object, device code not yet linked), "error" (unreadable).
+    status: "ok" (bundles or raw code objects read), "partial" (some read, some damaged),
+    "no-device-code" (no .hip_fatbin, no raw code object), "stripped" (.hip_fatbin without
+    bytes), "rdc" (-fgpu-rdc or new-driver object, device code not yet linked), "error"
+    (unreadable). `raw_scan`: the section table was lost and the bundles were found by
+    scanning the file's bytes (offsets are file offsets); such a result is always "partial".
     The summaries below are computed once (cached_property): a PyTorch library has tens of
     thousands of entries and the table, summary and --expect all ask for them.
     """
@@ -41,16 +49,39 @@ class LibraryReport:
     notes: tuple[str, ...] = ()
     error: str = ""
     damage: tuple[Damage, ...] = ()  # malformed regions the walk stepped over
+    raw_code_objects: tuple[RawCodeObject, ...] = ()
+    raw_scan: bool = False
+    deep: bool = False  # read with --deep: every compressed bundle decompressed and hashed
 
     @property
     def readable(self) -> bool:
         return self.status != "error"
 
+    @property
+    def failed(self) -> bool:
+        """A FAIL row: unreadable, or read only in part."""
+        return self.status in ("error", "partial")
+
     @cached_property
     def entry_ids(self) -> tuple[EntryId, ...]:
-        """Each distinct device entry ID (bundle entries, then -fgpu-rdc sections)."""
+        """Each distinct device entry ID (bundle entries, -fgpu-rdc sections, raw objects)."""
         ids = {row[0]: None for b in self.bundles for row in b.rows if row[0].kind != "host"}
         ids.update((e, None) for e in self.rdc_entries if not e.is_host)
+        ids.update((r.entry_id, None) for r in self.raw_code_objects if r.entry_id is not None)
+        return tuple(ids)
+
+    @cached_property
+    def proven_ids(self) -> tuple[EntryId, ...]:
+        """Device entry IDs with at least one entry nothing contradicts (not damaged, and its
+        code object's header agrees with the ID or lies beyond what was decompressed)."""
+        ids = {
+            row[0]: None
+            for b in self.bundles
+            for row in b.rows
+            if row[0].kind != "host" and row[3].status not in ("mismatch", "damaged")
+        }
+        ids.update((e, None) for e in self.rdc_entries if not e.is_host)
+        ids.update((r.entry_id, None) for r in self.raw_code_objects if r.entry_id is not None)
         return tuple(ids)
 
     @cached_property
@@ -73,8 +104,13 @@ class LibraryReport:
         )
 
     @cached_property
+    def proven_targets(self) -> tuple[str, ...]:
+        return tuple(sorted({e.target for e in self.proven_ids if e.is_amdgpu}))
+
+    @cached_property
     def code_object_versions(self) -> tuple[int, ...]:
         versions = {row[3].code_object_version for b in self.bundles for row in b.rows}
+        versions.update(r.code_object_version for r in self.raw_code_objects)
         versions.discard(None)
         return tuple(sorted(v for v in versions if v is not None))
 
@@ -85,6 +121,8 @@ class LibraryReport:
             b.container if not b.compressed else f"{b.container}/{b.compression}"
             for b in self.bundles
         }
+        if self.raw_code_objects:
+            kinds.add("raw")
         return tuple(sorted(kinds))
 
     @cached_property
@@ -99,20 +137,55 @@ class LibraryReport:
     def unchecked(self) -> int:
         return sum(1 for _, row in self._checks if row[3].status == "not-checked")
 
+    @cached_property
+    def damaged_entries(self) -> int:
+        return sum(1 for _, row in self._checks if row[3].status == "damaged")
+
+    @cached_property
+    def verified_bundles(self) -> int:
+        """Compressed bundles whose whole payload matched the header's hash (--deep)."""
+        return sum(1 for b in self.bundles if b.verified)
+
 
 @dataclass(frozen=True, kw_only=True)
 class MissingTarget:
-    """An expected target that a library with device code lacks."""
+    """An expected target that a library with device code lacks.
+
+    `found`: the targets its entries prove. `listed`: the target is in its entry tables, but
+    only in entries that are damaged or whose code object says another target.
+    """
 
     target: str
     path: str
     found: tuple[str, ...]
+    listed: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceRead:
+    """One path the user gave, and what reading it found.
+
+    kind: "wheel", "directory", "file" or "missing" (could not be opened or listed).
+    `files`: files (or wheel members) looked at; `elf_files`: those reported as libraries.
+    """
+
+    path: str
+    kind: str
+    files: int = 0
+    elf_files: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
 class InspectReport:
     libraries: tuple[LibraryReport, ...]
     skipped_files: int = 0  # non-ELF files passed over inside directories and wheels
+    sources: tuple[SourceRead, ...] = ()
+    deep: bool = False
+
+    @property
+    def failed(self) -> tuple[LibraryReport, ...]:
+        """Libraries shown as FAIL rows: unreadable, or read only in part."""
+        return tuple(lib for lib in self.libraries if lib.failed)
 
     @property
     def readable(self) -> tuple[LibraryReport, ...]:
@@ -171,14 +244,16 @@ def missing_targets(report: InspectReport, expected: Iterable[Any]) -> tuple[Mis
 
     `expected` holds `TargetId`-like values (base, sramecc, xnack) or strings
     such as "gfx90a:xnack-". Libraries without device code are not counted: a host-only
-    library is not missing anything.
+    library is not missing anything. Only entries nothing contradicts count (`proven_ids`).
     """
     wanted = [_as_target(item) for item in expected]
     out: list[MissingTarget] = []
     for lib in report.with_device_code:
         for text, base, sramecc, xnack in wanted:
-            if not any(entry_satisfies(e, base, sramecc, xnack) for e in lib.entry_ids):
-                out.append(MissingTarget(target=text, path=lib.path, found=lib.targets))
+            if not any(entry_satisfies(e, base, sramecc, xnack) for e in lib.proven_ids):
+                listed = any(entry_satisfies(e, base, sramecc, xnack) for e in lib.entry_ids)
+                out.append(MissingTarget(target=text, path=lib.path, found=lib.proven_targets,
+                                         listed=listed))  # fmt: skip
     return tuple(out)
 
 
@@ -205,10 +280,20 @@ def library_rows(report: InspectReport) -> list[tuple[str, ...]]:
             note_parts.append(
                 f"{len(lib.mismatches)} ID/e_flags mismatch(es): " + lib.mismatches[0]
             )
+        if lib.damaged_entries:
+            note_parts.append(f"{lib.damaged_entries} damaged entr(y/ies) prove nothing")
         if lib.unchecked:
             note_parts.append(f"{lib.unchecked} code object(s) not cross-checked")
+        if lib.raw_code_objects:
+            note_parts.append(_raw_note(lib.raw_code_objects))
+        if lib.deep and any(b.compressed for b in lib.bundles):
+            compressed = sum(1 for b in lib.bundles if b.compressed)
+            note_parts.append(
+                f"--deep: {lib.verified_bundles} of {compressed} compressed bundle(s) "
+                "decompressed whole and matched their header hash"
+            )
         status = {"ok": "OK", "partial": "FAIL", "rdc": "INFO"}.get(lib.status, "INFO")
-        if lib.mismatches:
+        if lib.mismatches and status != "FAIL":
             status = "WARN"
         rows.append(
             (
@@ -222,6 +307,18 @@ def library_rows(report: InspectReport) -> list[tuple[str, ...]]:
             )
         )
     return rows
+
+
+def _raw_note(raw: Sequence[RawCodeObject]) -> str:
+    sections = sorted({r.section for r in raw})
+    text = (
+        f"{len(raw)} raw code object(s) in {', '.join(sections)} (loaded with "
+        "hipModuleLoadData, not in .hip_fatbin)"
+    )
+    bad = [r for r in raw if r.problem]
+    if bad:
+        text += f"; {len(bad)} prove nothing: {bad[0].section}+{bad[0].offset:#x}: {bad[0].problem}"
+    return text
 
 
 def _no_targets_reason(lib: LibraryReport) -> str:
@@ -240,10 +337,25 @@ def to_json(
     *,
     expected: Sequence[str] = (),
     missing: Sequence[MissingTarget] = (),
+    verdict: Verdict | None = None,
 ) -> dict[str, Any]:
-    """The versioned JSON document of `invoke inspect --json`."""
+    """The versioned JSON document of `invoke inspect --json`.
+
+    Version 1 grew by keys only (sources, verdict, deep, raw code objects, bundle problems);
+    no key changed meaning.
+    """
     return {
         "schema": SCHEMA,
+        "deep": report.deep,
+        "sources": [
+            {"path": s.path, "kind": s.kind, "files": s.files, "elf_files": s.elf_files}
+            for s in report.sources
+        ],
+        "verdict": None if verdict is None else {
+            "exit_code": verdict.exit_code,
+            "problems": list(verdict.problems),
+            "notes": list(verdict.notes),
+        },
         "libraries": [_library_json(lib) for lib in report.libraries],
         "summary": {
             "libraries": len(report.libraries),
@@ -255,7 +367,10 @@ def to_json(
             "missing_from_some": {t: list(p) for t, p in report.missing_from_some.items()},
         },
         "expected": list(expected),
-        "missing": [{"target": m.target, "path": m.path, "found": list(m.found)} for m in missing],
+        "missing": [
+            {"target": m.target, "path": m.path, "found": list(m.found), "listed": m.listed}
+            for m in missing
+        ],
     }
 
 
@@ -270,10 +385,24 @@ def _library_json(lib: LibraryReport) -> dict[str, Any]:
         "storage": list(lib.containers),
         "mismatches": list(lib.mismatches),
         "rdc_entries": [e.text for e in lib.rdc_entries],
-        "damage": [
-            {"offset": d.offset, "problem": d.problem, "resumed_at": d.resumed_at}
-            for d in lib.damage
+        "raw_scan": lib.raw_scan,
+        "raw_code_objects": [
+            {
+                "section": r.section,
+                "offset": r.offset,
+                "size": r.size,
+                "target": r.entry_id.target if r.entry_id is not None else "",
+                "code_object_version": r.code_object_version,
+                "e_flags": r.e_flags,
+                "problem": r.problem,
+            }
+            for r in lib.raw_code_objects
         ],
+        "damage": [
+            {"offset": d.offset, "problem": d.problem, "resumed_at": d.resumed_at,
+             "entries_kept": d.entries_kept}
+            for d in lib.damage
+        ],  # fmt: skip
         "bundles": [
             {
                 "offset": b.offset,
@@ -281,6 +410,9 @@ def _library_json(lib: LibraryReport) -> dict[str, Any]:
                 "container": b.container,
                 "compression": b.compression,
                 "uncompressed_size": b.uncompressed_size,
+                "problem": b.problem,
+                "declared_entries": b.declared_entries,
+                "verified": b.verified,
                 "entries": [
                     {
                         "id": e.entry_id.text,

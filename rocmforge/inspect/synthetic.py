@@ -8,6 +8,7 @@ reads. Real compiler output is what the tests trust; these only make shapes comp
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import zlib
 from collections.abc import Sequence
@@ -49,8 +50,12 @@ def plain_bundle(entries: Sequence[tuple[str, bytes]], *, align: int = 4096) -> 
 
 def ccob(plain: bytes, *, version: int = 3, method: str = "zstd", level: int = 3,
          payload: bytes | None = None, total: int | None = None,
-         uncompressed: int | None = None) -> bytes:  # fmt: skip
-    """A CCOB container around `plain` (or a given compressed `payload`); sizes can be forced."""
+         uncompressed: int | None = None, digest: bytes | None = None) -> bytes:  # fmt: skip
+    """A CCOB container around `plain` (or a given compressed `payload`); sizes can be forced.
+
+    The header's hash is the first 8 bytes of MD5(plain), as clang writes it, unless `digest`
+    forces other bytes.
+    """
     if payload is None:
         if method == "zstd":
             import zstandard
@@ -60,7 +65,8 @@ def ccob(plain: bytes, *, version: int = 3, method: str = "zstd", level: int = 3
             payload = zlib.compress(plain, 6)
     code = {"zlib": 0, "zstd": 1}[method]
     size = len(plain) if uncompressed is None else uncompressed
-    digest = b"\x11" * 8
+    if digest is None:
+        digest = hashlib.md5(plain, usedforsecurity=False).digest()[:8]
     if version == 1:
         header = CCOB_MAGIC + struct.pack("<HHI", 1, code, size) + digest
     elif version == 2:

@@ -1,0 +1,113 @@
+"""What `invoke inspect` concludes from a report: its exit status and the sentences that say why.
+
+Exit 0 means proven: every library was read whole and, with `--expect`, every expected target
+is in every library with device code, and some library has device code at all. Exit 1: a
+check failed (a FAIL row, no HIP device code with `--expect`, a missing target). Bad input
+(exit 2) is found before reading, by the task.
+Owns: that decision, as a pure function of the report. Must not: read files or print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rocmforge.inspect.report import LIKELY_CAUSE, InspectReport, LibraryReport, MissingTarget
+
+CPU_ONLY = "no HIP device code: a CPU-only build"
+_NAMED = 5  # files named in a sentence before "and N more"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """exit_code 0 or 1; `problems` say why it is 1, `notes` are worth saying either way."""
+
+    exit_code: int
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def message(self) -> str:
+        return " ".join(self.problems or self.notes)
+
+
+def judge(
+    report: InspectReport, expected: Sequence[str], missing: Sequence[MissingTarget]
+) -> Verdict:
+    """The verdict on a report read with `expected` targets (empty: none asked for)."""
+    problems: list[str] = []
+    notes = [_empty_source_note(s.path, s.kind, s.files) for s in report.sources
+             if s.kind in ("wheel", "directory") and s.elf_files == 0]  # fmt: skip
+    failed = report.failed
+    if failed:
+        first = failed[0]
+        what = first.error or first.status
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        problems.append(
+            f"{len(failed)} of {len(report.libraries)} libraries could not be read completely "
+            f"(FAIL rows above): {first.path}: {what}{more}. A damaged or truncated file proves "
+            "nothing about the targets it was built for. Fix: download or build it again"
+        )
+    if expected and not report.with_device_code:
+        problems.append(_no_device_code(report))
+    elif not report.with_device_code and report.libraries and not failed:
+        notes.append(f"{CPU_ONLY}? none of the {len(report.libraries)} ELF file(s) read holds "
+                     "any (pass --expect TARGETS to make that a failure)")  # fmt: skip
+    absent = [m for m in missing if not m.listed]
+    unproven = [m for m in missing if m.listed]
+    if absent:
+        targets = sorted({m.target for m in absent})
+        problems.append(
+            f"{len(absent)} library/target pair(s) missing: expected "
+            f"{', '.join(targets)} not found in "
+            f"{len({m.path for m in absent})} of {len(report.with_device_code)} libraries "
+            f"with device code. Likely cause: {LIKELY_CAUSE}"
+        )
+    if unproven:
+        pair = unproven[0]
+        more = f" (and {len(unproven) - 1} more)" if len(unproven) > 1 else ""
+        problems.append(
+            f"expected {pair.target} is listed in {pair.path}, but only in entries that are "
+            f"damaged or whose code object names another target, so nothing proves it{more}"
+        )
+    return Verdict(exit_code=1 if problems else 0, problems=tuple(_end(p) for p in problems),
+                   notes=tuple(_end(n) for n in notes))  # fmt: skip
+
+
+def _no_device_code(report: InspectReport) -> str:
+    libs = report.libraries
+    if not libs:
+        paths = ", ".join(s.path for s in report.sources[:_NAMED])
+        return (
+            f"{CPU_ONLY}? {paths} hold(s) no ELF files at all, so no expected target can be "
+            "there. Fix: pass the ROCm wheel, or its installed torch/lib folder"
+        )
+    stripped = [lib for lib in libs if lib.status == "stripped"]
+    if stripped:
+        return (
+            f"no HIP device code in the files read: {_names(stripped)} carry a stripped "
+            ".hip_fatbin (the kernels were split into separate device packages), and no other "
+            "file holds device code. Fix: inspect the device packages (the *-device-gfx* "
+            "wheels) with the same --expect"
+        )
+    return (
+        f"{CPU_ONLY}. None of the {len(libs)} ELF file(s) read ({_names(libs)}) holds an "
+        "offload bundle (.hip_fatbin) or an AMDGPU code object. Fix: build with ROCm "
+        "(`invoke build --arch ...`) or install a ROCm wheel (a +rocm local version), "
+        "not a +cpu or CUDA one"
+    )
+
+
+def _names(libs: Sequence[LibraryReport]) -> str:
+    shown = ", ".join(lib.path for lib in libs[:_NAMED])
+    return shown + (f" and {len(libs) - _NAMED} more" if len(libs) > _NAMED else "")
+
+
+def _empty_source_note(path: str, kind: str, files: int) -> str:
+    what = "members" if kind == "wheel" else "files"
+    return (f"{path} was read: it holds no ELF files ({files} {what}, none a library or "
+            "executable), so there is no device code in it to report")  # fmt: skip
+
+
+def _end(text: str) -> str:
+    return text if text.endswith((".", "?", "!")) else text + "."
