@@ -18,7 +18,9 @@ from rocmforge.inspect.bundles import Bundle, Damage, EntryId, Row
 from rocmforge.inspect.rawcode import RawCodeObject
 
 if TYPE_CHECKING:
+    from rocmforge.fsutil import JSONDoc
     from rocmforge.inspect.verdict import Verdict
+    from rocmforge.knowledge.targets import TargetId
 
 SCHEMA = "rocmforge.inspect/1"
 LIKELY_CAUSE = (
@@ -239,7 +241,8 @@ def entry_satisfies(entry: EntryId, base: str, sramecc: str = "", xnack: str = "
     return True
 
 
-def missing_targets(report: InspectReport, expected: Iterable[Any]) -> tuple[MissingTarget, ...]:
+def missing_targets(report: InspectReport,
+                    expected: Iterable[str | TargetId]) -> tuple[MissingTarget, ...]:
     """Each (expected target, library) pair where a library with device code lacks it.
 
     `expected` holds `TargetId`-like values (base, sramecc, xnack) or strings
@@ -257,7 +260,7 @@ def missing_targets(report: InspectReport, expected: Iterable[Any]) -> tuple[Mis
     return tuple(out)
 
 
-def _as_target(item: Any) -> tuple[str, str, str, str]:
+def _as_target(item: str | TargetId) -> tuple[str, str, str, str]:
     if isinstance(item, str):
         base, *features = item.strip().lower().split(":")
         settings = {f[:-1]: f[-1:] for f in features if f[-1:] in ("+", "-")}
@@ -338,7 +341,7 @@ def to_json(
     expected: Sequence[str] = (),
     missing: Sequence[MissingTarget] = (),
     verdict: Verdict | None = None,
-) -> dict[str, Any]:
+) -> JSONDoc:
     """The versioned JSON document of `invoke inspect --json`.
 
     Version 1 grew by keys only (sources, verdict, deep, raw code objects, bundle problems);

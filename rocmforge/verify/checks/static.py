@@ -77,5 +77,5 @@ def run(ctx: CheckContext) -> CheckResult:
     detail = (stderr or done.stdout).strip().splitlines()
     message = " ".join(detail[-3:])[:600] if detail else f"exit {done.returncode}"
     if done.returncode == 1:
-        return result(NAME, Status.FAIL, f"missing targets: {message}", **figures)
+        return result(NAME, Status.FAIL, f"inspect failed: {message}", **figures)
     return result(NAME, Status.FAIL, f"inspect could not read {lib_dir}: {message}", **figures)
