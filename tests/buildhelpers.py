@@ -59,3 +59,46 @@ def serve_index(httpserver: Any, project: str, wheel: Path, sha256: str) -> str:
     httpserver.expect_request(file_url).respond_with_data(
         wheel.read_bytes(), content_type="application/octet-stream")
     return httpserver.url_for("/simple")
+
+
+def assert_manifest_describes_wheel(work: Path) -> None:
+    """The manifest never lies (issue 14): after a finished build, dist/manifest.json names the
+    targets the torch wheel's device code really holds (read with the real
+    clang-offload-bundler), the commit the tree is at, the patches the lock lists with their
+    sha256 as the files are now, the build variables the steps ran with, and the version the
+    tree's version.txt states. Called after every successful fixture build in the suite."""
+    import json
+    import shutil
+    import subprocess
+    import tempfile
+
+    dist = work / "dist"
+    manifest = json.loads((dist / "manifest.json").read_text())
+    wheel = dist / manifest["wheels"]["torch"]
+    assert wheel.is_file(), f"the manifest names {wheel.name}, which is not in {dist}"
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(wheel) as archive:
+        so = Path(tmp) / "libtorch_hip.so"
+        so.write_bytes(archive.read("torch/lib/libtorch_hip.so"))
+        fatbin = Path(tmp) / "fatbin.bin"
+        objcopy = shutil.which("llvm-objcopy-22") or "objcopy"
+        subprocess.run([objcopy, "--dump-section", f".hip_fatbin={fatbin}", str(so)], check=True)
+        listed = subprocess.run(["clang-offload-bundler-22", "--list", "--type=o",
+                                 f"--input={fatbin}"], capture_output=True, text=True,
+                                check=True).stdout
+        version_in_wheel = archive.read("torch/version.txt").decode().strip()
+    in_wheel = sorted(line.split("--", 1)[1] for line in listed.split() if "amdgcn" in line)
+    assert sorted(manifest["targets"]) == in_wheel, (manifest["targets"], in_wheel)
+    assert sorted(manifest["env"]["PYTORCH_ROCM_ARCH"].split(";")) == in_wheel
+    tree = work / "src" / "pytorch"
+    head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert manifest["source"]["commit"] == head
+    assert manifest["lock"]["pytorch"]["commit"] == head
+    kit_patches = Path(__file__).resolve().parents[1] / "patches"
+    for entry in manifest["lock"].get("patches", []):
+        assert hashlib.sha256((kit_patches / entry["file"]).read_bytes()).hexdigest() == \
+            entry["sha256"], entry
+    facts = manifest.get("pytorch", {})
+    if facts:
+        assert facts["version"] == (tree / "version.txt").read_text().strip()
+        assert version_in_wheel.startswith(facts["version"].split("+")[0])

@@ -26,7 +26,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from buildhelpers import make_wheel, serve_index, sha256_of
+from buildhelpers import assert_manifest_describes_wheel, make_wheel, serve_index, sha256_of
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "fakepytorch"
@@ -64,9 +64,12 @@ def build_env(extra: str = "", **more: str) -> dict[str, str]:
 def run_build(work: Path, repo: Path, arch: str = "gfx1100", extra: str = "",
               triton: str = "skip", environ: dict[str, str] | None = None,
               **kw) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(build_argv(work, repo, arch, triton), cwd=REPO_ROOT,
+    done = subprocess.run(build_argv(work, repo, arch, triton), cwd=REPO_ROOT,
                           env=build_env(extra, **(environ or {})),
                           capture_output=True, text=True, timeout=300, **kw)
+    if done.returncode == 0 and (work / "dist" / "manifest.json").is_file():
+        assert_manifest_describes_wheel(work)
+    return done
 
 
 def bundled_targets(wheel: Path, tmp: Path) -> list[str]:

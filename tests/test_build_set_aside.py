@@ -31,12 +31,16 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _build_at(work: Path, repo: Path, ref: str) -> subprocess.CompletedProcess[str]:
+    from buildhelpers import assert_manifest_describes_wheel
     from test_build_e2e import REPO_ROOT, build_argv, build_env
 
     argv = build_argv(work, repo, "gfx1100")
     argv[argv.index("--ref") + 1] = ref
-    return subprocess.run(argv, cwd=REPO_ROOT, env=build_env(), capture_output=True, text=True,
+    done = subprocess.run(argv, cwd=REPO_ROOT, env=build_env(), capture_output=True, text=True,
                           timeout=300)
+    if done.returncode == 0 and (work / "dist" / "manifest.json").is_file():
+        assert_manifest_describes_wheel(work)
+    return done
 
 
 def _user_checkout(work: Path, repo: Path, ref: str) -> subprocess.CompletedProcess[str]:

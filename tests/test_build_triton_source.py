@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from buildhelpers import assert_manifest_describes_wheel
 from gitfixtures import commit_files, git, new_repo
 from test_build_e2e import REPO_ROOT, build_argv, build_env, make_fixture_repo
 
@@ -87,8 +88,11 @@ def pin_pytorch_to(repo: Path, commit: str, version: str) -> None:
 def run_build(work: Path, repo: Path, triton: str, environ: dict[str, str], ref: str = "v2.8.0"
               ) -> subprocess.CompletedProcess[str]:
     argv = [a if a != "v2.8.0" else ref for a in build_argv(work, repo, "gfx1100", triton)]
-    return subprocess.run(argv, cwd=REPO_ROOT, env=build_env(**environ), capture_output=True,
+    done = subprocess.run(argv, cwd=REPO_ROOT, env=build_env(**environ), capture_output=True,
                           text=True, timeout=300)
+    if done.returncode == 0 and (work / "dist" / "manifest.json").is_file():
+        assert_manifest_describes_wheel(work)
+    return done
 
 
 def venv_dists(work: Path) -> dict[str, str]:

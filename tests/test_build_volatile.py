@@ -158,12 +158,17 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _build_at(work: Path, repo: Path, ref: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    from buildhelpers import assert_manifest_describes_wheel
     from test_build_e2e import REPO_ROOT, build_argv, build_env
 
     argv = build_argv(work, repo, "gfx1100")
     argv[argv.index("--ref") + 1] = ref
-    return subprocess.run([*argv[:3], *extra, *argv[3:]], cwd=REPO_ROOT, env=build_env(),
+    done = subprocess.run([*argv[:3], *extra, *argv[3:]], cwd=REPO_ROOT, env=build_env(),
                           capture_output=True, text=True, timeout=300)
+    manifest = work / "dist" / "manifest.json"
+    if done.returncode == 0 and "--dry" not in extra and manifest.is_file():
+        assert_manifest_describes_wheel(work)
+    return done
 
 
 @pytest.mark.slow

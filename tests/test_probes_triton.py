@@ -12,6 +12,7 @@ sleeping "python" for the time limit (it stands for a compile that hangs).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -445,3 +446,60 @@ def test_doctor_probes_the_chosen_pythons_triton_per_target(triton36: tuple[str,
     assert "EF_AMDGPU_MACH 0x04c = gfx942" in rows["triton codegen gfx942"]["detail"]
     assert rows["triton codegen gfx906"]["status"] == "WARN"
     assert "error: unsupported target: 'gfx906'" in rows["triton codegen gfx906"]["detail"]
+
+
+def _triton_targets_step(python: str, arch: str, tmp_path: Path, *, allow_gap: bool = False):
+    """The build's own triton-targets step (the plan made by prepare_build for `arch`, the
+    action table of steps/), run by the real runner with the venv's Python replaced by one
+    that has Triton 3.6.0 installed (the fixture build's venv has only a stub Triton)."""
+    import dataclasses
+
+    from invoke import Config, Context
+
+    from rocmforge.execute.model import Plan
+    from rocmforge.execute.runner import StepRunner
+    from rocmforge.plan.prepare import prepare_build
+    from rocmforge.settings import defaults_from_config, resolve
+    from rocmforge.steps import build_actions
+
+    settings = resolve(defaults=defaults_from_config(), environ={}, flags={
+        "arch": arch, "work_dir": str(tmp_path / "work"), "allow_triton_gap": allow_gap})
+    prepared = prepare_build(settings, with_preflight=False)
+    step = next(s for s in prepared.plan.steps if s.name == "triton-targets")
+    step = dataclasses.replace(step, argv=(step.argv[0], python))
+    plan = Plan(settings=prepared.plan.settings, targets=prepared.plan.targets, steps=(step,))
+    console = io.StringIO()
+    runner = StepRunner(Context(Config()), plan, prepared.inputs.workdir,
+                        actions=build_actions(prepared), console=console,
+                        resume_hint="run the build again")
+    return runner, console
+
+
+@pytest.mark.slow
+@pytest.mark.needs_tool("hipcc")
+def test_the_build_stops_after_triton_when_it_cannot_target_a_gpu(
+    triton36: tuple[str, str], tmp_path: Path
+) -> None:
+    """Issue 22's done-when, at the build's own step: gfx906 with Triton 3.6.0 stops the build
+    right after the Triton step with Triton's reason and the three ways on; gfx942 passes; with
+    allow_triton_gap the build goes on and the step records the gap."""
+    from rocmforge.errors import StepFailed
+
+    python, _ = triton36
+    runner, console = _triton_targets_step(python, "gfx906", tmp_path / "a")
+    with pytest.raises(StepFailed) as failed:
+        runner.execute()
+    paragraph = failed.value.paragraph()
+    assert "Triton 3.6.0 cannot generate code for gfx906 (gfx906: error: unsupported target: " \
+        "'gfx906')" in paragraph
+    assert "pass --allow-triton-gap to build anyway (recorded in the manifest)" in paragraph
+    assert "FAIL gfx906: error: unsupported target: 'gfx906'" in console.getvalue()
+
+    runner, console = _triton_targets_step(python, "gfx942", tmp_path / "b")
+    (result,) = runner.execute()
+    assert result.status == "ran" and result.details["gap"] == []
+    assert "OK   gfx942:" in console.getvalue()
+
+    runner, _ = _triton_targets_step(python, "gfx906", tmp_path / "c", allow_gap=True)
+    (result,) = runner.execute()
+    assert result.details["gap"] == ["gfx906"] and result.details["allowed_gap"] is True
