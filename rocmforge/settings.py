@@ -309,6 +309,9 @@ FLAGS: tuple[Flag, ...] = (
          help="reproduce the tree a rocmforge.lock file describes (its commits win over --ref)"),
     Flag(name="device", short="d",
          help="cuda (ROCm and CUDA builds), cpu, or auto (cuda when a GPU is visible)"),
+    Flag(name="verbose", short="v",
+         help="also show every step's full output on the console (it always goes to "
+         "<work>/logs/<step>.log)"),
     Flag(name="into", short="i", help="the other repository's root folder"),
     Flag(name="all", short="",
          help="remove the whole work dir the kit made (sources, venv, dist, logs, stamps)"),

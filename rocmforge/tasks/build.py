@@ -61,20 +61,22 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
 
 @flagged(BUILD_FLAGS)
 @reported
-def build(c: Context, **flags: object) -> None:
-    """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step."""
+def build(c: Context, verbose: bool = False, **flags: object) -> None:
+    """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step.
+    The console shows the step lines; each step's output is in <work>/logs/<step>.log."""
     from rocmforge.execute.runner import run_plan
     from rocmforge.steps import build_actions
 
     prepared = _prepare(c, flags)
     workdir = prepared.inputs.workdir
     results = run_plan(c, prepared.plan, workdir, actions=build_actions(prepared),
-                       resume_hint=_resume_hint(prepared.settings.arch))
+                       resume_hint=_resume_hint(prepared.settings.arch), verbose=verbose)
     if not is_dry(c):
         ran = sum(1 for r in results if r.status == "ran")
         total = sum(r.duration_s for r in results if r.status == "ran")
         print(f"rocmforge: {ran} step(s) ran in {total:.1f} s; "
-              f"{len(results) - ran} up to date. Wheels: {workdir.dist}")
+              f"{len(results) - ran} up to date. Wheels: {workdir.dist}; each step's output: "
+              f"{workdir.logs}")
 
 
 @flagged(("work_dir",), help={
