@@ -315,6 +315,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag(name="into", short="i", help="the other repository's root folder"),
     Flag(name="all", short="",
          help="remove the whole work dir the kit made (sources, venv, dist, logs, stamps)"),
+    Flag(name="logs", short="",
+         help="also remove logs/ (kept by default: a failed step's log is what you need next)"),
     Flag(name="check", short="",
          help="only report each patch's state (applies/applied/absorbed/stale); change nothing"),
     Flag(name="revert", short="", help="reverse the patches this kit applied, last first"),

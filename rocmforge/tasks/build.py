@@ -106,13 +106,16 @@ def install(c: Context, python: str = "", **flags: object) -> None:
 
 @flagged(("work_dir",))
 @reported
-def clean(c: Context, all: bool = False, **flags: object) -> None:  # noqa: A002 - flag name
-    """Remove what the kit built: the CMake build dir and stamps (--all: the whole work dir)."""
+def clean(c: Context, all: bool = False, logs: bool = False,  # noqa: A002 - flag name
+          **flags: object) -> None:
+    """Remove what the kit built: the CMake build dir and stamps; logs/ stays unless --logs
+    (--all: the whole work dir)."""
     from rocmforge.execute.clean import clean_work_dir
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, **settings_of_flags(flags))
-    for line in clean_work_dir(workdir_for(settings.work_dir), everything=all, dry=is_dry(c)):
+    for line in clean_work_dir(workdir_for(settings.work_dir), everything=all, dry=is_dry(c),
+                               logs=logs):
         print(line)
 
 
