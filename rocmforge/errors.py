@@ -7,6 +7,37 @@ an error into output and an exit status (see `rocmforge.tasks._common.reported`)
 
 from __future__ import annotations
 
+import functools
+import re
+from pathlib import Path
+
+# The record `invoke vendor` writes into the copy's root (rocmforge.sessions.vendor): its presence
+# means the tasks are reached as `invoke rocm.<task>` (the adapter adds the collection as `rocm`).
+VENDOR_RECORD = ".rocmforge-vendor.json"
+_TASK_IN_COMMAND = re.compile(r"`invoke((?: --?[a-z][a-z-]*)*) (?!rocm\.)([a-z][a-z0-9_]*(?:\.[a-z]"
+                              r"[a-z0-9_-]*)?)")
+
+
+@functools.cache
+def is_vendored() -> bool:
+    """True when this copy of the kit was vendored into another repository whose tasks.py adds
+    its tasks as the `rocm` collection (the record says `"task_prefix": "rocm."`)."""
+    import json
+
+    try:
+        record = json.loads((Path(__file__).resolve().parents[1] / VENDOR_RECORD).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and record.get("task_prefix", "rocm.") == "rocm."
+
+
+def task_names(text: str, *, vendored: bool | None = None) -> str:
+    """`invoke build` in a message as the user must type it: `invoke rocm.build` in a repository
+    that vendored the kit (only commands in backticks are rewritten)."""
+    if not (is_vendored() if vendored is None else vendored):
+        return text
+    return _TASK_IN_COMMAND.sub(lambda m: f"`invoke{m.group(1)} rocm.{m.group(2)}", text)
+
 
 class RocmforgeError(Exception):
     """A failure a user can act on. Exit status 2 means: bad input, nothing was changed."""
@@ -25,7 +56,7 @@ class RocmforgeError(Exception):
             parts.append(_sentence(self.why))
         if self.fix:
             parts.append("Fix: " + _sentence(self.fix, capitalise=False))
-        return " ".join(parts)
+        return task_names(" ".join(parts))
 
 
 class UsageError(RocmforgeError):

@@ -102,7 +102,7 @@ def test_build_of_another_tag_sets_the_kit_edits_aside(tmp_path: Path) -> None:
             f"names {old[:12]}) as git stashes, nothing discarded: 2 paths in the tree; see them "
             f"with `git -C {tree} stash list`") in second.stdout
     assert f"`git -C {tree} stash pop`" in second.stdout
-    assert f"PyTorch v2.8.1 is at {new}" in second.stdout
+    assert f"PyTorch v2.8.1 is at {new}" in (work / "logs" / "checkout.log").read_text()
     # The stash holds hipify's in-place edit and its untracked output of the old commit.
     shown = _git(tree, "stash", "show", "-p", "stash@{0}")
     assert '+set(GLOO_HIP_PLATFORM "__HIP_PLATFORM_AMD__")' in shown

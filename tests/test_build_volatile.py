@@ -96,8 +96,11 @@ def test_volatile_step_keeps_the_chain_until_its_fingerprint_changes(tmp_path: P
     statuses, console = _run(tmp_path)
     assert statuses == ["ran", "ran", "ran"]
     assert ("==> [1/3] source: re-check found a change (fingerprint fp-aaa -> fp-bbb); every "
-            "later step runs again") in console
-    assert "branch is at bbb" in console
+            "later step runs again (its output: "
+            f"{tmp_path / 'work' / 'logs' / 'source.log'})") in console
+    # The step's own output goes to its log only (the console names the log).
+    assert "branch is at bbb" not in console
+    assert "branch is at bbb" in (tmp_path / "work" / "logs" / "source.log").read_text()
     assert "==> [2/3] compile" in console and "==> [3/3] package" in console
     assert out.read_text() == "compile\npackage\ncompile\npackage\n"
     assert read_stamp(state, "source").fingerprint == "fp-bbb"  # type: ignore[union-attr]
@@ -204,7 +207,7 @@ def test_branch_build_follows_upstream_then_noop(tmp_path: Path) -> None:
     second = _build_at(work, repo, BRANCH)
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     assert "==> [3/16] checkout: re-check found a change" in second.stdout
-    assert f"PyTorch {BRANCH} is at {new_head}" in second.stdout
+    assert f"PyTorch {BRANCH} is at {new_head}" in (work / "logs" / "checkout.log").read_text()
     for redone in ("patches", "venv", "triton", "environment", "hipify", "configure", "build",
                    "collect", "install"):
         assert f"] {redone} ... " in second.stdout, redone
@@ -260,7 +263,7 @@ def test_triton_action_ignores_a_non_numeric_max_jobs_with_a_note(tmp_path: Path
         def __init__(self, env: dict[str, str]) -> None:
             self.step = Step(name="triton", argv=("triton",), why="t", env=env)
 
-        def say(self, message: str) -> None:
+        def notice(self, message: str) -> None:
             said.append(message)
 
     assert _max_jobs(_Ctx({"MAX_JOBS": "12"})) == 12  # type: ignore[arg-type]

@@ -61,7 +61,7 @@ def expected(names: tuple[str, ...]) -> dict[str, tuple[str, str]]:
 
 
 def test_build_help_lists_exactly_the_table_flags() -> None:
-    assert help_options("build") == expected(BUILD_FLAGS)
+    assert help_options("build") == expected((*BUILD_FLAGS, "verbose"))
 
 
 def test_plan_help_lists_the_table_flags_and_json() -> None:

@@ -323,8 +323,8 @@ def test_clean_with_a_pid_2_pow_31_lock_is_no_traceback(tmp_path: Path) -> None:
     (work / "state").mkdir()
     (work / "state" / "work-dir").write_text("rocmforge\n")
     _record(work / "state" / "build.lock", pid=2**31)
-    done = subprocess.run([PY, "-m", "invoke", "clean", "--work-dir", str(work)], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run([PY, "-m", "invoke", "clean", "--logs", "--work-dir", str(work)],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "names pid 2147483648, which no Linux system hands out" in done.stderr

@@ -215,3 +215,100 @@ def test_update_shows_diff_and_keeps_local_edits(their_repo: Path) -> None:
     assert "-# local edit" in again.stdout  # shown, but kept
     assert "OLD TEXT" not in stale.read_text()  # ours, unedited there: updated
     assert edited.read_text().endswith("# local edit\n")  # theirs: kept
+
+
+def _vendored_git_repo(tmp_path: Path) -> Path:
+    """A throwaway git repository with its own tasks.py and noxfile.py, the kit vendored into
+    it and the printed lines added where they say."""
+    repo = tmp_path / "theirrepo"
+    repo.mkdir()
+    (repo / "tasks.py").write_text(THEIR_TASKS)
+    (repo / "noxfile.py").write_text(THEIR_NOXFILE)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    done = _run([sys.executable, "-m", "invoke", "vendor", "--into", str(repo)], KIT)
+    assert done.returncode == 0, done.stderr
+    printed = done.stderr.split("Add to that repo's tasks.py / noxfile.py:\n", 1)[1]
+    lines = [line[4:] for line in printed.splitlines() if line.startswith("    ")]
+    with (repo / "tasks.py").open("a") as handle:
+        handle.write("\n" + "\n".join(x for x in lines if "noxfile" not in x) + "\n")
+    with (repo / "noxfile.py").open("a") as handle:
+        handle.write("\n" + "\n".join(x for x in lines if "noxfile" in x) + "\n")
+    return repo
+
+
+def test_vendor_output_is_short_and_names_what_to_do(tmp_path: Path) -> None:
+    repo = tmp_path / "theirrepo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    done = _run([sys.executable, "-m", "invoke", "vendor", "--into", str(repo)], KIT)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout + done.stderr
+    assert "/../" not in out
+    # A summary per folder, not one row per file (the kit has about a hundred).
+    assert "rocmforge/workdir.py" not in out
+    assert len(out.splitlines()) < 40, out
+    assert (repo / "third_party/rocmforge/setup.py").is_file()  # pip install of the copy
+    pip_line = next(line for line in out.splitlines() if "python -m pip install" in line)
+    assert "'invoke>=2.2'" in pip_line and "'pyelftools>=0.31'" in pip_line
+    assert "echo '.rocmforge/' >> .gitignore" in out
+
+
+@pytest.mark.slow
+def test_vendored_nox_sessions_use_the_work_dir_of_invoke_rocm_build(tmp_path: Path) -> None:
+    """Issue 18 items 1, 11, 14: `nox -s build` in the vendored repo builds into the work dir
+    that invoke.yaml names, `nox -s verify` finds that build, and a `--triton skip` build is
+    verified without Triton (the session says so)."""
+    sys.path.insert(0, str(KIT / "tests"))
+    from test_build_e2e import LLVM22, make_fixture_repo
+
+    repo = _vendored_git_repo(tmp_path)
+    (repo / "invoke.yaml").write_text("rocm:\n  work_dir: build-area\n")
+    dist = repo / "build-area" / "dist"
+    # Nothing built yet: the session says so before it makes a venv.
+    nothing = _run([sys.executable, "-m", "nox", "-s", "verify"], repo)
+    assert nothing.returncode == 2, nothing.stderr
+    assert f"nothing to verify: no manifest.json in {dist}" in nothing.stderr
+    assert not list((repo / ".nox").glob("verify*")) if (repo / ".nox").exists() else True
+    # The fix text names the vendored task.
+    assert "`invoke rocm.build --arch <target>`" in nothing.stderr
+
+    fixture = make_fixture_repo(tmp_path / "pytorch")
+    built = _run([sys.executable, "-m", "nox", "-s", "build", "--", "--arch", "gfx1100",
+                  "--repo", str(fixture), "--ref", "v2.8.0", "--clang", "22", "--triton", "skip",
+                  "--skip-preflight", "--system-site-packages"], repo,
+                 ROCMFORGE_BUILD_ENV=f"HIP_CLANG_PATH={LLVM22}", HIP_PLATFORM="amd")
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    manifest = json.loads((dist / "manifest.json").read_text())
+    assert manifest["targets"] == ["gfx1100"] and manifest["wheels"]["triton"] == ""
+    assert not (repo / "third_party" / "rocmforge" / ".rocmforge").exists()
+
+    listed = _run([sys.executable, "-m", "nox", "-l", "--json", "-s", "verify"], repo)
+    assert [s["session"] for s in json.loads(listed.stdout)] == ["verify(gfx1100)"]
+    verified = _run([sys.executable, "-m", "nox", "-s", "verify"], repo)
+    assert f"{dist / 'manifest.json'} names no Triton wheel" not in verified.stderr
+    assert "Triton was skipped by the build" in verified.stderr, verified.stderr[-3000:]
+    assert "--only build,arch,static,ops,attention,memory,perf,comm" in verified.stderr
+    # The fix texts of the vendored copy name the tasks as that repo has them.
+    broken = _run([sys.executable, "-m", "invoke", "rocm.clean", "--work-dir", str(tmp_path)],
+                  repo)
+    assert broken.returncode == 2 and "`invoke clean`" not in broken.stderr
+
+
+def test_fix_texts_name_the_vendored_tasks() -> None:
+    from rocmforge.errors import task_names
+
+    text = "Fix: run `invoke build --arch gfx1100` or `invoke --dry checkout` (`invoke rocm.plan`)"
+    assert task_names(text, vendored=True) == (
+        "Fix: run `invoke rocm.build --arch gfx1100` or `invoke --dry rocm.checkout` "
+        "(`invoke rocm.plan`)")
+    assert task_names(text, vendored=False) == text
+
+
+def test_project_work_dir_reads_invoke_yaml_then_the_environment(tmp_path: Path) -> None:
+    from rocmforge.sessions.project import project_work_dir
+    from rocmforge.sessions.support import dist_dir
+
+    assert project_work_dir(tmp_path, {}) == tmp_path / ".rocmforge"
+    (tmp_path / "invoke.yaml").write_text("rocm:\n  work_dir: build-area\n")
+    assert dist_dir(tmp_path, {}) == tmp_path / "build-area" / "dist"
+    assert project_work_dir(tmp_path, {"ROCMFORGE_WORK_DIR": "/abs/w"}) == Path("/abs/w")

@@ -72,6 +72,9 @@ class ActionContext:
     results: Sequence[StepResult]
     log: TextSink
     run_argv: RunArgv
+    # Where `notice` lines also go: the console of a quiet build (None: the log shows them to
+    # the console already, or there is no console).
+    console_note: Callable[[str], None] | None = None
 
     def details_of(self, step_name: str) -> Details:
         """What an earlier step of this run reported ({} when it did not run or report)."""
@@ -81,9 +84,16 @@ class ActionContext:
         return {}
 
     def say(self, message: str) -> None:
-        """A line for the console and the step's log."""
+        """A line for the step's log (the console shows it only under --verbose)."""
         self.log.write(f"{message}\n")
         self.log.flush()
+
+    def notice(self, message: str) -> None:
+        """A line the user must see even in a quiet build (a warning, something done to
+        their files): the step's log and the console."""
+        self.say(message)
+        if self.console_note is not None:
+            self.console_note(message)
 
     def run(
         self,

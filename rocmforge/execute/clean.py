@@ -1,7 +1,8 @@
 """`invoke clean`: remove what the kit made in a work dir, never anything else.
 
 Owns: which folders `clean` removes (default: the CMake build dir, wheels of the checkout,
-stamps and logs, and the temp files a killed run left (rocmforge.execute.leftovers);
+stamps, and the temp files a killed run left (rocmforge.execute.leftovers); the logs only with
+`logs` (a failed step's log is what the user needs next, and fix texts say `invoke clean`);
 `everything`: every folder the kit creates) and the refusals (a folder without the kit's marker,
 a live process holding the work-dir lock, taken through rocmforge.execute.lock like a build
 takes it). Must not: remove a path it did not list.
@@ -17,12 +18,13 @@ from pathlib import Path
 from rocmforge.workdir import WorkDir
 
 
-def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool,
+def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool, logs: bool = False,
                    say: Callable[[str], None] | None = None) -> list[str]:
     """Remove what the kit made and say what; under `dry` only say it.
 
-    Default: the CMake build dir and the built wheels of the checkout, the stamps and the logs,
-    and the kit's temp files in dist/ and downloads/ (sources, venv and dist/ stay).
+    Default: the CMake build dir and the built wheels of the checkout, the stamps, and the
+    kit's temp files in dist/ and downloads/ (sources, venv, dist/ and logs/ stay; `logs`
+    removes logs/ too)
     `everything`: each folder the kit creates under the work dir, and the work dir itself only
     when nothing else is left in it (files a user put there stay). It holds the work-dir lock
     while it removes, so a live build (or another task holding it) is refused; so is a folder
@@ -45,7 +47,7 @@ def clean_work_dir(workdir: WorkDir, *, everything: bool, dry: bool,
             "the folders yourself",
         )
     with _locked(workdir, kit_made=kit_made, dry=dry, say=say):
-        return _remove(workdir, everything=everything, dry=dry, kit_made=kit_made)
+        return _remove(workdir, everything=everything, dry=dry, kit_made=kit_made, logs=logs)
 
 
 @contextlib.contextmanager
@@ -64,7 +66,8 @@ def _locked(workdir: WorkDir, *, kit_made: bool, dry: bool,
         yield
 
 
-def _remove(workdir: WorkDir, *, everything: bool, dry: bool, kit_made: bool) -> list[str]:
+def _remove(workdir: WorkDir, *, everything: bool, dry: bool, kit_made: bool,
+            logs: bool) -> list[str]:
     from rocmforge.execute.leftovers import remove_leftovers
 
     root = workdir.root
@@ -74,8 +77,9 @@ def _remove(workdir: WorkDir, *, everything: bool, dry: bool, kit_made: bool) ->
         paths = [workdir.src, workdir.logs, workdir.dist, workdir.venv, workdir.downloads,
                  workdir.aotriton, workdir.lock_file, workdir.state]
     else:
-        paths = [workdir.pytorch / "build", workdir.pytorch / "dist", workdir.state / "stamps",
-                 workdir.logs]
+        paths = [workdir.pytorch / "build", workdir.pytorch / "dist", workdir.state / "stamps"]
+        if logs:
+            paths.append(workdir.logs)
     lines: list[str] = []
     if not everything:
         # The temp files a killed run left outside the folders removed below.
@@ -93,6 +97,8 @@ def _remove(workdir: WorkDir, *, everything: bool, dry: bool, kit_made: bool) ->
             shutil.rmtree(path)
         else:
             path.unlink()
+    if not everything and not logs and workdir.logs.is_dir() and any(workdir.logs.iterdir()):
+        lines.append(f"kept {workdir.logs}: the build logs (`invoke clean --logs` removes them)")
     if everything and kit_made and not dry and root.is_dir() and not any(root.iterdir()):
         workdir.root.rmdir()
         lines.append(f"removed {workdir.root}")

@@ -2,7 +2,10 @@
 
 Owns: running each Step's argv through `rocmforge.process.run` (no shell: its own process group,
 the step's env over the inherited one), printing `+ <argv>` and the environment variables that
-changed since the previous step, teeing output to `<work>/logs/<step>.log`, stamping a step (keyed
+changed since the previous step, writing each step's output to `<work>/logs/<step>.log` (the
+console sees the step lines, the command of a command step, the elapsed time and, on failure, the
+triage; on a terminal one live line shows the running step, its elapsed time and its last output
+line; `verbose=True` also tees the whole output to the console), stamping a step (keyed
 by its digest) only after it succeeded, skipping steps whose stamp matches and redoing the first
 changed one and everything after it, the work-dir lock (rocmforge.execute.lock: the running step's
 process group is recorded in it), removing the temp files a killed run left
@@ -35,6 +38,7 @@ import contextlib
 import io
 import os
 import shlex
+import shutil
 import signal
 import sys
 import threading
@@ -78,9 +82,10 @@ class StepInterrupted(RocmforgeError):
 
 
 class _Tee:
-    """A text stream writing to the console and the step's log file."""
+    """A text stream writing to the console side (the console, a live line or a buffer) and
+    the step's log file."""
 
-    def __init__(self, console: TextIO, log: TextIO | None) -> None:
+    def __init__(self, console: TextSink, log: TextIO | None) -> None:
         self.console = console
         self.logfile = log
 
@@ -94,6 +99,54 @@ class _Tee:
         self.console.flush()
         if self.logfile is not None:
             self.logfile.flush()
+
+
+class _LiveLine:
+    """Where a step's output goes on the console when the build is quiet: nowhere, or (on a
+    terminal) one line redrawn in place: `[3/16] checkout  2.1 s  <its last output line>`."""
+
+    REDRAW_S = 0.1
+
+    def __init__(self, console: TextIO, label: str, *, live: bool) -> None:
+        self.console = console
+        self.label = label
+        self.live = live
+        self.started = time.monotonic()
+        self._last = ""
+        self._partial = ""
+        self._drawn_at = 0.0
+        self._drawn = False
+
+    def write(self, text: str) -> int:
+        if not self.live:
+            return len(text)
+        lines = (self._partial + text).split("\n")
+        self._partial = lines[-1]
+        shown = [line for line in lines if line.strip()]
+        if shown:
+            self._last = shown[-1].strip()
+        now = time.monotonic()
+        if now - self._drawn_at >= self.REDRAW_S:
+            self._draw(now)
+        return len(text)
+
+    def _draw(self, now: float) -> None:
+        width = shutil.get_terminal_size((100, 20)).columns - 1
+        line = f"{self.label}  {now - self.started:.1f} s  {self._last}"
+        self.console.write("\r\x1b[K" + line[:width])
+        self.console.flush()
+        self._drawn_at = now
+        self._drawn = True
+
+    def flush(self) -> None:
+        pass
+
+    def clear(self) -> None:
+        """Remove the live line so the next console line starts on a clean row."""
+        if self._drawn:
+            self.console.write("\r\x1b[K")
+            self.console.flush()
+            self._drawn = False
 
 
 @contextlib.contextmanager
@@ -139,8 +192,10 @@ class StepRunner:
         environ: Mapping[str, str] | None = None,
         dry: bool | None = None,
         kill_grace_s: float = KILL_GRACE_S,
+        verbose: bool = False,
     ) -> None:
         self.c = c
+        self.verbose = verbose
         self._dry = dry
         self.kill_grace_s = kill_grace_s
         self.plan = plan
@@ -278,10 +333,15 @@ class StepRunner:
         started = time.monotonic()
         details: Details | None = None
         held = io.StringIO() if recheck is not None else None
+        quiet = self._quiet_sink(step) if held is None and not self.verbose else None
+        if quiet is not None and step.kind != "python":
+            self._say(self._command_line(step))
         try:
             try:
                 with log_path.open("w", encoding="utf-8", errors="replace") as log_file:
-                    tee = _Tee(held if held is not None else self.console, log_file)
+                    shown: TextSink = held if held is not None else (
+                        quiet if quiet is not None else self.console)
+                    tee = _Tee(shown, log_file)
                     if step.kind == "python":
                         details = self._run_action(step, tee)
                     else:
@@ -290,10 +350,14 @@ class StepRunner:
                         if code != 0:
                             raise SubcommandFailed(step.argv, code)
             except BaseException:
+                if quiet is not None:
+                    quiet.clear()
                 if held is not None:  # a failed check is shown like a failed step
                     self._say(f"==> [{self.plan.steps.index(step) + 1}/{len(self.plan.steps)}] "
-                              f"{step.name}: re-check of a volatile step failed")
-                    self.console.write(held.getvalue())
+                              f"{step.name}: re-check of a volatile step failed (its "
+                              f"output: {log_path})")
+                    if self.verbose:
+                        self.console.write(held.getvalue())
                 raise
         except SubcommandFailed as exc:
             self._record(step, "failed", started)
@@ -305,11 +369,10 @@ class StepRunner:
             self._record(step, "interrupted", started)
             raise self._interrupted(
                 step, exc if isinstance(exc, process.Interrupted) else None) from None
-        except StepFailed:
-            self._record(step, "failed", started)
-            raise
         except RocmforgeError:
             self._record(step, "failed", started)
+            if quiet is not None:
+                self._show_log(step)
             raise
         except OSError as exc:
             self._record(step, "failed", started)
@@ -319,7 +382,35 @@ class StepRunner:
                 "folder is the usual cause); no stamp was written, so nothing is marked done",
                 f"free space or fix the path, then {self.resume_hint}",
             ) from None
+        if quiet is not None:
+            quiet.clear()
         return self._finish(step, started, details, recheck, held)
+
+    def _show_log(self, step: Step) -> None:
+        """A quiet step that failed with an explained error: its output (an in-process step's
+        is short: a table, a few lines) or, when long, the lines the triage picks."""
+        log_path = self._log_path(step)
+        try:
+            text = log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        lines = [line for line in text.splitlines() if line.strip()]
+        if len(lines) > 2 * RELEVANT_LINES:
+            lines = list(explain_log(log_path, step.name, step.env).lines)
+        if not lines:
+            return
+        self._say(f"---- {step.name}'s output ({log_path}) ----")
+        for line in lines:
+            self._say(f"    {line}")
+        self._say("----")
+
+    def _quiet_sink(self, step: Step) -> _LiveLine:
+        """The console side of a quiet step: a live line on a terminal, else nothing."""
+        from rocmforge.render import wants_plain
+
+        index = self.plan.steps.index(step) + 1
+        return _LiveLine(self.console, f"[{index}/{len(self.plan.steps)}] {step.name}",
+                         live=not wants_plain(self.console))
 
     def _finish(
         self,
@@ -347,8 +438,10 @@ class StepRunner:
             index = self.plan.steps.index(step)
             self._say(f"==> [{index + 1}/{len(self.plan.steps)}] {step.name}: re-check found a "
                       f"change (fingerprint {recheck.fingerprint[:12] or 'none'} -> "
-                      f"{fingerprint[:12] or 'none'}); every later step runs again")
-            self.console.write(held.getvalue() if held is not None else "")
+                      f"{fingerprint[:12] or 'none'}); every later step runs again "
+                      f"(its output: {self._log_path(step)})")
+            if self.verbose:
+                self.console.write(held.getvalue() if held is not None else "")
             # Later stamps go first: a crash before the new stamp leaves them gone, never valid.
             for later in self.plan.steps[index + 1:]:
                 remove_stamp(self.workdir.state, later.name)
@@ -403,8 +496,14 @@ class StepRunner:
                      log: TextSink) -> tuple[int, str]:
             return self._run_argv(argv, cwd=cwd, env=env, log=log, step=step)
 
+        def note(message: str) -> None:
+            if isinstance(tee.console, _LiveLine):
+                tee.console.clear()
+            self._say(f"    {message}")
+
         ctx = ActionContext(step=step, workdir=self.workdir, results=tuple(self.results),
-                            log=tee, run_argv=run_argv)
+                            log=tee, run_argv=run_argv,
+                            console_note=None if self.verbose else note)
         with _sigterm_as_interrupt():
             return entry[0](ctx)
 
@@ -557,7 +656,9 @@ def run_plan(
     actions: ActionTable,
     resume_hint: str = "",
     console: TextIO | None = None,
+    verbose: bool = False,
 ) -> list[StepResult]:
-    """Execute `plan` (see StepRunner); "python" steps run the actions of `actions`."""
+    """Execute `plan` (see StepRunner); "python" steps run the actions of `actions`;
+    `verbose` also shows every step's output on the console (it always goes to its log)."""
     return StepRunner(c, plan, workdir, actions=actions, resume_hint=resume_hint,
-                      console=console).execute()
+                      console=console, verbose=verbose).execute()

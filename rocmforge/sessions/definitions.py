@@ -15,7 +15,10 @@ import nox
 
 from rocmforge.sessions import support as nox_support
 
-ROOT = Path(__file__).resolve().parents[2]  # the kit root: pyproject.toml, config/, dist/
+ROOT = Path(__file__).resolve().parents[2]  # the kit root: pyproject.toml, setup.py, config/
+# The project: the noxfile's folder (nox runs there), where `invoke build` / `invoke rocm.build`
+# also runs; its work dir (and invoke.yaml) decide where the wheels are.
+PROJECT = Path.cwd()
 
 __all__ = ["build", "verify"]
 
@@ -23,7 +26,7 @@ __all__ = ["build", "verify"]
 def _verify_targets() -> list[str]:
     environ = os.environ
     return nox_support.session_targets(
-        nox_support.dist_dir(ROOT, environ), environ,
+        nox_support.dist_dir(PROJECT, environ), environ,
         lambda: nox_support.config_targets(environ),
     )
 
@@ -31,7 +34,12 @@ def _verify_targets() -> list[str]:
 _TARGETS = _verify_targets()
 
 
-@nox.session(default=False, reuse_venv=False)
+# Nothing to verify (no manifest, or an unreadable one): the session only reports that, so it
+# gets no venv (nox would make one before the body runs).
+_NOTHING = all(t in (nox_support.NO_TARGETS, nox_support.BAD_MANIFEST) for t in _TARGETS)
+
+
+@nox.session(default=False, reuse_venv=False, venv_backend="none" if _NOTHING else None)
 @nox.parametrize("target", _TARGETS, ids=_TARGETS)
 def verify(session: nox.Session, target: str) -> None:
     """Fresh venv with the built torch + Triton wheels; static and runtime checks per target."""
@@ -39,7 +47,7 @@ def verify(session: nox.Session, target: str) -> None:
 
     from rocmforge.errors import RocmforgeError, UsageError
 
-    dist = nox_support.dist_dir(ROOT, os.environ)
+    dist = nox_support.dist_dir(PROJECT, os.environ)
     try:
         plan = nox_support.plan_session(target, dist=dist, environ=os.environ,
                                         supported_tags=sys_tags(),
@@ -47,7 +55,9 @@ def verify(session: nox.Session, target: str) -> None:
     except RocmforgeError as exc:
         nox_support.bail(exc)
         return
-    session.install(str(plan.wheels.torch), str(plan.wheels.triton))
+    for note in plan.notes():
+        session.warn(note)
+    session.install(*(str(wheel) for wheel in plan.wheels.paths))
     session.install(str(ROOT))  # the kit itself: verify + the offload-bundle reader for `static`
     plan.report.parent.mkdir(parents=True, exist_ok=True)
     plan.report.unlink(missing_ok=True)
@@ -66,6 +76,13 @@ def verify(session: nox.Session, target: str) -> None:
 @nox.session(default=False, reuse_venv=False)
 def build(session: nox.Session) -> None:
     """`invoke build` inside a fresh virtualenv nox makes; wheels land in the work dir's dist/."""
+    from rocmforge.sessions.project import project_work_dir
+
     session.install(str(ROOT))
     python = str(Path(session.virtualenv.location) / "bin" / "python")
-    session.run("rocmforge", "build", "--python", python, *session.posargs)
+    # The same work dir as `invoke rocm.build` in this folder (invoke.yaml, ROCMFORGE_WORK_DIR):
+    # the `rocmforge` script has no tasks.py beside it, so it would not read invoke.yaml.
+    given = any(a in ("-w", "--work-dir") or a.startswith("--work-dir=")
+                for a in session.posargs)
+    work = [] if given else ["--work-dir", str(project_work_dir(PROJECT, os.environ))]
+    session.run("rocmforge", "build", "--python", python, *work, *session.posargs)

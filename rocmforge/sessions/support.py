@@ -1,7 +1,9 @@
 """Decisions behind `nox -s verify(<target>)`, kept out of the noxfile so they can be tested.
 
 Owns: choosing the session targets (the manifest, or config/ when ROCMFORGE_VERIFY_TARGETS asks),
-finding exactly one torch and one Triton wheel for this Python, and the verify command line.
+finding exactly one torch and one Triton wheel for this Python (none when the build skipped
+Triton: the manifest says so, and the `triton` check is left out with that reason), and the
+verify command line.
 Bad input raises a RocmforgeError; `bail()` turns it into one paragraph on stderr and exit 2, so
 nox prints no traceback.
 Must not: create venvs or run anything (the noxfile does), or raise while nox collects sessions
@@ -37,11 +39,15 @@ _SEPARATORS = re.compile(r"[;,\s]+")
 @dataclass(frozen=True, kw_only=True)
 class WheelSet:
     torch: Path
-    triton: Path
+    triton: Path | None  # None: the build skipped Triton (`--triton skip`)
 
     @property
     def triton_version(self) -> str:
-        return wheel_version(self.triton)
+        return wheel_version(self.triton) if self.triton is not None else ""
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        return (self.torch,) if self.triton is None else (self.torch, self.triton)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,32 +60,44 @@ class VerifySession:
     manifest: Path | None = None
 
     def verify_argv(self, python: str = "python") -> list[str]:
+        if self.wheels.triton is None:
+            from rocmforge.verify.model import CHECK_NAMES
+
+            which = ["--only", ",".join(n for n in CHECK_NAMES
+                                        if n not in ("triton", "triton_targets"))]
+        else:
+            which = ["--triton-pin", self.wheels.triton_version]
         return [
             python, "-m", "rocmforge.verify",
             "--expect", self.target,
             "--when-device", self.target,
-            "--triton-pin", self.wheels.triton_version,
+            *which,
             "--json", str(self.report),
             *(("--manifest", str(self.manifest)) if self.manifest else ()),
         ]
 
+    def notes(self) -> tuple[str, ...]:
+        """What the session says before it runs: what it cannot verify, and why."""
+        if self.wheels.triton is None:
+            return ("Triton was skipped by the build (its manifest names no Triton wheel, "
+                    "`--triton skip`): the `triton` and `triton_targets` checks are not run, "
+                    "so torch.compile on the GPU is not verified; rebuild with `--triton auto` "
+                    "to verify it",)
+        return ()
 
-def dist_dir(root: Path, environ: Mapping[str, str]) -> Path:
-    """ROCMFORGE_DIST when set; else `<work dir>/dist`, where `invoke build` writes, with the work
-    dir from the settings (config/defaults.toml < ROCMFORGE_WORK_DIR), relative to the kit root.
-    Settings that cannot be read fall back to the default `.rocmforge` (never raises: nox may be
-    collecting sessions)."""
+
+def dist_dir(project: Path, environ: Mapping[str, str]) -> Path:
+    """ROCMFORGE_DIST when set; else `<work dir>/dist`, where `invoke build` (or
+    `invoke rocm.build` in a repo that vendored the kit) writes when run in `project` (the
+    noxfile's folder): the work dir from config/defaults.toml < the project's invoke.yaml
+    `rocm:` < ROCMFORGE_WORK_DIR, relative to `project` (rocmforge.sessions.project). Never
+    raises: nox may be collecting sessions."""
+    from rocmforge.sessions.project import project_work_dir
+
     value = environ.get(DIST_ENV, "")
     if value:
         return Path(value)
-    work_dir = ".rocmforge"
-    try:
-        from rocmforge.settings import defaults_from_config, resolve
-
-        work_dir = resolve(defaults=defaults_from_config(), environ=environ).work_dir or work_dir
-    except RocmforgeError:
-        work_dir = environ.get("ROCMFORGE_WORK_DIR", "") or work_dir
-    return (root / work_dir / "dist").absolute()
+    return project_work_dir(project, environ) / "dist"
 
 
 def split_targets(text: str) -> tuple[str, ...]:
@@ -130,18 +148,15 @@ def wheel_dist(wheel: Path) -> str:
 def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
     """Exactly one torch wheel and one Triton wheel: the manifest's, else the only ones in dist/."""
     if manifest is not None and manifest.wheels.get("torch"):
-        named = {k: dist / v for k, v in manifest.wheels.items()}
+        named = {k: dist / v for k, v in manifest.wheels.items() if v}
         missing = [f"{k}: {p.name}" for k, p in named.items() if k in ("torch", "triton")
                    and not p.is_file()]
         if missing:
             raise UsageError(f"{manifest.path} names wheels that are not in {dist}: "
                              f"{', '.join(missing)}", "They were moved or deleted after the build",
                              "run `invoke build` again, or copy the wheels back")
-        if "triton" not in named:
-            raise UsageError(f"{manifest.path} names no Triton wheel",
-                             "torch.compile on GPUs needs the Triton built with this torch",
-                             "rebuild with `invoke build` (it builds or fetches the pinned Triton)")
-        return WheelSet(torch=named["torch"], triton=named["triton"])
+        # An empty (or absent) Triton entry: the build skipped Triton; verify what was built.
+        return WheelSet(torch=named["torch"], triton=named.get("triton"))
     wheels = sorted(dist.glob("*.whl")) if dist.is_dir() else []
     torches = [w for w in wheels if wheel_dist(w) == "torch"]
     tritons = [w for w in wheels if wheel_provider(w.name)]
@@ -211,7 +226,7 @@ def plan_session(target: str, *, dist: Path, environ: Mapping[str, str],
         )
     wheels = find_wheels(dist, manifest)
     supported = list(supported_tags)
-    for wheel in (wheels.torch, wheels.triton):
+    for wheel in wheels.paths:
         check_wheel_python(wheel, supported, python)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", target)
     return VerifySession(target=target, wheels=wheels, report=dist / "verify" / f"{safe}.json",

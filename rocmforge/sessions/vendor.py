@@ -19,13 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from rocmforge import __version__
-from rocmforge.errors import UsageError
+from rocmforge.errors import VENDOR_RECORD, UsageError
 from rocmforge.fsutil import write_atomic
 from rocmforge.knowledge.toml_files import kit_data_dir
 
-RECORD_NAME = ".rocmforge-vendor.json"
+RECORD_NAME = VENDOR_RECORD
 RECORD_SCHEMA = "rocmforge.vendor/1"
-KIT_PARTS = ("rocmforge", "config", "patches", "pyproject.toml", "README.md")
+# What `pip install <kit>` needs (nox's build and verify sessions install the copy): the
+# package, its data, pyproject.toml, and setup.py (it packs config/ and patches/ into the wheel).
+KIT_PARTS = ("rocmforge", "config", "patches", "pyproject.toml", "setup.py", "README.md")
 _SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
 
@@ -46,6 +48,9 @@ class VendorPlan:
     prefix: str
     copies: tuple[FileCopy, ...]
     instructions: tuple[str, ...]
+    # "rocm." when the tasks are added to their tasks.py as the `rocm` collection (rocm_tasks.py),
+    # "" when the kit's tasks.py is the repo's own (`invoke build`).
+    task_prefix: str = "rocm."
 
     def writes(self) -> tuple[FileCopy, ...]:
         return tuple(c for c in self.copies if c.action in ("create", "update"))
@@ -196,8 +201,61 @@ def plan_vendor(
             "import rocm_nox  # noqa: E402,F401  (in noxfile.py: adds build and verify)",
         ]
     return VendorPlan(
-        dest=dest, prefix=prefix, copies=tuple(copies), instructions=tuple(instructions)
+        dest=dest, prefix=prefix, copies=tuple(copies), instructions=tuple(instructions),
+        task_prefix="rocm." if tasks_name == "rocm_tasks.py" else "",
     )
+
+
+def summary_rows(plan: VendorPlan) -> list[tuple[str, str, str]]:
+    """(action, path, note) per folder of the kit and per adapter file: a vendoring writes
+    about a hundred files, and one row per file hides the few that matter (conflicts, kept
+    local edits, the adapters). Files that are already the same are left out."""
+    groups: dict[tuple[str, str], list[FileCopy]] = {}
+    for copy in plan.copies:
+        if copy.action == "same":
+            continue
+        inside = copy.rel[len(plan.prefix) + 1:] if copy.rel.startswith(plan.prefix + "/") \
+            else ""
+        head = inside.split("/", 1)[0] if "/" in inside else ""
+        key = (copy.action, f"{plan.prefix}/{head}/" if head else copy.rel)
+        groups.setdefault(key, []).append(copy)
+    rows = []
+    for (action, path), copies in groups.items():
+        if action in ("conflict", "keep-local") or len(copies) == 1:
+            rows += [(c.action, c.rel, c.reason) for c in copies]
+        else:
+            rows.append((action, path, f"{len(copies)} files"))
+    return rows
+
+
+def kit_requirements(files: Mapping[str, bytes]) -> tuple[str, ...]:
+    """The kit's runtime dependencies, from the pyproject.toml being copied."""
+    from rocmforge.knowledge.toml_files import tomllib
+
+    data = files.get("pyproject.toml")
+    if data is None:
+        return ()
+    try:
+        project = tomllib.loads(data.decode("utf-8")).get("project", {})
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+    return tuple(str(r) for r in project.get("dependencies", []))
+
+
+def setup_hints(plan: VendorPlan, files: Mapping[str, bytes]) -> tuple[str, ...]:
+    """What the other repository needs besides the copied files: the kit's dependencies in the
+    environment that runs `invoke rocm.*` (nox's sessions install them themselves), and its
+    work dir (a PyTorch clone and a venv) kept out of git."""
+    import shlex
+
+    hints = []
+    requirements = kit_requirements(files)
+    if requirements:
+        hints.append(f"install the kit's dependencies where you run `invoke {plan.task_prefix}*`: "
+                     + shlex.join(["python", "-m", "pip", "install", *requirements]))
+    hints.append("keep the work dir (a PyTorch clone, a venv, wheels) out of git: "
+                 "echo '.rocmforge/' >> .gitignore")
+    return tuple(hints)
 
 
 def read_existing(dest: Path, rels: Iterable[str]) -> dict[str, bytes | None]:
@@ -244,6 +302,7 @@ def apply_vendor(plan: VendorPlan) -> None:
     record = {
         "schema": RECORD_SCHEMA,
         "kit_version": __version__,
+        "task_prefix": plan.task_prefix,
         "files": {c.rel: _sha256(c.content) for c in plan.copies if c.action != "keep-local"},
     }
     write_atomic(

@@ -38,7 +38,7 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     for line in result.log:
         ctx.say(f"+ {line}")
     if result.set_aside:
-        ctx.say(set_aside_line(result.path, result.set_aside, old_head, evidence))
+        ctx.notice(set_aside_line(result.path, result.set_aside, old_head, evidence))
     ctx.say(f"PyTorch {settings.pytorch_ref} is at {result.commit}"
             + ("" if result.changed else " (already checked out)"))
     if lock.triton_commit:
@@ -157,7 +157,7 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
         stashes = set_aside_changes(tree, f"rocmforge: {_stash_words(whose)} of {head} before "
                                           "applying the patch series again")
         if stashes:
-            ctx.say(set_aside_line(tree, stashes, head, f"the edits in the tree are {whose}"))
+            ctx.notice(set_aside_line(tree, stashes, head, f"the edits in the tree are {whose}"))
         set_aside = [{"path": s.path, "paths": s.paths, "stash": s.stash} for s in stashes]
     if head:  # before any edit: an interrupted patch or hipify still counts as the kit's
         record_kit_edits(ctx.workdir, head)

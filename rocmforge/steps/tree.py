@@ -61,7 +61,7 @@ def tree_facts(build: PreparedBuild, ctx: ActionContext) -> Details:
     if drift:
         # The stamps of patches and hipify say the tree holds the kit's edits; it does not
         # (`git reset --hard`, a user's edit): every later step runs again (issue 14 item 5a).
-        ctx.say(f"the tree changed since the kit's patches and hipify ({drift}): they and every "
+        ctx.notice(f"the tree changed since the kit's patches and hipify ({drift}): they and every "
                 "later step run again")
         details["redo_later"] = True
     return details

@@ -30,7 +30,7 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
     mode = ctx.step.argv[1]
     python = ctx.step.argv[2]
     if mode == "skip":
-        ctx.say("Triton skipped (triton_mode = skip): torch.compile will not work")
+        ctx.notice("Triton skipped (triton_mode = skip): torch.compile will not work")
         return {"wheel": "", "mode": mode}
     pin = pin_of_checkout(ctx.workdir)
     ctx.say(f"Triton pin: {pin.commit} ({pin.wheel_name} {pin.version or '?'}) from "
@@ -43,7 +43,7 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
             if mode == "wheel":
                 raise StepFailed("No prebuilt Triton wheel can be matched", problem,
                                  "use --triton source (builds from the pin)")
-            ctx.say(f"no prebuilt Triton wheel: {problem}; building from source")
+            ctx.notice(f"no prebuilt Triton wheel: {problem}; building from source")
         else:
             try:
                 wheel = _download_triton_wheel(build, ctx, pin, python)
@@ -51,7 +51,7 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
             except triton_wheel.TritonWheelUnavailable as exc:
                 if mode == "wheel":
                     raise
-                ctx.say(f"no prebuilt Triton wheel ({exc.paragraph()}); building from source")
+                ctx.notice(f"no prebuilt Triton wheel ({exc.paragraph()}); building from source")
     if wheel is None:
         wheel = _build_triton(build, ctx, pin, python)
         origin = "source"
@@ -166,7 +166,7 @@ def _max_jobs(ctx: ActionContext) -> int:
     if value.isdigit():
         return int(value)
     if value:
-        ctx.say(f"note: MAX_JOBS={value!r} is not a whole number; the Triton build chooses its "
+        ctx.notice(f"note: MAX_JOBS={value!r} is not a whole number; the Triton build chooses its "
                 "own job count")
     return 0
 
@@ -225,6 +225,6 @@ def triton_targets(build: PreparedBuild, ctx: ActionContext) -> Details:
     if error is not None:
         if not allowed:
             raise error
-        ctx.say(f"note: allow_triton_gap: going on although {error.what}")
+        ctx.notice(f"note: allow_triton_gap: going on although {error.what}")
     return {"report": report.to_json(), "gap": [r.target for r in report.failed()],
             "allowed_gap": bool(allowed and error is not None)}

@@ -64,20 +64,22 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
 
 @flagged(BUILD_FLAGS)
 @reported
-def build(c: Context, **flags: object) -> None:
-    """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step."""
+def build(c: Context, verbose: bool = False, **flags: object) -> None:
+    """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step.
+    The console shows the step lines; each step's output is in <work>/logs/<step>.log."""
     from rocmforge.execute.runner import run_plan
     from rocmforge.steps import build_actions
 
     prepared = _prepare(c, flags)
     workdir = prepared.inputs.workdir
     results = run_plan(c, prepared.plan, workdir, actions=build_actions(prepared),
-                       resume_hint=_resume_hint(prepared.settings.arch))
+                       resume_hint=_resume_hint(prepared.settings.arch), verbose=verbose)
     if not is_dry(c):
         ran = sum(1 for r in results if r.status == "ran")
         total = sum(r.duration_s for r in results if r.status == "ran")
         print(f"rocmforge: {ran} step(s) ran in {total:.1f} s; "
-              f"{len(results) - ran} up to date. Wheels: {workdir.dist}")
+              f"{len(results) - ran} up to date. Wheels: {workdir.dist}; each step's output: "
+              f"{workdir.logs}")
 
 
 @flagged(("work_dir",), help={
@@ -107,13 +109,16 @@ def install(c: Context, python: str = "", **flags: object) -> None:
 
 @flagged(("work_dir",))
 @reported
-def clean(c: Context, all: bool = False, **flags: object) -> None:  # noqa: A002 - flag name
-    """Remove what the kit built: the CMake build dir and stamps (--all: the whole work dir)."""
+def clean(c: Context, all: bool = False, logs: bool = False,  # noqa: A002 - flag name
+          **flags: object) -> None:
+    """Remove what the kit built: the CMake build dir and stamps; logs/ stays unless --logs
+    (--all: the whole work dir)."""
     from rocmforge.execute.clean import clean_work_dir
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, **settings_of_flags(flags))
-    for line in clean_work_dir(workdir_for(settings.work_dir), everything=all, dry=is_dry(c)):
+    for line in clean_work_dir(workdir_for(settings.work_dir), everything=all, dry=is_dry(c),
+                               logs=logs):
         print(line)
 
 

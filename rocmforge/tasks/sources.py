@@ -7,11 +7,17 @@ parse pins itself; rocmforge.sources does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from invoke import Collection, Context
 
 from rocmforge.settings import settings_of_flags
 from rocmforge.tasks._common import holding_work_dir, is_dry, reported, settings_for
 from rocmforge.tasks._flags import flagged
+
+if TYPE_CHECKING:
+    from rocmforge.sources.patches import PatchReport
 
 
 @flagged(("ref", "repo"))
@@ -58,9 +64,25 @@ def patch(c: Context, check: bool = False, revert: bool = False) -> None:
             upstream = f"{header.upstream_status} {header.upstream_url}".strip()
             rows.append((status.patch.project, status.patch.name, status.state, upstream))
     print_table("patches", ("project", "patch", "state", "upstream"), rows, status_column=2)
-    done = [name for r in reports for name in r.changed]
-    verb = "reverted" if revert else "applied"
-    print(f"{verb}: {', '.join(done) if done else 'nothing to do'}")
+    print(patch_summary(reports, check=check or is_dry(c), revert=revert))
+
+
+def patch_summary(reports: Sequence[PatchReport], *, check: bool, revert: bool) -> str:
+    """The last line of `invoke patch`: what was done, or under --check (and --dry) what would
+    be done, from the states in the table ("applies" is applied, "applied" is reverted)."""
+    from rocmforge.sources.patches import APPLIED, APPLIES
+
+    if not check:
+        done = [name for r in reports for name in r.changed]
+        verb = "reverted" if revert else "applied"
+        return f"{verb}: {', '.join(done) if done else 'nothing to do'}"
+    wanted = APPLIED if revert else APPLIES
+    todo = [s.patch.name for r in reports for s in r.statuses if s.state == wanted]
+    verb = "would revert" if revert else "would apply"
+    if not todo:
+        return f"{verb}: nothing (--check changes nothing)"
+    return (f"{verb}: {', '.join(todo)} (--check changes nothing; run `invoke patch"
+            f"{' --revert' if revert else ''}` to do it)")
 
 
 @flagged(help={"ref": "read the pin of this PyTorch ref over HTTP (pin_url) instead of the "

@@ -34,7 +34,7 @@ def vendor(
             "it copies the kit into another repository and must know which",
             "run: invoke vendor --into ../your-repo",
         )
-    dest = Path(into).absolute()
+    dest = Path(into).resolve()
     if not dest.is_dir():
         raise UsageError(
             f"--into {into} is not an existing directory",
@@ -75,7 +75,7 @@ def vendor(
             }
         )
     else:
-        rows = [(c.action, c.rel, c.reason) for c in plan.copies if c.action != "same"]
+        rows = kit.summary_rows(plan)
         print_table(f"vendor into {dest}", ("action", "path", "note"), rows or [("same", "-", "")])
     if is_dry(c):
         say("dry run: nothing written.")
@@ -86,6 +86,8 @@ def vendor(
         say("Add to that repo's tasks.py / noxfile.py:")
         for line in plan.instructions:
             say("    " + line)
+    for hint in kit.setup_hints(plan, files):
+        say("Then " + hint)
 
 
 TASKS = (vendor,)
