@@ -41,6 +41,7 @@ class Settings:
     triton_index: str = ""
     triton_mode: str = "auto"
     allow_triton_gap: bool = False
+    patches_dir: str = ""
     gcc: int = 0
     clang: int = 0
     allow_compiler: bool = False

@@ -61,7 +61,7 @@ def serve_index(httpserver: Any, project: str, wheel: Path, sha256: str) -> str:
     return httpserver.url_for("/simple")
 
 
-def assert_manifest_describes_wheel(work: Path) -> None:
+def assert_manifest_describes_wheel(work: Path, patches: str | None = None) -> None:
     """The manifest never lies (issue 14): after a finished build, dist/manifest.json names the
     targets the torch wheel's device code really holds (read with the real
     clang-offload-bundler), the commit the tree is at, the patches the lock lists with their
@@ -94,7 +94,7 @@ def assert_manifest_describes_wheel(work: Path) -> None:
                           text=True, check=True).stdout.strip()
     assert manifest["source"]["commit"] == head
     assert manifest["lock"]["pytorch"]["commit"] == head
-    kit_patches = Path(__file__).resolve().parents[1] / "patches"
+    kit_patches = Path(patches) if patches else Path(__file__).resolve().parents[1] / "patches"
     for entry in manifest["lock"].get("patches", []):
         assert hashlib.sha256((kit_patches / entry["file"]).read_bytes()).hexdigest() == \
             entry["sha256"], entry

@@ -14,6 +14,7 @@ costs seconds, not a full build with a fresh venv.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
@@ -68,7 +69,7 @@ def run_build(work: Path, repo: Path, arch: str = "gfx1100", extra: str = "",
                           env=build_env(extra, **(environ or {})),
                           capture_output=True, text=True, timeout=300, **kw)
     if done.returncode == 0 and (work / "dist" / "manifest.json").is_file():
-        assert_manifest_describes_wheel(work)
+        assert_manifest_describes_wheel(work, (environ or {}).get("ROCMFORGE_PATCHES_DIR"))
     return done
 
 
@@ -375,3 +376,49 @@ def test_a_reset_tree_redoes_the_kits_edits_and_a_users_edit_is_named_as_theirs(
     assert "a user's own line" in _tree_git(tree, "stash", "show", "-p", "--include-untracked",
                                               "stash@{0}")
     assert "a user's own line" not in edited.read_text()
+
+
+def test_the_patch_series_is_applied_to_the_pristine_tree_every_time(tmp_path: Path) -> None:
+    """Issue 14 items 5b and 5c: an edited patch is applied in its new version (no "stale …
+    rebase"), and a patch removed from the series does not stay applied, while the lock and the
+    manifest list exactly what the tree holds. A real series in a folder of its own
+    (`patches_dir`), real `git format-patch` files."""
+    from gitfixtures import make_patch
+
+    repo = make_fixture_repo(tmp_path / "pytorch")
+    work = tmp_path / "work"
+    series = tmp_path / "series"
+    header = "Applies-To: >=2.8\nWhy: a note in the tree\nUpstream: local"
+
+    def patch_with(text: str) -> str:
+        made = make_patch(repo, "v2.8.0", {"NOTE.txt": text}, header,
+                          tmp_path / "made" / f"{len(text)}.patch", work=tmp_path)
+        target = series / "pytorch" / "0001-note.patch"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(made, target)
+        return hashlib.sha256(target.read_bytes()).hexdigest()
+
+    def manifest_patches() -> list[tuple[str, str]]:
+        doc = json.loads((work / "dist" / "manifest.json").read_text())
+        return [(p["file"], p["sha256"]) for p in doc["lock"].get("patches", [])]
+
+    env = {"ROCMFORGE_PATCHES_DIR": str(series)}
+    first_sha = patch_with("patched once\n")
+    first = run_build(work, repo, environ=env)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    note = work / "src" / "pytorch" / "NOTE.txt"
+    assert note.read_text() == "patched once\n"
+    assert manifest_patches() == [("pytorch/0001-note.patch", first_sha)]
+
+    second_sha = patch_with("patched twice, edited\n")
+    second = run_build(work, repo, environ=env)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    assert "stale" not in second.stderr
+    assert note.read_text() == "patched twice, edited\n"
+    assert manifest_patches() == [("pytorch/0001-note.patch", second_sha)]
+
+    (series / "pytorch" / "0001-note.patch").unlink()
+    third = run_build(work, repo, environ=env)
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    assert not note.exists()
+    assert manifest_patches() == []

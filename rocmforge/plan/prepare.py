@@ -221,7 +221,7 @@ def prepare_build(
     """
     from rocmforge.plan.build_plan import BuildOptions, plan_build
     from rocmforge.probes.facts import with_target_probes
-    from rocmforge.sources import describe_sources, patch_digest_inputs
+    from rocmforge.sources import describe_sources, patch_digest_inputs, series_root
 
     inputs = resolve_build_inputs(settings)
     rows: tuple[PreflightRow, ...] = ()
@@ -244,8 +244,8 @@ def prepare_build(
     sources = summary.as_dict() if summary.pytorch_commit else None
     plan = plan_build(settings, inputs.facts, inputs.target_names, workdir=inputs.workdir,
                       env=dict(inputs.env), compilers=inputs.compilers, options=options,
-                      preflight=rows, patch_inputs=patch_digest_inputs(), sources=sources,
-                      pytorch=inputs.pytorch)
+                      preflight=rows, patch_inputs=patch_digest_inputs(series_root(settings)),
+                      sources=sources, pytorch=inputs.pytorch)
     return PreparedBuild(inputs=inputs, options=options, preflight=rows, plan=plan)
 
 

@@ -60,6 +60,7 @@ __all__ = [
     "describe_sources",
     "patch_sources",
     "patch_digest_inputs",
+    "series_root",
 ]
 
 
@@ -176,7 +177,7 @@ def checkout_pytorch(
     ref: str = "",
     repo: str = "",
     lock_path: Path | None = None,
-    patches_root: Path = PATCHES_ROOT,
+    patches_root: Path | None = None,
     write: bool = True,
     set_aside: str = "",
 ) -> tuple[CheckoutResult, Lock, Path]:
@@ -188,6 +189,7 @@ def checkout_pytorch(
     DirtyTree (see `checkout_tree`); only the build passes it, for the kit's own edits.
     """
     work = workdir_for(settings.work_dir)
+    patches_root = patches_root or series_root(settings)
     mirrors: Mapping[str, str] = settings.mirrors
     locked: Lock | None = None
     if lock_path is not None:
@@ -269,11 +271,12 @@ def patch_sources(
     *,
     check_only: bool = False,
     revert: bool = False,
-    patches_root: Path = PATCHES_ROOT,
+    patches_root: Path | None = None,
 ) -> tuple[PatchReport, ...]:
     """Apply (or revert) the series of each checked-out project; every series is parsed and
     checked before any tree changes."""
     work = workdir_for(settings.work_dir)
+    patches_root = patches_root or series_root(settings)
     jobs: list[tuple[Path, tuple[Patch, ...], str]] = []
     if not head_commit(work.pytorch):
         raise PatchError(
@@ -295,9 +298,11 @@ def patch_sources(
     return tuple(action(t, p, version=v) for t, p, v in jobs)
 
 
-def describe_sources(settings: Settings, *, patches_root: Path = PATCHES_ROOT) -> SourcesSummary:
+def describe_sources(settings: Settings, *,
+                     patches_root: Path | None = None) -> SourcesSummary:
     """Read-only: what the work dir holds (HEADs, pin, patch states), no network, no writes."""
     work = workdir_for(settings.work_dir)
+    patches_root = patches_root or series_root(settings)
     commit = head_commit(work.pytorch)
     version = read_tree_version(work.pytorch) if commit else ""
     pin: TritonPin | None = None
@@ -325,6 +330,11 @@ def describe_sources(settings: Settings, *, patches_root: Path = PATCHES_ROOT) -
         triton_commit=head_commit(work.triton),
         patches=statuses,
     )
+
+
+def series_root(settings: Settings) -> Path:
+    """The patch series of this build: the `patches_dir` setting, else the kit's patches/."""
+    return Path(settings.patches_dir) if settings.patches_dir else PATCHES_ROOT
 
 
 def patch_digest_inputs(patches_root: Path | None = None) -> dict[str, str]:
