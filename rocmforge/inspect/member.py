@@ -105,14 +105,8 @@ class ForwardMember:
     def _produce(self) -> bytes:
         """Inflate the next block (the last one may be short; b"" past the end)."""
         while len(self._pending) < BLOCK and not self._inflate.eof:
-            data = self._comp.read_at(self._in, min(_INPUT, self._comp_size - self._in))
-            if not data:
+            if not self._inflate_more():
                 break
-            self._in += len(data)
-            try:
-                self._pending += self._inflate.decompress(data)
-            except self._error as exc:
-                raise zipfile.BadZipFile(f"the deflate stream is damaged ({exc})") from None
         block = bytes(self._pending[:BLOCK])
         del self._pending[:BLOCK]
         index = self._next
@@ -135,15 +129,22 @@ class ForwardMember:
     def _drain(self) -> None:
         """After the last byte: the stream must end here (what is left inflates to nothing)."""
         while not self._inflate.eof:
-            data = self._comp.read_at(self._in, min(_INPUT, self._comp_size - self._in))
-            if not data:
+            if not self._inflate_more():
                 break
-            self._in += len(data)
-            try:
-                self._pending += self._inflate.decompress(data)
-            except self._error as exc:
-                raise zipfile.BadZipFile(f"the deflate stream is damaged ({exc})") from None
         self._eof = self._inflate.eof and not self._pending
+
+    def _inflate_more(self) -> bool:
+        """Read the next piece of the compressed member and inflate it onto what is pending;
+        False at the member's end."""
+        data = self._comp.read_at(self._in, min(_INPUT, self._comp_size - self._in))
+        if not data:
+            return False
+        self._in += len(data)
+        try:
+            self._pending += self._inflate.decompress(data)
+        except self._error as exc:
+            raise zipfile.BadZipFile(f"the deflate stream is damaged ({exc})") from None
+        return True
 
     def _restart(self, index: int) -> None:
         """Inflate again from the start (a read behind the window)."""
