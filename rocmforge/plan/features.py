@@ -3,7 +3,8 @@
 Owns: one decision per optional part (config/features.toml): on or off, why, and the build
 variables that make PyTorch's CMake do the same; the preflight rows for a part the user asked
 for ("on") that cannot be built (a FAIL with the reason, never a silent drop) and for the
-components each chosen part needs. Variables are set only where the decision differs from
+components each chosen part needs; the target check against upstream's lists (AOTriton's
+images, or the table's per-ROCm lists for CK and hipBLASLt). Variables are set only where the decision differs from
 PyTorch's (or the kit's) default or the user chose explicitly, so a default build's environment
 is unchanged; BUILD_TEST=0 stays in config/build.toml. Must not: probe, read files or download
 (the caller passes what the tree, the install and the work dir say).
@@ -113,24 +114,74 @@ def plan_features(
     targets: Sequence[str],
     components: Sequence[tuple[Component, ComponentFound]] | None,
     aotriton: AotritonState,
+    *,
+    rocm_version: str = "",
 ) -> FeaturePlan:
-    """One Feature per spec, in the table's order, and the rows preflight shows."""
+    """One Feature per spec, in the table's order, and the rows preflight shows (`rocm_version`:
+    the install's, "" when unknown; it picks the per-ROCm target lists)."""
     choices = check_choices(requested, [s.name for s in specs])
+    for spec in specs:
+        if choices.get(spec.name) == "off" and spec.fallback and not spec.variables:
+            raise UsageError(
+                f"The features setting turns {spec.name} off, which a PyTorch build cannot do",
+                f"{spec.label} has no build switch: {_short(spec.source)} links it on every ROCm "
+                "build",
+                f"drop {spec.name} from the features setting (auto)")
     found = {c.name: f for c, f in components} if components is not None else None
     features: list[Feature] = []
     rows: list[DoctorRow] = []
     for spec in specs:
         choice = choices.get(spec.name, "auto")
-        feature, row = _decide(spec, choice, targets, found, aotriton)
+        feature, row = _decide(spec, choice, targets, found, aotriton, rocm_version)
         features.append(feature)
         if row is not None:
             rows.append(row)
     return FeaturePlan(features=tuple(features), rows=tuple(rows))
 
 
+def listed_targets(spec: FeatureSpec, rocm_version: str) -> tuple[str, ...]:
+    """The targets the table lists for `spec` at this ROCm release (every entry when unknown)."""
+    from rocmforge.versions import version_key
+
+    have = version_key(rocm_version, width=3) if rocm_version else None
+    out: list[str] = []
+    for entry in spec.supported:
+        if not entry.rocm or have is None or have >= version_key(entry.rocm, width=3):
+            out.extend(t for t in entry.targets if t not in out)
+    return tuple(out)
+
+
+def _listed_check(spec: FeatureSpec, targets: Sequence[str],
+                  rocm_version: str) -> tuple[list[str], list[str]]:
+    """(blockers, notes) of the table's target lists for these targets."""
+    listed = listed_targets(spec, rocm_version)
+    missing = [t for t in targets if t not in listed]
+    later = [f"{t} (from ROCm {e.rocm})" for t in missing for e in spec.supported
+             if t in e.targets]
+    where = _cite(spec.source.split("targets: ", 1)[-1])
+    per_rocm = any(entry.rocm for entry in spec.supported)
+    notes: list[str] = []
+    if not rocm_version and per_rocm:
+        notes.append("ROCm version unknown: every listed target counted")
+    if not missing:
+        return [], [f"listed for {', '.join(targets)} ({where})", *notes]
+    known = ", ".join(listed) + (f" at ROCm {rocm_version}" if rocm_version and per_rocm else "")
+    unsupported = ", ".join(later) if later else ", ".join(missing)
+    if spec.fallback:
+        fall = (f"{spec.label} is not used on {unsupported}: PyTorch falls back to another "
+                f"library there (supported: {known}; {where})")
+        if len(missing) == len(targets):
+            return [f"no target of this build is in {spec.label}'s list ({known}; {where})"], notes
+        return [], notes + [fall]
+    if len(missing) == len(targets):
+        return [f"{spec.label} supports none of {', '.join(targets)} (only {known}; {where})"], \
+            notes
+    return [], notes + [f"{spec.label} unused on {unsupported} (supported: {known}; {where})"]
+
+
 def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             found: Mapping[str, ComponentFound] | None,
-            aotriton: AotritonState) -> tuple[Feature, DoctorRow | None]:
+            aotriton: AotritonState, rocm_version: str) -> tuple[Feature, DoctorRow | None]:
     def make(on: bool, why: str, variables: Sequence[tuple[str, str]] = ()) -> Feature:
         return Feature(name=spec.name, label=spec.label, requested=choice, on=on, why=why,
                        variables=tuple(variables), source=spec.source)
@@ -142,8 +193,12 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             variables = []  # config/build.toml's BUILD_TEST=0 is the one place it is set
         return make(False, "off: the features setting", variables), None
     if choice == "auto" and not spec.default:
-        return make(False, f"off by default ({_short(spec.source)}); features {spec.name}=on "
-                    "builds it"), None
+        why = f"off by default ({_short(spec.source)}); features {spec.name}=on builds it"
+        if spec.targets == "listed" and targets:
+            cannot, _ = _listed_check(spec, targets, rocm_version)
+            if cannot:
+                why = f"off by default ({_short(spec.source)}); {cannot[0]}"
+        return make(False, why), None
 
     blockers: list[str] = []
     notes: list[str] = []
@@ -162,7 +217,7 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
         if images is None:
             notes.append(f"AOTriton's target list is not in {where}; targets not checked")
         else:
-            from rocmforge.sources.aotriton import supported_targets
+            from rocmforge.sources.aotriton import image_covers, supported_targets
 
             covered = supported_targets(images, targets)
             missing = [t for t in targets if t not in covered]
@@ -172,6 +227,17 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             elif missing:
                 notes.append(f"no AOTriton kernels for {', '.join(missing)}: SDPA uses the math "
                              "path there")
+            if covered:
+                used = [i for i in images if any(image_covers(i, t) for t in covered)]
+                notes.insert(0, f"AOTriton kernels for {', '.join(covered)} "
+                                f"({', '.join(used)}; {where})")
+    if spec.targets == "listed" and targets:
+        cannot, said = _listed_check(spec, targets, rocm_version)
+        notes.extend(said)
+        if spec.fallback and cannot and choice != "on":
+            notes.extend(cannot)  # linked anyway; nothing to leave out
+        else:
+            blockers.extend(cannot)
     extra: list[tuple[str, str]] = []
     if spec.artifact == "aotriton" and not blockers:
         fetch = aotriton.fetch
@@ -194,7 +260,8 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
                             fix=f"install what is missing, build for a supported target, or set "
                                 f"features {spec.name}=auto (left out where unsupported)")
             return make(False, f"cannot be built: {reason}", off_vars), row
-        return make(False, f"off: {reason}", off_vars), None
+        # A part with no build switch is not left out: the build needs what is missing.
+        return make(False, f"{'off' if spec.variables else 'missing'}: {reason}", off_vars), None
     explicit = choice == "on" or not spec.default
     variables = [(v, value[True]) for v in spec.variables] if explicit else []
     why = ("on: the features setting" if choice == "on" else "on by default")
@@ -218,3 +285,10 @@ def _aotriton_images(state: AotritonState) -> tuple[tuple[str, ...] | None, str]
 
 def _short(source: str) -> str:
     return source.split(" ", 1)[0]
+
+
+def _cite(source: str) -> str:
+    """"owner/repo:path@<40 hex> ..." -> "owner/repo:path@<8 hex>" for a table cell."""
+    first = _short(source)
+    path, at, ref = first.partition("@")
+    return f"{path}@{ref[:8]}" if at else first
