@@ -227,7 +227,13 @@ def test_auto_leaves_attention_out_for_a_target_aotriton_has_no_kernels_for() ->
     flash = plan.features[0]
     assert not flash.on and flash.why.startswith("off: AOTriton has no kernels for gfx1030")
     assert plan.env["USE_FLASH_ATTENTION"] == "0" and plan.env["USE_MEM_EFF_ATTENTION"] == "0"
-    assert all(r.status == "OK" for r in plan.rows)
+    warned = [r for r in plan.rows if r.status == "WARN"]
+    assert [r.check for r in warned] == ["feature flash_attention",
+                                         "feature mem_efficient_attention"]
+    assert warned[0].detail.startswith("flash attention (AOTriton) is left out of this build: "
+                                       "AOTriton has no kernels for gfx1030")
+    assert warned[0].fix == ("build for a supported target to have it, or set features "
+                             "flash_attention=off to leave it out on purpose")
 
 
 def test_asked_for_but_unsupported_is_a_preflight_fail_with_the_reason() -> None:
@@ -242,6 +248,8 @@ def test_a_missing_component_turns_rccl_off_or_fails_when_asked() -> None:
     auto = _plan(["gfx942"], rccl=False)
     assert auto.env == {"USE_NCCL": "0", "USE_RCCL": "0"}
     assert "the ROCm component rccl is not installed" in auto.features[5].why
+    assert [(r.check, r.status) for r in auto.rows] == [("feature hipblaslt", "OK"),
+                                                          ("feature rccl", "WARN")]
     asked = _plan(["gfx942"], {"rccl": "on"}, rccl=False)
     assert [r.status for r in asked.rows] == ["OK", "FAIL"]
 

@@ -127,7 +127,7 @@ def plan_features(
                 f"{spec.label} has no build switch: {_short(spec.source)} links it on every ROCm "
                 "build",
                 f"drop {spec.name} from the features setting (auto)")
-    found = {c.name: f for c, f in components} if components is not None else None
+    found = {c.name: (c, f) for c, f in components} if components is not None else None
     features: list[Feature] = []
     rows: list[DoctorRow] = []
     for spec in specs:
@@ -180,7 +180,7 @@ def _listed_check(spec: FeatureSpec, targets: Sequence[str],
 
 
 def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
-            found: Mapping[str, ComponentFound] | None,
+            found: Mapping[str, tuple[Component, ComponentFound]] | None,
             aotriton: AotritonState, rocm_version: str) -> tuple[Feature, DoctorRow | None]:
     def make(on: bool, why: str, variables: Sequence[tuple[str, str]] = ()) -> Feature:
         return Feature(name=spec.name, label=spec.label, requested=choice, on=on, why=why,
@@ -202,16 +202,20 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
 
     blockers: list[str] = []
     notes: list[str] = []
-    component_rows: list[str] = []
+    have: list[str] = []  # "rccl 2.22.3 (/opt/rocm/lib/cmake/rccl/rccl-config.cmake)"
+    lacking: list[str] = []  # install hints of the missing components
+    needed_by_configure = False  # a missing component PyTorch's configure REQUIREs
     for name in spec.components:
         if found is None:
             notes.append(f"{name} not checked (no ROCm install found)")
             continue
-        hit = found.get(name)
+        component, hit = found.get(name, (None, None))
         if hit is None or not hit.found:
             blockers.append(f"the ROCm component {name} is not installed")
+            lacking.append(f"{name}: {component.install_hint()}" if component else name)
+            needed_by_configure |= bool(component and component.required)
         else:
-            component_rows.append(f"{name} {hit.version or '(version unknown)'}")
+            have.append(f"{name} {hit.version or '(version unknown)'} ({hit.config})")
     if spec.targets == "aotriton" and targets:
         images, where = _aotriton_images(aotriton)
         if images is None:
@@ -253,24 +257,38 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
     if blockers:
         reason = "; ".join(blockers)
         off_vars = [(v, "0") for v in spec.variables]
+        install = f"install {'; '.join(lacking)}" if lacking else ""
+        check = f"feature {spec.name}"
         if choice == "on":
-            row = DoctorRow(check=f"feature {spec.name}", status="FAIL",
+            row = DoctorRow(check=check, status="FAIL",
                             detail=f"{spec.label} was asked for (features {spec.name}=on) but "
                                    f"cannot be built: {reason}",
-                            fix=f"install what is missing, build for a supported target, or set "
-                                f"features {spec.name}=auto (left out where unsupported)")
+                            fix=f"{install or 'build for a supported target'}, or set features "
+                                f"{spec.name}=auto (left out where unsupported)")
             return make(False, f"cannot be built: {reason}", off_vars), row
-        # A part with no build switch is not left out: the build needs what is missing.
-        return make(False, f"{'off' if spec.variables else 'missing'}: {reason}", off_vars), None
+        if not spec.variables:
+            # No build switch: nothing is left out, the build needs what is missing.
+            row = DoctorRow(check=check, status="FAIL" if needed_by_configure else "WARN",
+                            detail=f"{spec.label} is part of every ROCm build, but {reason}"
+                                   + (": PyTorch's configure stops on it" if needed_by_configure
+                                      else ""),
+                            fix=install or "build for a listed target")
+            return make(False, f"missing: {reason}", off_vars), row
+        row = DoctorRow(check=check, status="WARN",
+                        detail=f"{spec.label} is left out of this build: {reason}",
+                        fix=(f"{install} to build it" if install else
+                             f"build for a supported target to have it") +
+                            f", or set features {spec.name}=off to leave it out on purpose")
+        return make(False, f"off: {reason}", off_vars), row
     explicit = choice == "on" or not spec.default
     variables = [(v, value[True]) for v in spec.variables] if explicit else []
     why = ("on: the features setting" if choice == "on" else "on by default")
     if notes:
         why += "; " + "; ".join(notes)
     ok_row: DoctorRow | None = None
-    if component_rows:
+    if have:
         ok_row = DoctorRow(check=f"feature {spec.name}", status="OK",
-                           detail=f"{spec.label} needs {', '.join(component_rows)}: found")
+                           detail=f"{spec.label} needs {', '.join(have)}: found")
     return make(True, why, variables + extra), ok_row
 
 
