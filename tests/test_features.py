@@ -151,7 +151,8 @@ CK_SRC = "pytorch/pytorch:aten/src/ATen/Context.cpp@8e9714e8"
 HIPBLASLT_SRC = "ROCm/pytorch:aten/src/ATen/native/cuda/Blas.cpp@03c1b488"
 ROWS_AT_ROCM_7 = {
     "gfx942": [
-        ("flash_attention", "on", f"on by default; AOTriton kernels for gfx942 (amd-gfx942; {TABLE})"),
+        ("flash_attention", "on",
+         f"on by default; AOTriton kernels for gfx942 (amd-gfx942; {TABLE})"),
         ("mem_efficient_attention", "on",
          f"on by default; AOTriton kernels for gfx942 (amd-gfx942; {TABLE})"),
         ("ck", "off", "off by default (pytorch/pytorch:setup.py); features ck=on builds it"),
@@ -400,3 +401,23 @@ def test_timeout_unpacks_nothing(tmp_path: Path, httpserver) -> None:
                         tmp_path / "downloads", base_url=httpserver.url_for("/"),
                         progress=False, timeout_s=0.5)
     _nothing_kept(tmp_path)
+
+
+# --- the build's own AOTriton download failing: triage names it (real cmake 3.25 logs) ---------
+
+@pytest.mark.parametrize("log, signature, cause", [
+    ("aotriton_download_refused.log", "aotriton-download",
+     "the build could not download AOTriton (http://127.0.0.1:9/0.10b/aotriton-0.10b-"
+     "manylinux_2_28_x86_64-rocm6.2-shared.tar.gz): PyTorch's cmake/External/aotriton.cmake"),
+    ("aotriton_download_hash_mismatch.log", "aotriton-download-hash",
+     "the AOTriton tarball the build downloaded (cmake/External/aotriton.cmake) does not match "
+     "the sha256 the tree names"),
+])
+def test_triage_names_aotritons_download_and_says_fetch(log: str, signature: str,
+                                                        cause: str) -> None:
+    from rocmforge.execute.triage import triage_file
+
+    found = triage_file(Path(__file__).parent / "fixtures" / "logs" / log, step="build")
+    assert found is not None and found.signature_id == signature
+    assert found.cause.startswith(cause)
+    assert "`invoke fetch`" in found.fix and "AOTRITON_INSTALLED_PREFIX" in found.fix

@@ -1,11 +1,11 @@
 """The optional parts of a ROCm build: config/features.toml as records.
 
-Owns: one `FeatureSpec` per optional part (the PyTorch build variables that switch it, its
-default, the ROCm components it needs, where its target list comes from and, for "listed", the
-targets upstream names per ROCm release, whether an unsupported target leaves it out or falls
-back at run time, the artifact configure downloads for it) and `AotritonTable`, AOTriton's facts before a checkout exists. Must not: look
-at the machine or a checkout (sources.aotriton reads the tree), or decide what a build gets
-(plan.features does).
+Owns: one `FeatureSpec` per optional part (the PyTorch build variables that switch it, its default,
+the ROCm components it needs, where its target list comes from and, for "listed", the targets
+upstream names per ROCm release, whether an unsupported target leaves it out or falls back at run
+time, the artifact configure downloads for it) and `AotritonTable`, AOTriton's facts before a
+checkout exists. Must not: look at the machine or a checkout (sources.aotriton reads the tree), or
+decide what a build gets (plan.features does).
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Which optional parts a build gets: the `features` setting + targets + ROCm components + AOTriton.
 
-Owns: one decision per optional part (config/features.toml): on or off, why, and the build
-variables that make PyTorch's CMake do the same; the preflight rows for a part the user asked
-for ("on") that cannot be built (a FAIL with the reason, never a silent drop) and for the
-components each chosen part needs; the target check against upstream's lists (AOTriton's
-images, or the table's per-ROCm lists for CK and hipBLASLt). Variables are set only where the decision differs from
-PyTorch's (or the kit's) default or the user chose explicitly, so a default build's environment
-is unchanged; BUILD_TEST=0 stays in config/build.toml. Must not: probe, read files or download
-(the caller passes what the tree, the install and the work dir say).
+Owns: one decision per optional part (config/features.toml): on or off, why, and the build variables
+that make PyTorch's CMake do the same; the preflight rows for a part the user asked for ("on") that
+cannot be built (a FAIL with the reason, never a silent drop) and for the components each chosen
+part needs; the target check against upstream's lists (AOTriton's images, or the table's per-ROCm
+lists for CK and hipBLASLt). Variables are set only where the decision differs from PyTorch's (or
+the kit's) default or the user chose explicitly, so a default build's environment is unchanged;
+BUILD_TEST=0 stays in config/build.toml. Must not: probe, read files or download (the caller passes
+what the tree, the install and the work dir say).
 """
 
 from __future__ import annotations
@@ -277,7 +277,7 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
         row = DoctorRow(check=check, status="WARN",
                         detail=f"{spec.label} is left out of this build: {reason}",
                         fix=(f"{install} to build it" if install else
-                             f"build for a supported target to have it") +
+                             "build for a supported target to have it") +
                             f", or set features {spec.name}=off to leave it out on purpose")
         return make(False, f"off: {reason}", off_vars), row
     explicit = choice == "on" or not spec.default

@@ -166,12 +166,11 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import requested_targets
+    from rocmforge.plan.prepare_features import features_for_build
     from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts, with_target_probes
     from rocmforge.probes.triton_targets import probe_triton_targets
     from rocmforge.workdir import workdir_for
-
-    from rocmforge.plan.prepare_features import features_for_build
 
     workdir = workdir_for(settings.work_dir)
     pytorch = pytorch_for(settings, workdir)

@@ -245,7 +245,6 @@ def fetch_aotriton(fetch: AotritonFetch, aotriton_dir: Path, downloads: Path, *,
 
     The prefix appears only when every file downloaded, matched its hash and unpacked: the work
     happens in a temporary folder beside it that is renamed into place at the end."""
-    from rocmforge.sources.triton_wheel import download_verified
 
     if fetch.runtime is None:
         raise UsageError(
