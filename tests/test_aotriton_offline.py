@@ -162,6 +162,8 @@ def test_fetch_then_offline_build_and_without_fetch_a_clear_failure(tmp_path: Pa
     assert served == 3  # 403, the corrupt file, the real file; nothing after the server stopped
     manifest = json.loads((work / "dist" / "manifest.json").read_text())
     assert manifest["env"]["AOTRITON_INSTALLED_PREFIX"] == str(prefix)
+    assert manifest["features"]["flash_attention"]["built"] is True
+    assert f"AOTriton fetched ({prefix})" in manifest["features"]["flash_attention"]["why"]
     wheel = work / "dist" / manifest["wheels"]["torch"]
     unpacked = tmp_path / "wheel"
     with zipfile.ZipFile(wheel) as archive:
