@@ -294,10 +294,12 @@ def _download(fetch: AotritonFetch, artifact: Artifact, downloads: Path, *, prog
     except DownloadFailed as exc:
         kind = "runtime" if artifact is fetch.runtime else "kernel image"
         # An HTTP status says all (its why is worded for a wheel index); keep the others' detail.
-        detail = "" if "HTTP" in exc.what else f" ({exc.why.rstrip('.')})"
+        detail = artifact.url if "HTTP" in exc.what or not exc.why else exc.why.rstrip(".")
+        if artifact.url not in detail:
+            detail = f"{artifact.url} ({detail})"
         raise AotritonFetchFailed(
             f"Fetching AOTriton {fetch.release.version}'s {kind} failed: {exc.what.rstrip('.')}",
-            f"{artifact.url}{detail}; the URL and sha256 come from {fetch.release.source}. "
+            f"{detail}; the URL and sha256 come from {fetch.release.source}. "
             "Nothing was unpacked, so the build would still download AOTriton itself",
             "rerun `invoke fetch` where the network reaches it, or pass --base-url (or "
             "PYTORCH_AOTRITON_BASE_URL) pointing at a mirror that serves AOTriton's release files "
