@@ -204,7 +204,8 @@ def test_unreachable_mirror_rolls_back(remotes: FakeRemotes, tmp_path: Path) -> 
                 mirrors=broken,
             )
         )
-    assert info.value.exit_code == 2 and "mirrors" in info.value.paragraph()
+    # A mirror git cannot reach is the environment's failure (exit 3, issue 18 item 5c).
+    assert info.value.exit_code == 3 and "mirrors" in info.value.paragraph()
     assert tree_state(tree) == before
     # A fresh checkout through the dead mirror leaves nothing behind.
     fresh = tmp_path / "fresh"
@@ -214,9 +215,9 @@ def test_unreachable_mirror_rolls_back(remotes: FakeRemotes, tmp_path: Path) -> 
 
 
 def test_unreachable_repo_is_a_clear_error(remotes: FakeRemotes, tmp_path: Path) -> None:
-    with pytest.raises(GitFailed, match="Cannot reach the repository") as info:
+    with pytest.raises(GitFailed, match="Cannot fetch from .*gone: git could not reach it") as info:
         checkout_pytorch(settings(remotes, tmp_path, pytorch_repo=(tmp_path / "gone").as_uri()))
-    assert info.value.exit_code == 2
+    assert info.value.exit_code == 3  # the environment failed (issue 18 item 5c)
     assert not (tmp_path / "src" / "pytorch").exists()
 
 
