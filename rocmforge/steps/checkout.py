@@ -34,7 +34,8 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     whose = whose_edits(ctx.workdir, old_head) if evidence else ""
     set_aside = (f"rocmforge: {_stash_words(whose)} of {old_head} before moving to "
                  f"{settings.pytorch_ref}") if evidence else ""
-    result, lock, lock_path = checkout_pytorch(settings, set_aside=set_aside)
+    result, lock, lock_path = checkout_pytorch(settings, set_aside=set_aside,
+                                               repo=str(settings.pytorch_repo))
     for line in result.log:
         ctx.say(f"+ {line}")
     if result.set_aside:
