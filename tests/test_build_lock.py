@@ -85,7 +85,7 @@ def test_plan_of_a_locked_build_shows_the_locks_commits(locked, tmp_path: Path) 
     text = invoke("plan", *BUILD, "--lock", str(lock), "--ref", "v2.9.1", work=work)
     assert text.returncode == 0, text.stderr
     assert (f"note: building the tree locked in {lock}: PyTorch {commit} (v2.8.0 of {repo}), "
-            "0 submodule commit(s), Triton 0123456789abcdef0123456789abcdef01234567, 0 patch(es) "
+            "0 submodule commits, Triton 0123456789abcdef0123456789abcdef01234567, 0 patches "
             "with their sha256") in text.stderr
     assert "note: pytorch_ref 'v2.9.1' is not used: the lock's commit wins" in text.stderr
     dry = invoke("--dry", "build", *BUILD, "-k", str(lock), work=work)

@@ -142,7 +142,7 @@ def test_dirty_tree_stops_and_says_how_to_keep(remotes: FakeRemotes, tmp_path: P
         checkout_pytorch(settings(remotes, tmp_path, pytorch_ref="v2.8.0"))
     assert tree_state(tree) == before
     text = info.value.paragraph()
-    assert "has local changes (1 paths: src/a.py)" in text
+    assert "has local changes (1 path: src/a.py)" in text
     assert f"git -C {tree} stash push" in text and "reset --hard" in text
     assert info.value.exit_code == 2
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.render import count
 from rocmforge.sources.git import FULL_SHA, FetchFailed, GitFailed, GitResult, run_git
 from rocmforge.sources.offline import offline_fix
 
@@ -356,7 +357,8 @@ def checkout_tree(
         if changes and not (set_aside and old_head != target.commit):
             shown = ", ".join(c[3:] for c in changes[:5]) + (" ..." if len(changes) > 5 else "")
             raise DirtyTree(
-                f"{dest} has local changes ({len(changes)} paths: {shown}); not checking out {ref}",
+                f"{dest} has local changes ({count(len(changes), 'path')}: {shown}); not checking "
+                f"out {ref}",
                 "a checkout of another commit would overwrite them",
                 discard_or_keep_fix(dest),
             )
@@ -462,8 +464,8 @@ def _stash_changes(
             after = _stash_ref(repo)
             if not after or after == before:
                 raise GitFailed(
-                    f"`git stash push` in {repo} saved nothing, although {len(lines)} paths "
-                    "have changes",
+                    f"`git stash push` in {repo} saved nothing, although there are changes in "
+                    f"{count(len(lines), 'path')}",
                     "the kit moves a tree with local changes only after stashing them",
                     f"look at `git -C {shlex.quote(str(repo))} status`, then run the task again",
                 )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmforge.render import count
 from rocmforge.sources.lockfile import Lock, read_lock
 
 if TYPE_CHECKING:
@@ -34,9 +35,9 @@ class LockedBuild:
         lock = self.lock
         notes = [f"building the tree locked in {self.path}: PyTorch {lock.pytorch_commit} "
                  f"({lock.pytorch_ref or 'no ref recorded'} of {lock.pytorch_repo}), "
-                 f"{len(lock.submodules)} submodule commit(s)"
+                 f"{count(len(lock.submodules), 'submodule commit')}"
                  + (f", Triton {lock.triton_commit}" if lock.triton_commit else "")
-                 + f", {len(lock.patches)} patch(es) with their sha256"]
+                 + f", {count(len(lock.patches), 'patch', 'patches')} with their sha256"]
         if self.ignored_ref:
             notes.append(f"pytorch_ref {self.ignored_ref!r} is not used: the lock's commit wins")
         return tuple(notes)

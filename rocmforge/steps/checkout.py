@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.render import count
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def set_aside_line(tree: Path, stashes: Sequence[SetAsideStash], old_head: str,
                    evidence: str) -> str:
     """One line: what was stashed where, and the commands that show and restore it."""
     t = shlex.quote(str(tree))
-    where = ", ".join(f"{s.paths} paths in {'the tree' if s.path == '.' else s.path}"
+    where = ", ".join(f"{count(s.paths, 'path')} in {'the tree' if s.path == '.' else s.path}"
                       for s in stashes)
     subs = [s for s in stashes if s.path != "."]
     also = (f" (submodules: `git -C {t} submodule foreach --recursive git stash list`)"

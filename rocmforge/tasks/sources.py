@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 @reported
 def checkout(c: Context, **flags: object) -> None:
     """Check out PyTorch at a ref with its submodules; never overwrites local changes."""
-    from rocmforge.render import say
+    from rocmforge.render import count, say
     from rocmforge.sources import checkout_pytorch
 
     settings = settings_for(c, **settings_of_flags(flags))
@@ -36,7 +36,7 @@ def checkout(c: Context, **flags: object) -> None:
         result, locked, lock_file = checkout_pytorch(settings, repo=str(flags["repo"]))
     state = "checked out" if result.changed else "already at"
     print(f"PyTorch {state} {result.ref} = {result.commit} in {result.path}")
-    print(f"{len(result.submodules)} submodules; lock written to {lock_file}")
+    print(f"{count(len(result.submodules), 'submodule')}; lock written to {lock_file}")
     if locked.triton_commit:
         print(f"Triton pin: {locked.triton_commit} ({locked.triton_repo})")
 
