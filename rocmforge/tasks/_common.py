@@ -49,7 +49,7 @@ def reported(func: F) -> F:
 
             from rocmforge.errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT
 
-            code = EXIT_ENVIRONMENT if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO) \
+            code = EXIT_ENVIRONMENT if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG) \
                 else EXIT_BAD_INPUT
             raise Exit(f"rocmforge: {os_error_paragraph(exc)}", code=code) from None
 
