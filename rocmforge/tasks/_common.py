@@ -49,8 +49,8 @@ def reported(func: F) -> F:
 
             from rocmforge.errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT
 
-            code = EXIT_ENVIRONMENT if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG) \
-                else EXIT_BAD_INPUT
+            environment = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG)
+            code = EXIT_ENVIRONMENT if exc.errno in environment else EXIT_BAD_INPUT
             raise Exit(f"rocmforge: {os_error_paragraph(exc)}", code=code) from None
 
     return wrapper  # type: ignore[return-value]
