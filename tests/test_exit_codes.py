@@ -67,3 +67,22 @@ def test_3_the_environment_failed(tmp_path: Path) -> None:
     assert done.returncode == 3, done.stderr
     assert done.stderr.startswith(f"rocmforge: Cannot fetch from {url}: ")
     assert "Traceback" not in done.stderr
+
+
+def test_3_when_the_disk_refuses_a_write(tmp_path: Path) -> None:
+    """A write the operating system refuses for want of room (here a file-size limit of 0, as
+    a full disk would) is the environment's failure: exit 3, one paragraph."""
+    import resource
+
+    (tmp_path / "repo").mkdir()
+
+    def no_room() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    done = subprocess.run([sys.executable, "-m", "invoke", "vendor", "--into",
+                           str(tmp_path / "repo")], cwd=REPO_ROOT, preexec_fn=no_room,
+                          env={**os.environ, "NO_COLOR": "1"}, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith("rocmforge: The operating system refused a file operation")
+    assert "File too large" in done.stderr and "Traceback" not in done.stderr
