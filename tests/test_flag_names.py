@@ -2,8 +2,9 @@
 flag that never existed) cannot come back.
 
 The scan reads every string the kit can show (each string literal under rocmforge/, f-strings
-with their placeholders, and every string value of config/*.toml: the fix texts of
-diagnostics.toml) and finds each `--flag`:
+with their placeholders, every string value of config/*.toml: the fix texts of diagnostics.toml)
+and every line of README.md and docs/*.md (a code block's lines as commands), and finds each
+`--flag`:
 - in a backticked command of the kit (`invoke build --arch gfx1100`, `rocmforge inspect ...`):
   the flag must be an argument of that very task, or one of Invoke's own flags before it;
 - in a backticked command of another tool (`git reset --hard`, `cmake --version`): that tool's;
@@ -120,6 +121,16 @@ def all_texts() -> Iterator[tuple[str, str]]:
     for path in sorted((ROOT / "config").glob("*.toml")):
         for text in _strings_of(tomllib.loads(path.read_text(encoding="utf-8"))):
             yield str(path.relative_to(ROOT)), text
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        fenced = False
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+                continue
+            # A line of a code block is a command, as if it were in backticks.
+            command = line.split("#", 1)[0].strip()
+            text = f"`{command}`" if fenced and command and "`" not in command else line
+            yield f"{path.relative_to(ROOT)}:{number}", text
 
 
 def _task_flags(name: str) -> set[str] | None:
