@@ -94,6 +94,26 @@ def test_plan_of_a_locked_build_shows_the_locks_commits(locked, tmp_path: Path) 
     assert not work.exists()  # plan and --dry write nothing
 
 
+def test_checkout_with_the_lock_flag_or_setting_reproduces_the_commit(locked,
+                                                                      tmp_path: Path) -> None:
+    """`invoke checkout --lock FILE` (and ROCMFORGE_LOCK_FILE, the same setting) check out the
+    locked commit, not the commit the moved tag names now."""
+    _, lock, commit, moved = locked
+    by_flag = invoke("checkout", "-k", str(lock), work=tmp_path / "a")
+    assert by_flag.returncode == 0, by_flag.stderr
+    assert by_flag.stdout.splitlines()[0] == (
+        f"PyTorch checked out {commit} = {commit} in {tmp_path / 'a' / 'src' / 'pytorch'}")
+    assert "0 submodules; lock written to" in by_flag.stdout
+    env_work = tmp_path / "b"
+    by_env = subprocess.run([sys.executable, "-m", "invoke", "checkout"], cwd=REPO_ROOT,
+                            env={**os.environ, "ROCMFORGE_WORK_DIR": str(env_work),
+                                 "ROCMFORGE_LOCK_FILE": str(lock)},
+                            capture_output=True, text=True, timeout=120)
+    assert by_env.returncode == 0, by_env.stderr
+    for work in (tmp_path / "a", env_work):
+        assert git_out(work / "src" / "pytorch", "rev-parse", "HEAD") == commit != moved
+
+
 @pytest.mark.slow
 @pytest.mark.needs_tool("clang-22", "clang-offload-bundler-22")
 def test_a_locked_build_builds_the_locked_commit_not_the_moved_tag(locked,
