@@ -36,6 +36,7 @@ class Settings:
     pytorch_repo: str = ""
     pytorch_ref: str = ""
     pin_url: str = ""
+    lock_file: str = ""
     mirrors: Mapping[str, str] = field(default_factory=dict)
     triton_repo: str = ""
     triton_index: str = ""
@@ -311,8 +312,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag(name="expect", short="e",
          help='targets every library with device code must carry, e.g. "gfx1100;gfx942"'),
     Flag(name="format", short="f", help="sh (default), fish, json, or github ($GITHUB_ENV lines)"),
-    Flag(name="lock", short="k",
-         help="reproduce the tree a rocmforge.lock file describes (its commits win over --ref)"),
+    Flag(name="lock", short="k", setting="lock_file",
+         help="reproduce the tree a rocmforge.lock file describes (its commits win over --ref; "
+         "setting lock_file)"),
     Flag(name="device", short="d",
          help="cuda (ROCm and CUDA builds), cpu, or auto (cuda when a GPU is visible)"),
     Flag(name="verbose", short="v",
@@ -366,7 +368,7 @@ FLAG_OF_SETTING: Mapping[str, Flag] = {f.setting: f for f in FLAGS if f.setting}
 # The flags of `invoke plan` and `invoke build`, in help order.
 BUILD_FLAGS: tuple[str, ...] = ("arch", "ref", "repo", "rocm_path", "work_dir", "gcc", "clang",
                                 "allow_compiler", "allow_triton_gap", "python", "triton",
-                                "skip_preflight", "system_site_packages")
+                                "skip_preflight", "system_site_packages", "lock")
 
 
 def flag_default(flag: Flag) -> str | bool:
