@@ -389,8 +389,7 @@ def plan_build(
         from rocmforge.plan.companion_steps import companion_steps
 
         steps += companion_steps(companions, workdir=workdir, build_env=build_env,
-                                 pip_env=pip_env, mirrors=settings.mirrors,
-                                 torch_version=options.pytorch_version)
+                                 pip_env=pip_env, mirrors=settings.mirrors)
 
     notes: list[str] = []
     failing = [r.check for r in preflight if r.status == "FAIL"]

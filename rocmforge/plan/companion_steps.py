@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 # The companion build: pip builds the wheel in the tree with the venv's setuptools and torch
-# (no isolated env, which would pull a torch from the index), and no dependencies.
-PIP_WHEEL = ("-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--wheel-dir")
+# (no isolated env, which would pull a torch from the index), and no dependencies; --verbose
+# puts setup.py's own output (the compiler lines) in the step's log, where triage reads it.
+PIP_WHEEL = ("-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-deps",
+             "--wheel-dir")
 
 
 def companion_choices(settings: Settings, table: CompanionTable,
@@ -62,7 +64,7 @@ def tree_of(workdir: WorkDir, name: str) -> str:
 
 def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                     build_env: Mapping[str, str], pip_env: Mapping[str, str],
-                    mirrors: Mapping[str, str], torch_version: str) -> list[Step]:
+                    mirrors: Mapping[str, str]) -> list[Step]:
     """The steps of the companions that are built (skipped ones have none), then collect and
     install; [] when none is built."""
     built = [c for c in choices if not c.skipped]
@@ -99,8 +101,10 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                                            "print(torch.__version__)"),),
                                 notes=("the version.txt first, the version the table expects "
                                        "second; the required torch from config/companions.toml",)),
-                inputs={**source, "version": choice.version, "requires": choice.requires,
-                        "torch_version": torch_version},
+                # Not the torch version the plan knows: it reads "2.8.0" from a tag before the
+                # checkout and "2.8.0a0" from version.txt after, and the step checks the torch
+                # the venv really imports (a new torch redoes this step anyway: it comes later).
+                inputs={**source, "version": choice.version, "requires": choice.requires},
             ),
             Step(
                 name=f"{choice.name}-patches",
