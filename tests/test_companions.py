@@ -29,7 +29,8 @@ VISION, AUDIO = TABLE.get("torchvision"), TABLE.get("torchaudio")
 
 
 @pytest.mark.parametrize(("torch", "vision"), [("2.4", "0.19"), ("2.8", "0.23"), ("2.9", "0.24"),
-                                                ("2.11", "0.26"), ("2.13", "0.28")])
+                                                ("2.11", "0.26"), ("2.13", "0.28"),
+                                                ("2.14", "0.29")])
 def test_torchvision_rows_follow_the_upstream_table(torch: str, vision: str) -> None:
     release = VISION.release_for_torch(torch)
     assert release is not None and (release.line, release.torch) == (vision, torch)
@@ -37,9 +38,11 @@ def test_torchvision_rows_follow_the_upstream_table(torch: str, vision: str) -> 
 
 
 def test_torchvision_beyond_the_table_uses_the_offset_rule_and_says_so() -> None:
-    release = VISION.release_for_torch("2.14")
-    assert release is not None and (release.line, release.from_rule) == ("0.29", True)
-    assert release.requires == SpecifierSet("==2.14.*")
+    release = VISION.release_for_torch("2.15")
+    assert release is not None and (release.line, release.from_rule) == ("0.30", True)
+    assert release.requires == SpecifierSet("==2.15.*")
+    assert pairing(VISION, "0.30.0a0", "2.15.0").source.endswith("rule for lines newer than "
+                                                                  "the table")
     assert VISION.release_for_torch("2.3") is None  # older than the kit's rows: no guess
 
 
