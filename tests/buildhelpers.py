@@ -102,10 +102,11 @@ def assert_manifest_describes_wheel(work: Path, patches: str | None = None) -> N
     if facts:
         assert facts["version"] == (tree / "version.txt").read_text().strip()
         assert version_in_wheel.startswith(facts["version"].split("+")[0])
-    assert_manifest_describes_companions(work, manifest)
+    assert_manifest_describes_companions(work, manifest, kit_patches)
 
 
-def assert_manifest_describes_companions(work: Path, manifest: dict[str, Any]) -> None:
+def assert_manifest_describes_companions(work: Path, manifest: dict[str, Any],
+                                         kit_patches: Path) -> None:
     """Each companion the manifest names (issue 19): its wheel is in dist/ under the name both
     sections give (and its sha256 when recorded), its commit is the checkout's HEAD, its
     version is the checkout's version.txt, the patches it lists have those sha256s, and every
@@ -116,7 +117,6 @@ def assert_manifest_describes_companions(work: Path, manifest: dict[str, Any]) -
     companions = manifest.get("companions", {})
     wheels = manifest["wheels"]
     assert set(companions) == set(wheels) - {"torch", "triton"}, (companions, wheels)
-    kit_patches = Path(__file__).resolve().parents[1] / "patches"
     for name, entry in companions.items():
         wheel = work / "dist" / entry["wheel"]
         assert wheels[name] == entry["wheel"] and wheel.is_file(), (name, entry, wheels)

@@ -10,6 +10,7 @@ offload bundles back with clang-offload-bundler-22 and `invoke inspect`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from buildhelpers import assert_manifest_describes_wheel, wheel_so_targets
-from gitfixtures import git
+from gitfixtures import git, make_patch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
@@ -212,6 +213,58 @@ def test_a_branch_of_another_torch_is_refused_at_the_pairing_step(
                   env)
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
     assert_manifest_describes_wheel(work)
+
+
+def test_local_changes_in_a_companion_tree_are_never_overwritten(
+        remotes: dict[str, Path], built: tuple[Path, str, float]) -> None:
+    """No patch of the kit applies to the fixture torchvision, so an edit there is the user's:
+    a move to another ref stops (exit 2, DirtyTree) and the edit stays."""
+    work, _, _ = built
+    env = env_for({k: v for k, v in remotes.items() if k != "pytorch"})
+    edited = work / "src" / "torchvision" / "README.md"
+    edited.write_text(edited.read_text() + "my note\n")
+    head = git("rev-parse", "HEAD", cwd=work / "src" / "torchvision")
+    refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
+    assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
+    err = " ".join(refused.stderr.split())
+    assert f"{work / 'src' / 'torchvision'} has local changes (1 paths: README.md)" in err
+    assert "not checking out next" in err
+    assert edited.read_text().endswith("my note\n")
+    assert git("rev-parse", "HEAD", cwd=work / "src" / "torchvision") == head
+    git("checkout", "--", "README.md", cwd=work / "src" / "torchvision")
+
+
+def test_a_companion_patch_is_applied_listed_and_set_aside_when_the_ref_moves(
+        remotes: dict[str, Path], built: tuple[Path, str, float], tmp_path: Path) -> None:
+    work, _, _ = built
+    tree = work / "src" / "torchvision"
+    series = tmp_path / "series"
+    patch = make_patch(remotes["torchvision"], "v0.23.0", {"README.md": "patched by the kit\n"},
+                       "Applies-To: >=0.23,<0.24\nWhy: fixture edit\nUpstream: local",
+                       series / "torchvision" / "0001-readme.patch", work=tmp_path)
+    env = {**env_for({k: v for k, v in remotes.items() if k != "pytorch"}),
+           "ROCMFORGE_PATCHES_DIR": str(series)}
+    done = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision,torchaudio"),
+                  env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (tree / "README.md").read_text() == "patched by the kit\n"
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    assert manifest["companions"]["torchvision"]["patches"] == [
+        {"file": "torchvision/0001-readme.patch",
+         "sha256": hashlib.sha256(patch.read_bytes()).hexdigest()}]
+    assert manifest["companions"]["torchaudio"]["patches"] == []
+    assert_manifest_describes_wheel(work, str(series))
+    # The kit's patch is set aside (stashed, not lost) when the ref moves; 0.24 is then refused.
+    moved = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
+    assert moved.returncode == 2, moved.stdout[-3000:] + moved.stderr[-3000:]
+    assert "set aside the kit's patches of" in moved.stdout + moved.stderr
+    assert "needs torch ==2.9.*" in moved.stderr
+    assert "kit patches of torchvision" in git("stash", "list", cwd=tree)
+    back = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision,torchaudio"),
+                  env)
+    assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
+    assert (tree / "README.md").read_text() == "patched by the kit\n"
+    assert_manifest_describes_wheel(work, str(series))
 
 
 def test_mismatched_companion_tag_is_refused_before_any_step(

@@ -3,15 +3,17 @@
 Owns: the companion actions: checkout (rocmforge.sources.checkout.checkout_tree, the same
 all-or-nothing, never-clobbering checkout as PyTorch's), pairing (the checkout's version.txt
 first, the table's expected version second, against the torch the build venv imports), the
-patch series of patches/<name>/ (sources.patches), collect (the wheels into dist/ atomically,
-and their section of dist/manifest.json) and install. Must not: decide which companions are
-built or at which ref (plan.companion_steps does), or build anything itself (the build is a
-plain argv step).
+patch series of patches/<name>/ (sources.patches) and the record that the kit applied it
+(state/companion-edits-<name>.json, so a later move sets those edits aside), collect (the
+wheels into dist/ atomically, and their section of dist/manifest.json) and install. Must not:
+decide which companions are built or at which ref (plan.companion_steps does), or build
+anything itself (the build is a plain argv step).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +31,6 @@ def _tree(ctx: ActionContext, name: str) -> Path:
 
 
 def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.execute.stamps import read_stamp
     from rocmforge.sources.checkout import checkout_tree, head_commit
 
     name = ctx.step.argv[1]
@@ -37,8 +38,9 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     tree = _tree(ctx, name)
     old = head_commit(tree)
     # The kit's own patches of this tree are set aside (stashed, never discarded) when the ref
-    # moves; a tree the kit never patched stops with DirtyTree, as PyTorch's does.
-    patched = old and read_stamp(ctx.workdir.state, f"{name}-patches") is not None
+    # moves; a tree the kit applied no patch to stops with DirtyTree (the changes are yours), as
+    # PyTorch's does.
+    patched = bool(old) and kit_patched(ctx, name) == old
     result = checkout_tree(dest=tree, repo=repo, ref=ref, mirrors=build.settings.mirrors,
                            name=name,
                            set_aside=(f"rocmforge: kit patches of {name} at {old} before moving "
@@ -55,6 +57,22 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
                 "\n".join([result.commit, *sorted(f"{s.path}={s.commit}"
                                                   for s in result.submodules)]).encode()
             ).hexdigest()}
+
+
+# The record that the kit's patch series edited a companion tree at a commit. Not a stamp: the
+# runner removes the stamps of the checkout and every later step before it runs the checkout
+# for a new ref, which is exactly when the checkout must know whose changes it finds.
+def _edits_record(ctx: ActionContext, name: str) -> Path:
+    return ctx.workdir.state / f"companion-edits-{name}.json"
+
+
+def kit_patched(ctx: ActionContext, name: str) -> str:
+    """The commit at which the kit applied patches to this companion's tree ("" = none)."""
+    try:
+        doc = json.loads(_edits_record(ctx, name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(doc.get("commit", "")) if isinstance(doc, dict) and doc.get("patches") else ""
 
 
 def installed_torch(ctx: ActionContext, python: str) -> str:
@@ -107,7 +125,17 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
     version = str(ctx.details_of(f"{name}-pairing").get("version", "") or "")
     series = load_series(series_root(build.settings), name)
     chosen = select(series, version) if series and version else ()
-    report = apply_series(_tree(ctx, name), chosen, version=version)
+    tree = _tree(ctx, name)
+    record = _edits_record(ctx, name)
+    if chosen:  # before any edit: an interrupted apply still counts as the kit's
+        from rocmforge.fsutil import write_atomic
+        from rocmforge.sources.checkout import head_commit
+
+        write_atomic(record, json.dumps({"commit": head_commit(tree),
+                                         "patches": [p.name for p in chosen]}) + "\n")
+    else:
+        record.unlink(missing_ok=True)
+    report = apply_series(tree, chosen, version=version)
     if not report.statuses:
         ctx.say(f"no patch of patches/{name}/ applies to {name} {version or '?'}")
     for status in report.statuses:
