@@ -191,6 +191,17 @@ def test_companion_steps_come_after_torchs_install_in_order() -> None:
     assert [c["ref"] for c in doc["settings"]["companions"]] == ["v0.23.0", "v2.8.0"]
 
 
+def test_plan_table_has_one_row_per_companion() -> None:
+    from rocmforge.plan.report import settings_rows
+
+    rows = dict(settings_rows(_plan(("torchvision", "torchaudio"), version="2.13.0")))
+    assert rows["companion torchvision"] == ("v0.28.0 of https://github.com/pytorch/vision.git "
+                                             "(needs torch ==2.13.*)")
+    assert rows["companion torchaudio"].startswith("skipped: no torchaudio release for torch "
+                                                   "2.13")
+    assert "companions" not in rows
+
+
 def test_adding_companions_leaves_torchs_steps_unchanged() -> None:
     without = {s.name: s.digest() for s in _plan(()).steps}
     with_them = {s.name: s.digest() for s in _plan(("torchvision",)).steps}
