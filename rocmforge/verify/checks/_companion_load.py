@@ -113,14 +113,6 @@ def stack_of(library: str) -> str:
     return next((stack for pattern, stack in _STACK_OF if pattern.match(name)), "")
 
 
-def torch_stack(hip: str | None, cuda: str | None) -> str:
-    if hip:
-        return f"a ROCm {hip} build"
-    if cuda:
-        return f"a CUDA {cuda} build"
-    return "a CPU-only build"
-
-
 def diagnosis(*, companion: str, version: str, import_error: str, torch_version: str,
               torch_kind: str, failures: list[LoadFailure], unknown: str) -> str:
     """One paragraph: what failed, why, and the fix."""

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 # Matrix" (pytorch/audio docs/source/installation.rst: torch 2.N pairs with torchaudio 2.N).
 MINOR_OFFSET = {"torchvision": 15, "torchaudio": 0}
 
-_REQUIREMENT = re.compile(r"^\s*torch\s*(?:\[[^\]]*\])?\s*\(?\s*([^;)]*?)\s*\)?\s*(?:;.*)?$",
-                          re.IGNORECASE)
+# "torch (==2.13.0)", "torch>=2.14.0", "torch[opt] (>=2) ; python_version >= '3.10'", "torch".
+_REQUIREMENT = re.compile(r"^\s*torch(?![A-Za-z0-9._-])\s*(?:\[[^\]]*\])?"
+                          r"\s*\(?\s*([^;)]*?)\s*\)?\s*(?:;.*)?$", re.IGNORECASE)
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|rc|alpha|beta|c)[-_.]?(\d*))?"
                       r"(?:[-_.]?(post|dev)[-_.]?(\d*))?(?:\+.*)?$", re.IGNORECASE)
 _PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2}

@@ -32,9 +32,9 @@ from rocmforge.verify.checks._companion_load import (
     load_failures,
     native_libraries,
     package_dir,
-    torch_stack,
 )
 from rocmforge.verify.checks._companion_pairing import pairing, release_of
+from rocmforge.verify.checks.build import build_kind
 from rocmforge.verify.model import COMPANIONS, CheckResult, ExpectedCompanion, Status
 
 NAME = "companions"
@@ -157,15 +157,15 @@ def import_failure_row(ctx: CheckContext, name: str, version: str, error: str) -
     folder = package_dir(name)
     libraries = native_libraries(folder) if folder is not None else []
     failures, unknown = load_failures(libraries)
-    kind = torch_stack(getattr(torch.version, "hip", None), getattr(torch.version, "cuda", None))
+    kind = build_kind(getattr(torch.version, "hip", None), getattr(torch.version, "cuda", None))
     text = diagnosis(companion=name, version=version, import_error=error,
                      torch_version=str(torch.__version__), torch_kind=kind, failures=failures,
                      unknown=unknown)
     return result(name, Status.FAIL, text, version=version, import_error=error,
                   libraries=[str(p) for p in libraries],
                   load_errors={f.library: f.error for f in failures},
-                  missing=[f.missing for f in failures if f.missing],
-                  undefined=[f.undefined for f in failures if f.undefined])
+                  missing=sorted({f.missing for f in failures if f.missing}),
+                  undefined=sorted({f.undefined for f in failures if f.undefined}))
 
 
 def companion_rows(ctx: CheckContext, name: str, expected: ExpectedCompanion | None
