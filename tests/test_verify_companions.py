@@ -390,3 +390,16 @@ def test_without_companions_the_check_is_one_skip(tmp_path: Path) -> None:
     assert found == {"companions": {**found["companions"], "status": "SKIP",
                                     "reason": "no companion installed (torchvision, torchaudio) "
                                               "and no --manifest names one"}}
+
+
+def test_the_companion_modules_import_only_the_standard_library() -> None:
+    code = (
+        "import sys, rocmforge.verify.checks.companions, rocmforge.verify.checks._audio_ops, "
+        "rocmforge.verify.checks._vision_ops\n"
+        "bad = [m for m in ('torch', 'torchvision', 'torchaudio', 'invoke', 'rich', 'elftools', "
+        "'packaging') if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.strip() == ""
