@@ -7,6 +7,10 @@
 - The real broken case: the index's torchvision 0.28.0 (a CUDA build) installed with `--no-deps`
   into a venv over the CPU torch 2.13.0, where `import torchvision` fails with "operator
   torchvision::nms does not exist"; the check must name libc10_cuda.so and the fix.
+- torchaudio 2.11.0 (built on the stable ABI) and TorchCodec 0.17.0 from the package index,
+  installed with `pip --target` beside that Python: lfilter PASS on the CPU, a WAV decoded
+  through TorchCodec and the system's FFmpeg (Debian's libavcodec59 & co.), and decode SKIP
+  with the reason without TorchCodec.
 - The real PASS on the CPU: TEST_TORCHVISION_PYTHON (torch 2.14.1 + torchvision 0.29.1, CUDA
   builds that run on the CPU; .ci/run makes it at /opt/rf-tv-0.29.1): nms and roi_align PASS on
   the CPU against the references, the device part SKIPs with the reason.
@@ -47,6 +51,9 @@ SOURCES = ROOT / "tests" / "fixtures" / "companion_so"
 TORCHVISION_PYTHON_ENV = "TEST_TORCHVISION_PYTHON"
 TORCHVISION_PYTHON_DEFAULT = "/opt/rf-tv-0.29.1/bin/python"
 BROKEN_TORCHVISION = "torchvision==0.28.0"
+AUDIO_PACKAGES = {"audio": "torchaudio==2.11.0", "codec": "torchcodec==0.17.0"}
+FFMPEG_APT = ("libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 "
+              "libswresample4 libavutil57")
 
 
 # --- pure parts -------------------------------------------------------------------------------
@@ -112,10 +119,17 @@ def test_pairing_by_metadata_names_both_versions() -> None:
 def test_pairing_falls_back_to_the_release_line_and_never_guesses() -> None:
     ok = pairing("torchvision", "0.26.0a0+abc", "2.11.0a0+git1", ["numpy", "torch"])
     assert (ok.ok, ok.requirement, ok.source) == (True, "torch 2.11.*", "release line")
-    bad = pairing("torchaudio", "2.11.0", "2.13.0", [])
+    bad = pairing("torchaudio", "2.10.0", "2.11.0", [])
     assert bad.ok is False
-    assert bad.text == ("torchaudio 2.11.0 declares no torch version; by the release lines it "
-                        "belongs to torch 2.11, and torch 2.13.0 is not")
+    assert bad.text == ("torchaudio 2.10.0 declares no torch version; by the release lines it "
+                        "belongs to torch 2.10, and torch 2.11.0 is not")
+    # torchaudio 2.11.0's wheel declares no torch at all; it is built on the stable ABI.
+    later = pairing("torchaudio", "2.11.0", "2.14.1+cu130", [])
+    assert (later.ok, later.requirement) == (True, "torch>=2.11")
+    assert later.text == ("torchaudio 2.11.0 declares no torch version; built against the "
+                          "stable ABI, it supports torch 2.11 and later, and torch 2.14.1+cu130 "
+                          "is one of them")
+    assert pairing("torchaudio", "2.11.0", "2.10.0", []).ok is False
     unknown = pairing("torchvision", "weird", "2.13.0", None)
     assert unknown.ok is None
     assert "is not proven" in unknown.text
@@ -209,8 +223,9 @@ def test_loader_names_the_missing_library_and_the_undefined_symbol(tmp_path: Pat
 # --- the real command line ---------------------------------------------------------------------
 
 
-def run_verify(python: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+def run_verify(python: str, *args: str, timeout: float = 300, extra_path: tuple[str, ...] = ()
+               ) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": os.pathsep.join([str(ROOT), *extra_path])}
     return subprocess.run([python, "-m", "rocmforge.verify", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
@@ -403,3 +418,62 @@ def test_the_companion_modules_import_only_the_standard_library() -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stdout.strip() == ""
+
+
+@pytest.fixture(scope="module")
+def audio_paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """{"audio": dir with torchaudio 2.11.0, "codec": dir with torchcodec 0.17.0}, each
+    installed from the package index with `pip install --target --no-deps`."""
+    base = tmp_path_factory.mktemp("audio")
+    found = {}
+    for key, requirement in AUDIO_PACKAGES.items():
+        target = base / key
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                               "--target", str(target), requirement],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            missing_real_part(f"pip install {requirement} failed: {done.stderr.strip()[-300:]}")
+        found[key] = str(target)
+    return found
+
+
+@pytest.mark.slow
+def test_torchaudio_transform_and_decoding_on_the_cpu(torchvision_python: tuple[str, str],
+                                                      audio_paths: dict[str, str],
+                                                      tmp_path: Path) -> None:
+    import ctypes.util
+
+    if ctypes.util.find_library("avcodec") is None:
+        missing_real_part(f"no FFmpeg libraries for TorchCodec (apt-get install {FFMPEG_APT})")
+    python, _ = torchvision_python
+    report = tmp_path / "with-codec.json"
+    done = run_verify(python, "--only", "companions", "--json", str(report),
+                      extra_path=(audio_paths["audio"], audio_paths["codec"]))
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = rows(report)
+    assert [n for n in found if n.startswith("torchaudio")] == [
+        "torchaudio", "torchaudio.ops(cpu)", "torchaudio.ops(gpu)", "torchaudio.decode"]
+    ident = found["torchaudio"]
+    assert ident["status"] == "PASS", ident
+    assert ident["reason"].startswith("torchaudio 2.11.0 imports; torchaudio 2.11.0 declares no "
+                                      "torch version; built against the stable ABI, it "
+                                      "supports torch 2.11 and later, and torch 2.14")
+    assert ident["figures"]["requirement"] == "torch>=2.11"
+    cpu = found["torchaudio.ops(cpu)"]
+    assert cpu["status"] == "PASS", cpu
+    # float32 against float64: a real, small difference, so the reference is independent.
+    assert 0 < cpu["figures"]["lfilter_relative_error"] <= 1e-4
+    assert found["torchaudio.ops(gpu)"]["status"] == "SKIP"
+    decode = found["torchaudio.decode"]
+    assert decode["status"] == "PASS", decode
+    assert decode["figures"] == {"frames": 1600, "rate": 8000}
+
+    report = tmp_path / "without-codec.json"
+    done = run_verify(python, "--only", "companions", "--json", str(report),
+                      extra_path=(audio_paths["audio"],))
+    assert done.returncode == 0, done.stdout + done.stderr
+    decode = rows(report)["torchaudio.decode"]
+    assert decode["status"] == "SKIP"
+    assert decode["reason"] == (
+        "not run: torchaudio 2.11.0 decodes through TorchCodec (torchaudio.load is "
+        "load_with_torchcodec since 2.9), and torchcodec is not installed")

@@ -17,6 +17,13 @@ from dataclasses import dataclass
 # torch 2.N pairs with torchvision 0.(N+15), e.g. 2.9 / 0.24) and torchaudio's "Compatibility
 # Matrix" (pytorch/audio docs/source/installation.rst: torch 2.N pairs with torchaudio 2.N).
 MINOR_OFFSET = {"torchvision": 15, "torchaudio": 0}
+# From this release on, the companion is built against libtorch's stable ABI and supports that
+# torch and every later one. Upstream: pytorch/audio docs/source/installation.rst (PR #4212,
+# "clarify torchaudio 2.11 supports torch>=2.11"): "TorchAudio 2.11 is built against PyTorch's
+# stable ABI and therefore supports PyTorch 2.11 and all later versions"; its 2.11.0 wheel
+# declares no torch requirement at all. torchvision says so in its metadata (0.29.1:
+# `torch (>=2.14.0)`), which is read first.
+STABLE_ABI_FROM = {"torchaudio": (2, 11)}
 
 # "torch (==2.13.0)", "torch>=2.14.0", "torch[opt] (>=2) ; python_version >= '3.10'", "torch".
 _REQUIREMENT = re.compile(r"^\s*torch(?![A-Za-z0-9._-])\s*(?:\[[^\]]*\])?"
@@ -141,6 +148,14 @@ def pairing(companion: str, companion_version: str, torch_version: str,
                        "not on a known release line, so its pairing with torch "
                        f"{torch_version} is not proven")
     want = f"{line[0]}.{line[1]}"
+    stable = STABLE_ABI_FROM.get(companion)
+    if stable is not None and line >= stable:
+        ok = running >= line
+        verb = "is" if ok else "is not"
+        return Pairing(ok=ok, requirement=f"torch>={want}", source="release line",
+                       text=f"{companion} {companion_version} declares no torch version; built "
+                       f"against the stable ABI, it supports torch {want} and later, and torch "
+                       f"{torch_version} {verb} one of them")
     ok = running == line
     verb = "is" if ok else "is not"
     return Pairing(ok=ok, requirement=f"torch {want}.*", source="release line",
