@@ -164,7 +164,7 @@ def device_against_cpu(torch: ModuleType, torchvision: ModuleType, device: str
                        ) -> tuple[list[str], dict[str, object]]:
     """(problems, figures) for nms and roi_align on `device` against the same ops on the CPU."""
     problems: list[str] = []
-    boxes, scores = nms_inputs(torch, 2000)
+    boxes, scores = nms_inputs(torch, 1000)
     on_cpu = torchvision.ops.nms(boxes, scores, NMS_THRESHOLD).tolist()
     on_device = torchvision.ops.nms(boxes.to(device), scores.to(device), NMS_THRESHOLD).cpu()
     if on_device.tolist() != on_cpu:

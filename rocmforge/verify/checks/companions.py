@@ -87,7 +87,8 @@ def device_unusable(ctx: CheckContext) -> str:
     if not ctx.torch.cuda.is_available():
         return "no GPU visible to torch (torch.cuda.is_available() is False)"
     if not ctx.on_gpu:
-        return "--device cpu was asked"
+        return ("the device under test is the CPU (--device cpu, or no GPU of the "
+                "--when-device target)")
     return ""
 
 
