@@ -452,7 +452,7 @@ class _Inflater:
         self._cap = cap
         self._declared = declared
         self._where = where
-        self.buffer = bytearray()
+        self.data = b""  # the decompressed prefix produced so far
         self.ended = False
         self._taken = 0
         self._method = method
@@ -473,20 +473,28 @@ class _Inflater:
             self._pending = b""
 
     def ensure(self, size: int) -> None:
-        """Grow the buffer to `size` bytes (bounded by cap), or until the stream ends."""
+        """Grow `data` to `size` bytes (bounded by cap), or until the stream ends."""
         size = min(size, self._cap)
+        have = len(self.data)
+        if have >= size or self.ended:
+            return
+        parts = [self.data] if have else []
         try:
-            while len(self.buffer) < size and not self.ended:
-                want = max(size - len(self.buffer), 4096)
-                piece = self._next(want)
+            while have < size:
+                piece = self._next(max(size - have, 4096))
                 if not piece:
                     self.ended = True
-                    raise self._ended_early(len(self.buffer))
-                self.buffer += piece
+                    break
+                parts.append(piece)
+                have += len(piece)
         except self._errors() as exc:
             raise BundleFormatError(
                 f"{self._where}: the {self._method} payload does not decompress ({exc})"
             ) from None
+        finally:
+            self.data = parts[0] if len(parts) == 1 else b"".join(parts)
+        if self.ended:
+            raise self._ended_early(have)
 
     def take(self, size: int) -> bytes:
         """The next `size` decompressed bytes, without keeping them (deep checks)."""
@@ -679,6 +687,7 @@ _PLAIN_HEAD = PLAIN_MAGIC[:4]
 BUNDLE_ALIGN = 4096  # each translation unit's bundle starts 4096-aligned in .hip_fatbin
 _ZERO_PAGE = bytes(BUNDLE_ALIGN)  # `startswith` on it checks padding with one memcmp
 _STREAM_WINDOW = 1 << 16
+_CCOB_TABLE_GUESS = 8192  # decompressed bytes that usually hold a CCOB entry table
 _DEEP_PIECE = 1 << 20  # decompressed bytes per step of a deep check
 _RELEASE_EVERY = 32 << 20  # hand mapped pages back every 32 MiB walked: RSS stays flat
 
@@ -987,9 +996,11 @@ class _Walk:
         """
         limits = self.limits
         table_cap = min(uncompressed, limits.max_table_bytes)
-        # The table and the first code object (4096-aligned) are usually in the first 8 KiB.
-        want = min(8192, table_cap)
-        budget = 0
+        # The table and the first code object (4096-aligned) are usually in the first 8 KiB;
+        # code-object headers are checked in the `check_prefix_bytes` after the bytes that
+        # hold the table. Both are decompressed in one go (a zstd block is decoded whole).
+        table_bytes = min(_CCOB_TABLE_GUESS, table_cap)
+        want = min(table_bytes + limits.check_prefix_bytes, cap)
         table: _Table | None = None
         while True:
             try:
@@ -998,7 +1009,7 @@ class _Walk:
                 if table is None:
                     raise
                 return table, exc.what
-            prefix = bytes(inflater.buffer)
+            prefix = inflater.data
             complete = len(prefix) >= uncompressed
             try:
                 table = self.table(
@@ -1010,22 +1021,22 @@ class _Walk:
                         f"{where}: the entry table reaches past the first {table_cap} "
                         "decompressed bytes that are accepted (possible zip bomb)"
                     ) from None
-                want = min(max(more.size, want * 2), table_cap)
+                table_bytes = min(max(more.size, table_bytes * 2), table_cap)
+                want = max(table_bytes, len(prefix))
                 continue
             except BundleFormatError as exc:
                 raise BundleFormatError(
                     f"{where} (declaring {uncompressed} uncompressed bytes): {exc.what}"
                 ) from None
-            # Code-object headers past the prefix are checked while they fit the budget, which
-            # is fixed once the table is read.
-            budget = budget or min(cap, len(prefix) + limits.check_prefix_bytes)
+            # Code-object headers past the prefix are checked while they fit the budget.
+            budget = min(cap, table_bytes + limits.check_prefix_bytes)
             wanted = [
                 offset + _CODE_OBJECT_HEADER
                 for _, offset, size, check in table.rows
                 if check.code_object_version is None and check.status == "not-checked"
                 and size and len(prefix) < offset + _CODE_OBJECT_HEADER <= budget
             ]  # fmt: skip
-            if not wanted or want >= budget:
+            if not wanted or inflater.ended or len(prefix) >= budget:
                 return table, ""
             want = max(wanted)
 
