@@ -18,7 +18,9 @@ Then one run of each task under `python -X importtime` lists the costliest impor
 modules a task imports beyond the empty task file's, by cumulative time, with the first
 rocmforge module that pulled each one in.
 
-Usage: python3 benchmarks/startup.py [--repeat 5] [--top 15] [--source] [--json]
+Before/after (`--before DIR`): another checkout, timed interleaved with this one.
+
+Usage: python3 benchmarks/startup.py [--repeat 5] [--top 15] [--source] [--before DIR] [--json]
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ TASKS = {
 _IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)")
 
 
-def child_env(cache: Path | None) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HIP_PLATFORM=os.environ.get("HIP_PLATFORM", "amd"))
+def child_env(root: Path, cache: Path | None) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(root), HIP_PLATFORM=os.environ.get("HIP_PLATFORM", "amd"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if cache is not None:
         env["PYTHONPYCACHEPREFIX"] = str(cache)
@@ -54,17 +56,17 @@ def child_env(cache: Path | None) -> dict[str, str]:
     return env
 
 
-def byte_compile(cache: Path) -> None:
+def byte_compile(root: Path, cache: Path) -> None:
     """Compile the kit, Invoke and the libraries the tasks import into `cache`."""
-    env = child_env(cache)
+    env = child_env(root, cache)
     null = subprocess.DEVNULL
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "rocmforge"),
-                    str(ROOT / "tasks.py")], env=env, check=True, stdout=null)  # fmt: skip
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "rocmforge"),
+                    str(root / "tasks.py")], env=env, check=True, stdout=null)  # fmt: skip
     # One run of each task with --write-pyc compiles what they import from the standard library
     # and site-packages.
     for argv in TASKS.values():
         subprocess.run([sys.executable, "-m", "invoke", "--write-pyc", *argv], env=env,
-                       cwd=ROOT, check=False, stdout=null, stderr=null)  # fmt: skip
+                       cwd=root, check=False, stdout=null, stderr=null)  # fmt: skip
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -107,42 +109,56 @@ def import_costs(argv: list[str], env: dict[str, str], cwd: Path) -> dict[str, t
     return out
 
 
+def median_row(samples: list[tuple[float, float]]) -> dict[str, float]:
+    walls = [wall for wall, _ in samples]
+    return {"wall_median": statistics.median(walls), "wall_best": min(walls),
+            "cpu_median": statistics.median(cpu for _, cpu in samples)}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--source", action="store_true", help="no byte-compiled cache")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="another checkout of the kit (e.g. `git worktree add DIR <commit>`), "
+                        "timed interleaved with this one for a before/after table")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="startup-bench-"))
     try:
-        cache = None if args.source else work / "pycache"
-        env = child_env(cache)
+        roots = {"after": ROOT}
+        if args.before is not None:
+            roots = {"before": args.before.resolve(), "after": ROOT}
+        envs = {}
+        for label, root in roots.items():
+            cache = None if args.source else work / f"pycache-{label}"
+            envs[label] = child_env(root, cache)
+            if cache is not None:
+                byte_compile(root, cache)
         empty = work / "empty"
         empty.mkdir()
         (empty / "tasks.py").write_text("from invoke import task\n")
-        if cache is not None:
-            byte_compile(cache)
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in [*TASKS, "empty"]}
+        runs: dict[str, list[tuple[float, float]]] = {}
         load_before = os.getloadavg()
         invoke = [sys.executable, "-m", "invoke"]
         for _ in range(args.repeat):
-            for name, argv in TASKS.items():
-                runs[name].append(timed([*invoke, *argv], env, ROOT))
-            runs["empty"].append(timed([*invoke, "--list"], env, empty))
+            for label, root in roots.items():
+                for name, argv in TASKS.items():
+                    runs.setdefault(f"{name} ({label})", []).append(
+                        timed([*invoke, *argv], envs[label], root))
+            runs.setdefault("empty task file", []).append(
+                timed([*invoke, "--list"], envs["after"], empty))
         load_after = os.getloadavg()
-        print(f"{'run':8} {'wall median':>11} {'wall best':>9} {'cpu median':>10}  "
+        print(f"{'run':20} {'wall median':>11} {'wall best':>9} {'cpu median':>10}  "
               f"(n={args.repeat}, {'source' if args.source else 'byte-compiled'}; load "
               f"{load_before[0]:.2f} -> {load_after[0]:.2f} on {os.cpu_count()} CPUs)")  # fmt: skip
         results: dict[str, dict[str, float]] = {}
-        for name, samples in runs.items():
-            walls = [wall for wall, _ in samples]
-            cpus = [cpu for _, cpu in samples]
-            results[name] = {"wall_median": statistics.median(walls), "wall_best": min(walls),
-                             "cpu_median": statistics.median(cpus)}  # fmt: skip
-            label = "empty" if name == "empty" else name
-            print(f"{label:8} {results[name]['wall_median']:10.3f}s {min(walls):8.3f}s "
-                  f"{results[name]['cpu_median']:9.3f}s")  # fmt: skip
+        for name in sorted(runs, key=lambda n: (n.split(" ")[0], n)):
+            row = results[name] = median_row(runs[name])
+            print(f"{name:20} {row['wall_median']:10.3f}s {row['wall_best']:8.3f}s "
+                  f"{row['cpu_median']:9.3f}s")  # fmt: skip
+        env = envs["after"]
         floor = import_costs(["--list"], env, empty)
         for name in ("plan", "doctor"):
             costs = import_costs(TASKS[name], env, ROOT)
@@ -158,7 +174,6 @@ def main() -> None:
             print(f"{name}: kit modules by cumulative time")
             for cost, module in ours[: args.top]:
                 print(f"  {cost / 1000:7.1f} ms  {module}")
-            results[name]["imported_modules"] = len(costs)
         if args.json:
             print(json.dumps(results, indent=2))
     finally:
