@@ -991,8 +991,8 @@ class _Walk:
     ) -> tuple[_Table, str]:
         """Decompress just the entry table and the code-object headers within budget.
 
-        Returns the table and, when the payload broke off after the table was read (while
-        reaching for code-object headers), what went wrong; the table's rows are kept.
+        Returns the table and, when the payload broke off after the bytes that hold the table
+        (or while reaching for code-object headers), what went wrong; the table's rows are kept.
         """
         limits = self.limits
         table_cap = min(uncompressed, limits.max_table_bytes)
@@ -1003,12 +1003,13 @@ class _Walk:
         want = min(table_bytes + limits.check_prefix_bytes, cap)
         table: _Table | None = None
         while True:
+            broke = ""
             try:
                 inflater.ensure(want)
             except BundleFormatError as exc:
-                if table is None:
-                    raise
-                return table, exc.what
+                if table is not None:
+                    return table, exc.what
+                broke = exc.what  # the table may still lie within what was decompressed
             prefix = inflater.data
             complete = len(prefix) >= uncompressed
             try:
@@ -1016,6 +1017,8 @@ class _Walk:
                     prefix, 0, uncompressed, avail=None if complete else min(len(prefix), table_cap)
                 )
             except _NeedMore as more:
+                if broke:
+                    raise BundleFormatError(broke) from None
                 if more.size > table_cap:
                     raise BundleFormatError(
                         f"{where}: the entry table reaches past the first {table_cap} "
@@ -1026,8 +1029,10 @@ class _Walk:
                 continue
             except BundleFormatError as exc:
                 raise BundleFormatError(
-                    f"{where} (declaring {uncompressed} uncompressed bytes): {exc.what}"
+                    broke or f"{where} (declaring {uncompressed} uncompressed bytes): {exc.what}"
                 ) from None
+            if broke:
+                return table, broke  # the rows before the break are kept, the break reported
             # Code-object headers past the prefix are checked while they fit the budget.
             budget = min(cap, table_bytes + limits.check_prefix_bytes)
             wanted = [
