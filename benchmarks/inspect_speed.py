@@ -65,12 +65,14 @@ inflater = [a[9:] for a in sys.argv[2:] if a.startswith("inflater=")]
 if inflater:
     deep["inflater"] = inflater[0]
 start = time.perf_counter()
+cpu = time.process_time()
 report = inspect_paths([Path(sys.argv[1])], **deep)
 lib = report.libraries[-1]
 summary = {"bundles": len(lib.bundles), "targets": lib.targets, "status": lib.status,
            "error": lib.error, "unchecked": lib.unchecked, "mismatches": len(lib.mismatches)}
 elapsed = time.perf_counter() - start
 summary["seconds"] = elapsed
+summary["cpu_seconds"] = time.process_time() - cpu
 summary["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(summary))
 """
@@ -223,6 +225,15 @@ def drop_cache(path: Path) -> None:
         os.close(fd)
 
 
+def timed_cpu(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and its children) for one run."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0  # reaped by wait4
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+
+
 def timed(argv: list[str], timeout: int = 300) -> float | None:
     start = time.perf_counter()
     try:
@@ -248,14 +259,16 @@ def measure(lib: Path, repeat: int, cold: bool, deep: bool = False) -> dict:
     The top-level keys describe the "after" kit (this checkout); `kits` holds every kit's.
     """
     cats: list[float] = []
+    cat_cpus: list[float] = []
     readers: dict[str, list[dict]] = {label: [] for label in KITS}
     if not cold:
         timed(["cat", str(lib)])  # warm the cache
     for _ in range(repeat):
         if cold:
             drop_cache(lib)
-        cat = timed(["sh", "-c", f'cat "{lib}" > /dev/null'])
-        cats.append(cat if cat is not None else float("inf"))
+        cat, cat_cpu = timed_cpu(["sh", "-c", f'cat "{lib}" > /dev/null'])
+        cats.append(cat)
+        cat_cpus.append(cat_cpu)
         for label, root in KITS.items():
             if cold:
                 drop_cache(lib)
@@ -264,9 +277,10 @@ def measure(lib: Path, repeat: int, cold: bool, deep: bool = False) -> dict:
     for label, runs in readers.items():
         times = [r["seconds"] for r in runs]
         kits[label] = {"reader_best": min(times), "reader_median": statistics.median(times),
+                       "reader_cpu_median": statistics.median(r["cpu_seconds"] for r in runs),
                        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs), "last": runs[-1]}
     return {**kits["after"], "cat_best": min(cats), "cat_median": statistics.median(cats),
-            "kits": kits}  # fmt: skip
+            "cat_cpu_median": statistics.median(cat_cpus), "kits": kits}  # fmt: skip
 
 
 def line(name: str, mode: str, size: int, m: dict) -> str:
@@ -285,15 +299,19 @@ def line(name: str, mode: str, size: int, m: dict) -> str:
 def ratio_table(results: dict[str, dict]) -> list[str]:
     """Markdown rows: each warm case's medians, before and after, and after's ratios."""
     head = ["| case | cat | unzip -p | before | after | after / cat | after / unzip -p | "
-            "peak RSS |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+            "peak RSS | CPU: cat, before, after |", "|---" * 9 + "|"]  # fmt: skip
     rows = []
     for case, m in results.items():
         if case.endswith("/warm"):
             before = m["kits"].get("before", {}).get("reader_median")
+            before_cpu = m["kits"].get("before", {}).get("reader_cpu_median")
             after, cat = m["reader_median"], m["cat_median"]
             rows.append(f"| {case[:-5]} {m['bytes'] / (1 << 30):.2f} GiB .so | {cat:.3f} s | - | "
                         f"{f'{before:.3f} s' if before else '-'} | {after:.3f} s | "
-                        f"{after / cat:.2f}x | - | {m['peak_rss_mb']:.0f} MB |")  # fmt: skip
+                        f"{after / cat:.2f}x | - | {m['peak_rss_mb']:.0f} MB | "
+                        f"{m['cat_cpu_median']:.3f}, "
+                        f"{f'{before_cpu:.3f}' if before_cpu else '-'}, "
+                        f"{m['reader_cpu_median']:.3f} s |")  # fmt: skip
     wheel = results.get("wheel")
     if wheel:
         readers = {k: v for k, v in wheel["readers"].items() if k != "before"}
@@ -303,7 +321,8 @@ def ratio_table(results: dict[str, dict]) -> list[str]:
         rows.append(f"| wheel {wheel['wheel_bytes'] / (1 << 20):.0f} MiB ({name or 'default'}) | "
                     f"{cat:.3f} s | {unzip:.3f} s | {f'{before:.3f} s' if before else '-'} | "
                     f"{best['median']:.3f} s | {best['median'] / cat:.2f}x | "
-                    f"{best['median'] / unzip:.2f}x | {best['peak_rss_mb']:.0f} MB |")  # fmt: skip
+                    f"{best['median'] / unzip:.2f}x | {best['peak_rss_mb']:.0f} MB | - |"
+                    )  # fmt: skip
     return head + rows
 
 
