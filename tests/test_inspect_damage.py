@@ -354,10 +354,14 @@ def test_plain_walk_reads_the_first_code_objects_of_each_id_and_deep_reads_all()
             for e in b.device_entries} == {"ok"}  # fmt: skip
 
 
-def test_a_compressed_stream_cut_after_its_table_keeps_the_table_and_is_reported() -> None:
-    # The zlib stream ends 10 KiB into a bundle that declares 40 KiB: the table and the first
-    # code object's header were decompressed, the rest never arrives. The entries are kept,
-    # the cut is damage (no clean pass), and the walk steps on by the header's total size.
+@pytest.mark.parametrize("cut_at", [6_000, 10_000], ids=["inside-first-read", "after-it"])
+def test_a_compressed_stream_cut_after_its_table_keeps_the_table_and_is_reported(
+    cut_at: int,
+) -> None:
+    # The zlib stream ends 6 or 10 KiB into a bundle that declares 40 KiB (the first read asks
+    # for 8 KiB): the table and the first code object's header were decompressed, the rest never
+    # arrives. The entries are kept, the cut is damage (no clean pass), and the walk steps on
+    # by the header's total size.
     plain = plain_bundle([
         (HOST, b""),
         ("hipv4-amdgcn-amd-amdhsa--gfx90a", code_object_header(mach=0x3F) + os.urandom(16000)),
@@ -365,7 +369,7 @@ def test_a_compressed_stream_cut_after_its_table_keeps_the_table_and_is_reported
     ])  # fmt: skip
     import zlib
 
-    cut = zlib.compress(plain, 6)[:10_000]
+    cut = zlib.compress(plain, 6)[:cut_at]
     data = pad_to(ccob(plain, method="zlib", payload=cut)) + ccob(NEXT, version=2, method="zlib")
     scan = walk_fatbin(BytesSource(data), len(data), names)
     first, second = scan.bundles

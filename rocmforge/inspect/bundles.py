@@ -997,10 +997,9 @@ class _Walk:
         limits = self.limits
         table_cap = min(uncompressed, limits.max_table_bytes)
         # The table and the first code object (4096-aligned) are usually in the first 8 KiB;
-        # code-object headers are checked in the `check_prefix_bytes` after the bytes that
-        # hold the table. Both are decompressed in one go (a zstd block is decoded whole).
-        table_bytes = min(_CCOB_TABLE_GUESS, table_cap)
-        want = min(table_bytes + limits.check_prefix_bytes, cap)
+        # more is decompressed (and the table parsed again) only for a code-object header
+        # that lies within `check_prefix_bytes` after the bytes that hold the table.
+        table_bytes = want = min(_CCOB_TABLE_GUESS, table_cap)
         table: _Table | None = None
         while True:
             broke = ""
@@ -1024,8 +1023,7 @@ class _Walk:
                         f"{where}: the entry table reaches past the first {table_cap} "
                         "decompressed bytes that are accepted (possible zip bomb)"
                     ) from None
-                table_bytes = min(max(more.size, table_bytes * 2), table_cap)
-                want = max(table_bytes, len(prefix))
+                want = table_bytes = min(max(more.size, want * 2), table_cap)
                 continue
             except BundleFormatError as exc:
                 raise BundleFormatError(
