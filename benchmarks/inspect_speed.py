@@ -169,7 +169,8 @@ def byte_compile_env(work: Path) -> None:
     for root in KITS.values():
         subprocess.run([sys.executable, "-c", "import rocmforge.inspect.reader, "
                         "rocmforge.inspect.report, elftools.elf.elffile, zstandard, "
-                        "rocmforge.knowledge.arches"], env=kit_env(root), check=False)  # fmt: skip
+                        "rocmforge.knowledge.arches"], env=kit_env(root), cwd=root,
+                       check=False)  # fmt: skip
 
 
 def kit_env(root: Path) -> dict[str, str]:
@@ -247,7 +248,8 @@ def timed(argv: list[str], timeout: int = 300) -> float | None:
 def run_reader(lib: Path, deep: bool = False, inflater: str = "", root: Path = ROOT) -> dict:
     argv = [sys.executable, "-c", CHILD, str(lib), *(["deep"] if deep else []),
             *([f"inflater={inflater}"] if inflater else [])]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, env=kit_env(root))
+    # cwd=root: `python -c` puts the working directory first on sys.path.
+    done = subprocess.run(argv, capture_output=True, text=True, env=kit_env(root), cwd=root)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return json.loads(done.stdout)
