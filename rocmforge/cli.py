@@ -10,7 +10,7 @@ import shlex
 import signal
 import sys
 
-from invoke import Program
+from invoke import Exit, ParseError, Program
 
 from rocmforge import __version__
 from rocmforge.tasks import ns
@@ -21,11 +21,32 @@ signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
 class _Program(Program):
-    """Invoke's Program; `rocmforge inspect A B ...` reads every path (Invoke takes one)."""
+    """Invoke's Program; `rocmforge inspect A B ...` reads every path (Invoke takes one), and a
+    flag or task it does not know is bad input: exit 2, as every other bad input (Invoke's own
+    parser exits 1, which the kit keeps for a failed check)."""
 
     def run(self, argv: list[str] | str | None = None, exit: bool = True) -> None:  # noqa: A002
         words = shlex.split(argv) if isinstance(argv, str) else list(argv or sys.argv)
         super().run(spread_paths(words), exit)
+
+    def parse_core(self, argv: list[str] | None) -> None:
+        try:
+            super().parse_core(argv)
+        except ParseError as exc:
+            raise Exit(_parse_error(exc), code=2) from None
+
+    def parse_tasks(self) -> None:
+        try:
+            super().parse_tasks()
+        except ParseError as exc:
+            raise Exit(_parse_error(exc), code=2) from None
+
+
+def _parse_error(exc: ParseError) -> str:
+    """Invoke's parse error as the kit's one paragraph (what, fix)."""
+    return (f"rocmforge: {exc} The command line names a flag or task this kit does not have. "
+            "Fix: `rocmforge --list` lists the tasks and `rocmforge <task> --help` the flags of "
+            "one.")
 
 
 program = _Program(namespace=ns, version=__version__, name="rocmforge", binary="rocmforge")

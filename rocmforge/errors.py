@@ -1,8 +1,11 @@
 """The kit's error values.
 
 Owns: one base class whose message is a single paragraph (what happened, why, the fix) and the
-exit code a task ends with. Must not: print, exit, or import anything heavy; the task layer turns
-an error into output and an exit status (see `rocmforge.tasks._common.reported`).
+exit code a task ends with: 0 proven, 1 a check or a build step failed (the input was fine), 2
+bad input (nothing was changed), 3 the environment failed (the network, a disk, a tool that
+crashed: the same command can work later or elsewhere), 130 interrupted. Must not: print,
+exit, or import anything heavy; the task layer turns an error into output and an exit status
+(see `rocmforge.tasks._common.reported`).
 """
 
 from __future__ import annotations
@@ -79,6 +82,31 @@ class StepFailed(RocmforgeError):
     """A build step ran and failed; its triage is in the message. Exit 1: the input was fine."""
 
     exit_code = 1
+
+
+# The exit statuses, by meaning (README "Exit codes"; tests/test_exit_codes.py runs each).
+EXIT_CHECK_FAILED = StepFailed.exit_code
+EXIT_BAD_INPUT = RocmforgeError.exit_code
+EXIT_ENVIRONMENT = 3
+
+
+class EnvironmentFailed(RocmforgeError):
+    """The machine's surroundings failed, not the input: a fetch over the network, a full disk,
+    a tool that crashed. Exit 3: the same command can work again later or elsewhere."""
+
+    exit_code = EXIT_ENVIRONMENT
+
+    def in_step(self, log: str, resume: str) -> EnvironmentFailed:
+        """The same error, as a build step's: its log and how to resume are added to the fix
+        (the steps already done are stamped, so re-running the command skips them)."""
+        step_fix = (f"the step's log is {log}; once that is fixed, {resume} (the steps already "
+                    "done are stamped and are not run again)")
+        import copy
+
+        made = copy.copy(self)
+        made.fix = f"{self.fix}; {step_fix}" if self.fix else step_fix
+        made.args = (made.paragraph(),)
+        return made
 
 
 # Names that are spelled in lower case even at the start of a sentence.

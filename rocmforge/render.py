@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TextIO
@@ -50,8 +51,9 @@ def print_table(
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", show_lines=False)
-    for name in columns:
-        table.add_column(name, overflow="fold")
+    layout = column_layout(columns, table_rows)
+    for name, (whole, min_width) in zip(columns, layout, strict=True):
+        table.add_column(name, overflow="fold", no_wrap=whole, min_width=min_width or None)
     for row in table_rows:
         cells: list[str] = list(row)
         if status_column is not None and status_column < len(cells):
@@ -60,7 +62,41 @@ def print_table(
                 f"[{style}]{cells[status_column]}[/]" if style else cells[status_column]
             )
         table.add_row(*cells)
-    Console(file=stream, soft_wrap=False).print(table)
+    console = Console(file=stream, soft_wrap=False)
+    # A URL or a command is never broken: when the terminal is narrower than they need, the
+    # table is drawn wider and the terminal wraps the line (a paste still gets it whole).
+    console.width = max(console.width, table_width(layout, columns))
+    console.print(table)
+
+
+# Columns whose cells are commands to paste: never wrapped. Elsewhere a URL inside a cell keeps
+# its column at least as wide as the URL, so the text wraps around it, never through it.
+WHOLE_COLUMNS = frozenset({"command", "commands", "url"})
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
+_FLOOR = 8  # the narrowest a wrapping column is drawn when URLs or commands need the room
+
+
+def column_layout(columns: Sequence[str], rows: Sequence[Sequence[str]]
+                  ) -> list[tuple[bool, int]]:
+    """Per column: (no wrap, the least width that keeps its URLs or commands on one line)."""
+    layout: list[tuple[bool, int]] = []
+    for index, name in enumerate(columns):
+        cells = [row[index] for row in rows if index < len(row)]
+        if name.lower() in WHOLE_COLUMNS:
+            widest = max((len(line) for cell in cells for line in cell.splitlines()), default=0)
+            layout.append((True, max(widest, len(name))))
+        else:
+            urls = max((len(m.group()) for cell in cells for m in _URL.finditer(cell)), default=0)
+            layout.append((False, urls))
+    return layout
+
+
+def table_width(layout: Sequence[tuple[bool, int]], columns: Sequence[str]) -> int:
+    """The width a table needs so that every column gets its least width (rich's box: one
+    border per column plus one, and one space of padding on each side of a cell)."""
+    inner = sum(max(need, min(_FLOOR, len(name))) for (_, need), name in zip(layout, columns,
+                                                                              strict=True))
+    return inner + 3 * len(columns) + 1
 
 
 def plain_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -80,6 +116,12 @@ def plain_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
     for row in rows:
         lines.append(fmt(list(row) + [""] * (len(columns) - len(row))))
     return "\n".join(lines) + "\n"
+
+
+def count(number: int, noun: str, plural: str = "") -> str:
+    """`1 path`, `2 paths`, `0 submodules`: a number and its noun in the right form (`plural`
+    when adding "s" is wrong: `count(2, "patch", "patches")`)."""
+    return f"{number} {noun if number == 1 else (plural or noun + 's')}"
 
 
 def emit_json(document: object, stream: TextIO | None = None) -> None:

@@ -36,6 +36,7 @@ class Settings:
     pytorch_repo: str = ""
     pytorch_ref: str = ""
     pin_url: str = ""
+    lock_file: str = ""
     mirrors: Mapping[str, str] = field(default_factory=dict)
     triton_repo: str = ""
     triton_index: str = ""
@@ -52,6 +53,10 @@ class Settings:
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
     features: Mapping[str, str] = field(default_factory=dict)
+    # Companions built against the new torch (config/companions.toml): "torchvision",
+    # "torchaudio@v2.11.0" (a ref of your own after '@'); companion_repos: name -> git URL.
+    companions: tuple[str, ...] = ()
+    companion_repos: Mapping[str, str] = field(default_factory=dict)
     skip_preflight: bool = False
     venv_system_site_packages: bool = False
     alternatives_altdir: str = ""
@@ -74,6 +79,8 @@ class Settings:
         out["build_env"] = dict(self.build_env)
         out["matrix_groups"] = dict(self.matrix_groups)
         out["features"] = dict(self.features)
+        out["companions"] = list(self.companions)
+        out["companion_repos"] = dict(self.companion_repos)
         return out
 
 
@@ -191,6 +198,8 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
             return real
         if isinstance(default, Mapping):
             return _to_mapping(value)
+        if isinstance(default, tuple):
+            return _to_words(value)
         text = str(value).strip() if value is not None else ""
         if key == "cache" and text not in _CACHE_CHOICES:
             raise ValueError
@@ -221,6 +230,8 @@ def _kind_name(default: Any, key: str) -> str:
         return "a whole number >= 0"
     if isinstance(default, float):
         return "a number > 0"
+    if isinstance(default, tuple):
+        return "a list of names (a TOML/YAML list, or words separated by ',' or ';')"
     if isinstance(default, Mapping):
         return "a mapping (TOML/YAML table, or KEY=VALUE pairs separated by ';' in the environment)"
     return "a string"
@@ -235,6 +246,19 @@ def _to_bool(value: Any) -> bool:
     if text in ("0", "false", "no", "off", ""):
         return False
     raise ValueError(text)
+
+
+def _to_words(value: Any) -> tuple[str, ...]:
+    """A list setting from a TOML/YAML list or a "a,b;c" string (flag, environment)."""
+    if isinstance(value, str):
+        items: list[Any] = value.replace(";", ",").split(",")
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise TypeError(type(value).__name__)
+    if not all(isinstance(item, str) for item in items):
+        raise TypeError("not text")
+    return tuple(word.strip() for item in items for word in item.split(",") if word.strip())
 
 
 def _to_mapping(value: Any) -> dict[str, str]:
@@ -274,7 +298,7 @@ class Flag:
 
     @property
     def long(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        return "--" + self.name.strip("_").replace("_", "-")
 
 
 FLAGS: tuple[Flag, ...] = (
@@ -306,13 +330,19 @@ FLAGS: tuple[Flag, ...] = (
     Flag(name="system_site_packages", short="y", setting="venv_system_site_packages",
          help="let the build venv see the interpreter's site-packages (setting "
          "venv_system_site_packages)"),
+    # `with` is a Python keyword: the parameter is with_, the flag --with (Invoke strips the _).
+    Flag(name="with_", short="", setting="companions",
+         help="companions to build against the new torch, e.g. torchvision,torchaudio; "
+         "name@ref builds a tag, branch or commit of your own (torchvision@v0.28.0); "
+         "setting companions"),
     # Options of the tasks that take them.
     Flag(name="json", short="j", help="print a versioned JSON document instead of a table"),
     Flag(name="expect", short="e",
          help='targets every library with device code must carry, e.g. "gfx1100;gfx942"'),
     Flag(name="format", short="f", help="sh (default), fish, json, or github ($GITHUB_ENV lines)"),
-    Flag(name="lock", short="k",
-         help="reproduce the tree a rocmforge.lock file describes (its commits win over --ref)"),
+    Flag(name="lock", short="k", setting="lock_file",
+         help="reproduce the tree a rocmforge.lock file describes (its commits win over --ref; "
+         "setting lock_file)"),
     Flag(name="device", short="d",
          help="cuda (ROCm and CUDA builds), cpu, or auto (cuda when a GPU is visible)"),
     Flag(name="verbose", short="v",
@@ -366,7 +396,7 @@ FLAG_OF_SETTING: Mapping[str, Flag] = {f.setting: f for f in FLAGS if f.setting}
 # The flags of `invoke plan` and `invoke build`, in help order.
 BUILD_FLAGS: tuple[str, ...] = ("arch", "ref", "repo", "rocm_path", "work_dir", "gcc", "clang",
                                 "allow_compiler", "allow_triton_gap", "python", "triton",
-                                "skip_preflight", "system_site_packages")
+                                "skip_preflight", "system_site_packages", "lock", "with_")
 
 
 def flag_default(flag: Flag) -> str | bool:

@@ -102,3 +102,65 @@ def assert_manifest_describes_wheel(work: Path, patches: str | None = None) -> N
     if facts:
         assert facts["version"] == (tree / "version.txt").read_text().strip()
         assert version_in_wheel.startswith(facts["version"].split("+")[0])
+    assert_manifest_describes_companions(work, manifest, kit_patches)
+
+
+def assert_manifest_describes_companions(work: Path, manifest: dict[str, Any],
+                                         kit_patches: Path) -> None:
+    """Each companion the manifest names (issue 19): its wheel is in dist/ under the name both
+    sections give (and its sha256 when recorded), its commit is the checkout's HEAD, its
+    version is the checkout's version.txt, the patches it lists have those sha256s, and every
+    .so of its wheel with device code holds exactly the manifest's targets; a wheel key of a
+    companion has its section and the other way round."""
+    import subprocess
+
+    companions = manifest.get("companions", {})
+    wheels = manifest["wheels"]
+    assert set(companions) == set(wheels) - {"torch", "triton"}, (companions, wheels)
+    for name, entry in companions.items():
+        wheel = work / "dist" / entry["wheel"]
+        assert wheels[name] == entry["wheel"] and wheel.is_file(), (name, entry, wheels)
+        if entry.get("sha256"):
+            assert sha256_of(wheel) == entry["sha256"], name
+        tree = work / "src" / name
+        head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        assert entry["commit"] == head, (name, entry["commit"], head)
+        assert entry["version"] == (tree / "version.txt").read_text().strip()
+        for patch in entry.get("patches", []):
+            assert sha256_of(kit_patches / patch["file"]) == patch["sha256"], patch
+        with_code = {member: targets for member, targets in wheel_so_targets(wheel).items()
+                     if targets}
+        assert with_code, f"{wheel.name} has no .so with device code"
+        for member, targets in with_code.items():
+            assert targets == sorted(manifest["targets"]), (wheel.name, member, targets)
+
+
+def wheel_so_targets(wheel: Path) -> dict[str, list[str]]:
+    """member -> the amdgcn targets of its .hip_fatbin (read with the real
+    clang-offload-bundler-22), for every .so in the wheel; [] for a .so without device code."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    found: dict[str, list[str]] = {}
+    objcopy = shutil.which("llvm-objcopy-22") or "objcopy"
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(wheel) as archive:
+        for member in archive.namelist():
+            if not member.endswith(".so"):
+                continue
+            so = Path(tmp) / "lib.so"
+            so.write_bytes(archive.read(member))
+            fatbin = Path(tmp) / "fatbin.bin"
+            fatbin.unlink(missing_ok=True)
+            dumped = subprocess.run([objcopy, "--dump-section", f".hip_fatbin={fatbin}",
+                                     str(so)], capture_output=True, text=True)
+            if dumped.returncode != 0 or not fatbin.is_file():
+                found[member] = []
+                continue
+            listed = subprocess.run(["clang-offload-bundler-22", "--list", "--type=o",
+                                     f"--input={fatbin}"], capture_output=True, text=True,
+                                    check=True).stdout
+            found[member] = sorted(line.split("--", 1)[1] for line in listed.split()
+                                   if "amdgcn" in line)
+    return found

@@ -247,7 +247,8 @@ def test_full_disk_leaves_no_half_wheel_or_stamp_and_resumes(shared) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
 
     failed = run_build(work, repo, preexec_fn=tiny_files)
-    assert failed.returncode == 1, failed.stdout[-2000:] + failed.stderr[-2000:]
+    # A disk that refuses the write: the environment failed (exit 3, issue 18 item 5c).
+    assert failed.returncode == 3, failed.stdout[-2000:] + failed.stderr[-2000:]
     assert "Step collect failed" in failed.stderr
     assert "no stamp was written" in failed.stderr
     assert "collect" not in stamps(work) and "install" not in stamps(work)

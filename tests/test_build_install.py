@@ -49,6 +49,25 @@ def test_a_build_without_triton_installs_torch_alone(tmp_path: Path) -> None:
                                     [str(root / "dist" / "torch-2.9.1-cp311-linux_x86_64.whl")])
 
 
+def test_companion_wheels_are_installed_after_torch(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    work = workdir_for(root)
+    doc = build_manifest(
+        targets=["gfx1100"], wheels={"torch": "torch-2.9.1-cp311-linux_x86_64.whl", "triton": ""},
+        lock=None, toolchain={}, env={}, steps=[], plan_settings={}, created="t")
+    doc["companions"] = {
+        name: {"version": version, "ref": f"v{version}", "commit": "a" * 40, "repo": "r",
+               "wheel": f"{name}-{version}-cp311-linux_x86_64.whl", "sha256": "", "torch": "2.9.1",
+               "patches": []}
+        for name, version in (("torchvision", "0.24.1"), ("torchaudio", "2.9.1"))}
+    write_manifest(work.dist / "manifest.json", doc)
+    argv = install_argv(work, sys.executable)
+    assert argv == pip_install_argv(sys.executable, [
+        str(root / "dist" / "torch-2.9.1-cp311-linux_x86_64.whl"),
+        str(root / "dist" / "torchvision-0.24.1-cp311-linux_x86_64.whl"),
+        str(root / "dist" / "torchaudio-2.9.1-cp311-linux_x86_64.whl")])
+
+
 @pytest.mark.parametrize("manifest_text", [None, "{}", "not json", '{"schema": "other"}'])
 def test_no_manifest_of_the_kit_is_refused(tmp_path: Path, manifest_text: str | None) -> None:
     work = workdir_for(tmp_path / "w")

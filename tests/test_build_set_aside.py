@@ -86,7 +86,7 @@ def test_build_of_another_tag_sets_the_kit_edits_aside(tmp_path: Path) -> None:
     before = _status(tree)
     refused = _user_checkout(work, repo, "v2.8.1")
     assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert f"rocmforge: {tree} has local changes (1 paths: third_party/gloo/cmake/Hip.cmake); " \
+    assert f"rocmforge: {tree} has local changes (1 path: third_party/gloo/cmake/Hip.cmake); " \
            "not checking out v2.8.1" in refused.stderr
     assert f"git -C {tree} stash push" in refused.stderr
     assert "Traceback" not in refused.stderr
@@ -141,7 +141,7 @@ def test_build_does_not_set_aside_edits_of_a_tree_the_kit_never_edited(tmp_path:
     before = _status(tree)
     build = _build_at(work, repo, "v2.8.1")
     assert build.returncode == 2, build.stdout[-3000:] + build.stderr[-3000:]
-    assert f"{tree} has local changes (1 paths: version.txt); not checking out v2.8.1" in (
+    assert f"{tree} has local changes (1 path: version.txt); not checking out v2.8.1" in (
         build.stderr)
     assert _status(tree) == before
     assert _git(tree, "stash", "list") == ""

@@ -257,7 +257,10 @@ def test_doctor_json_document_is_exact() -> None:
     rows = [DoctorRow(check="rocm", status="OK", detail="6.4.1"),
             DoctorRow(check="disk", status="FAIL", detail="2 GiB", fix="free space")]
     doc = doctor_json(facts, ["gfx1100"], rows)
-    assert doc == {"schema": "rocmforge.doctor/1", "ok": False, "targets": ["gfx1100"],
+    from rocmforge import __version__
+
+    assert doc == {"schema": "rocmforge.doctor/1", "rocmforge_version": __version__,
+                   "ok": False, "targets": ["gfx1100"],
                    "rocm": {"root": "/opt/rocm-6.4.1", "version": "6.4.1", "llvm_major": 19},
                    "rows": [r.to_json() for r in rows]}
     assert doctor_json(SimpleNamespace(rocm=None), [], rows[:1])["ok"] is True

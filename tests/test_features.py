@@ -130,9 +130,9 @@ def _state(prefix: Path | None = None) -> AotritonState:
     return AotritonState(release=None, table=load_aotriton_table(), fetch=None, prefix=prefix)
 
 
-def _plan(targets, requested=None, *, rccl=True, state=None):
+def _plan(targets, requested=None, *, rccl=True, state=None, rocm="7.0.2"):
     return plan_features(load_features(), requested or {}, targets, _components(rccl=rccl),
-                         state or _state())
+                         state or _state(), rocm_version=rocm)
 
 
 @pytest.mark.parametrize("target", ["gfx942", "gfx1100", "gfx1151"])
@@ -146,12 +146,95 @@ def test_default_build_keeps_pytorchs_defaults_on_supported_targets(target: str)
     assert "hipblaslt 0.12.0" in plan.rows[0].detail
 
 
+TABLE = "config/features.toml [aotriton]"
+CK_SRC = "pytorch/pytorch:aten/src/ATen/Context.cpp@8e9714e8"
+HIPBLASLT_SRC = "ROCm/pytorch:aten/src/ATen/native/cuda/Blas.cpp@03c1b488"
+ROWS_AT_ROCM_7 = {
+    "gfx942": [
+        ("flash_attention", "on",
+         f"on by default; AOTriton kernels for gfx942 (amd-gfx942; {TABLE})"),
+        ("mem_efficient_attention", "on",
+         f"on by default; AOTriton kernels for gfx942 (amd-gfx942; {TABLE})"),
+        ("ck", "off", "off by default (pytorch/pytorch:setup.py); features ck=on builds it"),
+        ("hipblaslt", "on", f"on by default; listed for gfx942 ({HIPBLASLT_SRC})"),
+    ],
+    "gfx1100": [
+        ("flash_attention", "on",
+         f"on by default; AOTriton kernels for gfx1100 (amd-gfx110x; {TABLE})"),
+        ("mem_efficient_attention", "on",
+         f"on by default; AOTriton kernels for gfx1100 (amd-gfx110x; {TABLE})"),
+        ("ck", "off", "off by default (pytorch/pytorch:setup.py); Composable Kernel SDPA and GEMM "
+                      f"supports none of gfx1100 (only gfx90a, gfx942, gfx950; {CK_SRC})"),
+        ("hipblaslt", "on", f"on by default; listed for gfx1100 ({HIPBLASLT_SRC})"),
+    ],
+    "gfx1151": [
+        ("flash_attention", "on",
+         f"on by default; AOTriton kernels for gfx1151 (amd-gfx115x; {TABLE})"),
+        ("mem_efficient_attention", "on",
+         f"on by default; AOTriton kernels for gfx1151 (amd-gfx115x; {TABLE})"),
+        ("ck", "off", "off by default (pytorch/pytorch:setup.py); Composable Kernel SDPA and GEMM "
+                      f"supports none of gfx1151 (only gfx90a, gfx942, gfx950; {CK_SRC})"),
+        ("hipblaslt", "on", f"on by default; listed for gfx1151 ({HIPBLASLT_SRC})"),
+    ],
+}
+
+
+@pytest.mark.parametrize("target", sorted(ROWS_AT_ROCM_7))
+def test_features_table_rows_for_the_three_targets(target: str) -> None:
+    rows = [row[:3] for row in _plan([target]).table_rows()]
+    assert rows[:4] == ROWS_AT_ROCM_7[target]
+    assert rows[4:] == [("distributed", "on", "on by default"), ("rccl", "on", "on by default"),
+                        ("magma", "on", "on by default"), ("kineto", "on", "on by default"),
+                        ("tests", "off", "off by default (config/build.toml); features tests=on "
+                                         "builds it")]
+
+
+def test_ck_asked_for_on_rdna_fails_preflight_and_builds_on_cdna() -> None:
+    fail = _plan(["gfx1100"], {"ck": "on"})
+    rows = {r.check: r for r in fail.rows}
+    assert rows["feature ck"].status == "FAIL"
+    assert ("cannot be built: Composable Kernel SDPA and GEMM supports none of gfx1100 (only "
+            f"gfx90a, gfx942, gfx950; {CK_SRC})") in rows["feature ck"].detail
+    assert fail.env["USE_ROCM_CK_SDPA"] == "0" and fail.env["USE_ROCM_CK_GEMM"] == "0"
+    mixed = _plan(["gfx942", "gfx1100"], {"ck": "on"})
+    ck = mixed.features[2]
+    assert ck.on and mixed.env["USE_ROCM_CK_SDPA"] == "1"
+    assert (f"Composable Kernel SDPA and GEMM unused on gfx1100 (supported: gfx90a, gfx942, "
+            f"gfx950; {CK_SRC})") in ck.why
+
+
+def test_hipblaslt_targets_depend_on_the_rocm_release() -> None:
+    older = _plan(["gfx1151", "gfx942"], rocm="6.4.1").features[3]
+    assert older.on and older.variables == ()
+    assert ("hipBLASLt is not used on gfx1151 (from ROCm 6.4.2): PyTorch falls back to another "
+            "library there (supported: gfx90a, gfx942, gfx1100, gfx1101, gfx1102, gfx1200, "
+            f"gfx1201, gfx908 at ROCm 6.4.1; {HIPBLASLT_SRC})") in older.why
+    only = _plan(["gfx1151"], rocm="6.4.1")
+    assert only.features[3].on  # linked anyway; the runtime uses hipBLAS
+    assert "no target of this build is in hipBLASLt's list" in only.features[3].why
+    asked = _plan(["gfx1151"], {"hipblaslt": "on"}, rocm="6.4.1")
+    assert [r.status for r in asked.rows if r.check == "feature hipblaslt"] == ["FAIL"]
+    unknown = _plan(["gfx1151"], rocm="").features[3]
+    assert unknown.on and "ROCm version unknown: every listed target counted" in unknown.why
+
+
+def test_a_part_without_a_build_switch_cannot_be_turned_off() -> None:
+    with pytest.raises(UsageError, match="turns hipblaslt off, which a PyTorch build cannot do"):
+        _plan(["gfx942"], {"hipblaslt": "off"})
+
+
 def test_auto_leaves_attention_out_for_a_target_aotriton_has_no_kernels_for() -> None:
     plan = _plan(["gfx1030"])
     flash = plan.features[0]
     assert not flash.on and flash.why.startswith("off: AOTriton has no kernels for gfx1030")
     assert plan.env["USE_FLASH_ATTENTION"] == "0" and plan.env["USE_MEM_EFF_ATTENTION"] == "0"
-    assert all(r.status == "OK" for r in plan.rows)
+    warned = [r for r in plan.rows if r.status == "WARN"]
+    assert [r.check for r in warned] == ["feature flash_attention",
+                                         "feature mem_efficient_attention"]
+    assert warned[0].detail.startswith("flash attention (AOTriton) is left out of this build: "
+                                       "AOTriton has no kernels for gfx1030")
+    assert warned[0].fix == ("build for a supported target to have it, or set features "
+                             "flash_attention=off to leave it out on purpose")
 
 
 def test_asked_for_but_unsupported_is_a_preflight_fail_with_the_reason() -> None:
@@ -166,6 +249,8 @@ def test_a_missing_component_turns_rccl_off_or_fails_when_asked() -> None:
     auto = _plan(["gfx942"], rccl=False)
     assert auto.env == {"USE_NCCL": "0", "USE_RCCL": "0"}
     assert "the ROCm component rccl is not installed" in auto.features[5].why
+    assert [(r.check, r.status) for r in auto.rows] == [("feature hipblaslt", "OK"),
+                                                          ("feature rccl", "WARN")]
     asked = _plan(["gfx942"], {"rccl": "on"}, rccl=False)
     assert [r.status for r in asked.rows] == ["OK", "FAIL"]
 
@@ -261,7 +346,9 @@ def _nothing_kept(tmp_path: Path) -> None:
 
 def test_wrong_hash_unpacks_nothing(tmp_path: Path, httpserver) -> None:
     base = _serve(httpserver)
-    with pytest.raises(RocmforgeError, match="does not match its published sha256") as err:
+    with pytest.raises(RocmforgeError, match="Fetching AOTriton 9.9b's runtime failed: The "
+                       "download of aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz "
+                       "does not match its published sha256") as err:
         fetch_from_tree(_tree(tmp_path, rt70="ab" * 32), "7.0", ["gfx942"], tmp_path / "aotriton",
                         tmp_path / "downloads", base_url=base, progress=False)
     assert err.value.exit_code == 2
@@ -271,9 +358,14 @@ def test_wrong_hash_unpacks_nothing(tmp_path: Path, httpserver) -> None:
 def test_404_unpacks_nothing(tmp_path: Path, httpserver) -> None:
     httpserver.expect_request("/9.9b/aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz"
                               ).respond_with_data("not here", status=404)
-    with pytest.raises(RocmforgeError, match="failed with HTTP 404"):
+    with pytest.raises(RocmforgeError, match="Fetching AOTriton 9.9b's runtime failed: .* failed "
+                       "with HTTP 404") as err:
         fetch_from_tree(_tree(tmp_path), "7.0", ["gfx942"], tmp_path / "aotriton",
                         tmp_path / "downloads", base_url=httpserver.url_for("/"), progress=False)
+    text = str(err.value)
+    assert "listed by the index" not in text  # the wheel-index wording is not AOTriton's
+    assert "the URL and sha256 come from tree: cmake/External/aotriton.cmake" in text
+    assert "--base-url (or PYTORCH_AOTRITON_BASE_URL)" in text
     _nothing_kept(tmp_path)
 
 
@@ -309,3 +401,23 @@ def test_timeout_unpacks_nothing(tmp_path: Path, httpserver) -> None:
                         tmp_path / "downloads", base_url=httpserver.url_for("/"),
                         progress=False, timeout_s=0.5)
     _nothing_kept(tmp_path)
+
+
+# --- the build's own AOTriton download failing: triage names it (real cmake 3.25 logs) ---------
+
+@pytest.mark.parametrize("log, signature, cause", [
+    ("aotriton_download_refused.log", "aotriton-download",
+     "the build could not download AOTriton (http://127.0.0.1:9/0.10b/aotriton-0.10b-"
+     "manylinux_2_28_x86_64-rocm6.2-shared.tar.gz): PyTorch's cmake/External/aotriton.cmake"),
+    ("aotriton_download_hash_mismatch.log", "aotriton-download-hash",
+     "the AOTriton tarball the build downloaded (cmake/External/aotriton.cmake) does not match "
+     "the sha256 the tree names"),
+])
+def test_triage_names_aotritons_download_and_says_fetch(log: str, signature: str,
+                                                        cause: str) -> None:
+    from rocmforge.execute.triage import triage_file
+
+    found = triage_file(Path(__file__).parent / "fixtures" / "logs" / log, step="build")
+    assert found is not None and found.signature_id == signature
+    assert found.cause.startswith(cause)
+    assert "`invoke fetch`" in found.fix and "AOTRITON_INSTALLED_PREFIX" in found.fix

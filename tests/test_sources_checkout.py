@@ -142,7 +142,7 @@ def test_dirty_tree_stops_and_says_how_to_keep(remotes: FakeRemotes, tmp_path: P
         checkout_pytorch(settings(remotes, tmp_path, pytorch_ref="v2.8.0"))
     assert tree_state(tree) == before
     text = info.value.paragraph()
-    assert "has local changes (1 paths: src/a.py)" in text
+    assert "has local changes (1 path: src/a.py)" in text
     assert f"git -C {tree} stash push" in text and "reset --hard" in text
     assert info.value.exit_code == 2
 
@@ -204,7 +204,8 @@ def test_unreachable_mirror_rolls_back(remotes: FakeRemotes, tmp_path: Path) -> 
                 mirrors=broken,
             )
         )
-    assert info.value.exit_code == 2 and "mirrors" in info.value.paragraph()
+    # A mirror git cannot reach is the environment's failure (exit 3, issue 18 item 5c).
+    assert info.value.exit_code == 3 and "mirrors" in info.value.paragraph()
     assert tree_state(tree) == before
     # A fresh checkout through the dead mirror leaves nothing behind.
     fresh = tmp_path / "fresh"
@@ -214,9 +215,9 @@ def test_unreachable_mirror_rolls_back(remotes: FakeRemotes, tmp_path: Path) -> 
 
 
 def test_unreachable_repo_is_a_clear_error(remotes: FakeRemotes, tmp_path: Path) -> None:
-    with pytest.raises(GitFailed, match="Cannot reach the repository") as info:
+    with pytest.raises(GitFailed, match="Cannot fetch from .*gone: git could not reach it") as info:
         checkout_pytorch(settings(remotes, tmp_path, pytorch_repo=(tmp_path / "gone").as_uri()))
-    assert info.value.exit_code == 2
+    assert info.value.exit_code == 3  # the environment failed (issue 18 item 5c)
     assert not (tmp_path / "src" / "pytorch").exists()
 
 

@@ -87,14 +87,15 @@ def test_dirty_tree_exit_2(remotes: FakeRemotes, tmp_path: Path) -> None:
     assert tree_state(tmp_path / "src/pytorch") == before
 
 
-def test_unreachable_mirror_exit_2(remotes: FakeRemotes, tmp_path: Path) -> None:
+def test_unreachable_mirror_exit_3(remotes: FakeRemotes, tmp_path: Path) -> None:
     bad = invoke(
         ["checkout", "--ref", "v2.9.1"],
         tmp_path,
         remotes,
         ROCMFORGE_MIRRORS=f"{SUB_URL}={(tmp_path / 'gone.git').as_uri()}",
     )
-    assert bad.returncode == 2 and "Cannot fetch the submodules" in bad.stderr
+    # A mirror git cannot reach: the environment failed (exit 3, issue 18 item 5c).
+    assert bad.returncode == 3 and "Cannot fetch the submodules" in bad.stderr
     assert not (tmp_path / "src/pytorch").exists()
 
 

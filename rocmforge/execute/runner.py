@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rocmforge import process
-from rocmforge.errors import RocmforgeError, StepFailed
+from rocmforge.errors import EnvironmentFailed, RocmforgeError, StepFailed
 from rocmforge.execute.actions import (
     ActionContext,
     ActionTable,
@@ -369,14 +369,18 @@ class StepRunner:
             self._record(step, "interrupted", started)
             raise self._interrupted(
                 step, exc if isinstance(exc, process.Interrupted) else None) from None
-        except RocmforgeError:
+        except RocmforgeError as exc:
             self._record(step, "failed", started)
             if quiet is not None:
                 self._show_log(step)
+            if isinstance(exc, EnvironmentFailed):  # a fetch, a disk: say where and how to resume
+                with contextlib.suppress(OSError), log_path.open("a", encoding="utf-8") as log:
+                    log.write(f"rocmforge: {exc.paragraph()}\n")
+                raise exc.in_step(str(log_path), self.resume_hint) from None
             raise
         except OSError as exc:
             self._record(step, "failed", started)
-            raise StepFailed(
+            raise EnvironmentFailed(
                 f"Step {step.name} failed: {exc.strerror or exc} ({exc.filename or 'no file'})",
                 "the operating system refused a write or read (a full disk or a missing "
                 "folder is the usual cause); no stamp was written, so nothing is marked done",

@@ -1,10 +1,11 @@
 """The optional parts of a ROCm build: config/features.toml as records.
 
-Owns: one `FeatureSpec` per optional part (the PyTorch build variables that switch it, its
-default, the ROCm components it needs, where its target list comes from, the artifact configure
-downloads for it) and `AotritonTable`, AOTriton's facts before a checkout exists. Must not: look
-at the machine or a checkout (sources.aotriton reads the tree), or decide what a build gets
-(plan.features does).
+Owns: one `FeatureSpec` per optional part (the PyTorch build variables that switch it, its default,
+the ROCm components it needs, where its target list comes from and, for "listed", the targets
+upstream names per ROCm release, whether an unsupported target leaves it out or falls back at run
+time, the artifact configure downloads for it) and `AotritonTable`, AOTriton's facts before a
+checkout exists. Must not: look at the machine or a checkout (sources.aotriton reads the tree), or
+decide what a build gets (plan.features does).
 """
 
 from __future__ import annotations
@@ -16,8 +17,16 @@ from rocmforge.errors import ConfigError
 from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
 
 TABLE_FILE = "config/features.toml"
-TARGET_RULES = ("", "aotriton")
+TARGET_RULES = ("", "aotriton", "listed")
 ARTIFACTS = ("", "aotriton")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupportedTargets:
+    """Targets upstream supports for a feature from a ROCm release on ("" = any release)."""
+
+    rocm: str
+    targets: tuple[str, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,9 +38,13 @@ class FeatureSpec:
     variables: tuple[str, ...]
     default: bool
     components: tuple[str, ...]
-    targets: str  # "" (upstream gives no list the kit checks) or "aotriton"
+    targets: str  # "" (upstream gives no list the kit checks), "aotriton" or "listed"
     artifact: str  # "" or "aotriton": what configure downloads for it
     source: str
+    supported: tuple[SupportedTargets, ...] = ()  # targets = "listed": the lists, oldest first
+    # True: linked whatever the targets (no build switch); an unlisted target falls back at run
+    # time (hipBLASLt -> hipBLAS). False: built only for listed targets, left out otherwise.
+    fallback: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,7 +71,8 @@ def load_features() -> tuple[FeatureSpec, ...]:
         where = f"{TABLE_FILE} [features.{name}]"
         row = expect_type(raw, dict, where=where)
         check_keys(row, where=where, required=("label", "variables", "default", "components",
-                                               "targets", "artifact", "source"))
+                                               "targets", "artifact", "source"),
+                   optional=("supported", "fallback"))
         spec = FeatureSpec(
             name=str(name), label=str(expect_type(row["label"], str, where=f"{where} label")),
             variables=tuple(str(v) for v in expect_type(row["variables"], list,
@@ -67,8 +81,15 @@ def load_features() -> tuple[FeatureSpec, ...]:
             components=tuple(str(c) for c in expect_type(row["components"], list,
                                                          where=f"{where} components")),
             targets=str(row["targets"]), artifact=str(row["artifact"]),
-            source=str(expect_type(row["source"], str, where=f"{where} source")))
+            source=str(expect_type(row["source"], str, where=f"{where} source")),
+            supported=_supported(row.get("supported", []), where=f"{where} supported"),
+            fallback=bool(expect_type(row.get("fallback", False), bool,
+                                      where=f"{where} fallback")))
         _check_choice(spec.targets, TARGET_RULES, where=f"{where} targets")
+        if (spec.targets == "listed") != bool(spec.supported):
+            raise ConfigError(f"{where}: targets = \"listed\" and a supported list go together",
+                              "the list is what the kit checks the build's targets against",
+                              f"give {where} both, or neither")
         _check_choice(spec.artifact, ARTIFACTS, where=f"{where} artifact")
         for component in spec.components:
             _check_choice(component, tuple(sorted(known_components)),
@@ -92,6 +113,18 @@ def load_aotriton_table() -> AotritonTable:
                          images=tuple(map(str, expect_type(row["images"], list, where=where))),
                          base_url=str(row["base_url"]),
                          source=str(row["source"]))
+
+
+def _supported(raw: object, *, where: str) -> tuple[SupportedTargets, ...]:
+    out = []
+    for index, item in enumerate(expect_type(raw, list, where=where)):
+        entry = expect_type(item, dict, where=f"{where}[{index}]")
+        check_keys(entry, where=f"{where}[{index}]", required=("rocm", "targets"))
+        out.append(SupportedTargets(
+            rocm=str(entry["rocm"]),
+            targets=tuple(str(t) for t in expect_type(entry["targets"], list,
+                                                      where=f"{where}[{index}] targets"))))
+    return tuple(out)
 
 
 def feature_names() -> tuple[str, ...]:

@@ -3,8 +3,9 @@
 Owns: the manifest document (schema "rocmforge.manifest/1": targets, wheel names, lock contents,
 toolchain versions, environment, per-step durations and results), writing it atomically, and
 reading it back as a checked `Manifest` (the build's install step, `collect` and the nox verify
-sessions all read it here). Must not: run anything or decide what a build does; the `collect`
-action gathers the values.
+sessions all read it here), including the companions section (`CompanionRecord`: torchvision,
+torchaudio built against the torch beside them). Must not: run anything or decide what a build
+does; the `collect` actions gather the values.
 """
 
 from __future__ import annotations
@@ -23,14 +24,64 @@ MANIFEST_NAME = "manifest.json"
 
 
 @dataclass(frozen=True, kw_only=True)
+class CompanionRecord:
+    """One companion the build made (manifest "companions" section): its version (version.txt
+    of the checkout), the ref and repository it was built from, the commit that ref resolved
+    to, its wheel in dist/ (and that file's sha256), the torch it was built against and the
+    patches applied (file, sha256)."""
+
+    name: str
+    version: str
+    ref: str
+    commit: str
+    repo: str
+    wheel: str
+    sha256: str = ""
+    torch: str = ""
+    patches: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Manifest:
-    """What a build left in dist/: its targets and wheels ("torch"/"triton" -> a file name in
-    dist/, "" = none), and the whole document."""
+    """What a build left in dist/: its targets and wheels ("torch"/"triton", and
+    "torchvision"/"torchaudio" when built -> a file name in dist/, "" or absent = none), and
+    the whole document."""
 
     path: Path
     targets: tuple[str, ...]
     wheels: Mapping[str, str]
     doc: Mapping[str, JSONValue]
+
+    @property
+    def companions(self) -> Mapping[str, CompanionRecord]:
+        """The companions section as records (empty when no companion was built); a
+        ConfigError when it has the wrong shape."""
+        raw = self.doc.get("companions", {}) or {}
+        fix = "rebuild with `invoke build --with ...`"
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{self.path}: 'companions' must map names to records", "", fix)
+        found: dict[str, CompanionRecord] = {}
+        for name, entry in raw.items():
+            if not isinstance(entry, Mapping) or not all(
+                    isinstance(entry.get(k, ""), str) for k in _COMPANION_TEXT):
+                raise ConfigError(f"{self.path}: companions.{name} must hold the text fields "
+                                  f"{', '.join(_COMPANION_TEXT)}", "", fix)
+            patches = entry.get("patches", []) or []
+            if not isinstance(patches, Sequence) or not all(
+                    isinstance(p, Mapping) and isinstance(p.get("file"), str)
+                    and isinstance(p.get("sha256"), str) for p in patches):
+                raise ConfigError(f"{self.path}: companions.{name}.patches must list "
+                                  "{file, sha256} records", "", fix)
+            listed: list[tuple[str, str]] = []
+            for patch in patches:
+                assert isinstance(patch, Mapping)  # checked above
+                listed.append((str(patch["file"]), str(patch["sha256"])))
+            text = {k: str(entry.get(k, "") or "") for k in _COMPANION_TEXT}
+            found[str(name)] = CompanionRecord(name=str(name), **text, patches=tuple(listed))
+        return found
+
+
+_COMPANION_TEXT = ("version", "ref", "commit", "repo", "wheel", "sha256", "torch")
 
 
 def build_manifest(
@@ -45,7 +96,8 @@ def build_manifest(
     created: str = "",
 ) -> dict[str, object]:
     """The manifest document (values JSON-able; the caller adds its sections). `wheels` maps
-    "torch"/"triton" to a file name in dist/ ("" = none)."""
+    "torch"/"triton" to a file name in dist/ ("" = none); the companions' wheels and their
+    "companions" section are added by the companions-collect step (steps.companions)."""
     return {
         "schema": MANIFEST_SCHEMA,
         "created": created or time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -335,7 +335,7 @@ def _row_for(
     raise UsageError(
         f"PyTorch {key[0]}.{key[1]} (from {shown}) is older than the kit supports",
         f"the kit has build facts for PyTorch {oldest.version} .. {newest.version}",
-        f"build a newer release, e.g. --pytorch-ref v{newest.version}.0",
+        f"build a newer release, e.g. --ref v{newest.version}.0",
     )
 
 

@@ -41,6 +41,7 @@ from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
+    from rocmforge.knowledge.companions import CompanionChoice, CompanionTable
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.probes.facts import Facts
     from rocmforge.settings import Settings
@@ -138,6 +139,7 @@ def plan_build(
     patch_inputs: Mapping[str, str] | None = None,
     sources: Mapping[str, object] | None = None,
     pytorch: PytorchSide | None = None,
+    companion_table: CompanionTable | None = None,
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
@@ -147,9 +149,11 @@ def plan_build(
     checkout exists; before, an estimate that the tree-facts step checks right after the
     checkout); `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is
     what the work dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by
-    `invoke plan`.
+    `invoke plan`. `companion_table` is config/companions.toml (loaded here when the settings
+    name companions and it is not given).
     """
     check_ref_name(str(settings.pytorch_ref))
+    companions = _companions(settings, options, companion_table)
     check_max_jobs(env)
     if options.build_style not in BUILD_STYLES:
         raise ValueError(f"build_style must be one of {BUILD_STYLES}, not {options.build_style!r}")
@@ -381,6 +385,11 @@ def plan_build(
             inputs={"dist": str(workdir.dist)},
         ),
     ]
+    if companions:  # after torch's install: see plan.companion_steps
+        from rocmforge.plan.companion_steps import companion_steps
+
+        steps += companion_steps(companions, workdir=workdir, build_env=build_env,
+                                 pip_env=pip_env, mirrors=settings.mirrors)
 
     notes: list[str] = []
     failing = [r.check for r in preflight if r.status == "FAIL"]
@@ -409,6 +418,10 @@ def plan_build(
                      "the build log")
     if pytorch is not None:
         notes += pytorch.notes()
+    if companions:
+        from rocmforge.plan.companion_steps import companion_notes
+
+        notes += companion_notes(companions)
     resolved = {
         "pytorch_repo": settings.pytorch_repo,
         "pytorch_ref": settings.pytorch_ref,
@@ -425,11 +438,26 @@ def plan_build(
         "compilers": dict(compilers),
         "origins": dict(getattr(settings, "origins", {}) or {}),
     }
+    if companions:
+        resolved["companions"] = [c.as_dict() for c in companions]
     if sources:
         resolved["sources"] = dict(sources)
     if pytorch is not None:
         resolved["pytorch_facts"] = pytorch.facts.as_dict()
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
+
+
+def _companions(settings: Settings, options: BuildOptions,
+                table: CompanionTable | None) -> tuple[CompanionChoice, ...]:
+    """The companions of this build for the torch version the plan knows ("" for a branch:
+    main of each companion, checked once checked out); a bad name or a ref that cannot pair
+    with this torch is a UsageError here, before any step."""
+    if not tuple(getattr(settings, "companions", ()) or ()):
+        return ()
+    from rocmforge.knowledge.companions import load_companions
+    from rocmforge.plan.companion_steps import companion_choices
+
+    return companion_choices(settings, table or load_companions(), options.pytorch_version)
 
 
 def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str,

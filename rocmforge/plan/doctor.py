@@ -704,9 +704,12 @@ DOCTOR_SCHEMA = "rocmforge.doctor/1"
 def doctor_json(facts: Facts, targets: Sequence[TargetId],
                 rows: Sequence[DoctorRow]) -> dict[str, object]:
     """The versioned document of `invoke doctor --json` (schema rocmforge.doctor/1)."""
+    from rocmforge import __version__
+
     rocm = facts.rocm
     return {
         "schema": DOCTOR_SCHEMA,
+        "rocmforge_version": __version__,  # the kit that wrote it: for bug reports
         "ok": exit_status(rows) == 0,
         "targets": [str(t) for t in targets],
         "rocm": None if rocm is None else {"root": str(rocm.root), "version": rocm.version,

@@ -1,12 +1,13 @@
 """Which optional parts a build gets: the `features` setting + targets + ROCm components + AOTriton.
 
-Owns: one decision per optional part (config/features.toml): on or off, why, and the build
-variables that make PyTorch's CMake do the same; the preflight rows for a part the user asked
-for ("on") that cannot be built (a FAIL with the reason, never a silent drop) and for the
-components each chosen part needs. Variables are set only where the decision differs from
-PyTorch's (or the kit's) default or the user chose explicitly, so a default build's environment
-is unchanged; BUILD_TEST=0 stays in config/build.toml. Must not: probe, read files or download
-(the caller passes what the tree, the install and the work dir say).
+Owns: one decision per optional part (config/features.toml): on or off, why, and the build variables
+that make PyTorch's CMake do the same; the preflight rows for a part the user asked for ("on") that
+cannot be built (a FAIL with the reason, never a silent drop) and for the components each chosen
+part needs; the target check against upstream's lists (AOTriton's images, or the table's per-ROCm
+lists for CK and hipBLASLt). Variables are set only where the decision differs from PyTorch's (or
+the kit's) default or the user chose explicitly, so a default build's environment is unchanged;
+BUILD_TEST=0 stays in config/build.toml. Must not: probe, read files or download (the caller passes
+what the tree, the install and the work dir say).
 """
 
 from __future__ import annotations
@@ -113,24 +114,74 @@ def plan_features(
     targets: Sequence[str],
     components: Sequence[tuple[Component, ComponentFound]] | None,
     aotriton: AotritonState,
+    *,
+    rocm_version: str = "",
 ) -> FeaturePlan:
-    """One Feature per spec, in the table's order, and the rows preflight shows."""
+    """One Feature per spec, in the table's order, and the rows preflight shows (`rocm_version`:
+    the install's, "" when unknown; it picks the per-ROCm target lists)."""
     choices = check_choices(requested, [s.name for s in specs])
-    found = {c.name: f for c, f in components} if components is not None else None
+    for spec in specs:
+        if choices.get(spec.name) == "off" and spec.fallback and not spec.variables:
+            raise UsageError(
+                f"The features setting turns {spec.name} off, which a PyTorch build cannot do",
+                f"{spec.label} has no build switch: {_short(spec.source)} links it on every ROCm "
+                "build",
+                f"drop {spec.name} from the features setting (auto)")
+    found = {c.name: (c, f) for c, f in components} if components is not None else None
     features: list[Feature] = []
     rows: list[DoctorRow] = []
     for spec in specs:
         choice = choices.get(spec.name, "auto")
-        feature, row = _decide(spec, choice, targets, found, aotriton)
+        feature, row = _decide(spec, choice, targets, found, aotriton, rocm_version)
         features.append(feature)
         if row is not None:
             rows.append(row)
     return FeaturePlan(features=tuple(features), rows=tuple(rows))
 
 
+def listed_targets(spec: FeatureSpec, rocm_version: str) -> tuple[str, ...]:
+    """The targets the table lists for `spec` at this ROCm release (every entry when unknown)."""
+    from rocmforge.versions import version_key
+
+    have = version_key(rocm_version, width=3) if rocm_version else None
+    out: list[str] = []
+    for entry in spec.supported:
+        if not entry.rocm or have is None or have >= version_key(entry.rocm, width=3):
+            out.extend(t for t in entry.targets if t not in out)
+    return tuple(out)
+
+
+def _listed_check(spec: FeatureSpec, targets: Sequence[str],
+                  rocm_version: str) -> tuple[list[str], list[str]]:
+    """(blockers, notes) of the table's target lists for these targets."""
+    listed = listed_targets(spec, rocm_version)
+    missing = [t for t in targets if t not in listed]
+    later = [f"{t} (from ROCm {e.rocm})" for t in missing for e in spec.supported
+             if t in e.targets]
+    where = _cite(spec.source.split("targets: ", 1)[-1])
+    per_rocm = any(entry.rocm for entry in spec.supported)
+    notes: list[str] = []
+    if not rocm_version and per_rocm:
+        notes.append("ROCm version unknown: every listed target counted")
+    if not missing:
+        return [], [f"listed for {', '.join(targets)} ({where})", *notes]
+    known = ", ".join(listed) + (f" at ROCm {rocm_version}" if rocm_version and per_rocm else "")
+    unsupported = ", ".join(later) if later else ", ".join(missing)
+    if spec.fallback:
+        fall = (f"{spec.label} is not used on {unsupported}: PyTorch falls back to another "
+                f"library there (supported: {known}; {where})")
+        if len(missing) == len(targets):
+            return [f"no target of this build is in {spec.label}'s list ({known}; {where})"], notes
+        return [], notes + [fall]
+    if len(missing) == len(targets):
+        return [f"{spec.label} supports none of {', '.join(targets)} (only {known}; {where})"], \
+            notes
+    return [], notes + [f"{spec.label} unused on {unsupported} (supported: {known}; {where})"]
+
+
 def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
-            found: Mapping[str, ComponentFound] | None,
-            aotriton: AotritonState) -> tuple[Feature, DoctorRow | None]:
+            found: Mapping[str, tuple[Component, ComponentFound]] | None,
+            aotriton: AotritonState, rocm_version: str) -> tuple[Feature, DoctorRow | None]:
     def make(on: bool, why: str, variables: Sequence[tuple[str, str]] = ()) -> Feature:
         return Feature(name=spec.name, label=spec.label, requested=choice, on=on, why=why,
                        variables=tuple(variables), source=spec.source)
@@ -142,27 +193,35 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             variables = []  # config/build.toml's BUILD_TEST=0 is the one place it is set
         return make(False, "off: the features setting", variables), None
     if choice == "auto" and not spec.default:
-        return make(False, f"off by default ({_short(spec.source)}); features {spec.name}=on "
-                    "builds it"), None
+        why = f"off by default ({_short(spec.source)}); features {spec.name}=on builds it"
+        if spec.targets == "listed" and targets:
+            cannot, _ = _listed_check(spec, targets, rocm_version)
+            if cannot:
+                why = f"off by default ({_short(spec.source)}); {cannot[0]}"
+        return make(False, why), None
 
     blockers: list[str] = []
     notes: list[str] = []
-    component_rows: list[str] = []
+    have: list[str] = []  # "rccl 2.22.3 (/opt/rocm/lib/cmake/rccl/rccl-config.cmake)"
+    lacking: list[str] = []  # install hints of the missing components
+    needed_by_configure = False  # a missing component PyTorch's configure REQUIREs
     for name in spec.components:
         if found is None:
             notes.append(f"{name} not checked (no ROCm install found)")
             continue
-        hit = found.get(name)
+        component, hit = found.get(name, (None, None))
         if hit is None or not hit.found:
             blockers.append(f"the ROCm component {name} is not installed")
+            lacking.append(f"{name}: {component.install_hint()}" if component else name)
+            needed_by_configure |= bool(component and component.required)
         else:
-            component_rows.append(f"{name} {hit.version or '(version unknown)'}")
+            have.append(f"{name} {hit.version or '(version unknown)'} ({hit.config})")
     if spec.targets == "aotriton" and targets:
         images, where = _aotriton_images(aotriton)
         if images is None:
             notes.append(f"AOTriton's target list is not in {where}; targets not checked")
         else:
-            from rocmforge.sources.aotriton import supported_targets
+            from rocmforge.sources.aotriton import image_covers, supported_targets
 
             covered = supported_targets(images, targets)
             missing = [t for t in targets if t not in covered]
@@ -172,6 +231,17 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             elif missing:
                 notes.append(f"no AOTriton kernels for {', '.join(missing)}: SDPA uses the math "
                              "path there")
+            if covered:
+                used = [i for i in images if any(image_covers(i, t) for t in covered)]
+                notes.insert(0, f"AOTriton kernels for {', '.join(covered)} "
+                                f"({', '.join(used)}; {where})")
+    if spec.targets == "listed" and targets:
+        cannot, said = _listed_check(spec, targets, rocm_version)
+        notes.extend(said)
+        if spec.fallback and cannot and choice != "on":
+            notes.extend(cannot)  # linked anyway; nothing to leave out
+        else:
+            blockers.extend(cannot)
     extra: list[tuple[str, str]] = []
     if spec.artifact == "aotriton" and not blockers:
         fetch = aotriton.fetch
@@ -187,23 +257,38 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
     if blockers:
         reason = "; ".join(blockers)
         off_vars = [(v, "0") for v in spec.variables]
+        install = f"install {'; '.join(lacking)}" if lacking else ""
+        check = f"feature {spec.name}"
         if choice == "on":
-            row = DoctorRow(check=f"feature {spec.name}", status="FAIL",
+            row = DoctorRow(check=check, status="FAIL",
                             detail=f"{spec.label} was asked for (features {spec.name}=on) but "
                                    f"cannot be built: {reason}",
-                            fix=f"install what is missing, build for a supported target, or set "
-                                f"features {spec.name}=auto (left out where unsupported)")
+                            fix=f"{install or 'build for a supported target'}, or set features "
+                                f"{spec.name}=auto (left out where unsupported)")
             return make(False, f"cannot be built: {reason}", off_vars), row
-        return make(False, f"off: {reason}", off_vars), None
+        if not spec.variables:
+            # No build switch: nothing is left out, the build needs what is missing.
+            row = DoctorRow(check=check, status="FAIL" if needed_by_configure else "WARN",
+                            detail=f"{spec.label} is part of every ROCm build, but {reason}"
+                                   + (": PyTorch's configure stops on it" if needed_by_configure
+                                      else ""),
+                            fix=install or "build for a listed target")
+            return make(False, f"missing: {reason}", off_vars), row
+        row = DoctorRow(check=check, status="WARN",
+                        detail=f"{spec.label} is left out of this build: {reason}",
+                        fix=(f"{install} to build it" if install else
+                             "build for a supported target to have it") +
+                            f", or set features {spec.name}=off to leave it out on purpose")
+        return make(False, f"off: {reason}", off_vars), row
     explicit = choice == "on" or not spec.default
     variables = [(v, value[True]) for v in spec.variables] if explicit else []
     why = ("on: the features setting" if choice == "on" else "on by default")
     if notes:
         why += "; " + "; ".join(notes)
     ok_row: DoctorRow | None = None
-    if component_rows:
+    if have:
         ok_row = DoctorRow(check=f"feature {spec.name}", status="OK",
-                           detail=f"{spec.label} needs {', '.join(component_rows)}: found")
+                           detail=f"{spec.label} needs {', '.join(have)}: found")
     return make(True, why, variables + extra), ok_row
 
 
@@ -218,3 +303,10 @@ def _aotriton_images(state: AotritonState) -> tuple[tuple[str, ...] | None, str]
 
 def _short(source: str) -> str:
     return source.split(" ", 1)[0]
+
+
+def _cite(source: str) -> str:
+    """"owner/repo:path@<40 hex> ..." -> "owner/repo:path@<8 hex>" for a table cell."""
+    first = _short(source)
+    path, at, ref = first.partition("@")
+    return f"{path}@{ref[:8]}" if at else first

@@ -152,6 +152,7 @@ class DoctorInputs:
     release: PytorchRelease
     triton: TritonProbeReport | None
     components: tuple[tuple[Component, ComponentFound], ...] | None
+    features: FeaturePlan | None = None  # each optional part, its components found or missing
 
 
 def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs:
@@ -165,17 +166,21 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import requested_targets
+    from rocmforge.plan.prepare_features import features_for_build
     from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts, with_target_probes
     from rocmforge.probes.triton_targets import probe_triton_targets
     from rocmforge.workdir import workdir_for
 
-    pytorch = pytorch_for(settings, workdir_for(settings.work_dir))
+    workdir = workdir_for(settings.work_dir)
+    pytorch = pytorch_for(settings, workdir)
     release = pytorch.release
     facts = gather_facts(settings, environ=environ)
     components = component_report(facts, pytorch)
     table = load_arch_table()
     targets = requested_targets(settings.arch, facts.gpus.targets, table)
+    features = features_for_build(settings, facts, [str(t) for t in targets], workdir, pytorch,
+                                  components)
     facts = with_target_probes(facts, targets, environ=environ)
     triton = None
     if targets:  # a Python without triton answers at once; its report then has no rows
@@ -187,9 +192,10 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
         choice, _ = _choose_compilers(settings, facts, release)
     except RocmforgeError:
         return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton,
-                            components=components)
+                            components=components, features=features)
     return DoctorInputs(facts=judged_by_build_choice(facts, choice), targets=targets,
-                        release=release, triton=triton, components=components)
+                        release=release, triton=triton, components=components,
+                        features=features)
 
 
 def component_report(

@@ -65,4 +65,5 @@ def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
 
     rocm_version = facts.rocm.version if facts.rocm is not None else ""
     state = aotriton_state(workdir, pytorch, rocm_version, targets)
-    return plan_features(load_features(), settings.features, targets, components, state)
+    return plan_features(load_features(), settings.features, targets, components, state,
+                         rocm_version=rocm_version)

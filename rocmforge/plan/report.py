@@ -20,7 +20,7 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
     """Targets, every resolved setting, and the resolved commits once a checkout exists."""
     rows = [("targets", ";".join(plan.targets))]
     for key, value in plan.settings.items():
-        if key in ("origins", "sources"):
+        if key in ("origins", "sources", "companions"):
             continue
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
@@ -31,6 +31,13 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
         pin = _mapping(_mapping(sources.get("triton")).get("pin"))
         if pin:
             rows.append(("triton pin", f"{pin.get('commit', '')} ({pin.get('version') or '?'})"))
+    companions = plan.settings.get("companions")
+    for entry in companions if isinstance(companions, list) else []:
+        choice = _mapping(entry)
+        rows.append((f"companion {choice.get('name', '?')}",
+                     f"skipped: {choice['skipped']}" if choice.get("skipped") else
+                     f"{choice.get('ref', '')} of {choice.get('repo', '')}"
+                     + (f" (needs torch {choice['requires']})" if choice.get("requires") else "")))
     return rows
 
 

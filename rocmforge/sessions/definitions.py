@@ -42,7 +42,7 @@ _NOTHING = all(t in (nox_support.NO_TARGETS, nox_support.BAD_MANIFEST) for t in 
 @nox.session(default=False, reuse_venv=False, venv_backend="none" if _NOTHING else None)
 @nox.parametrize("target", _TARGETS, ids=_TARGETS)
 def verify(session: nox.Session, target: str) -> None:
-    """Fresh venv with the built torch + Triton wheels; static and runtime checks per target."""
+    """Fresh venv with the built torch, Triton and companion wheels; the checks per target."""
     from packaging.tags import sys_tags
 
     from rocmforge.errors import RocmforgeError, UsageError

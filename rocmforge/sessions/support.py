@@ -2,8 +2,9 @@
 
 Owns: choosing the session targets (the manifest, or config/ when ROCMFORGE_VERIFY_TARGETS asks),
 finding exactly one torch and one Triton wheel for this Python (none when the build skipped
-Triton: the manifest says so, and the `triton` check is left out with that reason), and the
-verify command line.
+Triton: the manifest says so, and the `triton` check is left out with that reason), the
+companion wheels the manifest names (torchvision, torchaudio: exactly those files, sha256-checked
+where the manifest records a hash), and the verify command line.
 Bad input raises a RocmforgeError; `bail()` turns it into one paragraph on stderr and exit 2, so
 nox prints no traceback.
 Must not: create venvs or run anything (the noxfile does), or raise while nox collects sessions
@@ -12,6 +13,7 @@ Must not: create venvs or run anything (the noxfile does), or raise while nox co
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -40,6 +42,7 @@ _SEPARATORS = re.compile(r"[;,\s]+")
 class WheelSet:
     torch: Path
     triton: Path | None  # None: the build skipped Triton (`--triton skip`)
+    companions: tuple[Path, ...] = ()  # torchvision/torchaudio wheels the manifest names
 
     @property
     def triton_version(self) -> str:
@@ -47,7 +50,8 @@ class WheelSet:
 
     @property
     def paths(self) -> tuple[Path, ...]:
-        return (self.torch,) if self.triton is None else (self.torch, self.triton)
+        base = (self.torch,) if self.triton is None else (self.torch, self.triton)
+        return base + self.companions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,7 +160,8 @@ def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
                              f"{', '.join(missing)}", "They were moved or deleted after the build",
                              "run `invoke build` again, or copy the wheels back")
         # An empty (or absent) Triton entry: the build skipped Triton; verify what was built.
-        return WheelSet(torch=named["torch"], triton=named.get("triton"))
+        return WheelSet(torch=named["torch"], triton=named.get("triton"),
+                        companions=companion_wheels(dist, manifest))
     wheels = sorted(dist.glob("*.whl")) if dist.is_dir() else []
     torches = [w for w in wheels if wheel_dist(w) == "torch"]
     tritons = [w for w in wheels if wheel_provider(w.name)]
@@ -180,6 +185,49 @@ def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
                          f"{', '.join(w.name for w in tritons)}", "",
                          "keep the one built with this torch")
     return WheelSet(torch=torches[0], triton=tritons[0])
+
+
+# The companions a manifest may name (dist/manifest.json "wheels" and "companions" keys).
+COMPANION_NAMES = ("torchvision", "torchaudio")
+
+
+def companion_wheels(dist: Path, manifest: Manifest) -> tuple[Path, ...]:
+    """The companion wheels the manifest names, in COMPANION_NAMES order: `wheels[<name>]`, else
+    `companions[<name>]["wheel"]` ("" or absent: not built). Each must be in `dist` and, where
+    the manifest records its sha256 (`companions[<name>]["sha256"]`), hash to it: a wheel
+    rebuilt or swapped after the build is not the one the manifest describes."""
+    section = manifest.doc.get("companions")
+    found = []
+    for name in COMPANION_NAMES:
+        entry = section.get(name) if isinstance(section, dict) else None
+        entry = entry if isinstance(entry, dict) else {}
+        wheel = manifest.wheels.get(name) or entry.get("wheel") or ""
+        if not isinstance(wheel, str) or not wheel:
+            continue
+        path = dist / wheel
+        if not path.is_file():
+            raise UsageError(f"{manifest.path} names the {name} wheel {wheel}, which is not in "
+                             f"{dist}", "It was moved or deleted after the build",
+                             "run `invoke build` again, or copy the wheel back")
+        recorded = entry.get("sha256")
+        if isinstance(recorded, str) and recorded:
+            actual = file_sha256(path)
+            if actual != recorded.lower():
+                raise UsageError(
+                    f"{path} has sha256 {actual}, but {manifest.path} records {recorded}",
+                    "The wheel was rebuilt or replaced after the build that wrote the manifest, "
+                    "so it is not the one the manifest describes",
+                    f"run `invoke build --with {name}` again, or restore the built wheel")
+        found.append(path)
+    return tuple(found)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def check_wheel_python(wheel: Path, supported: Iterable[object], python: str) -> None:

@@ -147,7 +147,7 @@ def build_lock(
     )
 
 
-def _check_locked_patches(lock: Lock, lock_path: Path, patches_root: Path) -> None:
+def check_locked_patches(lock: Lock, lock_path: Path, patches_root: Path) -> None:
     """Before anything changes: each locked patch exists with the same sha256."""
     import hashlib
 
@@ -183,8 +183,9 @@ def checkout_pytorch(
 ) -> tuple[CheckoutResult, Lock, Path]:
     """PyTorch into the work dir at `ref` (or at a lock file's commits); then write the lock.
 
-    Returns the checkout, the lock written and its path. With `lock_path`, the commits come from
-    that file and every submodule commit and patch hash is checked against it. `set_aside` (a
+    Returns the checkout, the lock written and its path. With `lock_path` (default: the
+    lock_file setting), the commits come from that file and every submodule commit and patch
+    hash is checked against it. `set_aside` (a
     stash message) lets a move to another commit stash local changes instead of stopping with
     DirtyTree (see `checkout_tree`); only the build passes it, for the kit's own edits.
     """
@@ -192,9 +193,11 @@ def checkout_pytorch(
     patches_root = patches_root or series_root(settings)
     mirrors: Mapping[str, str] = settings.mirrors
     locked: Lock | None = None
+    if lock_path is None and settings.lock_file:
+        lock_path = Path(settings.lock_file)
     if lock_path is not None:
         locked = read_lock(lock_path)
-        _check_locked_patches(locked, lock_path, patches_root)
+        check_locked_patches(locked, lock_path, patches_root)
         repo = repo or locked.pytorch_repo
         ref = locked.pytorch_commit
     repo = repo or settings.pytorch_repo

@@ -244,7 +244,6 @@ def fetch_aotriton(fetch: AotritonFetch, aotriton_dir: Path, downloads: Path, *,
 
     The prefix appears only when every file downloaded, matched its hash and unpacked: the work
     happens in a temporary folder beside it that is renamed into place at the end."""
-    from rocmforge.sources.triton_wheel import download_verified
 
     if fetch.runtime is None:
         raise UsageError(
@@ -252,8 +251,8 @@ def fetch_aotriton(fetch: AotritonFetch, aotriton_dir: Path, downloads: Path, *,
             f"({', '.join(fetch.release.rocm)} only)",
             "configure would build AOTriton from source for it, which needs the network",
             "use a ROCm release from that list, or turn flash and memory-efficient attention off")
-    files = [download_verified(a.url, a.sha256, downloads, progress, filename=a.filename,
-                               timeout_s=timeout_s) for a in fetch.artifacts]
+    files = [_download(fetch, a, downloads, progress=progress, timeout_s=timeout_s)
+             for a in fetch.artifacts]
     aotriton_dir.mkdir(parents=True, exist_ok=True)
     final = aotriton_dir / fetch.prefix_name
     work = Path(tempfile.mkdtemp(dir=aotriton_dir, prefix=f".{fetch.prefix_name}."))
@@ -274,6 +273,37 @@ def fetch_aotriton(fetch: AotritonFetch, aotriton_dir: Path, downloads: Path, *,
     finally:
         if work.exists():
             shutil.rmtree(work, ignore_errors=True)
+
+
+class AotritonFetchFailed(RocmforgeError):
+    """An AOTriton file could not be fetched or did not match its sha256; nothing was unpacked."""
+
+    exit_code = 2
+
+
+def _download(fetch: AotritonFetch, artifact: Artifact, downloads: Path, *, progress: bool,
+              timeout_s: float) -> Path:
+    """One file, sha256-checked (sources.triton_wheel.download_verified), its failure told in
+    AOTriton's terms: which file of which release, where the tree names it, what to do."""
+    from rocmforge.sources.triton_wheel import DownloadFailed, download_verified
+
+    try:
+        return download_verified(artifact.url, artifact.sha256, downloads, progress,
+                                 filename=artifact.filename, timeout_s=timeout_s)
+    except DownloadFailed as exc:
+        kind = "runtime" if artifact is fetch.runtime else "kernel image"
+        # An HTTP status says all (its why is worded for a wheel index); keep the others' detail.
+        detail = artifact.url if "HTTP" in exc.what or not exc.why else exc.why.rstrip(".")
+        if artifact.url not in detail:
+            detail = f"{artifact.url} ({detail})"
+        raise AotritonFetchFailed(
+            f"Fetching AOTriton {fetch.release.version}'s {kind} failed: {exc.what.rstrip('.')}",
+            f"{detail}; the URL and sha256 come from {fetch.release.source}. "
+            "Nothing was unpacked, so the build would still download AOTriton itself",
+            "rerun `invoke fetch` where the network reaches it, or pass --base-url (or "
+            "PYTORCH_AOTRITON_BASE_URL) pointing at a mirror that serves AOTriton's release files "
+            "under <version>/<file name>; to build without it set features "
+            "flash_attention=off and mem_efficient_attention=off") from None
 
 
 def _unpack_into(archive: Path, dest: Path) -> None:

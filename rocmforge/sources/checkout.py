@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.sources.git import FULL_SHA, GitFailed, GitResult, run_git
+from rocmforge.render import count
+from rocmforge.sources.git import FULL_SHA, FetchFailed, GitFailed, GitResult, run_git
+from rocmforge.sources.offline import offline_fix
 
 _HEXISH = re.compile(r"^[0-9a-f]{4,39}$")
 
@@ -229,13 +231,14 @@ class _Runner:
         check: bool = True,
         cwd: Path | None = None,
         config: Sequence[tuple[str, str]] = (),
+        network: bool = False,
         **kw: str,
     ) -> GitResult:
         where = cwd or self.cwd
         result = run_git(args, cwd=where, config=(*self.config, *config), check=False)
         self.log.append(shlex.join(result.argv) + ("" if where == self.cwd else f"  (in {where})"))
         if check and not result.ok:
-            raise GitFailed(
+            raise (FetchFailed if network else GitFailed)(
                 kw.get("what") or f"`{shlex.join(result.argv)}` failed in {where}",
                 f"git said: {result.tail()}",
                 kw.get("fix", ""),
@@ -264,7 +267,8 @@ def local_changes(tree: Path) -> tuple[str, ...]:
 
 
 def resolve_ref(
-    url: str, ref: str, *, tree: Path | None, config: Sequence[tuple[str, str]]
+    url: str, ref: str, *, tree: Path | None, config: Sequence[tuple[str, str]],
+    name: str = "the repository",
 ) -> ResolvedRef:
     """Which commit `ref` names: a full sha as is, a tag known locally without network, else ask
     the remote with ls-remote (before anything changes, so a missing ref changes nothing)."""
@@ -285,8 +289,9 @@ def resolve_ref(
     listed = run_git(
         ls_remote_argv(url, ref),
         config=config,
-        what=f"Cannot reach the repository {url} to resolve {ref!r}",
-        fix="check the URL (--repo) or the `mirrors` setting, and that the mirror is reachable",
+        what=f"Cannot fetch from {url}: git could not reach it to resolve {ref!r}",
+        fix=offline_fix(name, url),
+        network=True,
     )
     resolved = parse_ls_remote(listed.stdout, ref)
     if resolved is None:
@@ -333,7 +338,8 @@ def checkout_tree(
         )
     run = _Runner(dest, config)
     old_head = head_commit(dest) if existing else ""
-    target = resolve_ref(repo, ref, tree=dest if existing else None, config=config)
+    target = resolve_ref(repo, ref, tree=dest if existing else None, config=config,
+                         name=name)
 
     if existing and old_head:
         subs = submodule_states(dest, config)
@@ -351,7 +357,8 @@ def checkout_tree(
         if changes and not (set_aside and old_head != target.commit):
             shown = ", ".join(c[3:] for c in changes[:5]) + (" ..." if len(changes) > 5 else "")
             raise DirtyTree(
-                f"{dest} has local changes ({len(changes)} paths: {shown}); not checking out {ref}",
+                f"{dest} has local changes ({count(len(changes), 'path')}: {shown}); not checking "
+                f"out {ref}",
                 "a checkout of another commit would overwrite them",
                 discard_or_keep_fix(dest),
             )
@@ -367,7 +374,7 @@ def checkout_tree(
         if not existing:
             dest.mkdir(parents=True, exist_ok=True)
             run(("init", "--quiet"))
-        _fetch(run, repo, target)
+        _fetch(run, repo, target, name)
         commit = run(("rev-parse", "--verify", f"{target.local_name}^{{commit}}")).stdout.strip()
         if commit != target.commit and target.kind != "commit":
             # The ref moved between ls-remote and fetch; use what was fetched.
@@ -386,7 +393,8 @@ def checkout_tree(
                 submodule_update_argv(shallow=False),
                 what=f"Cannot fetch the submodules of {name} at {ref}",
                 fix="check the `mirrors` setting (each submodule URL -> a reachable mirror) and "
-                "that the mirrors hold the submodule commits",
+                "that the mirrors hold the submodule commits; " + offline_fix(name, repo),
+                network=True,
             )
         has_origin = run(("remote", "get-url", "origin"), check=False)
         if not has_origin.ok:
@@ -456,8 +464,8 @@ def _stash_changes(
             after = _stash_ref(repo)
             if not after or after == before:
                 raise GitFailed(
-                    f"`git stash push` in {repo} saved nothing, although {len(lines)} paths "
-                    "have changes",
+                    f"`git stash push` in {repo} saved nothing, although there are changes in "
+                    f"{count(len(lines), 'path')}",
                     "the kit moves a tree with local changes only after stashing them",
                     f"look at `git -C {shlex.quote(str(repo))} status`, then run the task again",
                 )
@@ -499,15 +507,17 @@ def _remove_git_dir(dest: Path) -> None:
             child.unlink(missing_ok=True)
 
 
-def _fetch(run: _Runner, url: str, target: ResolvedRef) -> None:
+def _fetch(run: _Runner, url: str, target: ResolvedRef, name: str = "the repository") -> None:
     """Shallow fetch of exactly the ref; full fetch when the server refuses a bare commit."""
     if run(fetch_argv(url, target, shallow=True), check=False).ok:
         return
     if target.kind != "commit":
-        run(fetch_argv(url, target, shallow=False), what=f"Cannot fetch {target.ref} from {url}")
+        run(fetch_argv(url, target, shallow=False), what=f"Cannot fetch {target.ref} from {url}",
+            fix=offline_fix(name, url), network=True)
         return
     shallow = run(("rev-parse", "--is-shallow-repository"), check=False).stdout.strip() == "true"
-    run(full_fetch_argv(url, unshallow=shallow), what=f"Cannot fetch from {url}")
+    run(full_fetch_argv(url, unshallow=shallow), what=f"Cannot fetch from {url}",
+        fix=offline_fix(name, url), network=True)
     if not run(("cat-file", "-e", f"{target.commit}^{{commit}}"), check=False).ok:
         raise RefNotFound(
             f"Commit {target.commit} is not in {url}",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge import process
-from rocmforge.errors import RocmforgeError
+from rocmforge.errors import EnvironmentFailed, RocmforgeError
 
 # A full SHA-1 commit id as git prints it (lower case): the only form the kit pins, locks or
 # compares, because a branch moves and a short hash can become ambiguous.
@@ -30,6 +30,11 @@ _QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C", "GIT_A
 class GitFailed(RocmforgeError):
     """A git command failed; exit 2, because callers only run git before or while changing
     nothing, or roll back what they changed."""
+
+
+class FetchFailed(GitFailed, EnvironmentFailed):
+    """git could not reach or read a remote (ls-remote, fetch, submodule update): exit 3, the
+    environment failed; the fix names the offline alternatives (rocmforge.sources.offline)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,8 +78,10 @@ def run_git(
     check: bool = True,
     what: str = "",
     fix: str = "",
+    network: bool = False,
 ) -> GitResult:
-    """Run `git [-c k=v ...] <args>` in `cwd`; raise GitFailed when `check` and it fails.
+    """Run `git [-c k=v ...] <args>` in `cwd`; raise GitFailed when `check` and it fails
+    (FetchFailed, exit 3, when `network`: the command talks to a remote).
 
     `env` adds to the inherited environment (e.g. GIT_INDEX_FILE for a scratch index).
     """
@@ -96,7 +103,7 @@ def run_git(
         argv=argv, returncode=done.returncode, stdout=done.stdout, stderr=done.stderr
     )
     if check and not result.ok:
-        raise GitFailed(
+        raise (FetchFailed if network else GitFailed)(
             what or f"`{shlex.join(argv)}` failed (exit {done.returncode})",
             f"git said: {result.tail()}" if result.tail() else "",
             fix,

@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 if TYPE_CHECKING:  # requests costs ~0.1 s to import; only pin fetching needs it
     import requests
 
-from rocmforge.errors import RocmforgeError
+from rocmforge.errors import EnvironmentFailed, RocmforgeError
 from rocmforge.sources.git import FULL_SHA
 
 PIN_DIR = ".ci/docker/ci_commit_pins"
@@ -46,6 +46,10 @@ _REF_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)(?:-rc\d+)?$")
 
 class PinError(RocmforgeError):
     """A pin file is missing, malformed, or could not be fetched."""
+
+
+class PinFetchFailed(PinError, EnvironmentFailed):
+    """The pin_url server could not be reached or kept failing: exit 3 (the environment)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -291,7 +295,7 @@ def http_get_text(
                 "check the pin_url setting (and any proxy or credentials it needs)",
             )
         return response.text
-    raise PinError(
+    raise PinFetchFailed(
         f"Cannot fetch {url} after {retries + 1} tries ({last})",
         "the pin_url server is unreachable or too slow",
         "check the network or the pin_url setting, or run `invoke checkout` and read the pin from "

@@ -31,8 +31,9 @@ from urllib.parse import urldefrag, urljoin
 
 from packaging.version import InvalidVersion, Version
 
-from rocmforge.errors import RocmforgeError
+from rocmforge.errors import EnvironmentFailed, RocmforgeError
 from rocmforge.knowledge.triton import TRITON_PROVIDERS
+from rocmforge.sources.offline import how_to_set, index_fix
 from rocmforge.sources.triton_pin import TritonPin
 
 if TYPE_CHECKING:
@@ -47,8 +48,9 @@ class TritonWheelUnavailable(RocmforgeError):
     """No prebuilt wheel can be used; the pipeline falls back to a source build."""
 
 
-class IndexUnavailable(TritonWheelUnavailable):
-    """The index could not be read (timeout, connection, server error)."""
+class IndexUnavailable(TritonWheelUnavailable, EnvironmentFailed):
+    """The index could not be read (timeout, connection, server error): exit 3 when it stops a
+    build (`--triton wheel`); `auto` falls back to a source build."""
 
 
 class NoMatchingWheel(TritonWheelUnavailable):
@@ -131,26 +133,26 @@ class IndexClient:
                 raise IndexUnavailable(
                     f"The package index {self.index_url} could not be reached",
                     f"{type(exc).__name__}: {exc}",
-                    "check the network or proxy, or set --triton-index to a reachable mirror",
+                    index_fix(),
                 ) from None
             raise IndexUnavailable(
                 f"The package index {self.index_url} did not answer within {self.timeout_s:g} s",
                 f"reading {url} timed out (after {self.retries} retries)",
-                "check the network or proxy, set --triton-index to a reachable mirror, or let "
-                "the build fall back to a Triton source build",
+                index_fix(),
             ) from None
         if response.status_code == 404:
             raise NoMatchingWheel(
                 f"The index {self.index_url} has no project {canonicalize_name(project)}",
                 f"{url} answered 404",
-                "check --triton-index (it should be the index of your ROCm version) or let the "
-                "build fall back to a Triton source build",
+                f"check {how_to_set('triton_index', 'URL')} (it should be the index of your "
+                "ROCm version), or let the build fall back to a Triton source build "
+                "(--triton auto or source)",
             )
         if response.status_code >= 400:
             raise IndexUnavailable(
                 f"The package index answered HTTP {response.status_code} for {url}",
                 "the index is failing or refuses the request",
-                "retry later or set --triton-index to another index",
+                "retry later; " + index_fix(),
             )
         content_type = response.headers.get("Content-Type", "").split(";")[0].strip()
         if content_type == PEP691_JSON:

@@ -4,9 +4,9 @@ Owns: `build_actions(prepared)`, the ActionTable behind the plan's "python" step
 bound to this invocation's typed PreparedBuild (so no action reads an untyped settings bag or
 re-parses a flag). The stages: prepare (preflight, compilers, environment), checkout (checkout,
 patches), venv (build requirements, install), triton, configure (stale check, log check),
-outputs (collect). Must not: decide which steps run or in which order (plan.build_plan does) or
-run anything but through the ActionContext, apart from the library calls of rocmforge.sources
-(git and HTTP), which report what they did.
+outputs (collect), companions (after torch's install). Must not: decide which steps run or in
+which order (plan.build_plan does) or run anything but through the ActionContext, apart from
+the library calls of rocmforge.sources (git and HTTP), which report what they did.
 """
 
 from __future__ import annotations
@@ -15,7 +15,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rocmforge.execute.actions import Action, ActionContext, ActionTable, Details
-from rocmforge.steps import checkout, configure, outputs, prepare, tree, triton, venv
+from rocmforge.steps import (
+    checkout,
+    companions,
+    configure,
+    outputs,
+    prepare,
+    tree,
+    triton,
+    venv,
+)
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
@@ -50,6 +59,16 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
                                                    features=manifest_features(build)),
                 "copy the wheels to dist/ (atomically) and write dist/manifest.json"),
     "install": (venv.install, "pip install the dist/ wheels into the build venv"),
+    # Companions (torchvision, torchaudio), after torch's install: steps.companions.
+    "companion-checkout": (companions.checkout, "git: the companion at its ref (no clobbering)"),
+    "companion-pairing": (companions.pairing, "the companion's version.txt against the torch "
+                          "the build venv imports (config/companions.toml)"),
+    "companion-patches": (companions.patches, "apply patches/<companion>/ selected by its "
+                          "version"),
+    "companions-collect": (companions.collect, "copy the companion wheels to dist/ and add them "
+                           "to dist/manifest.json"),
+    "companions-install": (companions.install, "pip install the companion wheels into the "
+                           "build venv"),
 }
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.render import count
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     whose = whose_edits(ctx.workdir, old_head) if evidence else ""
     set_aside = (f"rocmforge: {_stash_words(whose)} of {old_head} before moving to "
                  f"{settings.pytorch_ref}") if evidence else ""
-    result, lock, lock_path = checkout_pytorch(settings, set_aside=set_aside)
+    result, lock, lock_path = checkout_pytorch(settings, set_aside=set_aside,
+                                               repo=str(settings.pytorch_repo))
     for line in result.log:
         ctx.say(f"+ {line}")
     if result.set_aside:
@@ -121,7 +123,7 @@ def set_aside_line(tree: Path, stashes: Sequence[SetAsideStash], old_head: str,
                    evidence: str) -> str:
     """One line: what was stashed where, and the commands that show and restore it."""
     t = shlex.quote(str(tree))
-    where = ", ".join(f"{s.paths} paths in {'the tree' if s.path == '.' else s.path}"
+    where = ", ".join(f"{count(s.paths, 'path')} in {'the tree' if s.path == '.' else s.path}"
                       for s in stashes)
     subs = [s for s in stashes if s.path != "."]
     also = (f" (submodules: `git -C {t} submodule foreach --recursive git stash list`)"

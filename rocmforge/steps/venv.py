@@ -96,8 +96,11 @@ def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
         )
     manifest = workdir.dist / "manifest.json"
     try:
-        wheels_doc = read_manifest(manifest).wheels
+        read = read_manifest(manifest)
+        wheels_doc = read.wheels
+        # Triton, then torch, then the companions built against that torch (their own pins name it).
         names = [wheels_doc[k] for k in ("triton", "torch") if wheels_doc.get(k)]
+        names += [record.wheel for record in read.companions.values() if record.wheel]
         has_torch = bool(wheels_doc.get("torch"))
     except ConfigError:
         names, has_torch = [], False

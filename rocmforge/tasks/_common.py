@@ -42,9 +42,16 @@ def reported(func: F) -> F:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise Exit(code=141) from None
         except OSError as exc:
-            # A path the user gave (work dir under a file, a read-only folder, a full disk) that
-            # the library did not check itself: still one paragraph and exit 2, not a traceback.
-            raise Exit(f"rocmforge: {os_error_paragraph(exc)}", code=2) from None
+            # A path the user gave (work dir under a file, a read-only folder) that the library
+            # did not check itself: still one paragraph and exit 2, not a traceback; a full disk
+            # or an I/O error is the environment's (exit 3).
+            import errno
+
+            from rocmforge.errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT
+
+            environment = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG)
+            code = EXIT_ENVIRONMENT if exc.errno in environment else EXIT_BAD_INPUT
+            raise Exit(f"rocmforge: {os_error_paragraph(exc)}", code=code) from None
 
     return wrapper  # type: ignore[return-value]
 

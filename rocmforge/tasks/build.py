@@ -17,16 +17,18 @@ from rocmforge.tasks._flags import flagged
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
+    from rocmforge.sources.locked import LockedBuild
 
 
 def _prepare(c: Context, flags: Mapping[str, object], *,
-             compile_probes: bool = True) -> PreparedBuild:
+             compile_probes: bool = True) -> tuple[PreparedBuild, LockedBuild | None]:
     """Settings from the task's table flags (plus config/, invoke.yaml, ROCMFORGE_*), probed and
-    planned."""
+    planned; with --lock, those of the locked tree, and the lock (rocmforge.sources.locked)."""
     from rocmforge.plan.prepare import prepare_build
+    from rocmforge.sources.locked import locked_settings
 
-    return prepare_build(settings_for(c, **settings_of_flags(flags)),
-                         compile_probes=compile_probes)
+    settings, locked = locked_settings(settings_for(c, **settings_of_flags(flags)))
+    return prepare_build(settings, compile_probes=compile_probes), locked
 
 
 def _resume_hint(arch: str) -> str:
@@ -47,14 +49,15 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
     from rocmforge.render import emit_json, print_table, say
 
     # The plan lists steps; the real compile per target is left to doctor and build's preflight.
-    prepared = _prepare(c, flags, compile_probes=False)
+    prepared, locked = _prepare(c, flags, compile_probes=False)
     the_plan = prepared.plan
     if json:
-        emit_json(with_features(the_plan.to_json(), prepared.inputs.features))
+        document = with_features(the_plan.to_json(), prepared.inputs.features)
+        emit_json({**document, "lock": locked.as_dict()} if locked else document)
         return
     states = planned_states(the_plan, prepared.inputs.workdir)
     print_table("rocmforge plan: settings", ("setting", "value"), settings_rows(the_plan))
-    for note in the_plan.notes:
+    for note in (*(locked.notes() if locked else ()), *the_plan.notes):
         say(f"note: {note}")
     print_table("steps", ("#", "step", "state", "command", "why"), step_rows(the_plan, states))
     if prepared.inputs.features is not None:
@@ -70,7 +73,7 @@ def build(c: Context, verbose: bool = False, **flags: object) -> None:
     from rocmforge.execute.runner import run_plan
     from rocmforge.steps import build_actions
 
-    prepared = _prepare(c, flags)
+    prepared, _ = _prepare(c, flags)
     workdir = prepared.inputs.workdir
     results = run_plan(c, prepared.plan, workdir, actions=build_actions(prepared),
                        resume_hint=_resume_hint(prepared.settings.arch), verbose=verbose)

@@ -33,6 +33,8 @@ def doctor(c: Context, json: bool = False, **flags: object) -> None:
                     components=found.components)
     if found.triton is not None:
         rows += triton_probe_rows(found.triton, pin_version=found.release.triton_version)
+    if found.features is not None:  # the optional parts: components found / missing, targets
+        rows += found.features.rows
     rows += cache_doctor_rows(settings, facts, targets, environ=os.environ)
     code = exit_status(rows)
     if json:

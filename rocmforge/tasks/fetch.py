@@ -55,6 +55,10 @@ def fetch(c: Context, rocm: str = "", base_url: str = "", **flags: object) -> No
         machine=platform.machine() or "x86_64")
     for artifact in fetched.artifacts:
         say(f"fetched {artifact.filename} (sha256 {artifact.sha256[:12]}...)")
+    if fetched.rocm != "rocm" + ".".join(version.split(".")[:2]):
+        say(f"ROCm {version} is not in AOTriton {fetched.release.version}'s list "
+            f"({', '.join(fetched.release.rocm)}); like aotriton.cmake, the kit took the nearest "
+            f"end, {fetched.rocm}")
     say(f"AOTriton {fetched.release.version} for {fetched.rocm} unpacked in {prefix}; the build "
         "sets AOTRITON_INSTALLED_PREFIX to it")
 

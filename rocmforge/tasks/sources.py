@@ -20,26 +20,23 @@ if TYPE_CHECKING:
     from rocmforge.sources.patches import PatchReport
 
 
-@flagged(("ref", "repo"))
+@flagged(("ref", "repo", "lock"))
 @reported
-def checkout(c: Context, lock: str = "", **flags: object) -> None:
+def checkout(c: Context, **flags: object) -> None:
     """Check out PyTorch at a ref with its submodules; never overwrites local changes."""
-    from pathlib import Path
-
-    from rocmforge.render import say
+    from rocmforge.render import count, say
     from rocmforge.sources import checkout_pytorch
 
     settings = settings_for(c, **settings_of_flags(flags))
     if is_dry(c):
-        say(f"dry run: would check out {settings.pytorch_repo} at {lock or settings.pytorch_ref}")
+        say(f"dry run: would check out {settings.pytorch_repo} at "
+            f"{settings.lock_file or settings.pytorch_ref}")
         return
     with holding_work_dir(settings, "checkout"):
-        result, locked, lock_file = checkout_pytorch(
-            settings, lock_path=Path(lock) if lock else None, repo=str(flags["repo"])
-        )
+        result, locked, lock_file = checkout_pytorch(settings, repo=str(flags["repo"]))
     state = "checked out" if result.changed else "already at"
     print(f"PyTorch {state} {result.ref} = {result.commit} in {result.path}")
-    print(f"{len(result.submodules)} submodules; lock written to {lock_file}")
+    print(f"{count(len(result.submodules), 'submodule')}; lock written to {lock_file}")
     if locked.triton_commit:
         print(f"Triton pin: {locked.triton_commit} ({locked.triton_repo})")
 

@@ -191,16 +191,21 @@ def run_toolchain(
     if choice is None:
         print(f"Build compilers: none chosen. {choice_error}")
         return None
-    print(f"Build compilers ({choice.reason}): {choice.kind} {choice.version}")
-    for line in choice.exports():
-        print(line)
-    if choice.extra_flags:
-        print("clang flags: " + " ".join(choice.extra_flags))
-    if choice.hip_extra_flags:
-        print("amdclang/hipcc flags: " + " ".join(choice.hip_extra_flags))
-    for note in choice.notes:
-        print("note: " + note)
+    print(choice_script(choice))
     return choice
+
+
+def choice_script(choice: CompilerChoice) -> str:
+    """The chosen compilers as a shell script: the `export` lines, every other line a `#`
+    comment, so `eval "$(invoke toolchain --gcc 11)"` sets CC and CXX (issue 18 item 8)."""
+    lines = [f"# Build compilers ({choice.reason}): {choice.kind} {choice.version}",
+             *choice.exports()]
+    if choice.extra_flags:
+        lines.append("# clang flags: " + " ".join(choice.extra_flags))
+    if choice.hip_extra_flags:
+        lines.append("# amdclang/hipcc flags: " + " ".join(choice.hip_extra_flags))
+    lines += ["# note: " + " ".join(note.split()) for note in choice.notes]
+    return "\n".join(lines)
 
 
 def _json_doc(inventory: ToolchainInventory, ctx: PolicyContext, choice: CompilerChoice | None,

@@ -56,8 +56,9 @@ def parser() -> argparse.ArgumentParser:
                    help="run the runtime checks only if a GPU of this target is visible; "
                         "otherwise they SKIP with the reason")
     p.add_argument("--manifest", default="", metavar="FILE",
-                   help="the build's dist/manifest.json: check each optional part it says was "
-                   "built (and SKIP, with the reason, each it left out)")
+                   help="the build's dist/manifest.json: check each optional part and each "
+                   "companion (torchvision, torchaudio) it says was built (and SKIP, with the "
+                   "reason, each it left out)")
     p.add_argument("--triton-pin", default="", metavar="VERSION",
                    help="the Triton version torch must run with (default: from torch's metadata)")
     p.add_argument("--comm-sizes", default="", metavar="1KiB,1MiB",
@@ -159,39 +160,38 @@ def matching_devices(torch: ModuleType, target: str) -> tuple[list[str], bool]:
 
 def run_suite(options: VerifyOptions, torch: ModuleType, when_device: str = ""
               ) -> tuple[list[CheckResult], list[str], VerifyOptions]:
-    from rocmforge.verify.checks import CheckContext, run_checks
+    from rocmforge.verify.checks import CheckContext, run_one
 
     notes: list[str] = []
     if options.device == "auto":
         options = replace(options, device="cuda" if torch.cuda.is_available() else "cpu")
         notes.append(f"--device auto chose {options.device}")
-    skipped: list[CheckResult] = []
+    asked = options.only
+    skipped: dict[str, CheckResult] = {}
     if when_device:
         seen, found = matching_devices(torch, when_device)
         if not found:
             why = (f"no {when_device} device visible here (visible: "
                    f"{', '.join(seen) if seen else 'none'}); runtime checks skipped")
             notes.append(why)
-            skipped = [CheckResult(name=n, status=Status.SKIP, reason=why)
-                       for n in options.only if n in RUNTIME_CHECKS]
+            skipped = {n: CheckResult(name=n, status=Status.SKIP, reason=why)
+                       for n in options.only if n in RUNTIME_CHECKS}
             # The build and the compiled arch list are still checked, without a device.
             options = replace(options, device="cpu",
                               only=tuple(n for n in options.only if n not in RUNTIME_CHECKS))
-    results = run_checks(CheckContext(torch=torch, options=options)) + skipped
-    order = {name: i for i, name in enumerate(CHECK_NAMES)}
-    results.sort(key=lambda r: order.get(r.name, len(order)))
+    ctx = CheckContext(torch=torch, options=options)
+    # In the order asked (CHECK_NAMES order); a check may give several rows (companions).
+    results: list[CheckResult] = []
+    for name in asked:
+        results += [skipped[name]] if name in skipped else run_one(name, ctx)
     return results, notes, options
 
 
-def feature_results(manifest: str, options: VerifyOptions, torch: ModuleType) -> list[CheckResult]:
-    """One result per optional part the manifest lists (issue 17): proven when built, SKIP with
-    the build's reason when left out. No manifest, no rows."""
+def read_manifest_doc(manifest: str) -> dict[str, object] | None:
+    """The --manifest document, None when none was given; BadInput when it is not JSON."""
     if not manifest:
-        return []
+        return None
     import json
-
-    from rocmforge.verify.checks import CheckContext
-    from rocmforge.verify.checks.features import check_features
 
     try:
         with open(manifest, encoding="utf-8") as handle:
@@ -199,7 +199,31 @@ def feature_results(manifest: str, options: VerifyOptions, torch: ModuleType) ->
     except (OSError, ValueError) as exc:
         raise BadInput(f"--manifest {manifest} cannot be read as JSON ({exc}). "
                        "Fix: pass the dist/manifest.json a build wrote.") from None
-    features = doc.get("features") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict):
+        raise BadInput(f"--manifest {manifest} holds a JSON {type(doc).__name__}, not an object. "
+                       "Fix: pass the dist/manifest.json a build wrote.")
+    return doc
+
+
+def with_manifest(options: VerifyOptions, doc: dict[str, object] | None) -> VerifyOptions:
+    """The companions the manifest says were built, for the `companions` check."""
+    if doc is None:
+        return options
+    from rocmforge.verify.checks.companions import expected_from_manifest
+
+    return replace(options, companions=expected_from_manifest(doc), manifest_given=True)
+
+
+def feature_results(doc: dict[str, object] | None, options: VerifyOptions, torch: ModuleType
+                    ) -> list[CheckResult]:
+    """One result per optional part the manifest lists (issue 17): proven when built, SKIP with
+    the build's reason when left out. No manifest, no rows."""
+    if doc is None:
+        return []
+    from rocmforge.verify.checks import CheckContext
+    from rocmforge.verify.checks.features import check_features
+
+    features = doc.get("features")
     if not isinstance(features, dict):
         return []
     return check_features(CheckContext(torch=torch, options=options), features)
@@ -210,9 +234,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         options = options_from_args(args)
+        doc = read_manifest_doc(args.manifest)
+        options = with_manifest(options, doc)
         torch = import_torch()
         results, notes, options = run_suite(options, torch, args.when_device.strip())
-        results += feature_results(args.manifest, options, torch)
+        results += feature_results(doc, options, torch)
     except BadInput as exc:
         sys.stderr.write(f"rocmforge verify: {exc}\n")
         return 2

@@ -23,7 +23,11 @@ CHECK_NAMES: tuple[str, ...] = (
     "memory",
     "perf",
     "comm",
+    "companions",
 )
+
+# The companion packages the `companions` check knows, in report order.
+COMPANIONS: tuple[str, ...] = ("torchvision", "torchaudio")
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -65,6 +69,17 @@ class CheckResult:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ExpectedCompanion:
+    """A companion the build's manifest says it built (dist/manifest.json "companions"): it must
+    be installed here, import, and be that version."""
+
+    name: str  # "torchvision" or "torchaudio"
+    version: str = ""  # "0.28.0"; "" when the manifest does not say
+    wheel: str = ""  # its wheel's file name in dist/
+    commit: str = ""  # the source commit it was built from
+
+
+@dataclass(frozen=True, kw_only=True)
 class VerifyOptions:
     """What one run of the suite was asked to do (from the command line or a task's flags).
 
@@ -72,6 +87,8 @@ class VerifyOptions:
     `expect` holds requested GPU targets such as "gfx1100" or "gfx942:sramecc+:xnack-".
     `comm_fault` is for proving the timeout path: "exit:RANK" makes that rank die before its
     first collective, "hang:RANK" makes it sleep; empty in normal runs.
+    `companions` are the companions `--manifest` says were built (empty without a manifest);
+    `manifest_given` whether a manifest was read at all.
     """
 
     device: str = "cuda"
@@ -82,6 +99,8 @@ class VerifyOptions:
     comm_timeout_s: float = 0.0
     comm_world_size: int = 0
     comm_fault: str = ""
+    companions: tuple[ExpectedCompanion, ...] = ()
+    manifest_given: bool = False
 
     def sizes_for_comm(self) -> tuple[int, ...]:
         if self.comm_sizes:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TextIO, TypedDict
 
+from rocmforge import __version__
 from rocmforge.knowledge.triton import TRITON_PROVIDERS
 from rocmforge.verify.model import CheckResult, Status, VerifyOptions
 
@@ -57,6 +58,7 @@ class VerifyDocument(TypedDict):
     """The `--json` report (schema rocmforge.verify/1)."""
 
     schema: str
+    rocmforge_version: str  # the kit that ran the suite: for bug reports
     created: str
     wall_s: float
     exit_code: int
@@ -100,6 +102,7 @@ def build_document(*, options: VerifyOptions, results: Sequence[CheckResult],
     counts = {s.value: sum(1 for r in results if r.status is s) for s in Status}
     return {
         "schema": SCHEMA,
+        "rocmforge_version": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "wall_s": round(wall_s, 2),
         "exit_code": exit_code(results),

@@ -2,8 +2,10 @@
 
 Owns: `CheckContext` (torch, the options, the device under test), the shared diagnosis of
 "no code for this GPU" errors, and `run_checks`. Each module `checks/<name>.py` defines
-`run(ctx) -> CheckResult`. Must not: import torch at module level (the caller hands it in), or
-import anything outside the standard library, torch and triton.
+`run(ctx) -> CheckResult`, or a list of them when the check reports several parts as rows of
+their own (`companions`: one row per companion part, each timed by the check).
+Must not: import torch at module level (the caller hands it in), or import anything outside the
+standard library, torch, triton and the companions.
 """
 
 from __future__ import annotations
@@ -83,13 +85,14 @@ def no_binary_diagnosis(ctx: CheckContext, error: BaseException) -> str:
     )
 
 
-def load(name: str) -> Callable[[CheckContext], CheckResult]:
+def load(name: str) -> Callable[[CheckContext], CheckResult | list[CheckResult]]:
     module = importlib.import_module(f"rocmforge.verify.checks.{name}")
     return module.run  # type: ignore[no-any-return]
 
 
-def run_one(name: str, ctx: CheckContext) -> CheckResult:
-    """Run one check; a crash inside it becomes that check's FAIL, never the suite's."""
+def run_one(name: str, ctx: CheckContext) -> list[CheckResult]:
+    """Run one check: its row (timed here), or its rows (timed by the check). A crash inside it
+    becomes that check's FAIL, never the suite's."""
     started = time.perf_counter()
     try:
         outcome = load(name)(ctx)
@@ -98,15 +101,18 @@ def run_one(name: str, ctx: CheckContext) -> CheckResult:
         reason = diagnosis or f"check crashed: {type(exc).__name__}: {exc}"
         tail = traceback.format_exc().strip().splitlines()[-6:]
         outcome = result(name, Status.FAIL, reason, traceback_tail=tail)
+    if isinstance(outcome, list):
+        return outcome
     elapsed = time.perf_counter() - started
-    return CheckResult(
+    return [CheckResult(
         name=outcome.name,
         status=outcome.status,
         reason=outcome.reason,
         figures=outcome.figures,
         seconds=elapsed,
-    )
+    )]
 
 
 def run_checks(ctx: CheckContext) -> list[CheckResult]:
-    return [run_one(name, ctx) for name in ctx.options.only]
+    """Every asked check's rows, in the order asked."""
+    return [row for name in ctx.options.only for row in run_one(name, ctx)]

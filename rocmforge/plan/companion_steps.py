@@ -1,0 +1,182 @@
+"""The companion part of the build plan: torchvision / torchaudio after torch, as plain Steps.
+
+Owns: turning the `companions` setting into CompanionChoices for the torch being built
+(knowledge.companions.choose: a mismatched ref whose version the tag states is refused here,
+before any step runs) and the steps of each companion: checkout (volatile unless a commit),
+pairing (its version.txt against the installed torch), patches (volatile: the series is
+re-read), build (`pip wheel --no-build-isolation --no-deps` in the build venv, with the build
+environment and the companion's ROCm variables), then one collect (dist/ + manifest) and one
+install for all of them. Pure: no file access, no subprocess.
+
+Why after torch's install, and not between torch's build and collect: the companion's setup.py
+imports torch, so the just-built torch must be installed in the build venv first; and a step
+with no stamp redoes every step after it, so steps added by a new `--with` must come last, or
+adding torchvision to a finished build would rebuild torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from rocmforge.errors import UsageError
+from rocmforge.execute.model import Effects, Step
+from rocmforge.knowledge.companions import (
+    CompanionChoice,
+    CompanionTable,
+    choose,
+    parse_requests,
+)
+
+if TYPE_CHECKING:
+    from rocmforge.settings import Settings
+    from rocmforge.workdir import WorkDir
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+# The companion build: pip builds the wheel in the tree with the venv's setuptools and torch
+# (no isolated env, which would pull a torch from the index), and no dependencies; --verbose
+# puts setup.py's own output (the compiler lines) in the step's log, where triage reads it.
+PIP_WHEEL = ("-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-deps",
+             "--wheel-dir")
+
+
+def companion_choices(settings: Settings, table: CompanionTable,
+                      torch_version: str) -> tuple[CompanionChoice, ...]:
+    """What to do about each companion the settings name (in the order given)."""
+    requests = parse_requests(settings.companions, table)
+    unknown = sorted(set(settings.companion_repos) - set(table.names))
+    if unknown:
+        raise UsageError(
+            f"setting companion_repos names {', '.join(unknown)}, which is no companion",
+            "companion_repos maps a companion name to the repository to build it from",
+            f"use the names {', '.join(table.names)}",
+        )
+    return tuple(choose(r, table.get(r.name), torch_version,
+                        repo=settings.companion_repos.get(r.name, ""))
+                 for r in requests)
+
+
+def tree_of(workdir: WorkDir, name: str) -> str:
+    """Where a companion is checked out: <work>/src/<name>."""
+    return str(workdir.src / name)
+
+
+def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
+                    build_env: Mapping[str, str], pip_env: Mapping[str, str],
+                    mirrors: Mapping[str, str]) -> list[Step]:
+    """The steps of the companions that are built (skipped ones have none), then collect and
+    install; [] when none is built."""
+    built = [c for c in choices if not c.skipped]
+    if not built:
+        return []
+    venv_python = str(workdir.venv / "bin" / "python")
+    steps: list[Step] = []
+    for choice in built:
+        tree = tree_of(workdir, choice.name)
+        source = {"repo": choice.repo, "ref": choice.ref}
+        steps += [
+            Step(
+                name=f"{choice.name}-checkout",
+                kind="python",
+                argv=("companion-checkout", choice.name),
+                why=f"{choice.name} at {choice.ref} ({_origin(choice)}), never over local "
+                "changes",
+                effects=Effects(fetches=(f"{choice.repo} {choice.ref}",), writes=(tree,),
+                                notes=("git fetch (depth 1 where the server allows), checkout, "
+                                       "submodule update --recursive, as for PyTorch",)),
+                inputs={**source, "dest": tree,
+                        "mirrors": tuple(f"{k}={v}" for k, v in sorted(mirrors.items()))},
+                volatile=not _FULL_SHA.fullmatch(choice.ref.strip()),
+                outputs=(f"{tree}/.git",),
+            ),
+            Step(
+                name=f"{choice.name}-pairing",
+                kind="python",
+                argv=("companion-pairing", choice.name, venv_python),
+                why=f"{choice.name}'s version.txt against the torch installed in the build "
+                "venv: a release built for another torch stops here, before its build",
+                effects=Effects(reads=(f"{tree}/version.txt",),
+                                commands=((venv_python, "-c", "import torch; "
+                                           "print(torch.__version__)"),),
+                                notes=("the version.txt first, the version the table expects "
+                                       "second; the required torch from config/companions.toml",)),
+                # Not the torch version the plan knows: it reads "2.8.0" from a tag before the
+                # checkout and "2.8.0a0" from version.txt after, and the step checks the torch
+                # the venv really imports (a new torch redoes this step anyway: it comes later).
+                inputs={**source, "version": choice.version, "requires": choice.requires},
+            ),
+            Step(
+                name=f"{choice.name}-patches",
+                kind="python",
+                argv=("companion-patches", choice.name),
+                why=f"apply the patch series patches/{choice.name}/ selected by its version "
+                "(none = nothing to do)",
+                effects=Effects(writes=(tree,),
+                                notes=(f"`git apply` of each patches/{choice.name}/NNNN-*.patch "
+                                       "whose Applies-To matches the version.txt; re-checked on "
+                                       "every build (an edited series redoes the build)",)),
+                inputs=source,
+                volatile=True,
+            ),
+            Step(
+                name=f"{choice.name}-build",
+                argv=(venv_python, *PIP_WHEEL, f"{tree}/dist", "."),
+                why=f"compile and package the {choice.name} wheel against the installed torch, "
+                "for the same targets and ROCm environment",
+                cwd=tree,
+                env=dict(sorted({**build_env, **choice.build_env}.items())),
+                inputs=source,
+            ),
+        ]
+    names = tuple(c.name for c in built)
+    steps += [
+        Step(
+            name="companions-collect",
+            kind="python",
+            argv=("companions-collect",),
+            why=f"copy the {', '.join(names)} wheel(s) to dist/ and add them to "
+            "dist/manifest.json",
+            effects=Effects(reads=tuple(f"{tree_of(workdir, n)}/dist/" for n in names),
+                            writes=(str(workdir.dist), str(workdir.dist / "manifest.json"))),
+            inputs={"companions": names, "dist": str(workdir.dist),
+                    "packages": tuple(c.package for c in built)},
+            outputs=(str(workdir.dist / "manifest.json"),),
+        ),
+        Step(
+            name="companions-install",
+            kind="python",
+            argv=("companions-install", venv_python),
+            why="install the companion wheels into the build venv",
+            effects=Effects(commands=((venv_python, "-m", "pip", "install", "--no-deps",
+                                       "--force-reinstall",
+                                       *(f"{workdir.dist}/<{n} wheel>" for n in names)),),
+                            notes=("the wheel names are the ones companions-collect recorded",)),
+            env=dict(pip_env),
+            inputs={"companions": names, "dist": str(workdir.dist)},
+        ),
+    ]
+    return steps
+
+
+def companion_notes(choices: Sequence[CompanionChoice]) -> list[str]:
+    """One note per companion: what is built and why that ref, or why it is skipped."""
+    notes: list[str] = []
+    for choice in choices:
+        if choice.skipped:
+            notes.append(f"{choice.name} is skipped: {choice.skipped}")
+        else:
+            notes.append(f"{choice.name}: {choice.ref} from {choice.repo} ({_origin(choice)})")
+    return notes
+
+
+def _origin(choice: CompanionChoice) -> str:
+    if choice.origin == "ref":
+        return ("your ref; its version " + (f"{choice.version} needs torch {choice.requires}"
+                                            if choice.requires else
+                                            "is checked against torch once checked out"))
+    if choice.origin == "main":
+        return ("the torch being built names no release: main, checked against torch once "
+                "checked out")
+    rule = " (the rule beyond the table's rows)" if choice.origin == "rule" else ""
+    return f"the release for this torch{rule}: {choice.version}, needs torch {choice.requires}"

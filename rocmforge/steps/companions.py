@@ -1,0 +1,221 @@
+"""Pipeline stage after torch's install: the companions (torchvision, torchaudio).
+
+Owns: the companion actions: checkout (rocmforge.sources.checkout.checkout_tree, the same
+all-or-nothing, never-clobbering checkout as PyTorch's), pairing (the checkout's version.txt
+first, the table's expected version second, against the torch the build venv imports), the
+patch series of patches/<name>/ (sources.patches) and the record that the kit applied it
+(state/companion-edits-<name>.json, so a later move sets those edits aside), collect (the
+wheels into dist/ atomically, and their section of dist/manifest.json) and install. Must not:
+decide which companions are built or at which ref (plan.companion_steps does), or build
+anything itself (the build is a plain argv step).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rocmforge.errors import StepFailed, UsageError
+from rocmforge.execute.actions import ActionContext, Details
+
+if TYPE_CHECKING:
+    from rocmforge.plan.prepare import PreparedBuild
+
+TORCH_VERSION_PROBE = "import torch; print(torch.__version__)"
+
+
+def _tree(ctx: ActionContext, name: str) -> Path:
+    return ctx.workdir.src / name
+
+
+def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.sources.checkout import checkout_tree, head_commit
+
+    name = ctx.step.argv[1]
+    repo, ref = str(ctx.step.inputs["repo"]), str(ctx.step.inputs["ref"])
+    tree = _tree(ctx, name)
+    old = head_commit(tree)
+    # The kit's own patches of this tree are set aside (stashed, never discarded) when the ref
+    # moves; a tree the kit applied no patch to stops with DirtyTree (the changes are yours), as
+    # PyTorch's does.
+    patched = bool(old) and kit_patched(ctx, name) == old
+    result = checkout_tree(dest=tree, repo=repo, ref=ref, mirrors=build.settings.mirrors,
+                           name=name,
+                           set_aside=(f"rocmforge: kit patches of {name} at {old} before moving "
+                                      f"to {ref}") if patched else "")
+    for line in result.log:
+        ctx.say(f"+ {line}")
+    for stash in result.set_aside:
+        ctx.notice(f"set aside the kit's patches of {tree / stash.path} as git stash "
+                   f"{stash.stash} ({stash.paths} paths); `git -C {tree} stash list` shows it")
+    ctx.say(f"{name} {ref} is at {result.commit}"
+            + ("" if result.changed else " (already checked out)"))
+    return {"commit": result.commit, "ref": ref, "repo": repo,
+            "fingerprint": hashlib.sha256(
+                "\n".join([result.commit, *sorted(f"{s.path}={s.commit}"
+                                                  for s in result.submodules)]).encode()
+            ).hexdigest()}
+
+
+# The record that the kit's patch series edited a companion tree at a commit. Not a stamp: the
+# runner removes the stamps of the checkout and every later step before it runs the checkout
+# for a new ref, which is exactly when the checkout must know whose changes it finds.
+def _edits_record(ctx: ActionContext, name: str) -> Path:
+    return ctx.workdir.state / f"companion-edits-{name}.json"
+
+
+def kit_patched(ctx: ActionContext, name: str) -> str:
+    """The commit at which the kit applied patches to this companion's tree ("" = none)."""
+    try:
+        doc = json.loads(_edits_record(ctx, name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(doc.get("commit", "")) if isinstance(doc, dict) and doc.get("patches") else ""
+
+
+def installed_torch(ctx: ActionContext, python: str) -> str:
+    """torch.__version__ as the build venv's Python imports it (the torch just built)."""
+    code, out = ctx.capture([python, "-c", TORCH_VERSION_PROBE], check=False)
+    version = out.strip().splitlines()[-1].strip() if out.strip() else ""
+    if code != 0 or not version:
+        raise StepFailed(
+            f"The build venv's Python ({python}) cannot import torch",
+            "a companion is built against the torch installed there by the install step",
+            "read this step's log, then run the build again (the install step redoes it)",
+        )
+    return version
+
+
+def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.knowledge.companions import load_companions
+    from rocmforge.knowledge.companions import pairing as pair
+
+    name, python = ctx.step.argv[1], ctx.step.argv[2]
+    tree = _tree(ctx, name)
+    try:
+        stated = (tree / "version.txt").read_text(encoding="utf-8").splitlines()[0].strip()
+        origin = f"{tree / 'version.txt'}"
+    except (OSError, IndexError):
+        stated = str(ctx.step.inputs.get("version", "") or "")
+        origin = "the version its ref names (no version.txt in the checkout)"
+    if not stated:
+        raise UsageError(
+            f"{name} at {ctx.step.inputs.get('ref')} has no version.txt and its ref names no "
+            "version",
+            "the kit builds a companion only when it can check the torch it needs",
+            f"pass a release tag of {name} (--with {name}@<tag>)",
+        )
+    torch_version = installed_torch(ctx, python)
+    found = pair(load_companions().get(name), stated, torch_version)
+    ctx.say(f"{name} {stated} (from {origin}) needs torch {found.requires or '(unknown)'}; "
+            f"the build venv has torch {torch_version}")
+    if not found.matches:
+        raise found.refusal(f"{origin}, ref {ctx.step.inputs.get('ref')}")
+    return {"version": stated, "version_source": origin, "torch": torch_version,
+            "requires": found.requires}
+
+
+def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.sources import series_root
+    from rocmforge.sources.patches import apply_series, load_series, select
+
+    name = ctx.step.argv[1]
+    version = str(ctx.details_of(f"{name}-pairing").get("version", "") or "")
+    series = load_series(series_root(build.settings), name)
+    chosen = select(series, version) if series and version else ()
+    tree = _tree(ctx, name)
+    record = _edits_record(ctx, name)
+    if chosen:  # before any edit: an interrupted apply still counts as the kit's
+        from rocmforge.fsutil import write_atomic
+        from rocmforge.sources.checkout import head_commit
+
+        write_atomic(record, json.dumps({"commit": head_commit(tree),
+                                         "patches": [p.name for p in chosen]}) + "\n")
+    else:
+        record.unlink(missing_ok=True)
+    report = apply_series(tree, chosen, version=version)
+    if not report.statuses:
+        ctx.say(f"no patch of patches/{name}/ applies to {name} {version or '?'}")
+    for status in report.statuses:
+        ctx.say(f"{name}/{status.patch.name}: "
+                + ("applied now" if status.patch.name in report.changed else status.state))
+    digest = hashlib.sha256("\n".join(f"{p.name}={p.sha256}" for p in chosen).encode())
+    return {"patches": [{"file": f"{name}/{p.name}", "sha256": p.sha256} for p in chosen],
+            "applied": list(report.changed), "fingerprint": digest.hexdigest()}
+
+
+def wheel_prefix(package: str) -> str:
+    """The file-name prefix of a distribution's wheels (PEP 427: '-' becomes '_')."""
+    return package.replace("-", "_") + "-"
+
+
+def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.errors import ConfigError
+    from rocmforge.knowledge.manifest import read_manifest, write_manifest
+    from rocmforge.steps.outputs import copy_atomically
+
+    dist = ctx.workdir.dist
+    names = list(ctx.step.inputs["companions"])
+    packages = list(ctx.step.inputs["packages"])
+    path = dist / "manifest.json"
+    try:
+        manifest = read_manifest(path)
+    except ConfigError as exc:
+        raise StepFailed(
+            f"There is no usable {path} to add the companions to ({exc.what})",
+            "the collect step writes it for torch before the companions are built",
+            "run the build again: collect and every step after it run",
+        ) from None
+    doc: dict[str, object] = dict(manifest.doc)
+    wheels: dict[str, str] = dict(manifest.wheels)
+    section: dict[str, object] = {}
+    for name, package in zip(names, packages, strict=True):
+        folder = _tree(ctx, name) / "dist"
+        built = sorted(folder.glob(f"{wheel_prefix(package)}*.whl"),
+                       key=lambda p: p.stat().st_mtime)
+        if not built:
+            raise StepFailed(f"The {name} build left no {wheel_prefix(package)}*.whl in "
+                             f"{folder}", "the build step succeeded but did not package a wheel",
+                             f"read logs/{name}-build.log")
+        wheel = copy_atomically(built[-1], dist)
+        ctx.say(f"dist: {wheel.name}")
+        earlier = str(wheels.get(name, "") or "")
+        if earlier and earlier != wheel.name and Path(earlier).name == earlier \
+                and (dist / earlier).is_file():
+            (dist / earlier).unlink()
+            ctx.say(f"removed {dist / earlier}: an earlier build's {name} wheel")
+        wheels[name] = wheel.name
+        checkout = ctx.details_of(f"{name}-checkout")
+        paired = ctx.details_of(f"{name}-pairing")
+        patched = ctx.details_of(f"{name}-patches")
+        section[name] = {
+            "version": paired.get("version", ""), "ref": checkout.get("ref", ""),
+            "commit": checkout.get("commit", ""), "repo": checkout.get("repo", ""),
+            "wheel": wheel.name,
+            "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+            "torch": paired.get("torch", ""), "requires": paired.get("requires", ""),
+            "patches": patched.get("patches", []),
+        }
+    doc["wheels"] = wheels
+    doc["companions"] = section
+    doc["steps"] = [{"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}
+                    for r in ctx.results]
+    write_manifest(path, doc)
+    ctx.say(f"wrote {path}")
+    return {name: str(wheels[name]) for name in names}
+
+
+def install(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.steps.venv import pip_install_argv
+
+    python = ctx.step.argv[1]
+    recorded = ctx.details_of("companions-collect")
+    wheels = [str(ctx.workdir.dist / str(recorded[n])) for n in ctx.step.inputs["companions"]
+              if recorded.get(n)]
+    if not wheels:
+        raise StepFailed("There is no companion wheel to install",
+                         "the companions-collect step recorded none", "run the build again")
+    ctx.run(pip_install_argv(python, wheels))
+    return {"installed": wheels}
