@@ -21,10 +21,15 @@ Python modules are byte-compiled once to a cache in the work dir, as an installe
 (this environment sets PYTHONDONTWRITEBYTECODE, which would charge the compile to every run).
 Deep (`--deep`): also times `inspect_paths(..., deep=True)` warm: every compressed bundle
 decompressed whole and hashed, every code object cross-checked (issue 15 item 5).
-Targets (issue 6): reader < 1 s on both files and faster than `cat`; peak RSS < 200 MB.
+Before/after (`--before DIR`): the reader of another checkout (e.g. `git worktree add DIR
+<commit>`) is timed interleaved with this one's, on the same files; the run ends with a
+markdown table of the warm medians and this checkout's ratios to `cat` and `unzip -p`.
+Targets (issues 6, 21): reader faster than `cat` on both files, wheel inspect at most half of
+`unzip -p`; peak RSS < 200 MB.
 
 Usage: python3 benchmarks/inspect_speed.py [--bundles 4000] [--size-gib 1] [--repeat 3]
-           [--cold] [--wheel] [--deep] [--keep DIR]   (--keep reuses files already built there)
+           [--cold] [--wheel] [--deep] [--keep DIR] [--before DIR]
+       (--keep reuses files already built there)
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ import zstandard
 
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 
+ROOT = Path(__file__).resolve().parent.parent
+# Checkouts whose readers are timed: label -> root ("before" is added by --before DIR).
+KITS: dict[str, Path] = {"after": ROOT}
 TARGETS = (("gfx90a", 0x3F), ("gfx942", 0x4C), ("gfx1100", 0x41), ("gfx1201", 0x4E))
 HOST = "host-x86_64-unknown-linux-gnu-"
 
@@ -57,12 +65,14 @@ inflater = [a[9:] for a in sys.argv[2:] if a.startswith("inflater=")]
 if inflater:
     deep["inflater"] = inflater[0]
 start = time.perf_counter()
+cpu = time.process_time()
 report = inspect_paths([Path(sys.argv[1])], **deep)
 lib = report.libraries[-1]
 summary = {"bundles": len(lib.bundles), "targets": lib.targets, "status": lib.status,
            "error": lib.error, "unchecked": lib.unchecked, "mismatches": len(lib.mismatches)}
 elapsed = time.perf_counter() - start
 summary["seconds"] = elapsed
+summary["cpu_seconds"] = time.process_time() - cpu
 summary["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(summary))
 """
@@ -156,8 +166,15 @@ def byte_compile_env(work: Path) -> None:
     """Let children keep .pyc files (in the work dir): an installed kit has them."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
-    subprocess.run([sys.executable, "-c", "import rocmforge.inspect, elftools.elf.elffile, "
-                    "zstandard, rocmforge.knowledge.arches"], check=False)  # fmt: skip
+    for root in KITS.values():
+        subprocess.run([sys.executable, "-c", "import rocmforge.inspect.reader, "
+                        "rocmforge.inspect.report, elftools.elf.elffile, zstandard, "
+                        "rocmforge.knowledge.arches"], env=kit_env(root), cwd=root,
+                       check=False)  # fmt: skip
+
+
+def kit_env(root: Path) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(root))
 
 
 def installed_inflaters() -> list[str]:
@@ -186,6 +203,8 @@ def measure_wheel(wheel: Path, repeat: int) -> dict:
         unzips.append(timed(["sh", "-c", f'unzip -p "{wheel}" > /dev/null']) or float("inf"))
         for name in inflaters:
             readers[name].append(run_reader(wheel, inflater=name))
+        if "before" in KITS:
+            readers.setdefault("before", []).append(run_reader(wheel, root=KITS["before"]))
     out: dict = {"wheel_bytes": wheel.stat().st_size, "cat_median": statistics.median(cats),
                  "unzip_p_median": statistics.median(unzips), "readers": {}}  # fmt: skip
     for name, runs in readers.items():
@@ -207,6 +226,15 @@ def drop_cache(path: Path) -> None:
         os.close(fd)
 
 
+def timed_cpu(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and its children) for one run."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0  # reaped by wait4
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+
+
 def timed(argv: list[str], timeout: int = 300) -> float | None:
     start = time.perf_counter()
     try:
@@ -217,38 +245,44 @@ def timed(argv: list[str], timeout: int = 300) -> float | None:
     return time.perf_counter() - start
 
 
-def run_reader(lib: Path, deep: bool = False, inflater: str = "") -> dict:
+def run_reader(lib: Path, deep: bool = False, inflater: str = "", root: Path = ROOT) -> dict:
     argv = [sys.executable, "-c", CHILD, str(lib), *(["deep"] if deep else []),
             *([f"inflater={inflater}"] if inflater else [])]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True)
+    # cwd=root: `python -c` puts the working directory first on sys.path.
+    done = subprocess.run(argv, capture_output=True, text=True, env=kit_env(root), cwd=root)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     return json.loads(done.stdout)
 
 
 def measure(lib: Path, repeat: int, cold: bool, deep: bool = False) -> dict:
-    """Interleaved runs of cat and the reader; best and median of each."""
+    """Interleaved runs of cat and each kit's reader; best and median of each.
+
+    The top-level keys describe the "after" kit (this checkout); `kits` holds every kit's.
+    """
     cats: list[float] = []
-    readers: list[dict] = []
+    cat_cpus: list[float] = []
+    readers: dict[str, list[dict]] = {label: [] for label in KITS}
     if not cold:
         timed(["cat", str(lib)])  # warm the cache
     for _ in range(repeat):
         if cold:
             drop_cache(lib)
-        cat = timed(["sh", "-c", f'cat "{lib}" > /dev/null'])
-        cats.append(cat if cat is not None else float("inf"))
-        if cold:
-            drop_cache(lib)
-        readers.append(run_reader(lib, deep))
-    times = [r["seconds"] for r in readers]
-    return {
-        "reader_best": min(times),
-        "reader_median": statistics.median(times),
-        "cat_best": min(cats),
-        "cat_median": statistics.median(cats),
-        "peak_rss_mb": max(r["peak_rss_mb"] for r in readers),
-        "last": readers[-1],
-    }
+        cat, cat_cpu = timed_cpu(["sh", "-c", f'cat "{lib}" > /dev/null'])
+        cats.append(cat)
+        cat_cpus.append(cat_cpu)
+        for label, root in KITS.items():
+            if cold:
+                drop_cache(lib)
+            readers[label].append(run_reader(lib, deep, root=root))
+    kits = {}
+    for label, runs in readers.items():
+        times = [r["seconds"] for r in runs]
+        kits[label] = {"reader_best": min(times), "reader_median": statistics.median(times),
+                       "reader_cpu_median": statistics.median(r["cpu_seconds"] for r in runs),
+                       "peak_rss_mb": max(r["peak_rss_mb"] for r in runs), "last": runs[-1]}
+    return {**kits["after"], "cat_best": min(cats), "cat_median": statistics.median(cats),
+            "cat_cpu_median": statistics.median(cat_cpus), "kits": kits}  # fmt: skip
 
 
 def line(name: str, mode: str, size: int, m: dict) -> str:
@@ -259,7 +293,39 @@ def line(name: str, mode: str, size: int, m: dict) -> str:
         f"{m['reader_median']:.3f}s cat best/median={m['cat_best']:.3f}/{m['cat_median']:.3f}s "
         f"(cat/reader on medians {m['cat_median'] / m['reader_median']:.1f}x) "
         f"peak RSS={m['peak_rss_mb']:.0f} MB unchecked={last['unchecked']}"
+        + (f" (before: median {m['kits']['before']['reader_median']:.3f}s, status "
+           f"{m['kits']['before']['last']['status']})" if "before" in m["kits"] else "")
     )
+
+
+def ratio_table(results: dict[str, dict]) -> list[str]:
+    """Markdown rows: each warm case's medians, before and after, and after's ratios."""
+    head = ["| case | cat | unzip -p | before | after | after / cat | after / unzip -p | "
+            "peak RSS | CPU: cat, before, after |", "|---" * 9 + "|"]  # fmt: skip
+    rows = []
+    for case, m in results.items():
+        if case.endswith("/warm"):
+            before = m["kits"].get("before", {}).get("reader_median")
+            before_cpu = m["kits"].get("before", {}).get("reader_cpu_median")
+            after, cat = m["reader_median"], m["cat_median"]
+            rows.append(f"| {case[:-5]} {m['bytes'] / (1 << 30):.2f} GiB .so | {cat:.3f} s | - | "
+                        f"{f'{before:.3f} s' if before else '-'} | {after:.3f} s | "
+                        f"{after / cat:.2f}x | - | {m['peak_rss_mb']:.0f} MB | "
+                        f"{m['cat_cpu_median']:.3f}, "
+                        f"{f'{before_cpu:.3f}' if before_cpu else '-'}, "
+                        f"{m['reader_cpu_median']:.3f} s |")  # fmt: skip
+    wheel = results.get("wheel")
+    if wheel:
+        readers = {k: v for k, v in wheel["readers"].items() if k != "before"}
+        name, best = min(readers.items(), key=lambda item: item[1]["median"])
+        before = wheel["readers"].get("before", {}).get("median")
+        cat, unzip = wheel["cat_median"], wheel["unzip_p_median"]
+        rows.append(f"| wheel {wheel['wheel_bytes'] / (1 << 20):.0f} MiB ({name or 'default'}) | "
+                    f"{cat:.3f} s | {unzip:.3f} s | {f'{before:.3f} s' if before else '-'} | "
+                    f"{best['median']:.3f} s | {best['median'] / cat:.2f}x | "
+                    f"{best['median'] / unzip:.2f}x | {best['peak_rss_mb']:.0f} MB | - |"
+                    )  # fmt: skip
+    return head + rows
 
 
 def main() -> None:
@@ -275,7 +341,13 @@ def main() -> None:
                         help="also time `inspect --deep` (every CCOB decompressed and hashed)")
     parser.add_argument("--only", choices=("plain", "ccob-v3-zstd", "none"), default=None)
     parser.add_argument("--keep", type=Path, default=None)
+    parser.add_argument("--before", type=Path, default=None,
+                        help="another checkout of the kit (e.g. `git worktree add DIR <commit>`) "
+                        "whose reader is timed interleaved with this one's")
     args = parser.parse_args()
+    if args.before is not None:
+        KITS.clear()
+        KITS.update({"before": args.before.resolve(), "after": ROOT})
     work = Path(args.keep or tempfile.mkdtemp(prefix="inspect-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     byte_compile_env(work)
@@ -297,6 +369,7 @@ def main() -> None:
                 modes.append("deep")
             for mode in modes:
                 m = measure(lib, args.repeat, cold=mode == "cold", deep=mode == "deep")
+                m["bytes"] = size
                 results[f"{name}/{mode}"] = m
                 print(line(name, mode, size, m), flush=True)
             if shutil.which("roc-obj-ls") and name == "plain":
@@ -327,6 +400,10 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(results, indent=2, default=str))
+    load = os.getloadavg()
+    print(f"\nMedians of {args.repeat} warm runs (load average {load[0]:.2f} on "
+          f"{os.cpu_count()} CPUs at the end):")  # fmt: skip
+    print("\n".join(ratio_table(results)))
 
 
 if __name__ == "__main__":

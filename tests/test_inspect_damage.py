@@ -352,3 +352,31 @@ def test_plain_walk_reads_the_first_code_objects_of_each_id_and_deep_reads_all()
     assert [e.check.status for e in deep.bundles[20].device_entries] == ["mismatch"]
     assert {e.check.status for b in deep.bundles if b is not deep.bundles[20]
             for e in b.device_entries} == {"ok"}  # fmt: skip
+
+
+@pytest.mark.parametrize("cut_at", [6_000, 10_000], ids=["inside-first-read", "after-it"])
+def test_a_compressed_stream_cut_after_its_table_keeps_the_table_and_is_reported(
+    cut_at: int,
+) -> None:
+    # The zlib stream ends 6 or 10 KiB into a bundle that declares 40 KiB (the first read asks
+    # for 8 KiB): the table and the first code object's header were decompressed, the rest never
+    # arrives. The entries are kept, the cut is damage (no clean pass), and the walk steps on
+    # by the header's total size.
+    plain = plain_bundle([
+        (HOST, b""),
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a", code_object_header(mach=0x3F) + os.urandom(16000)),
+        ("hipv4-amdgcn-amd-amdhsa--gfx942", code_object_header(mach=0x4C) + os.urandom(16000)),
+    ])  # fmt: skip
+    import zlib
+
+    cut = zlib.compress(plain, 6)[:cut_at]
+    data = pad_to(ccob(plain, method="zlib", payload=cut)) + ccob(NEXT, version=2, method="zlib")
+    scan = walk_fatbin(BytesSource(data), len(data), names)
+    first, second = scan.bundles
+    assert [(e.entry_id.processor, e.check.status) for e in first.device_entries] == [
+        ("gfx90a", "ok"), ("gfx942", "not-checked")]  # fmt: skip
+    assert first.problem.startswith("CCOB v3 at 0x0: the zlib payload ends after ")
+    assert f"the header declares {len(plain)}" in first.problem
+    assert [(d.offset, d.entries_kept) for d in scan.damage] == [(0, 3)]
+    assert scan.damage[0].resumed_at == len(pad_to(ccob(plain, method="zlib", payload=cut)))
+    assert device_targets(second) == ["gfx1100"]

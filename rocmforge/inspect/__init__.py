@@ -6,29 +6,61 @@ Owns: the public entry points used by the inspect task and by verification's sta
 objects embedded in data sections, `reader` opens files, directories and wheel members,
 `member` reads a deflated wheel member in one pass, `report` holds the results and their
 JSON/table forms, `verdict` turns a report into the exit status and its reasons.
+Public names are loaded from their modules on first use.
 Must not: write to disk, extract wheels, or print.
 """
 
 from __future__ import annotations
 
-from rocmforge.inspect.bundles import (
-    Bundle,
-    BundleFormatError,
-    Entry,
-    EntryId,
-    Limits,
-    parse_entry_id,
-    walk_fatbin,
-)
-from rocmforge.inspect.reader import inspect_paths
-from rocmforge.inspect.report import (
-    SCHEMA,
-    InspectReport,
-    LibraryReport,
-    MissingTarget,
-    missing_targets,
-    to_json,
-)
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rocmforge.inspect.bundles import (
+        Bundle,
+        BundleFormatError,
+        Entry,
+        EntryId,
+        Limits,
+        parse_entry_id,
+        walk_fatbin,
+    )
+    from rocmforge.inspect.reader import inspect_paths
+    from rocmforge.inspect.report import (
+        SCHEMA,
+        InspectReport,
+        LibraryReport,
+        MissingTarget,
+        missing_targets,
+        to_json,
+    )
+
+# Name -> the module that defines it. Loaded on first use (PEP 562), so a caller that needs one
+# module (`rocmforge.inspect.elf` for `invoke doctor`) does not load the reader and its imports.
+_HOMES = {
+    "Bundle": "bundles",
+    "BundleFormatError": "bundles",
+    "Entry": "bundles",
+    "EntryId": "bundles",
+    "Limits": "bundles",
+    "parse_entry_id": "bundles",
+    "walk_fatbin": "bundles",
+    "inspect_paths": "reader",
+    "SCHEMA": "report",
+    "InspectReport": "report",
+    "LibraryReport": "report",
+    "MissingTarget": "report",
+    "missing_targets": "report",
+    "to_json": "report",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
 
 __all__ = [
     "SCHEMA",

@@ -452,7 +452,7 @@ class _Inflater:
         self._cap = cap
         self._declared = declared
         self._where = where
-        self.buffer = bytearray()
+        self.data = b""  # the decompressed prefix produced so far
         self.ended = False
         self._taken = 0
         self._method = method
@@ -473,20 +473,28 @@ class _Inflater:
             self._pending = b""
 
     def ensure(self, size: int) -> None:
-        """Grow the buffer to `size` bytes (bounded by cap), or until the stream ends."""
+        """Grow `data` to `size` bytes (bounded by cap), or until the stream ends."""
         size = min(size, self._cap)
+        have = len(self.data)
+        if have >= size or self.ended:
+            return
+        parts = [self.data] if have else []
         try:
-            while len(self.buffer) < size and not self.ended:
-                want = max(size - len(self.buffer), 4096)
-                piece = self._next(want)
+            while have < size:
+                piece = self._next(max(size - have, 4096))
                 if not piece:
                     self.ended = True
-                    raise self._ended_early(len(self.buffer))
-                self.buffer += piece
+                    break
+                parts.append(piece)
+                have += len(piece)
         except self._errors() as exc:
             raise BundleFormatError(
                 f"{self._where}: the {self._method} payload does not decompress ({exc})"
             ) from None
+        finally:
+            self.data = parts[0] if len(parts) == 1 else b"".join(parts)
+        if self.ended:
+            raise self._ended_early(have)
 
     def take(self, size: int) -> bytes:
         """The next `size` decompressed bytes, without keeping them (deep checks)."""
@@ -679,6 +687,7 @@ _PLAIN_HEAD = PLAIN_MAGIC[:4]
 BUNDLE_ALIGN = 4096  # each translation unit's bundle starts 4096-aligned in .hip_fatbin
 _ZERO_PAGE = bytes(BUNDLE_ALIGN)  # `startswith` on it checks padding with one memcmp
 _STREAM_WINDOW = 1 << 16
+_CCOB_TABLE_GUESS = 8192  # decompressed bytes that usually hold a CCOB entry table
 _DEEP_PIECE = 1 << 20  # decompressed bytes per step of a deep check
 _RELEASE_EVERY = 32 << 20  # hand mapped pages back every 32 MiB walked: RSS stays flat
 
@@ -982,50 +991,55 @@ class _Walk:
     ) -> tuple[_Table, str]:
         """Decompress just the entry table and the code-object headers within budget.
 
-        Returns the table and, when the payload broke off after the table was read (while
-        reaching for code-object headers), what went wrong; the table's rows are kept.
+        Returns the table and, when the payload broke off after the bytes that hold the table
+        (or while reaching for code-object headers), what went wrong; the table's rows are kept.
         """
         limits = self.limits
         table_cap = min(uncompressed, limits.max_table_bytes)
-        # The table and the first code object (4096-aligned) are usually in the first 8 KiB.
-        want = min(8192, table_cap)
-        budget = 0
+        # The table and the first code object (4096-aligned) are usually in the first 8 KiB;
+        # more is decompressed (and the table parsed again) only for a code-object header
+        # that lies within `check_prefix_bytes` after the bytes that hold the table.
+        table_bytes = want = min(_CCOB_TABLE_GUESS, table_cap)
         table: _Table | None = None
         while True:
+            broke = ""
             try:
                 inflater.ensure(want)
             except BundleFormatError as exc:
-                if table is None:
-                    raise
-                return table, exc.what
-            prefix = bytes(inflater.buffer)
+                if table is not None:
+                    return table, exc.what
+                broke = exc.what  # the table may still lie within what was decompressed
+            prefix = inflater.data
             complete = len(prefix) >= uncompressed
             try:
                 table = self.table(
                     prefix, 0, uncompressed, avail=None if complete else min(len(prefix), table_cap)
                 )
             except _NeedMore as more:
+                if broke:
+                    raise BundleFormatError(broke) from None
                 if more.size > table_cap:
                     raise BundleFormatError(
                         f"{where}: the entry table reaches past the first {table_cap} "
                         "decompressed bytes that are accepted (possible zip bomb)"
                     ) from None
-                want = min(max(more.size, want * 2), table_cap)
+                want = table_bytes = min(max(more.size, want * 2), table_cap)
                 continue
             except BundleFormatError as exc:
                 raise BundleFormatError(
-                    f"{where} (declaring {uncompressed} uncompressed bytes): {exc.what}"
+                    broke or f"{where} (declaring {uncompressed} uncompressed bytes): {exc.what}"
                 ) from None
-            # Code-object headers past the prefix are checked while they fit the budget, which
-            # is fixed once the table is read.
-            budget = budget or min(cap, len(prefix) + limits.check_prefix_bytes)
+            if broke:
+                return table, broke  # the rows before the break are kept, the break reported
+            # Code-object headers past the prefix are checked while they fit the budget.
+            budget = min(cap, table_bytes + limits.check_prefix_bytes)
             wanted = [
                 offset + _CODE_OBJECT_HEADER
                 for _, offset, size, check in table.rows
                 if check.code_object_version is None and check.status == "not-checked"
                 and size and len(prefix) < offset + _CODE_OBJECT_HEADER <= budget
             ]  # fmt: skip
-            if not wanted or want >= budget:
+            if not wanted or inflater.ended or len(prefix) >= budget:
                 return table, ""
             want = max(wanted)
 

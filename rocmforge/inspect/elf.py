@@ -1,6 +1,7 @@
 """ELF reading for `invoke inspect`: the only module that looks at ELF structures.
 
-Owns: (1) the host-file layout through pyelftools, reduced to the few sections the inspector
+Owns: (1) the host-file layout (section headers decoded with `struct` when the file is
+well formed, through pyelftools otherwise), reduced to the few sections the inspector
 cares about (`.hip_fatbin`, `-fgpu-rdc` bundle sections, `.llvm.offloading`, TheRock's
 `.rocm_kpack_ref`) and the data sections that may hold raw code objects, with their file offsets
 and sizes so callers can seek instead of loading a section; (2) decoding the first 64 bytes of an
@@ -146,42 +147,52 @@ def decode_code_object_header(data: bytes) -> CodeObjectHeader:
     )
 
 
-def read_host_layout(stream: IO[bytes]) -> HostLayout:
-    """Read section headers only. `stream` must be seekable; it is not read past the headers."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
+# One section header as the layout needs it: name, sh_type (SHT_PROGBITS, SHT_NOBITS or -1 for
+# any other), sh_flags, sh_offset, sh_size.
+_Header = tuple[str, int, int, int, int]
+_SHT_PROGBITS = 1
+_SHT_NOBITS = 8
+# e_machine values the direct reader names as pyelftools does; any other goes to pyelftools.
+_MACHINES = {3: "EM_386", 62: "EM_X86_64", 183: "EM_AARCH64", 224: "EM_AMDGPU",
+             21: "EM_PPC64", 243: "EM_RISCV", 40: "EM_ARM"}  # fmt: skip
+# (class, data) -> the ELF header after e_ident, and one section header (System V gABI).
+_EHDR = {(2, 1): struct.Struct("<HHIQQQIHHHHHH"), (2, 2): struct.Struct(">HHIQQQIHHHHHH"),
+         (1, 1): struct.Struct("<HHIIIIIHHHHHH"), (1, 2): struct.Struct(">HHIIIIIHHHHHH")}
+_SHDR = {(2, 1): struct.Struct("<IIQQQQIIQQ"), (2, 2): struct.Struct(">IIQQQQIIQQ"),
+         (1, 1): struct.Struct("<IIIIIIIIII"), (1, 2): struct.Struct(">IIIIIIIIII")}  # fmt: skip
 
+
+def read_host_layout(stream: IO[bytes]) -> HostLayout:
+    """Read section headers only. `stream` must be seekable; it is not read past the headers.
+
+    A well-formed file's headers are decoded directly (three reads, no pyelftools import:
+    that import is most of what inspecting a small file costs); anything unusual (extended
+    section numbering, an unknown machine, a table that runs off the file) goes to pyelftools,
+    which reads it or says what is malformed.
+    """
     stream.seek(0)
     if stream.read(4) != ELF_MAGIC:
         raise ElfReadError("not an ELF file (no \\x7fELF magic)")
-    try:
-        elf = ELFFile(stream)
-        machine = str(elf["e_machine"])
-        fatbin: SectionSpan | None = None
-        offloading: SectionSpan | None = None
-        rdc: list[SectionSpan] = []
-        data: list[SectionSpan] = []
-        kpack = False
-        for section in elf.iter_sections():
-            name = section.name
-            if name == HIP_FATBIN:
-                fatbin = _span(section)
-            elif name.startswith(RDC_BUNDLE_PREFIX):
-                rdc.append(_span(section))
-            elif name == LLVM_OFFLOADING:
-                offloading = _span(section)
-            elif name == KPACK_REF:
-                kpack = True
-            elif _is_data(section):
-                data.append(_span(section))
-    # pyelftools reports malformed tables with its own error, construct's errors, or plain
-    # struct/Unicode/index errors depending on where the damage is.
-    except (ELFError, ValueError, struct.error, IndexError, KeyError, OSError) as exc:
-        raise ElfReadError(f"malformed ELF headers ({type(exc).__name__}: {exc})") from None
-    except Exception as exc:  # noqa: BLE001 - construct raises its own hierarchy
-        if type(exc).__module__.startswith(("construct", "elftools")):
-            raise ElfReadError(f"malformed ELF headers ({type(exc).__name__}: {exc})") from None
-        raise
+    direct = _direct_headers(stream)
+    machine, headers = direct if direct is not None else _pyelftools_headers(stream)
+    fatbin: SectionSpan | None = None
+    offloading: SectionSpan | None = None
+    rdc: list[SectionSpan] = []
+    data: list[SectionSpan] = []
+    kpack = False
+    for name, sh_type, flags, offset, size in headers:
+        span = SectionSpan(name=name, offset=offset, size=size, nobits=sh_type == _SHT_NOBITS)
+        if name == HIP_FATBIN:
+            fatbin = span
+        elif name.startswith(RDC_BUNDLE_PREFIX):
+            rdc.append(span)
+        elif name == LLVM_OFFLOADING:
+            offloading = span
+        elif name == KPACK_REF:
+            kpack = True
+        elif (sh_type == _SHT_PROGBITS and flags & _SHF_ALLOC and not flags & _SHF_EXECINSTR
+              and size >= 64 and name not in _NOT_DATA):  # fmt: skip
+            data.append(span)
     return HostLayout(
         machine=machine,
         hip_fatbin=fatbin,
@@ -192,23 +203,69 @@ def read_host_layout(stream: IO[bytes]) -> HostLayout:
     )
 
 
-def _is_data(section: object) -> bool:
-    header = section.header  # type: ignore[attr-defined]
-    flags = int(header["sh_flags"])
-    return (
-        header["sh_type"] == "SHT_PROGBITS"
-        and flags & _SHF_ALLOC != 0
-        and flags & _SHF_EXECINSTR == 0
-        and int(header["sh_size"]) >= 64
-        and section.name not in _NOT_DATA  # type: ignore[attr-defined]
-    )
+def _direct_headers(stream: IO[bytes]) -> tuple[str, list[_Header]] | None:
+    """(machine, section headers) of a well-formed file, or None to let pyelftools decide."""
+    stream.seek(0)
+    ident = stream.read(64)
+    if len(ident) < 52:
+        return None
+    key = (ident[4], ident[5])
+    ehdr, shdr = _EHDR.get(key), _SHDR.get(key)
+    if ehdr is None or shdr is None or len(ident) < 16 + ehdr.size:
+        return None
+    fields = ehdr.unpack_from(ident, 16)
+    machine = _MACHINES.get(fields[1])
+    shoff, shentsize, shnum, shstrndx = fields[5], fields[10], fields[11], fields[12]
+    if machine is None or shentsize != shdr.size:
+        return None
+    if shoff == 0:
+        return machine, []
+    if shnum == 0 or not 0 < shstrndx < shnum:
+        return None  # extended numbering (SHN_XINDEX) or no name table
+    stream.seek(shoff)
+    table = stream.read(shnum * shentsize)
+    if len(table) < shnum * shentsize:
+        return None
+    raw = [shdr.unpack_from(table, i * shentsize) for i in range(shnum)]
+    names_type, names_at, names_size = raw[shstrndx][1], raw[shstrndx][4], raw[shstrndx][5]
+    if names_type == _SHT_NOBITS:
+        return None
+    stream.seek(names_at)
+    names = stream.read(names_size)
+    if len(names) < names_size:
+        return None
+    out: list[_Header] = []
+    for sh_name, sh_type, flags, _addr, offset, size, *_rest in raw:
+        end = names.find(b"\0", sh_name)
+        if end < 0:
+            return None
+        name = names[sh_name:end].decode("utf-8", errors="replace")
+        kind = sh_type if sh_type in (_SHT_PROGBITS, _SHT_NOBITS) else -1
+        out.append((name, kind, flags, offset, size))
+    return machine, out
 
 
-def _span(section: object) -> SectionSpan:
-    header = section.header  # type: ignore[attr-defined]
-    return SectionSpan(
-        name=section.name,  # type: ignore[attr-defined]
-        offset=int(header["sh_offset"]),
-        size=int(header["sh_size"]),
-        nobits=header["sh_type"] == "SHT_NOBITS",
-    )
+def _pyelftools_headers(stream: IO[bytes]) -> tuple[str, list[_Header]]:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    stream.seek(0)
+    try:
+        elf = ELFFile(stream)
+        machine = str(elf["e_machine"])
+        headers: list[_Header] = []
+        for section in elf.iter_sections():
+            header = section.header
+            kind = header["sh_type"]
+            code = {"SHT_PROGBITS": _SHT_PROGBITS, "SHT_NOBITS": _SHT_NOBITS}.get(kind, -1)
+            headers.append((section.name, code, int(header["sh_flags"]),
+                            int(header["sh_offset"]), int(header["sh_size"])))  # fmt: skip
+    # pyelftools reports malformed tables with its own error, construct's errors, or plain
+    # struct/Unicode/index errors depending on where the damage is.
+    except (ELFError, ValueError, struct.error, IndexError, KeyError, OSError) as exc:
+        raise ElfReadError(f"malformed ELF headers ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # noqa: BLE001 - construct raises its own hierarchy
+        if type(exc).__module__.startswith(("construct", "elftools")):
+            raise ElfReadError(f"malformed ELF headers ({type(exc).__name__}: {exc})") from None
+        raise
+    return machine, headers

@@ -9,7 +9,6 @@ TargetError paragraph (what, why, fix), with a did-you-mean where a typo is like
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -63,6 +62,8 @@ class TargetId:
                         else f"{feature!r} has no trailing + or -")
                 raise _syntax_error(raw, hint)
             if name not in FEATURES:
+                import difflib  # here: only a typo needs it
+
                 close = difflib.get_close_matches(name, FEATURES, n=1, cutoff=0.6)
                 hint = f"{name!r} is not a target-ID feature"
                 if close:
@@ -154,6 +155,8 @@ def _did_you_mean(word: str, table: ArchTable) -> str:
     extensions = [name for name in names if name.startswith(word) and len(word) >= 5]
     if extensions:
         return f' Did you mean "{extensions[0]}"?'
+    import difflib  # here: only a typo needs it
+
     choices = list(names) + list(table.alias_names())
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f' Did you mean "{close[0]}"?' if close else ""

@@ -8,7 +8,6 @@ Must not: know what any file means (the loaders beside it do) or write anything.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -87,6 +86,8 @@ def read_toml(path: Path) -> TomlTable:
 
 def suggest(word: str, choices: Iterable[str]) -> str:
     """' Did you mean "x"?' for the closest choice, or '' when nothing is close."""
+    import difflib  # here: only a typo needs it
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f' Did you mean "{close[0]}"?' if close else ""
 

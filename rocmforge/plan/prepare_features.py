@@ -9,7 +9,7 @@ download (sources.aotriton.fetch_aotriton does, from the fetch task) or decide (
 
 from __future__ import annotations
 
-import platform
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -40,7 +40,7 @@ def aotriton_fetch_for(release: AotritonRelease | None, rocm_version: str,
     if release is None or not rocm_version:
         return None
     return plan_fetch(release, rocm_version, targets, base_url=base_url,
-                      machine=platform.machine() or "x86_64")
+                      machine=os.uname().machine or "x86_64")  # platform.machine()'s source
 
 
 def aotriton_state(workdir: WorkDir, pytorch: PytorchSide, rocm_version: str,

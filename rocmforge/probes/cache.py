@@ -22,8 +22,6 @@ import ssl
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -311,6 +309,9 @@ def _read_reply(stream: socket.socket) -> str:
 
 def head_http(remote: RemoteCache, *, timeout_s: float = 3.0) -> BackendCheck:
     """An HTTP HEAD of the URL: any answer but 5xx proves the server is there."""
+    import urllib.error  # here: only a remote HTTP cache needs urllib's HTTP client
+    import urllib.request
+
     request = urllib.request.Request(remote.url, method="HEAD")
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310

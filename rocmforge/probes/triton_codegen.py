@@ -17,7 +17,6 @@ or judge a code object (the kit reads it with its own ELF decoder).
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -248,6 +247,8 @@ def compile_targets(targets: list[tuple[str, int]], out: Path, events: Events,
 
 
 def parse_target(text: str) -> tuple[str, int]:
+    import argparse  # here: only the command line needs it (doctor imports this module)
+
     arch, sep, wave = text.partition(":")
     if not sep or not re.fullmatch(r"gfx[0-9a-z-]+", arch) or wave not in ("32", "64"):
         raise argparse.ArgumentTypeError(f"{text!r} is not ARCH:WAVE (e.g. gfx942:64)")
@@ -259,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     # must not shadow anything triton imports.
     here = str(Path(__file__).resolve().parent)
     sys.path[:] = [p for p in sys.path if str(Path(p or ".").resolve()) != here]
+    import argparse
+
     parser = argparse.ArgumentParser(prog="triton_codegen.py")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--lld-candidate", action="append", default=[])

@@ -15,7 +15,6 @@ decide what a FAIL means for a build (the build step and doctor decide).
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
@@ -467,6 +466,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`python -c 'from rocmforge.probes.triton_targets import main; main()' [--python P]
     [--timeout S] TARGET...`: the report as JSON on stdout. Exit 0 when no target FAILed, 1
     when one did."""
+    import argparse  # here: only the command line needs it (doctor imports this module)
+
     parser = argparse.ArgumentParser(prog="rocmforge.probes.triton_targets")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import re
 import shutil
-import tarfile
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -310,6 +309,8 @@ def _download(fetch: AotritonFetch, artifact: Artifact, downloads: Path, *, prog
 def _unpack_into(archive: Path, dest: Path) -> None:
     """Extract `archive` into `dest`, dropping a single top-level folder as CMake's
     ExternalProject does; only plain files and folders inside `dest` are accepted."""
+    import tarfile  # here: only an AOTriton download is unpacked (plan and doctor never are)
+
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".unpack.") as raw:
         try:
             with tarfile.open(archive) as tar:

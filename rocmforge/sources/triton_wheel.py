@@ -26,17 +26,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin
 
-from packaging.tags import Tag
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from rocmforge.errors import EnvironmentFailed, RocmforgeError
 from rocmforge.knowledge.triton import TRITON_PROVIDERS
 from rocmforge.sources.offline import how_to_set, index_fix
 from rocmforge.sources.triton_pin import TritonPin
+
+if TYPE_CHECKING:
+    from packaging.tags import Tag
 
 PEP691_JSON = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{PEP691_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
@@ -114,11 +115,14 @@ class IndexClient:
         return session
 
     def project_url(self, project: str) -> str:
+        from packaging.utils import canonicalize_name
+
         return self.index_url.rstrip("/") + "/" + canonicalize_name(project) + "/"
 
     def files(self, project: str) -> tuple[IndexFile, ...]:
         """The files on the project page; NoMatchingWheel on 404, IndexUnavailable otherwise."""
         import requests
+        from packaging.utils import canonicalize_name
 
         url = self.project_url(project)
         try:
@@ -246,6 +250,8 @@ def pick_wheel(
     files: Iterable[IndexFile], pin: TritonPin, supported_tags: Sequence[Tag] | None = None
 ) -> WheelChoice:
     """The best wheel for the pin and interpreter; NoMatchingWheel names what was there."""
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
     if supported_tags is None:
         from packaging.tags import sys_tags
 
@@ -529,6 +535,8 @@ def triton_conflicts(
     They all install the same `triton` import package, so two of them overwrite each other's
     files (reference §5.5). Empty argv when there is nothing to remove.
     """
+    from packaging.utils import canonicalize_name
+
     keep_name = canonicalize_name(keep)
     providers = {canonicalize_name(p) for p in TRITON_PROVIDERS}
     names = sorted(
