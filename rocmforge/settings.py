@@ -88,8 +88,8 @@ SETTING_NAMES = tuple(f.name for f in dataclasses.fields(Settings) if f.name != 
 _CACHE_CHOICES = ("auto", "ccache", "sccache", "none")
 # ROCMFORGE_* variables that are not settings: read by knowledge.toml_files (CONFIG_DIR), by the
 # nox sessions (VERIFY_TARGETS, DIST) before any Settings exist, and by probes.tool_cache
-# (CACHE_DIR).
-_NOT_SETTINGS = ("config_dir", "verify_targets", "dist", "cache_dir")
+# (CACHE_DIR) and probes.probe_store (PROBE_CACHE).
+_NOT_SETTINGS = ("config_dir", "verify_targets", "dist", "cache_dir", "probe_cache")
 
 
 def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dict[str, object]:
@@ -337,6 +337,9 @@ FLAGS: tuple[Flag, ...] = (
          "setting companions"),
     # Options of the tasks that take them.
     Flag(name="json", short="j", help="print a versioned JSON document instead of a table"),
+    Flag(name="no_cache", short="",
+         help="run every probe afresh: no test-compile result from an earlier run (also "
+         "ROCMFORGE_PROBE_CACHE=0)"),
     Flag(name="expect", short="e",
          help='targets every library with device code must carry, e.g. "gfx1100;gfx942"'),
     Flag(name="format", short="f", help="sh (default), fish, json, or github ($GITHUB_ENV lines)"),

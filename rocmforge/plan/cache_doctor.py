@@ -23,8 +23,11 @@ if TYPE_CHECKING:
 
 
 def cache_doctor_rows(settings: Settings, facts: Facts, targets: Sequence[TargetId], *,
-                      environ: Mapping[str, str]) -> tuple[DoctorRow, ...]:
-    """The cache rows for `invoke doctor` (and a build's preflight): () without a cache."""
+                      environ: Mapping[str, str],
+                      use_cache: bool = False) -> tuple[DoctorRow, ...]:
+    """The cache rows for `invoke doctor` (and a build's preflight): () without a cache.
+    `use_cache`: the HIP test compile's result may come from the probe store (doctor's
+    default; `--no-cache` or ROCMFORGE_PROBE_CACHE=0 turn it off)."""
     from rocmforge.knowledge.cache_backends import parse_remote
     from rocmforge.plan.prepare import resolve_build_inputs, shared_cache_env
     from rocmforge.probes.cache import probe_shared_cache
@@ -44,5 +47,6 @@ def cache_doctor_rows(settings: Settings, facts: Facts, targets: Sequence[Target
     remote = parse_remote(settings.cache_remote) if settings.cache_remote else None
     probe = probe_shared_cache(dict(inputs.env), remote=remote,
                                hip_compiler=inputs.compilers.get("hip", ""),
-                               hip_target=str(targets[0]), environ=environ)
+                               hip_target=str(targets[0]), environ=environ,
+                               use_cache=use_cache)
     return shared_cache_rows(probe)

@@ -100,6 +100,15 @@ def _config_row(probe: SharedCacheProbe) -> DoctorRow:
 
 
 def _hip_row(probe: SharedCacheProbe) -> DoctorRow:
+    row = _hip_verdict(probe)
+    if not probe.cached_at:
+        return row
+    return DoctorRow(check=row.check, status=row.status, fix=row.fix,
+                     detail=f"{row.detail} (test compile result cached {probe.cached_at} UTC; "
+                     "nothing it depends on changed since; --no-cache compiles afresh)")
+
+
+def _hip_verdict(probe: SharedCacheProbe) -> DoctorRow:
     name = probe.tool.name
     trial = probe.hip_trial
     if not probe.started:

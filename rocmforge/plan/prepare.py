@@ -49,6 +49,9 @@ class BuildInputs:
     env: tuple[tuple[str, str], ...]  # config/build.toml < computed < the build_env setting
     configure_env: tuple[tuple[str, str], ...]
     features: FeaturePlan | None = None  # the optional parts (plan.features); None in old callers
+    # component_report's pairs, scanned once here (the preflight rows use them too); None
+    # without a ROCm install
+    components: tuple[tuple[Component, ComponentFound], ...] | None = None
 
     @property
     def release(self) -> PytorchRelease:
@@ -114,8 +117,9 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
             hip_launcher_min_rocm=str(cache_table.get("hip_launcher_min_rocm", "")),
         )
     )
+    components = component_report(facts, pytorch)
     features = features_for_build(settings, facts, [str(t) for t in targets], workdir, pytorch,
-                                  component_report(facts, pytorch))
+                                  components)
     env.update(features.env)
     env.update({str(k): str(v) for k, v in settings.build_env.items()})
     configure_table = expect_type(build_toml.get("configure", {}), dict,
@@ -133,6 +137,7 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
         env=tuple(env.items()),
         configure_env=tuple((str(k), str(v)) for k, v in configure.items()),
         features=features,
+        components=components,
     )
 
 
@@ -364,7 +369,7 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
 
     found: tuple[DoctorRow, ...] = diagnose(
         facts, inputs.targets, inputs.settings, table=load_arch_table(), release=inputs.release,
-        components=component_report(facts, inputs.pytorch))
+        components=inputs.components)  # same install: target probes do not change it
     if inputs.settings.cache_remote:
         # An unreachable shared cache stops sccache's server partway through the build.
         from rocmforge.plan.cache_doctor import cache_doctor_rows

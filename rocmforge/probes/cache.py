@@ -14,6 +14,7 @@ small test entry).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import shutil
@@ -135,6 +136,7 @@ class SharedCacheProbe:
     hip_launcher: bool = False  # HIP_CLANG_LAUNCHER in the build environment
     hip_compiler: str = ""
     hip_target: str = ""
+    cached_at: str = ""  # when this result was stored, if it came from the probe cache
 
 
 # --- the tool -------------------------------------------------------------------------------
@@ -359,12 +361,18 @@ class CacheSession:
             merged["SCCACHE_IDLE_TIMEOUT"] = "0"
         self.env = merged
         self.started = False
+        # The counters as last read, or zero right after start(): a fresh private cache dir (and
+        # a fresh sccache server) counts nothing yet, so no stats run is needed before the first
+        # compile.
+        self.last_counters: CacheCounters | None = None
 
     def start(self) -> str:
         """'' when the cache is ready; else what it said (sccache's server refused to start)."""
+        fresh = not self.local_dir.exists()
         self.local_dir.mkdir(parents=True, exist_ok=True)
         if self.tool.name == "ccache":
             self.started = True
+            self.last_counters = CacheCounters() if fresh else None
             return ""
         done = self._run(["--start-server"], timeout=60)
         if done.returncode != 0:
@@ -372,6 +380,7 @@ class CacheSession:
                 self._run(["--stop-server"], timeout=30)
             return _first_error(done.stdout + done.stderr) or f"exit status {done.returncode}"
         self.started = True
+        self.last_counters = CacheCounters() if fresh else None
         return ""
 
     def stop(self) -> None:
@@ -388,8 +397,11 @@ class CacheSession:
     def counters(self) -> CacheCounters:
         if self.tool.name == "ccache":
             done = self._run(["--print-stats"], timeout=60)
-            return parse_ccache_stats(done.stdout)
-        return parse_sccache_stats(self.stats_json(), remote=self.remote)
+            counted = parse_ccache_stats(done.stdout)
+        else:
+            counted = parse_sccache_stats(self.stats_json(), remote=self.remote)
+        self.last_counters = counted
+        return counted
 
     def stats_json(self) -> str:
         return self._run(["--show-stats", "--stats-format", "json"], timeout=60).stdout
@@ -422,7 +434,7 @@ def trial_compile(session: CacheSession, language: Literal["c", "hip"], compiler
         source.write_text(TRIAL_HIP)
         argv = (compiler, "-x", "hip", f"--offload-arch={hip_target}", "-nogpulib",
                 "-nogpuinc", "-O1", "-c", source.name, "-o", "probe_hip.o")
-    before = session.counters()
+    before = session.last_counters if session.last_counters is not None else session.counters()
     try:
         done = session.compile(argv, cwd=workdir)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -456,16 +468,105 @@ def probe_shared_cache(
     hip_target: str,
     environ: Mapping[str, str],
     timeout_s: float = 3.0,
+    use_cache: bool = False,
 ) -> SharedCacheProbe | None:
     """Probe the cache the build environment `env` launches compiles through (None: no cache):
     the tool, the backend and one C compile (when `remote`), and one HIP compile, in a scratch
-    folder with a private local cache, so only the shared backend connects them to real builds."""
+    folder with a private local cache, so only the shared backend connects them to real builds.
+
+    `use_cache` (and no `remote`: a backend's answer is never kept) takes the HIP trial's
+    result from the probe store (rocmforge.probes.probe_store) when nothing that decides it
+    changed (`trial_key`), and keeps a fresh result that compiled; the tool's `--version` is
+    always asked afresh."""
     launcher = env.get("CMAKE_CXX_COMPILER_LAUNCHER", "")
     if not launcher:
         return None
     name: CacheName = "sccache" if Path(launcher).name.startswith("sccache") else "ccache"
     tool = probe_cache_tool(name, launcher)
     variables = cache_variables(env)
+    key = ""
+    if use_cache and remote is None and hip_compiler and hip_target:
+        from rocmforge.probes import probe_store
+
+        base = {k: v for k, v in environ.items() if not k.startswith(("CCACHE_", "SCCACHE_"))}
+        base.update(variables)
+        key = trial_key(tool, hip_compiler, hip_target, base,
+                        hip_launcher="HIP_CLANG_LAUNCHER" in env)
+        kept = probe_store.lookup(key)
+        trial = _trial_of_json(kept.value.get("hip_trial")) if kept else None
+        if kept is not None and trial is not None:
+            return SharedCacheProbe(tool=tool, remote=None, variables=variables,
+                                    hip_trial=trial, hip_launcher="HIP_CLANG_LAUNCHER" in env,
+                                    hip_compiler=hip_compiler, hip_target=hip_target,
+                                    cached_at=kept.stored_at)
+    probe = _probe_shared_cache(env, tool, variables, remote=remote, hip_compiler=hip_compiler,
+                                hip_target=hip_target, environ=environ, timeout_s=timeout_s)
+    if key and probe.started and probe.hip_trial is not None and probe.hip_trial.compiled:
+        from rocmforge.probes import probe_store
+
+        probe_store.store(key, {"hip_trial": dataclasses.asdict(probe.hip_trial)})
+    return probe
+
+
+# Variables that change between shells but not what a compile does (kept out of trial_key).
+_VOLATILE_VARIABLES = ("PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLUMNS", "LINES", "LS_COLORS",
+                       "DISPLAY", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK",
+                       "TMUX", "TMUX_PANE", "STY", "WINDOW", "MAIL", "HISTFILE")
+# The tools next to the real HIP compiler that a `-x hip -c` compile runs: the driver itself
+# (clang -cc1 for host and device), the device linker and the bundler.
+_HIP_CHAIN = ("clang", "lld", "ld.lld", "clang-offload-bundler")
+
+
+def trial_key(tool: CacheTool, hip_compiler: str, hip_target: str, env: Mapping[str, str], *,
+              hip_launcher: bool) -> str:
+    """The probe-store key of the HIP trial: the cache tool's file and `--version` answer
+    (behind a wrapper script, such as pyenv's shim, the answer is what names the program), the
+    HIP compiler and the tools beside its real file, the cache's config files, the trial
+    source and argv, and the whole environment of the compile but for _VOLATILE_VARIABLES."""
+    from rocmforge.probes.probe_store import probe_key
+
+    compiler = Path(shutil.which(hip_compiler) or hip_compiler)
+    real_dir = compiler.resolve().parent
+    home = Path(env.get("HOME") or Path.home())
+    config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    configs = [env.get("SCCACHE_CONF") or config_home / "sccache" / "config",
+               env.get("CCACHE_CONFIGPATH") or config_home / "ccache" / "ccache.conf",
+               home / ".ccache" / "ccache.conf", "/etc/ccache.conf"]
+    files = [tool.path, compiler, *(real_dir / name for name in _HIP_CHAIN), *configs]
+    texts = [TRIAL_HIP, tool.name, tool.version, ",".join(tool.features), tool.problem,
+             hip_target, f"hip_launcher={hip_launcher}",
+             " ".join(("-x", "hip", f"--offload-arch={hip_target}", "-nogpulib", "-nogpuinc",
+                       "-O1", "-c"))]
+    kept_env = {k: v for k, v in env.items() if k not in _VOLATILE_VARIABLES}
+    return probe_key("shared-cache-hip-trial/1", files=files, texts=texts, env=kept_env)
+
+
+def _trial_of_json(data: object) -> TrialCompile | None:
+    """A TrialCompile back from its stored dict; None for anything malformed."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        counters = dict(data["counters"])
+        counters["reasons"] = tuple(counters.get("reasons", ()))
+        return TrialCompile(language=data["language"], argv=tuple(data["argv"]),
+                            compiled=bool(data["compiled"]),
+                            counters=CacheCounters(**counters), problem=str(data["problem"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _probe_shared_cache(
+    env: Mapping[str, str],
+    tool: CacheTool,
+    variables: tuple[tuple[str, str], ...],
+    *,
+    remote: RemoteCache | None,
+    hip_compiler: str,
+    hip_target: str,
+    environ: Mapping[str, str],
+    timeout_s: float,
+) -> SharedCacheProbe:
+    name = tool.name
     backend = None
     if remote is not None:
         user = environ.get("SCCACHE_REDIS_USERNAME", "") if name == "sccache" else ""

@@ -9,6 +9,7 @@ run cmake or anything else, or judge (doctor does).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,16 +33,21 @@ class ComponentFound:
 
 def _lib_dirs(prefix: Path) -> list[Path]:
     dirs = [prefix / "lib", prefix / "lib64"]
-    lib = prefix / "lib"
-    if lib.is_dir():  # Debian's multiarch folders: lib/x86_64-linux-gnu, lib/aarch64-linux-gnu
-        dirs += sorted(p for p in lib.iterdir() if p.is_dir() and p.name.endswith("-linux-gnu"))
+    # Debian's multiarch folders: lib/x86_64-linux-gnu, lib/aarch64-linux-gnu. Only names ending
+    # in -linux-gnu are stat'ed (/usr/lib holds hundreds of entries).
+    try:
+        with os.scandir(prefix / "lib") as entries:
+            dirs += sorted(Path(e.path) for e in entries
+                           if e.name.endswith("-linux-gnu") and e.is_dir())
+    except OSError:
+        pass
     return dirs
 
 
-def _candidates(prefix: Path, name: str) -> list[Path]:
+def _candidates(lib_dirs: Sequence[Path], prefix: Path, name: str) -> list[Path]:
     files = (f"{name}-config-version.cmake", f"{name}ConfigVersion.cmake",
              f"{name.lower()}-config-version.cmake")
-    folders = [d / "cmake" / name for d in _lib_dirs(prefix)]
+    folders = [d / "cmake" / name for d in lib_dirs]
     folders += [prefix / "share" / name / "cmake", prefix / "share" / name]
     return [folder / file for folder in folders for file in files]
 
@@ -50,8 +56,9 @@ def find_components(prefix: Path, names: Sequence[str]) -> tuple[ComponentFound,
     """Each of `names` under the ROCm install at `prefix` (e.g. /opt/rocm-6.4.1, or /usr for
     Debian's packages)."""
     results = []
+    lib_dirs = _lib_dirs(prefix)  # once per install, not once per component
     for name in names:
-        config = next((p for p in _candidates(prefix, name) if p.is_file()), None)
+        config = next((p for p in _candidates(lib_dirs, prefix, name) if p.is_file()), None)
         version = ""
         if config is not None:
             try:

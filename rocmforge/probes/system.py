@@ -167,8 +167,16 @@ def tool_version(name: str, path_env: str, run: Runner = run_command) -> ToolVer
     found = shutil.which(name, path=path_env)
     if found is None:
         return ToolVersion(path=None, version="")
-    result = run([found, "--version"], timeout=20.0)
-    return ToolVersion(path=Path(found), version=parse_tool_version(result.stdout))
+    if run is not run_command:  # a fake runner: ask it, nothing is kept
+        answer = run([found, "--version"], timeout=20.0).stdout
+        return ToolVersion(path=Path(found), version=parse_tool_version(answer))
+    # What `cmake --version` answers depends on its file only: asked once per tool identity, in
+    # this process and across runs (rocmforge.probes.tool_cache).
+    from rocmforge.probes.tool_cache import cached_output
+
+    text = cached_output(Path(found), ("--version",),
+                         lambda: run([found, "--version"], timeout=20.0).stdout)
+    return ToolVersion(path=Path(found), version=parse_tool_version(text or ""))
 
 
 def python_env(environ: Mapping[str, str]) -> PythonEnv:

@@ -15,7 +15,7 @@ from rocmforge.tasks._flags import flagged
 
 @flagged(("arch", "rocm_path"))
 @reported
-def doctor(c: Context, json: bool = False, **flags: object) -> None:
+def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: object) -> None:
     """Check this machine can build PyTorch for the targets; each FAIL comes with its fix."""
     import os
 
@@ -24,6 +24,7 @@ def doctor(c: Context, json: bool = False, **flags: object) -> None:
     from rocmforge.plan.doctor import diagnose, doctor_json, exit_status
     from rocmforge.plan.prepare import doctor_facts
     from rocmforge.plan.triton_probe_rows import triton_probe_rows
+    from rocmforge.probes.probe_store import enabled
     from rocmforge.render import emit_json, print_table
 
     settings = settings_for(c, **settings_of_flags(flags))
@@ -35,7 +36,8 @@ def doctor(c: Context, json: bool = False, **flags: object) -> None:
         rows += triton_probe_rows(found.triton, pin_version=found.release.triton_version)
     if found.features is not None:  # the optional parts: components found / missing, targets
         rows += found.features.rows
-    rows += cache_doctor_rows(settings, facts, targets, environ=os.environ)
+    rows += cache_doctor_rows(settings, facts, targets, environ=os.environ,
+                              use_cache=not no_cache and enabled(os.environ))
     code = exit_status(rows)
     if json:
         emit_json(doctor_json(facts, targets, rows))

@@ -1,0 +1,102 @@
+"""Results of expensive probes kept across runs, keyed on everything that decides them.
+
+Owns: the key (`probe_key`: a kind, the identity of every file that decides the answer (real
+path, size, mtime, inode; "missing" when absent), the texts it compiles or parses and the
+environment variables that change it, hashed), the store (`probe-results.json` beside the tool
+cache: `$ROCMFORGE_CACHE_DIR`, else `$XDG_CACHE_HOME/rocmforge`, else `~/.cache/rocmforge`), and
+the switch (`ROCMFORGE_PROBE_CACHE=0`, or a caller's `enabled=False` from `--no-cache`).
+A changed tool changes its identity and so the key: a stale answer is never returned.
+Must not: decide what goes into a key (the probe that owns the answer does), keep an answer
+that is not JSON, or fail a probe: cache trouble only costs the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmforge.fsutil import write_atomic
+from rocmforge.probes.tool_cache import cache_file as tool_cache_file
+
+DISABLE_ENV = "ROCMFORGE_PROBE_CACHE"  # "0": every probe runs afresh
+STORE_NAME = "probe-results.json"
+MAX_ENTRIES = 64  # oldest entries go first; a key changes with every tool upgrade
+
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stored:
+    """A kept answer and when it was stored (UTC, ISO 8601 to the second)."""
+
+    value: dict[str, object]
+    stored_at: str
+
+
+def store_file() -> Path:
+    return tool_cache_file().parent / STORE_NAME
+
+
+def enabled(environ: Mapping[str, str]) -> bool:
+    return environ.get(DISABLE_ENV, "1").strip().lower() not in ("0", "no", "false", "off")
+
+
+def file_identity(path: str | os.PathLike[str]) -> str:
+    """`real path|size|mtime_ns|inode` of the file `path` names, or `path|missing`."""
+    try:
+        real = Path(path).resolve()
+        stat = real.stat()
+    except (OSError, RuntimeError):
+        return f"{os.fspath(path)}|missing"
+    return f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+
+
+def probe_key(kind: str, *, files: Iterable[str | os.PathLike[str]], texts: Iterable[str],
+              env: Mapping[str, str]) -> str:
+    """One hash over everything named: a change to any file, text or variable is a new key."""
+    document = json.dumps({
+        "kind": kind,
+        "files": [[os.fspath(f), file_identity(f)] for f in files],
+        "texts": list(texts),
+        "env": sorted(env.items()),
+    }, sort_keys=True)
+    return hashlib.sha256(document.encode()).hexdigest()
+
+
+def lookup(key: str) -> Stored | None:
+    entry = _load().get(key)
+    if not isinstance(entry, dict):
+        return None
+    value, stored_at = entry.get("value"), entry.get("stored_at")
+    if not isinstance(value, dict) or not isinstance(stored_at, str):
+        return None
+    return Stored(value=value, stored_at=stored_at)
+
+
+def store(key: str, value: dict[str, object]) -> None:
+    """Keep `value` under `key` (the oldest entries beyond MAX_ENTRIES are dropped)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with _lock:
+        entries = _load()
+        entries[key] = {"value": value, "stored_at": stamp}
+        kept = sorted(entries.items(), key=lambda kv: str(kv[1].get("stored_at", "")))
+        kept = kept[-MAX_ENTRIES:]
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            write_atomic(store_file(), json.dumps(dict(kept), indent=1, sort_keys=True))
+
+
+def _load() -> dict[str, dict[str, object]]:
+    try:
+        data = json.loads(store_file().read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, dict)}
