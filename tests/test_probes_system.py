@@ -79,6 +79,28 @@ def test_triton_rocm_is_a_provider(tmp_path: Path) -> None:
     assert found == [("triton-rocm", "3.6.0+git5f1ad2d8")]
 
 
+def test_triton_providers_are_found_by_folder_name_in_path_order(tmp_path: Path) -> None:
+    # Found by a name-filtered search (folder names), not by reading every METADATA: a
+    # capitalised dist-info, a legacy egg-info, and sys.path order deciding which comes first.
+    first, second = tmp_path / "a", tmp_path / "b"
+    (first / "Triton-3.1.0.dist-info").mkdir(parents=True)
+    (first / "Triton-3.1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: Triton\nVersion: 3.1.0\n")
+    egg = second / "pytorch_triton_rocm-3.2.0-py3.11.egg-info"
+    egg.mkdir(parents=True)
+    egg.joinpath("PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: pytorch-triton-rocm\nVersion: 3.2.0\n")
+    (second / "numpy-2.0.0.dist-info").mkdir()
+    (second / "numpy-2.0.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: numpy\nVersion: 2.0.0\n")
+    found = [(d.name, d.version, Path(d.location).name)
+             for d in triton_distributions([str(second), str(first)])]
+    assert found == [("pytorch-triton-rocm", "3.2.0", egg.name),
+                     ("triton", "3.1.0", "Triton-3.1.0.dist-info")]
+    assert [d.name for d in triton_distributions([str(first), str(second)])] == [
+        "triton", "pytorch-triton-rocm"]
+
+
 @pytest.mark.needs_tool("cmake", "ninja")
 def test_gather_system_on_this_machine(tmp_path: Path) -> None:
     facts = gather_system(work_dir=tmp_path / "work", environ=dict(os.environ), python_paths=[])

@@ -198,7 +198,13 @@ def triton_distributions(paths: Sequence[str] | None = None) -> tuple[TritonDist
 
     found = []
     seen = set()
-    for dist in metadata.distributions(path=list(paths) if paths is not None else sys.path):
+    # Asked by name, one path entry at a time (sys.path order decides which comes first): a
+    # name-filtered search matches folder names only, where reading every distribution's
+    # METADATA for its name took ~90 ms of each `invoke plan`.
+    candidates = (dist for entry in (list(paths) if paths is not None else sys.path)
+                  for provider in TRITON_PROVIDERS
+                  for dist in metadata.distributions(name=provider, path=[entry]))
+    for dist in candidates:
         name = canonical_name(dist.name or "")
         if name in TRITON_PROVIDERS and name not in seen:
             seen.add(name)
