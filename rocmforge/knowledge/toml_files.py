@@ -3,7 +3,8 @@
 Owns: locating `config/`, parsing TOML, and rejecting unknown or missing keys with a
 did-you-mean suggestion. Every loader in `rocmforge.knowledge` goes through here so a typo in
 any config file fails the same way (ConfigError, exit 2) instead of being silently ignored.
-Must not: know what any file means (the loaders beside it do) or write anything.
+Must not: know what any file means (the loaders beside it do) or write anything (the parsed
+documents are kept by knowledge.parsed_toml).
 """
 
 from __future__ import annotations
@@ -60,9 +61,10 @@ def kit_data_dir(name: str) -> Path:
 def read_toml(path: Path) -> TomlTable:
     """Parse one TOML file, turning every failure into a ConfigError paragraph; callers narrow
     each value with `expect_type`/`check_keys`."""
+    from rocmforge.knowledge.parsed_toml import parsed
+
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return parsed(path.read_bytes(), lambda data: tomllib.loads(data.decode()))
     except FileNotFoundError:
         raise ConfigError(
             f"The kit's config file {path} does not exist",
