@@ -167,6 +167,7 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     has a Triton, compile a Triton kernel per target with it. A machine with no usable ROCm or
     compiler keeps its probed compiler: doctor's rows say what is missing."""
     import sys
+    from concurrent.futures import ThreadPoolExecutor
 
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
@@ -186,12 +187,18 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     targets = requested_targets(settings.arch, facts.gpus.targets, table)
     features = features_for_build(settings, facts, [str(t) for t in targets], workdir, pytorch,
                                   components)
-    facts = with_target_probes(facts, targets, environ=environ)
     triton = None
-    if targets:  # a Python without triton answers at once; its report then has no rows
-        python = settings.python or sys.executable
-        triton = probe_triton_targets(python, [str(t) for t in targets], table=table,
-                                      environ=environ)
+    # The two compile probes wait on programs of their own (hipcc, the chosen Python): run side
+    # by side, doctor waits for the slower one only.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = None
+        if targets:  # a Python without triton answers at once; its report then has no rows
+            python = settings.python or sys.executable
+            pending = pool.submit(probe_triton_targets, python, [str(t) for t in targets],
+                                  table=table, environ=environ)
+        facts = with_target_probes(facts, targets, environ=environ)
+        if pending is not None:
+            triton = pending.result()
     # With or without targets: one host-compiler verdict, the one the build would reach.
     try:
         choice, _ = _choose_compilers(settings, facts, release)
