@@ -17,6 +17,7 @@ LLVM_SYSPATH & co. for an offline build (§3.5); every `triton` provider shares 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -24,7 +25,6 @@ import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin
@@ -197,31 +197,39 @@ def parse_pep691(doc: Mapping[str, object], *, base_url: str) -> tuple[IndexFile
     return tuple(out)
 
 
-class _Anchors(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.anchors: list[tuple[dict[str, str | None], str]] = []
-        self._open: dict[str, str | None] | None = None
-        self._text: list[str] = []
+@functools.cache
+def _anchors_class() -> type:
+    """The HTML anchor collector; html.parser is imported on first use (only a fetch needs it,
+    and `invoke plan` imports this module for index_url)."""
+    from html.parser import HTMLParser
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self._open = dict(attrs)
-            self._text = []
+    class _Anchors(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.anchors: list[tuple[dict[str, str | None], str]] = []
+            self._open: dict[str, str | None] | None = None
+            self._text: list[str] = []
 
-    def handle_data(self, data: str) -> None:
-        if self._open is not None:
-            self._text.append(data)
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "a":
+                self._open = dict(attrs)
+                self._text = []
 
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "a" and self._open is not None:
-            self.anchors.append((self._open, "".join(self._text).strip()))
-            self._open = None
+        def handle_data(self, data: str) -> None:
+            if self._open is not None:
+                self._text.append(data)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "a" and self._open is not None:
+                self.anchors.append((self._open, "".join(self._text).strip()))
+                self._open = None
+
+    return _Anchors
 
 
 def parse_pep503(html: str, *, base_url: str) -> tuple[IndexFile, ...]:
     """Files of a PEP 503 HTML project page (hash from the `#sha256=` fragment)."""
-    parser = _Anchors()
+    parser = _anchors_class()()
     parser.feed(html)
     out = []
     for attrs, text in parser.anchors:

@@ -19,11 +19,14 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocmforge.errors import UsageError
 from rocmforge.probes.compilers import CompilerKind, GccInstall, HostCompiler, ResolvedName
-from rocmforge.toolchain.alternatives import AlternativesGroup
 from rocmforge.toolchain.distro import OsRelease, install_command
+
+if TYPE_CHECKING:  # imported where used: `invoke plan` needs no alternatives code
+    from rocmforge.toolchain.alternatives import AlternativesGroup
 
 # clang learned --gcc-install-dir in LLVM 16 (clang-15 here rejects it; clang-16 lists it).
 GCC_INSTALL_DIR_MIN_CLANG = 16
