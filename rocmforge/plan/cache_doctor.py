@@ -18,16 +18,19 @@ from rocmforge.plan.doctor import DoctorRow
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.targets import TargetId
+    from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.probes.facts import Facts
     from rocmforge.settings import Settings
 
 
 def cache_doctor_rows(settings: Settings, facts: Facts, targets: Sequence[TargetId], *,
                       environ: Mapping[str, str],
-                      use_cache: bool = False) -> tuple[DoctorRow, ...]:
+                      use_cache: bool = False,
+                      pytorch: PytorchSide | None = None) -> tuple[DoctorRow, ...]:
     """The cache rows for `invoke doctor` (and a build's preflight): () without a cache.
     `use_cache`: the HIP test compile's result may come from the probe store (doctor's
-    default; `--no-cache` or ROCMFORGE_PROBE_CACHE=0 turn it off)."""
+    default; `--no-cache` or ROCMFORGE_PROBE_CACHE=0 turn it off). `pytorch`: the PyTorch
+    side the caller already read (not read twice)."""
     from rocmforge.knowledge.cache_backends import parse_remote
     from rocmforge.plan.prepare import resolve_build_inputs, shared_cache_env
     from rocmforge.probes.cache import probe_shared_cache
@@ -41,7 +44,7 @@ def cache_doctor_rows(settings: Settings, facts: Facts, targets: Sequence[Target
     if not targets:
         return ()
     try:
-        inputs = resolve_build_inputs(settings, facts=facts)
+        inputs = resolve_build_inputs(settings, facts=facts, pytorch=pytorch)
     except RocmforgeError:
         return ()  # no ROCm, no targets: doctor's other rows say so
     remote = parse_remote(settings.cache_remote) if settings.cache_remote else None

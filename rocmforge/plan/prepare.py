@@ -79,8 +79,10 @@ class PreparedBuild:
 
 
 def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
-                         environ: Mapping[str, str] | None = None) -> BuildInputs:
-    """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment."""
+                         environ: Mapping[str, str] | None = None,
+                         pytorch: PytorchSide | None = None) -> BuildInputs:
+    """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment.
+    `pytorch`: the PyTorch side this invocation already read (doctor), else read here."""
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import parse_targets, requested_targets
     from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
@@ -91,7 +93,7 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
     from rocmforge.workdir import workdir_for
 
     workdir = workdir_for(settings.work_dir)
-    pytorch = pytorch_for(settings, workdir)
+    pytorch = pytorch if pytorch is not None else pytorch_for(settings, workdir)
     facts = facts if facts is not None else gather_facts(settings)
     targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table())
     if not targets:
@@ -158,6 +160,7 @@ class DoctorInputs:
     triton: TritonProbeReport | None
     components: tuple[tuple[Component, ComponentFound], ...] | None
     features: FeaturePlan | None = None  # each optional part, its components found or missing
+    pytorch: PytorchSide | None = None  # the PyTorch side read once (for the cache rows)
 
 
 def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs:
@@ -204,10 +207,10 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
         choice, _ = _choose_compilers(settings, facts, release)
     except RocmforgeError:
         return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton,
-                            components=components, features=features)
+                            components=components, features=features, pytorch=pytorch)
     return DoctorInputs(facts=judged_by_build_choice(facts, choice), targets=targets,
                         release=release, triton=triton, components=components,
-                        features=features)
+                        features=features, pytorch=pytorch)
 
 
 def component_report(
