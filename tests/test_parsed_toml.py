@@ -18,13 +18,14 @@ def parses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setenv("ROCMFORGE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv(parsed_toml.DISABLE_ENV, raising=False)
     seen: list[str] = []
-    real = toml_files.tomllib.loads
+    toml = toml_files._toml_module()
+    real = toml.loads
 
     def counted(text: str, **kwargs: object) -> dict[str, object]:
         seen.append(text)
         return real(text)
 
-    monkeypatch.setattr(toml_files.tomllib, "loads", counted)
+    monkeypatch.setattr(toml, "loads", counted)
     return seen
 
 

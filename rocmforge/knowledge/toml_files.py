@@ -13,14 +13,27 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TypeVar, overload
 
 from rocmforge.errors import ConfigError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+
+def _toml_module() -> ModuleType:
+    """tomllib (tomli before 3.11), imported on first need: parsed documents usually come from
+    knowledge.parsed_toml, and then no TOML parser is loaded at all."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name == "tomllib":  # `from rocmforge.knowledge.toml_files import tomllib` keeps working
+        return _toml_module()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 CONFIG_DIR_ENV = "ROCMFORGE_CONFIG_DIR"
 
@@ -64,7 +77,7 @@ def read_toml(path: Path) -> TomlTable:
     from rocmforge.knowledge.parsed_toml import parsed
 
     try:
-        return parsed(path.read_bytes(), lambda data: tomllib.loads(data.decode()))
+        return parsed(path.read_bytes(), lambda data: _toml_module().loads(data.decode()))
     except FileNotFoundError:
         raise ConfigError(
             f"The kit's config file {path} does not exist",
@@ -72,7 +85,7 @@ def read_toml(path: Path) -> TomlTable:
             f"restore it (git checkout -- {path.name}) or point {CONFIG_DIR_ENV} at a complete "
             "config/ folder",
         ) from None
-    except tomllib.TOMLDecodeError as exc:
+    except _toml_module().TOMLDecodeError as exc:
         raise ConfigError(
             f"{path} is not valid TOML: {exc}",
             "the kit cannot guess what a malformed file meant",
