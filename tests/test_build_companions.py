@@ -20,6 +20,11 @@ import time
 import zipfile
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 import pytest
 from buildhelpers import assert_manifest_describes_wheel, wheel_so_targets
 from gitfixtures import git, make_patch
@@ -227,7 +232,7 @@ def test_local_changes_in_a_companion_tree_are_never_overwritten(
     refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
     assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
     err = " ".join(refused.stderr.split())
-    assert f"{work / 'src' / 'torchvision'} has local changes (1 paths: README.md)" in err
+    assert f"{work / 'src' / 'torchvision'} has local changes (1 path: README.md)" in err
     assert "not checking out next" in err
     assert edited.read_text().endswith("my note\n")
     assert git("rev-parse", "HEAD", cwd=work / "src" / "torchvision") == head
@@ -292,3 +297,63 @@ def test_unknown_companion_is_one_paragraph_exit_2(remotes: dict[str, Path],
     assert "'torchvison' (--with / setting companions) is no companion the kit builds." in err
     assert 'Did you mean "torchvision"?' in err
     assert "Traceback" not in refused.stderr
+
+
+def test_the_lock_records_the_companion_and_a_locked_build_gets_its_commit(
+        remotes: dict[str, Path], built: tuple[Path, str, float], tmp_path: Path) -> None:
+    """Issue 19 follow-up: the lock records each built companion; after the companion's tag
+    moves upstream, `build --lock` builds the locked commit, and a --with that asks for other
+    companions than the lock is refused. Last in this file: it moves the shared remote's tag
+    (and puts it back)."""
+    work, _, _ = built
+    vision = remotes["torchvision"]
+    env = env_for({k: v for k, v in remotes.items() if k != "pytorch"})
+    first = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision"), env)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    # torchaudio, built by the earlier --with torchvision,torchaudio, leaves dist/ and the manifest
+    assert not list((work / "dist").glob("torchaudio-*.whl"))
+    assert "torchaudio" not in json.loads((work / "dist" / "manifest.json").read_text())["wheels"]
+    locked_commit = head_of(vision, "v0.23.0")
+    lock_doc = tomllib.loads((work / "rocmforge.lock").read_text())
+    assert lock_doc["companions"] == [{"name": "torchvision", "repo": vision.as_uri(),
+                                       "ref": "v0.23.0", "commit": locked_commit,
+                                       "version": "0.23.0a0"}]
+    lock = tmp_path / "rocmforge.lock"
+    shutil.copyfile(work / "rocmforge.lock", lock)
+    # The tag moves upstream to a new commit (same version.txt, so it would pair too).
+    git("checkout", "-q", "-b", "moved", "v0.23.0", cwd=vision)
+    (vision / "moved.txt").write_text("after the lock\n")
+    git("add", "moved.txt", cwd=vision)
+    git("commit", "-q", "-m", "moved", cwd=vision)
+    git("tag", "-f", "v0.23.0", cwd=vision)
+    moved = head_of(vision, "v0.23.0")
+    assert moved != locked_commit
+    try:
+        refused = invoke(argv("plan", work, remotes["pytorch"], "--lock", str(lock), "--with",
+                              "torchaudio"), env)
+        assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
+        err = " ".join(refused.stderr.split())
+        assert (f"--with torchaudio is not what {lock} locks (torchvision "
+                f"{locked_commit[:12]}); it differs in torchaudio, torchvision.") in err
+        assert "Traceback" not in refused.stderr
+        planned = invoke(argv("plan", work, remotes["pytorch"], "--lock", str(lock), "--with",
+                              "torchvision"), env)
+        assert planned.returncode == 0, planned.stderr
+        assert (f"torchvision {locked_commit} (v0.23.0 of {vision.as_uri()}), 0 patches, as "
+                "locked") in " ".join(planned.stderr.split())
+        done = invoke(argv("build", work, remotes["pytorch"], "--lock", str(lock)), env)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "torchvision-checkout" in done.stdout  # the companion was checked out again
+        tree = work / "src" / "torchvision"
+        assert git("rev-parse", "HEAD", cwd=tree) == locked_commit
+        assert not (tree / "moved.txt").exists()
+        manifest = json.loads((work / "dist" / "manifest.json").read_text())
+        assert manifest["companions"]["torchvision"]["commit"] == locked_commit
+        assert manifest["companions"]["torchvision"]["ref"] == locked_commit
+        assert manifest["lock"]["companions"] == lock_doc["companions"]
+        # The lock the locked build wrote is the lock it was given (the tag kept as the ref).
+        assert (work / "rocmforge.lock").read_text() == lock.read_text()
+        assert_manifest_describes_wheel(work)
+    finally:
+        git("tag", "-f", "v0.23.0", locked_commit, cwd=vision)
+        git("checkout", "-q", "--detach", "v0.23.0", cwd=vision)

@@ -112,11 +112,13 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                 argv=("companion-patches", choice.name),
                 why=f"apply the patch series patches/{choice.name}/ selected by its version "
                 "(none = nothing to do)",
-                effects=Effects(writes=(tree,),
+                effects=Effects(writes=(tree, str(workdir.lock_file)),
                                 notes=(f"`git apply` of each patches/{choice.name}/NNNN-*.patch "
                                        "whose Applies-To matches the version.txt; re-checked on "
-                                       "every build (an edited series redoes the build)",)),
-                inputs=source,
+                                       "every build (an edited series redoes the build)",
+                                       "records the commit and patches in rocmforge.lock",)),
+                # "built": the companions of this build, the ones the lock keeps
+                inputs={**source, "built": tuple(c.name for c in built)},
                 volatile=True,
             ),
             Step(

@@ -142,8 +142,50 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
         ctx.say(f"{name}/{status.patch.name}: "
                 + ("applied now" if status.patch.name in report.changed else status.state))
     digest = hashlib.sha256("\n".join(f"{p.name}={p.sha256}" for p in chosen).encode())
+    record_in_lock(ctx, name, version=version,
+                   patches=[(f"{name}/{p.name}", p.sha256) for p in chosen])
     return {"patches": [{"file": f"{name}/{p.name}", "sha256": p.sha256} for p in chosen],
             "applied": list(report.changed), "fingerprint": digest.hexdigest()}
+
+
+def record_in_lock(ctx: ActionContext, name: str, *, version: str,
+                   patches: list[tuple[str, str]]) -> None:
+    """Add this companion (repo, ref, commit, version, patches with their sha256) to the work
+    dir's rocmforge.lock, which torch's checkout wrote, so `build --lock` reproduces it too.
+
+    Runs in the patches step: it is volatile, so it runs after every torch checkout (which
+    rewrites the lock). Companions this build does not make are dropped from the lock. A lock
+    entry at the same commit keeps its ref (a locked build checks out the commit, and the lock
+    it writes stays the lock it was given)."""
+    from rocmforge.sources.lockfile import (
+        LockedCompanion,
+        LockedPatch,
+        LockError,
+        read_lock,
+        write_lock,
+    )
+
+    path = ctx.workdir.lock_file
+    try:
+        lock = read_lock(path)
+    except LockError as exc:
+        ctx.notice(f"{name} is not recorded in {path}: {exc.what}")
+        return
+    checkout = ctx.details_of(f"{name}-checkout")
+    commit = str(checkout.get("commit", "") or "")
+    ref = str(checkout.get("ref", "") or ctx.step.inputs.get("ref", ""))
+    earlier = next((c for c in lock.companions if c.name == name), None)
+    if earlier is not None and earlier.commit == commit and earlier.ref:
+        ref = earlier.ref
+    entry = LockedCompanion(
+        name=name, repo=str(checkout.get("repo", "") or ctx.step.inputs.get("repo", "")),
+        ref=ref, commit=commit, version=version,
+        patches=tuple(LockedPatch(project=name, file=f, sha256=h) for f, h in patches))
+    keep = tuple(str(n) for n in ctx.step.inputs.get("built", (name,)))
+    updated = lock.with_companion(entry, keep)
+    if updated != lock:
+        write_lock(path, updated)
+        ctx.say(f"recorded {name} {commit} in {path}")
 
 
 def wheel_prefix(package: str) -> str:
@@ -198,8 +240,20 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
             "torch": paired.get("torch", ""), "requires": paired.get("requires", ""),
             "patches": patched.get("patches", []),
         }
+    for gone in sorted(set(wheels) - {"torch", "triton", *names}):
+        # A companion an earlier build made and this one does not (--with torchvision after
+        # --with torchvision,torchaudio): its wheel leaves dist/, as torch's collect does for a
+        # Triton wheel the build no longer makes, so dist/ holds this build's wheels only.
+        earlier = str(wheels.pop(gone) or "")
+        if earlier and Path(earlier).name == earlier and (dist / earlier).is_file():
+            (dist / earlier).unlink()
+            ctx.say(f"removed {dist / earlier}: this build makes no {gone}")
     doc["wheels"] = wheels
     doc["companions"] = section
+    if ctx.workdir.lock_file.is_file():  # now with the companions their patches steps recorded
+        from rocmforge.knowledge.toml_files import read_toml
+
+        doc["lock"] = read_toml(ctx.workdir.lock_file)
     doc["steps"] = [{"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}
                     for r in ctx.results]
     write_manifest(path, doc)
