@@ -227,7 +227,7 @@ def test_local_changes_in_a_companion_tree_are_never_overwritten(
     refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
     assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
     err = " ".join(refused.stderr.split())
-    assert f"{work / 'src' / 'torchvision'} has local changes (1 paths: README.md)" in err
+    assert f"{work / 'src' / 'torchvision'} has local changes (1 path: README.md)" in err
     assert "not checking out next" in err
     assert edited.read_text().endswith("my note\n")
     assert git("rev-parse", "HEAD", cwd=work / "src" / "torchvision") == head
