@@ -270,11 +270,11 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             # No build switch: nothing is left out, the build needs what is missing. A component
             # configure requires is already the "ROCm components" row's FAIL (one problem, one
             # row); otherwise a WARN.
-            row = None if needed_by_configure else DoctorRow(
+            warn = None if needed_by_configure else DoctorRow(
                 check=check, status="WARN",
                 detail=f"{spec.label} is part of every ROCm build, but {reason}",
                 fix=install or "build for a listed target")
-            return make(False, f"missing: {reason}", off_vars), row
+            return make(False, f"missing: {reason}", off_vars), warn
         row = DoctorRow(check=check, status="WARN",
                         detail=f"{spec.label} is left out of this build: {reason}",
                         fix=(f"{install} to build it" if install else
