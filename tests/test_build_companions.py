@@ -83,6 +83,11 @@ def remotes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     git("checkout", "-q", "-b", "next", cwd=vision)
     git("commit", "-q", "-am", "0.24", cwd=vision)
     git("tag", "v0.24.0", cwd=vision)
+    # A maintenance branch of 0.23 (pairs with torch 2.8): another commit to move to.
+    git("checkout", "-q", "-b", "maint", "v0.23.0", cwd=vision)
+    (vision / "MAINT").write_text("0.23 maintenance\n")
+    git("add", "MAINT", cwd=vision)
+    git("commit", "-q", "-m", "maint", cwd=vision)
     git("checkout", "-q", "v0.23.0", cwd=vision)
     audio = fixture_remote(FIXTURES / "fakeaudio", root / "audio", "v2.8.0")
     return {"pytorch": torch, "torchvision": vision, "torchaudio": audio}
@@ -199,24 +204,30 @@ def test_rerun_is_a_noop_and_plan_shows_the_companion_steps(
     assert "torchaudio" not in dry.stdout.split("==>", 1)[1]
 
 
-def test_a_branch_of_another_torch_is_refused_at_the_pairing_step(
+def test_a_branch_of_another_torch_is_refused_before_any_step(
         remotes: dict[str, Path], built: tuple[Path, str, float]) -> None:
-    """A branch names no version: the plan cannot check it, the pairing step does, before the
-    companion's build, with both versions named."""
+    """A branch names no version: the build reads the version.txt the branch holds (a shallow
+    fetch into a scratch repository) before torch's first step, and refuses it with both
+    versions named; nothing in the finished build changes."""
     work, _, _ = built
     env = env_for({k: v for k, v in remotes.items() if k != "pytorch"})
     wheels_before = sorted(p.name for p in (work / "dist").glob("*.whl"))
+    stamps_before = sorted(p.name for p in (work / "state" / "stamps").iterdir())
+    head_before = git("rev-parse", "HEAD", cwd=work / "src" / "torchvision")
     refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
     assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
-    assert "torchvision 0.24.0a0" in refused.stderr
-    assert "needs torch ==2.9.*, but this build makes torch 2.8.0a0" in refused.stderr
-    assert "torchvision-build" not in refused.stdout
-    assert "build: done (stamp matches), skipped" in refused.stdout
+    err = " ".join(refused.stderr.split())
+    assert ("torchvision 0.24.0a0 (the ref next, whose version.txt says 0.24.0a0) needs torch "
+            "==2.9.*, but this build makes torch 2.8.0") in err
+    assert "==>" not in refused.stdout and "Traceback" not in refused.stderr
     assert sorted(p.name for p in (work / "dist").glob("*.whl")) == wheels_before
-    # Back to the pairing release: the checkout moves back and the build is whole again.
+    assert sorted(p.name for p in (work / "state" / "stamps").iterdir()) == stamps_before
+    assert git("rev-parse", "HEAD", cwd=work / "src" / "torchvision") == head_before
+    # The pairing release still builds: nothing to do.
     back = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision,torchaudio"),
                   env)
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
+    assert "torchvision-build: done (stamp matches), skipped" in back.stdout
     assert_manifest_describes_wheel(work)
 
 
@@ -229,11 +240,12 @@ def test_local_changes_in_a_companion_tree_are_never_overwritten(
     edited = work / "src" / "torchvision" / "README.md"
     edited.write_text(edited.read_text() + "my note\n")
     head = git("rev-parse", "HEAD", cwd=work / "src" / "torchvision")
-    refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
+    refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@maint"),
+                     env)
     assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
     err = " ".join(refused.stderr.split())
     assert f"{work / 'src' / 'torchvision'} has local changes (1 path: README.md)" in err
-    assert "not checking out next" in err
+    assert "not checking out maint" in err
     assert edited.read_text().endswith("my note\n")
     assert git("rev-parse", "HEAD", cwd=work / "src" / "torchvision") == head
     git("checkout", "--", "README.md", cwd=work / "src" / "torchvision")
@@ -259,12 +271,18 @@ def test_a_companion_patch_is_applied_listed_and_set_aside_when_the_ref_moves(
          "sha256": hashlib.sha256(patch.read_bytes()).hexdigest()}]
     assert manifest["companions"]["torchaudio"]["patches"] == []
     assert_manifest_describes_wheel(work, str(series))
-    # The kit's patch is set aside (stashed, not lost) when the ref moves; 0.24 is then refused.
-    moved = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
-    assert moved.returncode == 2, moved.stdout[-3000:] + moved.stderr[-3000:]
+    # The kit's patch is set aside (stashed, not lost) when the ref moves, and the series is
+    # applied again to the new tree (0.23 maintenance: the same Applies-To range).
+    moved = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@maint"), env)
+    assert moved.returncode == 0, moved.stdout[-3000:] + moved.stderr[-3000:]
     assert "set aside the kit's patches of" in moved.stdout + moved.stderr
-    assert "needs torch ==2.9.*" in moved.stderr
     assert "kit patches of torchvision" in git("stash", "list", cwd=tree)
+    assert (tree / "MAINT").is_file() and (tree / "README.md").read_text() == \
+        "patched by the kit\n"
+    moved_doc = json.loads((work / "dist" / "manifest.json").read_text())
+    assert moved_doc["companions"]["torchvision"]["ref"] == "maint"
+    assert moved_doc["companions"]["torchvision"]["commit"] == head_of(remotes["torchvision"],
+                                                                        "maint")
     back = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision,torchaudio"),
                   env)
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]

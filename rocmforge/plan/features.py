@@ -286,13 +286,14 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
                                 f"{spec.name}=auto (left out where unsupported)")
             return make(False, f"cannot be built: {reason}", off_vars), row
         if not spec.variables:
-            # No build switch: nothing is left out, the build needs what is missing.
-            row = DoctorRow(check=check, status="FAIL" if needed_by_configure else "WARN",
-                            detail=f"{spec.label} is part of every ROCm build, but {reason}"
-                                   + (": PyTorch's configure stops on it" if needed_by_configure
-                                      else ""),
-                            fix=install or "build for a listed target")
-            return make(False, f"missing: {reason}", off_vars), row
+            # No build switch: nothing is left out, the build needs what is missing. A component
+            # configure requires is already the "ROCm components" row's FAIL (one problem, one
+            # row); otherwise a WARN.
+            warn = None if needed_by_configure else DoctorRow(
+                check=check, status="WARN",
+                detail=f"{spec.label} is part of every ROCm build, but {reason}",
+                fix=install or "build for a listed target")
+            return make(False, f"missing: {reason}", off_vars), warn
         row = DoctorRow(check=check, status="WARN",
                         detail=f"{spec.label} is left out of this build: {reason}",
                         fix=(f"{install} to build it" if install else
