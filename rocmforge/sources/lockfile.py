@@ -1,6 +1,7 @@
 """`rocmforge.lock`: the exact sources of a build, written after checkout, read to reproduce it.
 
-Owns: the lock file's schema (version 1), its TOML text (written by hand: small, every string
+Owns: the lock file's schema (version 1; [[companions]] is optional, so a lock without it reads as
+one without companions), its TOML text (written by hand: small, every string
 quoted by `toml_string`; read with stdlib tomllib), and the atomic write (temp file in the same
 folder + os.replace, so a crash never leaves half a lock). Must not: run git; the checkout module
 collects the commits and the task decides when to write.

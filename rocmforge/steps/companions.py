@@ -4,7 +4,8 @@ Owns: the companion actions: checkout (rocmforge.sources.checkout.checkout_tree,
 all-or-nothing, never-clobbering checkout as PyTorch's), pairing (the checkout's version.txt
 first, the table's expected version second, against the torch the build venv imports), the
 patch series of patches/<name>/ (sources.patches) and the record that the kit applied it
-(state/companion-edits-<name>.json, so a later move sets those edits aside), collect (the
+(state/companion-edits-<name>.json, so a later move sets those edits aside), the companion's
+entry in rocmforge.lock (written by its patches step, so `build --lock` reproduces it), collect (the
 wheels into dist/ atomically, and their section of dist/manifest.json) and install. Must not:
 decide which companions are built or at which ref (plan.companion_steps does), or build
 anything itself (the build is a plain argv step).
