@@ -375,3 +375,29 @@ def test_the_lock_records_the_companion_and_a_locked_build_gets_its_commit(
     finally:
         git("tag", "-f", "v0.23.0", locked_commit, cwd=vision)
         git("checkout", "-q", "--detach", "v0.23.0", cwd=vision)
+
+
+def test_a_build_without_companions_takes_the_earlier_ones_out_of_dist(
+        remotes: dict[str, Path], built: tuple[Path, str, float]) -> None:
+    """The manifest describes only what this build made: after a `--with` build, a build
+    without it removes the companion wheels from dist/, the manifest and the lock (once: the
+    next plan has no such step), and a later `--with` adds them back."""
+    work, _, _ = built
+    env = env_for({k: v for k, v in remotes.items() if k != "pytorch"})
+    assert list((work / "dist").glob("torchvision-*.whl"))
+    plain = invoke(argv("build", work, remotes["pytorch"]), env)
+    assert plain.returncode == 0, plain.stdout[-3000:] + plain.stderr[-3000:]
+    assert "companions-clear" in plain.stdout
+    assert not list((work / "dist").glob("torchvision-*.whl"))
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    assert "companions" not in manifest and "torchvision" not in manifest["wheels"]
+    assert "companions" not in tomllib.loads((work / "rocmforge.lock").read_text())
+    assert_manifest_describes_wheel(work)
+    again = invoke(argv("plan", work, remotes["pytorch"]), env)
+    assert again.returncode == 0 and "companions-clear" not in again.stdout
+    back = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision"), env)
+    assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    assert manifest["companions"]["torchvision"]["wheel"] in manifest["wheels"].values()
+    assert (work / "dist" / manifest["wheels"]["torchvision"]).is_file()
+    assert_manifest_describes_wheel(work)

@@ -161,6 +161,25 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     return steps
 
 
+def clear_step(names: tuple[str, ...], workdir: WorkDir) -> Step:
+    """The step of a build that makes no companion while dist/ still lists some (an earlier
+    `--with` build): the manifest must describe only what this build made. Planned only while
+    the manifest names companions, so it runs once."""
+    return Step(
+        name="companions-clear",
+        kind="python",
+        argv=("companions-clear",),
+        why=f"this build makes no companion: take the earlier {', '.join(names)} wheel(s) out "
+            "of dist/, the manifest and the lock",
+        effects=Effects(writes=(str(workdir.dist), str(workdir.dist / "manifest.json"),
+                                str(workdir.lock_file)),
+                        notes=("the companions' collect and install stamps are dropped, so a "
+                               "later --with adds them back; their trees and builds stay",)),
+        inputs={"remove": names, "dist": str(workdir.dist)},
+        volatile=True,
+    )
+
+
 def companion_notes(choices: Sequence[CompanionChoice]) -> list[str]:
     """One note per companion: what is built and why that ref, or why it is skipped."""
     notes: list[str] = []

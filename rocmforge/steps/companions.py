@@ -13,6 +13,7 @@ anything itself (the build is a plain argv step).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -274,3 +275,51 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
                          "the companions-collect step recorded none", "run the build again")
     ctx.run(pip_install_argv(python, wheels))
     return {"installed": wheels}
+
+
+def clear(build: PreparedBuild, ctx: ActionContext) -> Details:
+    """This build makes no companion: the earlier build's companion wheels leave dist/, the
+    manifest's wheels and companions section and the lock; the companions' collect and install
+    stamps are dropped, so a later `--with` adds them back (their trees and builds stay)."""
+    from rocmforge.errors import ConfigError
+    from rocmforge.execute.stamps import remove_stamp
+    from rocmforge.knowledge.manifest import read_manifest, write_manifest
+    from rocmforge.sources.lockfile import LockError, read_lock, write_lock
+
+    dist = ctx.workdir.dist
+    names = [str(n) for n in ctx.step.inputs["remove"]]
+    path = dist / "manifest.json"
+    try:
+        manifest = read_manifest(path)
+    except ConfigError:
+        return {"removed": []}
+    doc: dict[str, object] = dict(manifest.doc)
+    wheels = dict(manifest.wheels)
+    section = dict(manifest.companions)
+    removed = []
+    for name in names:
+        wheel = wheels.pop(name, "") or (section[name].wheel if name in section else "")
+        section.pop(name, None)
+        if wheel and Path(wheel).name == wheel and (dist / wheel).is_file():
+            (dist / wheel).unlink()
+            removed.append(wheel)
+            ctx.say(f"removed {dist / wheel}: an earlier build's {name} wheel")
+    raw = doc.get("companions")
+    if isinstance(raw, dict):
+        kept = {k: v for k, v in raw.items() if k not in names}
+        if kept:
+            doc["companions"] = kept
+        else:
+            doc.pop("companions", None)
+    doc["wheels"] = wheels
+    write_manifest(path, doc)
+    try:
+        lock = read_lock(ctx.workdir.lock_file)
+    except LockError:
+        lock = None
+    if lock is not None and any(c.name in names for c in lock.companions):
+        write_lock(ctx.workdir.lock_file, dataclasses.replace(
+            lock, companions=tuple(c for c in lock.companions if c.name not in names)))
+    for step in ("companions-collect", "companions-install"):
+        remove_stamp(ctx.workdir.state, step)
+    return {"removed": removed}
