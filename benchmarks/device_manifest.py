@@ -1,4 +1,4 @@
-"""Write the manifest a build of the device machine's own stack would carry, for `verify --manifest`.
+"""The manifest a build of the device machine's own stack would carry, for verify --manifest.
 
 The device machine has CUDA PyTorch, torchvision and torchaudio preinstalled (no rocmforge build
 there), so this names what they were built with: every optional part of config/features.toml as
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import importlib
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from rocmforge.knowledge.manifest import build_manifest, write_manifest
 

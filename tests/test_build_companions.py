@@ -20,6 +20,11 @@ import time
 import zipfile
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 import pytest
 from buildhelpers import assert_manifest_describes_wheel, wheel_so_targets
 from gitfixtures import git, make_patch
@@ -78,6 +83,11 @@ def remotes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     git("checkout", "-q", "-b", "next", cwd=vision)
     git("commit", "-q", "-am", "0.24", cwd=vision)
     git("tag", "v0.24.0", cwd=vision)
+    # A maintenance branch of 0.23 (pairs with torch 2.8): another commit to move to.
+    git("checkout", "-q", "-b", "maint", "v0.23.0", cwd=vision)
+    (vision / "MAINT").write_text("0.23 maintenance\n")
+    git("add", "MAINT", cwd=vision)
+    git("commit", "-q", "-m", "maint", cwd=vision)
     git("checkout", "-q", "v0.23.0", cwd=vision)
     audio = fixture_remote(FIXTURES / "fakeaudio", root / "audio", "v2.8.0")
     return {"pytorch": torch, "torchvision": vision, "torchaudio": audio}
@@ -194,24 +204,30 @@ def test_rerun_is_a_noop_and_plan_shows_the_companion_steps(
     assert "torchaudio" not in dry.stdout.split("==>", 1)[1]
 
 
-def test_a_branch_of_another_torch_is_refused_at_the_pairing_step(
+def test_a_branch_of_another_torch_is_refused_before_any_step(
         remotes: dict[str, Path], built: tuple[Path, str, float]) -> None:
-    """A branch names no version: the plan cannot check it, the pairing step does, before the
-    companion's build, with both versions named."""
+    """A branch names no version: the build reads the version.txt the branch holds (a shallow
+    fetch into a scratch repository) before torch's first step, and refuses it with both
+    versions named; nothing in the finished build changes."""
     work, _, _ = built
     env = env_for({k: v for k, v in remotes.items() if k != "pytorch"})
     wheels_before = sorted(p.name for p in (work / "dist").glob("*.whl"))
+    stamps_before = sorted(p.name for p in (work / "state" / "stamps").iterdir())
+    head_before = git("rev-parse", "HEAD", cwd=work / "src" / "torchvision")
     refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
     assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
-    assert "torchvision 0.24.0a0" in refused.stderr
-    assert "needs torch ==2.9.*, but this build makes torch 2.8.0a0" in refused.stderr
-    assert "torchvision-build" not in refused.stdout
-    assert "build: done (stamp matches), skipped" in refused.stdout
+    err = " ".join(refused.stderr.split())
+    assert ("torchvision 0.24.0a0 (the ref next, whose version.txt says 0.24.0a0) needs torch "
+            "==2.9.*, but this build makes torch 2.8.0") in err
+    assert "==>" not in refused.stdout and "Traceback" not in refused.stderr
     assert sorted(p.name for p in (work / "dist").glob("*.whl")) == wheels_before
-    # Back to the pairing release: the checkout moves back and the build is whole again.
+    assert sorted(p.name for p in (work / "state" / "stamps").iterdir()) == stamps_before
+    assert git("rev-parse", "HEAD", cwd=work / "src" / "torchvision") == head_before
+    # The pairing release still builds: nothing to do.
     back = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision,torchaudio"),
                   env)
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
+    assert "torchvision-build: done (stamp matches), skipped" in back.stdout
     assert_manifest_describes_wheel(work)
 
 
@@ -224,11 +240,12 @@ def test_local_changes_in_a_companion_tree_are_never_overwritten(
     edited = work / "src" / "torchvision" / "README.md"
     edited.write_text(edited.read_text() + "my note\n")
     head = git("rev-parse", "HEAD", cwd=work / "src" / "torchvision")
-    refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
+    refused = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@maint"),
+                     env)
     assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
     err = " ".join(refused.stderr.split())
-    assert f"{work / 'src' / 'torchvision'} has local changes (1 paths: README.md)" in err
-    assert "not checking out next" in err
+    assert f"{work / 'src' / 'torchvision'} has local changes (1 path: README.md)" in err
+    assert "not checking out maint" in err
     assert edited.read_text().endswith("my note\n")
     assert git("rev-parse", "HEAD", cwd=work / "src" / "torchvision") == head
     git("checkout", "--", "README.md", cwd=work / "src" / "torchvision")
@@ -254,12 +271,18 @@ def test_a_companion_patch_is_applied_listed_and_set_aside_when_the_ref_moves(
          "sha256": hashlib.sha256(patch.read_bytes()).hexdigest()}]
     assert manifest["companions"]["torchaudio"]["patches"] == []
     assert_manifest_describes_wheel(work, str(series))
-    # The kit's patch is set aside (stashed, not lost) when the ref moves; 0.24 is then refused.
-    moved = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@next"), env)
-    assert moved.returncode == 2, moved.stdout[-3000:] + moved.stderr[-3000:]
+    # The kit's patch is set aside (stashed, not lost) when the ref moves, and the series is
+    # applied again to the new tree (0.23 maintenance: the same Applies-To range).
+    moved = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision@maint"), env)
+    assert moved.returncode == 0, moved.stdout[-3000:] + moved.stderr[-3000:]
     assert "set aside the kit's patches of" in moved.stdout + moved.stderr
-    assert "needs torch ==2.9.*" in moved.stderr
     assert "kit patches of torchvision" in git("stash", "list", cwd=tree)
+    assert (tree / "MAINT").is_file() and (tree / "README.md").read_text() == \
+        "patched by the kit\n"
+    moved_doc = json.loads((work / "dist" / "manifest.json").read_text())
+    assert moved_doc["companions"]["torchvision"]["ref"] == "maint"
+    assert moved_doc["companions"]["torchvision"]["commit"] == head_of(remotes["torchvision"],
+                                                                        "maint")
     back = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision,torchaudio"),
                   env)
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
@@ -292,3 +315,89 @@ def test_unknown_companion_is_one_paragraph_exit_2(remotes: dict[str, Path],
     assert "'torchvison' (--with / setting companions) is no companion the kit builds." in err
     assert 'Did you mean "torchvision"?' in err
     assert "Traceback" not in refused.stderr
+
+
+def test_the_lock_records_the_companion_and_a_locked_build_gets_its_commit(
+        remotes: dict[str, Path], built: tuple[Path, str, float], tmp_path: Path) -> None:
+    """Issue 19 follow-up: the lock records each built companion; after the companion's tag
+    moves upstream, `build --lock` builds the locked commit, and a --with that asks for other
+    companions than the lock is refused. Last in this file: it moves the shared remote's tag
+    (and puts it back)."""
+    work, _, _ = built
+    vision = remotes["torchvision"]
+    env = env_for({k: v for k, v in remotes.items() if k != "pytorch"})
+    first = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision"), env)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    # torchaudio, built by the earlier --with torchvision,torchaudio, leaves dist/ and the manifest
+    assert not list((work / "dist").glob("torchaudio-*.whl"))
+    assert "torchaudio" not in json.loads((work / "dist" / "manifest.json").read_text())["wheels"]
+    locked_commit = head_of(vision, "v0.23.0")
+    lock_doc = tomllib.loads((work / "rocmforge.lock").read_text())
+    assert lock_doc["companions"] == [{"name": "torchvision", "repo": vision.as_uri(),
+                                       "ref": "v0.23.0", "commit": locked_commit,
+                                       "version": "0.23.0a0"}]
+    lock = tmp_path / "rocmforge.lock"
+    shutil.copyfile(work / "rocmforge.lock", lock)
+    # The tag moves upstream to a new commit (same version.txt, so it would pair too).
+    git("checkout", "-q", "-b", "moved", "v0.23.0", cwd=vision)
+    (vision / "moved.txt").write_text("after the lock\n")
+    git("add", "moved.txt", cwd=vision)
+    git("commit", "-q", "-m", "moved", cwd=vision)
+    git("tag", "-f", "v0.23.0", cwd=vision)
+    moved = head_of(vision, "v0.23.0")
+    assert moved != locked_commit
+    try:
+        refused = invoke(argv("plan", work, remotes["pytorch"], "--lock", str(lock), "--with",
+                              "torchaudio"), env)
+        assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
+        err = " ".join(refused.stderr.split())
+        assert (f"--with torchaudio is not what {lock} locks (torchvision "
+                f"{locked_commit[:12]}); it differs in torchaudio, torchvision.") in err
+        assert "Traceback" not in refused.stderr
+        planned = invoke(argv("plan", work, remotes["pytorch"], "--lock", str(lock), "--with",
+                              "torchvision"), env)
+        assert planned.returncode == 0, planned.stderr
+        assert (f"torchvision {locked_commit} (v0.23.0 of {vision.as_uri()}), 0 patches, as "
+                "locked") in " ".join(planned.stderr.split())
+        done = invoke(argv("build", work, remotes["pytorch"], "--lock", str(lock)), env)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "torchvision-checkout" in done.stdout  # the companion was checked out again
+        tree = work / "src" / "torchvision"
+        assert git("rev-parse", "HEAD", cwd=tree) == locked_commit
+        assert not (tree / "moved.txt").exists()
+        manifest = json.loads((work / "dist" / "manifest.json").read_text())
+        assert manifest["companions"]["torchvision"]["commit"] == locked_commit
+        assert manifest["companions"]["torchvision"]["ref"] == locked_commit
+        assert manifest["lock"]["companions"] == lock_doc["companions"]
+        # The lock the locked build wrote is the lock it was given (the tag kept as the ref).
+        assert (work / "rocmforge.lock").read_text() == lock.read_text()
+        assert_manifest_describes_wheel(work)
+    finally:
+        git("tag", "-f", "v0.23.0", locked_commit, cwd=vision)
+        git("checkout", "-q", "--detach", "v0.23.0", cwd=vision)
+
+
+def test_a_build_without_companions_takes_the_earlier_ones_out_of_dist(
+        remotes: dict[str, Path], built: tuple[Path, str, float]) -> None:
+    """The manifest describes only what this build made: after a `--with` build, a build
+    without it removes the companion wheels from dist/, the manifest and the lock (once: the
+    next plan has no such step), and a later `--with` adds them back."""
+    work, _, _ = built
+    env = env_for({k: v for k, v in remotes.items() if k != "pytorch"})
+    assert list((work / "dist").glob("torchvision-*.whl"))
+    plain = invoke(argv("build", work, remotes["pytorch"]), env)
+    assert plain.returncode == 0, plain.stdout[-3000:] + plain.stderr[-3000:]
+    assert "companions-clear" in plain.stdout
+    assert not list((work / "dist").glob("torchvision-*.whl"))
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    assert "companions" not in manifest and "torchvision" not in manifest["wheels"]
+    assert "companions" not in tomllib.loads((work / "rocmforge.lock").read_text())
+    assert_manifest_describes_wheel(work)
+    again = invoke(argv("plan", work, remotes["pytorch"]), env)
+    assert again.returncode == 0 and "companions-clear" not in again.stdout
+    back = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision"), env)
+    assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    assert manifest["companions"]["torchvision"]["wheel"] in manifest["wheels"].values()
+    assert (work / "dist" / manifest["wheels"]["torchvision"]).is_file()
+    assert_manifest_describes_wheel(work)

@@ -135,7 +135,7 @@ def _plan(targets, requested=None, *, rccl=True, state=None, rocm="7.0.2"):
                          state or _state(), rocm_version=rocm)
 
 
-@pytest.mark.parametrize("target", ["gfx942", "gfx1100", "gfx1151"])
+@pytest.mark.parametrize("target", ["gfx942", "gfx1100"])
 def test_default_build_keeps_pytorchs_defaults_on_supported_targets(target: str) -> None:
     plan = _plan([target])
     built = plan.built
@@ -179,11 +179,18 @@ ROWS_AT_ROCM_7 = {
 }
 
 
+THEROCK_SRC = "ROCm/TheRock:cmake/therock_amdgpu_targets.cmake@02eb4a57"
+RCCL_LEFT_OUT = ("upstream builds no RCCL for {targets} (its excluded targets: gfx1103, gfx1150, "
+                 f"gfx1151, gfx1152, gfx1153; {THEROCK_SRC})")
+
+
 @pytest.mark.parametrize("target", sorted(ROWS_AT_ROCM_7))
 def test_features_table_rows_for_the_three_targets(target: str) -> None:
     rows = [row[:3] for row in _plan([target]).table_rows()]
     assert rows[:4] == ROWS_AT_ROCM_7[target]
-    assert rows[4:] == [("distributed", "on", "on by default"), ("rccl", "on", "on by default"),
+    rccl = (("rccl", "off", f"off: {RCCL_LEFT_OUT.format(targets='gfx1151')}")
+            if target == "gfx1151" else ("rccl", "on", "on by default"))
+    assert rows[4:] == [("distributed", "on", "on by default"), rccl,
                         ("magma", "on", "on by default"), ("kineto", "on", "on by default"),
                         ("tests", "off", "off by default (config/build.toml); features tests=on "
                                          "builds it")]
@@ -253,6 +260,41 @@ def test_a_missing_component_turns_rccl_off_or_fails_when_asked() -> None:
                                                           ("feature rccl", "WARN")]
     asked = _plan(["gfx942"], {"rccl": "on"}, rccl=False)
     assert [r.status for r in asked.rows] == ["OK", "FAIL"]
+
+
+@pytest.mark.parametrize("targets", [["gfx1103"], ["gfx1150"], ["gfx1151"], ["gfx1152"],
+                                     ["gfx1153"], ["gfx1103", "gfx1151"]])
+def test_rccl_is_left_out_for_the_targets_therock_excludes(targets: list[str]) -> None:
+    """ROCm/TheRock's therock_amdgpu_targets.cmake excludes rccl for gfx1103 and gfx115x
+    (TheRock issue 150): auto leaves RCCL out with that reason (WARN), on is a preflight FAIL."""
+    reason = RCCL_LEFT_OUT.format(targets=", ".join(targets))
+    auto = _plan(targets)
+    rccl = auto.features[5]
+    assert (rccl.name, rccl.on, rccl.why) == ("rccl", False, f"off: {reason}")
+    assert auto.env == {"USE_NCCL": "0", "USE_RCCL": "0"}
+    assert auto.built["distributed"]  # torch.distributed stays, with gloo
+    rows = {r.check: r for r in auto.rows}
+    assert rows["feature rccl"].status == "WARN"
+    assert rows["feature rccl"].detail == ("RCCL (the nccl backend of torch.distributed on ROCm) "
+                                           f"is left out of this build: {reason}")
+    asked = _plan(targets, {"rccl": "on"})
+    fail = {r.check: r for r in asked.rows}["feature rccl"]
+    assert fail.status == "FAIL"
+    assert fail.detail == ("RCCL (the nccl backend of torch.distributed on ROCm) was asked for "
+                           f"(features rccl=on) but cannot be built: {reason}")
+    assert asked.env == {"USE_NCCL": "0", "USE_RCCL": "0"}
+
+
+def test_rccl_on_a_mix_keeps_rccl_and_names_the_excluded_target() -> None:
+    mixed = _plan(["gfx1100", "gfx1151"], {"rccl": "on"})
+    rccl = mixed.features[5]
+    assert rccl.on and mixed.env == {"USE_NCCL": "1", "USE_RCCL": "1"}
+    assert rccl.why == ("on: the features setting; RCCL has no code for gfx1151: upstream "
+                        f"builds none for it ({THEROCK_SRC})")
+    assert [(r.check, r.status) for r in mixed.rows] == [("feature hipblaslt", "OK"),
+                                                           ("feature rccl", "OK")]
+    # gfx1102 is not excluded for rccl (only hipBLASLt and hipSPARSELt are, upstream)
+    assert _plan(["gfx1102"]).features[5].why == "on by default"
 
 
 def test_explicit_choices_set_their_variables() -> None:

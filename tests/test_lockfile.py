@@ -13,6 +13,7 @@ from rocmforge.settings import Settings
 from rocmforge.sources import checkout_pytorch
 from rocmforge.sources.lockfile import (
     Lock,
+    LockedCompanion,
     LockedPatch,
     LockedSubmodule,
     LockError,
@@ -66,6 +67,17 @@ def test_render_and_read_round_trip(tmp_path: Path) -> None:
             "pytorch.commit = 'abc' is not a full",
         ),
         ("schema = [\n", "not valid TOML"),
+        (
+            'schema = 1\n[pytorch]\nrepo = "r"\ncommit = "' + "a" * 40 + '"\n'
+            '[[companions]]\nname = "torchvision"\nrepo = "r"\ncommit = "v0.23.0"\n',
+            "companions.commit = 'v0.23.0' is not a full",
+        ),
+        (
+            'schema = 1\n[pytorch]\nrepo = "r"\ncommit = "' + "a" * 40 + '"\n'
+            + ('[[companions]]\nname = "torchvision"\nrepo = "r"\ncommit = "' + "b" * 40
+               + '"\n') * 2,
+            "a companion is named twice",
+        ),
     ],
 )
 def test_bad_lock_files(tmp_path: Path, text: str, problem: str) -> None:
@@ -73,6 +85,37 @@ def test_bad_lock_files(tmp_path: Path, text: str, problem: str) -> None:
     path.write_text(text)
     with pytest.raises(LockError, match=problem):
         read_lock(path)
+
+
+def test_companions_round_trip_and_a_lock_without_them_reads_as_none(tmp_path: Path) -> None:
+    vision = LockedCompanion(
+        name="torchvision", repo="https://github.com/pytorch/vision.git", ref="v0.23.0",
+        commit="e" * 40, version="0.23.0a0",
+        patches=(LockedPatch(project="torchvision", file="torchvision/0001-x.patch",
+                             sha256="f" * 64),))
+    audio = LockedCompanion(name="torchaudio", repo="r", ref="v2.8.0", commit="1" * 40)
+    base = Lock(pytorch_repo="r", pytorch_ref="v2.8.0", pytorch_commit="a" * 40,
+                patches=(LockedPatch(project="pytorch", file="pytorch/0001-y.patch",
+                                     sha256="d" * 64),))
+    lock = base.with_companion(vision, ("torchvision",)).with_companion(
+        audio, ("torchvision", "torchaudio"))
+    path = tmp_path / "rocmforge.lock"
+    write_lock(path, lock)
+    assert read_lock(path) == lock
+    assert [c.name for c in lock.companions] == ["torchvision", "torchaudio"]
+    assert [p.file for p in lock.all_patches()] == ["pytorch/0001-y.patch",
+                                                    "torchvision/0001-x.patch"]
+    doc = tomllib.loads(path.read_text())
+    assert doc["companions"][0]["patches"] == [
+        {"project": "torchvision", "file": "torchvision/0001-x.patch", "sha256": "f" * 64}]
+    # A new torchvision commit replaces the entry in place; a companion this build does not
+    # make (torchaudio) is dropped.
+    moved = LockedCompanion(name="torchvision", repo="r", ref="v0.23.0", commit="2" * 40)
+    assert lock.with_companion(moved, ("torchvision",)).companions == (moved,)
+    # A lock of an older kit (no [[companions]]) reads as a lock without companions.
+    write_lock(path, base)
+    assert "companions" not in path.read_text()
+    assert read_lock(path).companions == ()
 
 
 def _demo_patch(remotes: FakeRemotes, tmp_path: Path, patches: Path) -> Path:

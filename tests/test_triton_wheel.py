@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -373,3 +374,157 @@ def test_the_pin_read_from_a_tree_picks_its_wheel(tmp_path):
              IndexFile(filename=name, url="u2", sha256="b" * 64)]
     choice = pick_wheel(files, pin, CP311)
     assert (choice.filename, choice.url, choice.version) == (name, "u2", "3.6.0+git5f1ad2d8")
+
+
+# --- a network failure mid-download is exit 3 (the environment failed), nothing kept -----------
+
+class HalfBodyServer:
+    """A real HTTP/1.1 server on a local socket (a thread) that answers every request with a
+    200 whose Content-Length is the whole body, sends the first half, then either resets the
+    connection (SO_LINGER 0: the client sees ECONNRESET) or stalls until the client gives up."""
+
+    def __init__(self, body: bytes, *, stall: bool = False) -> None:
+        import socket
+        import threading
+
+        self.body, self.stall, self.requests = body, stall, 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        import socket
+        import struct
+
+        self.sock.settimeout(0.2)
+        while not self.done.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                self.requests += 1
+                half = self.body[: len(self.body) // 2]
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                             + f"Content-Length: {len(self.body)}\r\n\r\n".encode() + half)
+                if self.stall:
+                    self.done.wait(10)
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join(timeout=15)
+        self.sock.close()
+
+
+@pytest.fixture
+def half_body(wheel_bytes):
+    servers: list[HalfBodyServer] = []
+
+    def make(body: bytes = wheel_bytes, *, stall: bool = False) -> HalfBodyServer:
+        servers.append(HalfBodyServer(body, stall=stall))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+def test_a_reset_mid_download_is_exit_3_and_keeps_nothing(half_body, tmp_path, wheel_bytes):
+    from rocmforge.errors import EXIT_ENVIRONMENT
+    from rocmforge.sources.triton_wheel import DownloadInterrupted
+
+    server = half_body()
+    url = server.url(f"/files/{GOOD_NAME}")
+    dest = tmp_path / "downloads"
+    with pytest.raises(DownloadInterrupted) as err:
+        download_verified(url, sha(wheel_bytes), dest, False, timeout_s=5)
+    assert err.value.exit_code == EXIT_ENVIRONMENT == 3
+    # The count is what was written before the reset (a read of a whole chunk that meets the
+    # reset returns nothing, so it can be 0): never the whole body.
+    got = re.fullmatch(rf"Cannot fetch {re.escape(GOOD_NAME)} from {re.escape(url)}: the "
+                       rf"download broke off after (\d+) of {len(wheel_bytes)} bytes",
+                       err.value.what)
+    assert got is not None and int(got[1]) <= len(wheel_bytes) // 2, err.value.what
+    assert "Connection broken" in err.value.why and "reset" in err.value.why.lower()
+    assert err.value.fix.startswith("nothing was kept (no partial wheel in the downloads folder "
+                                    "or the venv); check the network (or proxy)")
+    assert os.listdir(dest) == []
+
+
+def test_a_stall_mid_download_is_a_timeout_exit_3_and_keeps_nothing(half_body, tmp_path,
+                                                                     wheel_bytes):
+    from rocmforge.sources.triton_wheel import DownloadInterrupted
+
+    server = half_body(stall=True)
+    url = server.url(f"/files/{GOOD_NAME}")
+    dest = tmp_path / "downloads"
+    started = time.monotonic()
+    with pytest.raises(DownloadInterrupted) as err:
+        download_verified(url, sha(wheel_bytes), dest, False, timeout_s=1)
+    assert time.monotonic() - started < 8
+    assert err.value.exit_code == 3
+    assert re.fullmatch(rf"Cannot fetch {re.escape(GOOD_NAME)} from {re.escape(url)}: the "
+                        rf"download broke off after \d+ of {len(wheel_bytes)} bytes",
+                        err.value.what), err.value.what
+    assert "timed out" in err.value.why
+    assert os.listdir(dest) == []
+
+
+@pytest.mark.slow
+@pytest.mark.needs_tool("git", "clang-22")
+def test_build_whose_triton_wheel_download_breaks_off_exits_3(half_body, httpserver,
+                                                                tmp_path):
+    """Through the real command line: the index (pytest-httpserver) lists the pinned wheel at a
+    URL whose server sends half the wheel and resets. Exit 3 with the fetch advice and how to
+    resume; no wheel in downloads/ or dist/, none in the venv, no triton stamp."""
+    from buildhelpers import make_wheel as make_real_wheel
+    from buildhelpers import sha256_of
+    from test_build_e2e import make_fixture_repo, run_build
+
+    pin = "0123456789abcdef0123456789abcdef01234567"
+    wheel = make_real_wheel(tmp_path / "index", "pytorch-triton-rocm", f"3.4.0+git{pin[:8]}",
+                            {"triton/__init__.py": "__version__ = '3.4.0'\n" + "#" * 200_000})
+    server = half_body(wheel.read_bytes())
+    file_url = server.url(f"/files/{wheel.name}")
+    httpserver.expect_request("/simple/pytorch-triton-rocm/").respond_with_json(
+        {"meta": {"api-version": "1.0"}, "name": "pytorch-triton-rocm",
+         "files": [{"filename": wheel.name, "url": file_url,
+                    "hashes": {"sha256": sha256_of(wheel)}}]},
+        content_type=PEP691_JSON)
+    repo = make_fixture_repo(tmp_path / "pytorch")
+    work = tmp_path / "w"
+    done = run_build(work, repo, triton="wheel",
+                     environ={"ROCMFORGE_TRITON_INDEX": httpserver.url_for("/simple")})
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
+    assert server.requests == 1
+    err = " ".join(done.stderr.split())
+    size = wheel.stat().st_size
+    assert re.search(rf"Cannot fetch {re.escape(wheel.name)} from {re.escape(file_url)}: the "
+                     rf"download broke off after \d+ of {size} bytes", err), err
+    assert "nothing was kept (no partial wheel in the downloads folder or the venv)" in err
+    assert f"the step's log is {work / 'logs' / 'triton.log'}; once that is fixed, " in err
+    assert "(the steps already done are stamped and are not run again)" in err
+    assert "Traceback" not in done.stderr
+    assert f"downloaded {wheel.name}" not in done.stdout + done.stderr
+    assert re.search(rf"the download of {re.escape(wheel.name)} stopped after \d+ bytes",
+                     done.stderr)
+    assert list((work / "downloads").iterdir()) == []
+    assert not list(work.glob("dist/*.whl"))
+    assert not (work / "state" / "stamps" / "triton.json").exists()
+    listed = subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "list",
+                             "--format=json", "--disable-pip-version-check"],
+                            capture_output=True, text=True, check=True).stdout
+    assert "pytorch-triton-rocm" not in {d["name"].lower() for d in json.loads(listed)}

@@ -17,7 +17,7 @@ from rocmforge.errors import ConfigError
 from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
 
 TABLE_FILE = "config/features.toml"
-TARGET_RULES = ("", "aotriton", "listed")
+TARGET_RULES = ("", "aotriton", "listed", "excluded")
 ARTIFACTS = ("", "aotriton")
 
 
@@ -38,13 +38,15 @@ class FeatureSpec:
     variables: tuple[str, ...]
     default: bool
     components: tuple[str, ...]
-    targets: str  # "" (upstream gives no list the kit checks), "aotriton" or "listed"
+    targets: str  # "" (upstream gives no list the kit checks), "aotriton", "listed", "excluded"
     artifact: str  # "" or "aotriton": what configure downloads for it
     source: str
     supported: tuple[SupportedTargets, ...] = ()  # targets = "listed": the lists, oldest first
     # True: linked whatever the targets (no build switch); an unlisted target falls back at run
     # time (hipBLASLt -> hipBLAS). False: built only for listed targets, left out otherwise.
     fallback: bool = False
+    # targets = "excluded": the targets upstream builds it for no more (RCCL on TheRock's iGPUs)
+    excluded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +74,7 @@ def load_features() -> tuple[FeatureSpec, ...]:
         row = expect_type(raw, dict, where=where)
         check_keys(row, where=where, required=("label", "variables", "default", "components",
                                                "targets", "artifact", "source"),
-                   optional=("supported", "fallback"))
+                   optional=("supported", "fallback", "excluded"))
         spec = FeatureSpec(
             name=str(name), label=str(expect_type(row["label"], str, where=f"{where} label")),
             variables=tuple(str(v) for v in expect_type(row["variables"], list,
@@ -84,10 +86,17 @@ def load_features() -> tuple[FeatureSpec, ...]:
             source=str(expect_type(row["source"], str, where=f"{where} source")),
             supported=_supported(row.get("supported", []), where=f"{where} supported"),
             fallback=bool(expect_type(row.get("fallback", False), bool,
-                                      where=f"{where} fallback")))
+                                      where=f"{where} fallback")),
+            excluded=tuple(str(t) for t in expect_type(row.get("excluded", []), list,
+                                                       where=f"{where} excluded")))
         _check_choice(spec.targets, TARGET_RULES, where=f"{where} targets")
         if (spec.targets == "listed") != bool(spec.supported):
             raise ConfigError(f"{where}: targets = \"listed\" and a supported list go together",
+                              "the list is what the kit checks the build's targets against",
+                              f"give {where} both, or neither")
+        if (spec.targets == "excluded") != bool(spec.excluded):
+            raise ConfigError(f"{where}: targets = \"excluded\" and an excluded list go "
+                              "together",
                               "the list is what the kit checks the build's targets against",
                               f"give {where} both, or neither")
         _check_choice(spec.artifact, ARTIFACTS, where=f"{where} artifact")

@@ -140,6 +140,7 @@ def plan_build(
     sources: Mapping[str, object] | None = None,
     pytorch: PytorchSide | None = None,
     companion_table: CompanionTable | None = None,
+    stale_companions: Sequence[str] = (),
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
@@ -390,6 +391,10 @@ def plan_build(
 
         steps += companion_steps(companions, workdir=workdir, build_env=build_env,
                                  pip_env=pip_env, mirrors=settings.mirrors)
+    elif stale_companions:
+        from rocmforge.plan.companion_steps import clear_step
+
+        steps.append(clear_step(tuple(stale_companions), workdir))
 
     notes: list[str] = []
     failing = [r.check for r in preflight if r.status == "FAIL"]

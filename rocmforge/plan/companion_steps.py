@@ -112,11 +112,13 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                 argv=("companion-patches", choice.name),
                 why=f"apply the patch series patches/{choice.name}/ selected by its version "
                 "(none = nothing to do)",
-                effects=Effects(writes=(tree,),
+                effects=Effects(writes=(tree, str(workdir.lock_file)),
                                 notes=(f"`git apply` of each patches/{choice.name}/NNNN-*.patch "
                                        "whose Applies-To matches the version.txt; re-checked on "
-                                       "every build (an edited series redoes the build)",)),
-                inputs=source,
+                                       "every build (an edited series redoes the build)",
+                                       "records the commit and patches in rocmforge.lock",)),
+                # "built": the companions of this build, the ones the lock keeps
+                inputs={**source, "built": tuple(c.name for c in built)},
                 volatile=True,
             ),
             Step(
@@ -157,6 +159,25 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
         ),
     ]
     return steps
+
+
+def clear_step(names: tuple[str, ...], workdir: WorkDir) -> Step:
+    """The step of a build that makes no companion while dist/ still lists some (an earlier
+    `--with` build): the manifest must describe only what this build made. Planned only while
+    the manifest names companions, so it runs once."""
+    return Step(
+        name="companions-clear",
+        kind="python",
+        argv=("companions-clear",),
+        why=f"this build makes no companion: take the earlier {', '.join(names)} wheel(s) out "
+            "of dist/, the manifest and the lock",
+        effects=Effects(writes=(str(workdir.dist), str(workdir.dist / "manifest.json"),
+                                str(workdir.lock_file)),
+                        notes=("the companions' collect and install stamps are dropped, so a "
+                               "later --with adds them back; their trees and builds stay",)),
+        inputs={"remove": names, "dist": str(workdir.dist)},
+        volatile=True,
+    )
 
 
 def companion_notes(choices: Sequence[CompanionChoice]) -> list[str]:

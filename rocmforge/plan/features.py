@@ -179,6 +179,21 @@ def _listed_check(spec: FeatureSpec, targets: Sequence[str],
     return [], notes + [f"{spec.label} unused on {unsupported} (supported: {known}; {where})"]
 
 
+def _excluded_check(spec: FeatureSpec, targets: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(blockers, notes) of the table's excluded targets: every target excluded leaves the part
+    out; some excluded is a note (the library has no code for those GPUs)."""
+    out = [t for t in targets if t in spec.excluded]
+    if not out:
+        return [], []
+    where = _cite(spec.source.split("targets: ", 1)[-1])
+    name = spec.label.split(" (")[0]
+    if len(out) == len(targets):
+        return [f"upstream builds no {name} for {', '.join(out)} (its excluded targets: "
+                f"{', '.join(spec.excluded)}; {where})"], []
+    return [], [f"{name} has no code for {', '.join(out)}: upstream builds none for it "
+                f"({where})"]
+
+
 def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             found: Mapping[str, tuple[Component, ComponentFound]] | None,
             aotriton: AotritonState, rocm_version: str) -> tuple[Feature, DoctorRow | None]:
@@ -242,6 +257,10 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             notes.extend(cannot)  # linked anyway; nothing to leave out
         else:
             blockers.extend(cannot)
+    if spec.targets == "excluded" and targets:
+        cannot, said = _excluded_check(spec, targets)
+        blockers.extend(cannot)
+        notes.extend(said)
     extra: list[tuple[str, str]] = []
     if spec.artifact == "aotriton" and not blockers:
         fetch = aotriton.fetch
@@ -267,13 +286,14 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
                                 f"{spec.name}=auto (left out where unsupported)")
             return make(False, f"cannot be built: {reason}", off_vars), row
         if not spec.variables:
-            # No build switch: nothing is left out, the build needs what is missing.
-            row = DoctorRow(check=check, status="FAIL" if needed_by_configure else "WARN",
-                            detail=f"{spec.label} is part of every ROCm build, but {reason}"
-                                   + (": PyTorch's configure stops on it" if needed_by_configure
-                                      else ""),
-                            fix=install or "build for a listed target")
-            return make(False, f"missing: {reason}", off_vars), row
+            # No build switch: nothing is left out, the build needs what is missing. A component
+            # configure requires is already the "ROCm components" row's FAIL (one problem, one
+            # row); otherwise a WARN.
+            warn = None if needed_by_configure else DoctorRow(
+                check=check, status="WARN",
+                detail=f"{spec.label} is part of every ROCm build, but {reason}",
+                fix=install or "build for a listed target")
+            return make(False, f"missing: {reason}", off_vars), warn
         row = DoctorRow(check=check, status="WARN",
                         detail=f"{spec.label} is left out of this build: {reason}",
                         fix=(f"{install} to build it" if install else

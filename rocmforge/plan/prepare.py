@@ -266,8 +266,25 @@ def prepare_build(
     plan = plan_build(settings, inputs.facts, inputs.target_names, workdir=inputs.workdir,
                       env=dict(inputs.env), compilers=inputs.compilers, options=options,
                       preflight=rows, patch_inputs=patch_digest_inputs(series_root(settings)),
-                      sources=sources, pytorch=inputs.pytorch)
+                      sources=sources, pytorch=inputs.pytorch,
+                      stale_companions=() if settings.companions
+                      else companions_in_dist(inputs.workdir))
     return PreparedBuild(inputs=inputs, options=options, preflight=rows, plan=plan)
+
+
+def companions_in_dist(workdir: WorkDir) -> tuple[str, ...]:
+    """The companions dist/manifest.json names (an earlier `--with` build); () when there is
+    no readable manifest."""
+    from rocmforge.errors import ConfigError
+    from rocmforge.knowledge.manifest import read_manifest
+
+    path = workdir.dist / "manifest.json"
+    if not path.is_file():
+        return ()
+    try:
+        return tuple(read_manifest(path).companions)
+    except ConfigError:
+        return ()
 
 
 def _judge_for(facts: Facts,

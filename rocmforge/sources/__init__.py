@@ -151,7 +151,7 @@ def check_locked_patches(lock: Lock, lock_path: Path, patches_root: Path) -> Non
     """Before anything changes: each locked patch exists with the same sha256."""
     import hashlib
 
-    for entry in lock.patches:
+    for entry in lock.all_patches():
         path = patches_root / entry.file
         if not path.is_file():
             raise LockError(

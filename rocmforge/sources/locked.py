@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmforge.errors import UsageError
 from rocmforge.render import count
 from rocmforge.sources.lockfile import Lock, read_lock
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rocmforge.fsutil import JSONDoc
     from rocmforge.settings import Settings
 
@@ -30,6 +33,7 @@ class LockedBuild:
     path: Path
     lock: Lock
     ignored_ref: str  # a pytorch_ref given by a flag or the environment that the lock overrides
+    ignored_companions: tuple[str, ...] = ()  # a companions setting (config, env) the lock beat
 
     def notes(self) -> tuple[str, ...]:
         lock = self.lock
@@ -38,8 +42,15 @@ class LockedBuild:
                  f"{count(len(lock.submodules), 'submodule commit')}"
                  + (f", Triton {lock.triton_commit}" if lock.triton_commit else "")
                  + f", {count(len(lock.patches), 'patch', 'patches')} with their sha256"]
+        for comp in lock.companions:
+            notes.append(f"{comp.name} {comp.commit} ({comp.ref or 'no ref recorded'} of "
+                         f"{comp.repo}), {count(len(comp.patches), 'patch', 'patches')}, "
+                         "as locked")
         if self.ignored_ref:
             notes.append(f"pytorch_ref {self.ignored_ref!r} is not used: the lock's commit wins")
+        if self.ignored_companions:
+            notes.append(f"companions {','.join(self.ignored_companions)!r} is not used: the "
+                         "lock's companions win")
         return tuple(notes)
 
     def as_dict(self) -> JSONDoc:
@@ -53,6 +64,11 @@ class LockedBuild:
                        "version": lock.triton_version},
             "patches": [{"project": p.project, "file": p.file, "sha256": p.sha256}
                         for p in lock.patches],
+            "companions": {c.name: {"repo": c.repo, "ref": c.ref, "commit": c.commit,
+                                    "version": c.version,
+                                    "patches": [{"file": p.file, "sha256": p.sha256}
+                                                for p in c.patches]}
+                           for c in lock.companions},
         }
 
 
@@ -81,5 +97,54 @@ def locked_settings(settings: Settings) -> tuple[Settings, LockedBuild | None]:
     given = settings.origins.get("pytorch_ref", "")
     ignored = settings.pytorch_ref if given.startswith(("flag", "env")) and \
         settings.pytorch_ref not in (ref, lock.pytorch_commit) else ""
-    return (dataclasses.replace(settings, pytorch_ref=ref, pytorch_repo=repo, origins=origins),
-            LockedBuild(path=path, lock=lock, ignored_ref=ignored))
+    companions, repos, ignored_companions = _locked_companions(settings, lock, path)
+    if lock.companions:
+        origins["companions"] = origin
+        if not settings.companion_repos:
+            origins["companion_repos"] = origin
+    return (dataclasses.replace(settings, pytorch_ref=ref, pytorch_repo=repo,
+                                companions=companions, companion_repos=repos, origins=origins),
+            LockedBuild(path=path, lock=lock, ignored_ref=ignored,
+                        ignored_companions=ignored_companions))
+
+
+def _locked_companions(settings: Settings, lock: Lock, path: Path
+                       ) -> tuple[tuple[str, ...], Mapping[str, str], tuple[str, ...]]:
+    """The companions setting of a locked build: each locked companion at its commit
+    ("torchvision@<commit>"), from the lock's repository unless companion_repos names a copy
+    of it (a mirror or a local clone, as --repo does for PyTorch).
+
+    A lock that records no companion (older kits, a build without --with) leaves the setting as
+    it is. `--with` that names the locked companions (bare, or at the locked ref or commit) is
+    the lock's choice said again; any other `--with` is refused (UsageError, exit 2): the flag
+    asks for another build than the lock describes, and a reproduction that quietly drops or
+    adds a companion is not one. A companions setting from a config file or the environment is
+    set aside with a note instead, as pytorch_ref is: the lock on the command line is the
+    user's newer word."""
+    if not lock.companions:
+        return settings.companions, settings.companion_repos, ()
+    locked = {c.name: c for c in lock.companions}
+    given = [w.strip() for item in settings.companions for w in str(item).split(",") if w.strip()]
+    if settings.origins.get("companions", "").startswith("flag") and given:
+        asked = {w.partition("@")[0].strip().lower(): w.partition("@")[2].strip() for w in given}
+        differ = sorted(set(asked) ^ set(locked)) + sorted(
+            n for n, r in asked.items()
+            if n in locked and r and r not in (locked[n].ref, locked[n].commit))
+        if differ:
+            raise UsageError(
+                f"--with {','.join(given)} is not what {path} locks "
+                f"({', '.join(f'{c.name} {c.commit[:12]}' for c in lock.companions)}); it differs "
+                f"in {', '.join(differ)}",
+                "a build with --lock reproduces the locked companions at their commits, and "
+                "the kit does not guess whether the flag or the lock should win",
+                "leave out --with (the lock's companions are built), or build without --lock "
+                "and write a new lock",
+            )
+        ignored: tuple[str, ...] = ()
+    else:
+        ignored = tuple(given) if given and sorted(
+            w.partition("@")[0].strip().lower() for w in given) != sorted(locked) else ()
+    repos = {c.name: c.repo for c in lock.companions}
+    repos.update({k: v for k, v in settings.companion_repos.items() if k in locked})
+    chosen = tuple(f"{c.name}@{c.commit}" for c in lock.companions)
+    return chosen, {**settings.companion_repos, **repos}, ignored

@@ -1,6 +1,7 @@
 """`rocmforge.lock`: the exact sources of a build, written after checkout, read to reproduce it.
 
-Owns: the lock file's schema (version 1), its TOML text (written by hand: small, every string
+Owns: the lock file's schema (version 1; [[companions]] is optional, so a lock without it reads as
+one without companions), its TOML text (written by hand: small, every string
 quoted by `toml_string`; read with stdlib tomllib), and the atomic write (temp file in the same
 folder + os.replace, so a crash never leaves half a lock). Must not: run git; the checkout module
 collects the commits and the task decides when to write.
@@ -8,6 +9,7 @@ collects the commits and the task decides when to write.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from dataclasses import dataclass
@@ -45,6 +47,18 @@ class LockedPatch:
 
 
 @dataclass(frozen=True, kw_only=True)
+class LockedCompanion:
+    """A companion (torchvision, torchaudio) as built: its source and the kit patches applied."""
+
+    name: str
+    repo: str
+    ref: str
+    commit: str
+    version: str = ""
+    patches: tuple[LockedPatch, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Lock:
     pytorch_repo: str
     pytorch_ref: str
@@ -54,6 +68,22 @@ class Lock:
     triton_commit: str = ""
     triton_version: str = ""
     patches: tuple[LockedPatch, ...] = ()
+    # Written by each companion's patches step after torch's checkout wrote the rest; a lock
+    # without the section (older kits, or a build without --with) reads as ().
+    companions: tuple[LockedCompanion, ...] = ()
+
+    def all_patches(self) -> tuple[LockedPatch, ...]:
+        """Torch's and Triton's patches, then each companion's."""
+        return self.patches + tuple(p for c in self.companions for p in c.patches)
+
+    def with_companion(self, entry: LockedCompanion, keep: tuple[str, ...]) -> Lock:
+        """This lock with `entry` recorded (in place of an earlier one of that name) and only
+        the companions named in `keep` (the ones this build makes) otherwise."""
+        names = [c.name for c in self.companions if c.name in keep]
+        if entry.name not in names:
+            names.append(entry.name)
+        by_name = {c.name: c for c in self.companions} | {entry.name: entry}
+        return dataclasses.replace(self, companions=tuple(by_name[n] for n in names))
 
 
 def toml_string(value: str) -> str:
@@ -113,6 +143,24 @@ def render_lock(lock: Lock) -> str:
             f"file = {q(patch.file)}",
             f"sha256 = {q(patch.sha256)}",
         ]
+    for comp in lock.companions:
+        lines += [
+            "",
+            "[[companions]]",
+            f"name = {q(comp.name)}",
+            f"repo = {q(comp.repo)}",
+            f"ref = {q(comp.ref)}",
+            f"commit = {q(comp.commit)}",
+            f"version = {q(comp.version)}",
+        ]
+        for patch in comp.patches:
+            lines += [
+                "",
+                "[[companions.patches]]",
+                f"project = {q(patch.project)}",
+                f"file = {q(patch.file)}",
+                f"sha256 = {q(patch.sha256)}",
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -178,6 +226,9 @@ def read_lock(path: Path) -> Lock:
         )
         for p in data.get("patches", [])
     )
+    companions = tuple(_companion(c, path) for c in data.get("companions", []))
+    if len({c.name for c in companions}) != len(companions):
+        raise _bad(path, "a companion is named twice in [[companions]]")
     return Lock(
         pytorch_repo=_text(torch, "repo", path, "pytorch"),
         pytorch_ref=_text(torch, "ref", path, "pytorch", required=False),
@@ -187,4 +238,26 @@ def read_lock(path: Path) -> Lock:
         triton_commit=_text(triton, "commit", path, "triton", pattern=FULL_SHA, required=False),
         triton_version=_text(triton, "version", path, "triton", required=False),
         patches=patches,
+        companions=companions,
+    )
+
+
+def _companion(table: object, path: Path) -> LockedCompanion:
+    if not isinstance(table, dict):
+        raise _bad(path, "[[companions]] holds something that is not a table")
+    where = "companions"
+    return LockedCompanion(
+        name=_text(table, "name", path, where),
+        repo=_text(table, "repo", path, where),
+        ref=_text(table, "ref", path, where, required=False),
+        commit=_text(table, "commit", path, where, pattern=FULL_SHA),
+        version=_text(table, "version", path, where, required=False),
+        patches=tuple(
+            LockedPatch(
+                project=_text(p, "project", path, f"{where}.patches"),
+                file=_text(p, "file", path, f"{where}.patches"),
+                sha256=_text(p, "sha256", path, f"{where}.patches", pattern=_SHA256),
+            )
+            for p in table.get("patches", [])
+        ),
     )

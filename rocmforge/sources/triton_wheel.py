@@ -61,6 +61,18 @@ class DownloadFailed(RocmforgeError):
     """A wheel download was incomplete, corrupt, or could not be written. Nothing was kept."""
 
 
+class DownloadInterrupted(DownloadFailed, EnvironmentFailed):
+    """The network failed during a download (no answer, a reset, a connection closed before the
+    last byte): exit 3, as every failed fetch; nothing was kept, so a rerun starts it again."""
+
+
+def _interrupted(name: str, url: str, problem: str, why: str) -> DownloadInterrupted:
+    return DownloadInterrupted(
+        f"Cannot fetch {name} from {url}: {problem}", why,
+        "nothing was kept (no partial wheel in the downloads folder or the venv); "
+        + index_fix())
+
+
 @dataclass(frozen=True, kw_only=True)
 class IndexFile:
     """One file listed on a simple-index project page."""
@@ -353,16 +365,12 @@ def download_verified(
             try:
                 response = requests.get(url, stream=True, timeout=timeout_s)
             except requests.Timeout:
-                raise DownloadFailed(
-                    f"Downloading {name} timed out after {timeout_s:g} s",
-                    f"{url} did not answer",
-                    "check the network, or let the build fall back to a Triton source build",
-                ) from None
+                raise _interrupted(name, url, f"timed out after {timeout_s:g} s",
+                                   "the server or the network in between did not respond") \
+                    from None
             except requests.RequestException as exc:
-                raise DownloadFailed(
-                    f"Downloading {name} failed", f"{type(exc).__name__}: {exc}",
-                    "check the network or the index URL",
-                ) from None
+                raise _interrupted(name, url, "the connection failed",
+                                   f"{type(exc).__name__}: {exc}") from None
             with response:
                 if response.status_code != 200:
                     raise DownloadFailed(
@@ -371,15 +379,12 @@ def download_verified(
                         "retry later or use another index",
                     )
                 total = int(response.headers.get("Content-Length") or 0)
-                received = _copy(response, tmp, digest, name, total, progress)
+                received = _copy(response, tmp, digest, name, total, progress, url=url)
             tmp.flush()
             os.fsync(tmp.fileno())
         if total and received != total:
-            raise DownloadFailed(
-                f"The download of {name} is truncated ({received} of {total} bytes)",
-                "the connection ended early",
-                "retry; nothing was kept",
-            )
+            raise _interrupted(name, url, f"the download is truncated ({received} of {total} "
+                               "bytes)", "the connection ended before the last byte")
         actual = digest.hexdigest()
         if actual != expected:
             raise DownloadFailed(
@@ -404,11 +409,13 @@ def download_verified(
 
 
 def _copy(
-    response: Any, out: IO[bytes], digest: Any, name: str, total: int, progress: bool
+    response: Any, out: IO[bytes], digest: Any, name: str, total: int, progress: bool, *,
+    url: str = "",
 ) -> int:
     import requests
 
     received = 0
+    finished = False
     bar = _Progress(name, total, enabled=progress)
     try:
         for chunk in response.iter_content(CHUNK):
@@ -418,14 +425,14 @@ def _copy(
             digest.update(chunk)
             received += len(chunk)
             bar.advance(received)
+        finished = not total or received == total
     except (requests.RequestException, ConnectionError) as exc:
-        raise DownloadFailed(
-            f"The download of {name} broke off after {received} bytes",
-            f"{type(exc).__name__}: {exc}",
-            "retry; nothing was kept",
-        ) from None
+        of = f" of {total}" if total else ""
+        raise _interrupted(name, url or "the server",
+                           f"the download broke off after {received}{of} bytes",
+                           f"{type(exc).__name__}: {exc}") from None
     finally:
-        bar.close(received)
+        bar.close(received, finished=finished)
     return received
 
 
@@ -469,13 +476,14 @@ class _Progress:
         if self._rich is not None:
             self._rich.update(self._task, completed=received)
 
-    def close(self, received: int) -> None:
+    def close(self, received: int, *, finished: bool = True) -> None:
         if not self.enabled:
             return
         if self._rich is not None:
             self._rich.stop()
         elif self.plain:
-            sys.stderr.write(f"downloaded {self.name}: {received} bytes\n")
+            sys.stderr.write(f"downloaded {self.name}: {received} bytes\n" if finished else
+                             f"the download of {self.name} stopped after {received} bytes\n")
 
 
 # --- source build and conflicts (pure) --------------------------------------------------------

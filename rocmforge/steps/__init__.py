@@ -67,6 +67,8 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
                           "version"),
     "companions-collect": (companions.collect, "copy the companion wheels to dist/ and add them "
                            "to dist/manifest.json"),
+    "companions-clear": (companions.clear, "a build without companions: take an earlier "
+                         "build's companion wheels out of dist/, the manifest and the lock"),
     "companions-install": (companions.install, "pip install the companion wheels into the "
                            "build venv"),
 }

@@ -4,7 +4,8 @@ Owns: the companion actions: checkout (rocmforge.sources.checkout.checkout_tree,
 all-or-nothing, never-clobbering checkout as PyTorch's), pairing (the checkout's version.txt
 first, the table's expected version second, against the torch the build venv imports), the
 patch series of patches/<name>/ (sources.patches) and the record that the kit applied it
-(state/companion-edits-<name>.json, so a later move sets those edits aside), collect (the
+(state/companion-edits-<name>.json, so a later move sets those edits aside), the companion's
+entry in rocmforge.lock (written by its patches step, so `build --lock` reproduces it), collect (the
 wheels into dist/ atomically, and their section of dist/manifest.json) and install. Must not:
 decide which companions are built or at which ref (plan.companion_steps does), or build
 anything itself (the build is a plain argv step).
@@ -12,6 +13,7 @@ anything itself (the build is a plain argv step).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -142,8 +144,50 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
         ctx.say(f"{name}/{status.patch.name}: "
                 + ("applied now" if status.patch.name in report.changed else status.state))
     digest = hashlib.sha256("\n".join(f"{p.name}={p.sha256}" for p in chosen).encode())
+    record_in_lock(ctx, name, version=version,
+                   patches=[(f"{name}/{p.name}", p.sha256) for p in chosen])
     return {"patches": [{"file": f"{name}/{p.name}", "sha256": p.sha256} for p in chosen],
             "applied": list(report.changed), "fingerprint": digest.hexdigest()}
+
+
+def record_in_lock(ctx: ActionContext, name: str, *, version: str,
+                   patches: list[tuple[str, str]]) -> None:
+    """Add this companion (repo, ref, commit, version, patches with their sha256) to the work
+    dir's rocmforge.lock, which torch's checkout wrote, so `build --lock` reproduces it too.
+
+    Runs in the patches step: it is volatile, so it runs after every torch checkout (which
+    rewrites the lock). Companions this build does not make are dropped from the lock. A lock
+    entry at the same commit keeps its ref (a locked build checks out the commit, and the lock
+    it writes stays the lock it was given)."""
+    from rocmforge.sources.lockfile import (
+        LockedCompanion,
+        LockedPatch,
+        LockError,
+        read_lock,
+        write_lock,
+    )
+
+    path = ctx.workdir.lock_file
+    try:
+        lock = read_lock(path)
+    except LockError as exc:
+        ctx.notice(f"{name} is not recorded in {path}: {exc.what}")
+        return
+    checkout = ctx.details_of(f"{name}-checkout")
+    commit = str(checkout.get("commit", "") or "")
+    ref = str(checkout.get("ref", "") or ctx.step.inputs.get("ref", ""))
+    earlier = next((c for c in lock.companions if c.name == name), None)
+    if earlier is not None and earlier.commit == commit and earlier.ref:
+        ref = earlier.ref
+    entry = LockedCompanion(
+        name=name, repo=str(checkout.get("repo", "") or ctx.step.inputs.get("repo", "")),
+        ref=ref, commit=commit, version=version,
+        patches=tuple(LockedPatch(project=name, file=f, sha256=h) for f, h in patches))
+    keep = tuple(str(n) for n in ctx.step.inputs.get("built", (name,)))
+    updated = lock.with_companion(entry, keep)
+    if updated != lock:
+        write_lock(path, updated)
+        ctx.say(f"recorded {name} {commit} in {path}")
 
 
 def wheel_prefix(package: str) -> str:
@@ -198,8 +242,20 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
             "torch": paired.get("torch", ""), "requires": paired.get("requires", ""),
             "patches": patched.get("patches", []),
         }
+    for gone in sorted(set(wheels) - {"torch", "triton", *names}):
+        # A companion an earlier build made and this one does not (--with torchvision after
+        # --with torchvision,torchaudio): its wheel leaves dist/, as torch's collect does for a
+        # Triton wheel the build no longer makes, so dist/ holds this build's wheels only.
+        earlier = str(wheels.pop(gone) or "")
+        if earlier and Path(earlier).name == earlier and (dist / earlier).is_file():
+            (dist / earlier).unlink()
+            ctx.say(f"removed {dist / earlier}: this build makes no {gone}")
     doc["wheels"] = wheels
     doc["companions"] = section
+    if ctx.workdir.lock_file.is_file():  # now with the companions their patches steps recorded
+        from rocmforge.knowledge.toml_files import read_toml
+
+        doc["lock"] = read_toml(ctx.workdir.lock_file)
     doc["steps"] = [{"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}
                     for r in ctx.results]
     write_manifest(path, doc)
@@ -219,3 +275,51 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
                          "the companions-collect step recorded none", "run the build again")
     ctx.run(pip_install_argv(python, wheels))
     return {"installed": wheels}
+
+
+def clear(build: PreparedBuild, ctx: ActionContext) -> Details:
+    """This build makes no companion: the earlier build's companion wheels leave dist/, the
+    manifest's wheels and companions section and the lock; the companions' collect and install
+    stamps are dropped, so a later `--with` adds them back (their trees and builds stay)."""
+    from rocmforge.errors import ConfigError
+    from rocmforge.execute.stamps import remove_stamp
+    from rocmforge.knowledge.manifest import read_manifest, write_manifest
+    from rocmforge.sources.lockfile import LockError, read_lock, write_lock
+
+    dist = ctx.workdir.dist
+    names = [str(n) for n in ctx.step.inputs["remove"]]
+    path = dist / "manifest.json"
+    try:
+        manifest = read_manifest(path)
+    except ConfigError:
+        return {"removed": []}
+    doc: dict[str, object] = dict(manifest.doc)
+    wheels = dict(manifest.wheels)
+    section = dict(manifest.companions)
+    removed = []
+    for name in names:
+        wheel = wheels.pop(name, "") or (section[name].wheel if name in section else "")
+        section.pop(name, None)
+        if wheel and Path(wheel).name == wheel and (dist / wheel).is_file():
+            (dist / wheel).unlink()
+            removed.append(wheel)
+            ctx.say(f"removed {dist / wheel}: an earlier build's {name} wheel")
+    raw = doc.get("companions")
+    if isinstance(raw, dict):
+        kept = {k: v for k, v in raw.items() if k not in names}
+        if kept:
+            doc["companions"] = kept
+        else:
+            doc.pop("companions", None)
+    doc["wheels"] = wheels
+    write_manifest(path, doc)
+    try:
+        lock = read_lock(ctx.workdir.lock_file)
+    except LockError:
+        lock = None
+    if lock is not None and any(c.name in names for c in lock.companions):
+        write_lock(ctx.workdir.lock_file, dataclasses.replace(
+            lock, companions=tuple(c for c in lock.companions if c.name not in names)))
+    for step in ("companions-collect", "companions-install"):
+        remove_stamp(ctx.workdir.state, step)
+    return {"removed": removed}

@@ -117,9 +117,13 @@ def _download_triton_wheel(build: PreparedBuild, ctx: ActionContext, pin: Triton
     try:
         path = triton_wheel.download_verified(choice.url, choice.sha256, ctx.workdir.downloads,
                                               progress=True, filename=choice.filename)
+    except triton_wheel.DownloadInterrupted:
+        # The network failed mid-download: exit 3 (EnvironmentFailed); the runner adds the
+        # step's log and how to resume. Nothing was kept, so a rerun starts the download again.
+        raise
     except triton_wheel.DownloadFailed as exc:
-        # A hash mismatch or a broken download is a fault to fix, not a reason to build
-        # something else silently; nothing was kept, so a rerun starts the download again.
+        # A hash mismatch or a file that cannot be written is a fault to fix, not a reason to
+        # build something else silently; nothing was kept.
         raise StepFailed(exc.what, exc.why, exc.fix) from None
     ctx.say(f"downloaded {path} (sha256 verified)")
     return path

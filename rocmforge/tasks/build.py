@@ -75,6 +75,8 @@ def build(c: Context, verbose: bool = False, **flags: object) -> None:
 
     prepared, _ = _prepare(c, flags)
     workdir = prepared.inputs.workdir
+    if not is_dry(c):
+        _check_companion_refs(prepared)
     results = run_plan(c, prepared.plan, workdir, actions=build_actions(prepared),
                        resume_hint=_resume_hint(prepared.settings.arch), verbose=verbose)
     if not is_dry(c):
@@ -83,6 +85,23 @@ def build(c: Context, verbose: bool = False, **flags: object) -> None:
         print(f"rocmforge: {ran} step(s) ran in {total:.1f} s; "
               f"{len(results) - ran} up to date. Wheels: {workdir.dist}; each step's output: "
               f"{workdir.logs}")
+
+
+def _check_companion_refs(prepared: PreparedBuild) -> None:
+    """A companion at a branch or commit is paired by the version.txt its ref holds before
+    torch's first step (a tag was checked by the plan); a ref it cannot read is a note."""
+    if not prepared.settings.companions:
+        return
+    from rocmforge.knowledge.companions import load_companions
+    from rocmforge.plan.companion_steps import companion_choices
+    from rocmforge.render import say
+    from rocmforge.sources.companion_peek import check_companion_refs
+
+    table = load_companions()
+    torch_version = prepared.options.pytorch_version
+    choices = companion_choices(prepared.settings, table, torch_version)
+    for note in check_companion_refs(choices, torch_version, table):
+        say(f"note: {note}")
 
 
 @flagged(("work_dir",), help={

@@ -14,14 +14,14 @@ Must not: import torch or torchaudio at module level (the check hands the module
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import tempfile
 import wave
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
+
+from rocmforge.verify.checks.ops import exact_fp32, relative_error
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -60,29 +60,12 @@ def _lfilter(torch: ModuleType, torchaudio: ModuleType, x: Tensor) -> Tensor:
     return torchaudio.functional.lfilter(x, a, b, clamp=False)
 
 
-def _relative(torch: ModuleType, got: Tensor, want: Tensor) -> float:
-    got64, want64 = got.detach().to("cpu", torch.float64), want.to("cpu", torch.float64)
-    scale = max(float(want64.abs().max()), 1e-30)
-    return float((got64 - want64).abs().max()) / scale
-
-
-@contextlib.contextmanager
-def _no_tf32(torch: ModuleType) -> Iterator[None]:
-    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-
-
 def cpu_against_reference(torch: ModuleType, torchaudio: ModuleType
                           ) -> tuple[list[str], dict[str, object]]:
     x = signal(torch)
     got = _lfilter(torch, torchaudio, x)
     want = torch.tensor(lfilter_reference(x.double().tolist()), dtype=torch.float64)
-    error = _relative(torch, got, want)
+    error = relative_error(torch, got, want)
     problems = [] if error <= TOLERANCE else [
         f"lfilter differs from the difference equation by {error:.3g} (tolerance {TOLERANCE:g})"]
     return problems, {"lfilter_relative_error": error, "tolerance": TOLERANCE}
@@ -92,7 +75,7 @@ def device_against_cpu(torch: ModuleType, torchaudio: ModuleType, device: str
                        ) -> tuple[list[str], dict[str, object]]:
     x = signal(torch)
     errors = {}
-    with _no_tf32(torch):
+    with exact_fp32(torch):
         pairs = {
             "lfilter": (_lfilter(torch, torchaudio, x.to(device)), _lfilter(torch, torchaudio, x)),
             "resample_16k_to_8k": (
@@ -100,7 +83,7 @@ def device_against_cpu(torch: ModuleType, torchaudio: ModuleType, device: str
                 torchaudio.functional.resample(x, 16000, 8000)),
         }
         for name, (got, want) in pairs.items():
-            errors[name] = _relative(torch, got, want)
+            errors[name] = relative_error(torch, got, want)
     problems = [f"{name} on {device} differs from the CPU by {error:.3g} "
                 f"(tolerance {TOLERANCE:g})" for name, error in errors.items()
                 if not error <= TOLERANCE]

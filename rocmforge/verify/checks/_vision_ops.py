@@ -14,6 +14,8 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from rocmforge.verify.checks.ops import relative_error
+
 if TYPE_CHECKING:
     from torch import Tensor
 
@@ -126,12 +128,6 @@ def _roi_align(torchvision: ModuleType, features: Tensor, rois: Tensor, aligned:
                                      aligned=aligned)
 
 
-def relative(torch: ModuleType, got: Tensor, want: Tensor) -> float:
-    got64, want64 = got.detach().to("cpu", torch.float64), want.to(torch.float64)
-    scale = max(float(want64.abs().max()), 1e-30)
-    return float((got64 - want64).abs().max()) / scale
-
-
 def cpu_against_reference(torch: ModuleType, torchvision: ModuleType
                           ) -> tuple[list[str], dict[str, object]]:
     """(problems, figures) for nms and roi_align on the CPU against the references."""
@@ -151,7 +147,7 @@ def cpu_against_reference(torch: ModuleType, torchvision: ModuleType
         reference = torch.tensor(roi_align_reference(
             features.double().tolist(), rois.double().tolist(), ROI_OUTPUT, ROI_SCALE,
             ROI_SAMPLING, aligned), dtype=torch.float64)
-        error = relative(torch, got, reference)
+        error = relative_error(torch, got, reference)
         errors[f"aligned={aligned}"] = error
         if not error <= ROI_TOLERANCE:
             problems.append(f"roi_align(aligned={aligned}) differs from the reference by "
@@ -175,7 +171,7 @@ def device_against_cpu(torch: ModuleType, torchvision: ModuleType, device: str
     for aligned in (False, True):
         want = _roi_align(torchvision, features, rois, aligned)
         got = _roi_align(torchvision, features.to(device), rois.to(device), aligned)
-        error = relative(torch, got, want)
+        error = relative_error(torch, got, want)
         errors[f"aligned={aligned}"] = error
         if not error <= ROI_TOLERANCE:
             problems.append(f"roi_align(aligned={aligned}) on {device} differs from the CPU by "

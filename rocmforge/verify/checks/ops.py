@@ -42,9 +42,9 @@ def exact_fp32(torch: ModuleType) -> Iterator[None]:
 
 
 def relative_error(torch: ModuleType, out: Tensor, ref: Tensor) -> float:
-    out64 = out.detach().to("cpu", torch.float64)
-    scale = max(float(ref.abs().max()), 1e-30)
-    return float((out64 - ref).abs().max()) / scale
+    out64, ref64 = out.detach().to("cpu", torch.float64), ref.detach().to("cpu", torch.float64)
+    scale = max(float(ref64.abs().max()), 1e-30)
+    return float((out64 - ref64).abs().max()) / scale
 
 
 def cases(torch: ModuleType, device: str

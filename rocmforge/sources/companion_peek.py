@@ -1,0 +1,67 @@
+"""Read a companion's version.txt at a branch or commit before the build starts.
+
+Owns: `peek_version` (one shallow fetch of `ref` into a throw-away bare repository, then
+`git show FETCH_HEAD:version.txt`) and `check_companion_refs`, which pairs each companion whose ref
+states no version (a branch or a commit: a tag is checked by the plan) with the torch being
+built, so a mismatched ref is refused before torch's first step, not after hours of its build.
+Must not: touch the work dir (the checkout step does the real checkout) or fail a build because
+the peek could not reach the remote: the checkout step reports that, with its advice, and the
+pairing step checks the version again once the tree exists.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rocmforge.sources.git import run_git
+
+if TYPE_CHECKING:
+    from rocmforge.knowledge.companions import CompanionChoice, CompanionTable
+
+VERSION_FILE = "version.txt"
+
+
+def peek_version(repo: str, ref: str) -> str:
+    """version.txt of `repo` at `ref` (first line, stripped); "" when the remote cannot be
+    reached, the ref is unknown there, or the tree has no version.txt."""
+    with tempfile.TemporaryDirectory(prefix="rocmforge-peek-") as scratch:
+        bare = Path(scratch)
+        if not run_git(["init", "-q", "--bare", str(bare)], check=False).ok:
+            return ""
+        fetched = run_git(["fetch", "-q", "--depth", "1", "--no-tags", repo, ref], cwd=bare,
+                          check=False)
+        if not fetched.ok:
+            return ""
+        shown = run_git(["show", f"FETCH_HEAD:{VERSION_FILE}"], cwd=bare, check=False)
+        lines = shown.stdout.strip().splitlines() if shown.ok else []
+        return lines[0].strip() if lines else ""
+
+
+def check_companion_refs(choices: Sequence[CompanionChoice], torch_version: str,
+                         table: CompanionTable, *,
+                         peek: Callable[[str, str], str] = peek_version) -> list[str]:
+    """Pair every companion built at a branch or commit with `torch_version` by the version.txt
+    its ref holds; a UsageError (both versions named) for one that cannot pair. Returns one
+    note per ref it could not read (left to the pairing step). Nothing to do when the torch
+    version is not known yet (a torch branch: the pairing step checks)."""
+    from rocmforge.knowledge.companions import pairing
+
+    notes: list[str] = []
+    if not torch_version:
+        return notes
+    for choice in choices:
+        if choice.skipped or choice.origin != "ref" or choice.version:
+            continue
+        version = peek(choice.repo, choice.ref)
+        if not version:
+            notes.append(f"{choice.name}: could not read {VERSION_FILE} at {choice.ref} from "
+                         f"{choice.repo} before the build; the pairing step checks it after "
+                         "the checkout")
+            continue
+        found = pairing(table.get(choice.name), version, torch_version)
+        if not found.matches:
+            raise found.refusal(f"the ref {choice.ref}, whose {VERSION_FILE} says {version}")
+    return notes
