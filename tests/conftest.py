@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("real tools used by this run")
     for name in sorted(_TOOLS_USED):
         terminalreporter.write_line(f"{name}: {_version_line(name)}")
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The kit's tool-output cache (probes.tool_cache) in a folder of this test, empty, with
+    nothing remembered in memory from earlier tests."""
+    from rocmforge.probes import tool_cache
+
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(tool_cache.CACHE_DIR_ENV, str(folder))
+    monkeypatch.setattr(tool_cache, "_memory", {})
+    return folder

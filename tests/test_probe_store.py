@@ -22,14 +22,6 @@ from rocmforge.probes.cache import CacheSession, probe_shared_cache
 from rocmforge.probes.system import gather_system, tool_version
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(tool_cache.CACHE_DIR_ENV, str(folder))
-    monkeypatch.setattr(tool_cache, "_memory", {})
-    return folder
-
-
 def _bump_mtime(path: Path) -> None:
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))

@@ -11,14 +11,6 @@ import pytest
 from rocmforge.probes import tool_cache
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(tool_cache.CACHE_DIR_ENV, str(folder))
-    monkeypatch.setattr(tool_cache, "_memory", {})
-    return folder
-
-
 def test_answer_is_kept_per_file_and_arguments(tmp_path: Path, cache_dir: Path) -> None:
     tool = tmp_path / "gcc-11"
     tool.write_text("#!/bin/sh\n")
