@@ -438,10 +438,11 @@ def test_timeout_unpacks_nothing(tmp_path: Path, httpserver) -> None:
         return Response(RUNTIME)
 
     httpserver.expect_request(name).respond_with_handler(slow)
-    with pytest.raises(RocmforgeError, match="timed out after 0.5 s"):
+    with pytest.raises(RocmforgeError, match="timed out after 0.5 s") as info:
         fetch_from_tree(_tree(tmp_path), "7.0", ["gfx942"], tmp_path / "aotriton",
                         tmp_path / "downloads", base_url=httpserver.url_for("/"),
                         progress=False, timeout_s=0.5)
+    assert info.value.exit_code == 3  # the network, not the input: the kit's exit 3
     _nothing_kept(tmp_path)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocmforge.errors import RocmforgeError, UsageError
+from rocmforge.errors import EnvironmentFailed, RocmforgeError, UsageError
 
 CMAKE_FILE = "cmake/External/aotriton.cmake"
 VERSION_FILE = ".ci/docker/aotriton_version.txt"
@@ -296,14 +296,18 @@ def _download(fetch: AotritonFetch, artifact: Artifact, downloads: Path, *, prog
         detail = artifact.url if "HTTP" in exc.what or not exc.why else exc.why.rstrip(".")
         if artifact.url not in detail:
             detail = f"{artifact.url} ({detail})"
-        raise AotritonFetchFailed(
+        failed = AotritonFetchFailed(
             f"Fetching AOTriton {fetch.release.version}'s {kind} failed: {exc.what.rstrip('.')}",
             f"{detail}; the URL and sha256 come from {fetch.release.source}. "
             "Nothing was unpacked, so the build would still download AOTriton itself",
             "rerun `invoke fetch` where the network reaches it, or pass --base-url (or "
             "PYTORCH_AOTRITON_BASE_URL) pointing at a mirror that serves AOTriton's release files "
             "under <version>/<file name>; to build without it set features "
-            "flash_attention=off and mem_efficient_attention=off") from None
+            "flash_attention=off and mem_efficient_attention=off")
+        # The network failing (no answer, a reset, a timeout) is the environment: exit 3, as for
+        # every fetch; a wrong hash or a missing file stays 2 (the URL or mirror is to fix).
+        failed.exit_code = exc.exit_code if isinstance(exc, EnvironmentFailed) else 2
+        raise failed from None
 
 
 def _unpack_into(archive: Path, dest: Path) -> None:
