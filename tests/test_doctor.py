@@ -123,6 +123,21 @@ def test_target_rows_from_probe() -> None:
     assert row(rows, "device lib gfx942").status == "FAIL"
 
 
+def test_a_compile_verdict_from_the_probe_store_says_so() -> None:
+    import dataclasses
+
+    kept = dataclasses.replace(probe("gfx90a", True, "hipcc compiled a kernel for gfx90a"),
+                               cached_at="2026-12-03T13:44:08Z")
+    fresh = probe("gfx942", False, "this toolchain (LLVM 15) does not know gfx942", lib=False)
+    rows = diagnose(facts(target_probes=(kept, fresh)), ("gfx90a", "gfx942"),
+                    Settings(arch="gfx90a;gfx942"), table=load_arch_table())
+    assert row(rows, "compile gfx90a") == DoctorRow(
+        check="compile gfx90a", status="OK",
+        detail="hipcc compiled a kernel for gfx90a (result cached 2026-12-03T13:44:08Z UTC; "
+               "nothing it depends on changed since; --no-cache compiles afresh)")
+    assert row(rows, "compile gfx942").detail == "this toolchain (LLVM 15) does not know gfx942"
+
+
 def test_gpu_found_but_not_targeted_and_override_warn() -> None:
     gpus = GpuScan(
         agents=(GpuAgent(target="gfx1100", source="kfd sysfs", node=1),),
@@ -252,8 +267,12 @@ def test_doctor_json_document_is_exact() -> None:
 
     from rocmforge.plan.doctor import doctor_json
 
+    kept = TargetProbe(target="gfx1100", compiles=False,
+                       compile_reason="this toolchain (LLVM 19) does not know gfx1100",
+                       device_lib=False, device_lib_reason="", argv=(),
+                       cached_at="2026-12-03T13:44:08Z")
     facts = SimpleNamespace(rocm=SimpleNamespace(root=Path("/opt/rocm-6.4.1"), version="6.4.1",
-                                                 llvm_major=19))
+                                                 llvm_major=19), target_probes=(kept,))
     rows = [DoctorRow(check="rocm", status="OK", detail="6.4.1"),
             DoctorRow(check="disk", status="FAIL", detail="2 GiB", fix="free space")]
     doc = doctor_json(facts, ["gfx1100"], rows)
@@ -262,9 +281,14 @@ def test_doctor_json_document_is_exact() -> None:
     assert doc == {"schema": "rocmforge.doctor/1", "rocmforge_version": __version__,
                    "ok": False, "targets": ["gfx1100"],
                    "rocm": {"root": "/opt/rocm-6.4.1", "version": "6.4.1", "llvm_major": 19},
-                   "rows": [r.to_json() for r in rows]}
-    assert doctor_json(SimpleNamespace(rocm=None), [], rows[:1])["ok"] is True
-    assert doctor_json(SimpleNamespace(rocm=None), [], rows[:1])["rocm"] is None
+                   "rows": [r.to_json() for r in rows],
+                   "compile_probes": [{"target": "gfx1100", "compiles": False,
+                                       "reason": "this toolchain (LLVM 19) does not know gfx1100",
+                                       "cached_at": "2026-12-03T13:44:08Z"}]}
+    bare = SimpleNamespace(rocm=None, target_probes=())
+    assert doctor_json(bare, [], rows[:1])["ok"] is True
+    assert doctor_json(bare, [], rows[:1])["rocm"] is None
+    assert doctor_json(bare, [], rows[:1])["compile_probes"] == []
 
 
 @pytest.mark.needs_tool("gcc-12", "hipcc")

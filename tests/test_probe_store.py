@@ -62,7 +62,7 @@ def test_a_symlink_is_keyed_by_the_file_it_names(tmp_path: Path) -> None:
     link.symlink_to(real.name)
     stat = real.stat()
     assert probe_store.file_identity(link) == (
-        f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}")
+        f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}|{stat.st_ino}")
 
 
 def test_store_keeps_values_with_their_time_and_drops_the_oldest(

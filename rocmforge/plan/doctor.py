@@ -352,11 +352,15 @@ def _target_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings,
             )
             continue
         fix = "" if probe.compiles else _toolchain_fix(name, facts.rocm, table)
+        detail = probe.compile_reason
+        if probe.cached_at:
+            detail += (f" (result cached {probe.cached_at} UTC; nothing it depends on changed "
+                       "since; --no-cache compiles afresh)")
         rows.append(
             DoctorRow(
                 check=f"compile {name}",
                 status="OK" if probe.compiles else "FAIL",
-                detail=probe.compile_reason,
+                detail=detail,
                 fix=fix,
             )
         )
@@ -715,4 +719,9 @@ def doctor_json(facts: Facts, targets: Sequence[TargetId],
         "rocm": None if rocm is None else {"root": str(rocm.root), "version": rocm.version,
                                            "llvm_major": rocm.llvm_major},
         "rows": [r.to_json() for r in rows],
+        # Each target's compile probe; cached_at: when a result came from the probe store
+        # ("" when the compile ran in this run).
+        "compile_probes": [{"target": p.target, "compiles": p.compiles,
+                            "reason": p.compile_reason, "cached_at": p.cached_at}
+                           for p in facts.target_probes],
     }

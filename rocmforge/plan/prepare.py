@@ -163,12 +163,19 @@ class DoctorInputs:
     pytorch: PytorchSide | None = None  # the PyTorch side read once (for the cache rows)
 
 
-def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs:
+def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
+                 use_cache: bool = False) -> DoctorInputs:
     """Facts and targets for `invoke doctor`: probe, parse the targets (default: the GPUs
     found), compile a kernel per target, put the host compiler the build would choose in place
     of whatever `c++` is (so doctor judges what the build will use), and, when the chosen Python
     has a Triton, compile a Triton kernel per target with it. A machine with no usable ROCm or
-    compiler keeps its probed compiler: doctor's rows say what is missing."""
+    compiler keeps its probed compiler: doctor's rows say what is missing.
+
+    The two compile probes wait on programs of their own (the compilers, the chosen Python):
+    once the targets are known they start in the background, and the PyTorch side, the ROCm
+    components and the features are read meanwhile; nothing of those reads a probe's result,
+    so the inputs are the ones the serial order made. `use_cache`: the per-target compile
+    verdicts may come from the probe store (compile_probe.probe_targets)."""
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
@@ -177,31 +184,33 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str]) -> DoctorInputs
     from rocmforge.knowledge.targets import requested_targets
     from rocmforge.plan.prepare_features import features_for_build
     from rocmforge.plan.pytorch import pytorch_for
-    from rocmforge.probes.facts import gather_facts, with_target_probes
+    from rocmforge.probes.facts import gather_facts, target_probes
     from rocmforge.probes.triton_targets import probe_triton_targets
     from rocmforge.workdir import workdir_for
 
     workdir = workdir_for(settings.work_dir)
-    pytorch = pytorch_for(settings, workdir)
-    release = pytorch.release
     facts = gather_facts(settings, environ=environ)
-    components = component_report(facts, pytorch)
     table = load_arch_table()
     targets = requested_targets(settings.arch, facts.gpus.targets, table)
-    features = features_for_build(settings, facts, [str(t) for t in targets], workdir, pytorch,
-                                  components)
+    names = [str(t) for t in targets]
     triton = None
-    # The two compile probes wait on programs of their own (hipcc, the chosen Python): run side
-    # by side, doctor waits for the slower one only.
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        compiles = pool.submit(target_probes, facts, targets, environ=environ,
+                               use_cache=use_cache)
         pending = None
         if targets:  # a Python without triton answers at once; its report then has no rows
             python = settings.python or sys.executable
-            pending = pool.submit(probe_triton_targets, python, [str(t) for t in targets],
-                                  table=table, environ=environ)
-        facts = with_target_probes(facts, targets, environ=environ)
+            pending = pool.submit(probe_triton_targets, python, names, table=table,
+                                  environ=environ)
+        pytorch = pytorch_for(settings, workdir)
+        components = component_report(facts, pytorch)
+        features = features_for_build(settings, facts, names, workdir, pytorch, components)
+        probes = compiles.result()
         if pending is not None:
             triton = pending.result()
+    if facts.rocm is not None and targets:
+        facts = dataclasses.replace(facts, target_probes=probes)
+    release = pytorch.release
     # With or without targets: one host-compiler verdict, the one the build would reach.
     try:
         choice, _ = _choose_compilers(settings, facts, release)

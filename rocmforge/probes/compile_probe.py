@@ -2,11 +2,14 @@
 the device library for it?
 
 Owns: compiling a one-kernel HIP file device-only (`--offload-arch=T --cuda-device-only -c`) in a
-temporary directory with `HIP_PLATFORM=amd`, the check that the device-library directory has
-`oclc_isa_version_<NNN>.bc`, and turning the compiler's error into a one-line reason. This finds
-in a second what a PyTorch build would find after an hour (reference rocm-arch-toolchain.md §6.2:
-Debian's ROCm 5.2 rejects gfx942/gfx1151 as unknown and has no device library for gfx11xx).
-Must not: write outside its temporary directory or decide what to build.
+temporary directory with `HIP_PLATFORM=amd`, one compiler per target at once (up to the CPU
+count), the check that the device-library directory has `oclc_isa_version_<NNN>.bc`, and turning
+the compiler's error into a one-line reason. This finds in a second what a PyTorch build would
+find after an hour (reference rocm-arch-toolchain.md §6.2: Debian's ROCm 5.2 rejects
+gfx942/gfx1151 as unknown and has no device library for gfx11xx). With `use_cache` (doctor) a
+verdict comes from the probe store when nothing that decides it changed
+(rocmforge.probes.compile_probe_cache says what that is); the build's preflight always compiles.
+Must not: write outside its temporary directory and the probe store, or decide what to build.
 """
 
 from __future__ import annotations
@@ -15,10 +18,16 @@ import os
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocmforge.probes import Runner, run_command
+
+if TYPE_CHECKING:
+    from rocmforge.probes.compile_probe_cache import Dependency, KeptCompile
+    from rocmforge.probes.rocm import RocmInstall
 
 # Uses HIP's headers and blockIdx, so the device libraries are linked (as in a real build).
 KERNEL_WITH_HEADERS = """\
@@ -44,6 +53,8 @@ class TargetProbe:
     device_lib: bool | None
     device_lib_reason: str
     argv: tuple[str, ...]
+    # When the compile verdict came from the probe store (UTC, ISO 8601); "" when it ran now.
+    cached_at: str = ""
 
 
 def processor_of(target: str) -> str:
@@ -75,15 +86,24 @@ def check_device_lib(target: str, device_lib_dir: Path | None) -> tuple[bool | N
     )
 
 
+# The driver refusing the target itself (its own list of processors and features decides).
+_TARGET_REJECTED = re.compile(
+    r"invalid target ID|unsupported HIP gpu architecture|unknown target CPU|"
+    r"not a recognized processor|invalid offload arch"
+)
+
+
+def rejects_target(output: str) -> bool:
+    """Whether the compiler's output says it does not know the target (or its features): a
+    verdict of the driver's binaries alone, which the compile probe's key names."""
+    return _TARGET_REJECTED.search(output) is not None
+
+
 def explain_compile_failure(output: str, target: str, llvm_major: int) -> str:
     """One line a user can act on, from the compiler's stderr."""
     processor = processor_of(target)
     llvm = f"LLVM {llvm_major}" if llvm_major else "its LLVM"
-    if re.search(
-        r"invalid target ID|unsupported HIP gpu architecture|unknown target CPU|"
-        r"not a recognized processor|invalid offload arch",
-        output,
-    ):
+    if rejects_target(output):
         if re.search(r"invalid target ID '[^']*:", output) and ":" in target:
             return f"this toolchain ({llvm}) rejects the target ID {target} (feature not supported)"
         return f"this toolchain ({llvm}) does not know {processor}"
@@ -108,9 +128,13 @@ def compile_argv(
     rocm_root: Path | None = None,
     device_lib_dir: Path | None = None,
     extra_args: Sequence[str] = (),
+    depfile: Path | None = None,
 ) -> list[str]:
     """The exact command: hipcc takes the .hip file as HIP; clang needs `-x hip` and the ROCm
-    root (and the device-lib dir, which Debian keeps outside `<root>/amdgcn`)."""
+    root (and the device-lib dir, which Debian keeps outside `<root>/amdgcn`). `depfile`: the
+    device compile also writes the files it read there, with system headers. This is said to
+    clang -cc1 directly (`-Xclang -dependency-file`): the driver's `-MD -MF` write nothing in a
+    `--cuda-device-only` compile of clang 22 (it warns "argument unused")."""
     argv = [str(compiler)]
     if driver == "clang":
         argv += ["-x", "hip"]
@@ -122,11 +146,11 @@ def compile_argv(
         f"--offload-arch={target}",
         "--cuda-device-only",
         *extra_args,
-        "-c",
-        str(source),
-        "-o",
-        str(output),
     ]
+    if depfile is not None:
+        for word in ("-dependency-file", str(depfile), "-MT", str(output), "-sys-header-deps"):
+            argv += ["-Xclang", word]
+    argv += ["-c", str(source), "-o", str(output)]
     return argv
 
 
@@ -141,65 +165,169 @@ def probe_targets(
     extra_args: Sequence[str] = (),
     environ: Mapping[str, str] = os.environ,
     run: Runner = run_command,
+    use_cache: bool = False,
+    max_parallel: int = 0,
 ) -> tuple[TargetProbe, ...]:
     """Compile the probe kernel once per target (separately, so one bad target does not hide
-    the others) and check each target's device library."""
+    the others; up to `max_parallel` at once, default the CPU count) and check each target's
+    device library. Results are in the order of `targets`.
+
+    `use_cache`: a verdict kept in the probe store is used when nothing it rests on changed
+    (compile_probe_cache.still_holds); a compile that worked is kept with the files it read, a
+    failure only when the driver refused the target itself (`rejects_target`)."""
     bare = "-nogpuinc" in extra_args
+    no_lib = "-nogpulib" in extra_args
+    source_text = KERNEL_BARE if bare else KERNEL_WITH_HEADERS
     env = {k: v for k, v in environ.items() if k not in ("HIP_CLANG_PATH", "HIP_DEVICE_LIB_PATH")}
     env["HIP_PLATFORM"] = "amd"
     if rocm_root is not None:
         env["ROCM_PATH"] = str(rocm_root)
         env["HIP_PATH"] = str(rocm_root)
-    results = []
+    lib_dir_read = None if no_lib else device_lib_dir
     with tempfile.TemporaryDirectory(prefix="rocmforge-probe-") as tmp:
-        source = Path(tmp) / "probe.hip"
-        source.write_text(KERNEL_BARE if bare else KERNEL_WITH_HEADERS)
-        for index, target in enumerate(targets):
-            output = Path(tmp) / f"probe_{index}.o"
-            argv = compile_argv(
+        scratch = Path(tmp)
+        source = scratch / "probe.hip"
+        source.write_text(source_text)
+        argvs = [
+            compile_argv(
                 compiler,
                 target,
                 source,
-                output,
+                scratch / f"probe_{index}.o",
                 driver=driver,
                 rocm_root=rocm_root,
                 device_lib_dir=device_lib_dir,
                 extra_args=extra_args,
+                depfile=scratch / f"probe_{index}.d",
             )
-            result = run(argv, env=env, cwd=tmp, timeout=120.0)
-            ok = result.returncode == 0 and output.is_file()
-            reason = (
-                f"{Path(argv[0]).name} compiled a kernel for {target}"
-                if ok
-                else explain_compile_failure(result.output, target, llvm_major)
+            for index, target in enumerate(targets)
+        ]
+        keys: list[str] = []
+        kept: dict[int, KeptCompile] = {}
+        if use_cache:
+            keys, kept = _kept_verdicts(targets, argvs, scratch=scratch, source=source_text,
+                                        env=env, compiler=compiler, driver=driver,
+                                        rocm_root=rocm_root, llvm_major=llvm_major,
+                                        device_lib_dir=device_lib_dir, lib_dir_read=lib_dir_read)
+        fresh = [index for index in range(len(targets)) if index not in kept]
+
+        def compile_one(index: int) -> _Compiled:
+            return _compile(targets[index], argvs[index], env=env, scratch=scratch,
+                            output=scratch / f"probe_{index}.o",
+                            depfile=scratch / f"probe_{index}.d", llvm_major=llvm_major,
+                            run=run, record=use_cache, lib_dir_read=lib_dir_read)
+
+        workers = max(1, min(len(fresh), max_parallel or os.cpu_count() or 1))
+        if len(fresh) > 1 and workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                compiled = dict(zip(fresh, pool.map(compile_one, fresh), strict=True))
+        else:
+            compiled = {index: compile_one(index) for index in fresh}
+    results = []
+    to_store: dict[str, dict[str, object]] = {}
+    for index, target in enumerate(targets):
+        if no_lib:
+            lib_ok: bool | None = None
+            lib_reason = "not checked (-nogpulib)"
+        else:
+            lib_ok, lib_reason = check_device_lib(target, device_lib_dir)
+        hit = kept.get(index)
+        if hit is not None:
+            ok, reason, cached_at = hit.compiles, hit.reason, hit.stored_at
+        else:
+            done = compiled[index]
+            ok, reason, cached_at = done.ok, done.reason, ""
+            if use_cache and done.record is not None:
+                to_store[keys[index]] = done.record
+        results.append(
+            TargetProbe(
+                target=target,
+                compiles=ok,
+                compile_reason=reason,
+                device_lib=lib_ok,
+                device_lib_reason=lib_reason,
+                argv=tuple(argvs[index]),
+                cached_at=cached_at,
             )
-            if "-nogpulib" in extra_args:
-                lib_ok: bool | None = None
-                lib_reason = "not checked (-nogpulib)"
-            else:
-                lib_ok, lib_reason = check_device_lib(target, device_lib_dir)
-            results.append(
-                TargetProbe(
-                    target=target,
-                    compiles=ok,
-                    compile_reason=reason,
-                    device_lib=lib_ok,
-                    device_lib_reason=lib_reason,
-                    argv=tuple(argv),
-                )
-            )
+        )
+    if to_store:
+        from rocmforge.probes import probe_store
+
+        probe_store.store_many(to_store)
     return tuple(results)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Compiled:
+    """One compile that ran: its verdict and, when it may be kept, the record to keep."""
+
+    ok: bool
+    reason: str
+    record: dict[str, object] | None = None
+
+
+def _compile(target: str, argv: Sequence[str], *, env: Mapping[str, str], scratch: Path,
+             output: Path, depfile: Path, llvm_major: int, run: Runner, record: bool,
+             lib_dir_read: Path | None) -> _Compiled:
+    result = run(argv, env=env, cwd=scratch, timeout=120.0)
+    ok = result.returncode == 0 and output.is_file()
+    if ok:
+        reason = f"{Path(argv[0]).name} compiled a kernel for {target}"
+    else:
+        reason = explain_compile_failure(result.output, target, llvm_major)
+    if not record:
+        return _Compiled(ok=ok, reason=reason)
+    from rocmforge.probes import compile_probe_cache as stored_compiles
+
+    if ok:
+        deps: tuple[Dependency, ...] | None = stored_compiles.compile_dependencies(
+            depfile, cwd=scratch, device_lib_dir=lib_dir_read)
+        if deps is None:  # what it read is unknown: nothing to prove a later hit with
+            return _Compiled(ok=ok, reason=reason)
+        return _Compiled(ok=ok, reason=reason,
+                         record=stored_compiles.success_record(reason, deps, lib_dir_read))
+    if result.returncode not in (124, 126, 127) and rejects_target(result.output):
+        return _Compiled(ok=ok, reason=reason, record=stored_compiles.failure_record(reason))
+    return _Compiled(ok=ok, reason=reason)
+
+
+def _kept_verdicts(targets: Sequence[str], argvs: Sequence[Sequence[str]], *, scratch: Path,
+                   source: str, env: Mapping[str, str], compiler: Path, driver: str,
+                   rocm_root: Path | None, llvm_major: int, device_lib_dir: Path | None,
+                   lib_dir_read: Path | None) -> tuple[list[str], dict[int, KeptCompile]]:
+    """Each target's key, and the kept verdicts that still hold (by target index)."""
+    from rocmforge.probes import compile_probe_cache as stored_compiles
+    from rocmforge.probes import probe_store
+
+    chain = stored_compiles.compiler_chain(compiler, driver, rocm_root=rocm_root,
+                                           llvm_major=llvm_major, environ=env)
+    keys = []
+    for target, argv in zip(targets, argvs, strict=True):
+        name = device_lib_name(target)
+        lib = device_lib_dir / name if device_lib_dir is not None and name else None
+        keys.append(stored_compiles.compile_key(argv, scratch=scratch, source=source, env=env,
+                                                chain=chain, device_lib=lib))
+    stored = probe_store.lookup_many(keys)
+    holding: dict[int, KeptCompile] = {}
+    for index, key in enumerate(keys):
+        if key in stored:
+            verdict = stored_compiles.still_holds(stored[key], lib_dir_read)
+            if verdict is not None:
+                holding[index] = verdict
+    return keys, holding
+
+
 def probe_install_targets(
-    install,
+    install: RocmInstall,
     targets: Sequence[str],
     *,
     environ: Mapping[str, str] = os.environ,
     run: Runner = run_command,
+    use_cache: bool = False,
 ) -> tuple[TargetProbe, ...]:
     """Probe with a RocmInstall's own driver: hipcc when it has one (it knows the device-lib
-    layout), else its clang++. Returns () when the install has neither."""
+    layout), else its clang++. Returns () when the install has neither. `use_cache`: see
+    probe_targets (doctor: yes; the build's preflight: never)."""
     if install.hipcc is not None:
         compiler, driver = install.hipcc, "hipcc"
     elif install.clang is not None:
@@ -215,4 +343,5 @@ def probe_install_targets(
         device_lib_dir=install.device_lib_dir,
         environ=environ,
         run=run,
+        use_cache=use_cache,
     )

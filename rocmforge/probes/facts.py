@@ -136,9 +136,27 @@ def with_target_probes(
     *,
     environ: Mapping[str, str] = os.environ,
     run: Runner = run_command,
+    use_cache: bool = False,
 ) -> Facts:
-    """Facts plus the compile/device-library probe of each target with the selected ROCm."""
+    """Facts plus the compile/device-library probe of each target with the selected ROCm.
+    `use_cache`: verdicts may come from the probe store (doctor); the build never asks."""
     if facts.rocm is None or not targets:
         return facts
-    probes = probe_install_targets(facts.rocm, [str(t) for t in targets], environ=environ, run=run)
+    probes = target_probes(facts, targets, environ=environ, run=run, use_cache=use_cache)
     return dataclasses.replace(facts, target_probes=probes)
+
+
+def target_probes(
+    facts: Facts,
+    targets: Sequence[str] | Sequence[TargetId],
+    *,
+    environ: Mapping[str, str] = os.environ,
+    run: Runner = run_command,
+    use_cache: bool = False,
+) -> tuple[TargetProbe, ...]:
+    """The compile/device-library probe of each target with the selected ROCm; () without
+    one or without targets (then the facts keep no probes)."""
+    if facts.rocm is None or not targets:
+        return ()
+    return probe_install_targets(facts.rocm, [str(t) for t in targets], environ=environ,
+                                 run=run, use_cache=use_cache)

@@ -1,7 +1,7 @@
 """Results of expensive probes kept across runs, keyed on everything that decides them.
 
 Owns: the key (`probe_key`: a kind, the identity of every file that decides the answer (real
-path, size, mtime, inode; "missing" when absent), the texts it compiles or parses and the
+path, size, mtime, ctime, inode; "missing" when absent), the texts it compiles or parses and the
 environment variables that change it, hashed), the store (`probe-results.json` beside the tool
 cache: `$ROCMFORGE_CACHE_DIR`, else `$XDG_CACHE_HOME/rocmforge`, else `~/.cache/rocmforge`), and
 the switch (`ROCMFORGE_PROBE_CACHE=0`, or a caller's `enabled=False` from `--no-cache`).
@@ -49,13 +49,31 @@ def enabled(environ: Mapping[str, str]) -> bool:
 
 
 def file_identity(path: str | os.PathLike[str]) -> str:
-    """`real path|size|mtime_ns|inode` of the file `path` names, or `path|missing`."""
+    """`real path|size|mtime_ns|ctime_ns|inode` of the file `path` names, or `path|missing`.
+    The ctime moves with every write and cannot be set back, so an edit that restores the
+    mtime still changes the identity."""
     try:
         real = Path(path).resolve()
         stat = real.stat()
     except (OSError, RuntimeError):
         return f"{os.fspath(path)}|missing"
-    return f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+    return f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}|{stat.st_ino}"
+
+
+# Variables that change between shells, or that only the kit, Invoke, Python or pytest read:
+# they never change what a compiler or its driver script does, so keys leave them out.
+VOLATILE_VARIABLES = frozenset((
+    "PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLUMNS", "LINES", "LS_COLORS", "DISPLAY",
+    "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "TMUX", "TMUX_PANE", "STY",
+    "WINDOW", "MAIL", "HISTFILE", "NO_COLOR"))
+KIT_PREFIXES = ("ROCMFORGE_", "INVOKE_", "PYTHON", "PYTEST_")
+
+
+def compiler_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `env` a compiler (or its driver script) may read: all but
+    VOLATILE_VARIABLES and the kit's, Invoke's, Python's and pytest's own (KIT_PREFIXES)."""
+    return {k: v for k, v in env.items()
+            if k not in VOLATILE_VARIABLES and not k.startswith(KIT_PREFIXES)}
 
 
 def probe_key(kind: str, *, files: Iterable[str | os.PathLike[str]], texts: Iterable[str],
@@ -71,21 +89,37 @@ def probe_key(kind: str, *, files: Iterable[str | os.PathLike[str]], texts: Iter
 
 
 def lookup(key: str) -> Stored | None:
-    entry = _load().get(key)
-    if not isinstance(entry, dict):
-        return None
-    value, stored_at = entry.get("value"), entry.get("stored_at")
-    if not isinstance(value, dict) or not isinstance(stored_at, str):
-        return None
-    return Stored(value=value, stored_at=stored_at)
+    return lookup_many([key]).get(key)
+
+
+def lookup_many(keys: Iterable[str]) -> dict[str, Stored]:
+    """The kept answers of those `keys` that have one (the store is read once)."""
+    entries = _load()
+    found: dict[str, Stored] = {}
+    for key in keys:
+        entry = entries.get(key)
+        if not isinstance(entry, dict):
+            continue
+        value, stored_at = entry.get("value"), entry.get("stored_at")
+        if isinstance(value, dict) and isinstance(stored_at, str):
+            found[key] = Stored(value=value, stored_at=stored_at)
+    return found
 
 
 def store(key: str, value: dict[str, object]) -> None:
     """Keep `value` under `key` (the oldest entries beyond MAX_ENTRIES are dropped)."""
+    store_many({key: value})
+
+
+def store_many(values: Mapping[str, dict[str, object]]) -> None:
+    """Keep each value under its key, in one write of the store."""
+    if not values:
+        return
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with _lock:
         entries = _load()
-        entries[key] = {"value": value, "stored_at": stamp}
+        for key, value in values.items():
+            entries[key] = {"value": value, "stored_at": stamp}
         kept = sorted(entries.items(), key=lambda kv: str(kv[1].get("stored_at", "")))
         kept = kept[-MAX_ENTRIES:]
         with contextlib.suppress(OSError, TypeError, ValueError):

@@ -28,7 +28,8 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
     from rocmforge.render import emit_json, print_table
 
     settings = settings_for(c, **settings_of_flags(flags))
-    found = doctor_facts(settings, os.environ)
+    use_cache = not no_cache and enabled(os.environ)
+    found = doctor_facts(settings, os.environ, use_cache=use_cache)
     facts, targets = found.facts, found.targets
     rows = diagnose(facts, targets, settings, table=load_arch_table(), release=found.release,
                     components=found.components)
@@ -37,7 +38,7 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
     if found.features is not None:  # the optional parts: components found / missing, targets
         rows += found.features.rows
     rows += cache_doctor_rows(settings, facts, targets, environ=os.environ,
-                              use_cache=not no_cache and enabled(os.environ),
+                              use_cache=use_cache,
                               pytorch=found.pytorch)
     code = exit_status(rows)
     if json:
