@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from rocmforge.probes import Runner, run_command
 
 if TYPE_CHECKING:
-    from rocmforge.probes.compile_probe_cache import Dependency, KeptCompile
+    from rocmforge.probes.compile_probe_cache import KeptCompile, PathStamp
     from rocmforge.probes.rocm import RocmInstall
 
 # Uses HIP's headers and blockIdx, so the device libraries are linked (as in a real build).
@@ -132,9 +132,10 @@ def compile_argv(
 ) -> list[str]:
     """The exact command: hipcc takes the .hip file as HIP; clang needs `-x hip` and the ROCm
     root (and the device-lib dir, which Debian keeps outside `<root>/amdgcn`). `depfile`: the
-    device compile also writes the files it read there, with system headers. This is said to
-    clang -cc1 directly (`-Xclang -dependency-file`): the driver's `-MD -MF` write nothing in a
-    `--cuda-device-only` compile of clang 22 (it warns "argument unused")."""
+    device compile also writes the files it read there, with system headers, and prints its
+    header search list (`-v`). Both are said to clang -cc1 directly (`-Xclang`): the driver's
+    `-MD -MF` write nothing in a `--cuda-device-only` compile of clang 22 (it warns "argument
+    unused")."""
     argv = [str(compiler)]
     if driver == "clang":
         argv += ["-x", "hip"]
@@ -148,7 +149,8 @@ def compile_argv(
         *extra_args,
     ]
     if depfile is not None:
-        for word in ("-dependency-file", str(depfile), "-MT", str(output), "-sys-header-deps"):
+        for word in ("-dependency-file", str(depfile), "-MT", str(output), "-sys-header-deps",
+                     "-v"):
             argv += ["-Xclang", word]
     argv += ["-c", str(source), "-o", str(output)]
     return argv
@@ -208,7 +210,7 @@ def probe_targets(
             keys, kept = _kept_verdicts(targets, argvs, scratch=scratch, source=source_text,
                                         env=env, compiler=compiler, driver=driver,
                                         rocm_root=rocm_root, llvm_major=llvm_major,
-                                        device_lib_dir=device_lib_dir, lib_dir_read=lib_dir_read)
+                                        device_lib_dir=device_lib_dir)
         fresh = [index for index in range(len(targets)) if index not in kept]
 
         def compile_one(index: int) -> _Compiled:
@@ -280,12 +282,12 @@ def _compile(target: str, argv: Sequence[str], *, env: Mapping[str, str], scratc
     from rocmforge.probes import compile_probe_cache as stored_compiles
 
     if ok:
-        deps: tuple[Dependency, ...] | None = stored_compiles.compile_dependencies(
-            depfile, cwd=scratch, device_lib_dir=lib_dir_read)
-        if deps is None:  # what it read is unknown: nothing to prove a later hit with
+        stamps: tuple[PathStamp, ...] | None = stored_compiles.compile_record(
+            depfile, result.output, cwd=scratch, device_lib_dir=lib_dir_read)
+        if stamps is None:  # what it read is unknown: nothing to prove a later hit with
             return _Compiled(ok=ok, reason=reason)
         return _Compiled(ok=ok, reason=reason,
-                         record=stored_compiles.success_record(reason, deps, lib_dir_read))
+                         record=stored_compiles.success_record(reason, stamps))
     if result.returncode not in (124, 126, 127) and rejects_target(result.output):
         return _Compiled(ok=ok, reason=reason, record=stored_compiles.failure_record(reason))
     return _Compiled(ok=ok, reason=reason)
@@ -293,8 +295,8 @@ def _compile(target: str, argv: Sequence[str], *, env: Mapping[str, str], scratc
 
 def _kept_verdicts(targets: Sequence[str], argvs: Sequence[Sequence[str]], *, scratch: Path,
                    source: str, env: Mapping[str, str], compiler: Path, driver: str,
-                   rocm_root: Path | None, llvm_major: int, device_lib_dir: Path | None,
-                   lib_dir_read: Path | None) -> tuple[list[str], dict[int, KeptCompile]]:
+                   rocm_root: Path | None, llvm_major: int, device_lib_dir: Path | None
+                   ) -> tuple[list[str], dict[int, KeptCompile]]:
     """Each target's key, and the kept verdicts that still hold (by target index)."""
     from rocmforge.probes import compile_probe_cache as stored_compiles
     from rocmforge.probes import probe_store
@@ -311,7 +313,7 @@ def _kept_verdicts(targets: Sequence[str], argvs: Sequence[Sequence[str]], *, sc
     holding: dict[int, KeptCompile] = {}
     for index, key in enumerate(keys):
         if key in stored:
-            verdict = stored_compiles.still_holds(stored[key], lib_dir_read)
+            verdict = stored_compiles.still_holds(stored[key])
             if verdict is not None:
                 holding[index] = verdict
     return keys, holding

@@ -4,20 +4,20 @@ Owns: what decides one target's compile (`compile_key`: the argv with the tempor
 written as `<tmp>`, the probe source, the environment the compiler sees, and the identity of
 every file of the compiler chain from `compiler_chain`: the driver, the interpreter of a driver
 script, hipcc's scripts and settings files and the clang it runs, each clang's tools and shared
-libraries, and the target's device-library file, "missing" when absent), the record kept with
-a compile that worked (`Dependency`: real path, size, mtime, ctime and inode of every file the
-compile read, from its dependency file, and of every `*.bc` in the device-library folder), the
-check that nothing in it changed (`changed`), and which failures may be kept
-(`keeps_failure`: only the driver's refusal of the target itself, which its binaries alone
-decide). Must not: compile, decide what doctor reports, or fail a probe: a record it cannot read
-is a miss.
+libraries, and the target's device-library file, "missing" when absent); what a compile that
+worked rests on besides (`compile_record`: a `PathStamp` of every file it read, from its
+dependency file, of every folder a header was or could have been found in, from clang -cc1's
+`-v` search list, and of the device-library folder and each `*.bc` in it); the check that none
+of it changed (`still_holds`); and the records themselves. Which failures may be kept is the
+compile probe's call (compile_probe.rejects_target: only the driver's refusal of the target).
+Must not: compile, decide what doctor reports, or fail a probe: a record it cannot read is a
+miss.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat as stat_module
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,59 +35,57 @@ CLANG_TOOLS = ("clang", "lld", "ld.lld", "clang-offload-bundler")
 HIPCC_FILES = ("hipcc.pl", "hipvars.pm", "hipcc.bin", "hipconfig", "hipconfig.pl")
 
 
-@dataclass(frozen=True, kw_only=True)
-class Dependency:
-    """One file a compile read, as it was: a change to any field (or a vanished file) means
-    the compile may come out differently. ctime cannot be set back, so an edit that restores
-    the mtime still shows."""
+Stamp = tuple[int, int, int, int, int]  # (device, inode, size, mtime_ns, ctime_ns)
 
-    path: str  # the real path (symlinks resolved)
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    inode: int
+
+@dataclass(frozen=True, kw_only=True)
+class PathStamp:
+    """One path a compile depends on, as it was: a file it read, or a folder it searched (or
+    would have searched) for one. `stamp` is None when nothing was there. The path is stat'ed
+    as the compiler named it, through any symlink, so a retargeted link shows as another
+    inode; a folder's mtime moves when an entry is added, removed or renamed in it; the ctime
+    moves with every write and cannot be set back, so an edit that restores the mtime shows."""
+
+    path: str
+    stamp: Stamp | None
 
     def as_json(self) -> list[object]:
-        return [self.path, self.size, self.mtime_ns, self.ctime_ns, self.inode]
+        return [self.path, list(self.stamp) if self.stamp is not None else None]
 
     @classmethod
-    def of_json(cls, data: object) -> Dependency | None:
-        if not isinstance(data, list) or len(data) != 5:
+    def of_json(cls, data: object) -> PathStamp | None:
+        if not isinstance(data, list) or len(data) != 2 or not isinstance(data[0], str):
             return None
-        path, size, mtime, ctime, inode = data
-        if not isinstance(path, str) or not all(isinstance(v, int)
-                                                for v in (size, mtime, ctime, inode)):
+        if data[1] is None:
+            return cls(path=data[0], stamp=None)
+        raw = data[1]
+        if not isinstance(raw, list) or len(raw) != 5 or not all(isinstance(v, int)
+                                                                 for v in raw):
             return None
-        return cls(path=path, size=size, mtime_ns=mtime, ctime_ns=ctime, inode=inode)
+        return cls(path=data[0], stamp=(raw[0], raw[1], raw[2], raw[3], raw[4]))
 
 
-def dependency_of(path: str | os.PathLike[str]) -> Dependency | None:
-    """The identity of the file `path` names now; None when it is not a readable file."""
+def stamp_of(path: str) -> Stamp | None:
+    """The stamp of what `path` names now (symlinks followed); None when nothing is there."""
     try:
-        real = os.path.realpath(path)
-        found = os.stat(real)
+        found = os.stat(path)
     except OSError:
         return None
-    if not stat_module.S_ISREG(found.st_mode):
-        return None
-    return Dependency(path=real, size=found.st_size, mtime_ns=found.st_mtime_ns,
-                      ctime_ns=found.st_ctime_ns, inode=found.st_ino)
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
 
-def changed(dependencies: Iterable[Dependency]) -> str:
-    """The first file that is not as recorded ("" when none): each is stat'ed again."""
-    for dep in dependencies:
-        try:
-            found = os.stat(dep.path)
-        except OSError:
-            return f"{dep.path} is gone"
-        if (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino) != (
-                dep.size, dep.mtime_ns, dep.ctime_ns, dep.inode):
-            return f"{dep.path} changed"
+def changed(stamps: Iterable[PathStamp]) -> str:
+    """The first path that is not as recorded ("" when none): each is stat'ed again."""
+    for kept in stamps:
+        now = stamp_of(kept.path)
+        if now != kept.stamp:
+            if now is None:
+                return f"{kept.path} is gone"
+            return f"{kept.path} appeared" if kept.stamp is None else f"{kept.path} changed"
     return ""
 
 
-# --- the dependency file ----------------------------------------------------------------------
+# --- what a compile read, and where it looked ---------------------------------------------------
 
 
 def parse_depfile(text: str) -> tuple[str, ...]:
@@ -123,33 +121,100 @@ def parse_depfile(text: str) -> tuple[str, ...]:
     return tuple(words)
 
 
-def compile_dependencies(depfile: Path, *, cwd: Path, device_lib_dir: Path | None
-                         ) -> tuple[Dependency, ...] | None:
-    """Every file the compile read (its dependency file, less what is in `cwd`, the probe's own
-    temporary folder) and every `*.bc` of `device_lib_dir`; None when the dependency file is
-    missing or names a file that cannot be stat'ed (then nothing is kept)."""
+_NONEXISTENT = re.compile(r'^ignoring nonexistent directory "(.*)"$')
+
+
+def parse_search_dirs(output: str) -> tuple[str, ...]:
+    """The header search folders clang -cc1 printed with `-v` (`#include <...> search starts
+    here:` and the lines after it), then those it skipped as nonexistent: a header put into
+    one of them later may be found first."""
+    found: list[str] = []
+    missing: list[str] = []
+    listing = False
+    for line in output.splitlines():
+        if line.startswith("#include ") and line.endswith("search starts here:"):
+            listing = True
+        elif line.startswith("End of search list."):
+            listing = False
+        elif listing and line.startswith(" "):
+            found.append(line.strip().removesuffix(" (framework directory)"))
+        else:
+            match = _NONEXISTENT.match(line.strip())
+            if match:
+                missing.append(match.group(1))
+    return tuple(dict.fromkeys([*found, *missing]))
+
+
+def compile_record(depfile: Path, output: str, *, cwd: Path,
+                   device_lib_dir: Path | None) -> tuple[PathStamp, ...] | None:
+    """Everything a compile that worked rests on besides its key: each file it read (its
+    dependency file, less the probe's own temporary folder `cwd`); each folder that was or
+    could have been searched for one of them (the folder of each file, and every header
+    search folder joined with the sub-folder each header was found in, e.g. `bits`, so a
+    header that would now shadow it shows); the folders around the GCC install a search folder
+    was built from (`_chosen_install`); the device-library folder and each `*.bc` in it.
+    None when the dependency file is missing or empty, or a file it names is gone: then
+    nothing is kept."""
     try:
         names = parse_depfile(depfile.read_text(errors="replace"))
     except OSError:
         return None
     if not names:
         return None
-    found: dict[str, Dependency] = {}
     scratch = os.path.realpath(cwd) + os.sep
+    search = parse_search_dirs(output)
+    files: list[str] = []
+    folders: list[str] = []
+    below: set[str] = set()
     for name in names:
         full = name if os.path.isabs(name) else os.path.join(cwd, name)
         if os.path.realpath(full).startswith(scratch):
             continue
-        dep = dependency_of(full)
-        if dep is None:
+        files.append(full)
+        folders.append(os.path.dirname(full))
+        root = max((d for d in search if full.startswith(d.rstrip("/") + "/")), key=len,
+                   default=None)
+        if root is not None:
+            below.add(os.path.dirname(full[len(root.rstrip("/")) + 1:]))
+    libs = device_library_files(device_lib_dir)
+    if device_lib_dir is not None:
+        folders.append(os.fspath(device_lib_dir))
+    record: dict[str, PathStamp] = {}
+    for path in (*files, *libs):
+        stamp = stamp_of(path)
+        if stamp is None:  # read a moment ago, gone now: nothing to prove a hit with
             return None
-        found.setdefault(dep.path, dep)
-    for path in device_library_files(device_lib_dir):
-        dep = dependency_of(path)
-        if dep is None:
-            return None
-        found.setdefault(dep.path, dep)
-    return tuple(found.values())
+        record.setdefault(path, PathStamp(path=path, stamp=stamp))
+    for folder in search:
+        folders += _chosen_install(folder)
+        folders.append(folder)
+        if stamp_of(folder) is None:
+            continue
+        # A folder that is not there stands for everything below it: nothing can appear
+        # below it without it appearing first.
+        absent: list[str] = []
+        for sub in sorted(below - {""}):  # parents sort before their children
+            if not any(sub.startswith(gone + "/") for gone in absent):
+                folders.append(os.path.join(folder, sub))
+                if stamp_of(folders[-1]) is None:
+                    absent.append(sub)
+    for path in folders:
+        record.setdefault(path, PathStamp(path=path, stamp=stamp_of(path)))
+    return tuple(record.values())
+
+
+def _chosen_install(folder: str) -> list[str]:
+    """For a search folder the driver built from an install it chose among siblings
+    (`/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12`: the newest GCC under
+    `lib/gcc/<triple>`), that install's folder, its parent and grandparent, where another
+    version or triple would appear; [] for a folder without `..`."""
+    parts = folder.split("/")
+    if ".." not in parts:
+        return []
+    cut = len(parts) - parts[::-1].index("..")  # just past the last `..`
+    while parts[cut - 1] == "..":  # back to the start of that run of `..`
+        cut -= 1
+    return ["/".join(parts[:n]) for n in range(max(2, cut - 2), cut + 1)]
 
 
 def device_library_files(device_lib_dir: Path | None) -> tuple[str, ...]:
@@ -251,13 +316,9 @@ def compile_key(argv: Sequence[str], *, scratch: Path, source: str, env: Mapping
 # --- what is kept -----------------------------------------------------------------------------
 
 
-def success_record(reason: str, dependencies: Sequence[Dependency],
-                   device_lib_dir: Path | None) -> dict[str, object]:
-    """What is kept of a compile that worked: the files it read, as they were, and the names
-    of the `*.bc` files in the device-library folder it was given."""
-    return {"compiles": True, "reason": reason,
-            "dependencies": [d.as_json() for d in dependencies],
-            "device_libs": list(device_library_files(device_lib_dir))}
+def success_record(reason: str, stamps: Sequence[PathStamp]) -> dict[str, object]:
+    """What is kept of a compile that worked: its reason and what it rests on."""
+    return {"compiles": True, "reason": reason, "rests_on": [s.as_json() for s in stamps]}
 
 
 def failure_record(reason: str) -> dict[str, object]:
@@ -274,24 +335,19 @@ class KeptCompile:
     stored_at: str
 
 
-def still_holds(kept: probe_store.Stored, device_lib_dir: Path | None) -> KeptCompile | None:
+def still_holds(kept: probe_store.Stored) -> KeptCompile | None:
     """The kept verdict when nothing it rests on changed: a kept failure rests on the key
-    alone; a kept success also on each recorded file (re-stat'ed) and on the same set of
-    `*.bc` files in the device-library folder. None: a miss (changed, or unreadable)."""
+    alone; a kept success also on every path of its record, stat'ed again. None: a miss
+    (something changed, or the record is unreadable)."""
     value = kept.value
     compiles, reason = value.get("compiles"), value.get("reason")
     if not isinstance(compiles, bool) or not isinstance(reason, str):
         return None
     if compiles:
-        raw = value.get("dependencies")
-        libs = value.get("device_libs")
-        if not isinstance(raw, list) or not raw or not isinstance(libs, list):
+        raw = value.get("rests_on")
+        if not isinstance(raw, list):
             return None
-        deps = [Dependency.of_json(item) for item in raw]
-        if any(d is None for d in deps):
-            return None
-        if list(device_library_files(device_lib_dir)) != libs:
-            return None
-        if changed(d for d in deps if d is not None):
+        stamps = [PathStamp.of_json(item) for item in raw]
+        if any(s is None for s in stamps) or changed(s for s in stamps if s is not None):
             return None
     return KeptCompile(compiles=compiles, reason=reason, stored_at=kept.stored_at)
