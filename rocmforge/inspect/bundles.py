@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import hashlib
 import mmap
+import operator
 import re
 import struct
 import threading
@@ -177,9 +178,13 @@ class Entry:
 Row = tuple[EntryId, int, int, CodeObjectCheck]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Bundle:
-    """One bundle found in a section: where, how stored, and its entries."""
+class Bundle(NamedTuple):
+    """One bundle found in a section: where, how stored, and its entries.
+
+    A NamedTuple, not a frozen dataclass: a PyTorch library holds tens of thousands of bundles
+    and a frozen dataclass costs four times as much to make (one `object.__setattr__` per
+    field); it is as immutable. Build it with keywords.
+    """
 
     offset: int  # from the start of the section
     stored_size: int  # bytes it takes in the section
@@ -321,6 +326,21 @@ _NOT_READ = CodeObjectCheck(
     status="not-checked",
     detail="not read: the first code objects of each entry ID are (--deep reads every one)",
 )
+
+
+class _Layout(NamedTuple):
+    """The shape of an entry table seen before: its IDs in order, and one struct that unpacks
+    every entry header and ID in one call. A PyTorch library's thousands of bundles repeat a
+    few shapes, so after the first of a shape a table is one unpack and two tuple compares."""
+
+    unpack: Callable[[bytes | mmap.mmap, int], tuple[Any, ...]]
+    size: int  # bytes after the 32-byte bundle header: entry headers and IDs
+    lengths: tuple[int, ...]
+    raws: tuple[bytes, ...]
+    rows_ids: tuple[EntryId, ...]
+    checks: tuple[CodeObjectCheck, ...]  # host entries' check; _NOT_READ for device entries
+    device_from: int  # entries from here on are device entries, the ones before host
+    device_raws: tuple[bytes, ...]
 
 
 def _joined(problems: list[str]) -> str:
@@ -724,6 +744,8 @@ class _Walk:
         self.ids: dict[bytes, EntryId] = {}
         self.checks: dict[tuple[object, ...], CodeObjectCheck] = {}
         self.read_per_id: dict[bytes, int] = {}
+        self.layouts: dict[tuple[int, int], _Layout] = {}
+        self.sampled: set[tuple[int, int]] = set()  # layouts whose device IDs are all sampled
 
     # -- entries ------------------------------------------------------------------------------
 
@@ -787,8 +809,16 @@ class _Walk:
         read_per_id = self.read_per_id
         sampling = sample and not deep
         per_id = limits.checks_per_id
+        if sampling and at + 56 <= end:
+            key = (count, _U64(buf, at + 48)[0])
+            layout = self.layouts.get(key)
+            if layout is not None:
+                known = self._known_table(key, layout, buf, at, end, limit, count)
+                if known is not None:
+                    return known
         if len(read_per_id) >= 4096:
             read_per_id.clear()  # hostile input with endless distinct IDs: stay bounded
+            self.sampled.clear()
         where = f"the bundle at {shown:#x}"
         pos = at + 32
         extent = 0
@@ -879,7 +909,66 @@ class _Walk:
             # An entry past the data means the sizes (or the file) cannot be trusted either.
             broke_off = broke_off or spans_past
         extent = min(max(pos - at, extent), limit)
+        if sampling and not problems:
+            self._remember(rows, pos - at - 32, count)
         return _Table(tuple(rows), extent, problem, not broke_off, count)
+
+    def _known_table(
+        self,
+        key: tuple[int, int],
+        layout: _Layout,
+        buf: bytes | mmap.mmap,
+        at: int,
+        end: int,
+        limit: int,
+        count: int,
+    ) -> _Table | None:
+        """The table at `at` read in one unpack when it has `layout`'s shape and the general
+        loop would produce nothing but these rows: every device ID already sampled, every
+        device entry a possible code object (52 bytes or more), every entry inside the data.
+        None sends the table to the general loop (which also explains anything wrong)."""
+        if at + 32 + layout.size > end:
+            return None
+        values = layout.unpack(buf, at + 32)
+        if values[2::4] != layout.lengths or values[3::4] != layout.raws:
+            return None
+        if key not in self.sampled:
+            read_per_id, per_id = self.read_per_id, self.limits.checks_per_id
+            if any(read_per_id.get(raw, 0) < per_id for raw in layout.device_raws):
+                return None
+            self.sampled.add(key)  # until read_per_id is cleared (with it, this set)
+        offsets, sizes = values[0::4], values[1::4]
+        if layout.device_from < count and min(sizes[layout.device_from :]) < 52:
+            return None
+        reach = max(map(operator.add, offsets, sizes))
+        if reach > limit:
+            return None
+        rows = tuple(zip(layout.rows_ids, offsets, sizes, layout.checks, strict=True))
+        return _Table(rows, min(max(32 + layout.size, reach), limit), "", True, count)
+
+    def _remember(self, rows: list[Row], size: int, count: int) -> None:
+        """Keep the shape of a table that parsed cleanly (host entries first, then device
+        ones, as clang writes them), so the next table of that shape is one unpack."""
+        if len(rows) != count or count > 64:
+            return
+        device_from = next((i for i, row in enumerate(rows) if not row[0].is_host), count)
+        if any(row[0].is_host for row in rows[device_from:]):
+            return
+        raws = tuple(row[0].text.encode("ascii") for row in rows)
+        key = (count, len(raws[0]))
+        if key in self.layouts:
+            return
+        if len(self.layouts) >= 4096:
+            self.layouts.clear()  # hostile input with endless distinct shapes: stay bounded
+            self.sampled.clear()
+        host_checks = tuple(row[3] for row in rows[:device_from])
+        self.layouts[key] = _Layout(
+            unpack=struct.Struct("<" + "".join(f"QQQ{len(r)}s" for r in raws)).unpack_from,
+            size=size, lengths=tuple(len(r) for r in raws), raws=raws,
+            rows_ids=tuple(row[0] for row in rows),
+            checks=host_checks + (_NOT_READ,) * (count - device_from),
+            device_from=device_from, device_raws=raws[device_from:],
+        )  # fmt: skip
 
     @staticmethod
     def _short(
@@ -1265,7 +1354,7 @@ def scan_raw_bytes(
     )
     scan = _Walk(shifted, size - base, mach_name, limits, deep=deep).walk()
     return FatbinScan(
-        bundles=tuple(dataclasses.replace(b, offset=b.offset + base) for b in scan.bundles),
+        bundles=tuple(b._replace(offset=b.offset + base) for b in scan.bundles),
         damage=tuple(
             dataclasses.replace(d, offset=d.offset + base,
                                 resumed_at=None if d.resumed_at is None else d.resumed_at + base)
