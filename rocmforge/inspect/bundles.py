@@ -810,10 +810,10 @@ class _Walk:
         sampling = sample and not deep
         per_id = limits.checks_per_id
         if sampling and at + 56 <= end:
-            key = (count, _U64(buf, at + 48)[0])
-            layout = self.layouts.get(key)
+            shape = (count, _U64(buf, at + 48)[0])
+            layout = self.layouts.get(shape)
             if layout is not None:
-                known = self._known_table(key, layout, buf, at, end, limit, count)
+                known = self._known_table(shape, layout, buf, at, end, limit, count)
                 if known is not None:
                     return known
         if len(read_per_id) >= 4096:
