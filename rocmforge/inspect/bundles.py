@@ -298,6 +298,7 @@ def parse_entry_id(text: str) -> EntryId:
 
 _U64 = struct.Struct("<Q").unpack_from
 _ENTRY_HEADER = struct.Struct("<QQQ").unpack_from
+_SHAPE = struct.Struct("<QQQQ").unpack_from  # entry count, then the first entry's header
 
 
 class _NeedMore(Exception):
@@ -333,7 +334,7 @@ class _Layout(NamedTuple):
     every entry header and ID in one call. A PyTorch library's thousands of bundles repeat a
     few shapes, so after the first of a shape a table is one unpack and two tuple compares."""
 
-    unpack: Callable[[bytes | mmap.mmap, int], tuple[Any, ...]]
+    unpack: Callable[[bytes | mmap.mmap, int], tuple[Any, ...]]  # magic, count, entries
     size: int  # bytes after the 32-byte bundle header: entry headers and IDs
     lengths: tuple[int, ...]
     raws: tuple[bytes, ...]
@@ -790,6 +791,11 @@ class _Walk:
         unknown extent. Damage before any entry is read raises BundleFormatError.
         One loop, no intermediate objects: this is the walk's inner loop.
         """
+        if sample and not self.deep:
+            readable = limit if avail is None else min(avail - at, limit)
+            known = self._known_table(buf, at, readable, limit)
+            if known is not None:
+                return known
         stop = at + limit
         end = stop if avail is None else min(avail, stop)
         shown = at - origin
@@ -809,13 +815,6 @@ class _Walk:
         read_per_id = self.read_per_id
         sampling = sample and not deep
         per_id = limits.checks_per_id
-        if sampling and at + 56 <= end:
-            shape = (count, _U64(buf, at + 48)[0])
-            layout = self.layouts.get(shape)
-            if layout is not None:
-                known = self._known_table(shape, layout, buf, at, end, limit, count)
-                if known is not None:
-                    return known
         if len(read_per_id) >= 4096:
             read_per_id.clear()  # hostile input with endless distinct IDs: stay bounded
             self.sampled.clear()
@@ -914,37 +913,39 @@ class _Walk:
         return _Table(tuple(rows), extent, problem, not broke_off, count)
 
     def _known_table(
-        self,
-        key: tuple[int, int],
-        layout: _Layout,
-        buf: bytes | mmap.mmap,
-        at: int,
-        end: int,
-        limit: int,
-        count: int,
+        self, buf: bytes | mmap.mmap, at: int, readable: int, limit: int
     ) -> _Table | None:
-        """The table at `at` read in one unpack when it has `layout`'s shape and the general
-        loop would produce nothing but these rows: every device ID already sampled, every
-        device entry a possible code object (52 bytes or more), every entry inside the data.
-        None sends the table to the general loop (which also explains anything wrong)."""
-        if at + 32 + layout.size > end:
+        """The sampled plain table at `at` in one unpack, when it has the shape of one read
+        before and the general loop would produce the same rows: the magic and every ID as
+        remembered and inside the `readable` bytes, every device ID's first code objects
+        already read (the rest are not read), every device entry big enough to hold a
+        code-object header, every entry inside the bundle's `limit`. None sends the table to
+        the general loop (which also explains anything wrong)."""
+        if readable < 56:
             return None
-        values = layout.unpack(buf, at + 32)
-        if values[2::4] != layout.lengths or values[3::4] != layout.raws:
+        count, _, _, first_length = _SHAPE(buf, at + 24)
+        key = (count, first_length)
+        layout = self.layouts.get(key)
+        if layout is None or 32 + layout.size > readable:
+            return None
+        values = layout.unpack(buf, at)
+        if values[0] != PLAIN_MAGIC or values[4::4] != layout.lengths:
+            return None
+        if values[5::4] != layout.raws:
             return None
         if key not in self.sampled:
             read_per_id, per_id = self.read_per_id, self.limits.checks_per_id
             if any(read_per_id.get(raw, 0) < per_id for raw in layout.device_raws):
                 return None
             self.sampled.add(key)  # until read_per_id is cleared (with it, this set)
-        offsets, sizes = values[0::4], values[1::4]
+        offsets, sizes = values[2::4], values[3::4]
         if layout.device_from < count and min(sizes[layout.device_from :]) < 52:
             return None
         reach = max(map(operator.add, offsets, sizes))
         if reach > limit:
             return None
         rows = tuple(zip(layout.rows_ids, offsets, sizes, layout.checks, strict=True))
-        return _Table(rows, min(max(32 + layout.size, reach), limit), "", True, count)
+        return _Table(rows, max(32 + layout.size, reach), "", True, count)
 
     def _remember(self, rows: list[Row], size: int, count: int) -> None:
         """Keep the shape of a table that parsed cleanly (host entries first, then device
@@ -963,7 +964,7 @@ class _Walk:
             self.sampled.clear()
         host_checks = tuple(row[3] for row in rows[:device_from])
         self.layouts[key] = _Layout(
-            unpack=struct.Struct("<" + "".join(f"QQQ{len(r)}s" for r in raws)).unpack_from,
+            unpack=struct.Struct("<24sQ" + "".join(f"QQQ{len(r)}s" for r in raws)).unpack_from,
             size=size, lengths=tuple(len(r) for r in raws), raws=raws,
             rows_ids=tuple(row[0] for row in rows),
             checks=host_checks + (_NOT_READ,) * (count - device_from),
