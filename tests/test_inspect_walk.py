@@ -218,3 +218,41 @@ def test_a_table_of_a_shape_seen_before_is_read_as_carefully_as_the_first() -> N
     assert [row[3].status for row in scan.bundles[19].rows] == ["host", "not-checked",
                                                                  "not-checked"]  # fmt: skip
     assert [row[3].status for row in loop.bundles[19].rows] == ["host", "ok", "ok"]
+
+
+class _ReadsOnly:
+    """A ByteSource that only answers `read_at`, as a stream does: the walk cannot slice it,
+    so every compressed bundle goes through the general (streaming) path."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        return self._data[offset : offset + size]
+
+
+def test_mapped_zstd_bundles_read_in_one_pass_agree_with_the_streaming_path() -> None:
+    two = bundle(("gfx90a", 0x3F), ("gfx1100", 0x41))
+    tiny = plain_bundle([(HOST, b""), ("hipv4-amdgcn-amd-amdhsa--gfx942",
+                                       code_object_header(mach=0x4C) + bytes(36))])  # fmt: skip
+    # The second code object's header lies past the first 8 KiB but inside the check budget:
+    # the one-pass read must hand this bundle to the path that decompresses further.
+    far = plain_bundle([(HOST, b""),
+                        ("hipv4-amdgcn-amd-amdhsa--gfx90a", code_object_header(mach=0x3F)
+                         + bytes(10000)),
+                        ("hipv4-amdgcn-amd-amdhsa--gfx942", code_object_header(mach=0x4C)
+                         + bytes(100))])  # fmt: skip
+    lying = ccob(two, uncompressed=len(two) + 1)  # the frame's own size disagrees
+    data = b"".join(pad_to(part) for part in (
+        ccob(two), ccob(tiny), ccob(far), ccob(two, version=2), lying, ccob(two, method="zlib"),
+        ccob(two)))  # fmt: skip
+    mapped = walk_fatbin(BytesSource(data), len(data), names)
+    streamed = walk_fatbin(_ReadsOnly(data), len(data), names)
+    assert _layout_of(mapped) == _layout_of(streamed)
+    assert [[row[3] for row in b.rows] for b in mapped.bundles] == [
+        [row[3] for row in b.rows] for b in streamed.bundles]  # fmt: skip
+    assert mapped.damage == streamed.damage
+    assert [row[3].status for row in mapped.bundles[2].rows] == ["host", "ok", "ok"]
+    assert [b.container for b in mapped.bundles] == ["ccob-v3", "ccob-v3", "ccob-v3", "ccob-v2",
+                                                     "ccob-v3", "ccob-v3"]  # fmt: skip
+    assert "its zstd frame holds" in mapped.damage[0].problem

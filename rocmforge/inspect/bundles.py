@@ -597,6 +597,40 @@ def _zstd_decompressor(max_window: int) -> Any:
     return dctx
 
 
+def _zstd_prefix(dctx: Any, view: memoryview, want: int) -> bytes | None:
+    """The first `want` decompressed bytes of the zstd frame in `view` (fewer when it ends
+    first), or None when it does not decompress. The reader is gone before this returns, so
+    the caller can release `view`."""
+    import zstandard
+
+    reader = dctx.stream_reader(view, read_size=131075, read_across_frames=False)
+    try:
+        return bytes(reader.read(want))
+    except (zstandard.ZstdError, ValueError, OSError):
+        return None
+    finally:
+        del reader
+
+
+def _zstd_declared_size(buf: bytes | mmap.mmap, at: int, end: int) -> int | None:
+    """The content size the zstd frame header at `buf[at:]` declares (RFC 8878 3.1.1.1): -1
+    when it declares none, None when the bytes are not a frame header."""
+    if at + 6 > end or buf[at : at + 4] != b"\x28\xb5\x2f\xfd":
+        return None
+    descriptor = buf[at + 4]
+    fcs_flag, single = descriptor >> 6, (descriptor >> 5) & 1
+    if descriptor & 0x08:
+        return None  # the reserved bit
+    field = at + 5 + (0 if single else 1) + (0, 1, 2, 4)[descriptor & 3]
+    width = (1 if single else 0, 2, 4, 8)[fcs_flag]
+    if not width:
+        return -1
+    if field + width > end:
+        return None
+    value = int.from_bytes(buf[field : field + width], "little")
+    return value + 256 if width == 2 else value
+
+
 def parse_ccob_header(head: bytes, start: int) -> tuple[int, str, int | None, int, int]:
     """(version, method, total size or None for v1, uncompressed size, header size)."""
     if len(head) < 8 or head[:4] != CCOB_MAGIC:
@@ -1037,6 +1071,10 @@ class _Walk:
             )
         if uncompressed < 32:
             raise BundleFormatError(f"{where} declares an uncompressed size of only {uncompressed}")
+        if self.buf is not None and method == "zstd" and total is not None and not self.deep:
+            quick = self._ccob_zstd_quick(pos, version, header_size, total, uncompressed)
+            if quick is not None:
+                return quick
         payload_end = pos + (total if total is not None else limit)
         _check_zstd_content_size(self.source, pos + header_size, method, uncompressed, where)
         reader = _WindowReader(self.source, pos + header_size, payload_end)
@@ -1075,6 +1113,47 @@ class _Walk:
                       compression=method, uncompressed_size=uncompressed, rows=rows,
                       problem="; ".join(problems), declared_entries=table.declared,
                       verified=verified)  # fmt: skip
+
+    def _ccob_zstd_quick(
+        self, pos: int, version: int, header_size: int, total: int, uncompressed: int
+    ) -> Bundle | None:
+        """The usual mapped zstd bundle (v2/v3) in one pass, with the answer `_ccob_rows`
+        would give: the first `_CCOB_TABLE_GUESS` bytes decompressed straight out of the
+        mapping, a clean table inside them, and no code-object header that the check budget
+        would decompress further for. Anything else (a frame whose declared size differs, a
+        stream that fails or ends early, a damaged table, more to decompress) returns None:
+        the general path redoes the bundle and says what is wrong."""
+        buf, limits = self.buf, self.limits
+        assert buf is not None
+        lo, hi = self.base + pos + header_size, self.base + pos + total
+        declared = _zstd_declared_size(buf, lo, hi)
+        if declared is None or (declared >= 0 and declared != uncompressed):
+            return None
+        table_cap = min(uncompressed, limits.max_table_bytes)
+        want = min(_CCOB_TABLE_GUESS, table_cap)
+        view = memoryview(buf)[lo:hi]
+        try:
+            prefix = _zstd_prefix(_zstd_decompressor(limits.max_zstd_window), view, want)
+        finally:
+            view.release()
+        if prefix is None or len(prefix) < want:
+            return None
+        try:
+            table = self.table(prefix, 0, uncompressed, avail=min(len(prefix), table_cap))
+        except (_NeedMore, BundleFormatError):
+            return None
+        if table.problem:
+            return None
+        cap = min(uncompressed, limits.max_table_bytes + limits.check_prefix_bytes)
+        budget = min(cap, want + limits.check_prefix_bytes)
+        have = len(prefix)
+        for _, offset, size, check in table.rows:
+            if (check.status == "not-checked" and check.code_object_version is None and size
+                    and have < offset + _CODE_OBJECT_HEADER <= budget):  # fmt: skip
+                return None
+        return Bundle(offset=pos, stored_size=total, container=f"ccob-v{version}",
+                      compression="zstd", uncompressed_size=uncompressed, rows=table.rows,
+                      declared_entries=table.declared)  # fmt: skip
 
     def _ccob_rows(
         self, inflater: _Inflater, cap: int, uncompressed: int, where: str
