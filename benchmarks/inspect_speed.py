@@ -19,6 +19,9 @@ wheel with each installed inflater (zlib, isal, zlib-ng), `unzip -p WHEEL > /dev
 every member) and `cat WHEEL > /dev/null`, medians of `--repeat`, and prints the ratios.
 Python modules are byte-compiled once to a cache in the work dir, as an installed kit's are
 (this environment sets PYTHONDONTWRITEBYTECODE, which would charge the compile to every run).
+Floor (CCOB file): a child that only decompresses the first 8 KiB of every bundle, starts found
+before its clock starts, nothing parsed. zstd decodes whole blocks (up to 128 KiB), so this is
+what reaching the entry tables costs before any reading of them; printed against `cat`.
 Deep (`--deep`): also times `inspect_paths(..., deep=True)` warm: every compressed bundle
 decompressed whole and hashed, every code object cross-checked (issue 15 item 5).
 Before/after (`--before DIR`): the reader of another checkout (e.g. `git worktree add DIR
@@ -75,6 +78,30 @@ summary["seconds"] = elapsed
 summary["cpu_seconds"] = time.process_time() - cpu
 summary["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(summary))
+"""
+
+# The floor for compressed bundles: zstd decodes a frame a whole block (up to 128 KiB) at a
+# time, so reaching each CCOB's entry table costs at least its first block's decode. This child
+# only decompresses the first 8 KiB of every bundle (starts found before the clock starts) and
+# parses nothing: no reader that reads the tables can beat it.
+FLOOR = r"""
+import json, mmap, struct, sys, time
+import zstandard
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+starts, at = [], m.find(b"CCOB")
+while at != -1:
+    starts.append((at, struct.unpack_from("<Q", m, at + 8)[0]))
+    at = m.find(b"CCOB", at + starts[-1][1])
+view, dctx = memoryview(m), zstandard.ZstdDecompressor()
+start, cpu = time.perf_counter(), time.process_time()
+for at, total in starts:
+    reader = dctx.stream_reader(view[at + 32 : at + total], read_size=131075,
+                                read_across_frames=False)
+    reader.read(8192)
+    del reader
+print(json.dumps({"seconds": time.perf_counter() - start, "bundles": len(starts),
+                  "cpu_seconds": time.process_time() - cpu}))
 """
 
 
@@ -275,14 +302,24 @@ def measure(lib: Path, repeat: int, cold: bool, deep: bool = False) -> dict:
             if cold:
                 drop_cache(lib)
             readers[label].append(run_reader(lib, deep, root=root))
+    floors = []
+    if lib.name.startswith("libccob") and not deep:
+        for _ in range(repeat):
+            done = subprocess.run([sys.executable, "-c", FLOOR, str(lib)], capture_output=True,
+                                  text=True, check=True)  # fmt: skip
+            floors.append(json.loads(done.stdout))
     kits = {}
     for label, runs in readers.items():
         times = [r["seconds"] for r in runs]
         kits[label] = {"reader_best": min(times), "reader_median": statistics.median(times),
                        "reader_cpu_median": statistics.median(r["cpu_seconds"] for r in runs),
                        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs), "last": runs[-1]}
+    floor = ({"median": statistics.median(f["seconds"] for f in floors),
+              "cpu_median": statistics.median(f["cpu_seconds"] for f in floors),
+              "bundles": floors[-1]["bundles"]} if floors else None)  # fmt: skip
     return {**kits["after"], "cat_best": min(cats), "cat_median": statistics.median(cats),
-            "cat_cpu_median": statistics.median(cat_cpus), "kits": kits}  # fmt: skip
+            "cat_cpu_median": statistics.median(cat_cpus), "kits": kits,
+            "zstd_floor": floor}  # fmt: skip
 
 
 def line(name: str, mode: str, size: int, m: dict) -> str:
@@ -404,6 +441,13 @@ def main() -> None:
     print(f"\nMedians of {args.repeat} warm runs (load average {load[0]:.2f} on "
           f"{os.cpu_count()} CPUs at the end):")  # fmt: skip
     print("\n".join(ratio_table(results)))
+    for case, m in results.items():
+        floor = m.get("zstd_floor") if isinstance(m, dict) else None
+        if floor:
+            print(f"{case}: decompressing only the first 8 KiB of each of {floor['bundles']} "
+                  f"bundles (no parsing) takes {floor['median']:.3f} s (CPU "
+                  f"{floor['cpu_median']:.3f} s) = {floor['median'] / m['cat_median']:.2f}x cat; "
+                  f"the reader is {m['reader_median'] / floor['median']:.2f}x that floor")
 
 
 if __name__ == "__main__":

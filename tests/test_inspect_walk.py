@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rocmforge.inspect import inspect_paths, to_json
-from rocmforge.inspect.bundles import BUNDLE_ALIGN, BytesSource, walk_fatbin
+from rocmforge.inspect.bundles import BUNDLE_ALIGN, BytesSource, Limits, walk_fatbin
 from rocmforge.inspect.reader import StreamSource
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 
@@ -186,3 +186,73 @@ def test_mapped_pages_are_handed_back_during_the_walk(tmp_path: Path) -> None:
     assert count == len(section) // len(pad_to(big))
     assert grown_kib < 64 << 10, f"RSS grew by {grown_kib} KiB over a 96 MiB section"
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
+
+
+def _layout_of(scan) -> list[tuple]:
+    """Everything a walk decides about each bundle except the code-object checks."""
+    return [(b.offset, b.stored_size, b.problem, b.size_known,
+             [(row[0].text, row[1], row[2]) for row in b.rows]) for b in scan.bundles]  # fmt: skip
+
+
+def test_a_table_of_a_shape_seen_before_is_read_as_carefully_as_the_first() -> None:
+    # After 16 bundles per ID a table of a known shape is read in one unpack: it must still
+    # see a different ID of the same length, a device entry too short to be a code object,
+    # and an entry running past the section's end, exactly as the entry-by-entry loop does.
+    usual = pad_to(bundle(("gfx90a", 0x3F), ("gfx1100", 0x41)))
+    other_id = pad_to(bundle(("gfx90a", 0x3F), ("gfx1101", 0x41)))  # same ID lengths
+    short = pad_to(plain_bundle([(HOST, b""), ("hipv4-amdgcn-amd-amdhsa--gfx90a",
+                                               code_object_header(mach=0x3F) + bytes(3000)),
+                                 ("hipv4-amdgcn-amd-amdhsa--gfx1100", bytes(40))]))  # fmt: skip
+    past = bytearray(usual)
+    struct.pack_into("<Q", past, 32 + 24 + 30 + 24 + 31 + 8, len(usual))  # gfx1100's size
+    data = usual * 20 + other_id + usual + short + usual * 3 + bytes(past)
+    scan = walk_fatbin(BytesSource(data), len(data), names)
+    # The same section with sampling never finished: every table goes through the loop.
+    loop = walk_fatbin(BytesSource(data), len(data), names, Limits(checks_per_id=10**9))
+    assert _layout_of(scan) == _layout_of(loop)
+    assert targets_of(scan)[20] == ["gfx90a", "gfx1101"]
+    assert scan.bundles[22].rows[2][3] == loop.bundles[22].rows[2][3]  # too short: one verdict
+    assert scan.bundles[22].rows[2][3].status != "not-checked"
+    assert "past the end of its data" in scan.bundles[-1].problem
+    # Sampling still holds: the 17th and later code objects of an ID are not read.
+    assert [row[3].status for row in scan.bundles[19].rows] == ["host", "not-checked",
+                                                                 "not-checked"]  # fmt: skip
+    assert [row[3].status for row in loop.bundles[19].rows] == ["host", "ok", "ok"]
+
+
+class _ReadsOnly:
+    """A ByteSource that only answers `read_at`, as a stream does: the walk cannot slice it,
+    so every compressed bundle goes through the general (streaming) path."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        return self._data[offset : offset + size]
+
+
+def test_mapped_zstd_bundles_read_in_one_pass_agree_with_the_streaming_path() -> None:
+    two = bundle(("gfx90a", 0x3F), ("gfx1100", 0x41))
+    tiny = plain_bundle([(HOST, b""), ("hipv4-amdgcn-amd-amdhsa--gfx942",
+                                       code_object_header(mach=0x4C) + bytes(36))])  # fmt: skip
+    # The second code object's header lies past the first 8 KiB but inside the check budget:
+    # the one-pass read must hand this bundle to the path that decompresses further.
+    far = plain_bundle([(HOST, b""),
+                        ("hipv4-amdgcn-amd-amdhsa--gfx90a", code_object_header(mach=0x3F)
+                         + bytes(10000)),
+                        ("hipv4-amdgcn-amd-amdhsa--gfx942", code_object_header(mach=0x4C)
+                         + bytes(100))])  # fmt: skip
+    lying = ccob(two, uncompressed=len(two) + 1)  # the frame's own size disagrees
+    data = b"".join(pad_to(part) for part in (
+        ccob(two), ccob(tiny), ccob(far), ccob(two, version=2), lying, ccob(two, method="zlib"),
+        ccob(two)))  # fmt: skip
+    mapped = walk_fatbin(BytesSource(data), len(data), names)
+    streamed = walk_fatbin(_ReadsOnly(data), len(data), names)
+    assert _layout_of(mapped) == _layout_of(streamed)
+    assert [[row[3] for row in b.rows] for b in mapped.bundles] == [
+        [row[3] for row in b.rows] for b in streamed.bundles]  # fmt: skip
+    assert mapped.damage == streamed.damage
+    assert [row[3].status for row in mapped.bundles[2].rows] == ["host", "ok", "ok"]
+    assert [b.container for b in mapped.bundles] == ["ccob-v3", "ccob-v3", "ccob-v3", "ccob-v2",
+                                                     "ccob-v3", "ccob-v3"]  # fmt: skip
+    assert "its zstd frame holds" in mapped.damage[0].problem

@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import hashlib
 import mmap
+import operator
 import re
 import struct
 import threading
@@ -177,9 +178,13 @@ class Entry:
 Row = tuple[EntryId, int, int, CodeObjectCheck]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Bundle:
-    """One bundle found in a section: where, how stored, and its entries."""
+class Bundle(NamedTuple):
+    """One bundle found in a section: where, how stored, and its entries.
+
+    A NamedTuple, not a frozen dataclass: a PyTorch library holds tens of thousands of bundles
+    and a frozen dataclass costs four times as much to make (one `object.__setattr__` per
+    field); it is as immutable. Build it with keywords.
+    """
 
     offset: int  # from the start of the section
     stored_size: int  # bytes it takes in the section
@@ -293,6 +298,7 @@ def parse_entry_id(text: str) -> EntryId:
 
 _U64 = struct.Struct("<Q").unpack_from
 _ENTRY_HEADER = struct.Struct("<QQQ").unpack_from
+_SHAPE = struct.Struct("<QQQQ").unpack_from  # entry count, then the first entry's header
 
 
 class _NeedMore(Exception):
@@ -321,6 +327,21 @@ _NOT_READ = CodeObjectCheck(
     status="not-checked",
     detail="not read: the first code objects of each entry ID are (--deep reads every one)",
 )
+
+
+class _Layout(NamedTuple):
+    """The shape of an entry table seen before: its IDs in order, and one struct that unpacks
+    every entry header and ID in one call. A PyTorch library's thousands of bundles repeat a
+    few shapes, so after the first of a shape a table is one unpack and two tuple compares."""
+
+    unpack: Callable[[bytes | mmap.mmap, int], tuple[Any, ...]]  # magic, count, entries
+    size: int  # bytes after the 32-byte bundle header: entry headers and IDs
+    lengths: tuple[int, ...]
+    raws: tuple[bytes, ...]
+    rows_ids: tuple[EntryId, ...]
+    checks: tuple[CodeObjectCheck, ...]  # host entries' check; _NOT_READ for device entries
+    device_from: int  # entries from here on are device entries, the ones before host
+    device_raws: tuple[bytes, ...]
 
 
 def _joined(problems: list[str]) -> str:
@@ -576,6 +597,40 @@ def _zstd_decompressor(max_window: int) -> Any:
     return dctx
 
 
+def _zstd_prefix(dctx: Any, view: memoryview, want: int) -> bytes | None:
+    """The first `want` decompressed bytes of the zstd frame in `view` (fewer when it ends
+    first), or None when it does not decompress. The reader is gone before this returns, so
+    the caller can release `view`."""
+    import zstandard
+
+    reader = dctx.stream_reader(view, read_size=131075, read_across_frames=False)
+    try:
+        return bytes(reader.read(want))
+    except (zstandard.ZstdError, ValueError, OSError):
+        return None
+    finally:
+        del reader
+
+
+def _zstd_declared_size(buf: bytes | mmap.mmap, at: int, end: int) -> int | None:
+    """The content size the zstd frame header at `buf[at:]` declares (RFC 8878 3.1.1.1): -1
+    when it declares none, None when the bytes are not a frame header."""
+    if at + 6 > end or buf[at : at + 4] != b"\x28\xb5\x2f\xfd":
+        return None
+    descriptor = buf[at + 4]
+    fcs_flag, single = descriptor >> 6, (descriptor >> 5) & 1
+    if descriptor & 0x08:
+        return None  # the reserved bit
+    field = at + 5 + (0 if single else 1) + (0, 1, 2, 4)[descriptor & 3]
+    width = (1 if single else 0, 2, 4, 8)[fcs_flag]
+    if not width:
+        return -1
+    if field + width > end:
+        return None
+    value = int.from_bytes(buf[field : field + width], "little")
+    return value + 256 if width == 2 else value
+
+
 def parse_ccob_header(head: bytes, start: int) -> tuple[int, str, int | None, int, int]:
     """(version, method, total size or None for v1, uncompressed size, header size)."""
     if len(head) < 8 or head[:4] != CCOB_MAGIC:
@@ -724,6 +779,8 @@ class _Walk:
         self.ids: dict[bytes, EntryId] = {}
         self.checks: dict[tuple[object, ...], CodeObjectCheck] = {}
         self.read_per_id: dict[bytes, int] = {}
+        self.layouts: dict[tuple[int, int], _Layout] = {}
+        self.sampled: set[tuple[int, int]] = set()  # layouts whose device IDs are all sampled
 
     # -- entries ------------------------------------------------------------------------------
 
@@ -768,6 +825,11 @@ class _Walk:
         unknown extent. Damage before any entry is read raises BundleFormatError.
         One loop, no intermediate objects: this is the walk's inner loop.
         """
+        if sample and not self.deep:
+            readable = limit if avail is None else min(avail - at, limit)
+            known = self._known_table(buf, at, readable, limit)
+            if known is not None:
+                return known
         stop = at + limit
         end = stop if avail is None else min(avail, stop)
         shown = at - origin
@@ -789,6 +851,7 @@ class _Walk:
         per_id = limits.checks_per_id
         if len(read_per_id) >= 4096:
             read_per_id.clear()  # hostile input with endless distinct IDs: stay bounded
+            self.sampled.clear()
         where = f"the bundle at {shown:#x}"
         pos = at + 32
         extent = 0
@@ -879,7 +942,68 @@ class _Walk:
             # An entry past the data means the sizes (or the file) cannot be trusted either.
             broke_off = broke_off or spans_past
         extent = min(max(pos - at, extent), limit)
+        if sampling and not problems:
+            self._remember(rows, pos - at - 32, count)
         return _Table(tuple(rows), extent, problem, not broke_off, count)
+
+    def _known_table(
+        self, buf: bytes | mmap.mmap, at: int, readable: int, limit: int
+    ) -> _Table | None:
+        """The sampled plain table at `at` in one unpack, when it has the shape of one read
+        before and the general loop would produce the same rows: the magic and every ID as
+        remembered and inside the `readable` bytes, every device ID's first code objects
+        already read (the rest are not read), every device entry big enough to hold a
+        code-object header, every entry inside the bundle's `limit`. None sends the table to
+        the general loop (which also explains anything wrong)."""
+        if readable < 56:
+            return None
+        count, _, _, first_length = _SHAPE(buf, at + 24)
+        key = (count, first_length)
+        layout = self.layouts.get(key)
+        if layout is None or 32 + layout.size > readable:
+            return None
+        values = layout.unpack(buf, at)
+        if values[0] != PLAIN_MAGIC or values[4::4] != layout.lengths:
+            return None
+        if values[5::4] != layout.raws:
+            return None
+        if key not in self.sampled:
+            read_per_id, per_id = self.read_per_id, self.limits.checks_per_id
+            if any(read_per_id.get(raw, 0) < per_id for raw in layout.device_raws):
+                return None
+            self.sampled.add(key)  # until read_per_id is cleared (with it, this set)
+        offsets, sizes = values[2::4], values[3::4]
+        if layout.device_from < count and min(sizes[layout.device_from :]) < 52:
+            return None
+        reach = max(map(operator.add, offsets, sizes))
+        if reach > limit:
+            return None
+        rows = tuple(zip(layout.rows_ids, offsets, sizes, layout.checks, strict=True))
+        return _Table(rows, max(32 + layout.size, reach), "", True, count)
+
+    def _remember(self, rows: list[Row], size: int, count: int) -> None:
+        """Keep the shape of a table that parsed cleanly (host entries first, then device
+        ones, as clang writes them), so the next table of that shape is one unpack."""
+        if len(rows) != count or count > 64:
+            return
+        device_from = next((i for i, row in enumerate(rows) if not row[0].is_host), count)
+        if any(row[0].is_host for row in rows[device_from:]):
+            return
+        raws = tuple(row[0].text.encode("ascii") for row in rows)
+        key = (count, len(raws[0]))
+        if key in self.layouts:
+            return
+        if len(self.layouts) >= 4096:
+            self.layouts.clear()  # hostile input with endless distinct shapes: stay bounded
+            self.sampled.clear()
+        host_checks = tuple(row[3] for row in rows[:device_from])
+        self.layouts[key] = _Layout(
+            unpack=struct.Struct("<24sQ" + "".join(f"QQQ{len(r)}s" for r in raws)).unpack_from,
+            size=size, lengths=tuple(len(r) for r in raws), raws=raws,
+            rows_ids=tuple(row[0] for row in rows),
+            checks=host_checks + (_NOT_READ,) * (count - device_from),
+            device_from=device_from, device_raws=raws[device_from:],
+        )  # fmt: skip
 
     @staticmethod
     def _short(
@@ -947,6 +1071,10 @@ class _Walk:
             )
         if uncompressed < 32:
             raise BundleFormatError(f"{where} declares an uncompressed size of only {uncompressed}")
+        if self.buf is not None and method == "zstd" and total is not None and not self.deep:
+            quick = self._ccob_zstd_quick(pos, version, header_size, total, uncompressed)
+            if quick is not None:
+                return quick
         payload_end = pos + (total if total is not None else limit)
         _check_zstd_content_size(self.source, pos + header_size, method, uncompressed, where)
         reader = _WindowReader(self.source, pos + header_size, payload_end)
@@ -985,6 +1113,47 @@ class _Walk:
                       compression=method, uncompressed_size=uncompressed, rows=rows,
                       problem="; ".join(problems), declared_entries=table.declared,
                       verified=verified)  # fmt: skip
+
+    def _ccob_zstd_quick(
+        self, pos: int, version: int, header_size: int, total: int, uncompressed: int
+    ) -> Bundle | None:
+        """The usual mapped zstd bundle (v2/v3) in one pass, with the answer `_ccob_rows`
+        would give: the first `_CCOB_TABLE_GUESS` bytes decompressed straight out of the
+        mapping, a clean table inside them, and no code-object header that the check budget
+        would decompress further for. Anything else (a frame whose declared size differs, a
+        stream that fails or ends early, a damaged table, more to decompress) returns None:
+        the general path redoes the bundle and says what is wrong."""
+        buf, limits = self.buf, self.limits
+        assert buf is not None
+        lo, hi = self.base + pos + header_size, self.base + pos + total
+        declared = _zstd_declared_size(buf, lo, hi)
+        if declared is None or (declared >= 0 and declared != uncompressed):
+            return None
+        table_cap = min(uncompressed, limits.max_table_bytes)
+        want = min(_CCOB_TABLE_GUESS, table_cap)
+        view = memoryview(buf)[lo:hi]
+        try:
+            prefix = _zstd_prefix(_zstd_decompressor(limits.max_zstd_window), view, want)
+        finally:
+            view.release()
+        if prefix is None or len(prefix) < want:
+            return None
+        try:
+            table = self.table(prefix, 0, uncompressed, avail=min(len(prefix), table_cap))
+        except (_NeedMore, BundleFormatError):
+            return None
+        if table.problem:
+            return None
+        cap = min(uncompressed, limits.max_table_bytes + limits.check_prefix_bytes)
+        budget = min(cap, want + limits.check_prefix_bytes)
+        have = len(prefix)
+        for _, offset, size, check in table.rows:
+            if (check.status == "not-checked" and check.code_object_version is None and size
+                    and have < offset + _CODE_OBJECT_HEADER <= budget):  # fmt: skip
+                return None
+        return Bundle(offset=pos, stored_size=total, container=f"ccob-v{version}",
+                      compression="zstd", uncompressed_size=uncompressed, rows=table.rows,
+                      declared_entries=table.declared)  # fmt: skip
 
     def _ccob_rows(
         self, inflater: _Inflater, cap: int, uncompressed: int, where: str
@@ -1265,7 +1434,7 @@ def scan_raw_bytes(
     )
     scan = _Walk(shifted, size - base, mach_name, limits, deep=deep).walk()
     return FatbinScan(
-        bundles=tuple(dataclasses.replace(b, offset=b.offset + base) for b in scan.bundles),
+        bundles=tuple(b._replace(offset=b.offset + base) for b in scan.bundles),
         damage=tuple(
             dataclasses.replace(d, offset=d.offset + base,
                                 resumed_at=None if d.resumed_at is None else d.resumed_at + base)

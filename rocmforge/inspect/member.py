@@ -19,7 +19,6 @@ Must not: write to disk, keep more than a window of recent blocks, or print.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib
 import zipfile
@@ -311,5 +310,5 @@ def _within(scan: FatbinScan | None, start: int, length: int, size: int) -> Fatb
         return None
     if any(start <= d.offset < end for d in scan.damage) or any(b.problem for b in bundles):
         return None
-    return FatbinScan(bundles=tuple(dataclasses.replace(b, offset=b.offset - start)
+    return FatbinScan(bundles=tuple(b._replace(offset=b.offset - start)
                                     for b in bundles))  # fmt: skip

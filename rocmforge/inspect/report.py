@@ -9,12 +9,13 @@ Must not: read files or print.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from rocmforge.inspect.bundles import Bundle, Damage, EntryId, Row
+from rocmforge.inspect.bundles import Bundle, Damage, EntryId
 from rocmforge.inspect.rawcode import RawCodeObject
 
 if TYPE_CHECKING:
@@ -67,24 +68,29 @@ class LibraryReport:
     @cached_property
     def entry_ids(self) -> tuple[EntryId, ...]:
         """Each distinct device entry ID (bundle entries, -fgpu-rdc sections, raw objects)."""
-        ids = {row[0]: None for b in self.bundles for row in b.rows if row[0].kind != "host"}
-        ids.update((e, None) for e in self.rdc_entries if not e.is_host)
-        ids.update((r.entry_id, None) for r in self.raw_code_objects if r.entry_id is not None)
-        return tuple(ids)
+        # Keyed on the text (a str caches its hash; an EntryId hashes five fields per call).
+        ids = {row[0].text: row[0] for b in self.bundles for row in b.rows
+               if row[0].kind != "host"}  # fmt: skip
+        return self._with_other_ids(ids)
+
+    def _with_other_ids(self, ids: dict[str, EntryId]) -> tuple[EntryId, ...]:
+        """`ids` (from bundle rows) followed by the -fgpu-rdc and raw code objects' IDs."""
+        found = {e: None for e in ids.values()}
+        found.update((e, None) for e in self.rdc_entries if not e.is_host)
+        found.update((r.entry_id, None) for r in self.raw_code_objects if r.entry_id is not None)
+        return tuple(found)
 
     @cached_property
     def proven_ids(self) -> tuple[EntryId, ...]:
         """Device entry IDs with at least one entry nothing contradicts (not damaged, and its
         code object's header agrees with the ID or lies beyond what was decompressed)."""
         ids = {
-            row[0]: None
+            row[0].text: row[0]
             for b in self.bundles
             for row in b.rows
             if row[0].kind != "host" and row[3].status not in ("mismatch", "damaged")
         }
-        ids.update((e, None) for e in self.rdc_entries if not e.is_host)
-        ids.update((r.entry_id, None) for r in self.raw_code_objects if r.entry_id is not None)
-        return tuple(ids)
+        return self._with_other_ids(ids)
 
     @cached_property
     def targets(self) -> tuple[str, ...]:
@@ -96,14 +102,9 @@ class LibraryReport:
         return bool(self.targets)
 
     @cached_property
-    def _checks(self) -> tuple[tuple[str, Row], ...]:
-        """(bundle offset, row) of each entry whose check is not plain 'ok'/'host', in order."""
-        return tuple(
-            (f"{b.offset:#x}", row)
-            for b in self.bundles
-            for row in b.rows
-            if row[3].status not in ("ok", "host")
-        )
+    def _statuses(self) -> Counter[str]:
+        """How many entries have each check status ("ok", "not-checked", "mismatch", ...)."""
+        return Counter(row[3].status for b in self.bundles for row in b.rows)
 
     @cached_property
     def proven_targets(self) -> tuple[str, ...]:
@@ -129,19 +130,22 @@ class LibraryReport:
 
     @cached_property
     def mismatches(self) -> tuple[str, ...]:
+        if not self._statuses["mismatch"]:
+            return ()
         return tuple(
-            f"bundle at {at}, {row[0].text}: {row[3].detail}"
-            for at, row in self._checks
+            f"bundle at {b.offset:#x}, {row[0].text}: {row[3].detail}"
+            for b in self.bundles
+            for row in b.rows
             if row[3].status == "mismatch"
         )
 
     @cached_property
     def unchecked(self) -> int:
-        return sum(1 for _, row in self._checks if row[3].status == "not-checked")
+        return self._statuses["not-checked"]
 
     @cached_property
     def damaged_entries(self) -> int:
-        return sum(1 for _, row in self._checks if row[3].status == "damaged")
+        return self._statuses["damaged"]
 
     @cached_property
     def verified_bundles(self) -> int:
