@@ -172,10 +172,12 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
     compiler keeps its probed compiler: doctor's rows say what is missing.
 
     The two compile probes wait on programs of their own (the compilers, the chosen Python):
-    once the targets are known they start in the background, and the PyTorch side, the ROCm
-    components and the features are read meanwhile; nothing of those reads a probe's result,
-    so the inputs are the ones the serial order made. `use_cache`: the per-target compile
-    verdicts may come from the probe store (compile_probe.probe_targets)."""
+    each starts in the background as soon as what it needs is known (the Triton probe: the
+    targets, so before the machine is probed when --arch names them; the per-target compiles:
+    the targets and the ROCm install), and the PyTorch side, the ROCm components, the features
+    and the host compiler are read meanwhile; none of those reads a probe's result, so the
+    inputs are the ones the serial order made. `use_cache`: the per-target compile verdicts
+    may come from the probe store (compile_probe.probe_targets)."""
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
@@ -189,37 +191,45 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
     from rocmforge.workdir import workdir_for
 
     workdir = workdir_for(settings.work_dir)
-    facts = gather_facts(settings, environ=environ)
     table = load_arch_table()
-    targets = requested_targets(settings.arch, facts.gpus.targets, table)
-    names = [str(t) for t in targets]
+    python = settings.python or sys.executable
     triton = None
     with ThreadPoolExecutor(max_workers=2) as pool:
+        pending = None
+        # --arch names the targets before any probe (the GPUs found only fill in a missing
+        # --arch): the Triton probe, which needs nothing else, starts first.
+        if settings.arch.strip():
+            early = requested_targets(settings.arch, (), table)
+            pending = pool.submit(probe_triton_targets, python, [str(t) for t in early],
+                                  table=table, environ=environ)
+        facts = gather_facts(settings, environ=environ)
+        targets = requested_targets(settings.arch, facts.gpus.targets, table)
+        names = [str(t) for t in targets]
         compiles = pool.submit(target_probes, facts, targets, environ=environ,
                                use_cache=use_cache)
-        pending = None
-        if targets:  # a Python without triton answers at once; its report then has no rows
-            python = settings.python or sys.executable
+        if pending is None and targets:  # a Python without triton answers at once; its
+            # report then has no rows
             pending = pool.submit(probe_triton_targets, python, names, table=table,
                                   environ=environ)
         pytorch = pytorch_for(settings, workdir)
+        release = pytorch.release
         components = component_report(facts, pytorch)
         features = features_for_build(settings, facts, names, workdir, pytorch, components)
+        # With or without targets: one host-compiler verdict, the one the build would reach
+        # (chosen from the compilers found; the compile probes do not enter into it).
+        try:
+            choice: CompilerChoice | None = _choose_compilers(settings, facts, release)[0]
+        except RocmforgeError:
+            choice = None
         probes = compiles.result()
         if pending is not None:
             triton = pending.result()
     if facts.rocm is not None and targets:
         facts = dataclasses.replace(facts, target_probes=probes)
-    release = pytorch.release
-    # With or without targets: one host-compiler verdict, the one the build would reach.
-    try:
-        choice, _ = _choose_compilers(settings, facts, release)
-    except RocmforgeError:
-        return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton,
-                            components=components, features=features, pytorch=pytorch)
-    return DoctorInputs(facts=judged_by_build_choice(facts, choice), targets=targets,
-                        release=release, triton=triton, components=components,
-                        features=features, pytorch=pytorch)
+    if choice is not None:
+        facts = judged_by_build_choice(facts, choice)
+    return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton,
+                        components=components, features=features, pytorch=pytorch)
 
 
 def component_report(

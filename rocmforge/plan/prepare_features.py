@@ -47,11 +47,15 @@ def aotriton_state(workdir: WorkDir, pytorch: PytorchSide, rocm_version: str,
                    targets: Sequence[str]) -> AotritonState:
     from rocmforge.knowledge.features import load_aotriton_table
     from rocmforge.plan.features import AotritonState
-    from rocmforge.sources.aotriton import fetched_prefix
 
     release = aotriton_release_for(workdir, pytorch)
     fetch = aotriton_fetch_for(release, rocm_version, targets)
-    prefix = fetched_prefix(workdir.aotriton, fetch) if fetch is not None else None
+    prefix = None
+    if fetch is not None:
+        # Only with a checkout: importing rocmforge.sources loads all of it (~30 ms).
+        from rocmforge.sources.aotriton import fetched_prefix
+
+        prefix = fetched_prefix(workdir.aotriton, fetch)
     return AotritonState(release=release, table=load_aotriton_table(), fetch=fetch, prefix=prefix)
 
 

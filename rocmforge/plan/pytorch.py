@@ -44,11 +44,13 @@ class PytorchSide:
 def checkout_matches(settings: Settings, workdir: WorkDir) -> bool:
     """Whether the work dir's checkout is of the repository and ref being built (by the lock
     file the checkout wrote)."""
+    if not (workdir.pytorch / "version.txt").exists() or not workdir.lock_file.is_file():
+        return False
+    # Here, not above: importing rocmforge.sources loads all of it (~30 ms), for nothing
+    # while there is no checkout.
     from rocmforge.errors import RocmforgeError
     from rocmforge.sources.lockfile import read_lock
 
-    if not (workdir.pytorch / "version.txt").exists() or not workdir.lock_file.is_file():
-        return False
     try:
         lock = read_lock(workdir.lock_file)
     except RocmforgeError:

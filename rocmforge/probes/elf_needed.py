@@ -12,7 +12,6 @@ the headers and the dynamic segment, or raise for a file that is not ELF (it has
 from __future__ import annotations
 
 import os
-import platform
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -90,7 +89,7 @@ def _read_needed(handle) -> tuple[tuple[str, ...], tuple[str, ...]]:  # noqa: AN
 
 
 def system_library_dirs() -> tuple[Path, ...]:
-    triplet = f"{platform.machine()}-linux-gnu"
+    triplet = f"{os.uname().machine}-linux-gnu"
     return tuple(Path(p) for p in (f"/lib/{triplet}", f"/usr/lib/{triplet}", "/lib64",
                                    "/usr/lib64", "/lib", "/usr/lib"))
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Literal
 
 from rocmforge.errors import StepFailed
-from rocmforge.inspect.elf import EM_AMDGPU, ElfReadError, decode_code_object_header
 from rocmforge.knowledge.arches import ArchTable, load_arch_table
 from rocmforge.probes import Runner, RunResult, run_command
 from rocmforge.probes.triton_codegen import (
@@ -250,6 +249,9 @@ def read_events(path: Path) -> list[dict[str, object]]:
 def check_code_object(request: ProbeRequest, data: bytes, seconds: float,
                       table: ArchTable) -> TritonTargetResult:
     """OK when the bytes are an AMDGPU ELF whose EF_AMDGPU_MACH is the target's."""
+    # Here: only a Triton that compiled something needs the ELF reader (doctor starts faster).
+    from rocmforge.inspect.elf import EM_AMDGPU, ElfReadError, decode_code_object_header
+
     status: ProbeStatus = "FAIL"
     cause: Cause = "mach"
     mach: int | None = None
