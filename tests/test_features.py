@@ -13,13 +13,12 @@ import pytest
 
 from rocmforge.errors import RocmforgeError, UsageError
 from rocmforge.knowledge.components import Component
-from rocmforge.knowledge.features import load_aotriton_table, load_features
+from rocmforge.knowledge.features import image_covers, load_aotriton_table, load_features
 from rocmforge.plan.features import AotritonState, plan_features
 from rocmforge.probes.rocm_components import ComponentFound
 from rocmforge.sources.aotriton import (
     MARKER,
     fetch_from_tree,
-    image_covers,
     parse_aotriton_cmake,
     parse_version_txt,
     plan_fetch,

@@ -4,12 +4,16 @@ Owns: one `FeatureSpec` per optional part (the PyTorch build variables that swit
 the ROCm components it needs, where its target list comes from and, for "listed", the targets
 upstream names per ROCm release, whether an unsupported target leaves it out or falls back at run
 time, the artifact configure downloads for it) and `AotritonTable`, AOTriton's facts before a
-checkout exists. Must not: look at the machine or a checkout (sources.aotriton reads the tree), or
+checkout exists, with aotriton.cmake's rule for which targets an image covers (`image_covers`;
+here rather than in sources.aotriton, which re-exports it, so a planner need not load the
+sources package). Must not: look at the machine or a checkout (sources.aotriton reads the tree), or
 decide what a build gets (plan.features does).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -145,3 +149,13 @@ def _check_choice(value: str, choices: tuple[str, ...], *, where: str) -> None:
         raise ConfigError(f"{where} is {value!r}, which the kit does not know",
                           "a typo here would silently change what the plan checks",
                           f"use one of: {', '.join(repr(c) for c in choices)}")
+
+
+def image_covers(image: str, target: str) -> bool:
+    """aotriton.cmake's rule: "amd-gfx110x" -> regex "110." searched in the target name."""
+    pattern = image[len("amd-gfx"):].replace("x", ".")
+    return bool(pattern) and re.search(pattern, target) is not None
+
+
+def supported_targets(release_images: Sequence[str], targets: Sequence[str]) -> tuple[str, ...]:
+    return tuple(t for t in targets if any(image_covers(i, t) for i in release_images))

@@ -236,7 +236,7 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
         if images is None:
             notes.append(f"AOTriton's target list is not in {where}; targets not checked")
         else:
-            from rocmforge.sources.aotriton import image_covers, supported_targets
+            from rocmforge.knowledge.features import image_covers, supported_targets
 
             covered = supported_targets(images, targets)
             missing = [t for t in targets if t not in covered]

@@ -26,19 +26,22 @@ if TYPE_CHECKING:
 
 def aotriton_release_for(workdir: WorkDir, pytorch: PytorchSide) -> AotritonRelease | None:
     """The checkout's AOTriton facts when the work dir holds the tree being built."""
+    if not pytorch.from_tree:
+        return None
+    # Here: importing rocmforge.sources loads all of it (~30 ms), needed only with a checkout.
     from rocmforge.sources.aotriton import release_from_tree
 
-    return release_from_tree(workdir.pytorch) if pytorch.from_tree else None
+    return release_from_tree(workdir.pytorch)
 
 
 def aotriton_fetch_for(release: AotritonRelease | None, rocm_version: str,
                        targets: Sequence[str], *, base_url: str = "") -> AotritonFetch | None:
     """The files configure would download (None before a checkout or without a ROCm version:
     the table has no sha256 list, so nothing can be fetched safely)."""
-    from rocmforge.sources.aotriton import plan_fetch
-
     if release is None or not rocm_version:
         return None
+    from rocmforge.sources.aotriton import plan_fetch
+
     return plan_fetch(release, rocm_version, targets, base_url=base_url,
                       machine=os.uname().machine or "x86_64")  # platform.machine()'s source
 
@@ -51,8 +54,7 @@ def aotriton_state(workdir: WorkDir, pytorch: PytorchSide, rocm_version: str,
     release = aotriton_release_for(workdir, pytorch)
     fetch = aotriton_fetch_for(release, rocm_version, targets)
     prefix = None
-    if fetch is not None:
-        # Only with a checkout: importing rocmforge.sources loads all of it (~30 ms).
+    if fetch is not None:  # only with a checkout (see aotriton_release_for)
         from rocmforge.sources.aotriton import fetched_prefix
 
         prefix = fetched_prefix(workdir.aotriton, fetch)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import EnvironmentFailed, RocmforgeError, UsageError
+from rocmforge.knowledge.features import image_covers
 
 CMAKE_FILE = "cmake/External/aotriton.cmake"
 VERSION_FILE = ".ci/docker/aotriton_version.txt"
@@ -172,16 +173,6 @@ def _checked(release: AotritonRelease) -> AotritonRelease:
 
 
 # --- choosing ---------------------------------------------------------------------------------
-
-def image_covers(image: str, target: str) -> bool:
-    """aotriton.cmake's rule: "amd-gfx110x" -> regex "110." searched in the target name."""
-    pattern = image[len("amd-gfx"):].replace("x", ".")
-    return bool(pattern) and re.search(pattern, target) is not None
-
-
-def supported_targets(release_images: Sequence[str], targets: Sequence[str]) -> tuple[str, ...]:
-    return tuple(t for t in targets if any(image_covers(i, t) for i in release_images))
-
 
 def _rocm_entry(release: AotritonRelease, rocm_version: str) -> str | None:
     parts = rocm_version.split(".")
