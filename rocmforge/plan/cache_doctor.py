@@ -17,20 +17,25 @@ from rocmforge.plan.cache_rows import CONFIG_CHECK, shared_cache_rows
 from rocmforge.plan.doctor import DoctorRow
 
 if TYPE_CHECKING:
+    from rocmforge.knowledge.components import Component
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.probes.facts import Facts
+    from rocmforge.probes.rocm_components import ComponentFound
     from rocmforge.settings import Settings
 
 
 def cache_doctor_rows(settings: Settings, facts: Facts, targets: Sequence[TargetId], *,
                       environ: Mapping[str, str],
                       use_cache: bool = False,
-                      pytorch: PytorchSide | None = None) -> tuple[DoctorRow, ...]:
+                      pytorch: PytorchSide | None = None,
+                      components: tuple[tuple[Component, ComponentFound], ...] | None = None,
+                      ) -> tuple[DoctorRow, ...]:
     """The cache rows for `invoke doctor` (and a build's preflight): () without a cache.
     `use_cache`: the HIP test compile's result may come from the probe store (doctor's
-    default; `--no-cache` or ROCMFORGE_PROBE_CACHE=0 turn it off). `pytorch`: the PyTorch
-    side the caller already read (not read twice)."""
+    default; `--no-cache` or ROCMFORGE_PROBE_CACHE=0 turn it off). `pytorch`, `components`:
+    the PyTorch side and the ROCm components the caller already read for these facts (not
+    read twice)."""
     from rocmforge.knowledge.cache_backends import parse_remote
     from rocmforge.plan.prepare import resolve_build_inputs, shared_cache_env
     from rocmforge.probes.cache import probe_shared_cache
@@ -44,7 +49,8 @@ def cache_doctor_rows(settings: Settings, facts: Facts, targets: Sequence[Target
     if not targets:
         return ()
     try:
-        inputs = resolve_build_inputs(settings, facts=facts, pytorch=pytorch)
+        inputs = resolve_build_inputs(settings, facts=facts, pytorch=pytorch,
+                                      components=components)
     except RocmforgeError:
         return ()  # no ROCm, no targets: doctor's other rows say so
     remote = parse_remote(settings.cache_remote) if settings.cache_remote else None

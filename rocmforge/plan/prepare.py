@@ -80,9 +80,12 @@ class PreparedBuild:
 
 def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
                          environ: Mapping[str, str] | None = None,
-                         pytorch: PytorchSide | None = None) -> BuildInputs:
+                         pytorch: PytorchSide | None = None,
+                         components: tuple[tuple[Component, ComponentFound], ...] | None = None,
+                         ) -> BuildInputs:
     """Probe (unless `facts` is given), parse the targets, choose CC/CXX, build the environment.
-    `pytorch`: the PyTorch side this invocation already read (doctor), else read here."""
+    `pytorch`, `components`: what this invocation already read with these facts (doctor), else
+    read here."""
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import parse_targets, requested_targets
     from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
@@ -119,7 +122,8 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
             hip_launcher_min_rocm=str(cache_table.get("hip_launcher_min_rocm", "")),
         )
     )
-    components = component_report(facts, pytorch)
+    if components is None:
+        components = component_report(facts, pytorch)
     features = features_for_build(settings, facts, [str(t) for t in targets], workdir, pytorch,
                                   components)
     env.update(features.env)

@@ -38,8 +38,8 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
     if found.features is not None:  # the optional parts: components found / missing, targets
         rows += found.features.rows
     rows += cache_doctor_rows(settings, facts, targets, environ=os.environ,
-                              use_cache=use_cache,
-                              pytorch=found.pytorch)
+                              use_cache=use_cache, pytorch=found.pytorch,
+                              components=found.components)
     code = exit_status(rows)
     if json:
         emit_json(doctor_json(facts, targets, rows))
