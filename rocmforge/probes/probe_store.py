@@ -64,8 +64,11 @@ def file_identity(path: str | os.PathLike[str]) -> str:
 # they never change what a compiler or its driver script does, so keys leave them out.
 VOLATILE_VARIABLES = frozenset((
     "PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLUMNS", "LINES", "LS_COLORS", "DISPLAY",
-    "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "TMUX", "TMUX_PANE", "STY",
-    "WINDOW", "MAIL", "HISTFILE", "NO_COLOR"))
+    "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "TMUX",
+    "TMUX_PANE", "STY", "WINDOW", "WINDOWID", "MAIL", "HISTFILE", "NO_COLOR", "COLORTERM",
+    "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID", "GPG_TTY", "XDG_SESSION_ID",
+    "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "DBUS_SESSION_BUS_ADDRESS", "INVOCATION_ID",
+    "JOURNAL_STREAM"))
 KIT_PREFIXES = ("ROCMFORGE_", "INVOKE_", "PYTHON", "PYTEST_")
 
 
