@@ -7,9 +7,14 @@ waited for, from wait4):
     about 1.3 s with ROCm 5.2's hipcc) and then `--repeat` times with the store it filled
     ("second": gfx1030 comes from the store; gfx1100, which this ROCm has no device library
     for, is not a refusal of the target and compiles again every run);
-  - the same with `--no-cache` (every compile runs, as the build's preflight does);
-  - `doctor --arch gfx942` (a target this hipcc refuses: kept, so no compiler starts).
-The tool-output cache is warmed before the "first" run, so only the probe store is empty.
+  - the same with `--no-cache` (every compile runs, as in the build's preflight, and so does
+    the compiler-cache trial when sccache or ccache is in use): serial before, side by side
+    after;
+  - `doctor --arch gfx942` (a target this hipcc refuses: kept, so no hipcc starts; with
+    sccache, its HIP trial for gfx942 fails with clang-15 and, not being a success, runs on
+    every run).
+Before the "first" run the tool-output cache and the compiler-cache trial are warm (one run of
+each command); only the kept compile verdicts are dropped.
 Then the cost of proving a kept compile still holds: how many paths its record names and how
 long re-stat'ing them takes (median of 50), and the key (the compiler chain's identities).
 
@@ -57,23 +62,30 @@ def summary(samples: list[tuple[float, float]]) -> dict[str, float]:
             "cpu_median": statistics.median(c for _, c in samples), "n": len(samples)}
 
 
+def forget_compiles(store: Path) -> None:
+    """Drop the kept per-target compiles (records with "compiles"), keep the rest (the
+    compiler-cache trial), so "first" differs from "second" by the compile verdicts only."""
+    if not store.is_file():
+        return
+    entries = json.loads(store.read_text())
+    store.write_text(json.dumps({k: v for k, v in entries.items()
+                                 if "compiles" not in v.get("value", {})}))
+
+
 def measure(root: Path, repeat: int, scratch: Path) -> dict[str, dict[str, float]]:
     pyc, cache = scratch / "pyc", scratch / "cache"
     env = child_env(root, pyc, cache)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "rocmforge"),
                     str(root / "tasks.py")], env=env, check=True, stdout=subprocess.DEVNULL)
     for argv in (MIXED, REFUSED):  # compiles what they import, warms the tool-output cache
-        subprocess.run([sys.executable, "-m", "invoke", "--write-pyc", *argv, "--no-cache"]
-                       if (root / "rocmforge/probes/compile_probe_cache.py").exists()
-                       else [sys.executable, "-m", "invoke", "--write-pyc", *argv],
-                       env=env, cwd=root, check=False, stdout=subprocess.DEVNULL,
+        subprocess.run([sys.executable, "-m", "invoke", "--write-pyc", *argv], env=env,
+                       cwd=root, check=False, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
-    (cache / "probe-results.json").unlink(missing_ok=True)
+    forget_compiles(cache / "probe-results.json")
     rows = {"mixed first": summary([timed(MIXED, env, root)])}
     rows["mixed second"] = summary([timed(MIXED, env, root) for _ in range(repeat)])
-    if (root / "rocmforge/probes/compile_probe_cache.py").exists():
-        rows["mixed --no-cache"] = summary([timed([*MIXED, "--no-cache"], env, root)
-                                            for _ in range(repeat)])
+    rows["mixed --no-cache"] = summary([timed([*MIXED, "--no-cache"], env, root)
+                                        for _ in range(repeat)])
     rows["gfx942 (refused)"] = summary([timed(REFUSED, env, root) for _ in range(repeat)])
     return rows
 
@@ -121,27 +133,25 @@ def main() -> None:
     if shutil.which("hipcc") is None:
         sys.exit("hipcc (ROCm 5.2, Debian's `hipcc` package) is needed")
     load = os.getloadavg()[0]
-    results: dict[str, object] = {}
+    sides: dict[str, dict[str, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="rocmforge-doctor-bench-") as tmp:
-        results["after"] = measure(ROOT, args.repeat, Path(tmp) / "after")
-        results["proof"] = proof_cost(Path(tmp) / "after" / "cache")
+        sides["after"] = measure(ROOT, args.repeat, Path(tmp) / "after")
+        proof = proof_cost(Path(tmp) / "after" / "cache")
         if args.before is not None:
-            results["before"] = measure(args.before.resolve(), args.repeat,
-                                        Path(tmp) / "before")
-    results["load"] = [load, os.getloadavg()[0]]
+            sides["before"] = measure(args.before.resolve(), args.repeat, Path(tmp) / "before")
     if args.json:
-        print(json.dumps(results, indent=1))
+        print(json.dumps({**sides, "proof": proof, "load": [load, os.getloadavg()[0]]},
+                         indent=1))
         return
     print(f"{'run':34s} {'wall median':>11s} {'wall best':>9s} {'cpu median':>10s}  "
           f"(load {load:.2f} -> {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
-    for side in ("after", "before"):
-        for name, row in results.get(side, {}).items():  # type: ignore[union-attr]
+    for side, rows in sides.items():
+        for name, row in rows.items():
             print(f"{name + ' (' + side + ')':34s} {row['wall_median']:10.3f}s "
-                  f"{row['wall_best']:8.3f}s {row['cpu_median']:9.3f}s  n={row['n']}")
-    proof = results["proof"]
-    print(f"\nkept gfx1030 compile: {proof['paths']} paths ({proof['absent_paths']} absent), "  # type: ignore[index]
-          f"re-stat {proof['check_ms']:.1f} ms, record {proof['record_bytes']} bytes; "  # type: ignore[index]
-          f"key: {proof['chain_files']} chain files, {proof['key_ms']:.1f} ms")  # type: ignore[index]
+                  f"{row['wall_best']:8.3f}s {row['cpu_median']:9.3f}s  n={row['n']:.0f}")
+    print(f"\nkept gfx1030 compile: {proof['paths']:.0f} paths ({proof['absent_paths']:.0f} "
+          f"absent), re-stat {proof['check_ms']:.1f} ms, record {proof['record_bytes']:.0f} "
+          f"bytes; key: {proof['chain_files']:.0f} chain files, {proof['key_ms']:.1f} ms")
 
 
 if __name__ == "__main__":
