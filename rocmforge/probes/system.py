@@ -157,10 +157,15 @@ def free_disk(work_dir: Path) -> tuple[Path, float]:
         return probe, 0.0
 
 
-def compiler_caches(path_env: str) -> dict[str, str]:
-    """ccache and sccache as found on PATH (name -> path)."""
+def compiler_caches(
+    path_env: str, environ: Mapping[str, str] = os.environ, run: Runner = run_command
+) -> dict[str, str]:
+    """ccache and sccache as found on PATH (name -> path); a pyenv shim is replaced by the
+    program it runs, so the build does not start pyenv for every compile."""
+    from rocmforge.probes.shims import resolve_shim
+
     found = {name: shutil.which(name, path=path_env) for name in ("ccache", "sccache")}
-    return {name: path for name, path in found.items() if path}
+    return {name: resolve_shim(path, environ, run) for name, path in found.items() if path}
 
 
 def tool_version(name: str, path_env: str, run: Runner = run_command) -> ToolVersion:
@@ -261,5 +266,5 @@ def gather_system(
         triton=triton_distributions(python_paths),
         devices=device_access(root),
         os_release=os_release,
-        compiler_caches=compiler_caches(path_env),
+        compiler_caches=compiler_caches(path_env, environ, run),
     )
