@@ -280,6 +280,39 @@ def test_a_rejected_target_is_kept_until_the_compiler_or_environment_changes(
 
 @pytest.mark.slow
 @needs_clang22
+@pytest.mark.needs_tool("hipcc")  # Debian's rocm-device-libs come with it
+def test_a_missing_device_library_is_kept_until_its_folder_changes(cache_dir: Path,
+                                                                     tmp_path: Path) -> None:
+    compiler, log = logging_compiler(tmp_path / "bin", CLANG22)
+    bitcode = tmp_path / "bitcode"
+    shutil.copytree("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", bitcode)
+    args = ("-nogpuinc", "-mcode-object-version=4")
+
+    def probe() -> TargetProbe:
+        return probe_targets(["gfx1100"], compiler=compiler, driver="clang", llvm_major=22,
+                             device_lib_dir=bitcode, extra_args=args, use_cache=True)[0]
+
+    first = probe()
+    assert (first.compiles, first.compile_reason, first.cached_at) == (
+        False, "this ROCm has no device library for gfx1100", "")
+    kept = probe()
+    assert (kept.compiles, kept.compile_reason, len(started(log))) == (
+        False, first.compile_reason, 1)
+    assert kept.cached_at.endswith("Z")
+    # Any library added to the folder (here not even the missing one) is a miss.
+    (bitcode / "oclc_extra.bc").write_bytes((bitcode / "oclc_daz_opt_on.bc").read_bytes())
+    assert (probe().cached_at, len(started(log))) == ("", 2)
+    assert (probe().cached_at != "", len(started(log))) == (True, 2)
+    # The missing library itself, added: compiled again, and now it links.
+    (bitcode / "oclc_isa_version_1100.bc").write_bytes(
+        (bitcode / "oclc_isa_version_1030.bc").read_bytes())
+    fixed = probe()
+    assert (fixed.cached_at, len(started(log))) == ("", 3)
+    assert fixed.compile_reason != first.compile_reason
+
+
+@pytest.mark.slow
+@needs_clang22
 def test_a_failure_that_is_not_the_target_is_never_kept(cache_dir: Path, tmp_path: Path) -> None:
     compiler, log = logging_compiler(tmp_path / "bin", CLANG22)
     bad = tmp_path / "bad.h"
@@ -323,7 +356,7 @@ def test_targets_compile_side_by_side_in_order_each_with_its_verdict(cache_dir: 
 
 @pytest.mark.slow
 @pytest.mark.needs_tool("hipcc")
-def test_real_hipcc_keeps_a_compile_and_a_refusal_but_not_a_missing_device_library(
+def test_real_hipcc_keeps_a_compile_a_refusal_and_a_missing_device_library(
         cache_dir: Path, tmp_path: Path) -> None:
     compiler, log = logging_compiler(tmp_path / "bin", "/usr/bin/hipcc", name="hipcc")
 
@@ -341,8 +374,8 @@ def test_real_hipcc_keeps_a_compile_and_a_refusal_but_not_a_missing_device_libra
     assert sorted(started(log)) == ["gfx1030", "gfx1100", "gfx942"]
     second = probe()
     assert same_verdicts(first, second)
-    assert [bool(p.cached_at) for p in second] == [True, False, True]
-    assert sorted(started(log)) == ["gfx1030", "gfx1100", "gfx1100", "gfx942"]
+    assert [bool(p.cached_at) for p in second] == [True, True, True]
+    assert sorted(started(log)) == ["gfx1030", "gfx1100", "gfx942"]
 
 
 @pytest.mark.slow
@@ -432,3 +465,40 @@ def test_doctor_inputs_are_those_of_the_serial_order(cache_dir: Path, tmp_path: 
     assert found.features == features
     assert same_verdicts(found.facts.target_probes, probed.target_probes)
     assert [p.target for p in found.facts.target_probes] == ["gfx942", "gfx1100"]
+
+
+@pytest.mark.needs_tool("hipcc")  # Debian's ROCm 5.2 is the install found
+def test_the_install_is_handed_on_as_soon_as_it_is_chosen(tmp_path: Path) -> None:
+    """gather_facts gives doctor the chosen ROCm install while the other probes still run (it
+    starts the compiles there); a machine without one hands nothing on."""
+    from rocmforge.probes.facts import gather_facts
+    from rocmforge.settings import defaults_from_config, resolve
+
+    settings = resolve(defaults=defaults_from_config(), environ={},
+                       flags={"work_dir": str(tmp_path / "work")})
+    handed: list[object] = []
+    facts = gather_facts(settings, environ=os.environ, on_rocm=handed.append)
+    assert facts.rocm is not None and handed == [facts.rocm]
+    (tmp_path / "empty").mkdir()
+    none: list[object] = []
+    bare = gather_facts(settings, root=tmp_path / "empty", environ={"PATH": "/nonexistent"},
+                        on_rocm=none.append)
+    assert (bare.rocm, none) == (None, [])
+
+
+def test_a_probe_error_comes_before_the_pytorch_sides(tmp_path: Path) -> None:
+    """Both the ROCm path and the PyTorch ref are bad: doctor says what the serial order said
+    first, the ROCm path, though the PyTorch side is read while the machine is probed."""
+    from rocmforge.errors import ProbeError, UsageError
+    from rocmforge.plan.prepare import doctor_facts
+    from rocmforge.settings import defaults_from_config, resolve
+
+    flags = {"arch": "gfx1100", "work_dir": str(tmp_path / "work"), "pytorch_ref": "v1.2.3"}
+    settings = resolve(defaults=defaults_from_config(), environ={}, flags=flags)
+    with pytest.raises(UsageError, match="older than the kit supports"):
+        doctor_facts(settings, os.environ)
+    settings = resolve(defaults=defaults_from_config(), environ={},
+                       flags={**flags, "rocm_path": str(tmp_path / "no-rocm")})
+    with pytest.raises(ProbeError) as caught:
+        doctor_facts(settings, os.environ)
+    assert str(tmp_path / "no-rocm") in caught.value.paragraph()

@@ -266,6 +266,52 @@ def test_python_without_triton_skips_every_target(tmp_path: Path) -> None:
     assert triton_probe_rows(report) == ()
 
 
+class CountingRunner:
+    """The real runner, counting the programs it starts."""
+
+    def __init__(self) -> None:
+        self.argvs: list[list[str]] = []
+
+    def __call__(self, argv: list[str], **kwargs: object) -> RunResult:
+        from rocmforge.probes import run_command
+
+        self.argvs.append(list(argv))
+        return run_command(argv, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_this_python_without_triton_answers_without_a_child(tmp_path: Path) -> None:
+    """Asked about this very interpreter, which cannot find a triton, the probe gives the
+    child's answer without starting it; the same interpreter by another path, or with another
+    PYTHONPATH, is asked the usual way and answers the same."""
+    import importlib.util
+
+    here_has_triton = importlib.util.find_spec("triton") is not None
+    targets = ["gfx942", "gfx1100"]
+    runner = CountingRunner()
+    here = probe_triton_targets(sys.executable, targets, table=TABLE, run=runner)
+    assert len(runner.argvs) == (1 if here_has_triton else 0)
+    if here_has_triton:
+        return  # the child answered; nothing else to compare
+    link = tmp_path / "python"
+    link.symlink_to(sys.executable)
+    by_link = probe_triton_targets(str(link), targets, table=TABLE, run=runner)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    environ = {**os.environ, "PYTHONPATH": str(empty)}
+    other_path = probe_triton_targets(sys.executable, targets, table=TABLE, run=runner,
+                                      environ=environ)
+    assert [argv[0] for argv in runner.argvs] == [str(link), sys.executable]
+    for report, python in ((by_link, str(link)), (other_path, sys.executable)):
+        assert [(r.target, r.status, r.cause, r.reason) for r in report.results] == [
+            (r.target, r.status, r.cause, r.reason.replace(sys.executable, python))
+            for r in here.results]
+    assert [(r.status, r.cause) for r in here.results] == [("SKIP", "no_triton")] * 2
+    assert here.results[0].reason == (
+        f"no triton in {sys.executable} (ModuleNotFoundError: No module named 'triton')")
+    assert (here.triton_version, here.argv) == ("", ())
+
+
 def test_time_limit_skips_what_did_not_finish(tmp_path: Path) -> None:
     # Fake at the boundary: a "python" that hangs like a stuck compile (exec: no orphan child).
     fake = tmp_path / "python"

@@ -178,19 +178,24 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
     The two compile probes wait on programs of their own (the compilers, the chosen Python):
     each starts in the background as soon as what it needs is known (the Triton probe: the
     targets, so before the machine is probed when --arch names them; the per-target compiles:
-    the targets and the ROCm install), and the PyTorch side, the ROCm components, the features
-    and the host compiler are read meanwhile; none of those reads a probe's result, so the
-    inputs are the ones the serial order made. `use_cache`: the per-target compile verdicts
-    may come from the probe store (compile_probe.probe_targets)."""
+    the targets and the ROCm install, so while the rest of the machine is probed when --arch
+    names them). The PyTorch side needs no probe: it is read while the machine is probed; the
+    ROCm components, the features and the host compiler are read while the compiles run. None
+    of those reads a probe's result, and a probe's error is raised before the PyTorch side's,
+    so the inputs (and the first error) are the ones the serial order made. `use_cache`: the
+    per-target compile verdicts may come from the probe store
+    (compile_probe.probe_targets)."""
     import sys
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import requested_targets
     from rocmforge.plan.prepare_features import features_for_build
     from rocmforge.plan.pytorch import pytorch_for
-    from rocmforge.probes.facts import gather_facts, target_probes
+    from rocmforge.probes.compile_probe import TargetProbe, probe_install_targets
+    from rocmforge.probes.facts import gather_facts
+    from rocmforge.probes.rocm import RocmInstall
     from rocmforge.probes.triton_targets import probe_triton_targets
     from rocmforge.workdir import workdir_for
 
@@ -198,24 +203,43 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
     table = load_arch_table()
     python = settings.python or sys.executable
     triton = None
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=3) as pool:
         pending = None
+        compiles: Future[tuple[TargetProbe, ...]] | None = None
+        early: tuple[TargetId, ...] = ()
         # --arch names the targets before any probe (the GPUs found only fill in a missing
-        # --arch): the Triton probe, which needs nothing else, starts first.
+        # --arch): the Triton probe, which needs nothing else, starts first, and the
+        # per-target compiles start once the ROCm install is chosen.
         if settings.arch.strip():
             early = requested_targets(settings.arch, (), table)
             pending = pool.submit(probe_triton_targets, python, [str(t) for t in early],
                                   table=table, environ=environ)
-        facts = gather_facts(settings, environ=environ)
+
+        def compile_early(rocm: RocmInstall) -> None:
+            nonlocal compiles
+            if early:
+                compiles = pool.submit(probe_install_targets, rocm, [str(t) for t in early],
+                                       environ=environ, use_cache=use_cache)
+
+        gathering = pool.submit(gather_facts, settings, environ=environ, on_rocm=compile_early)
+        try:
+            pytorch: PytorchSide | RocmforgeError = pytorch_for(settings, workdir)
+        except RocmforgeError as exc:
+            pytorch = exc  # raised after the probes' own errors, as the serial order would
+        facts = gathering.result()
+        if isinstance(pytorch, RocmforgeError):
+            raise pytorch
         targets = requested_targets(settings.arch, facts.gpus.targets, table)
         names = [str(t) for t in targets]
-        compiles = pool.submit(target_probes, facts, targets, environ=environ,
-                               use_cache=use_cache)
+        if compiles is not None and tuple(early) != tuple(targets):
+            compiles = None  # (never so today: --arch alone decides the targets when given)
+        if compiles is None and facts.rocm is not None and targets:
+            compiles = pool.submit(probe_install_targets, facts.rocm, names, environ=environ,
+                                   use_cache=use_cache)
         if pending is None and targets:  # a Python without triton answers at once; its
             # report then has no rows
             pending = pool.submit(probe_triton_targets, python, names, table=table,
                                   environ=environ)
-        pytorch = pytorch_for(settings, workdir)
         release = pytorch.release
         components = component_report(facts, pytorch)
         features = features_for_build(settings, facts, names, workdir, pytorch, components)
@@ -225,7 +249,7 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
             choice: CompilerChoice | None = _choose_compilers(settings, facts, release)[0]
         except RocmforgeError:
             choice = None
-        probes = compiles.result()
+        probes = compiles.result() if compiles is not None else ()
         if pending is not None:
             triton = pending.result()
     if facts.rocm is not None and targets:

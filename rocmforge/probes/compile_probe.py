@@ -99,6 +99,16 @@ def rejects_target(output: str) -> bool:
     return _TARGET_REJECTED.search(output) is not None
 
 
+_NO_DEVICE_LIBRARY = "cannot find ROCm device library"
+
+
+def lacks_device_library(output: str) -> bool:
+    """Whether the driver stopped because the target's device library is not where it looks:
+    a verdict of the driver's binaries (the key) and of the folders a library would be added
+    to (`compile_probe_cache.device_library_folders`)."""
+    return _NO_DEVICE_LIBRARY in output
+
+
 def explain_compile_failure(output: str, target: str, llvm_major: int) -> str:
     """One line a user can act on, from the compiler's stderr."""
     processor = processor_of(target)
@@ -107,7 +117,7 @@ def explain_compile_failure(output: str, target: str, llvm_major: int) -> str:
         if re.search(r"invalid target ID '[^']*:", output) and ":" in target:
             return f"this toolchain ({llvm}) rejects the target ID {target} (feature not supported)"
         return f"this toolchain ({llvm}) does not know {processor}"
-    if "cannot find ROCm device library" in output:
+    if lacks_device_library(output):
         return f"this ROCm has no device library for {processor}"
     if "hip/hip_runtime.h" in output and "not found" in output:
         return "the HIP headers were not found (hip/hip_runtime.h)"
@@ -176,7 +186,9 @@ def probe_targets(
 
     `use_cache`: a verdict kept in the probe store is used when nothing it rests on changed
     (compile_probe_cache.still_holds); a compile that worked is kept with the files it read, a
-    failure only when the driver refused the target itself (`rejects_target`)."""
+    failure only when the driver refused the target itself (`rejects_target`) or found no
+    device library for it (`lacks_device_library`, kept with the folders one would be added
+    to)."""
     bare = "-nogpuinc" in extra_args
     no_lib = "-nogpulib" in extra_args
     source_text = KERNEL_BARE if bare else KERNEL_WITH_HEADERS
@@ -217,7 +229,8 @@ def probe_targets(
             return _compile(targets[index], argvs[index], env=env, scratch=scratch,
                             output=scratch / f"probe_{index}.o",
                             depfile=scratch / f"probe_{index}.d", llvm_major=llvm_major,
-                            run=run, record=use_cache, lib_dir_read=lib_dir_read)
+                            run=run, record=use_cache, lib_dir_read=lib_dir_read,
+                            rocm_root=rocm_root)
 
         workers = max(1, min(len(fresh), max_parallel or os.cpu_count() or 1))
         if len(fresh) > 1 and workers > 1:
@@ -270,7 +283,7 @@ class _Compiled:
 
 def _compile(target: str, argv: Sequence[str], *, env: Mapping[str, str], scratch: Path,
              output: Path, depfile: Path, llvm_major: int, run: Runner, record: bool,
-             lib_dir_read: Path | None) -> _Compiled:
+             lib_dir_read: Path | None, rocm_root: Path | None) -> _Compiled:
     result = run(argv, env=env, cwd=scratch, timeout=120.0)
     ok = result.returncode == 0 and output.is_file()
     if ok:
@@ -288,8 +301,14 @@ def _compile(target: str, argv: Sequence[str], *, env: Mapping[str, str], scratc
             return _Compiled(ok=ok, reason=reason)
         return _Compiled(ok=ok, reason=reason,
                          record=stored_compiles.success_record(reason, stamps))
-    if result.returncode not in (124, 126, 127) and rejects_target(result.output):
+    if result.returncode in (124, 126, 127):  # timed out, or the driver did not start
+        return _Compiled(ok=ok, reason=reason)
+    if rejects_target(result.output):
         return _Compiled(ok=ok, reason=reason, record=stored_compiles.failure_record(reason))
+    if lacks_device_library(result.output):
+        folders = stored_compiles.device_library_folders(lib_dir_read, rocm_root)
+        return _Compiled(ok=ok, reason=reason,
+                         record=stored_compiles.failure_record(reason, folders))
     return _Compiled(ok=ok, reason=reason)
 
 

@@ -8,8 +8,10 @@ libraries, and the target's device-library file, "missing" when absent); what a 
 worked rests on besides (`compile_record`: a `PathStamp` of every file it read, from its
 dependency file, of every folder a header was or could have been found in, from clang -cc1's
 `-v` search list, and of the device-library folder and each `*.bc` in it); the check that none
-of it changed (`still_holds`); and the records themselves. Which failures may be kept is the
-compile probe's call (compile_probe.rejects_target: only the driver's refusal of the target).
+of it changed (`still_holds`); the folders a missing device library would be added to
+(`device_library_folders`); and the records themselves. Which failures may be kept is the
+compile probe's call (compile_probe.rejects_target, the driver's refusal of the target, and
+compile_probe.lacks_device_library, kept with those folders).
 Must not: compile, decide what doctor reports, or fail a probe: a record it cannot read is a
 miss.
 """
@@ -25,7 +27,7 @@ from pathlib import Path
 from rocmforge.probes import probe_store
 from rocmforge.probes.elf_needed import needed_libraries
 
-KIND = "target-compile/1"
+KIND = "target-compile/2"  # 2: kept failures may rest on paths (a missing device library)
 TMP_MARK = "<tmp>"
 # The programs a `--cuda-device-only -c` compile runs beside the clang driver (clang -cc1, the
 # device linker, the bundler), looked up in the clang's real folder.
@@ -228,6 +230,17 @@ def device_library_files(device_lib_dir: Path | None) -> tuple[str, ...]:
         return ()
 
 
+def device_library_folders(device_lib_dir: Path | None,
+                           rocm_root: Path | None) -> tuple[PathStamp, ...]:
+    """Where a missing device library would be added, as they are now: the install's
+    device-library folder and `<root>/amdgcn/bitcode`, where ROCm puts it (and hipcc looks
+    when no other is named). A library added, removed or renamed there moves the folder's
+    mtime; a folder that appears shows too."""
+    folders = [device_lib_dir, rocm_root / "amdgcn" / "bitcode" if rocm_root else None]
+    paths = dict.fromkeys(os.fspath(f) for f in folders if f is not None)
+    return tuple(PathStamp(path=path, stamp=stamp_of(path)) for path in paths)
+
+
 # --- the key ----------------------------------------------------------------------------------
 
 
@@ -321,9 +334,11 @@ def success_record(reason: str, stamps: Sequence[PathStamp]) -> dict[str, object
     return {"compiles": True, "reason": reason, "rests_on": [s.as_json() for s in stamps]}
 
 
-def failure_record(reason: str) -> dict[str, object]:
-    """What is kept of the driver's refusal of a target: the reason (the key is the proof)."""
-    return {"compiles": False, "reason": reason}
+def failure_record(reason: str, stamps: Sequence[PathStamp] = ()) -> dict[str, object]:
+    """What is kept of a failure the compile probe may keep: the reason, and what it rests on
+    besides the key (nothing for the driver's refusal of a target; the device-library folders
+    for a missing library)."""
+    return {"compiles": False, "reason": reason, "rests_on": [s.as_json() for s in stamps]}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -336,18 +351,18 @@ class KeptCompile:
 
 
 def still_holds(kept: probe_store.Stored) -> KeptCompile | None:
-    """The kept verdict when nothing it rests on changed: a kept failure rests on the key
-    alone; a kept success also on every path of its record, stat'ed again. None: a miss
-    (something changed, or the record is unreadable)."""
+    """The kept verdict when nothing it rests on changed: the key, and every path of its
+    record, stat'ed again (a kept success lists what it read; a kept failure what a fix
+    would change, if anything). None: a miss (something changed, or the record is
+    unreadable)."""
     value = kept.value
     compiles, reason = value.get("compiles"), value.get("reason")
     if not isinstance(compiles, bool) or not isinstance(reason, str):
         return None
-    if compiles:
-        raw = value.get("rests_on")
-        if not isinstance(raw, list):
-            return None
-        stamps = [PathStamp.of_json(item) for item in raw]
-        if any(s is None for s in stamps) or changed(s for s in stamps if s is not None):
-            return None
+    raw = value.get("rests_on", None if compiles else [])
+    if not isinstance(raw, list):
+        return None
+    stamps = [PathStamp.of_json(item) for item in raw]
+    if any(s is None for s in stamps) or changed(s for s in stamps if s is not None):
+        return None
     return KeptCompile(compiles=compiles, reason=reason, stored_at=kept.stored_at)

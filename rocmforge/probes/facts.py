@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,8 +70,11 @@ def gather_facts(
     environ: Mapping[str, str] = os.environ,
     run: Runner = run_command,
     python_paths: Sequence[str] | None = None,
+    on_rocm: Callable[[RocmInstall], object] | None = None,
 ) -> Facts:
-    """Probe the machine for `settings` (a rocmforge.settings.Settings)."""
+    """Probe the machine for `settings` (a rocmforge.settings.Settings). `on_rocm` is called
+    with the selected install as soon as it is known, while the other probes still run (doctor
+    starts its per-target compiles there)."""
     path_env = environ.get("PATH", "")
     # The probes mostly wait on subprocesses (hipcc is a slow Perl script, each compiler answers
     # `--version`): start the independent ones first, find ROCm meanwhile, then the GPU probe,
@@ -98,6 +101,8 @@ def gather_facts(
                 raise
             rocm, problem = None, exc.paragraph()
         tool_dirs: list[Path] = []
+        if rocm is not None and on_rocm is not None:
+            on_rocm(rocm)
         if rocm is not None:
             tool_dirs = [rocm.root / "bin", rocm.root / "lib/llvm/bin", rocm.root / "llvm/bin"]
         gpus = pool.submit(find_gpus, root=root, environ=environ, tool_dirs=tool_dirs, run=run)
@@ -142,21 +147,6 @@ def with_target_probes(
     `use_cache`: verdicts may come from the probe store (doctor); the build never asks."""
     if facts.rocm is None or not targets:
         return facts
-    probes = target_probes(facts, targets, environ=environ, run=run, use_cache=use_cache)
+    probes = probe_install_targets(facts.rocm, [str(t) for t in targets], environ=environ,
+                                   run=run, use_cache=use_cache)
     return dataclasses.replace(facts, target_probes=probes)
-
-
-def target_probes(
-    facts: Facts,
-    targets: Sequence[str] | Sequence[TargetId],
-    *,
-    environ: Mapping[str, str] = os.environ,
-    run: Runner = run_command,
-    use_cache: bool = False,
-) -> tuple[TargetProbe, ...]:
-    """The compile/device-library probe of each target with the selected ROCm; () without
-    one or without targets (then the facts keep no probes)."""
-    if facts.rocm is None or not targets:
-        return ()
-    return probe_install_targets(facts.rocm, [str(t) for t in targets], environ=environ,
-                                 run=run, use_cache=use_cache)

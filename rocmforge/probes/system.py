@@ -246,25 +246,33 @@ def gather_system(
     python_paths: Sequence[str] | None = None,
     run: Runner = run_command,
 ) -> SystemFacts:
-    total, available = memory_gib(root)
-    checked, free = free_disk(work_dir)
+    from concurrent.futures import ThreadPoolExecutor
+
     path_env = environ.get("PATH", "")
-    try:
-        os_release = parse_os_release((root / "etc/os-release").read_text())
-    except OSError:
-        os_release = {}
-    return SystemFacts(
-        cores=cpu_cores(),
-        mem_total_gib=total,
-        mem_available_gib=available,
-        work_dir=work_dir,
-        disk_checked_at=checked,
-        disk_free_gib=free,
-        cmake=tool_version("cmake", path_env, run),
-        ninja=tool_version("ninja", path_env, run),
-        python=python_env(environ),
-        triton=triton_distributions(python_paths),
-        devices=device_access(root),
-        os_release=os_release,
-        compiler_caches=compiler_caches(path_env, environ, run),
-    )
+    # The programs asked (the compiler caches, through a pyenv shim the slowest) answer side
+    # by side while the files are read here.
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        caches = pool.submit(compiler_caches, path_env, environ, run)
+        cmake = pool.submit(tool_version, "cmake", path_env, run)
+        ninja = pool.submit(tool_version, "ninja", path_env, run)
+        total, available = memory_gib(root)
+        checked, free = free_disk(work_dir)
+        try:
+            os_release = parse_os_release((root / "etc/os-release").read_text())
+        except OSError:
+            os_release = {}
+        return SystemFacts(
+            cores=cpu_cores(),
+            mem_total_gib=total,
+            mem_available_gib=available,
+            work_dir=work_dir,
+            disk_checked_at=checked,
+            disk_free_gib=free,
+            cmake=cmake.result(),
+            ninja=ninja.result(),
+            python=python_env(environ),
+            triton=triton_distributions(python_paths),
+            devices=device_access(root),
+            os_release=os_release,
+            compiler_caches=caches.result(),
+        )

@@ -15,17 +15,11 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
 
 from rocmforge.errors import UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 VERSION_FILE = "version.txt"
 PIN_DIR = ".ci/docker/ci_commit_pins"
@@ -466,6 +460,8 @@ def _pyproject(files: _Files) -> tuple[dict[str, Any] | None, str]:
     text, bad = _read(files, PYPROJECT)
     if bad or text is None:
         return None, bad
+    # The parser is loaded when a tree has a pyproject.toml to read, not with this module.
+    from rocmforge.knowledge.toml_files import tomllib
     try:
         return tomllib.loads(text), ""
     except tomllib.TOMLDecodeError as exc:

@@ -9,6 +9,8 @@ target: OK, FAIL (Triton's first error line, a crash, or a mach mismatch) or SKI
 that Python, no ld.lld, not a target Triton compiles for, or the time limit ran out).
 Also `gap_error` (the paragraph that stops a build) and `main`, the entry point verify runs in a
 subprocess of the verify venv.
+When the Python asked about is this very interpreter and nothing here can find a triton, the
+answer (SKIP, no triton) is given without starting it (`triton_missing_here`).
 Must not: import triton into the kit's process, write outside its temporary directory, or
 decide what a FAIL means for a build (the build step and doctor decide).
 """
@@ -305,6 +307,10 @@ def probe_triton_targets(
     argv: list[str] = []
     started = time.monotonic()
     pending = list(requests)
+    missing = triton_missing_here(python, environ) if pending else ""
+    if missing:  # what the child would say, known without starting it
+        _skip_all(results, pending, no_triton_reason(python, missing), "no_triton")
+        pending = []
     with tempfile.TemporaryDirectory(prefix="rocmforge-triton-probe-") as tmp:
         scratch = Path(tmp)
         env = probe_environment(environ, scratch)
@@ -333,6 +339,40 @@ def probe_triton_targets(
         seconds=time.monotonic() - started,
         argv=tuple(argv),
     )
+
+
+def no_triton_reason(python: str, error: object) -> str:
+    """The SKIP reason of every target of a Python whose `import triton` fails with `error`."""
+    return f"no triton in {python} ({error})"
+
+
+# What `python` reads besides its own path that decides where `import triton` looks.
+_PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
+                   "PYTHONUSERBASE", "PYTHONPLATLIBDIR")
+
+
+def triton_missing_here(python: str, environ: Mapping[str, str]) -> str:
+    """The error `import triton` would end with in `python`, known without starting it ("" when
+    it cannot be): only when `python` is the very path of this interpreter, started as a plain
+    one (no -I, -S, -s, -E, -P) and with this process's Python path variables, so its sys.path
+    and finders are this process's (less the folders a caller added), and no finder of this
+    process finds a module named triton (nothing is imported). A triton found, or one that
+    might be, leaves the answer to the child."""
+    if python != sys.executable or "triton" in sys.modules:
+        return ""
+    flags = sys.flags
+    if (flags.isolated or flags.no_site or flags.no_user_site or flags.ignore_environment
+            or getattr(flags, "safe_path", False)):
+        return ""
+    if any(environ.get(name) != os.environ.get(name) for name in _PATH_VARIABLES):
+        return ""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("triton")
+    except (ImportError, ValueError):
+        return ""
+    return "" if found is not None else "ModuleNotFoundError: No module named 'triton'"
 
 
 def processor(target: str) -> str:
@@ -386,8 +426,8 @@ def absorb_run(
                           f"({where}); fix: {LLD_FIX}", "no_lld")
                 return []
         elif kind == "no_triton":
-            _skip_all(results, pending, f"no triton in {done.argv[0]} "
-                                        f"({event.get('error', '')})", "no_triton")
+            _skip_all(results, pending, no_triton_reason(done.argv[0], event.get("error", "")),
+                      "no_triton")
             return []
         elif kind == "api_unknown":
             info.update(version=event.get("version", ""))
