@@ -16,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,23 @@ def same_verdicts(first: tuple[TargetProbe, ...], second: tuple[TargetProbe, ...
     def bare(probe: TargetProbe) -> TargetProbe:
         return dataclasses.replace(probe, cached_at="", argv=())
     return [bare(p) for p in first] == [bare(p) for p in second]
+
+
+def probe_with_copied_device_libraries(
+        tmp_path: Path, target: str) -> tuple[Callable[[], TargetProbe], Path, Path]:
+    """A cached clang-22 probe of `target` against a copy of Debian's ROCm 5.2 device-library
+    folder (it has gfx1030's, not gfx1100's): (probe, the folder, the compiler's log)."""
+    compiler, log = logging_compiler(tmp_path / "bin", CLANG22)
+    bitcode = tmp_path / "bitcode"
+    shutil.copytree("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", bitcode)
+    # ROCm 5.2's libraries carry code object ABI 4 and 5; clang 22 defaults to 6.
+    args = ("-nogpuinc", "-mcode-object-version=4")
+
+    def probe() -> TargetProbe:
+        return probe_targets([target], compiler=compiler, driver="clang", llvm_major=22,
+                             device_lib_dir=bitcode, extra_args=args, use_cache=True)[0]
+
+    return probe, bitcode, log
 
 
 # --- pure parts ----------------------------------------------------------------------------------
@@ -225,16 +243,7 @@ def test_a_changed_header_misses_even_with_its_mtime_restored(cache_dir: Path,
 @needs_clang22
 @pytest.mark.needs_tool("hipcc")  # Debian's rocm-device-libs come with it
 def test_a_touched_or_added_device_library_misses(cache_dir: Path, tmp_path: Path) -> None:
-    compiler, log = logging_compiler(tmp_path / "bin", CLANG22)
-    bitcode = tmp_path / "bitcode"
-    shutil.copytree("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", bitcode)
-    # ROCm 5.2's libraries carry code object ABI 4 and 5; clang 22 defaults to 6.
-    args = ("-nogpuinc", "-mcode-object-version=4")
-
-    def probe() -> TargetProbe:
-        return probe_targets(["gfx1030"], compiler=compiler, driver="clang", llvm_major=22,
-                             device_lib_dir=bitcode, extra_args=args, use_cache=True)[0]
-
+    probe, bitcode, log = probe_with_copied_device_libraries(tmp_path, "gfx1030")
     first = probe()
     assert (first.compiles, first.device_lib, len(started(log))) == (True, True, 1)
     assert "--rocm-device-lib-path=" + str(bitcode) in first.argv
@@ -283,15 +292,7 @@ def test_a_rejected_target_is_kept_until_the_compiler_or_environment_changes(
 @pytest.mark.needs_tool("hipcc")  # Debian's rocm-device-libs come with it
 def test_a_missing_device_library_is_kept_until_its_folder_changes(cache_dir: Path,
                                                                      tmp_path: Path) -> None:
-    compiler, log = logging_compiler(tmp_path / "bin", CLANG22)
-    bitcode = tmp_path / "bitcode"
-    shutil.copytree("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", bitcode)
-    args = ("-nogpuinc", "-mcode-object-version=4")
-
-    def probe() -> TargetProbe:
-        return probe_targets(["gfx1100"], compiler=compiler, driver="clang", llvm_major=22,
-                             device_lib_dir=bitcode, extra_args=args, use_cache=True)[0]
-
+    probe, bitcode, log = probe_with_copied_device_libraries(tmp_path, "gfx1100")
     first = probe()
     assert (first.compiles, first.compile_reason, first.cached_at) == (
         False, "this ROCm has no device library for gfx1100", "")
@@ -502,3 +503,32 @@ def test_a_probe_error_comes_before_the_pytorch_sides(tmp_path: Path) -> None:
     with pytest.raises(ProbeError) as caught:
         doctor_facts(settings, os.environ)
     assert str(tmp_path / "no-rocm") in caught.value.paragraph()
+
+
+def test_a_kept_missing_library_rests_on_every_bitcode_folder_of_the_layouts(
+        tmp_path: Path) -> None:
+    """The failure rests on the folder the compile was given and each folder an install's
+    layouts may keep device bitcode in, present or not: a folder that appears (a ROCm 5 layout
+    installed over a Debian one) is a miss, as is a library added to an existing one."""
+    root = tmp_path / "rocm"
+    debian = root / "lib" / "x86_64-linux-gnu" / "amdgcn" / "bitcode"
+    debian.mkdir(parents=True)
+    folders = compile_probe_cache.device_library_folders(debian, root)
+    assert [(s.path, s.stamp is not None) for s in folders] == [
+        (str(debian), True), (str(root / "amdgcn" / "bitcode"), False),
+        (str(root / "lib" / "llvm" / "amdgcn" / "bitcode"), False),
+        (str(root / "llvm" / "amdgcn" / "bitcode"), False)]
+    reason = "this ROCm has no device library for gfx1100"
+
+    def holds() -> bool:
+        kept = probe_store.Stored(value=compile_probe_cache.failure_record(reason, folders),
+                                  stored_at="2026-12-03T00:00:00Z")
+        return compile_probe_cache.still_holds(kept) is not None
+
+    assert holds()
+    (root / "amdgcn" / "bitcode").mkdir(parents=True)
+    assert not holds()
+    folders = compile_probe_cache.device_library_folders(debian, root)
+    assert holds()
+    (debian / "oclc_isa_version_1100.bc").write_bytes(b"BC")
+    assert not holds()

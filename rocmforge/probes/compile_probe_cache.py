@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.probes import probe_store
 from rocmforge.probes.elf_needed import needed_libraries
+from rocmforge.probes.probe_store import PathStamp, changed, stamp_of
 
 KIND = "target-compile/2"  # 2: kept failures may rest on paths (a missing device library)
 TMP_MARK = "<tmp>"
@@ -35,56 +36,6 @@ CLANG_TOOLS = ("clang", "lld", "ld.lld", "clang-offload-bundler")
 # hipcc's own files beside its real file (ROCm 5.x: the Perl script and its module; ROCm 6:
 # the compiled hipcc.bin) and the settings files hipvars.pm reads.
 HIPCC_FILES = ("hipcc.pl", "hipvars.pm", "hipcc.bin", "hipconfig", "hipconfig.pl")
-
-
-Stamp = tuple[int, int, int, int, int]  # (device, inode, size, mtime_ns, ctime_ns)
-
-
-@dataclass(frozen=True, kw_only=True)
-class PathStamp:
-    """One path a compile depends on, as it was: a file it read, or a folder it searched (or
-    would have searched) for one. `stamp` is None when nothing was there. The path is stat'ed
-    as the compiler named it, through any symlink, so a retargeted link shows as another
-    inode; a folder's mtime moves when an entry is added, removed or renamed in it; the ctime
-    moves with every write and cannot be set back, so an edit that restores the mtime shows."""
-
-    path: str
-    stamp: Stamp | None
-
-    def as_json(self) -> list[object]:
-        return [self.path, list(self.stamp) if self.stamp is not None else None]
-
-    @classmethod
-    def of_json(cls, data: object) -> PathStamp | None:
-        if not isinstance(data, list) or len(data) != 2 or not isinstance(data[0], str):
-            return None
-        if data[1] is None:
-            return cls(path=data[0], stamp=None)
-        raw = data[1]
-        if not isinstance(raw, list) or len(raw) != 5 or not all(isinstance(v, int)
-                                                                 for v in raw):
-            return None
-        return cls(path=data[0], stamp=(raw[0], raw[1], raw[2], raw[3], raw[4]))
-
-
-def stamp_of(path: str) -> Stamp | None:
-    """The stamp of what `path` names now (symlinks followed); None when nothing is there."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
-
-
-def changed(stamps: Iterable[PathStamp]) -> str:
-    """The first path that is not as recorded ("" when none): each is stat'ed again."""
-    for kept in stamps:
-        now = stamp_of(kept.path)
-        if now != kept.stamp:
-            if now is None:
-                return f"{kept.path} is gone"
-            return f"{kept.path} appeared" if kept.stamp is None else f"{kept.path} changed"
-    return ""
 
 
 # --- what a compile read, and where it looked ---------------------------------------------------
@@ -232,11 +183,13 @@ def device_library_files(device_lib_dir: Path | None) -> tuple[str, ...]:
 
 def device_library_folders(device_lib_dir: Path | None,
                            rocm_root: Path | None) -> tuple[PathStamp, ...]:
-    """Where a missing device library would be added, as they are now: the install's
-    device-library folder and `<root>/amdgcn/bitcode`, where ROCm puts it (and hipcc looks
-    when no other is named). A library added, removed or renamed there moves the folder's
-    mtime; a folder that appears shows too."""
-    folders = [device_lib_dir, rocm_root / "amdgcn" / "bitcode" if rocm_root else None]
+    """Where a missing device library would be added, as they are now: the folder the compile
+    was given and every folder of the install's layouts that may hold device bitcode
+    (rocm.device_lib_candidates), present or not. A library added, removed or renamed there
+    moves the folder's mtime; a folder that appears shows too."""
+    from rocmforge.probes.rocm import device_lib_candidates
+
+    folders = [device_lib_dir, *(device_lib_candidates(rocm_root) if rocm_root else ())]
     paths = dict.fromkeys(os.fspath(f) for f in folders if f is not None)
     return tuple(PathStamp(path=path, stamp=stamp_of(path)) for path in paths)
 

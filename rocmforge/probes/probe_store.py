@@ -4,7 +4,9 @@ Owns: the key (`probe_key`: a kind, the identity of every file that decides the 
 path, size, mtime, ctime, inode; "missing" when absent), the texts it compiles or parses and the
 environment variables that change it, hashed), the store (`probe-results.json` beside the tool
 cache: `$ROCMFORGE_CACHE_DIR`, else `$XDG_CACHE_HOME/rocmforge`, else `~/.cache/rocmforge`), and
-the switch (`ROCMFORGE_PROBE_CACHE=0`, or a caller's `enabled=False` from `--no-cache`).
+the switch (`ROCMFORGE_PROBE_CACHE=0`, or a caller's `enabled=False` from `--no-cache`), and
+`PathStamp`, what a kept answer rests on besides its key (a path as it was, stat'ed again by
+`changed`).
 A changed tool changes its identity and so the key: a stale answer is never returned.
 Must not: decide what goes into a key (the probe that owns the answer does), keep an answer
 that is not JSON, or fail a probe: cache trouble only costs the run.
@@ -38,6 +40,56 @@ class Stored:
 
     value: dict[str, object]
     stored_at: str
+
+
+Stamp = tuple[int, int, int, int, int]  # (device, inode, size, mtime_ns, ctime_ns)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PathStamp:
+    """One path a kept answer depends on, as it was: a file a compile read, or a folder it
+    searched (or would have searched) for one. `stamp` is None when nothing was there. The
+    path is stat'ed as it was named, through any symlink, so a retargeted link shows as another
+    inode; a folder's mtime moves when an entry is added, removed or renamed in it; the ctime
+    moves with every write and cannot be set back, so an edit that restores the mtime shows."""
+
+    path: str
+    stamp: Stamp | None
+
+    def as_json(self) -> list[object]:
+        return [self.path, list(self.stamp) if self.stamp is not None else None]
+
+    @classmethod
+    def of_json(cls, data: object) -> PathStamp | None:
+        if not isinstance(data, list) or len(data) != 2 or not isinstance(data[0], str):
+            return None
+        if data[1] is None:
+            return cls(path=data[0], stamp=None)
+        raw = data[1]
+        if not isinstance(raw, list) or len(raw) != 5 or not all(isinstance(v, int)
+                                                                 for v in raw):
+            return None
+        return cls(path=data[0], stamp=(raw[0], raw[1], raw[2], raw[3], raw[4]))
+
+
+def stamp_of(path: str) -> Stamp | None:
+    """The stamp of what `path` names now (symlinks followed); None when nothing is there."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+
+
+def changed(stamps: Iterable[PathStamp]) -> str:
+    """The first path that is not as recorded ("" when none): each is stat'ed again."""
+    for kept in stamps:
+        now = stamp_of(kept.path)
+        if now != kept.stamp:
+            if now is None:
+                return f"{kept.path} is gone"
+            return f"{kept.path} appeared" if kept.stamp is None else f"{kept.path} changed"
+    return ""
 
 
 def store_file() -> Path:

@@ -258,15 +258,21 @@ def _clang_in(directory: Path, major: int) -> Path | None:
     return None
 
 
-def _device_lib_dir(root: Path) -> Path | None:
-    """Where `oclc_isa_version_*.bc` live (ROCm 5 `amdgcn/bitcode`, TheRock
-    `lib/llvm/amdgcn/bitcode`, Debian `lib/<triplet>/amdgcn/bitcode`)."""
+def device_lib_candidates(root: Path) -> tuple[Path, ...]:
+    """The folders of an install that may hold its device bitcode, in the order they are tried
+    (ROCm 5 `amdgcn/bitcode`, TheRock `lib/llvm/amdgcn/bitcode`, Debian
+    `lib/<triplet>/amdgcn/bitcode`, the last only where such a folder exists)."""
     fixed = (
         root / "amdgcn" / "bitcode",
         root / "lib" / "llvm" / "amdgcn" / "bitcode",
         root / "llvm" / "amdgcn" / "bitcode",
     )
-    for candidate in (*fixed, *sorted((root / "lib").glob("*/amdgcn/bitcode"))):
+    return (*fixed, *sorted((root / "lib").glob("*/amdgcn/bitcode")))
+
+
+def _device_lib_dir(root: Path) -> Path | None:
+    """Where `oclc_isa_version_*.bc` live: the first of `device_lib_candidates` with one."""
+    for candidate in device_lib_candidates(root):
         if candidate.is_dir() and any(candidate.glob("oclc_isa_version_*.bc")):
             return candidate
     return None

@@ -161,11 +161,16 @@ def compiler_caches(
     path_env: str, environ: Mapping[str, str] = os.environ, run: Runner = run_command
 ) -> dict[str, str]:
     """ccache and sccache as found on PATH (name -> path); a pyenv shim is replaced by the
-    program it runs, so the build does not start pyenv for every compile."""
+    program it runs, so the build does not start pyenv for every compile. pyenv's answer is
+    kept across runs with what it rests on (probes.shims), unless the probe store is off or
+    the runner is a fake."""
+    from rocmforge.probes.probe_store import enabled
     from rocmforge.probes.shims import resolve_shim
 
+    keep = run is run_command and enabled(environ)
     found = {name: shutil.which(name, path=path_env) for name in ("ccache", "sccache")}
-    return {name: resolve_shim(path, environ, run) for name, path in found.items() if path}
+    return {name: resolve_shim(path, environ, run, keep=keep)
+            for name, path in found.items() if path}
 
 
 def tool_version(name: str, path_env: str, run: Runner = run_command) -> ToolVersion:
