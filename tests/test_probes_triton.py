@@ -281,28 +281,33 @@ class CountingRunner:
 
 @pytest.mark.slow
 def test_this_python_without_triton_answers_without_a_child(tmp_path: Path) -> None:
-    """Asked about this very interpreter, which cannot find a triton, the probe gives the
-    child's answer without starting it; the same interpreter by another path, or with another
-    PYTHONPATH, is asked the usual way and answers the same."""
+    """Asked (as doctor asks) about this very interpreter, which cannot find a triton, the
+    probe gives the child's answer without starting it; the same interpreter by another path,
+    with another PYTHONPATH, or for a caller that does not allow it (a build), is asked the
+    usual way and answers the same."""
     import importlib.util
 
     here_has_triton = importlib.util.find_spec("triton") is not None
     targets = ["gfx942", "gfx1100"]
     runner = CountingRunner()
-    here = probe_triton_targets(sys.executable, targets, table=TABLE, run=runner)
+    here = probe_triton_targets(sys.executable, targets, table=TABLE, run=runner,
+                                answer_here=True)
     assert len(runner.argvs) == (1 if here_has_triton else 0)
     if here_has_triton:
         return  # the child answered; nothing else to compare
     link = tmp_path / "python"
     link.symlink_to(sys.executable)
-    by_link = probe_triton_targets(str(link), targets, table=TABLE, run=runner)
+    by_link = probe_triton_targets(str(link), targets, table=TABLE, run=runner,
+                                   answer_here=True)
     empty = tmp_path / "empty"
     empty.mkdir()
     environ = {**os.environ, "PYTHONPATH": str(empty)}
     other_path = probe_triton_targets(sys.executable, targets, table=TABLE, run=runner,
-                                      environ=environ)
-    assert [argv[0] for argv in runner.argvs] == [str(link), sys.executable]
-    for report, python in ((by_link, str(link)), (other_path, sys.executable)):
+                                      environ=environ, answer_here=True)
+    not_allowed = probe_triton_targets(sys.executable, targets, table=TABLE, run=runner)
+    assert [argv[0] for argv in runner.argvs] == [str(link), sys.executable, sys.executable]
+    for report, python in ((by_link, str(link)), (other_path, sys.executable),
+                           (not_allowed, sys.executable)):
         assert [(r.target, r.status, r.cause, r.reason) for r in report.results] == [
             (r.target, r.status, r.cause, r.reason.replace(sys.executable, python))
             for r in here.results]

@@ -213,7 +213,7 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
         if settings.arch.strip():
             early = requested_targets(settings.arch, (), table)
             pending = pool.submit(probe_triton_targets, python, [str(t) for t in early],
-                                  table=table, environ=environ)
+                                  table=table, environ=environ, answer_here=True)
 
         def compile_early(rocm: RocmInstall) -> None:
             nonlocal compiles
@@ -239,7 +239,7 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
         if pending is None and targets:  # a Python without triton answers at once; its
             # report then has no rows
             pending = pool.submit(probe_triton_targets, python, names, table=table,
-                                  environ=environ)
+                                  environ=environ, answer_here=True)
         release = pytorch.release
         components = component_report(facts, pytorch)
         features = features_for_build(settings, facts, names, workdir, pytorch, components)

@@ -9,8 +9,9 @@ target: OK, FAIL (Triton's first error line, a crash, or a mach mismatch) or SKI
 that Python, no ld.lld, not a target Triton compiles for, or the time limit ran out).
 Also `gap_error` (the paragraph that stops a build) and `main`, the entry point verify runs in a
 subprocess of the verify venv.
-When the Python asked about is this very interpreter and nothing here can find a triton, the
-answer (SKIP, no triton) is given without starting it (`triton_missing_here`).
+When the caller allows it (doctor), the Python asked about is this very interpreter and nothing
+here can find a triton, the answer (SKIP, no triton) is given without starting it
+(`triton_missing_here`).
 Must not: import triton into the kit's process, write outside its temporary directory, or
 decide what a FAIL means for a build (the build step and doctor decide).
 """
@@ -294,10 +295,14 @@ def probe_triton_targets(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     lld_roots: Sequence[Path] = DEFAULT_LLD_ROOTS,
     run: Runner = run_command,
+    answer_here: bool = False,
 ) -> TritonProbeReport:
     """Compile the probe kernel for each target with the Triton of `python` and check each code
     object. A crash on one target is that target's FAIL; the rest are compiled in a new process.
-    `timeout_s` bounds the whole probe; targets left when it runs out SKIP."""
+    `timeout_s` bounds the whole probe; targets left when it runs out SKIP. `answer_here`
+    (doctor, a short-lived process): a missing triton in this very interpreter may be known
+    without a child (`triton_missing_here`); a process that may have installed one since it
+    started (a build: a `.pth` added then is not on this process's path) leaves it False."""
     table = table or load_arch_table()
     python = str(python)
     requests, decided = plan_targets(targets, table)
@@ -307,7 +312,7 @@ def probe_triton_targets(
     argv: list[str] = []
     started = time.monotonic()
     pending = list(requests)
-    missing = triton_missing_here(python, environ) if pending else ""
+    missing = triton_missing_here(python, environ) if pending and answer_here else ""
     if missing:  # what the child would say, known without starting it
         _skip_all(results, pending, no_triton_reason(python, missing), "no_triton")
         pending = []
@@ -366,8 +371,10 @@ def triton_missing_here(python: str, environ: Mapping[str, str]) -> str:
         return ""
     if any(environ.get(name) != os.environ.get(name) for name in _PATH_VARIABLES):
         return ""
+    import importlib
     import importlib.util
 
+    importlib.invalidate_caches()  # a folder listing read before an install is read again
     try:
         found = importlib.util.find_spec("triton")
     except (ImportError, ValueError):
