@@ -23,8 +23,9 @@ from invoke import Config, Context
 from rocmforge.errors import StepFailed
 from rocmforge.execute.actions import ActionContext
 from rocmforge.execute.model import Plan, Step
-from rocmforge.execute.runner import StepRunner, planned_states
+from rocmforge.execute.runner import StepRunner
 from rocmforge.execute.stamps import read_stamp
+from rocmforge.execute.states import planned_states
 from rocmforge.workdir import workdir_for
 
 

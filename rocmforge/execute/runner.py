@@ -63,6 +63,7 @@ from rocmforge.execute.leftovers import remove_leftovers
 from rocmforge.execute.lock import BuildLock, lock_path
 from rocmforge.execute.model import Plan, Step
 from rocmforge.execute.stamps import Stamp, read_stamp, remove_stamp, write_stamp
+from rocmforge.execute.states import first_to_run, missing_outputs
 from rocmforge.workdir import WorkDir, mark_work_dir
 
 if TYPE_CHECKING:
@@ -623,33 +624,6 @@ def explain_log(log_path: Path, step_name: str,
         )
         lines = tuple(tail)
     return LogExplanation(signature_id="", cause="", fix="", lines=lines[-RELEVANT_LINES:])
-
-
-def first_to_run(plan: Plan, workdir: WorkDir) -> int:
-    """Index of the first step whose stamp is missing or has another digest (len = none).
-    Volatile steps before it are still re-checked when the build runs (planned_states)."""
-    for index, step in enumerate(plan.steps):
-        stamp = read_stamp(workdir.state, step.name)
-        if stamp is None or stamp.digest != step.digest() or missing_outputs(step):
-            return index
-    return len(plan.steps)
-
-
-def missing_outputs(step: Step) -> list[str]:
-    """The step's declared outputs that are gone (a deleted dist/ or venv/): its stamp no
-    longer proves anything, so the step and every later one run again."""
-    return [path for path in step.outputs if not os.path.lexists(path)]
-
-
-def planned_states(plan: Plan, workdir: WorkDir) -> list[str]:
-    """Per step, without running anything: "done" (stamp matches, skipped), "checks" (stamp
-    matches, but the step is volatile: the build re-checks it, and a change redoes every later
-    step) or "to run". For `invoke plan` and `--dry`."""
-    start_at = first_to_run(plan, workdir)
-    return [
-        ("checks" if step.volatile else "done") if index < start_at else "to run"
-        for index, step in enumerate(plan.steps)
-    ]
 
 
 def run_plan(

@@ -1,7 +1,8 @@
 """Triton facts that several layers use, each defined once.
 
 Owns: the distributions that install the `triton` import package (the providers), the PEP 503
-name rule used to compare them, a wheel file's provider, and the Triton modes of a build.
+name rule used to compare them, a wheel file's provider, the Triton modes of a build, and the
+package index a build's Triton wheel comes from.
 Must not: import anything outside the standard library: rocmforge.verify imports this module
 inside a bare target venv (stdlib + torch + triton), and the nox sessions before any install.
 """
@@ -25,6 +26,11 @@ TRITON_PROVIDERS: tuple[str, ...] = ("triton", "pytorch-triton", "pytorch-triton
                                      "triton-rocm")
 
 _SEPARATORS = re.compile(r"[-_.]+")
+
+
+def index_url(template: str, rocm_version: str) -> str:
+    """settings.triton_index with {rocm} = ROCm major.minor (download.pytorch.org/whl/rocm6.4)."""
+    return template.replace("{rocm}", ".".join(rocm_version.split(".")[:2]))
 
 
 def canonical_name(name: str) -> str:

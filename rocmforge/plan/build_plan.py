@@ -469,7 +469,7 @@ def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str
                     rocm_version: str) -> Effects:
     """What the triton step does in `mode`, before the pin is known (it is read from the
     checkout when the step runs)."""
-    from rocmforge.sources.triton_wheel import index_url
+    from rocmforge.knowledge.triton import index_url
 
     if mode == "skip":
         return Effects(notes=("Triton is skipped: torch.compile will not work",))

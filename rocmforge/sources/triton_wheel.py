@@ -211,8 +211,8 @@ def parse_pep691(doc: Mapping[str, object], *, base_url: str) -> tuple[IndexFile
 
 @functools.cache
 def _anchors_class() -> type:
-    """The HTML anchor collector; html.parser is imported on first use (only a fetch needs it,
-    and `invoke plan` imports this module for index_url)."""
+    """The HTML anchor collector; html.parser is imported on first use (only a fetch needs it;
+    the build's Triton step imports this module before it knows whether it fetches)."""
     from html.parser import HTMLParser
 
     class _Anchors(HTMLParser):
@@ -562,8 +562,3 @@ def triton_conflicts(
     if names:
         argv = (python, "-m", "pip", "uninstall", "--yes", *names)
     return TritonConflicts(names=tuple(names), uninstall_argv=argv)
-
-
-def index_url(template: str, rocm_version: str) -> str:
-    """settings.triton_index with {rocm} = ROCm major.minor (download.pytorch.org/whl/rocm6.4)."""
-    return template.replace("{rocm}", ".".join(rocm_version.split(".")[:2]))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from rocmforge.errors import StepFailed
 from rocmforge.execute.actions import ActionContext, Details
-from rocmforge.sources.triton_wheel import index_url
+from rocmforge.knowledge.triton import index_url
 from rocmforge.steps.venv import pip_install_argv
 
 if TYPE_CHECKING:

@@ -44,7 +44,7 @@ def _resume_hint(arch: str) -> str:
 @reported
 def plan(c: Context, json: bool = False, **flags: object) -> None:
     """Show what `invoke build` would do: resolved settings and every step, nothing run."""
-    from rocmforge.execute.runner import planned_states
+    from rocmforge.execute.states import planned_states
     from rocmforge.plan.report import feature_rows, settings_rows, step_rows, with_features
     from rocmforge.render import emit_json, print_table, say
 

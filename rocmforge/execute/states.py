@@ -1,0 +1,42 @@
+"""Where a plan stands in a work dir: which steps are done and where a build would start.
+
+Owns: the first step to run (the first whose stamp is missing, has another digest, or whose
+declared outputs are gone), a step's missing outputs, and each step's planned state for
+`invoke plan` and `--dry`. Read-only: it reads stamps and looks for outputs, nothing else, so
+`invoke plan` needs no runner. Must not: write, run, or lock anything (rocmforge.execute.runner).
+"""
+
+from __future__ import annotations
+
+import os
+
+from rocmforge.execute.model import Plan, Step
+from rocmforge.execute.stamps import read_stamp
+from rocmforge.workdir import WorkDir
+
+
+def first_to_run(plan: Plan, workdir: WorkDir) -> int:
+    """Index of the first step whose stamp is missing or has another digest (len = none).
+    Volatile steps before it are still re-checked when the build runs (planned_states)."""
+    for index, step in enumerate(plan.steps):
+        stamp = read_stamp(workdir.state, step.name)
+        if stamp is None or stamp.digest != step.digest() or missing_outputs(step):
+            return index
+    return len(plan.steps)
+
+
+def missing_outputs(step: Step) -> list[str]:
+    """The step's declared outputs that are gone (a deleted dist/ or venv/): its stamp no
+    longer proves anything, so the step and every later one run again."""
+    return [path for path in step.outputs if not os.path.lexists(path)]
+
+
+def planned_states(plan: Plan, workdir: WorkDir) -> list[str]:
+    """Per step, without running anything: "done" (stamp matches, skipped), "checks" (stamp
+    matches, but the step is volatile: the build re-checks it, and a change redoes every later
+    step) or "to run". For `invoke plan` and `--dry`."""
+    start_at = first_to_run(plan, workdir)
+    return [
+        ("checks" if step.volatile else "done") if index < start_at else "to run"
+        for index, step in enumerate(plan.steps)
+    ]
