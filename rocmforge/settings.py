@@ -370,6 +370,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag(name="path", short="",
          help="one more wheel, directory or ELF file; repeat for several "
          "(--path a.whl --path build/lib)"),
+    Flag(name="log", short="",
+         help="the log to explain: a file (a failed step's log, a CI log, pip or docker "
+         "output) or - for stdin"),
+    Flag(name="step", short="",
+         help="the kit step the log comes from (configure, build, verify, …): narrows triage "
+         "to the rules for it"),
     Flag(name="deep", short="",
          help="decompress every compressed bundle whole, check its header hash, and cross-check "
          "every code object (slower; the default reads entry tables only)"),

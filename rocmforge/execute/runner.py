@@ -577,7 +577,7 @@ class StepRunner:
         self._say("----")
         cause = explained.cause
         if explained.signature_id:
-            cause = f"{cause} (known failure `{explained.signature_id}`)"
+            cause = f"{cause} ({explained.klass}: known failure `{explained.signature_id}`)"
         error = StepFailed(
             f"Step {step.name} failed: {self._command_line(step)[2:]} {how}. Full log: {log_path}",
             cause or "no known failure signature matched the log; the lines above are the ones "
@@ -592,36 +592,39 @@ class StepRunner:
 
 @dataclass(frozen=True, kw_only=True)
 class LogExplanation:
-    """What a failed step's log says: the matched signature (or none) and the lines to show."""
+    """What a failed step's log says: the triage class and subject, the rule that explained it
+    (or none), and the lines to show."""
 
     signature_id: str
     cause: str
     fix: str
     lines: tuple[str, ...]
+    klass: str = ""
+    subject: str = ""
 
 
 def explain_log(log_path: Path, step_name: str,
                 env: Mapping[str, str] | None = None) -> LogExplanation:
-    """Triage a step log from disk (streamed): a known signature with its cause, fix and lines;
-    else the error-looking lines (diagnostics.relevant_lines); else the last 30 lines."""
+    """Triage a step log from disk (streamed) with the same engine as `invoke triage`: the
+    first root cause with its cause, fix and evidence; else the error-looking lines; else the
+    last 30 lines."""
     from collections import deque
 
-    from rocmforge.execute import triage as diagnostics
+    from rocmforge.triage import explain_file
 
     try:
-        triage = diagnostics.triage_file(log_path, step_name,
-                                         context=diagnostics.run_context(env or {}))
+        found = explain_file(log_path, step_name, env or {})
     except OSError:
         return LogExplanation(signature_id="", cause="", fix="", lines=())
-    if triage is not None:
-        return LogExplanation(signature_id=triage.signature_id, cause=triage.cause,
-                              fix=triage.fix, lines=tuple(triage.relevant_lines[-RELEVANT_LINES:]))
-    text = log_path.read_text(encoding="utf-8", errors="replace")
-    lines = tuple(diagnostics.relevant_lines(text))
+    lines = tuple(e.text for e in found.evidence)
+    if found.klass is not None:
+        return LogExplanation(signature_id=found.rule, cause=found.cause, fix=found.fix,
+                              lines=lines[-RELEVANT_LINES:], klass=found.klass,
+                              subject=found.subject)
     if not lines:
-        tail: deque[str] = deque(
-            (line for line in text.splitlines() if line.strip()), maxlen=RELEVANT_LINES
-        )
+        with log_path.open(encoding="utf-8", errors="replace") as handle:
+            tail: deque[str] = deque((line.rstrip("\r\n") for line in handle if line.strip()),
+                                     maxlen=RELEVANT_LINES)
         lines = tuple(tail)
     return LogExplanation(signature_id="", cause="", fix="", lines=lines[-RELEVANT_LINES:])
 

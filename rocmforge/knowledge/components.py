@@ -27,6 +27,12 @@ class Component:
     debian_package: str = ""
     source: str = TABLE_FILE
     """Where the name and `required` came from: the table, or the tree's LoadHIP.cmake line."""
+    libraries: tuple[str, ...] = ()
+    """Shared-library stems it installs (`libMIOpen`), for naming the owner of a link error."""
+    symbols: tuple[str, ...] = ()
+    """Prefixes of the C symbols it exports (`miopen`), for naming the owner of a symbol."""
+    headers: tuple[str, ...] = ()
+    """Include folders of its headers (`miopen/`), for naming the owner of a missing header."""
 
     def install_hint(self) -> str:
         """The packages that provide it: ROCm's, and Debian's where Debian ships it."""
@@ -45,10 +51,14 @@ def load_components() -> tuple[Component, ...]:
     for name, row in components.items():
         expect_type(row, dict, where=f"{TABLE_FILE} [components.{name}]")
         check_keys(row, where=f"{TABLE_FILE} [components.{name}]",
-                   required=("required",), optional=("rocm_package", "debian_package"))
+                   required=("required",),
+                   optional=("rocm_package", "debian_package", "libraries", "symbols", "headers"))
+        lists = {key: tuple(str(v) for v in expect_type(row.get(key, []), list,
+                                                          where=f"{TABLE_FILE} {name}.{key}"))
+                 for key in ("libraries", "symbols", "headers")}
         found.append(Component(name=str(name), required=bool(row["required"]),
                                rocm_package=str(row.get("rocm_package", "")),
-                               debian_package=str(row.get("debian_package", ""))))
+                               debian_package=str(row.get("debian_package", "")), **lists))
     return tuple(found)
 
 

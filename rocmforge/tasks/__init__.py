@@ -22,6 +22,7 @@ from rocmforge.tasks import (
     matrix,
     sources,
     toolchain,
+    triage,
     vendor,
     verify,
 )
@@ -64,7 +65,7 @@ def check_project_yaml(start: Path | None = None) -> None:
 def _collection() -> Collection:
     ns = Collection("rocm")
     for module in (doctor, toolchain, sources, fetch, build, inspect, verify, vendor,
-                   knowledge, matrix):
+                   knowledge, matrix, triage):
         for task in module.TASKS:
             ns.add_task(task)
         for sub in module.COLLECTIONS:

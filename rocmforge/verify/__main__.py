@@ -129,6 +129,10 @@ def import_torch() -> ModuleType:
             raise
         text = str(exc).strip().splitlines()
         first = text[0] if text else ""
+        explained = explain_import_error(exc)
+        if explained:
+            raise BadInput(f"torch does not import ({type(exc).__name__}: {first}). Nothing was "
+                           f"checked. {explained}") from None
         raise BadInput(
             f"torch does not import ({type(exc).__name__}: {first}). Nothing was checked: the "
             "install is broken or incomplete (a missing shared library, a wheel for another "
@@ -137,6 +141,23 @@ def import_torch() -> ModuleType:
             "run again."
         ) from None
     return torch
+
+
+def explain_import_error(exc: BaseException) -> str:
+    """The triage of a failed import (the same engine that explains a failed build step and
+    `invoke triage`), as 'Cause (class): … Fix: …', or '' when it explains nothing."""
+    import traceback
+
+    from rocmforge.triage import explain_lines
+
+    lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).splitlines()
+    try:
+        found = explain_lines(lines, step="verify")
+    except Exception:  # noqa: BLE001 - a broken table must not hide the import error itself
+        return ""
+    if found.klass is None:
+        return ""
+    return f"Cause ({found.klass}, {found.subject}): {found.cause}. Fix: {found.fix}."
 
 
 def matching_devices(torch: ModuleType, target: str) -> tuple[list[str], bool]:

@@ -1,0 +1,72 @@
+"""Invoke task: triage. A thin adapter: read the log (a file or stdin), explain it, print.
+
+Exit status: 0 explained (a class, a cause and a fix, with the lines they rest on), 1 not
+explained (the lines that look like errors are printed; no cause is claimed), 2 bad input (no
+such file, a directory, an unreadable file).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from invoke import Context, Exit
+
+from rocmforge.tasks._common import reported
+from rocmforge.tasks._flags import flagged
+
+
+@flagged(positional=["log"])
+@reported
+def triage(c: Context, log: str | None = None, step: str = "", json: bool = False) -> None:
+    """Explain a failed build's log: the class, what it is about, the cause, the fix, and the
+    log lines that show it. Any log: a step's log under <work>/logs, a CI log (timestamps,
+    docker and ##[error] prefixes are read through), pip's output, or - for stdin.
+    Exit 0: explained; 1: not explained (the error-looking lines are shown); 2: bad input.
+    """
+    import shutil
+
+    from rocmforge import render
+    from rocmforge.errors import UsageError
+    from rocmforge.triage import explain_file, explain_lines
+    from rocmforge.triage.report import STEPS, known_step, render_text
+
+    if not log:
+        raise UsageError(
+            "no log given",
+            "triage explains one log: a failed step's log (<work>/logs/<step>.log), a CI log, "
+            "pip's or docker's output",
+            "run `invoke triage .rocmforge/logs/build.log --step build`, or pipe a log in: "
+            "`... 2>&1 | invoke triage -`",
+        )
+    if step and not known_step(step):
+        print(f"rocmforge: --step {step!r} is not one of the kit's steps ({', '.join(STEPS)}, "
+              "<companion>-build); every rule is tried", file=sys.stderr)
+        step = ""
+    if log == "-":
+        found = explain_lines(sys.stdin, step)
+        source = "stdin"
+    else:
+        from pathlib import Path
+
+        path = Path(log)
+        if not path.exists():
+            raise UsageError(f"the log {log} does not exist", "triage reads a log file, or "
+                             "stdin for -", "check the path (a step's log is "
+                             "<work>/logs/<step>.log)")
+        if path.is_dir():
+            raise UsageError(f"{log} is a directory", "triage reads one log file",
+                             "name a file in it, e.g. logs/build.log")
+        found = explain_file(path, step)
+        source = log
+    if json:
+        render.emit_json({**found.to_json(), "log": source})
+    else:
+        width = shutil.get_terminal_size((100, 24)).columns
+        sys.stdout.write(render_text(found, source, width=min(width, 100)))
+        sys.stdout.flush()
+    if not found.explained:
+        raise Exit(code=1)
+
+
+TASKS: tuple = (triage,)
+COLLECTIONS: tuple = ()

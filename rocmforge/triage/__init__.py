@@ -1,0 +1,61 @@
+"""Triage: which known failure a log shows, why, the fix, and the lines it rests on.
+
+One engine for every caller: a failed build step (the runner), a failed `verify` import, and
+`invoke triage LOG` on any log (a CI log, pip's output, a docker build, stdin). The rules are
+the parsers in `rules.py` plus the exact-message table config/diagnostics.toml (`table.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+
+from rocmforge.triage.engine import diagnose
+from rocmforge.triage.model import CLASSES, SCHEMA, Diagnosis, Evidence
+from rocmforge.triage.rule import Rule
+from rocmforge.triage.rules import RULES
+from rocmforge.triage.table import load_signatures
+
+__all__ = ["CLASSES", "SCHEMA", "Diagnosis", "Evidence", "all_rules", "explain_file",
+           "explain_lines", "explain_text", "run_context"]
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    """The code rules and the table's signatures, in that order (ties go to the code)."""
+    return RULES + tuple(s.as_rule() for s in load_signatures())
+
+
+def explain_lines(lines: Iterable[str], step: str = "",
+                  run: Mapping[str, str] | None = None) -> Diagnosis:
+    """Triage a stream of log lines (one pass, bounded memory)."""
+    return diagnose(lines, all_rules(), step, run_context(run or {}))
+
+
+def explain_text(text: str, step: str = "", run: Mapping[str, str] | None = None) -> Diagnosis:
+    return explain_lines(text.splitlines(), step, run)
+
+
+def explain_file(path: Path, step: str = "", run: Mapping[str, str] | None = None) -> Diagnosis:
+    """Triage a log on disk, streamed (bad bytes replaced, never loaded whole)."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        return explain_lines(handle, step, run)
+
+
+def run_context(env: Mapping[str, str]) -> dict[str, str]:
+    """Values of the failed run that a cause and fix may name ({max_jobs}, {fewer_jobs},
+    {jobs_advice}), so advice fits the run: half the jobs it really used, never a number
+    that is not fewer."""
+    value = env.get("MAX_JOBS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        jobs = int(value)
+        fewer = max(1, jobs // 2)
+        return {"max_jobs": str(jobs), "fewer_jobs": str(fewer),
+                "jobs_advice": (f"MAX_JOBS was {jobs}; rerun with half as many, "
+                                f"`ROCMFORGE_MAX_JOBS={fewer} invoke build`" if jobs > 1 else
+                                "MAX_JOBS was already 1, so fewer jobs cannot help: add memory "
+                                "or swap, or build on a larger machine")}
+    return {"max_jobs": "", "fewer_jobs": "",
+            "jobs_advice": "MAX_JOBS was not set (ninja then runs one job per core); rerun "
+                           "with fewer, e.g. `ROCMFORGE_MAX_JOBS=4 invoke build`"}

@@ -1,0 +1,239 @@
+"""Triage of a whole log: one streaming pass, every rule, then the first root cause.
+
+Owns: reading lines (cleaned by `lines.clean`), tracking CMake message blocks, trying each rule
+on the lines that hold its trigger words, collecting facts the answer may name (the GPU's
+target), choosing the finding that explains the log (lowest tier, then earliest line), and the
+evidence lines. Must not: print, run programs or read anything but the lines it is given.
+
+Memory stays bounded on multi-MB ninja logs: a few lines of context before each line, a
+capped list of findings, and a capped set of error-looking lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+
+from rocmforge.triage.lines import clean
+from rocmforge.triage.model import Diagnosis, Evidence, Finding
+from rocmforge.triage.rule import LineView, Rule
+
+MAX_EVIDENCE = 30
+MAX_LINE_CHARS = 400
+CONTEXT_BEFORE = 3
+CONTEXT_AFTER = 4
+MAX_FINDINGS = 200
+FIRST_ERRORS_KEPT = 12
+LAST_ERRORS_KEPT = 6
+
+ERROR_LINE = re.compile(
+    r"error:|Error:|ERROR|FAILED|CMake Error|\bError\b|\bfatal\b|Traceback \(most recent|"
+    r"undefined reference|undefined symbol|Killed|Aborted|(?:Error|Exception): |"
+    r"cannot open shared object|No space left|not found"
+)
+_ERROR_WORDS = ("rror", "FAILED", "fatal", "Traceback", "undefined", "Killed", "Aborted",
+                "Exception", "cannot open", "No space", "not found", "ERROR")
+
+# Where a log names the GPU a run-time error happened on: the HIP runtime's "Devices:" list and
+# "for ISA:", rocminfo, torch's gcnArchName, rocBLAS' "GPU arch :" (strong), and any other target
+# a line names (weak: a compile target, a list). The code objects a bundle *holds* (hipv4-…) are
+# not the device.
+_DEVICE_STRONG = re.compile(
+    r"gcnArchName\W+(?P<a>gfx[0-9a-f]{3,4})|GPU arch\s*:\s*(?P<b>gfx[0-9a-f]{3,4})"
+    r"|^\s*Name:\s+(?P<c>gfx[0-9a-f]{3,4})\s*$"
+    r"|amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})\S* - \[Not Found\]"
+    r"|for ISA: amdgcn-amd-amdhsa--(?P<e>gfx[0-9a-f]{3,4})"
+)
+_DEVICE_WEAK = re.compile(
+    r"(?<!hipv4-)amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})"
+    r"|(?:device|GPU|arch(?:itecture)?|compiling for|ISA)\W{1,3}(?P<e>gfx[0-9a-f]{3,4})\b"
+)
+STRONG_WEIGHT = 100
+
+_CMAKE_HEADER = re.compile(r"^CMake (Error|Warning|Deprecation Warning)\b")
+
+
+@dataclass(kw_only=True)
+class _Scan:
+    """What one pass kept; mutable while the pass fills it, never seen outside this module."""
+
+    findings: list[Finding] = field(default_factory=list)
+    kept: dict[int, str] = field(default_factory=dict)
+    finding_lines: set[int] = field(default_factory=set)
+    error_lines: list[int] = field(default_factory=list)
+    last_errors: deque[int] = field(default_factory=lambda: deque(maxlen=LAST_ERRORS_KEPT))
+    devices: dict[str, int] = field(default_factory=dict)
+    requires_seen: set[str] = field(default_factory=set)
+    unless_seen: set[str] = field(default_factory=set)
+    lines_read: int = 0
+
+
+def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
+    active = [r for r in rules if r.applies_to(step)]
+    state = _Scan()
+    before: deque[tuple[int, str]] = deque(maxlen=CONTEXT_BEFORE)
+    recent: deque[str] = deque(maxlen=8)
+    after_until = -1
+    block = ""
+    block_header = -1
+    block_text = ""
+    requirers = [r for r in active if r.requires is not None]
+    voiders = [r for r in active if r.unless is not None]
+    for index, raw in enumerate(lines):
+        lineno = index + 1
+        text_full = clean(raw)
+        stripped = text_full.strip()
+        shown = stripped if len(stripped) <= MAX_LINE_CHARS else stripped[:MAX_LINE_CHARS] + " …"
+        indented = bool(text_full) and text_full[0] in " \t"
+        header = _CMAKE_HEADER.match(stripped)
+        if header:
+            block = "error" if header.group(1) == "Error" else "warning"
+            block_header = lineno
+            block_text = shown
+        elif block and (stripped.startswith("-- ") or (stripped and not indented and
+                        not stripped.startswith(("Call Stack", "CMake")))):
+            block = ""
+        view = None
+        matched = False
+        if len(state.findings) < MAX_FINDINGS:
+            for rule in active:
+                if rule.triggers and not any(t in stripped for t in rule.triggers):
+                    continue
+                found = rule.pattern.search(stripped)
+                if found is None:
+                    continue
+                if view is None:
+                    view = LineView(text=stripped, indented=indented, cmake_block=block,
+                                    previous=tuple(recent), step=step)
+                reading = rule.read(found, view)
+                if reading is None:
+                    continue
+                state.findings.append(Finding(
+                    rule=rule.id, klass=reading.klass or rule.klass, subject=reading.subject, cause=reading.cause,
+                    fix=reading.fix, lineno=lineno, tier=rule.tier, source=rule.source))
+                matched = True
+        for rule in requirers:
+            if rule.id not in state.requires_seen and rule.requires is not None and \
+                    rule.requires.search(stripped):
+                state.requires_seen.add(rule.id)
+                state.kept.setdefault(lineno, shown)
+        for rule in voiders:
+            if rule.unless is not None and rule.unless.search(stripped):
+                state.unless_seen.add(rule.id)
+        if "gfx" in stripped and "[code object" not in stripped:
+            for regex, weight in ((_DEVICE_STRONG, STRONG_WEIGHT), (_DEVICE_WEAK, 1)):
+                hits = [next(g for g in m.groups() if g) for m in regex.finditer(stripped)]
+                for target in hits:
+                    state.devices[target] = state.devices.get(target, 0) + weight
+                if hits:
+                    break
+        if matched:
+            state.kept[lineno] = shown
+            state.finding_lines.add(lineno)
+            if block and block_header > 0:
+                state.kept[block_header] = block_text
+                state.finding_lines.add(block_header)
+            for prev_no, prev_text in before:
+                state.kept.setdefault(prev_no, prev_text)
+            after_until = lineno + CONTEXT_AFTER
+        elif lineno <= after_until and stripped:
+            state.kept.setdefault(lineno, shown)
+        if stripped and any(w in stripped for w in _ERROR_WORDS) and ERROR_LINE.search(stripped):
+            if len(state.error_lines) < FIRST_ERRORS_KEPT:
+                state.error_lines.append(lineno)
+                state.kept.setdefault(lineno, shown)
+            else:
+                state.last_errors.append(lineno)
+                state.kept.setdefault(lineno, shown)
+        if stripped:
+            before.append((lineno, shown))
+            recent.append(stripped)
+        state.lines_read = lineno
+    _trim(state)
+    return state
+
+
+def _trim(state: _Scan) -> None:
+    """Drop kept lines nobody will show (error lines beyond the first and last few)."""
+    wanted = set(state.error_lines) | set(state.last_errors) | state.finding_lines
+    for lineno in list(state.kept):
+        if lineno in wanted:
+            continue
+        if any(abs(lineno - f) <= CONTEXT_AFTER + CONTEXT_BEFORE for f in state.finding_lines):
+            continue
+        del state.kept[lineno]
+
+
+def choose(findings: list[Finding], rules: Iterable[Rule], requires_seen: set[str],
+           unless_seen: AbstractSet[str] = frozenset()) -> Finding | None:
+    """The finding that explains the log: conditions that cause every later error (tier 0)
+    first, then the earliest root cause, then symptoms (tier 2). A finding whose rule needs
+    context the log does not hold, or whose lines the log shows to be symptoms, is none."""
+    needs = {r.id for r in rules if r.requires is not None}
+    usable = [f for f in findings if (f.rule not in needs or f.rule in requires_seen)
+              and f.rule not in unless_seen]
+    if not usable:
+        return None
+    return min(usable, key=lambda f: (f.tier, f.lineno))
+
+
+def diagnose(lines: Iterable[str], rules: Iterable[Rule], step: str = "",
+             run: Mapping[str, str] | None = None) -> Diagnosis:
+    rules = tuple(rules)
+    state = scan(lines, rules, step)
+    chosen = choose(state.findings, rules, state.requires_seen, state.unless_seen)
+    if chosen is None:
+        return Diagnosis(klass=None, subject="", cause="", fix="", rule="",
+                         evidence=_evidence(state, None), step=step)
+    device = _device(state)
+    fill = _Fill({**(run or {}), "device": device, "gfx": device or "<gfx>"})
+    subject = chosen.subject
+    if subject == "{device}":
+        subject = device or "PYTORCH_ROCM_ARCH"
+    return Diagnosis(klass=chosen.klass, subject=subject.format_map(fill),
+                     cause=chosen.cause.format_map(fill), fix=chosen.fix.format_map(fill),
+                     rule=chosen.rule, evidence=_evidence(state, chosen), source=chosen.source,
+                     step=step)
+
+
+def _device(state: _Scan) -> str:
+    """The target the log names most (strong mentions outweigh any number of weak ones; the
+    first named wins a tie)."""
+    if not state.devices:
+        return ""
+    return max(state.devices.items(), key=lambda item: item[1])[0]
+
+
+def _evidence(state: _Scan, chosen: Finding | None) -> tuple[Evidence, ...]:
+    if chosen is None:
+        numbers = sorted(set(state.error_lines) | set(state.last_errors))
+    else:
+        near = [n for n in state.kept
+                if chosen.lineno - CONTEXT_BEFORE <= n <= chosen.lineno + CONTEXT_AFTER]
+        numbers = sorted(set(near) | {chosen.lineno})
+    out = []
+    seen: set[str] = set()
+    for lineno in numbers:
+        text = state.kept.get(lineno, "")
+        if text and text not in seen:
+            seen.add(text)
+            out.append(Evidence(lineno=lineno, text=text))
+    return tuple(out[:MAX_EVIDENCE])
+
+
+class _Fill(dict[str, str]):
+    """format_map values: a placeholder the log and the run did not fill says so."""
+
+    def __missing__(self, key: str) -> str:
+        if key == "device":
+            return "the GPU's target (the log does not name it)"
+        return f"<{key}>"
+
+    def __getitem__(self, key: str) -> str:
+        value = super().get(key)
+        if not value:
+            return self.__missing__(key)
+        return value

@@ -1,0 +1,54 @@
+"""How a Diagnosis reads on a terminal: a few labelled paragraphs and the evidence lines.
+
+Owns: the text form of `invoke triage` (wrapped to the terminal, never cropped: long log lines
+are printed whole and left to the terminal to wrap) and the kit's step names `--step` accepts.
+Must not: decide anything about the log.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from rocmforge.triage.model import Diagnosis
+
+# The kit's step names (rocmforge.steps, rocmforge.plan.build_plan) and verify; a companion's
+# steps are `<name>-checkout/-pairing/-patches/-build`.
+STEPS: tuple[str, ...] = (
+    "preflight", "compilers", "checkout", "tree-facts", "patches", "venv", "build-requirements",
+    "triton", "triton-targets", "environment", "hipify", "stale-check", "configure",
+    "log-check", "build", "collect", "install", "companions-collect", "companions-install",
+    "companions-clear", "verify",
+)
+_COMPANION_STEP = re.compile(r"^[a-z][a-z0-9_.]*-(?:checkout|pairing|patches|build)$")
+
+
+def known_step(step: str) -> bool:
+    return not step or step in STEPS or bool(_COMPANION_STEP.match(step))
+
+
+def render_text(found: Diagnosis, source: str, width: int = 80) -> str:
+    """The answer as a person reads it; `source` names the log (a path or 'stdin')."""
+    width = max(40, width)
+    out: list[str] = []
+
+    def para(label: str, text: str) -> None:
+        out.append(textwrap.fill(text, width=width, initial_indent=f"{label:<8}",
+                                 subsequent_indent=" " * 8, break_long_words=False,
+                                 break_on_hyphens=False))
+
+    if found.explained:
+        para("class", f"{found.klass} ({found.subject})" if found.subject else str(found.klass))
+        para("cause", found.cause)
+        para("fix", found.fix)
+        para("rule", f"{found.rule}" + (f" (from {found.source})" if found.source else ""))
+        heading = f"the lines it rests on ({source}):"
+    else:
+        para("class", "none: no known failure explains this log, so no cause is claimed")
+        heading = (f"the lines of {source} that look like errors:" if found.evidence else
+                   f"{source} has no line that looks like an error")
+    out.append("")
+    out.append(heading)
+    for line in found.evidence:
+        out.append(f"  {line.lineno:>6}: {line.text}")
+    return "\n".join(out) + "\n"

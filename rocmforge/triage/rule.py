@@ -1,0 +1,74 @@
+"""The shape every triage rule has, and what a rule sees of a line.
+
+Owns: `Rule` (triggers, a regex, and a reader that turns a match into subject, cause and fix
+or declines) and `LineView` (the cleaned line with the little state a rule may need: the CMake
+message block it sits in, the step). Must not: know any particular failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import re
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reading:
+    """What a rule says about a matched line. Text may hold {device}, {max_jobs},
+    {fewer_jobs} and {jobs_advice}: the engine fills them from the whole log and the run."""
+
+    subject: str
+    cause: str
+    fix: str
+    klass: str = ""
+    """Another class than the rule's, when the line shows the failure belongs elsewhere (a
+    missing `cuda_runtime.h` is a hipify failure, not a missing component)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LineView:
+    """One cleaned log line and its surroundings, as a rule sees it."""
+
+    text: str
+    """The line without prefixes and without leading and trailing blanks."""
+    indented: bool
+    """The line was indented (a continuation of a CMake message block)."""
+    cmake_block: str
+    """'error' or 'warning' inside a `CMake Error`/`CMake Warning` message block, else ''."""
+    previous: tuple[str, ...]
+    """The few cleaned lines before this one, oldest first."""
+    step: str
+
+
+Reader = Callable[["re.Match[str]", LineView], Reading | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """One recurring failure shape: a line is tried when it holds one of `triggers`."""
+
+    id: str
+    klass: str
+    triggers: tuple[str, ...]
+    pattern: re.Pattern[str]
+    read: Reader
+    tier: int = 1
+    steps: tuple[str, ...] = ()
+    source: str = ""
+    requires: re.Pattern[str] | None = None
+    """A regex some line of the same log must match too (context that proves the reading)."""
+    unless: re.Pattern[str] | None = None
+    """A regex that, when some line of the log matches it, shows this rule's lines are
+    symptoms of something else (an unresolved CMake target passed to the linker as `-l`)."""
+
+    def applies_to(self, step: str) -> bool:
+        return not step or not self.steps or _step_kind(step) in self.steps
+
+
+def _step_kind(step: str) -> str:
+    """A companion's steps (`torchvision-build`) count as the step they mirror (`build`)."""
+    for kind in ("build", "checkout", "patches", "install", "collect"):
+        if step.endswith("-" + kind):
+            return kind
+    return step

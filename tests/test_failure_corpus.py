@@ -1,0 +1,121 @@
+"""The failure corpus (tests/failures): every real failure explained right, and none wrong.
+
+Each case is a real log (a public thread's lines, or real tools' output made by
+tests/failures/make/) and the answer the thread established. A case whose class is "" must stay
+unexplained: triage claims nothing there. `python tests/test_failure_corpus.py` prints the
+score per class (the README's figures).
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rocmforge.triage import CLASSES, explain_lines  # noqa: E402
+
+CASES = ROOT / "tests" / "failures" / "cases"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    log: Path
+    source: str
+    step: str
+    klass: str
+    subject: str
+    cause_words: tuple[str, ...]
+    fix_words: tuple[str, ...]
+
+
+def load_cases() -> list[Case]:
+    cases = []
+    for meta in sorted(CASES.glob("*.toml")):
+        data = tomllib.loads(meta.read_text())
+        cases.append(Case(id=meta.stem, log=meta.with_suffix(".log"), source=data["source"],
+                          step=data.get("step", ""), klass=data["class"],
+                          subject=data.get("subject", ""),
+                          cause_words=tuple(data.get("cause_words", ())),
+                          fix_words=tuple(data.get("fix_words", ()))))
+    return cases
+
+
+def verdict(case: Case) -> tuple[str, str]:
+    """('right' | 'wrong' | 'unexplained' | 'partial', why) for one case."""
+    with case.log.open(encoding="utf-8", errors="replace") as handle:
+        got = explain_lines(handle, step=case.step)
+    if not case.klass:
+        if got.klass is None:
+            return "right", ""
+        return "wrong", f"claimed {got.klass}/{got.subject} on a log that proves nothing"
+    if got.klass is None:
+        return "unexplained", "nothing claimed"
+    if got.klass != case.klass:
+        return "wrong", f"class {got.klass} ({got.rule}), expected {case.klass}"
+    if case.subject and got.subject.lower() != case.subject.lower():
+        return "partial", f"subject {got.subject!r}, expected {case.subject!r}"
+    cause, fix = got.cause.lower(), got.fix.lower()
+    missing = [w for w in case.cause_words if w.lower() not in cause]
+    missing += [f"fix:{w}" for w in case.fix_words if w.lower() not in fix]
+    if missing:
+        return "partial", f"missing words {missing}"
+    return "right", ""
+
+
+ALL = load_cases()
+
+
+def test_corpus_covers_every_class_with_at_least_60_cases() -> None:
+    assert len(ALL) >= 60
+    assert {c.klass for c in ALL if c.klass} == set(CLASSES)
+    for case in ALL:
+        assert case.log.is_file(), case.id
+        assert case.klass in CLASSES or case.klass == "", case.id
+        assert case.source.startswith("reproduced: make/") or "#" in case.source, case.id
+
+
+def test_reproduced_cases_name_a_script_that_exists() -> None:
+    for case in ALL:
+        if case.source.startswith("reproduced: "):
+            script = case.source.removeprefix("reproduced: ").split()[0]
+            assert (ROOT / "tests" / "failures" / script).is_file(), case.id
+
+
+@pytest.mark.parametrize("case", ALL, ids=[c.id for c in ALL])
+def test_no_case_is_explained_wrong(case: Case) -> None:
+    outcome, why = verdict(case)
+    assert outcome != "wrong", why
+
+
+def test_at_least_90_percent_explained_right() -> None:
+    outcomes = [verdict(c) for c in ALL]
+    right = sum(1 for o, _ in outcomes if o == "right")
+    failing = [(c.id, o, why) for c, (o, why) in zip(ALL, outcomes) if o != "right"]
+    assert right / len(ALL) >= 0.9, failing
+
+
+def main() -> int:
+    by_class: dict[str, list[str]] = {}
+    for case in ALL:
+        outcome, why = verdict(case)
+        by_class.setdefault(case.klass or "(negative)", []).append(outcome)
+        if outcome != "right":
+            print(f"{outcome:11} {case.id}: {why}")
+    total = sum(len(v) for v in by_class.values())
+    right = sum(v.count("right") for v in by_class.values())
+    wrong = sum(v.count("wrong") for v in by_class.values())
+    for klass, outcomes in sorted(by_class.items()):
+        print(f"{klass:20} {outcomes.count('right')}/{len(outcomes)}")
+    print(f"total {right}/{total} right ({100 * right / total:.0f}%), {wrong} wrong")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
