@@ -32,9 +32,9 @@ def _log(name: str) -> str:
          "clang-22: error: unsupported HIP gpu architecture: gfx940"),
         ("invalid_target_hipcc_clang15.log", "unsupported-offload-arch", "drop gfx1200 from --arch",
          "clang: error: invalid target ID 'gfx1200'"),
-        ("missing_libstdcxx_headers.log", "missing-libstdcxx-dev", "libstdc++-12-dev",
+        ("missing_libstdcxx_headers.log", "std-header-missing", "libstdc++-12-dev",
          "fatal error: 'cmath' file not found"),
-        ("cc1plus_killed.log", "cc1plus-killed", "ROCMFORGE_MAX_JOBS=4 invoke build",
+        ("cc1plus_killed.log", "compiler-killed", "ROCMFORGE_MAX_JOBS=4 invoke build",
          "c++: fatal error: Killed signal terminated program cc1plus"),
         ("cmake_too_old.log", "cmake-too-old", "python -m pip install 'cmake>=3.27'",
          "CMake 3.27 or higher is required.  You are running version 3.25.1"),
@@ -44,7 +44,7 @@ def _log(name: str) -> str:
          "HIP compiler not found at /opt/rocm-7.1.0/lib/llvm/bin/clang++"),
         ("hipcc_command_not_found.log", "hip-compiler-not-found", "install ROCm's HIP SDK",
          "bash: line 1: hipcc: command not found"),
-        ("cxx11_abi_link.log", "cxx11-abi-mismatch", "invoke clean",
+        ("cxx11_abi_link.log", "undefined-reference", "invoke clean",
          "undefined reference to `name_length(std::__cxx11::basic_string"),
         ("glibcxx_version_not_found.log", "glibcxx-version", "LD_LIBRARY_PATH",
          "version `GLIBCXX_3.4.33' not found"),
@@ -52,10 +52,10 @@ def _log(name: str) -> str:
          "error: <urlopen error [Errno -2] Name or service not known>"),
         ("configure_cpu_fallback.log", "cpu-fallback", "ROCM_PATH",
          "--   USE_ROCM              : OFF"),
-        ("no_space_left_gnu_as.log", "no-space-left", "df -h $TMPDIR",
+        ("no_space_left_gnu_as.log", "disk-full", "df -h . $TMPDIR",
          "/tmp/ccqNwo1p.s: Fatal error: can't write 34 bytes to section .text of obj.o: "
          "'No space left on device'"),
-        ("no_space_left_python.log", "no-space-left", "--work-dir",
+        ("no_space_left_python.log", "disk-full", "--work-dir",
          "OSError: [Errno 28] No space left on device"),
         ("invalid_device_function.log", "no-binary-for-gpu", "gcnArchName",
          "torch.AcceleratorError: HIP error: invalid device function"),
@@ -87,7 +87,8 @@ def test_relevant_lines_exact_for_clang22_log():
     result = triage(_log("unsupported_arch_clang22.log"), signatures=SIGNATURES)
     assert result is not None
     assert result.relevant_lines == (
-        "FAILED: k_gfx940.o ",
+        "[1/1] Building HIP object k_gfx940.o",
+        "FAILED: k_gfx940.o",
         "/usr/bin/clang-22 -x hip --offload-arch=gfx940 -nogpuinc -nogpulib -fPIC -c k.hip "
         "-o k_gfx940.o",
         "clang-22: error: unsupported HIP gpu architecture: gfx940",
@@ -160,7 +161,7 @@ def test_five_megabyte_log_with_one_buried_error(tmp_path):
     assert len(text) >= 5 * 1024 * 1024
     result = triage(text, signatures=SIGNATURES)
     assert result is not None
-    assert result.signature_id == "cc1plus-killed"
+    assert result.signature_id == "compiler-killed"
     assert "clang++: error: unable to execute command: Killed" in result.relevant_lines
     assert f"FAILED: caffe2/CMakeFiles/torch_hip.dir/kernel_{buried}.hip.o" in (
         result.relevant_lines
@@ -201,6 +202,8 @@ def _write_table(tmp_path: Path, body: str) -> Path:
 GOOD = """
 [[signature]]
 id = "x"
+class = "cmake"
+subject = "{what}"
 pattern = 'boom (?P<what>\\w+)'
 cause = "it went {what}"
 fix = "stop {what}"
@@ -243,7 +246,7 @@ def test_every_shipped_signature_has_a_source_and_is_exercised():
         result = triage(path.read_text(encoding="utf-8"), signatures=SIGNATURES)
         if result is not None:
             exercised.add(result.signature_id)
-    assert exercised == ids
+    assert ids <= exercised
     assert all(re.compile(s.pattern.pattern) for s in SIGNATURES)
 
 
@@ -269,6 +272,6 @@ def test_oom_advice_is_computed_from_the_runs_own_max_jobs(
     log = tmp_path / "build.log"
     log.write_text(_log("cc1plus_killed.log"))
     result = triage_file(log, "build", signatures=SIGNATURES, context=run_context(env))
-    assert result is not None and result.signature_id == "cc1plus-killed"
-    assert result.fix == (f"{advice} (sets MAX_JOBS; budget about 4-5 GB of RAM per HIP job); "
-                          "the rerun resumes where it stopped")
+    assert result is not None and result.signature_id == "compiler-killed"
+    assert result.fix == (f"{advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per "
+                          "compile job, and the rerun resumes where it stopped")

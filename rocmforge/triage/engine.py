@@ -27,15 +27,16 @@ CONTEXT_BEFORE = 3
 CONTEXT_AFTER = 4
 MAX_FINDINGS = 200
 FIRST_ERRORS_KEPT = 12
+SAME_RULE_SHOWN = 3
 LAST_ERRORS_KEPT = 6
 
 ERROR_LINE = re.compile(
     r"error:|Error:|ERROR|FAILED|CMake Error|\bError\b|\bfatal\b|Traceback \(most recent|"
     r"undefined reference|undefined symbol|Killed|Aborted|(?:Error|Exception): |"
-    r"cannot open shared object|No space left|not found"
+    r"cannot open shared object|No space left|not found|build stopped"
 )
 _ERROR_WORDS = ("rror", "FAILED", "fatal", "Traceback", "undefined", "Killed", "Aborted",
-                "Exception", "cannot open", "No space", "not found", "ERROR")
+                "Exception", "cannot open", "No space", "not found", "ERROR", "build stopped")
 
 # Where a log names the GPU a run-time error happened on: the HIP runtime's "Devices:" list and
 # "for ISA:", rocminfo, torch's gcnArchName, rocBLAS' "GPU arch :" (strong), and any other target
@@ -68,6 +69,7 @@ class _Scan:
     devices: dict[str, int] = field(default_factory=dict)
     requires_seen: set[str] = field(default_factory=set)
     unless_seen: set[str] = field(default_factory=set)
+    requires_line: dict[str, int] = field(default_factory=dict)
     lines_read: int = 0
 
 
@@ -119,7 +121,9 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
             if rule.id not in state.requires_seen and rule.requires is not None and \
                     rule.requires.search(stripped):
                 state.requires_seen.add(rule.id)
+                state.requires_line[rule.id] = lineno
                 state.kept.setdefault(lineno, shown)
+                state.finding_lines.add(lineno)
         for rule in voiders:
             if rule.unless is not None and rule.unless.search(stripped):
                 state.unless_seen.add(rule.id)
@@ -213,7 +217,11 @@ def _evidence(state: _Scan, chosen: Finding | None) -> tuple[Evidence, ...]:
     else:
         near = [n for n in state.kept
                 if chosen.lineno - CONTEXT_BEFORE <= n <= chosen.lineno + CONTEXT_AFTER]
-        numbers = sorted(set(near) | {chosen.lineno})
+        # The same rule's other lines (a summary repeating the cause) and the context line a
+        # `requires` rule rests on.
+        same = [f.lineno for f in state.findings if f.rule == chosen.rule][:SAME_RULE_SHOWN]
+        context = [state.requires_line[chosen.rule]] if chosen.rule in state.requires_line else []
+        numbers = sorted(set(near) | {chosen.lineno} | set(same) | set(context))
     out = []
     seen: set[str] = set()
     for lineno in numbers:

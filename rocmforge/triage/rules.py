@@ -252,7 +252,9 @@ _JOBS_FIX = "{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per c
 def _killed(match: re.Match[str], view: LineView) -> Reading | None:
     prog = match.groupdict().get("prog") or "the compiler"
     prog = prog.rsplit("/", 1)[-1]
-    return Reading(subject=prog, cause=f"{prog} was killed by the kernel (SIGKILL), almost "
+    role = "the linker" if prog.startswith(("ld", "lld", "collect2")) else "the compiler"
+    who = role if prog == "the compiler" else f"{role} ({prog})"
+    return Reading(subject=prog, cause=f"{who} was killed by the kernel (SIGKILL), almost "
                    "always the out-of-memory killer: too many parallel jobs for this machine's "
                    "memory", fix=_JOBS_FIX)
 
@@ -388,7 +390,8 @@ def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
                    "was not found: clang picked the newest GCC installation it found, whose "
                    "libstdc++ headers (libstdc++-N-dev) are not installed",
                    fix="install the headers of the newest installed GCC (`sudo apt-get install "
-                   "libstdc++-N-dev` for N = the newest /usr/lib/gcc/x86_64-linux-gnu/N), or "
+                   "libstdc++-N-dev` for N = the newest /usr/lib/gcc/x86_64-linux-gnu/N: "
+                   "libstdc++-12-dev on Ubuntu 22.04, libstdc++-14-dev on 24.04), or "
                    "choose a GCC that has them (`invoke build --gcc 12`, which passes "
                    "--gcc-install-dir)")
 
