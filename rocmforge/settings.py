@@ -52,6 +52,9 @@ class Settings:
     cache_remote: str = ""
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
+    # CMAKE_POLICY_VERSION_MINIMUM for the build ("" = not set): CMake 4 refuses projects that
+    # declare a minimum below 3.5, which submodules of older PyTorch releases still do.
+    cmake_policy_minimum: str = "3.5"
     features: Mapping[str, str] = field(default_factory=dict)
     # Companions built against the new torch (config/companions.toml): "torchvision",
     # "torchaudio@v2.11.0" (a ref of your own after '@'); companion_repos: name -> git URL.

@@ -87,6 +87,7 @@ def diagnose(
     rows += _target_rows(facts, targets, settings, table)
     rows += _compiler_rows(facts, settings, release)
     rows += _tool_rows(facts, release)
+    rows += _hazard_rows(facts, settings)
     rows += _machine_rows(facts, settings)
     return tuple(rows)
 
@@ -351,7 +352,8 @@ def _target_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings,
                 )
             )
             continue
-        fix = "" if probe.compiles else _toolchain_fix(name, facts.rocm, table)
+        fix = "" if probe.compiles else (probe.compile_fix or
+                                         _toolchain_fix(name, facts.rocm, table))
         detail = probe.compile_reason
         if probe.cached_at:
             detail += (f" (result cached {probe.cached_at} UTC; nothing it depends on changed "
@@ -540,6 +542,15 @@ def _tool_rows(facts: Facts, release: PytorchRelease) -> list[DoctorRow]:
         )
         rows.append(DoctorRow(check="triton", status="OK", detail=detail))
     return rows
+
+
+def _hazard_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
+    from rocmforge.plan.hazard_rows import hazard_rows
+    from rocmforge.workdir import workdir_for
+
+    return hazard_rows(facts.hazards, cmake_version=facts.system.cmake.version or "",
+                       cmake_policy_minimum=settings.cmake_policy_minimum,
+                       venv=str(workdir_for(settings.work_dir).venv))
 
 
 def _python_rows(system: SystemFacts, release: PytorchRelease) -> list[DoctorRow]:

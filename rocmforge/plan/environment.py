@@ -147,6 +147,16 @@ def build_environment(
         ("HIP_PLATFORM", "amd"),
         ("MAX_JOBS", str(jobs)),
     ]
+    if settings.cmake_policy_minimum:
+        # CMake 4 against old cmake_minimum_required in submodules (config/defaults.toml).
+        if not re.fullmatch(r"3\.\d+(?:\.\d+)?|[4-9]\.\d+(?:\.\d+)?", settings.cmake_policy_minimum):
+            raise UsageError(
+                f"cmake_policy_minimum is {settings.cmake_policy_minimum!r}, not a CMake version",
+                "it becomes CMAKE_POLICY_VERSION_MINIMUM, which CMake 4 reads as a policy "
+                "version such as 3.5",
+                "set it to 3.5 (the default) or to \"\" to leave the variable unset",
+            )
+        items.append(("CMAKE_POLICY_VERSION_MINIMUM", settings.cmake_policy_minimum))
     if cc:
         items.append(("CC", cc))
     if cxx:

@@ -29,10 +29,21 @@ if TYPE_CHECKING:
     from rocmforge.probes.compile_probe_cache import KeptCompile, PathStamp
     from rocmforge.probes.rocm import RocmInstall
 
-# Uses HIP's headers and blockIdx, so the device libraries are linked (as in a real build).
+# Uses HIP's headers and blockIdx, so the device libraries are linked (as in a real build), and
+# the host C++ library in device code as PyTorch's kernels do (std::array's subscript, std::min,
+# <cmath>): a libstdc++ whose assertions call host-only functions from those templates
+# (-D_GLIBCXX_ASSERTIONS, GCC 15), or missing libstdc++ headers for the GCC the compiler picks,
+# fail here as they would fail the build.
 KERNEL_WITH_HEADERS = """\
 #include <hip/hip_runtime.h>
-__global__ void rocmforge_probe(float* x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1.0f; }
+#include <algorithm>
+#include <array>
+#include <cmath>
+__global__ void rocmforge_probe(float* x) {
+  std::array<float, 2> pair{1.0f, 2.0f};
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  x[i] = std::min(pair[i & 1], std::fabs(x[i]));
+}
 """
 # For `-nogpuinc -nogpulib`: no HIP headers, no device library; builtins only.
 KERNEL_BARE = """\
@@ -55,6 +66,9 @@ class TargetProbe:
     argv: tuple[str, ...]
     # When the compile verdict came from the probe store (UTC, ISO 8601); "" when it ran now.
     cached_at: str = ""
+    # The fix triage gives for a failure that is not the target's (the host C++ library, a
+    # shadowing header); "" otherwise (doctor then advises a toolchain for the target).
+    compile_fix: str = ""
 
 
 def processor_of(target: str) -> str:
@@ -121,11 +135,61 @@ def explain_compile_failure(output: str, target: str, llvm_major: int) -> str:
         return f"this ROCm has no device library for {processor}"
     if "hip/hip_runtime.h" in output and "not found" in output:
         return "the HIP headers were not found (hip/hip_runtime.h)"
+    explained = _triage_reason(output)
+    if explained:
+        return explained
     first_error = next(
         (line.strip() for line in output.splitlines() if "error" in line.lower()),
         output.strip().splitlines()[0] if output.strip() else "",
     )
     return first_error[:300] or "the compiler failed without a message"
+
+
+def _triaged(output: str) -> tuple[str, str]:
+    """(cause, fix) of the build-log triage for a failed probe compile (a host libstdc++ whose
+    assertions reach device code, missing libstdc++ headers, a CUDA thrust), or ('', ''). The
+    same engine explains the build's own compile failures, so doctor and the build agree; a
+    target the toolchain does not know is this module's own verdict."""
+    from rocmforge.triage import explain_text
+
+    found = explain_text(output, "compilers")
+    if found.klass is None or found.klass == "gpu-target":
+        return "", ""
+    return found.cause, found.fix
+
+
+def compile_failure_fix(output: str) -> str:
+    """The fix for a failed probe compile that is not the target's (see `_triaged`), or ''."""
+    return _triaged(output)[1]
+
+
+def _triage_reason(output: str) -> str:
+    return _triaged(output)[0]
+
+
+# The user's flags that reach PyTorch's HIP compiles and change what the host headers put into
+# device code: macro definitions and undefinitions only (distributions' default CXXFLAGS carry
+# -D_GLIBCXX_ASSERTIONS, which makes libstdc++ templates call a host-only assertion function
+# from __host__ __device__ code; tests/failures/cases/real-libstdcxx-assertions-device.log).
+HOST_FLAG_VARIABLES = ("CPPFLAGS", "CXXFLAGS", "HIPFLAGS")
+# The C++ standard of the probe: PyTorch's own floor since 2.1 (CMAKE_CXX_STANDARD 17); the
+# standard decides which libstdc++ templates (and their assertions) device code instantiates.
+PROBE_STD = "-std=c++17"
+
+
+def host_macro_flags(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The -D/-U words of CPPFLAGS, CXXFLAGS and HIPFLAGS, in that order (unsplittable text is
+    skipped: the build would stop on it with its own message)."""
+    import shlex
+
+    words: list[str] = []
+    for name in HOST_FLAG_VARIABLES:
+        try:
+            split = shlex.split(environ.get(name, ""))
+        except ValueError:
+            continue
+        words += [w for w in split if w.startswith(("-D", "-U")) and len(w) > 2]
+    return tuple(words)
 
 
 def compile_argv(
@@ -249,9 +313,11 @@ def probe_targets(
         hit = kept.get(index)
         if hit is not None:
             ok, reason, cached_at = hit.compiles, hit.reason, hit.stored_at
+            fix = ""
         else:
             done = compiled[index]
             ok, reason, cached_at = done.ok, done.reason, ""
+            fix = done.fix
             if use_cache and done.record is not None:
                 to_store[keys[index]] = done.record
         results.append(
@@ -263,6 +329,7 @@ def probe_targets(
                 device_lib_reason=lib_reason,
                 argv=tuple(argvs[index]),
                 cached_at=cached_at,
+                compile_fix=fix,
             )
         )
     if to_store:
@@ -279,6 +346,7 @@ class _Compiled:
     ok: bool
     reason: str
     record: dict[str, object] | None = None
+    fix: str = ""
 
 
 def _compile(target: str, argv: Sequence[str], *, env: Mapping[str, str], scratch: Path,
@@ -290,8 +358,9 @@ def _compile(target: str, argv: Sequence[str], *, env: Mapping[str, str], scratc
         reason = f"{Path(argv[0]).name} compiled a kernel for {target}"
     else:
         reason = explain_compile_failure(result.output, target, llvm_major)
+    fix = "" if ok else compile_failure_fix(result.output)
     if not record:
-        return _Compiled(ok=ok, reason=reason)
+        return _Compiled(ok=ok, reason=reason, fix=fix)
     from rocmforge.probes import compile_probe_cache as stored_compiles
 
     if ok:
@@ -309,7 +378,7 @@ def _compile(target: str, argv: Sequence[str], *, env: Mapping[str, str], scratc
         folders = stored_compiles.device_library_folders(lib_dir_read, rocm_root)
         return _Compiled(ok=ok, reason=reason,
                          record=stored_compiles.failure_record(reason, folders))
-    return _Compiled(ok=ok, reason=reason)
+    return _Compiled(ok=ok, reason=reason, fix=fix)
 
 
 def _kept_verdicts(targets: Sequence[str], argvs: Sequence[Sequence[str]], *, scratch: Path,
@@ -347,8 +416,9 @@ def probe_install_targets(
     use_cache: bool = False,
 ) -> tuple[TargetProbe, ...]:
     """Probe with a RocmInstall's own driver: hipcc when it has one (it knows the device-lib
-    layout), else its clang++. Returns () when the install has neither. `use_cache`: see
-    probe_targets (doctor: yes; the build's preflight: never)."""
+    layout), else its clang++. Returns () when the install has neither. The macros of the
+    user's CPPFLAGS/CXXFLAGS/HIPFLAGS go into the compile, as they go into the build's.
+    `use_cache`: see probe_targets (doctor: yes; the build's preflight: never)."""
     if install.hipcc is not None:
         compiler, driver = install.hipcc, "hipcc"
     elif install.clang is not None:
@@ -362,6 +432,7 @@ def probe_install_targets(
         llvm_major=install.llvm_major,
         rocm_root=install.root,
         device_lib_dir=install.device_lib_dir,
+        extra_args=(PROBE_STD, *host_macro_flags(environ)),
         environ=environ,
         run=run,
         use_cache=use_cache,

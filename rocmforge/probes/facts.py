@@ -23,6 +23,7 @@ from pathlib import Path
 from rocmforge.errors import ProbeError
 from rocmforge.probes import Runner, run_command
 from rocmforge.probes.compile_probe import TargetProbe, probe_install_targets
+from rocmforge.probes.hazards import Hazards, probe_hazards
 from rocmforge.probes.compilers import HostCompiler, default_compiler, find_host_compilers
 from rocmforge.probes.gpus import GpuScan, find_gpus
 from rocmforge.probes.rocm import (
@@ -48,6 +49,8 @@ class Facts:
     compilers: tuple[HostCompiler, ...] = ()
     host_compiler: HostCompiler | None = None
     target_probes: tuple[TargetProbe, ...] = ()
+    # Conditions known to break a build later (rocmforge.probes.hazards); None: not probed.
+    hazards: Hazards | None = None
 
 
 # Variables from the caller's environment that change what a build does; doctor reports them.
@@ -111,6 +114,11 @@ def gather_facts(
         chosen = choose_host_compiler(compilers, gcc=settings.gcc, clang=settings.clang)
     else:
         chosen = default.result()
+    from rocmforge.workdir import workdir_for
+
+    work = workdir_for(settings.work_dir)
+    hazards = probe_hazards(rocm_root=rocm.root if rocm else None, checkout=work.pytorch,
+                            sources=work.src, venv=work.venv, environ=environ, root=root)
     return Facts(
         rocm_installs=installs,
         rocm=rocm,
@@ -122,6 +130,7 @@ def gather_facts(
         environ_flags={k: environ[k] for k in REPORTED_VARIABLES if k in environ},
         compilers=compilers,
         host_compiler=chosen,
+        hazards=hazards,
     )
 
 

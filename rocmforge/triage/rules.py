@@ -274,7 +274,7 @@ def _exit_137(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _disk_full(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="disk", cause="a disk (a file system the build writes to) is full (ENOSPC) or "
+    return Reading(subject="disk", cause="no space left: a disk (a file system the build writes to) is full (ENOSPC) or "
                    "over its quota: the work dir, the temp dir ($TMPDIR, /tmp), pip's cache or "
                    "the compile cache", fix="free space there (`df -h . $TMPDIR` shows which one "
                    "is full; a PyTorch ROCm build needs about 40 GB free for one target), or move "
@@ -300,6 +300,11 @@ def _unsupported_arch(match: re.Match[str], view: LineView) -> Reading | None:
 # --- math libraries without kernels for the target -----------------------------------------
 
 def _tensile(match: re.Match[str], view: LineView) -> Reading | None:
+    # Proof that the target has no kernels: the library says which GPU arch it looked for, or
+    # the target's own file is not there. "Cannot read …: No error" (a file that is there but
+    # unreadable, another format) proves nothing about the kernels: no claim.
+    if "GPU arch" not in view.text and "No such file" not in view.text:
+        return None
     lib = "hipblaslt" if "hipblaslt" in view.text.lower() else "rocblas"
     arch = match.groupdict().get("arch") or "{device}"
     return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for the "
@@ -402,9 +407,10 @@ def _host_in_device(match: re.Match[str], view: LineView) -> Reading | None:
         return Reading(subject="libstdc++", cause=f"device code calls the host-only function "
                        f"{func}: the host libstdc++ (GCC 15, or any with _GLIBCXX_ASSERTIONS "
                        "defined) puts assertion calls into templates HIP device code uses",
-                       fix="build with a GCC whose libstdc++ this ROCm supports (`invoke build "
-                       "--gcc 13`), or drop -D_GLIBCXX_ASSERTIONS from CXXFLAGS; newer ROCm "
-                       "releases declare the assertion as device code too")
+                       fix="drop -D_GLIBCXX_ASSERTIONS from CXXFLAGS, CPPFLAGS and HIPFLAGS "
+                       "(distributions' default flags add it); with GCC 15's libstdc++, which "
+                       "asserts without it, build with an older GCC (`invoke build --gcc 13`) or "
+                       "a ROCm whose HIP headers declare the assertion for device code")
     return None
 
 
@@ -531,6 +537,15 @@ def _aotriton_arch(match: re.Match[str], view: LineView) -> Reading | None:
                    "--arch (`invoke plan --arch ...` shows which targets AOTriton supports per "
                    "release), use a PyTorch whose AOTriton supports it, or leave the attention "
                    "kernels out (features flash_attention=off, mem_efficient_attention=off, "
+                   "USE_FLASH_ATTENTION=0 USE_MEM_EFF_ATTENTION=0)")
+
+
+def _aotriton_no_target(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="aotriton", cause="AOTriton was asked to build for {device} and "
+                   "found no target it supports there (EFFECTIVE_TARGET_GPUS is empty), so its "
+                   "generator got no --target_gpus and the AOTriton runtime's configure stopped",
+                   fix="build for a target AOTriton supports, or leave AOTriton's kernels out "
+                   "for {gfx} (features flash_attention=off, mem_efficient_attention=off; "
                    "USE_FLASH_ATTENTION=0 USE_MEM_EFF_ATTENTION=0)")
 
 
@@ -775,8 +790,10 @@ RULES: tuple[Rule, ...] = (
          read=_triton_import, source="PyTorch's Triton pin"),
     Rule(id="aotriton-error", klass="aotriton",
          triggers=("aotriton", "AOTriton"),
-         pattern=_rx(r"(?i)(?:error|failed|no such file|not found|cannot).*aotriton"
-                     r"|aotriton.*(?:error|failed|no such file|not found|cannot)"),
+         # A file of AOTriton's that is not there (its library, its prefix): not any line that
+         # names AOTriton and fails, which is also what a failed configure without output is.
+         pattern=_rx(r"(?i)(?:no such file|not found|cannot find|missing and no known rule)"
+                     r".*aotriton|aotriton\S*\.(?:a|so)\S*.*(?:missing|not found|no such file)"),
          read=_aotriton_error, tier=2, source="pytorch/pytorch cmake/External/aotriton.cmake"),
     Rule(id="ck-error", klass="composable-kernel",
          triggers=("composable_kernel", "/ck/", "/ck_tile/"),
@@ -814,6 +831,11 @@ RULES: tuple[Rule, ...] = (
          triggers=("AOTriton: unsupported arch",),
          pattern=_rx(r"AOTriton: unsupported arch '(?P<arch>[\w:+-]+)'"),
          read=_aotriton_arch, source="pytorch/pytorch cmake/External/aotriton.cmake; ROCm/TheRock#1254"),
+    Rule(id="aotriton-no-target", klass="aotriton",
+         triggers=("--target_gpus",),
+         pattern=_rx(r"argument --target_gpus: expected at least one argument"),
+         requires=_rx(r"AOTRITON|aotriton"),
+         read=_aotriton_no_target, source="ROCm/aotriton generate.py; ROCm/aotriton#169"),
     Rule(id="aotriton-no-runtime", klass="aotriton",
          triggers=("Cannot find AOTriton runtime",),
          pattern=_rx(r"Cannot find AOTriton runtime for ROCM (?P<rocm>[\d.]+)"),

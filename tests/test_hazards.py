@@ -1,0 +1,238 @@
+"""Doctor rows for failures that can be known before the build (issue 29 item 4), each with the
+real parts that make them: CUDA's thrust from Debian's libthrust-dev (unpacked by .ci/run into
+/opt/rf-thrust) and hipcc compiling against it, the real libamdhip64 copied onto the loader
+path, CMake 4 from the index on a tree with an old cmake_minimum_required, setuptools 82 in a
+real venv, a CUDA `triton` in a real venv, and hipcc with -D_GLIBCXX_ASSERTIONS in CXXFLAGS."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_real_part
+from rocmforge.plan.hazard_rows import hazard_rows
+from rocmforge.probes.hazards import (
+    Hazards,
+    cmake_floors,
+    cuda_thrust_folders,
+    pkg_resources_users,
+    probe_hazards,
+    runtime_copies,
+    venv_foreign,
+)
+from rocmforge.triage import explain_text
+
+CUDA_THRUST = Path("/opt/rf-thrust/usr/include")
+CMAKE4 = Path("/opt/rf-cmake4/bin/cmake")
+HIP_RUNTIME = Path("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5")
+
+
+def _rows(hazards: Hazards, **kw: str) -> dict[str, tuple[str, str, str]]:
+    args = {"cmake_version": "3.25.1", "cmake_policy_minimum": "3.5", "venv": "/w/venv", **kw}
+    return {r.check: (r.status, r.detail, r.fix) for r in hazard_rows(hazards, **args)}
+
+
+def _need(path: Path, why: str) -> None:
+    if not path.exists():
+        missing_real_part(f"{path} is missing ({why}; see .ci/run)")
+
+
+@pytest.mark.needs_tool("hipcc")
+def test_cuda_thrust_on_cpath_fails_doctor_as_the_build_would(tmp_path: Path) -> None:
+    _need(CUDA_THRUST / "thrust" / "version.h", "Debian's libthrust-dev, unpacked")
+    environ = {"CPATH": str(CUDA_THRUST)}
+    found = list(cuda_thrust_folders(environ, Path("/")))
+    assert [(f.path, f.via) for f in found] == [(CUDA_THRUST / "thrust", "CPATH")]
+    # Debian's ROCm 5.2 at /usr has no rocThrust: the row stops the build.
+    hazards = probe_hazards(rocm_root=Path("/usr"), checkout=None, sources=None, venv=None,
+                            environ=environ)
+    status, detail, fix = _rows(hazards)["thrust"]
+    assert status == "FAIL"
+    assert f"{CUDA_THRUST / 'thrust'} (via CPATH)" in detail
+    assert "rocthrust-dev" in fix and "libthrust-dev" in fix
+    # What the build would have shown: hipcc really takes CUDA's thrust and stops, and the
+    # log's triage names the same cause.
+    source = tmp_path / "k.hip"
+    source.write_text("#include <hip/hip_runtime.h>\n#include <thrust/complex.h>\n"
+                      "__global__ void k(float* x) { x[0] = thrust::complex<float>(x[0]).real(); }\n")
+    done = subprocess.run(["hipcc", "--offload-arch=gfx1030", "-std=c++17", "-c", str(source),
+                           "-o", str(tmp_path / "k.o")], capture_output=True, text=True,
+                          env={**os.environ, "HIP_PLATFORM": "amd", **environ}, timeout=300)
+    assert done.returncode != 0
+    assert "thrust/system/cuda/config.h" in done.stderr
+    said = explain_text(done.stderr, "build")
+    assert (said.klass, said.subject) == ("rocm-install", "thrust")
+
+
+def test_no_row_without_cuda_thrust_and_a_warning_when_rocthrust_is_there(tmp_path: Path) -> None:
+    assert _rows(Hazards()) == {}
+    thrust = tmp_path / "cuda" / "include"
+    (thrust / "thrust" / "system" / "cuda").mkdir(parents=True)
+    (thrust / "thrust" / "version.h").write_text("#define THRUST_VERSION 101702\n")
+    rocm = tmp_path / "rocm"
+    (rocm / "include" / "thrust" / "system" / "hip").mkdir(parents=True)
+    hazards = probe_hazards(rocm_root=rocm, checkout=None, sources=None, venv=None,
+                            environ={"CPLUS_INCLUDE_PATH": str(thrust)}, root=tmp_path)
+    assert hazards.rocthrust == rocm / "include" / "thrust"
+    status, _detail, fix = _rows(hazards)["thrust"]
+    assert (status, fix) == ("WARN", "take the CUDA folder off CPLUS_INCLUDE_PATH")
+
+
+def test_a_second_hip_runtime_on_the_loader_path_is_named(tmp_path: Path) -> None:
+    _need(HIP_RUNTIME, "Debian's libamdhip64-5")
+    other = tmp_path / "opt" / "rocm-6.2.0" / "lib"
+    other.mkdir(parents=True)
+    shutil.copy2(HIP_RUNTIME.resolve(), other / "libamdhip64.so.6")
+    conf = tmp_path / "etc" / "ld.so.conf.d"
+    conf.mkdir(parents=True)
+    (tmp_path / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    (conf / "rocm.conf").write_text("/opt/rocm-6.2.0/lib\n")
+    # Through ld.so.conf (root is the stand-in /), and through LD_LIBRARY_PATH.
+    found = list(runtime_copies(Path("/usr"), {}, tmp_path))
+    assert [(f.path, f.via) for f in found] == [
+        (other / "libamdhip64.so.6", "ld.so.conf (etc/ld.so.conf.d/rocm.conf)")]
+    found = list(runtime_copies(Path("/usr"), {"LD_LIBRARY_PATH": str(other)}, Path("/")))
+    assert [(f.path, f.via) for f in found] == [(other / "libamdhip64.so.6", "LD_LIBRARY_PATH")]
+    # The install's own copy is no second runtime.
+    assert list(runtime_copies(Path("/usr"), {"LD_LIBRARY_PATH": str(HIP_RUNTIME.parent)},
+                               Path("/"))) == []
+    hazards = Hazards(runtime_copies=tuple(found))
+    status, detail, _fix = _rows(hazards)["HIP runtime copies"]
+    assert status == "WARN" and f"{other / 'libamdhip64.so.6'} (via LD_LIBRARY_PATH)" in detail
+
+
+def _old_cmake_tree(root: Path) -> Path:
+    (root / "third_party" / "oldlib").mkdir(parents=True)
+    (root / "third_party" / "oldlib" / "tests").mkdir()
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18 FATAL_ERROR)\nproject(Torch C)\n"
+        "add_subdirectory(third_party/oldlib)\n")
+    (root / "third_party" / "oldlib" / "CMakeLists.txt").write_text(
+        "CMAKE_MINIMUM_REQUIRED(VERSION 3.4)\nproject(oldlib C)\n"
+        "add_library(oldlib STATIC oldlib.c)\n")
+    (root / "third_party" / "oldlib" / "oldlib.c").write_text("int oldlib(void) { return 0; }\n")
+    # A test folder a build never configures: not reported.
+    (root / "third_party" / "oldlib" / "tests" / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 2.8)\n")
+    return root
+
+
+def test_cmake_floors_are_read_from_the_tree_and_the_remedy_makes_cmake_4_configure(
+        tmp_path: Path) -> None:
+    tree = _old_cmake_tree(tmp_path / "pytorch")
+    assert list(cmake_floors(tree)) == [("third_party/oldlib/CMakeLists.txt", "3.4")]
+    hazards = probe_hazards(rocm_root=None, checkout=tree, sources=None, venv=None, environ={})
+    status, detail, _ = _rows(hazards)["cmake policy"]
+    assert status == "OK" and "CMAKE_POLICY_VERSION_MINIMUM=3.5" in detail
+    status, detail, fix = _rows(hazards, cmake_policy_minimum="", cmake_version="4.1.0")["cmake policy"]
+    assert status == "FAIL" and "cmake here is 4.1.0" in detail and "'cmake<4'" in fix
+    _need(CMAKE4, "CMake 4 from the index in a venv")
+    env = {k: v for k, v in os.environ.items() if k != "CMAKE_POLICY_VERSION_MINIMUM"}
+
+    def configure(build: str, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(CMAKE4), "-S", str(tree), "-B", str(tmp_path / build)],
+                              capture_output=True, text=True, env={**env, **extra}, timeout=300)
+
+    refused = configure("b1", {})
+    assert refused.returncode != 0
+    said = explain_text(refused.stdout + refused.stderr, "configure")
+    assert (said.klass, said.rule) == ("cmake", "cmake-4-policy")
+    assert configure("b2", {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}).returncode == 0
+
+
+def test_the_remedy_is_in_the_build_environment_and_can_be_turned_off() -> None:
+    from rocmforge.errors import UsageError
+    from rocmforge.plan.environment import build_environment
+    from rocmforge.probes.facts import gather_facts
+    from rocmforge.settings import Settings
+
+    facts = gather_facts(Settings())
+    if facts.rocm is None:
+        missing_real_part("no ROCm install (hipcc from Debian)")
+    from rocmforge.knowledge.targets import parse_targets
+    from rocmforge.knowledge.arches import load_arch_table
+
+    targets = parse_targets("gfx1030", load_arch_table())
+    env = build_environment(Settings(), facts, targets).as_dict()
+    assert env["CMAKE_POLICY_VERSION_MINIMUM"] == "3.5"
+    off = build_environment(Settings(cmake_policy_minimum=""), facts, targets).as_dict()
+    assert "CMAKE_POLICY_VERSION_MINIMUM" not in off
+    with pytest.raises(UsageError, match="not a CMake version"):
+        build_environment(Settings(cmake_policy_minimum="three"), facts, targets)
+
+
+@pytest.fixture(scope="module")
+def setuptools_82_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    venv = tmp_path_factory.mktemp("st") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                           "setuptools==82.0.0"], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        missing_real_part(f"setuptools 82.0.0 from the index: {done.stderr[-300:]}")
+    return venv
+
+
+def test_setup_py_importing_pkg_resources_fails_with_setuptools_82(
+        tmp_path: Path, setuptools_82_venv: Path) -> None:
+    src = tmp_path / "src"
+    (src / "vision").mkdir(parents=True)
+    (src / "pytorch").mkdir()
+    (src / "vision" / "setup.py").write_text(
+        "import os\nfrom pkg_resources import DistributionNotFound, get_distribution\n")
+    (src / "pytorch" / "setup.py").write_text("import setuptools\n")
+    assert list(pkg_resources_users(src)) == ["vision/setup.py"]
+    hazards = probe_hazards(rocm_root=None, checkout=None, sources=src, venv=setuptools_82_venv,
+                            environ={})
+    assert hazards.venv_setuptools == "82.0.0"
+    status, detail, fix = _rows(hazards)["setuptools"]
+    assert status == "FAIL" and "vision/setup.py import pkg_resources" in detail
+    assert "'setuptools<82'" in fix
+    # The real failure the row predicts, explained by triage.
+    done = subprocess.run([str(setuptools_82_venv / "bin" / "python"), "setup.py"],
+                          cwd=src / "vision", capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    said = explain_text(done.stderr, "torchvision-build")
+    assert (said.klass, said.subject) == ("python-packaging", "pkg_resources")
+    # No venv yet: a warning that the newest setuptools is coming.
+    status, detail, _ = _rows(Hazards(pkg_resources=("vision/setup.py",)))["setuptools"]
+    assert status == "WARN" and "will get the newest setuptools" in detail
+
+
+def test_a_cuda_triton_in_the_build_venv_is_named() -> None:
+    python = os.environ.get("TEST_TRITON_PYTHON", "")
+    if not python or not Path(python).exists():
+        missing_real_part("TEST_TRITON_PYTHON: a venv with PyPI's triton (see .ci/run)")
+    venv = Path(python).parent.parent
+    found = list(venv_foreign(venv))
+    assert any(f.startswith("triton 3.") for f in found)
+    status, _detail, fix = _rows(Hazards(venv_foreign=tuple(found)))["build venv"]
+    assert status == "WARN" and fix == "/w/venv/bin/python -m pip uninstall -y triton"
+
+
+@pytest.mark.needs_tool("hipcc")
+def test_the_compile_probe_uses_cxxflags_and_explains_libstdcxx_assertions() -> None:
+    """Distributions' default CXXFLAGS carry -D_GLIBCXX_ASSERTIONS: hipcc with GCC 12's
+    libstdc++ then fails on std::array in device code; the probe sees it before the build."""
+    from rocmforge.probes.compile_probe import host_macro_flags, probe_install_targets
+    from rocmforge.probes.facts import gather_facts
+    from rocmforge.settings import Settings
+
+    assert host_macro_flags({"CXXFLAGS": "-O2 -D_GLIBCXX_ASSERTIONS -Wall",
+                             "CPPFLAGS": "-UNDEBUG"}) == ("-UNDEBUG", "-D_GLIBCXX_ASSERTIONS")
+    rocm = gather_facts(Settings()).rocm
+    assert rocm is not None
+    environ = {**os.environ, "HIP_PLATFORM": "amd"}
+    clean = probe_install_targets(rocm, ["gfx1030"], environ=environ)[0]
+    assert clean.compiles, clean.compile_reason
+    broken = probe_install_targets(rocm, ["gfx1030"], environ={
+        **environ, "CXXFLAGS": "-O2 -D_GLIBCXX_ASSERTIONS"})[0]
+    assert not broken.compiles
+    assert "-D_GLIBCXX_ASSERTIONS" in broken.argv
+    assert broken.compile_reason.startswith(
+        "device code calls the host-only function __glibcxx_assert_fail")
+    assert "-D_GLIBCXX_ASSERTIONS" in broken.compile_fix
