@@ -452,8 +452,8 @@ def test_timeout_unpacks_nothing(tmp_path: Path, httpserver) -> None:
      "the build could not download AOTriton (http://127.0.0.1:9/0.10b/aotriton-0.10b-"
      "manylinux_2_28_x86_64-rocm6.2-shared.tar.gz): PyTorch's cmake/External/aotriton.cmake"),
     ("aotriton_download_hash_mismatch.log", "aotriton-download-hash",
-     "the AOTriton tarball the build downloaded (cmake/External/aotriton.cmake) does not match "
-     "the sha256 the tree names"),
+     "the SHA256 hash of the AOTriton tarball the build downloaded "
+     "(cmake/External/aotriton.cmake) does not match the hash the tree names"),
 ])
 def test_triage_names_aotritons_download_and_says_fetch(log: str, signature: str,
                                                         cause: str) -> None:

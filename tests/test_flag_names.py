@@ -77,6 +77,13 @@ OTHER_TOOLS = {
     "--lld-candidate": "probes/triton_codegen.py (its own script, run by the probe)",
     "--name": "settings.Flag's docstring: the pattern `--name` itself",
     "--worker": "verify/checks/comm.py (its own worker entry point)",
+    # Named by triage's causes and fixes (rocmforge/triage/rules.py).
+    "--no-build-isolation": "pip",
+    "--index-url": "pip",
+    "--extra-index-url": "pip",
+    "--offload-compress": "clang (HIP offload bundles)",
+    "--target": "AOTriton's generate.py (--target_gpus, FLAG stops at the underscore)",
+    "--memory": "docker run",
 }
 KIT_COMMANDS = ("invoke", "rocmforge")
 

@@ -15,7 +15,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "versions", "fsutil", "render", "__init__"}),
     frozenset({"workdir", "process"}),
     frozenset({"knowledge"}),
-    frozenset({"inspect"}),
+    frozenset({"inspect", "triage"}),
     frozenset({"probes"}),
     frozenset({"settings"}),
     frozenset({"sources", "toolchain", "verify"}),

@@ -577,7 +577,7 @@ class StepRunner:
         self._say("----")
         cause = explained.cause
         if explained.signature_id:
-            cause = f"{cause} ({explained.klass}: known failure `{explained.signature_id}`)"
+            cause = f"{cause}; class {explained.klass} (known failure `{explained.signature_id}`)"
         error = StepFailed(
             f"Step {step.name} failed: {self._command_line(step)[2:]} {how}. Full log: {log_path}",
             cause or "no known failure signature matched the log; the lines above are the ones "

@@ -175,8 +175,19 @@ def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None
 
 # --- loader (import after install) -----------------------------------------------------------
 
+_TORCH_OWN = re.compile(r"^lib(?:torch|c10|shm|caffe2_nvrtc|aoti)[\w.+-]*\.so")
+
+
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
     library = match.group("lib")
+    if _TORCH_OWN.match(library):
+        return Reading(
+            subject=library,
+            cause=f"torch's own library {library} is missing from the installed torch: the "
+                  "install is broken or incomplete (a half-finished pip install, files removed, "
+                  "or a wheel for another Python or platform)",
+            fix="reinstall the torch wheel into this environment (`python -m pip install "
+                "--force-reinstall dist/torch-*.whl`, or `invoke install`) and import again")
     row = owners.library_owner(library)
     version = re.search(r"\.so\.(\d+)", library)
     which = f"{row.name}'s library" if row else "a library it needs"
@@ -288,7 +299,7 @@ def _unsupported_arch(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(subject=arch.split(":")[0], cause=f"the compiler does not know the offload "
                    f"target {arch}: the ROCm/LLVM release is older than the target, or the name "
                    "(or its :xnack/:sramecc feature) is wrong",
-                   fix=f"drop {arch} from --arch or use a ROCm whose LLVM supports it; `invoke "
+                   fix=f"drop {arch} from --arch or use a newer ROCm/LLVM that supports it; `invoke "
                    f"doctor --arch {arch.split(':')[0]}` compiles a kernel for it and says which "
                    "targets this toolchain accepts")
 
