@@ -270,10 +270,17 @@ def component_report(
 
     if facts.rocm is None:
         return None
+    from rocmforge.plan.cmake_condition import evaluate, rocm_variables
+
     tree = None
     if pytorch.from_tree and pytorch.facts.rocm_components:
+        # LoadHIP looks for some components only on some ROCm releases (if(ROCM_VERSION_DEV
+        # VERSION_GREATER_EQUAL ...)) or in one branch of an if/else: a branch that does not
+        # run for this install asks for nothing. What cannot be decided stays as written.
+        variables = rocm_variables(facts.rocm.version)
         tree = [(c.name, c.required, f"tree: cmake/public/LoadHIP.cmake:{c.line}")
-                for c in pytorch.facts.rocm_components]
+                for c in pytorch.facts.rocm_components
+                if evaluate(c.condition, variables) is not False]
     wanted = components_for(tree)
     found = find_components(facts.rocm.root, [c.name for c in wanted])
     return tuple(zip(wanted, found, strict=True))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rocmforge.knowledge.releases import PytorchRelease
     from rocmforge.plan.pytorch_facts import PytorchFacts
+    from rocmforge.probes.tree import TreeFacts
     from rocmforge.settings import Settings
     from rocmforge.workdir import WorkDir
 
@@ -66,7 +67,30 @@ def pytorch_for(settings: Settings, workdir: WorkDir) -> PytorchSide:
     from rocmforge.probes.tree import read_tree_facts
 
     tree = read_tree_facts(workdir.pytorch) if checkout_matches(settings, workdir) else None
+    if tree is not None:
+        stop_on_unreadable_tree(tree)
     facts = facts_for(settings.pytorch_ref, tree)
     row = pytorch_release_for(settings.pytorch_ref, tree_version=facts.version if tree else "")
     return PytorchSide(facts=facts, release=effective_release(facts, row),
                        from_tree=tree is not None)
+
+
+def stop_on_unreadable_tree(tree: TreeFacts) -> None:
+    """A checkout whose version.txt cannot be read (merge-conflict markers, text that is not a
+    version) or whose files hold merge-conflict markers: stop with the files named, instead of
+    planning from the newest table row as if there were no checkout."""
+    from rocmforge.errors import UsageError
+    from rocmforge.probes.tree import MALFORMED
+
+    conflicts = [p for p in tree.problems if "merge-conflict markers" in p]
+    version_bad = tree.version.status == MALFORMED
+    if not conflicts and not version_bad:
+        return
+    shown = conflicts or [f"{tree.version.source}: {tree.version.detail}"]
+    raise UsageError(
+        f"the checkout at {tree.root} cannot be read: " + "; ".join(shown),
+        "the kit plans from the tree's own facts (its version picks the compilers, ROCm range "
+        "and Triton pin); with them unreadable it would plan from a guess",
+        f"resolve the conflict in {tree.root} (`git -C {tree.root} status` lists the files), "
+        "or check the tree out again with `invoke checkout`",
+    )

@@ -154,6 +154,8 @@ def read_tree_facts(root: str | Path) -> TreeFacts:
         for fact in _all_facts(facts)
         if fact.status == MALFORMED
     )
+    said = {p.split(": ", 1)[0] for p in problems}
+    problems += tuple(c for c in files.conflicts() if c.split(": ", 1)[0] not in said)
     return _with_problems(facts, problems)
 
 
@@ -197,6 +199,17 @@ class _Files:
     def exists(self, rel: str) -> bool:
         return (self.root / rel).is_file()
 
+    def conflicts(self) -> tuple[str, ...]:
+        """Every file read that holds merge-conflict markers, with the first marker's line."""
+        out = []
+        for rel, value in self._cache.items():
+            if isinstance(value, str):
+                found = _CONFLICT.search(value)
+                if found:
+                    out.append(f"{_tree(rel, _line_of(value, found.start()))}: has unresolved "
+                               "merge-conflict markers")
+        return tuple(out)
+
 
 class _Unreadable(Exception):
     pass
@@ -237,6 +250,7 @@ def _line_of(text: str, offset: int) -> int:
 # ------------------------------------------------------------------------- version and Triton
 
 _VERSION_TXT = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\+[0-9A-Za-z.]+)?$")
+_CONFLICT = re.compile(r"^(?:<<<<<<<|>>>>>>>)(?: |$)|^=======$", re.MULTILINE)
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 _DOTTED = re.compile(r"^\d+(?:\.\d+){0,3}$")
 
@@ -254,6 +268,10 @@ def _one_line_file(files: _Files, rel: str, pattern: re.Pattern[str], *, unknown
         return _malformed(rel, bad)
     if text is None:
         return _unknown(rel, unknown)
+    conflict = _CONFLICT.search(text)
+    if conflict:
+        return _malformed(rel, "has unresolved merge-conflict markers (a `git merge`, `git "
+                          "pull` or `git stash pop` stopped halfway)", _line_of(text, conflict.start()))
     value = _single_line(text)
     if value is None or not pattern.match(value):
         return _malformed(rel, f"holds {text.strip()[:60]!r}, not {expected}")
@@ -410,7 +428,7 @@ _PY_CLASSIFIER = re.compile(r"Programming Language :: Python :: 3\.(\d+)$")
 _SETUP_REQUIRES = re.compile(r"""python_requires\s*=\s*(f?)(["'])(.*?)\2""")
 _SETUP_MIN = re.compile(r"^python_min_version\s*=\s*(\([^)]*\))", re.MULTILINE)
 _SETUP_RANGE_MAX = re.compile(
-    r"^\s*version_range_max\s*=\s*max\(\s*sys\.version_info\[1\]\s*,\s*(\d+)\s*\)\s*\+\s*1",
+    r"^[ \t]*version_range_max\s*=\s*max\(\s*sys\.version_info\[1\]\s*,\s*(\d+)\s*\)\s*\+\s*1",
     re.MULTILINE)
 
 
@@ -469,7 +487,8 @@ def _pyproject(files: _Files) -> tuple[dict[str, Any] | None, str]:
 
 
 def _key_line(text: str, key: str) -> int:
-    match = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.MULTILINE)
+    # [ \t]*, not \s*: \s would cross the newline of a blank line before and count one too few.
+    match = re.search(rf"^[ \t]*{re.escape(key)}\s*=", text, re.MULTILINE)
     return _line_of(text, match.start()) if match else 0
 
 
@@ -611,6 +630,9 @@ def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
         return _unknown(LOADHIP, "the tree does not say which ROCm components it needs")
     text = _strip_cmake_comments(raw)
     stack: list[str] = []
+    # The conditions of the if()/elseif() branches of each open block so far: an elseif or
+    # else holds only where none of them did.
+    taken: list[list[str]] = []
     found: dict[str, RocmComponent] = {}
     conditions: dict[str, list[str]] = {}
     for match in _HIP_TOKENS.finditer(text):
@@ -622,15 +644,22 @@ def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
         cmd = match.group("cmd").lower()
         if cmd == "if":
             stack.append(args)
+            taken.append([args])
         elif cmd in ("elseif", "else"):
             if not stack:
                 return _malformed(LOADHIP, f"{cmd}() without if()", _line_of(text, match.start()))
-            previous = stack.pop()
-            stack.append(args if cmd == "elseif" and args else f"NOT ({previous})")
+            stack.pop()
+            earlier = " OR ".join(f"({c})" for c in taken[-1])
+            here = f"NOT ({earlier})"
+            if cmd == "elseif" and args:
+                here += f" AND ({args})"
+                taken[-1].append(args)
+            stack.append(here)
         elif cmd == "endif":
             if not stack:
                 return _malformed(LOADHIP, "endif() without if()", _line_of(text, match.start()))
             stack.pop()
+            taken.pop()
         else:
             words = args.split()
             if not words or not re.match(r"^[A-Za-z][A-Za-z0-9_.\-]*$", words[0]):
@@ -649,6 +678,15 @@ def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
         return _malformed(LOADHIP, f"{len(stack)} if() block(s) never closed with endif()")
     if not found:
         return _absent(LOADHIP, "no find_package() call")
+    # A package whose <name>_FOUND gates the others (every component sits inside
+    # if(HIP_FOUND)) is required for a ROCm build, REQUIRED or not: without it no component
+    # is even looked for and the configure quietly turns USE_ROCM off.
+    for name, component in list(found.items()):
+        gate = re.compile(rf"\b{re.escape(name)}_FOUND\b", re.IGNORECASE)
+        if not component.required and any(gate.search(other.condition)
+                                          for other in found.values()):
+            found[name] = RocmComponent(name=name, required=True, line=component.line,
+                                        condition=component.condition)
     first = min(c.line for c in found.values())
     return _found(tuple(found.values()), LOADHIP, first)
 
