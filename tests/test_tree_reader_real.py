@@ -56,7 +56,7 @@ def test_hip_gates_every_component_so_it_is_required(tmp_path: Path) -> None:
     assert (parts["rocblas"].line, parts["rocblas"].condition) == (7, "HIP_FOUND")
     assert parts["hipblaslt"].line == 10
     assert parts["rccl"].condition == "HIP_FOUND AND UNIX"
-    assert parts["rccl_windows"].condition == "HIP_FOUND AND NOT ((UNIX))"
+    assert parts["rccl_windows"].condition == "HIP_FOUND AND NOT (UNIX)"
 
 
 def test_conditions_decide_per_rocm_release(tmp_path: Path) -> None:

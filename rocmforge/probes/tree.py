@@ -649,7 +649,8 @@ def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
             if not stack:
                 return _malformed(LOADHIP, f"{cmd}() without if()", _line_of(text, match.start()))
             stack.pop()
-            earlier = " OR ".join(f"({c})" for c in taken[-1])
+            earlier = (" OR ".join(f"({c})" for c in taken[-1]) if len(taken[-1]) > 1
+                       else taken[-1][0])
             here = f"NOT ({earlier})"
             if cmd == "elseif" and args:
                 here += f" AND ({args})"
