@@ -77,3 +77,20 @@ def mark_work_dir(state: Path) -> None:
     marker = state / WORK_DIR_MARKER
     if not marker.is_file():
         write_atomic(marker, _MARKER_TEXT)
+
+
+def link_on_the_way(root: Path, path: Path) -> Path | None:
+    """The first symbolic link between `root` (excluded) and `path` (included), or None.
+
+    What lies behind such a link is not the work dir's (a user's own clone linked in as
+    src/pytorch, a shared downloads folder), so nothing may be deleted through it."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return path
+    current = root
+    for part in rel.parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None

@@ -5,12 +5,14 @@ stamps, and the temp files a killed run left (rocmforge.execute.leftovers); the 
 `logs` (a failed step's log is what the user needs next, and fix texts say `invoke clean`);
 `everything`: every folder the kit creates) and the refusals (a folder without the kit's marker,
 a live process holding the work-dir lock, taken through rocmforge.execute.lock like a build
-takes it). Must not: remove a path it did not list.
+takes it). Must not: remove a path it did not list, or anything reached through a symbolic
+link (a link it lists is removed as a link).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -69,6 +71,7 @@ def _locked(workdir: WorkDir, *, kit_made: bool, dry: bool,
 def _remove(workdir: WorkDir, *, everything: bool, dry: bool, kit_made: bool,
             logs: bool) -> list[str]:
     from rocmforge.execute.leftovers import remove_leftovers
+    from rocmforge.workdir import link_on_the_way
 
     root = workdir.root
     paths: list[Path]
@@ -90,16 +93,31 @@ def _remove(workdir: WorkDir, *, everything: bool, dry: bool, kit_made: bool,
     for path in paths:
         if not path.exists() and not path.is_symlink():
             continue
+        link = link_on_the_way(root, path.parent)
+        if link is not None:
+            # src/pytorch linked to the user's own clone: its build/ and dist/ are theirs.
+            lines.append(f"kept {path}: it is reached through the link {link} -> "
+                         f"{os.readlink(link)}, which is not the kit's")
+            continue
+        if path.is_symlink():
+            lines.append(f"{'would remove' if dry else 'removed'} the link {path} (not "
+                         f"what it points to, {os.readlink(path)})")
+            if not dry:
+                path.unlink()
+            continue
         lines.append(f"{'would remove' if dry else 'removed'} {path}")
         if dry:
             continue
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+        if path.is_dir():
+            shutil.rmtree(path)  # removes links inside it, never what they point to
         else:
             path.unlink()
     if not everything and not logs and workdir.logs.is_dir() and any(workdir.logs.iterdir()):
         lines.append(f"kept {workdir.logs}: the build logs (`invoke clean --logs` removes them)")
-    if everything and kit_made and not dry and root.is_dir() and not any(root.iterdir()):
+    if everything and kit_made and not dry and root.is_symlink():
+        lines.append(f"kept {root}: a link to {os.readlink(root)}, whose kit folders were "
+                     "removed; the link and its folder are yours")
+    elif everything and kit_made and not dry and root.is_dir() and not any(root.iterdir()):
         workdir.root.rmdir()
         lines.append(f"removed {workdir.root}")
     if not lines:

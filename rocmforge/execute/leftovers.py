@@ -6,7 +6,8 @@ Owns: which files are the kit's own temp files and removing them: `.<name>.<rand
 Triton download (downloads/). Each writer removes its own temp file when it fails, but a SIGKILL
 (or the OOM killer) leaves it behind. Callers hold the work-dir lock (the runner, `invoke
 clean`), so no live writer of this work dir owns one. Must not: remove anything else: only
-regular files whose names have that shape, in exactly those folders, never recursively.
+regular files whose names have that shape, in exactly those folders, never recursively, and
+never in a folder reached through a symbolic link (its files are someone else's).
 """
 
 from __future__ import annotations
@@ -28,8 +29,12 @@ def _places(workdir: WorkDir) -> tuple[tuple[Path, str], ...]:
 
 def find_leftovers(workdir: WorkDir) -> tuple[Path, ...]:
     """The kit's temp files present in the work dir now, sorted."""
+    from rocmforge.workdir import link_on_the_way
+
     found: list[Path] = []
     for folder, suffix in _places(workdir):
+        if link_on_the_way(workdir.root, folder) is not None:
+            continue  # a folder linked in from elsewhere (a shared downloads/) is not ours
         try:
             entries = list(folder.iterdir())
         except OSError:  # no such folder (or not one): nothing of ours there
