@@ -118,3 +118,17 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(tool_cache.CACHE_DIR_ENV, str(folder))
     monkeypatch.setattr(tool_cache, "_memory", {})
     return folder
+
+
+def put_wheels(dist: Path, doc: dict, names: list[str]) -> dict:
+    """Write each wheel named into `dist` (its content: its own name) and record it in the
+    manifest document's "files" section, as the collect step does; returns the document."""
+    from rocmforge.knowledge.manifest import file_record
+
+    dist.mkdir(parents=True, exist_ok=True)
+    files = dict(doc.get("files", {}) or {})
+    for name in names:
+        (dist / name).write_bytes(name.encode())
+        files[name] = file_record(dist / name)
+    doc["files"] = files
+    return doc

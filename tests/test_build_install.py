@@ -12,6 +12,7 @@ import pytest
 from conftest import missing_real_part
 
 from rocmforge.errors import UsageError
+from conftest import put_wheels
 from rocmforge.knowledge.manifest import build_manifest, write_manifest
 from rocmforge.steps.venv import install_argv, pip_install_argv
 from rocmforge.workdir import workdir_for
@@ -19,10 +20,12 @@ from rocmforge.workdir import workdir_for
 
 def _finished_build(root: Path, *, triton: str = "triton-3.4.0-cp311-linux_x86_64.whl") -> Path:
     work = workdir_for(root)
-    write_manifest(work.dist / "manifest.json", build_manifest(
+    doc = build_manifest(
         targets=["gfx1100"], wheels={"torch": "torch-2.9.1-cp311-linux_x86_64.whl",
                                      "triton": triton},
-        lock=None, toolchain={}, env={}, steps=[], plan_settings={}, created="t"))
+        lock=None, toolchain={}, env={}, steps=[], plan_settings={}, created="t")
+    put_wheels(work.dist, doc, [n for n in doc["wheels"].values() if n])
+    write_manifest(work.dist / "manifest.json", doc)
     return root
 
 
@@ -60,6 +63,8 @@ def test_companion_wheels_are_installed_after_torch(tmp_path: Path) -> None:
                "wheel": f"{name}-{version}-cp311-linux_x86_64.whl", "sha256": "", "torch": "2.9.1",
                "patches": []}
         for name, version in (("torchvision", "0.24.1"), ("torchaudio", "2.9.1"))}
+    put_wheels(work.dist, doc, ["torch-2.9.1-cp311-linux_x86_64.whl",
+                                *(c["wheel"] for c in doc["companions"].values())])
     write_manifest(work.dist / "manifest.json", doc)
     argv = install_argv(work, sys.executable)
     assert argv == pip_install_argv(sys.executable, [

@@ -64,6 +64,7 @@ def test_environment_order_and_values() -> None:
         ("ROCM_HOME", "/opt/rocm-7.0.2"),
         ("HIP_PATH", "/opt/rocm-7.0.2"),
         ("HIP_PLATFORM", "amd"),
+        ("CMAKE_POLICY_VERSION_MINIMUM", "3.5"),
         ("CC", "/usr/bin/gcc-11"),
         ("CXX", "/usr/bin/g++-11"),
         ("USE_KINETO", "0"),

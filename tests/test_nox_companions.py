@@ -14,7 +14,7 @@ import pytest
 from packaging.tags import sys_tags
 
 from rocmforge.errors import UsageError
-from rocmforge.knowledge.manifest import build_manifest, write_manifest
+from rocmforge.knowledge.manifest import build_manifest, file_record, write_manifest
 from rocmforge.sessions import support as ns
 from rocmforge.verify.model import CHECK_NAMES
 
@@ -49,6 +49,8 @@ def make_dist(tmp_path: Path, *, triton: bool = True, audio: bool = True,
     if in_wheels:
         doc["wheels"] = {**wheels, "torchvision": VISION, "torchaudio": AUDIO if audio else ""}
     doc["companions"] = companions
+    # "files" for the wheels written above, as the collect steps record them.
+    doc["files"] = {name: file_record(dist / name) for name in names}
     write_manifest(dist / "manifest.json", doc)
     return dist
 

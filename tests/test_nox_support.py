@@ -4,6 +4,7 @@ the planner reads names, never contents, and every bad input stops before an ins
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -35,9 +36,13 @@ def make_dist(tmp_path: Path, wheels: list[str], manifest: object | None) -> Pat
     return dist
 
 
+EMPTY = {"sha256": hashlib.sha256(b"").hexdigest(), "size": 0}  # make_dist's empty wheels
+
+
 def good_manifest(targets: list[str] | None = None) -> dict[str, object]:
     return {"schema": MANIFEST_SCHEMA, "targets": targets or ["gfx1100", "gfx942"],
-            "wheels": {"torch": TORCH, "triton": TRITON}}
+            "wheels": {"torch": TORCH, "triton": TRITON},
+            "files": {TORCH: EMPTY, TRITON: EMPTY}}
 
 
 def plan(target: str, dist: Path, environ: dict[str, str] | None = None) -> ns.VerifySession:

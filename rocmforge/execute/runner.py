@@ -309,8 +309,8 @@ class StepRunner:
             return
         gone = missing_outputs(steps[start_at])
         if gone and read_stamp(self.workdir.state, steps[start_at].name) is not None:
-            self._say(f"==> {steps[start_at].name}: its stamp matches, but {', '.join(gone)} is "
-                      "gone; it runs again, and so does every step after it")
+            self._say(f"==> {steps[start_at].name}: its stamp matches, but {'; '.join(gone)}; "
+                      "it runs again, and so does every step after it")
         # Stamps after the first changed step describe a tree that is about to change.
         for step in steps[start_at:]:
             remove_stamp(self.workdir.state, step.name)

@@ -66,6 +66,8 @@ def read_stamp(state: Path, step: str) -> Stamp | None:
         return None
     if not isinstance(doc, dict) or doc.get("schema") != STAMP_SCHEMA:
         return None
+    if doc.get("details") is not None and not isinstance(doc.get("details"), dict):
+        return None  # details of the wrong shape: the step's result is unknown, so it runs again
     try:
         return Stamp(
             step=str(doc["step"]),

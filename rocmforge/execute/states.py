@@ -26,9 +26,31 @@ def first_to_run(plan: Plan, workdir: WorkDir) -> int:
 
 
 def missing_outputs(step: Step) -> list[str]:
-    """The step's declared outputs that are gone (a deleted dist/ or venv/): its stamp no
-    longer proves anything, so the step and every later one run again."""
-    return [path for path in step.outputs if not os.path.lexists(path)]
+    """What no longer holds of the step's declared outputs, one phrase each: an output that is
+    gone (a deleted dist/ or venv/), and for a dist/manifest.json, a manifest that cannot be
+    read or whose wheels are not the ones it records (gone, replaced, another size). Its stamp
+    then proves nothing, so the step and every later one run again."""
+    from rocmforge.knowledge.manifest import MANIFEST_NAME
+
+    out = []
+    for path in step.outputs:
+        if not os.path.lexists(path):
+            out.append(f"{path} is gone")
+        elif os.path.basename(path) == MANIFEST_NAME:
+            out += _manifest_disagrees(path)
+    return out
+
+
+def _manifest_disagrees(path: str) -> list[str]:
+    from pathlib import Path
+
+    from rocmforge.errors import ConfigError
+    from rocmforge.knowledge.manifest import read_manifest, wheel_problems
+
+    try:
+        return wheel_problems(read_manifest(Path(path)), deep=False)
+    except ConfigError as exc:
+        return [exc.what]
 
 
 def planned_states(plan: Plan, workdir: WorkDir) -> list[str]:

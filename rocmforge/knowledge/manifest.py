@@ -4,7 +4,8 @@ Owns: the manifest document (schema "rocmforge.manifest/1": targets, wheel names
 toolchain versions, environment, per-step durations and results), writing it atomically, and
 reading it back as a checked `Manifest` (the build's install step, `collect` and the nox verify
 sessions all read it here), including the companions section (`CompanionRecord`: torchvision,
-torchaudio built against the torch beside them). Must not: run anything or decide what a build
+torchaudio built against the torch beside them), and the "files" section (sha256 and size of
+every wheel it lists) with the check every reader makes against dist/ (`wheel_problems`). Must not: run anything or decide what a build
 does; the `collect` actions gather the values.
 """
 
@@ -108,6 +109,7 @@ def build_manifest(
         "env": dict(sorted(env.items())),
         "settings": dict(plan_settings),
         "steps": [dict(s) for s in steps],
+        "files": {},
     }
 
 
@@ -136,6 +138,79 @@ def read_manifest(path: Path) -> Manifest:
     if not isinstance(wheels, dict) or not all(isinstance(v, str) for v in wheels.values()):
         raise ConfigError(f"{path}: 'wheels' must map names to wheel file names", "", fix)
     return Manifest(path=path, targets=tuple(targets), wheels=dict(wheels), doc=data)
+
+
+def file_record(path: Path) -> dict[str, object]:
+    """{"sha256", "size"} of a wheel, for the manifest's "files" section."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"sha256": digest.hexdigest(), "size": path.stat().st_size}
+
+
+def listed_wheels(manifest: Manifest) -> list[str]:
+    """Every wheel file name the manifest lists: torch, triton, then the companions."""
+    names = [manifest.wheels[k] for k in ("triton", "torch") if manifest.wheels.get(k)]
+    names += [v for k, v in manifest.wheels.items() if v and k not in ("triton", "torch")]
+    try:
+        names += [r.wheel for r in manifest.companions.values() if r.wheel]
+    except ConfigError:
+        pass
+    return list(dict.fromkeys(names))
+
+
+def wheel_problems(manifest: Manifest, *, deep: bool) -> list[str]:
+    """Where dist/ and the manifest disagree, one sentence each ([] = they agree): a wheel
+    named with a path (only plain file names in dist/ are the build's), one that is gone or is
+    not a regular file, one without a record in "files", or whose size (and with `deep`, its
+    sha256) is not the recorded one. Cheap without `deep` (a stat per wheel); `deep` reads
+    every wheel (install and verify do, before putting them into a venv)."""
+    dist = manifest.path.parent
+    files = manifest.doc.get("files", {})
+    files = files if isinstance(files, Mapping) else {}
+    problems = []
+    for name in listed_wheels(manifest):
+        if Path(name).name != name or name.startswith(".") or not name.endswith(".whl"):
+            problems.append(f"{manifest.path} names {name!r}, which is not a wheel file in "
+                            f"{dist}")
+            continue
+        path = dist / name
+        if path.is_symlink() or not path.is_file():
+            problems.append(f"{path} (listed in {manifest.path.name}) is gone" if not
+                            path.is_symlink() else f"{path} is a link, not the build's file")
+            continue
+        record = files.get(name)
+        if not isinstance(record, Mapping) or not isinstance(record.get("sha256"), str):
+            problems.append(f"{manifest.path.name} records no sha256 for {name}")
+            continue
+        if record.get("size") != path.stat().st_size:
+            problems.append(f"{path} is not the file {manifest.path.name} records (size "
+                            f"{path.stat().st_size}, recorded {record.get('size')})")
+            continue
+        if deep and file_record(path)["sha256"] != record["sha256"]:
+            problems.append(f"{path} is not the file {manifest.path.name} records (sha256 "
+                            "differs)")
+    return problems
+
+
+def refuse_disagreeing_dist(manifest: Manifest) -> None:
+    """Stop (exit 2, nothing installed) when dist/ holds other wheels than the manifest
+    records: a wheel gone, replaced by another build under the same name, or named outside
+    dist/. Reads every wheel's sha256."""
+    from rocmforge.errors import UsageError
+
+    problems = wheel_problems(manifest, deep=True)
+    if problems:
+        raise UsageError(
+            "dist/ and its manifest disagree: " + "; ".join(problems),
+            "only the wheels a finished build recorded (by name, size and sha256) are installed, "
+            "so a swapped, missing or foreign wheel never reaches a venv; nothing was installed",
+            "run `invoke build` again: its collect step sees the difference and copies the "
+            "build's wheels again",
+        )
 
 
 def manifest_in(dist: Path) -> Manifest | None:

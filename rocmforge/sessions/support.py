@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmforge.errors import RocmforgeError, TargetError, UsageError
-from rocmforge.knowledge.manifest import MANIFEST_NAME, Manifest, manifest_in
+from rocmforge.knowledge.manifest import (
+    MANIFEST_NAME,
+    Manifest,
+    manifest_in,
+    refuse_disagreeing_dist,
+)
 from rocmforge.knowledge.triton import wheel_provider
 
 # Where the wheels are; default <kit root>/<work dir>/dist (the build's dist/).
@@ -160,8 +165,10 @@ def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
                              f"{', '.join(missing)}", "They were moved or deleted after the build",
                              "run `invoke build` again, or copy the wheels back")
         # An empty (or absent) Triton entry: the build skipped Triton; verify what was built.
-        return WheelSet(torch=named["torch"], triton=named.get("triton"),
-                        companions=companion_wheels(dist, manifest))
+        found = WheelSet(torch=named["torch"], triton=named.get("triton"),
+                         companions=companion_wheels(dist, manifest))
+        refuse_disagreeing_dist(manifest)  # after the companions' own, more precise checks
+        return found
     wheels = sorted(dist.glob("*.whl")) if dist.is_dir() else []
     torches = [w for w in wheels if wheel_dist(w) == "torch"]
     tritons = [w for w in wheels if wheel_provider(w.name)]

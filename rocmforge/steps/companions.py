@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -215,6 +216,11 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     doc: dict[str, object] = dict(manifest.doc)
     wheels: dict[str, str] = dict(manifest.wheels)
     section: dict[str, object] = {}
+    files = _torch_files(doc, wheels)
+    # First the manifest without any companion: a wheel replaced below (same name, another
+    # build) is then never listed with the old one's sha256, whatever instant a kill comes.
+    write_manifest(path, {**doc, "companions": {}, "files": files,
+                          "wheels": {k: v for k, v in wheels.items() if k in ("torch", "triton")}})
     for name, package in zip(names, packages, strict=True):
         folder = _tree(ctx, name) / "dist"
         built = sorted(folder.glob(f"{wheel_prefix(package)}*.whl"),
@@ -238,7 +244,7 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
             "version": paired.get("version", ""), "ref": checkout.get("ref", ""),
             "commit": checkout.get("commit", ""), "repo": checkout.get("repo", ""),
             "wheel": wheel.name,
-            "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+            "sha256": _record(files, wheel)["sha256"],
             "torch": paired.get("torch", ""), "requires": paired.get("requires", ""),
             "patches": patched.get("patches", []),
         }
@@ -252,6 +258,7 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
             ctx.say(f"removed {dist / earlier}: this build makes no {gone}")
     doc["wheels"] = wheels
     doc["companions"] = section
+    doc["files"] = files
     if ctx.workdir.lock_file.is_file():  # now with the companions their patches steps recorded
         from rocmforge.knowledge.toml_files import read_toml
 
@@ -261,6 +268,21 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     write_manifest(path, doc)
     ctx.say(f"wrote {path}")
     return {name: str(wheels[name]) for name in names}
+
+
+def _torch_files(doc: Mapping[str, object], wheels: Mapping[str, str]) -> dict[str, object]:
+    """The "files" records of torch's and Triton's wheels (the companions' are added anew)."""
+    files = doc.get("files", {})
+    keep = {wheels.get("torch", ""), wheels.get("triton", "")} - {""}
+    return {k: v for k, v in files.items() if k in keep} if isinstance(files, Mapping) else {}
+
+
+def _record(files: dict[str, object], wheel: Path) -> Mapping[str, object]:
+    from rocmforge.knowledge.manifest import file_record
+
+    record = file_record(wheel)
+    files[wheel.name] = record
+    return record
 
 
 def install(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -296,14 +318,12 @@ def clear(build: PreparedBuild, ctx: ActionContext) -> Details:
     doc: dict[str, object] = dict(manifest.doc)
     wheels = dict(manifest.wheels)
     section = dict(manifest.companions)
-    removed = []
+    gone: list[tuple[str, str]] = []
     for name in names:
         wheel = wheels.pop(name, "") or (section[name].wheel if name in section else "")
         section.pop(name, None)
-        if wheel and Path(wheel).name == wheel and (dist / wheel).is_file():
-            (dist / wheel).unlink()
-            removed.append(wheel)
-            ctx.say(f"removed {dist / wheel}: an earlier build's {name} wheel")
+        if wheel and Path(wheel).name == wheel:
+            gone.append((name, wheel))
     raw = doc.get("companions")
     if isinstance(raw, dict):
         kept = {k: v for k, v in raw.items() if k not in names}
@@ -312,7 +332,17 @@ def clear(build: PreparedBuild, ctx: ActionContext) -> Details:
         else:
             doc.pop("companions", None)
     doc["wheels"] = wheels
+    files = doc.get("files")
+    if isinstance(files, dict):
+        doc["files"] = {k: v for k, v in files.items() if k not in {w for _n, w in gone}}
+    # The manifest first, the wheels after: it never lists a wheel that is gone.
     write_manifest(path, doc)
+    removed = []
+    for name, wheel in gone:
+        if (dist / wheel).is_file():
+            (dist / wheel).unlink()
+            removed.append(wheel)
+            ctx.say(f"removed {dist / wheel}: an earlier build's {name} wheel")
     try:
         lock = read_lock(ctx.workdir.lock_file)
     except LockError:

@@ -1,7 +1,8 @@
 """Pipeline stage: collect the wheels into dist/ and write the manifest that describes them.
 
 Owns: the collect action (atomic copies into dist/, dist/manifest.json from the results of this
-run's steps, removing an earlier build's wheel the new manifest does not list). Must not: build
+run's steps with each wheel's sha256 and size, removing an earlier build's wheel the new manifest
+does not list), in an order that never shows a manifest beside wheels it does not describe. Must not: build
 or install anything.
 """
 
@@ -22,7 +23,7 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
             features: Mapping[str, Mapping[str, object]] | None = None) -> Details:
     """Copy the wheels into dist/ and write the manifest for `targets` (the plan's settings
     go in as the manifest's `plan`, without their origins)."""
-    from rocmforge.knowledge.manifest import build_manifest, write_manifest
+    from rocmforge.knowledge.manifest import build_manifest, file_record, write_manifest
 
     dist = ctx.workdir.dist
     built = sorted((Path(ctx.step.cwd) / "dist").glob("torch-*.whl"),
@@ -33,12 +34,21 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
             "the build step succeeded but did not package a wheel",
             "read logs/build.log",
         )
+    earlier = _manifest_wheels(dist / "manifest.json")
+    # The old manifest goes before any wheel is replaced (a new torch wheel has the old one's
+    # name): at no instant does a manifest describe a wheel it did not record. A kill in
+    # between leaves no manifest, which every reader takes as "no finished build".
+    with contextlib.suppress(FileNotFoundError):
+        (dist / "manifest.json").unlink()
     torch_wheel = copy_atomically(built[-1], dist)
     ctx.say(f"dist: {torch_wheel.name}")
+    files = {torch_wheel.name: file_record(torch_wheel)}
     triton_name = ""
     triton_src = str(ctx.details_of("triton").get("wheel", "") or "")
     if triton_src:
-        triton_name = copy_atomically(Path(triton_src), dist).name
+        triton_wheel = copy_atomically(Path(triton_src), dist)
+        triton_name = triton_wheel.name
+        files[triton_name] = file_record(triton_wheel)
         ctx.say(f"dist: {triton_name}")
     lock: dict[str, object] = {}
     if ctx.workdir.lock_file.is_file():
@@ -63,7 +73,7 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
     doc["triton_targets"] = dict(ctx.details_of("triton-targets"))
     if features is not None:  # name -> {"built": bool, "why": str}: what verify checks per part
         doc["features"] = {name: dict(entry) for name, entry in features.items()}
-    earlier = _manifest_wheels(dist / "manifest.json")
+    doc["files"] = files
     path = write_manifest(dist / "manifest.json", doc)
     ctx.say(f"wrote {path}")
     # A wheel an earlier build listed and this one does not (a Triton of another pin) would

@@ -110,6 +110,9 @@ def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
             "install takes the wheels that a finished build listed there",
             "run `invoke build` first",
         )
+    from rocmforge.knowledge.manifest import refuse_disagreeing_dist
+
+    refuse_disagreeing_dist(read)
     marker = externally_managed(found)
     if marker:
         raise UsageError(
