@@ -128,11 +128,33 @@ def test_fetch_then_offline_build_and_without_fetch_a_clear_failure(tmp_path: Pa
         assert not (work / "aotriton").exists() or list((work / "aotriton").iterdir()) == []
         assert not (work / "downloads").exists() or list((work / "downloads").iterdir()) == []
 
-        # 3. The fetch with the real file: one prefix with lib/ and include/.
+        # 2b. While a build holds the work dir (a real process holding its lock), fetch waits
+        # its turn: exit 2, nothing downloaded (issue 30 item 6).
         answers.append(Response(tarball))
+        from test_lock import _build_holding
+
+        from rocmforge.workdir import workdir_for
+
+        with _build_holding(workdir_for(work), tmp_path) as holder:
+            locked = subprocess.run(fetch_argv(work, base), cwd=REPO_ROOT, env=fetch_env(repo),
+                                    capture_output=True, text=True, timeout=120)
+        assert locked.returncode == 2, locked.stdout + locked.stderr
+        assert f"Another build (pid {holder.pid}" in locked.stderr
+        served_before = len(server.log)
+
+        # 3. The fetch with the real file: one prefix with lib/ and include/. What a killed
+        # unpack left (a half-filled prefix, a raw .unpack. folder) goes first (item 8).
+        killed = [work / "aotriton" / ".0.10b-rocm6.2-x86_64.k1ll3d00",
+                  work / "aotriton" / ".unpack.k1ll3d00"]
+        for folder in killed:
+            (folder / "lib").mkdir(parents=True)
         good = subprocess.run(fetch_argv(work, base), cwd=REPO_ROOT, env=fetch_env(repo),
                               capture_output=True, text=True, timeout=120)
         assert good.returncode == 0, good.stdout + good.stderr
+        assert served_before == len(server.log) - 1
+        for folder in killed:
+            assert not folder.exists()
+            assert f"removed {folder}: left by a run that was killed" in good.stderr
         prefix = work / "aotriton" / "0.10b-rocm6.2-x86_64"
         assert f"AOTriton 0.10b for rocm6.2 unpacked in {prefix}" in good.stderr
         assert ("ROCm 5.2 is not in AOTriton 0.10b's list (rocm6.2, rocm6.3); like "

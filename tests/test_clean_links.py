@@ -103,3 +103,20 @@ def test_link_on_the_way(tmp_path: Path) -> None:
     assert link_on_the_way(tmp_path, tmp_path / "b" / "x" / "y") == tmp_path / "b"
     assert link_on_the_way(tmp_path, tmp_path / "b") == tmp_path / "b"
     assert link_on_the_way(tmp_path / "a", tmp_path / "elsewhere") == tmp_path / "elsewhere"
+
+
+def test_clean_removes_what_a_killed_aotriton_unpack_left(tmp_path: Path) -> None:
+    work = _work(tmp_path / "w")
+    finished = work / "aotriton" / "0.10b-rocm6.2-x86_64"
+    (finished / "lib").mkdir(parents=True)
+    killed = [work / "aotriton" / ".0.10b-rocm6.2-x86_64.a1b2c3d4",
+              work / "aotriton" / ".unpack.e5f6g7h8"]
+    for folder in killed:
+        (folder / "aotriton" / "lib").mkdir(parents=True)
+        (folder / "aotriton" / "lib" / "libaotriton_v2.so").write_bytes(b"half")
+    done = invoke("clean", "--work-dir", str(work))
+    assert done.returncode == 0, done.stderr
+    assert [p for p in killed if p.exists()] == []
+    assert (finished / "lib").is_dir()
+    for folder in killed:
+        assert f"removed {folder}" in done.stdout.splitlines()

@@ -2,11 +2,11 @@
 
 Owns: which files are the kit's own temp files and removing them: `.<name>.<random>.tmp` that
 `fsutil.write_atomic` makes beside a stamp (state/stamps/) or the manifest (dist/),
-`.<wheel>.<pid>.tmp` of the collect step's copies (dist/), and `.<wheel>.<random>.part` of a
-Triton download (downloads/). Each writer removes its own temp file when it fails, but a SIGKILL
+`.<wheel>.<pid>.tmp` of the collect step's copies (dist/), `.<wheel>.<random>.part` of a
+Triton download (downloads/), and the dot-folders of an AOTriton unpack (aotriton/). Each writer removes its own temp file when it fails, but a SIGKILL
 (or the OOM killer) leaves it behind. Callers hold the work-dir lock (the runner, `invoke
 clean`), so no live writer of this work dir owns one. Must not: remove anything else: only
-regular files whose names have that shape, in exactly those folders, never recursively, and
+regular files whose names have that shape (and aotriton/'s dot-folders), in exactly those folders, and
 never in a folder reached through a symbolic link (its files are someone else's).
 """
 
@@ -48,12 +48,36 @@ def find_leftovers(workdir: WorkDir) -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
+def find_unpack_leftovers(workdir: WorkDir) -> tuple[Path, ...]:
+    """The half-unpacked AOTriton folders a killed `fetch` left in aotriton/: every folder
+    there whose name starts with a dot (`.<prefix>.XXXXXXXX` being filled, `.unpack.XXXXXXXX`
+    raw); a finished prefix never does."""
+    from rocmforge.workdir import link_on_the_way
+
+    folder = workdir.aotriton
+    if link_on_the_way(workdir.root, folder) is not None:
+        return ()
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return ()
+    return tuple(sorted(p for p in entries if p.name.startswith(".") and len(p.name) > 1
+                        and p.is_dir() and not p.is_symlink()))
+
+
 def remove_leftovers(workdir: WorkDir, *, dry: bool = False) -> tuple[Path, ...]:
-    """Remove (under `dry`: only find) the kit's temp files; the ones removed."""
+    """Remove (under `dry`: only find) the kit's temp files and half-unpacked folders; the
+    ones removed."""
+    import shutil
+
     removed: list[Path] = []
     for path in find_leftovers(workdir):
         if not dry:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+        removed.append(path)
+    for path in find_unpack_leftovers(workdir):
+        if not dry:
+            shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return tuple(removed)

@@ -49,10 +49,18 @@ def fetch(c: Context, rocm: str = "", base_url: str = "", **flags: object) -> No
     if is_dry(c):
         say(f"dry run: would fetch AOTriton for ROCm {version} and {', '.join(names)}")
         return
-    fetched, prefix = fetch_from_tree(
-        workdir.pytorch, version, names, workdir.aotriton, workdir.downloads,
-        base_url=base_url or os.environ.get("PYTORCH_AOTRITON_BASE_URL", ""),
-        machine=platform.machine() or "x86_64")
+    from rocmforge.execute.leftovers import remove_leftovers
+    from rocmforge.execute.lock import work_lock
+
+    # The work dir's lock, as a build takes it: a build started meanwhile would sweep this
+    # fetch's .part file as a leftover, and `clean --all` would delete the folder under it.
+    with work_lock(workdir, task="fetch", say=say):
+        for path in remove_leftovers(workdir):
+            say(f"removed {path}: left by a run that was killed")
+        fetched, prefix = fetch_from_tree(
+            workdir.pytorch, version, names, workdir.aotriton, workdir.downloads,
+            base_url=base_url or os.environ.get("PYTORCH_AOTRITON_BASE_URL", ""),
+            machine=platform.machine() or "x86_64")
     for artifact in fetched.artifacts:
         say(f"fetched {artifact.filename} (sha256 {artifact.sha256[:12]}...)")
     if fetched.rocm != "rocm" + ".".join(version.split(".")[:2]):
