@@ -476,9 +476,9 @@ def test_a_stall_mid_download_is_a_timeout_exit_3_and_keeps_nothing(half_body, t
         download_verified(url, sha(wheel_bytes), dest, False, timeout_s=1)
     assert time.monotonic() - started < 8
     assert err.value.exit_code == 3
-    assert re.fullmatch(rf"Cannot fetch {re.escape(GOOD_NAME)} from {re.escape(url)}: the "
-                        rf"download broke off after \d+ of {len(wheel_bytes)} bytes",
-                        err.value.what), err.value.what
+    # Every byte the server sent before it stalled is counted (issue 30 item 11: it said 0).
+    assert err.value.what == (f"Cannot fetch {GOOD_NAME} from {url}: the download broke off "
+                              f"after {len(wheel_bytes) // 2} of {len(wheel_bytes)} bytes")
     assert "timed out" in err.value.why
     assert os.listdir(dest) == []
 
@@ -528,3 +528,24 @@ def test_build_whose_triton_wheel_download_breaks_off_exits_3(half_body, httpser
                              "--format=json", "--disable-pip-version-check"],
                             capture_output=True, text=True, check=True).stdout
     assert "pytorch-triton-rocm" not in {d["name"].lower() for d in json.loads(listed)}
+
+
+@pytest.mark.parametrize("body, why", [
+    ("{not json", "the body does not parse"),
+    (json.dumps({"meta": {"api-version": "1.0"}, "name": "pytorch-triton-rocm",
+                 "files": [{"filename": GOOD_NAME, "url": f"/files/{GOOD_NAME}",
+                            "hashes": "sha256=abc"}]}), "'hashes' is an object"),
+    (json.dumps({"files": {"not": "a list"}}), "'files' must be a list"),
+    (json.dumps(["a", "list"]), "'files' must be a list"),
+])
+def test_a_malformed_index_page_is_one_paragraph_exit_3(httpserver, body: str, why: str) -> None:
+    """Issue 30 item 10: invalid JSON was 'the operating system refused a write or read', a
+    string 'hashes' a traceback; both are the index's fault, named with its URL, exit 3."""
+    httpserver.expect_request("/simple/pytorch-triton-rocm/").respond_with_data(
+        body, content_type=PEP691_JSON)
+    client = IndexClient(index_url=httpserver.url_for("/simple"), timeout_s=5)
+    with pytest.raises(IndexUnavailable) as err:
+        client.files("pytorch-triton-rocm")
+    assert err.value.exit_code == 3
+    assert httpserver.url_for("/simple/pytorch-triton-rocm/") in err.value.what
+    assert why in err.value.why

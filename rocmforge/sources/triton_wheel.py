@@ -23,7 +23,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -168,7 +168,24 @@ class IndexClient:
             )
         content_type = response.headers.get("Content-Type", "").split(";")[0].strip()
         if content_type == PEP691_JSON:
-            return parse_pep691(response.json(), base_url=response.url)
+            try:
+                doc = response.json()
+            except ValueError as exc:
+                raise IndexUnavailable(
+                    f"The package index {self.index_url} sent a project page for {project} that "
+                    f"is not JSON ({url})",
+                    f"its Content-Type says {PEP691_JSON}, but the body does not parse: {exc}",
+                    "retry later (a proxy may have cut the page); " + index_fix(),
+                ) from None
+            files = parse_pep691(doc, base_url=response.url)
+            if files is None:
+                raise IndexUnavailable(
+                    f"The package index {self.index_url} sent a project page for {project} "
+                    f"without the shape PEP 691 defines ({url})",
+                    "its 'files' must be a list of objects whose 'hashes' is an object",
+                    "retry later; " + index_fix(),
+                )
+            return files
         return parse_pep503(response.text, base_url=response.url)
 
 
@@ -186,16 +203,23 @@ def _is_timeout(exc: BaseException) -> bool:
     return isinstance(exc, requests.Timeout) or isinstance(reason, Urllib3Timeout)
 
 
-def parse_pep691(doc: Mapping[str, object], *, base_url: str) -> tuple[IndexFile, ...]:
+def parse_pep691(doc: object, *, base_url: str) -> tuple[IndexFile, ...] | None:
     """Files of a PEP 691 JSON project page (an entry without a string filename and url is not
-    a file and is left out)."""
+    a file and is left out); None when the page itself has another shape (not an object,
+    'files' not a list, 'hashes' not an object)."""
+    if not isinstance(doc, Mapping):
+        return None
     out = []
     files = doc.get("files", [])
-    for entry in files if isinstance(files, list) else []:
+    if not isinstance(files, list):
+        return None
+    for entry in files:
         if not (isinstance(entry, dict) and isinstance(entry.get("filename"), str)
                 and isinstance(entry.get("url"), str)):
             continue
         hashes = entry.get("hashes") or {}
+        if not isinstance(hashes, Mapping):
+            return None
         yanked = entry.get("yanked", False)
         out.append(
             IndexFile(
@@ -418,7 +442,7 @@ def _copy(
     finished = False
     bar = _Progress(name, total, enabled=progress)
     try:
-        for chunk in response.iter_content(CHUNK):
+        for chunk in _chunks(response):
             if not chunk:
                 continue
             out.write(chunk)
@@ -428,12 +452,48 @@ def _copy(
         finished = not total or received == total
     except (requests.RequestException, ConnectionError) as exc:
         of = f" of {total}" if total else ""
+        # iter_content hands bytes on in whole chunks: what arrived before the break may sit in
+        # urllib3's buffer, so count what the connection delivered.
+        arrived = _bytes_read(response, received)
         raise _interrupted(name, url or "the server",
-                           f"the download broke off after {received}{of} bytes",
+                           f"the download broke off after {arrived}{of} bytes",
                            f"{type(exc).__name__}: {exc}") from None
     finally:
         bar.close(received, finished=finished)
     return received
+
+
+def _chunks(response: Any) -> Iterator[bytes]:
+    """The body as it arrives: urllib3's read1 returns what the socket has (up to CHUNK), so
+    bytes that came before a stall or reset are counted; iter_content waits for whole chunks
+    and loses them. Falls back to iter_content where read1 is missing (urllib3 < 2)."""
+    import requests
+
+    raw = getattr(response, "raw", None)
+    read1 = getattr(raw, "read1", None)
+    if read1 is None:
+        yield from response.iter_content(CHUNK)
+        return
+    from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+    while True:
+        try:
+            chunk = read1(CHUNK, decode_content=True)
+        except ReadTimeoutError as exc:
+            raise requests.ConnectionError(exc) from exc
+        except ProtocolError as exc:
+            raise requests.exceptions.ChunkedEncodingError(exc) from exc
+        if not chunk:
+            return
+        yield chunk
+
+
+def _bytes_read(response: Any, counted: int) -> int:
+    """Bytes the connection delivered (urllib3's count), at least those already counted."""
+    try:
+        return max(counted, int(response.raw.tell()))
+    except (AttributeError, TypeError, ValueError, OSError):
+        return counted
 
 
 class _Progress:
