@@ -129,3 +129,23 @@ def _sentence(text: str, *, capitalise: bool = True) -> str:
     if text and text[-1] not in ".!?:":
         text += "."
     return text
+
+
+# errno values that mean "the disk refused the write": no space, a quota, a file size limit.
+class DiskFull(EnvironmentFailed):
+    """A write the disk refused (no space, a quota, a file size limit): one message and exit 3
+    wherever it happens (a download, an unpack, the lock, a stamp)."""
+
+
+def disk_full(exc: OSError, where: object) -> DiskFull | None:
+    """The DiskFull for `exc` when it is the disk refusing a write to `where`, else None."""
+    import errno
+
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return None
+    return DiskFull(
+        f"The disk refused a write to {exc.filename or where}: {exc.strerror or exc}",
+        "the file system is full, over a quota, or the file is above a size limit "
+        "(ulimit -f); nothing half-written was kept",
+        f"free space there (`df -h {where}`), then run the same command again",
+    )

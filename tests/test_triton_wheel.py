@@ -256,9 +256,13 @@ def test_disk_full_on_tmpfs_leaves_nothing(httpserver, tmp_path):
     if not _tmpfs(small, "128k"):
         missing_real_part("mounting a tmpfs needs root and mount permission")
     try:
-        with pytest.raises(DownloadFailed, match="No space left on device") as info:
+        from rocmforge.errors import DiskFull
+
+        with pytest.raises(DiskFull, match="No space left on device") as info:
             download_verified(httpserver.url_for(f"/files/{GOOD_NAME}"), sha(big), small, False)
-        assert "free space in" in str(info.value)
+        assert info.value.exit_code == 3
+        assert info.value.what.startswith("The disk refused a write to ")
+        assert f"`df -h {small}`" in info.value.fix
         assert os.listdir(small) == []
     finally:
         subprocess.run(["umount", str(small)], check=True)
@@ -288,8 +292,9 @@ def test_file_size_limit_reported_by_the_os(httpserver, tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
     )
-    assert done.returncode == 2, done.stderr
-    assert "Could not write" in done.stdout and "File too large" in done.stdout
+    # The disk refusing the write, as everywhere: exit 3, one message (issue 30 item 9).
+    assert done.returncode == 3, done.stderr
+    assert "The disk refused a write to" in done.stdout and "File too large" in done.stdout
     assert "Traceback" not in done.stderr
     assert os.listdir(dest) == []
 
@@ -549,3 +554,39 @@ def test_a_malformed_index_page_is_one_paragraph_exit_3(httpserver, body: str, w
     assert err.value.exit_code == 3
     assert httpserver.url_for("/simple/pytorch-triton-rocm/") in err.value.what
     assert why in err.value.why
+
+
+def test_a_file_size_limit_while_unpacking_aotriton_is_the_disk_not_the_tarball(tmp_path):
+    """Unpacking a real tarball under RLIMIT_FSIZE: the disk refused the write (exit 3), not
+    'the published file itself is not a readable tarball'."""
+    import io
+    import tarfile
+
+    archive = tmp_path / "aotriton.tar.gz"
+    payload = os.urandom(256 * 1024)
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("aotriton/lib/libaotriton_v2.so")
+        info.size = len(payload)
+        tar.addfile(info, io.BytesIO(payload))
+    dest = tmp_path / "aotriton" / ".prefix.x"
+    dest.mkdir(parents=True)
+    script = textwrap.dedent(
+        f"""
+        import resource, signal, sys
+        from pathlib import Path
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+        from rocmforge.errors import RocmforgeError
+        from rocmforge.sources.aotriton import _unpack_into
+        try:
+            _unpack_into(Path({str(archive)!r}), Path({str(dest)!r}))
+        except RocmforgeError as exc:
+            print(exc)
+            sys.exit(exc.exit_code)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "The disk refused a write to" in done.stdout and "File too large" in done.stdout
+    assert "not a readable tarball" not in done.stdout

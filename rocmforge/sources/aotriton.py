@@ -278,9 +278,13 @@ def _download(fetch: AotritonFetch, artifact: Artifact, downloads: Path, *, prog
     AOTriton's terms: which file of which release, where the tree names it, what to do."""
     from rocmforge.sources.triton_wheel import DownloadFailed, download_verified
 
+    from rocmforge.errors import DiskFull
+
     try:
         return download_verified(artifact.url, artifact.sha256, downloads, progress,
                                  filename=artifact.filename, timeout_s=timeout_s)
+    except DiskFull:
+        raise  # the disk, not the network or the mirror: its own message, exit 3
     except DownloadFailed as exc:
         kind = "runtime" if artifact is fetch.runtime else "kernel image"
         # An HTTP status says all (its why is worded for a wheel index); keep the others' detail.
@@ -310,7 +314,17 @@ def _unpack_into(archive: Path, dest: Path) -> None:
         try:
             with tarfile.open(archive) as tar:
                 tar.extractall(raw, filter="data")
-        except (tarfile.TarError, OSError, EOFError) as exc:
+        except OSError as exc:
+            from rocmforge.errors import disk_full
+
+            full = disk_full(exc, dest.parent)
+            if full is not None:
+                raise full from None
+            raise UsageError(
+                f"{archive.name} cannot be unpacked: {exc}",
+                "its sha256 matched, so the published file itself is not a readable tarball",
+                "report it upstream; nothing was unpacked") from None
+        except (tarfile.TarError, EOFError) as exc:
             raise UsageError(
                 f"{archive.name} cannot be unpacked: {exc}",
                 "its sha256 matched, so the published file itself is not a readable tarball",

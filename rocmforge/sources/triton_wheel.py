@@ -421,6 +421,11 @@ def download_verified(
         tmp_name = ""
         return final
     except OSError as exc:
+        from rocmforge.errors import disk_full
+
+        full = disk_full(exc, dest_dir)
+        if full is not None:
+            raise full from None
         raise DownloadFailed(
             f"Could not write {name} into {dest_dir}: {exc.strerror or exc}",
             "the operating system refused the write (disk full, quota or file size limit)",
