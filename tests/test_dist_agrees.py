@@ -153,3 +153,46 @@ def test_files_beside_the_wheels_are_readable_as_the_wheels(tmp_path: Path) -> N
     finally:
         os.umask(old)
     assert oct((tmp_path / "private.json").stat().st_mode & 0o777) == "0o600"
+
+
+class _Watching:
+    """The collect step's log, which checks dist/ against its manifest at every line the step
+    writes: each line marks an instant between two of its file operations."""
+
+    def __init__(self, dist: Path) -> None:
+        self.dist, self.checks, self.lies = dist, 0, []
+
+    def write(self, text: str) -> int:
+        self.checks += 1
+        path = self.dist / "manifest.json"
+        if path.exists():
+            problems = wheel_problems(read_manifest(path), deep=True)
+            if problems:
+                self.lies.append((text.strip(), problems))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_no_instant_of_collect_shows_a_manifest_beside_another_wheel(tmp_path: Path) -> None:
+    """Issue 30 item 2: a new torch wheel has the old one's name; the old order (copy, then
+    rewrite the manifest) showed the old manifest beside the new wheel at the step's own
+    'dist: torch-…' line. Each line the real collect writes is checked here."""
+    from rocmforge.execute.actions import ActionContext
+    from rocmforge.steps.outputs import collect
+
+    root = _finished(tmp_path / "w")  # an earlier build: its manifest records its torch wheel
+    tree = tmp_path / "tree"
+    (tree / "dist").mkdir(parents=True)
+    (tree / "dist" / TORCH).write_bytes(b"the gfx942 build's wheel, same name")
+    watch = _Watching(root / "dist")
+    ctx = ActionContext(step=Step(name="collect", argv=("collect",), why="", cwd=str(tree),
+                                  kind="python"),
+                        workdir=workdir_for(root), results=(), log=watch,  # type: ignore[arg-type]
+                        run_argv=None)  # type: ignore[arg-type]
+    collect(ctx, targets=["gfx942"], plan_settings={})
+    assert watch.checks >= 2 and watch.lies == []
+    manifest = read_manifest(root / "dist" / "manifest.json")
+    assert manifest.targets == ("gfx942",) and wheel_problems(manifest, deep=True) == []
+    assert not (root / "dist" / TRITON).exists()  # the earlier build's Triton left with it
