@@ -85,6 +85,7 @@ def diagnose(
     rows += _rocm_rows(facts)
     rows += _rocm_for_pytorch_rows(facts, release, components)
     rows += _target_rows(facts, targets, settings, table)
+    rows += _kernel_rows(facts, targets, table)
     rows += _compiler_rows(facts, settings, release)
     rows += _tool_rows(facts, release)
     rows += _hazard_rows(facts, settings)
@@ -542,6 +543,13 @@ def _tool_rows(facts: Facts, release: PytorchRelease) -> list[DoctorRow]:
         )
         rows.append(DoctorRow(check="triton", status="OK", detail=detail))
     return rows
+
+
+def _kernel_rows(facts: Facts, targets: Sequence[TargetId],
+                 table: ArchTable | None) -> list[DoctorRow]:
+    from rocmforge.plan.kernel_rows import kernel_rows
+
+    return kernel_rows(facts.library_code, targets, table)
 
 
 def _hazard_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:

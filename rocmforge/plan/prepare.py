@@ -253,7 +253,11 @@ def doctor_facts(settings: Settings, environ: Mapping[str, str], *,
         if pending is not None:
             triton = pending.result()
     if facts.rocm is not None and targets:
-        facts = dataclasses.replace(facts, target_probes=probes)
+        from rocmforge.probes.facts import library_code_of
+
+        facts = dataclasses.replace(facts, target_probes=probes,
+                                    library_code=library_code_of(facts.rocm.root,
+                                                                 environ=environ))
     if choice is not None:
         facts = judged_by_build_choice(facts, choice)
     return DoctorInputs(facts=facts, targets=targets, release=release, triton=triton,

@@ -24,6 +24,7 @@ from rocmforge.errors import ProbeError
 from rocmforge.probes import Runner, run_command
 from rocmforge.probes.compile_probe import TargetProbe, probe_install_targets
 from rocmforge.probes.hazards import Hazards, probe_hazards
+from rocmforge.probes.library_code import LibraryCode
 from rocmforge.probes.compilers import HostCompiler, default_compiler, find_host_compilers
 from rocmforge.probes.gpus import GpuScan, find_gpus
 from rocmforge.probes.rocm import (
@@ -51,6 +52,9 @@ class Facts:
     target_probes: tuple[TargetProbe, ...] = ()
     # Conditions known to break a build later (rocmforge.probes.hazards); None: not probed.
     hazards: Hazards | None = None
+    # The targets each ROCm library PyTorch links has code for (probes.library_code); None: not
+    # probed (only doctor and the build's preflight read the libraries).
+    library_code: tuple[LibraryCode, ...] | None = None
 
 
 # Variables from the caller's environment that change what a build does; doctor reports them.
@@ -158,4 +162,15 @@ def with_target_probes(
         return facts
     probes = probe_install_targets(facts.rocm, [str(t) for t in targets], environ=environ,
                                    run=run, use_cache=use_cache)
-    return dataclasses.replace(facts, target_probes=probes)
+    return dataclasses.replace(facts, target_probes=probes,
+                               library_code=library_code_of(facts.rocm.root, environ=environ))
+
+
+def library_code_of(root: Path, *, environ: Mapping[str, str] = os.environ
+                    ) -> tuple[LibraryCode, ...]:
+    """The ROCm libraries' targets (kept in the probe store, keyed on their files: the build's
+    preflight may use the kept answer too, since the files decide it, not a compiler)."""
+    from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.probes.library_code import probe_library_code
+
+    return probe_library_code(root, known=frozenset(load_arch_table().names()), environ=environ)

@@ -1,0 +1,61 @@
+"""Doctor rows: does each ROCm library PyTorch links hold code for every requested target?
+
+A build for a target whose rocSPARSE, rocRAND or rocBLAS has no kernels for it succeeds, and
+the first sparse op, random number or matmul fails at run time (the second most reported pain:
+pytorch/pytorch#179865, #138067, ROCm/rocBLAS#1339). Owns: the verdict per library (a required
+library without code for a target FAILs, an optional one WARNs), a generic target in the library
+covering its members, and the fix. Must not: read the install (probes/library_code.py does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rocmforge.knowledge.arches import ArchTable
+from rocmforge.knowledge.targets import TargetId
+from rocmforge.plan.doctor import DoctorRow
+from rocmforge.probes.library_code import LibraryCode
+
+
+def covered(processor: str, held: Sequence[str], table: ArchTable | None) -> bool:
+    """`processor` has code in a library holding `held`: its own, or a generic target's
+    whose members include it (gfx11-generic runs on gfx1100)."""
+    if processor in held:
+        return True
+    if table is None:
+        return False
+    for name in held:
+        arch = table.get(name)
+        if arch is not None and arch.generic and processor in arch.generic_members:
+            return True
+    return False
+
+
+def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId],
+                table: ArchTable | None) -> list[DoctorRow]:
+    if not found or not targets:
+        return []
+    processors = list(dict.fromkeys(t.base for t in targets))
+    rows = []
+    for code in found:
+        library = code.library
+        missing = [p for p in processors if not covered(p, code.targets, table)]
+        where = ", ".join(code.where)
+        held = ", ".join(code.targets) or "no GPU target"
+        cached = (f" (read {code.cached_at} UTC; nothing changed since)" if code.cached_at
+                  else "")
+        if not missing:
+            rows.append(DoctorRow(check=f"kernels {library.name}", status="OK",
+                                  detail=f"{where} holds code for {', '.join(processors)} "
+                                         f"(all it holds: {held}){cached}"))
+            continue
+        status = "FAIL" if library.need == "required" else "WARN"
+        rows.append(DoctorRow(
+            check=f"kernels {library.name}", status=status,
+            detail=f"{where} holds code for {held}, none for {', '.join(missing)}: "
+                   f"{library.used_for} would fail on that GPU at run time{cached}",
+            fix=f"install a ROCm whose {library.name} ships {', '.join(missing)} code (AMD's "
+                "ROCm packages for a release that supports the GPU, or TheRock's SDK for its "
+                f"family), or build {library.name} for it (cmake -DAMDGPU_TARGETS="
+                f"\"{';'.join(missing)}\") and pass --rocm-path to that install"))
+    return rows
