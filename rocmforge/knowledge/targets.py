@@ -173,7 +173,7 @@ def _check_features(target: TargetId, arch: GpuArch, token: str) -> None:
             )
             raise TargetError(
                 f'"{token}" asks for {feature}{setting}, but {arch.name} has no {feature} feature',
-                f"only some GFX9/CDNA, GFX10.1 and GFX12.5 targets accept {feature} in a target "
+                f"only some GFX9/CDNA and GFX10.1 targets accept {feature} in a target "
                 f"ID; clang rejects {target} as an invalid target ID",
                 f"drop ':{feature}{setting}' and use {plain}",
             )
