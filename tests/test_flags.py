@@ -203,3 +203,22 @@ def test_a_setting_missing_from_config_is_a_default(tmp_path: Path) -> None:
     assert isinstance(origins, dict)
     assert origins["max_jobs"] == "default"
     assert origins["pytorch_ref"] == str(defaults)
+
+
+def test_doctor_env_and_checkout_take_the_flags_their_verdicts_depend_on(tmp_path: Path) -> None:
+    """Issue 32 item 6: doctor's own row names --allow-compiler, its verdict depends on the ref
+    and the compilers, and -w/--work-dir was missing from doctor, env and checkout."""
+    names = {task: {a.names[0].replace("-", "_") for a in ns.tasks[task].get_arguments()}
+             for task in ("doctor", "env", "checkout")}
+    assert {"allow_compiler", "ref", "work_dir", "gcc", "clang"} <= names["doctor"]
+    assert {"allow_compiler", "ref", "work_dir"} <= names["env"]
+    assert "work_dir" in names["checkout"]
+    work = tmp_path / "w"
+    done = subprocess.run([sys.executable, "-m", "invoke", "doctor", "--arch", "gfx90a",
+                           "--allow-compiler", "--gcc", "12", "--ref", "v2.9.1", "--work-dir",
+                           str(work), "--json"], cwd=Path(__file__).resolve().parents[1],
+                          env={**clean_env(), "HIP_PLATFORM": "amd"}, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    assert json.loads(done.stdout)["rows"]
+    assert not work.exists()  # doctor reads; it makes no work dir

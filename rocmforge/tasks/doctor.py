@@ -13,7 +13,7 @@ from rocmforge.tasks._common import reported, settings_for
 from rocmforge.tasks._flags import flagged
 
 
-@flagged(("arch", "rocm_path"))
+@flagged(("arch", "rocm_path", "work_dir", "ref", "repo", "gcc", "clang", "allow_compiler"))
 @reported
 def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: object) -> None:
     """Check this machine can build PyTorch for the targets; each FAIL comes with its fix."""
@@ -57,7 +57,7 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
         raise Exit(code=code)
 
 
-@flagged(("arch", "rocm_path", "gcc", "clang"))
+@flagged(("arch", "rocm_path", "gcc", "clang", "work_dir", "ref", "allow_compiler"))
 @reported
 def env(c: Context, format: str = "sh", **flags: object) -> None:  # noqa: A002 - the flag
     """Print the build environment, quoted so that eval "$(invoke env ...)" is safe."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from rocmforge.sources.patches import PatchReport
 
 
-@flagged(("ref", "repo", "lock"))
+@flagged(("ref", "repo", "lock", "work_dir"))
 @reported
 def checkout(c: Context, **flags: object) -> None:
     """Check out PyTorch at a ref with its submodules; never overwrites local changes."""
