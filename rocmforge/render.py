@@ -48,14 +48,18 @@ def print_table(
         stream.flush()
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", show_lines=False)
+    # Cells are text, not rich markup: "[python] preflight" and "config/build.toml [cache]"
+    # must show their brackets (rich would take them for style tags and drop them).
+    table = Table(title=escape(title), title_justify="left", show_lines=False)
     layout = column_layout(columns, table_rows)
     for name, (whole, min_width) in zip(columns, layout, strict=True):
-        table.add_column(name, overflow="fold", no_wrap=whole, min_width=min_width or None)
+        table.add_column(escape(name), overflow="fold", no_wrap=whole,
+                         min_width=min_width or None)
     for row in table_rows:
-        cells: list[str] = list(row)
+        cells: list[str] = [escape(cell) for cell in row]
         if status_column is not None and status_column < len(cells):
             style = STATUS_STYLES.get(cells[status_column], "")
             cells[status_column] = (
