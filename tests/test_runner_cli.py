@@ -234,9 +234,11 @@ def test_build_preflight_runs_the_real_compile_probe(tmp_path: Path) -> None:
     done = invoke("build", "--arch", "gfx1100", "--gcc", "11", "--work-dir", str(tmp_path / "w"))
     assert done.returncode == 1
     assert "FAIL  compile gfx1100: this ROCm has no device library for gfx1100" in done.stdout
-    assert "Preflight found 4 problem(s) that would make the build fail: ROCm for PyTorch" \
+    # 4 toolchain problems, and Debian's rocSPARSE and rocRAND hold no gfx1100 code.
+    assert "Preflight found 6 problem(s) that would make the build fail: ROCm for PyTorch" \
         in done.stderr
     assert "; compile gfx1100 (this ROCm has no device library for gfx1100)" in done.stderr
+    assert "FAIL  kernels rocsparse: " in done.stdout and "FAIL  kernels rocrand: " in done.stdout
     # The compile and device-lib rows of gfx1100 share their fix: it is said once, not twice.
     assert done.stderr.count("cannot build gfx1100") == 1, done.stderr
     assert not (tmp_path / "w" / "src").exists()
