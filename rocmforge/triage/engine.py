@@ -54,6 +54,8 @@ _DEVICE_WEAK = re.compile(
 )
 STRONG_WEIGHT = 100
 
+# A long line with this many " -" flags is an echoed compile or link command.
+COMMAND_FLAGS = 12
 _CMAKE_HEADER = re.compile(r"^CMake (Error|Warning|Deprecation Warning)\b")
 
 
@@ -100,7 +102,10 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
             block = ""
         view = None
         matched = False
-        if len(state.findings) < MAX_FINDINGS:
+        # A compiler or linker command line echoed by ninja or make (kilobytes of flags) holds
+        # no message to explain, and its --offload-arch targets are not the GPU: skip it.
+        command = len(stripped) > MAX_LINE_CHARS and stripped.count(" -") >= COMMAND_FLAGS
+        if not command and len(state.findings) < MAX_FINDINGS:
             for rule in active:
                 if rule.triggers and not any(t in stripped for t in rule.triggers):
                     continue
@@ -127,7 +132,7 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
         for rule in voiders:
             if rule.unless is not None and rule.unless.search(stripped):
                 state.unless_seen.add(rule.id)
-        if "gfx" in stripped and "[code object" not in stripped:
+        if not command and "gfx" in stripped and "[code object" not in stripped:
             for regex, weight in ((_DEVICE_STRONG, STRONG_WEIGHT), (_DEVICE_WEAK, 1)):
                 hits = [next(g for g in m.groups() if g) for m in regex.finditer(stripped)]
                 for target in hits:
