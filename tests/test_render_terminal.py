@@ -39,3 +39,17 @@ def test_plain_output_is_unchanged(monkeypatch) -> None:
 @pytest.fixture(autouse=True)
 def _wide(monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "120")
+
+
+def test_plan_shows_the_pytorch_facts_in_one_line() -> None:
+    """Issue 32 item 2: the pytorch_facts setting was a raw dict of ~2,500 characters."""
+    from rocmforge.plan.report import _facts_summary
+
+    doc = {"schema": "rocmforge.pytorch_facts/1", "table_row": "2.9", "row_is_estimate": True,
+           "facts": {"version": {"value": "2.9.1", "origin": "ref"},
+                     "cmake_minimum": {"value": "3.27", "origin": "table"},
+                     "triton_pin": {"value": "", "origin": "unknown"}}}
+    assert _facts_summary(doc) == (
+        "PyTorch 2.9.1; 3 facts: 1 from ref, 1 from table, 1 from unknown; table row 2.9 (an "
+        "estimate until the checkout exists); all of them: `invoke plan --json` or `invoke "
+        "knowledge`")

@@ -22,6 +22,9 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
     for key, value in plan.settings.items():
         if key in ("origins", "sources", "companions"):
             continue
+        if key == "pytorch_facts" and isinstance(value, Mapping):
+            rows.append((key, _facts_summary(value)))
+            continue
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
         rows.append((key, str(value)))
@@ -39,6 +42,22 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
                      f"{choice.get('ref', '')} of {choice.get('repo', '')}"
                      + (f" (needs torch {choice['requires']})" if choice.get("requires") else "")))
     return rows
+
+
+def _facts_summary(doc: Mapping[str, object]) -> str:
+    """The PyTorch facts in one line: the version and where each fact came from, counted (the
+    whole record, thousands of characters, is in `--json` and `invoke knowledge`)."""
+    facts = _mapping(doc.get("facts"))
+    version = _mapping(facts.get("version"))
+    origins: dict[str, int] = {}
+    for fact in facts.values():
+        origin = str(_mapping(fact).get("origin", "?"))
+        origins[origin] = origins.get(origin, 0) + 1
+    counted = ", ".join(f"{n} from {o}" for o, n in sorted(origins.items()))
+    row = doc.get("table_row") or "none"
+    estimate = " (an estimate until the checkout exists)" if doc.get("row_is_estimate") else ""
+    return (f"PyTorch {version.get('value') or '?'}; {len(facts)} facts: {counted}; table row "
+            f"{row}{estimate}; all of them: `invoke plan --json` or `invoke knowledge`")
 
 
 def _mapping(value: object) -> Mapping[str, object]:
