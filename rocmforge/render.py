@@ -70,13 +70,14 @@ def print_table(
     # A URL or a command is never broken: when the terminal is narrower than they need, the
     # table is drawn wider and the terminal wraps the line (a paste still gets it whole).
     console.width = max(console.width, table_width(layout, columns))
-    console.print(table)
+    console.print(table, crop=False)
 
 
 # Columns whose cells are commands to paste: never wrapped. Elsewhere a URL inside a cell keeps
 # its column at least as wide as the URL, so the text wraps around it, never through it.
 WHOLE_COLUMNS = frozenset({"command", "commands", "url"})
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
+# A URL or an absolute path: a cell keeps it on one line (a path folded in two does not paste).
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+|(?<![\w.])/[\w.+-]+(?:/[\w.+-]*)+")
 _FLOOR = 8  # the narrowest a wrapping column is drawn when URLs or commands need the room
 
 

@@ -53,3 +53,31 @@ def test_plan_shows_the_pytorch_facts_in_one_line() -> None:
         "PyTorch 2.9.1; 3 facts: 1 from ref, 1 from table, 1 from unknown; table row 2.9 (an "
         "estimate until the checkout exists); all of them: `invoke plan --json` or `invoke "
         "knowledge`")
+
+
+@pytest.mark.needs_tool("script")
+def test_doctor_on_an_80_column_terminal_crops_no_word_of_any_fix(tmp_path) -> None:
+    """Issue 32 item 1: on a real terminal (script(1), 80 columns) every word of every row's
+    detail and fix reaches the screen; rich cropped the table at the terminal's width."""
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "HIP_PLATFORM": "amd"}
+    env.pop("NO_COLOR", None)
+    doc = subprocess.run([sys.executable, "-m", "invoke", "doctor", "--arch", "gfx1100",
+                          "--json"], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=300)
+    rows = json.loads(doc.stdout)["rows"]
+    command = f"stty cols 80 rows 50; {sys.executable} -m invoke doctor --arch gfx1100"
+    shown = subprocess.run(["script", "-qc", command, "/dev/null"], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=300).stdout
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
+    words = set(re.findall(r"[^\s│┃]+", screen))
+    missing = {w for row in rows for w in (row["fix"] + " " + row["detail"]).split()
+               if w not in words and not any(w in s for s in words)}
+    assert missing == set(), sorted(missing)[:20]
