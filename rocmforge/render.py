@@ -51,6 +51,15 @@ def print_table(
     from rich.markup import escape
     from rich.table import Table
 
+    terminal = Console(file=stream).width
+    if len(columns) > 2 and natural_width(columns, table_rows) > terminal and terminal < WIDE:
+        # Too narrow for the table without wrapping every cell into a sliver: one block a row,
+        # wrapped at the terminal's width, words whole (nothing cropped, paths and URLs intact).
+        stream.write(block_table(title, columns, table_rows, width=terminal,
+                                 status_column=status_column))
+        stream.flush()
+        return
+
     # Cells are text, not rich markup: "[python] preflight" and "config/build.toml [cache]"
     # must show their brackets (rich would take them for style tags and drop them).
     table = Table(title=escape(title), title_justify="left", show_lines=False)
@@ -102,6 +111,50 @@ def table_width(layout: Sequence[tuple[bool, int]], columns: Sequence[str]) -> i
     inner = sum(max(need, min(_FLOOR, len(name))) for (_, need), name in zip(layout, columns,
                                                                               strict=True))
     return inner + 3 * len(columns) + 1
+
+
+# At this many columns or more a wide table is drawn as a table (its cells wrap); below it,
+# a table that does not fit is printed as blocks (block_table).
+WIDE = 120
+
+
+def natural_width(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    """How wide the table is with no cell wrapped (rich's box: 3 per column, 1 more)."""
+    widths = [len(c) for c in columns]
+    for row in rows:
+        for index, cell in enumerate(row[: len(columns)]):
+            widths[index] = max(widths[index],
+                                max((len(x) for x in cell.splitlines()), default=0))
+    return sum(w + 3 for w in widths) + 1
+
+
+def block_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], *,
+                width: int, status_column: int | None = None) -> str:
+    """A table as blocks for a narrow terminal: a row's first cell and its status on one line,
+    every other cell below it as `column: text`, wrapped at `width` without breaking a word
+    (a path, a URL or a flag longer than the line stays whole on its own line); a command
+    column's cell is never wrapped."""
+    import textwrap
+
+    width = max(width, 40)
+    lines = [title] if title else []
+    for row in rows:
+        cells = list(row) + [""] * (len(columns) - len(row))
+        head = cells[0]
+        if status_column is not None and 0 < status_column < len(cells):
+            head = f"{cells[status_column]:<5} {head}"
+        lines.append(head)
+        for index, (name, cell) in enumerate(zip(columns, cells, strict=False)):
+            if index == 0 or index == status_column or not cell:
+                continue
+            for part in cell.splitlines() or [""]:
+                if name.lower() in WHOLE_COLUMNS:  # a command to paste: one line, unwrapped
+                    lines.append(f"    {name}: {part}")
+                    continue
+                lines.extend(textwrap.wrap(f"{name}: {part}", width=width,
+                                           initial_indent="    ", subsequent_indent="      ",
+                                           break_long_words=False, break_on_hyphens=False))
+    return "\n".join(lines) + "\n"
 
 
 def plain_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -81,3 +81,19 @@ def test_doctor_on_an_80_column_terminal_crops_no_word_of_any_fix(tmp_path) -> N
     missing = {w for row in rows for w in (row["fix"] + " " + row["detail"]).split()
                if w not in words and not any(w in s for s in words)}
     assert missing == set(), sorted(missing)[:20]
+
+
+def test_a_wide_table_on_a_narrow_terminal_is_blocks_within_the_width(monkeypatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("COLUMNS", "80")
+    out = _Terminal()
+    fix = ("install ROCm 6.4 and pass --rocm-path /opt/rocm-6.4.x, or build an older PyTorch "
+           "(--ref) whose range has ROCm 5.2")
+    render.print_table("rocmforge doctor", ("check", "status", "detail", "fix"),
+                       [("ROCm for PyTorch", "FAIL", "PyTorch 2.9.1 ships wheels for ROCm "
+                         "6.3-6.4 (config/pytorch.toml, from RELEASE.md)", fix)],
+                       status_column=1, stream=out)
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["rocmforge doctor", "FAIL  ROCm for PyTorch"]
+    assert max(len(line) for line in lines) <= 80
+    assert " ".join(" ".join(lines).split()).count(fix) == 1  # every word, in order
