@@ -38,7 +38,7 @@ def test_version_is_the_packages(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "unknown"), [
-    (["checkout", "--work-dir", "x"], "--work-dir"),
+    (["patch", "--work-dir", "x"], "--work-dir"),
     (["nosuchtask"], "nosuchtask"),
     (["--bogus", "plan"], "--bogus"),
 ])
