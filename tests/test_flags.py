@@ -222,3 +222,21 @@ def test_doctor_env_and_checkout_take_the_flags_their_verdicts_depend_on(tmp_pat
     assert done.returncode in (0, 1), done.stderr
     assert json.loads(done.stdout)["rows"]
     assert not work.exists()  # doctor reads; it makes no work dir
+
+
+def test_doctor_offers_an_older_ref_only_when_one_exists() -> None:
+    """Issue 32 item 5: on ROCm 5.2 doctor suggested an older PyTorch whose range has 5.2, but
+    no release in the table has one (and `--ref v1.13.1` is refused)."""
+    from rocmforge.plan.doctor import _releases_with_rocm
+
+    assert _releases_with_rocm("5.2") == []
+    newer = _releases_with_rocm("6.4")
+    assert newer and all(isinstance(v, str) for v in newer)
+    done = subprocess.run([sys.executable, "-m", "invoke", "doctor", "--arch", "gfx90a",
+                           "--json"], cwd=Path(__file__).resolve().parents[1],
+                          env={**clean_env(), "HIP_PLATFORM": "amd"}, capture_output=True,
+                          text=True, timeout=300)
+    row = next(r for r in json.loads(done.stdout)["rows"] if r["check"] == "ROCm for PyTorch")
+    assert row["status"] == "FAIL"
+    assert "--ref" not in row["fix"].split("(no PyTorch release")[0]
+    assert "no PyTorch release in config/pytorch.toml ships wheels for ROCm 5.2" in row["fix"]

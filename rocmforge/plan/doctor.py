@@ -196,12 +196,16 @@ def _rocm_for_pytorch_rows(
         where = (f"{release.label} ships wheels for ROCm {span} (config/pytorch.toml, from "
                  f"RELEASE.md); ROCm {rocm.version} at {rocm.root}")
         if version_key(have, width=2) < version_key(supported[0], width=2):
+            older = _releases_with_rocm(have)
             rows.append(DoctorRow(
                 check="ROCm for PyTorch", status="FAIL",
                 detail=f"{where} is older than the oldest of them",
                 fix=f"install ROCm {supported[-1]} and pass --rocm-path /opt/rocm-"
-                    f"{supported[-1]}.x, or build an older PyTorch (--ref) whose range has "
-                    f"ROCm {have}"))
+                    f"{supported[-1]}.x" + (
+                        f", or build PyTorch {older[-1]} (--ref v{older[-1]}), the newest "
+                        f"release the table lists for ROCm {have}" if older else
+                        f" (no PyTorch release in config/pytorch.toml ships wheels for ROCm "
+                        f"{have}, so an older --ref does not help)")))
         elif version_key(have, width=2) > version_key(supported[-1], width=2):
             rows.append(DoctorRow(
                 check="ROCm for PyTorch", status="WARN",
@@ -233,6 +237,16 @@ def _rocm_for_pytorch_rows(
                    + ", ".join(c.name for c in optional),
             fix="install " + "; ".join(f"{c.name}: {c.install_hint()}" for c in optional)))
     return rows
+
+
+def _releases_with_rocm(have: str) -> list[str]:
+    """PyTorch releases of config/pytorch.toml whose ROCm list has `have` (major.minor), oldest
+    first: an older --ref is advice only when one exists."""
+    from rocmforge.knowledge.releases import load_pytorch_releases
+
+    found = [row.version for row in load_pytorch_releases().values()
+             if have in {".".join(v.split(".")[:2]) for v in row.rocm if v}]
+    return sorted(found, key=lambda v: version_key(v, width=3))
 
 
 def _rocm_release_row(rocm: RocmInstall) -> DoctorRow | None:
