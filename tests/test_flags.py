@@ -240,3 +240,27 @@ def test_doctor_offers_an_older_ref_only_when_one_exists() -> None:
     assert row["status"] == "FAIL"
     assert "--ref" not in row["fix"].split("(no PyTorch release")[0]
     assert "no PyTorch release in config/pytorch.toml ships wheels for ROCm 5.2" in row["fix"]
+
+
+def test_the_default_work_dir_belongs_to_the_project_not_the_subfolder(tmp_path: Path) -> None:
+    """Issue 32 item 8: from a subfolder of the checkout Invoke finds tasks.py above, and the
+    kit made a second .rocmforge in the subfolder."""
+    from rocmforge.settings import Settings
+    from rocmforge.tasks._common import anchored_work_dir
+
+    project = tmp_path / "proj"
+    (project / "sub" / "deeper").mkdir(parents=True)
+    (project / "tasks.py").write_text("")
+    chosen = anchored_work_dir(Settings(origins={"work_dir": "config/defaults.toml"}),
+                               cwd=project / "sub" / "deeper")
+    assert chosen.work_dir == str(project / ".rocmforge")
+    named = Settings(work_dir="mine", origins={"work_dir": "flag --work-dir"})
+    assert anchored_work_dir(named, cwd=project / "sub").work_dir == "mine"
+    root = Path(__file__).resolve().parents[1]
+    plans = [json.loads(subprocess.run(
+        [sys.executable, "-m", "invoke", "plan", "--arch", "gfx1100", "--json"], cwd=where,
+        env={**clean_env(), "HIP_PLATFORM": "amd"}, capture_output=True, text=True,
+        timeout=300).stdout)["settings"]["work_dir"] for where in (root, root / "docs")]
+    assert Path(plans[1]).resolve() == (root / ".rocmforge").resolve()
+    assert Path(plans[0]).absolute().resolve() == Path(plans[1]).resolve()
+    assert not (root / "docs" / ".rocmforge").exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+from pathlib import Path
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -136,13 +137,34 @@ def settings_for(c: Context, **flags: object) -> Settings:
 
     defaults = defaults_from_config()
     moved = os.environ.get(CONFIG_DIR_ENV)  # the kit's config/ replaced by another folder
-    return resolve(
+    settings = resolve(
         defaults=defaults,
         defaults_source=str(config_dir() / "defaults.toml") if moved else DEFAULTS_SOURCE,
         invoke_layers=invoke_layers(c, defaults),
         environ=os.environ,
         flags=flags,
     )
+    return anchored_work_dir(settings)
+
+
+def anchored_work_dir(settings: Settings, cwd: Path | None = None) -> Settings:
+    """The default work dir (relative, from config/defaults.toml) belongs to the project whose
+    tasks.py Invoke found, not to the folder the command ran in: `invoke build` from a
+    subfolder of the checkout uses the same .rocmforge as from its top. A work dir the user
+    named (flag, variable, invoke.yaml) keeps its meaning."""
+    import dataclasses
+
+    from rocmforge.settings import BUILT_IN, DEFAULTS_SOURCE
+    from rocmforge.tasks import _project_dir
+
+    here = cwd or Path.cwd()
+    if Path(settings.work_dir).is_absolute() or settings.origins.get("work_dir") not in (
+            DEFAULTS_SOURCE, BUILT_IN):
+        return settings
+    project = _project_dir(here)
+    if project is None or project == here:
+        return settings
+    return dataclasses.replace(settings, work_dir=str(project / settings.work_dir))
 
 
 def is_dry(c: Context) -> bool:
