@@ -137,14 +137,15 @@ class DiskFull(EnvironmentFailed):
     wherever it happens (a download, an unpack, the lock, a stamp)."""
 
 
-def disk_full(exc: OSError, where: object) -> DiskFull | None:
-    """The DiskFull for `exc` when it is the disk refusing a write to `where`, else None."""
+def disk_full(exc: OSError, where: object, *, path: object = None) -> DiskFull | None:
+    """The DiskFull for `exc` when it is the disk refusing a write of `path` (default: the
+    file the error names) in the folder `where`, else None."""
     import errno
 
     if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return None
     return DiskFull(
-        f"The disk refused a write to {exc.filename or where}: {exc.strerror or exc}",
+        f"The disk refused a write to {path or exc.filename or where}: {exc.strerror or exc}",
         "the file system is full, over a quota, or the file is above a size limit "
         "(ulimit -f); nothing half-written was kept",
         f"free space there (`df -h {where}`), then run the same command again",

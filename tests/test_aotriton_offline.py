@@ -129,7 +129,7 @@ def test_fetch_then_offline_build_and_without_fetch_a_clear_failure(tmp_path: Pa
         assert not (work / "downloads").exists() or list((work / "downloads").iterdir()) == []
 
         # 2b. While a build holds the work dir (a real process holding its lock), fetch waits
-        # its turn: exit 2, nothing downloaded (issue 30 item 6).
+        # its turn: exit 3, nothing downloaded (issue 30 item 6).
         answers.append(Response(tarball))
         from test_lock import _build_holding
 
@@ -138,7 +138,7 @@ def test_fetch_then_offline_build_and_without_fetch_a_clear_failure(tmp_path: Pa
         with _build_holding(workdir_for(work), tmp_path) as holder:
             locked = subprocess.run(fetch_argv(work, base), cwd=REPO_ROOT, env=fetch_env(repo),
                                     capture_output=True, text=True, timeout=120)
-        assert locked.returncode == 2, locked.stdout + locked.stderr
+        assert locked.returncode == 3, locked.stdout + locked.stderr
         assert f"Another build (pid {holder.pid}" in locked.stderr
         served_before = len(server.log)
 

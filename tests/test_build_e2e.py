@@ -204,7 +204,7 @@ def test_interrupt_lock_and_sigkill_then_resume(shared, tmp_path: Path) -> None:
     _wait_for(build_log, "holding while", first)
     # A second build in the same work dir is refused, naming the holder.
     second = run_build(work, repo, extra=extra)
-    assert second.returncode == 2
+    assert second.returncode == 3
     assert f"Another build (pid {first.pid}" in second.stderr
     # Ctrl-C: the step's process group ends, no stamp, a resume hint, exit 130.
     first.send_signal(signal.SIGINT)

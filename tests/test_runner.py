@@ -124,7 +124,7 @@ def test_live_lock_holder_is_refused_with_pid_and_start(tmp_path: Path) -> None:
             _run(tmp_path, _steps(tmp_path))
         assert f"pid {sleeper.pid}" in info.value.what
         assert "2026-01-01T00:00:00" in info.value.what
-        assert info.value.exit_code == 2
+        assert info.value.exit_code == 3
         assert not (tmp_path / "out.txt").exists()
     finally:
         sleeper.kill()

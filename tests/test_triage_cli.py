@@ -142,3 +142,19 @@ def test_a_failed_import_in_verify_uses_the_same_triage() -> None:
     assert said.startswith("Cause (import, librocmforge_absent.so.9): the loader could not "
                            "find librocmforge_absent.so.9")
     assert "Fix: " in said and "ldd" in said
+
+
+def test_verify_in_a_venv_without_torch_points_at_install() -> None:
+    """Issue 32 item 9: `verify` in a venv without torch said the install was broken; it is
+    the wrong venv. A real ModuleNotFoundError from a real interpreter without torch."""
+    import tempfile
+    import venv
+
+    with tempfile.TemporaryDirectory() as tmp:
+        venv.create(tmp, with_pip=False)
+        done = subprocess.run([f"{tmp}/bin/python", "-c", "import torch"], capture_output=True,
+                              text=True, timeout=60)
+    assert "No module named 'torch'" in done.stderr
+    said = explain_lines(done.stderr.splitlines(), "verify")
+    assert (said.klass, said.subject) == ("python-packaging", "torch")
+    assert "invoke install --python" in said.fix and "nox -s verify" in said.fix

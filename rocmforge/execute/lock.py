@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge import process
-from rocmforge.errors import RocmforgeError
+from rocmforge.errors import EnvironmentFailed, RocmforgeError, disk_full
 
 if TYPE_CHECKING:
     from rocmforge.workdir import WorkDir
@@ -41,14 +41,9 @@ TAKEOVER_WAIT_S = 10.0
 _ATTEMPTS = 50
 
 
-class BuildLocked(RocmforgeError):
-    """Another live process holds this work dir (exit 2: nothing was changed)."""
-
-
-class LockUnwritable(RocmforgeError):
-    """The lock file could not be written (a full disk, a read-only folder); exit 1."""
-
-    exit_code = 1
+class BuildLocked(EnvironmentFailed):
+    """Another live process holds this work dir: exit 3, as for anything around the input that
+    stops a task for now (the same command works once that build is done); nothing changed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -381,17 +376,13 @@ class BuildLock:
             self._fd = None
 
     def _unwritable(self, exc: OSError) -> RocmforgeError:
-        """A full disk is LockUnwritable (exit 1: the input was fine); a folder the kit may
-        not write (read-only, permissions) is bad input (exit 2), as for any other path."""
+        """A full disk is DiskFull (exit 3, as everywhere); a folder the kit may not write
+        (read-only, permissions) is bad input (exit 2), as for any other path."""
         reason = exc.strerror or str(exc)
         what = f"Could not write the lock {self.path}: {reason}"
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            return LockUnwritable(
-                what,
-                "the disk (or the quota, or the file size limit) of the work dir is exhausted",
-                f"free space there (`df -h {self.path.parent}`), then run again; no lock was "
-                "left",
-            )
+        full = disk_full(exc, self.path.parent, path=self.path)
+        if full is not None:  # the one answer for a disk that refuses a write: exit 3
+            return full
         return RocmforgeError(
             what,
             "the work dir's state folder cannot be written",

@@ -352,6 +352,12 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
                     "pip-build-env", "build isolation", "Installing build dependencies"))
     if module.startswith("torch.utils.hipify"):
         return None  # the hipify rule speaks for it
+    if top == "torch" and (view.step == "verify" or (not isolated and view.step in (
+            "install", "companions-install"))):
+        return Reading(subject="torch", cause="torch is not installed in the Python that ran "
+                       "this: the venv is not the one the build's wheels went into",
+                       fix="install the build's wheels into it (`invoke install --python "
+                       "<this venv>/bin/python`), or let `nox -s verify` make a venv with them")
     if top == "torch":
         return Reading(subject="torch", cause="the extension's build could not import torch: pip "
                        "built it in an isolated environment without your torch (build isolation), "
