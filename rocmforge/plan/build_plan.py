@@ -398,9 +398,16 @@ def plan_build(
 
     notes: list[str] = []
     failing = [r.check for r in preflight if r.status == "FAIL"]
+    compiled = any(r.check.startswith("compile ") and not r.detail.startswith("not probed")
+                   for r in preflight)
+    unchecked = ("" if compiled or not preflight else
+                 "; the per-target compile checks are not run by plan (the build's preflight "
+                 "and `invoke doctor` run them), so it may find more")
     if failing and not skip_preflight:
         notes.append(f"preflight would stop this build: {len(failing)} FAIL "
-                     f"({', '.join(failing)}); `invoke doctor` shows each fix")
+                     f"({', '.join(failing)}); `invoke doctor` shows each fix{unchecked}")
+    elif preflight and unchecked and not skip_preflight:
+        notes.append("preflight found no FAIL here" + unchecked)
     if skip_preflight:
         notes.append("preflight is skipped (skip_preflight): doctor's FAIL rows will not stop "
                      "the build")

@@ -307,8 +307,16 @@ def prepare_build(
     if with_preflight and not settings.skip_preflight:
         # The same real compile probe doctor runs: a ROCm that cannot target a GPU fails here;
         # doctor judges the compiler the build really uses, not whatever `c++` is.
-        probed = (with_target_probes(inputs.facts, inputs.target_names, environ=os.environ)
-                  if compile_probes else inputs.facts)
+        if compile_probes:
+            probed = with_target_probes(inputs.facts, inputs.target_names, environ=os.environ)
+        else:
+            # `invoke plan`: no compile, but the ROCm libraries' code per target is read (kept
+            # in the probe store, so it is cheap), so the forecast counts those FAILs too.
+            from rocmforge.probes.facts import library_code_of
+
+            probed = inputs.facts if inputs.facts.rocm is None else dataclasses.replace(
+                inputs.facts, library_code=library_code_of(inputs.facts.rocm.root,
+                                                           environ=os.environ))
         rows = _preflight_rows(judged_by_build_choice(probed, inputs.choice), inputs)
     release = inputs.release
     options = BuildOptions(
