@@ -76,7 +76,9 @@ def test_conditions_decide_per_rocm_release(tmp_path: Path) -> None:
     # and neither is the Windows branch.
     facts = gather_facts(Settings())
     if facts.rocm is None:
-        pytest.skip("no ROCm install here")
+        from conftest import missing_real_part
+
+        missing_real_part("no ROCm install (Debian's hipcc and libamdhip64-dev, see .ci/run)")
     side = PytorchSide(facts=facts_for("v2.9.1", tree), release=pytorch_release_for("v2.9.1"),
                        from_tree=True)
     report = component_report(facts, side)
