@@ -69,6 +69,8 @@ from rocmforge.workdir import WorkDir, mark_work_dir
 if TYPE_CHECKING:
     from invoke import Context
 
+    from rocmforge.execute.triage import Triage
+
 RELEVANT_LINES = 30  # diagnostics.MAX_RELEVANT_LINES: the most a failure shows
 
 
@@ -401,7 +403,7 @@ class StepRunner:
             return
         lines = [line for line in text.splitlines() if line.strip()]
         if len(lines) > 2 * RELEVANT_LINES:
-            lines = list(explain_log(log_path, step.name, step.env).lines)
+            lines = list(explain_log(log_path, step.name, step.env).relevant_lines)
         if not lines:
             return
         self._say(f"---- {step.name}'s output ({log_path}) ----")
@@ -570,7 +572,7 @@ class StepRunner:
         """StepFailed with the triage of the step's log: cause, fix and <= 30 relevant lines."""
         log_path = self._log_path(step)
         explained = explain_log(log_path, step.name, step.env)
-        lines = list(explained.lines)
+        lines = list(explained.relevant_lines)
         self._say(f"---- the {len(lines)} most relevant lines of {log_path} ----")
         for line in lines:
             self._say(f"    {line}")
@@ -590,43 +592,28 @@ class StepRunner:
         return error
 
 
-@dataclass(frozen=True, kw_only=True)
-class LogExplanation:
-    """What a failed step's log says: the triage class and subject, the rule that explained it
-    (or none), and the lines to show."""
-
-    signature_id: str
-    cause: str
-    fix: str
-    lines: tuple[str, ...]
-    klass: str = ""
-    subject: str = ""
-
-
 def explain_log(log_path: Path, step_name: str,
-                env: Mapping[str, str] | None = None) -> LogExplanation:
+                env: Mapping[str, str] | None = None) -> Triage:
     """Triage a step log from disk (streamed) with the same engine as `invoke triage`: the
-    first root cause with its cause, fix and evidence; else the error-looking lines; else the
-    last 30 lines."""
+    first root cause with its cause, fix and evidence; else the error-looking lines (no
+    signature, no cause); else the last 30 lines."""
     from collections import deque
 
+    from rocmforge.execute.triage import Triage
     from rocmforge.triage import explain_file
 
     try:
         found = explain_file(log_path, step_name, env or {})
     except OSError:
-        return LogExplanation(signature_id="", cause="", fix="", lines=())
+        return Triage(signature_id="", cause="", fix="", relevant_lines=())
     lines = tuple(e.text for e in found.evidence)
-    if found.klass is not None:
-        return LogExplanation(signature_id=found.rule, cause=found.cause, fix=found.fix,
-                              lines=lines[-RELEVANT_LINES:], klass=found.klass,
-                              subject=found.subject)
-    if not lines:
+    if not lines and found.klass is None:
         with log_path.open(encoding="utf-8", errors="replace") as handle:
-            tail: deque[str] = deque((line.rstrip("\r\n") for line in handle if line.strip()),
-                                     maxlen=RELEVANT_LINES)
-        lines = tuple(tail)
-    return LogExplanation(signature_id="", cause="", fix="", lines=lines[-RELEVANT_LINES:])
+            lines = tuple(deque((line.rstrip("\r\n") for line in handle if line.strip()),
+                                maxlen=RELEVANT_LINES))
+    return Triage(signature_id=found.rule, cause=found.cause, fix=found.fix,
+                  relevant_lines=lines[-RELEVANT_LINES:], source=found.source,
+                  klass=found.klass or "", subject=found.subject)
 
 
 def run_plan(
