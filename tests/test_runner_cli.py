@@ -189,7 +189,8 @@ def test_compiler_outside_the_table_is_refused_by_preflight(tmp_path: Path) -> N
     (issue 3 item 4) with both fixes; --allow-compiler keeps it (a WARN row, no FAIL)."""
     # Debian's ROCm 5.2 is also too old for PyTorch 2.9 and lacks most components: those two
     # rows FAIL either way; the compiler row is the one --allow-compiler changes.
-    rocm_rows = ["ROCm for PyTorch", "ROCm components"]
+    # (plan is for gfx1100: Debian's rocSPARSE and rocRAND hold no gfx1100 code, two more.)
+    rocm_rows = ["ROCm for PyTorch", "ROCm components", "kernels rocsparse", "kernels rocrand"]
     refused = _plan_json("--gcc", "12", "--work-dir", str(tmp_path / "w"))
     assert refused["steps"][0]["inputs"]["fail_rows"] == [*rocm_rows, "host compiler"]
     allowed = _plan_json("--gcc", "12", "--allow-compiler", "--work-dir", str(tmp_path / "w"))
