@@ -16,6 +16,7 @@ Needs git and clang-22 (tools of tests/test_build_companions.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import signal
@@ -108,10 +109,8 @@ def main() -> int:
                 kills[sig.name] += 1
                 child.wait(timeout=120)
                 if sig == signal.SIGINT:  # a second Ctrl-C, as an impatient user does
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.killpg(child.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
             time.sleep(0.2)  # let killed grandchildren go
             found = disagreement(work)
             status = "DISAGREE " + found if found else "ok"

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import missing_real_part
+from conftest import missing_real_part, put_wheels
 
 from rocmforge.errors import UsageError
-from conftest import put_wheels
 from rocmforge.knowledge.manifest import build_manifest, write_manifest
 from rocmforge.steps.venv import install_argv, pip_install_argv
 from rocmforge.workdir import workdir_for

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import put_wheels
+
 from rocmforge.errors import UsageError
 from rocmforge.execute.model import Step
 from rocmforge.execute.stamps import Stamp, read_stamp, stamp_path, write_stamp

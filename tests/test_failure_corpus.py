@@ -9,11 +9,11 @@ score per class (the README's figures).
 from __future__ import annotations
 
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -97,7 +97,7 @@ def test_no_case_is_explained_wrong(case: Case) -> None:
 def test_at_least_90_percent_explained_right() -> None:
     outcomes = [verdict(c) for c in ALL]
     right = sum(1 for o, _ in outcomes if o == "right")
-    failing = [(c.id, o, why) for c, (o, why) in zip(ALL, outcomes) if o != "right"]
+    failing = [(c.id, o, why) for c, (o, why) in zip(ALL, outcomes, strict=True) if o != "right"]
     assert right / len(ALL) >= 0.9, failing
 
 

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import missing_real_part
+
 from rocmforge.plan.hazard_rows import hazard_rows
 from rocmforge.probes.hazards import (
     Hazards,
@@ -59,7 +59,8 @@ def test_cuda_thrust_on_cpath_fails_doctor_as_the_build_would(tmp_path: Path) ->
     # log's triage names the same cause.
     source = tmp_path / "k.hip"
     source.write_text("#include <hip/hip_runtime.h>\n#include <thrust/complex.h>\n"
-                      "__global__ void k(float* x) { x[0] = thrust::complex<float>(x[0]).real(); }\n")
+                      "__global__ void k(float* x) "
+                      "{ x[0] = thrust::complex<float>(x[0]).real(); }\n")
     done = subprocess.run(["hipcc", "--offload-arch=gfx1030", "-std=c++17", "-c", str(source),
                            "-o", str(tmp_path / "k.o")], capture_output=True, text=True,
                           env={**os.environ, "HIP_PLATFORM": "amd", **environ}, timeout=300)
@@ -129,7 +130,8 @@ def test_cmake_floors_are_read_from_the_tree_and_the_remedy_makes_cmake_4_config
     hazards = probe_hazards(rocm_root=None, checkout=tree, sources=None, venv=None, environ={})
     status, detail, _ = _rows(hazards)["cmake policy"]
     assert status == "OK" and "CMAKE_POLICY_VERSION_MINIMUM=3.5" in detail
-    status, detail, fix = _rows(hazards, cmake_policy_minimum="", cmake_version="4.1.0")["cmake policy"]
+    rows = _rows(hazards, cmake_policy_minimum="", cmake_version="4.1.0")
+    status, detail, fix = rows["cmake policy"]
     assert status == "FAIL" and "cmake here is 4.1.0" in detail and "'cmake<4'" in fix
     _need(CMAKE4, "CMake 4 from the index in a venv")
     env = {k: v for k, v in os.environ.items() if k != "CMAKE_POLICY_VERSION_MINIMUM"}
@@ -154,8 +156,8 @@ def test_the_remedy_is_in_the_build_environment_and_can_be_turned_off() -> None:
     facts = gather_facts(Settings())
     if facts.rocm is None:
         missing_real_part("no ROCm install (hipcc from Debian)")
-    from rocmforge.knowledge.targets import parse_targets
     from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.knowledge.targets import parse_targets
 
     targets = parse_targets("gfx1030", load_arch_table())
     env = build_environment(Settings(), facts, targets).as_dict()

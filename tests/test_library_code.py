@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import missing_real_part
+
 from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.knowledge.targets import TargetId
 from rocmforge.plan.kernel_rows import kernel_rows

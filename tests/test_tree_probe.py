@@ -131,7 +131,8 @@ def test_what_a_tree_states_is_absent_is_not_unknown(trees: dict[str, TreeFacts]
 def test_rocm_components_with_their_conditions(trees: dict[str, TreeFacts]) -> None:
     old = {c.name: c for c in trees["v2.4.0"].rocm_components.value or ()}
     assert list(old)[:3] == ["HIP", "hip", "hsa-runtime64"]
-    assert (old["HIP"].required, old["hip"].required, old["rccl"].required) == (True, True, False)  # HIP_FOUND gates the rest
+    # HIP_FOUND gates the rest, so HIP is required.
+    assert (old["HIP"].required, old["hip"].required, old["rccl"].required) == (True, True, False)
     dev = "ROCM_VERSION_DEV VERSION_GREATER_EQUAL"
     assert old["hipblaslt"].condition == f'HIP_FOUND AND {dev} "5.7.0"'
     assert old["rocfft"].condition == f'HIP_FOUND AND NOT ({dev} "4.1.0")'

@@ -2,13 +2,13 @@
 
 Owns: which files are the kit's own temp files and removing them: `.<name>.<random>.tmp` that
 `fsutil.write_atomic` makes beside a stamp (state/stamps/) or the manifest (dist/),
-`.<wheel>.<pid>.tmp` of the collect step's copies (dist/), `.<wheel>.<random>.part` of a
-Triton download (downloads/), and the dot-folders of an AOTriton unpack (aotriton/). Each writer removes its own temp file when it fails, but a SIGKILL
-(or the OOM killer) leaves it behind. Callers hold the work-dir lock (the runner, `invoke
-clean`), so no live writer of this work dir owns one. Must not: remove anything else: only
-regular files whose names have that shape (and aotriton/'s dot-folders), in exactly those folders, and
-never in a folder reached through a symbolic link (its files are someone else's).
-"""
+`.<wheel>.<pid>.tmp` of the collect step's copies (dist/), `.<wheel>.<random>.part` of a Triton
+download (downloads/), and the dot-folders of an AOTriton unpack (aotriton/). Each writer removes
+its own temp file when it fails, but a SIGKILL (or the OOM killer) leaves it behind. Callers hold
+the work-dir lock (the runner, `invoke clean`), so no live writer of this work dir owns one. Must
+not: remove anything else: only regular files whose names have that shape (and aotriton/'s dot-f
+olders), in exactly those folders, and never in a folder reached through a symbolic link (its
+files are someone else's)."""
 
 from __future__ import annotations
 

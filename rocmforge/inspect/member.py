@@ -33,7 +33,7 @@ from rocmforge.inspect.elf import ELF_MAGIC, ElfReadError, read_host_layout
 from rocmforge.inspect.rawcode import ELF64_LE, from_candidates, looks_like_code_object
 
 if TYPE_CHECKING:
-    from rocmforge.inspect.reader import ReadOptions
+    from rocmforge.inspect.assembly import ReadOptions
     from rocmforge.inspect.report import LibraryReport
 
 BLOCK = 1 << 16
@@ -265,7 +265,7 @@ def inspect_deflated(
 
     Raises zipfile.BadZipFile (or the inflater's error) when the member is damaged.
     """
-    from rocmforge.inspect.reader import assemble, damaged_file_report, readable_fatbin
+    from rocmforge.inspect.assembly import assemble, damaged_file_report, readable_fatbin
 
     member = ForwardMember(compressed, compressed_size, size, module=module)
     try:

@@ -14,7 +14,6 @@ Must not: write anything, extract wheels to disk, print, or load whole sections 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import mmap
 import os
@@ -25,30 +24,28 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rocmforge.inspect.assembly import (
+    ReadOptions,
+    assemble,
+    damaged_file_report,
+    readable_fatbin,
+)
 from rocmforge.inspect.bundles import (
     DEFAULT_LIMITS,
     BufferSource,
-    Bundle,
-    BundleFormatError,
     ByteSource,
-    Damage,
-    EntryId,
     FatbinScan,
     Limits,
     MachName,
-    parse_entry_id,
     scan_raw_bytes,
     walk_fatbin,
 )
 from rocmforge.inspect.elf import (
     ELF_MAGIC,
-    RDC_BUNDLE_PREFIX,
     ElfReadError,
-    HostLayout,
     SectionSpan,
     read_host_layout,
 )
@@ -173,16 +170,6 @@ def default_mach_name() -> MachName:
         return arch.name if arch is not None else None
 
     return name
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReadOptions:
-    """How every file of one call is read: names of machines, caps, and --deep."""
-
-    names: MachName
-    limits: Limits = DEFAULT_LIMITS
-    deep: bool = False
-    inflater: str = ""  # module that inflates deflated members ("": the fastest installed)
 
 
 def inspect_paths(
@@ -469,144 +456,6 @@ def inspect_stream(
             raw.extend(find_raw_code_objects(source_of(offset, span.size), span.size, span.name,
                                              options.names))  # fmt: skip
     return assemble(display, layout, size, scan, tuple(raw), options)
-
-
-def readable_fatbin(span: SectionSpan) -> bool:
-    return not span.nobits and span.size > 0
-
-
-def assemble(
-    display: str,
-    layout: HostLayout,
-    size: int,
-    scan: FatbinScan | None,
-    raw: tuple[RawCodeObject, ...],
-    options: ReadOptions,
-) -> LibraryReport:
-    """The report of one file from its layout, the walk of its .hip_fatbin (None when it has
-    no readable one) and the raw code objects of its data sections."""
-    notes: list[str] = []
-    rdc: list[EntryId] = []
-    for span in layout.rdc_sections:
-        try:
-            rdc.append(parse_entry_id(span.name[len(RDC_BUNDLE_PREFIX) :]))
-        except BundleFormatError as exc:
-            notes.append(f"section {span.name}: {exc.what}")
-    if layout.rdc_sections:
-        notes.append(
-            "-fgpu-rdc object: device code is in __CLANG_OFFLOAD_BUNDLE__* sections, linked later"
-        )
-    if layout.llvm_offloading is not None:
-        notes.append(
-            f".llvm.offloading section ({layout.llvm_offloading.size} bytes, new offload "
-            "driver): its images are not decoded here; `llvm-objdump --offloading` lists them"
-        )
-    if layout.kpack_ref:
-        notes.append(
-            ".rocm_kpack_ref present: kernels live in separate device packages "
-            "(TheRock multi-arch, *-device-gfx* wheels)"
-        )
-    fatbin = layout.hip_fatbin
-    cut_raw = [r for r in raw if r.entry_id is None and "past the end" in r.problem]
-    common = LibraryReport(path=display, status="ok", rdc_entries=tuple(rdc),
-                           raw_code_objects=raw, deep=options.deep)  # fmt: skip
-    if fatbin is None or not readable_fatbin(fatbin) or scan is None:
-        rdc_status = "rdc" if (rdc or layout.llvm_offloading is not None) else "no-device-code"
-        if fatbin is not None:
-            notes.insert(
-                0,
-                ".hip_fatbin is stripped (NOBITS or empty): the targets cannot be read from "
-                "this file; look for the kernels in separate device packages",
-            )
-            rdc_status = "stripped"
-        elif rdc_status == "no-device-code":
-            if raw:
-                rdc_status = "ok"
-            else:
-                notes.append(
-                    "no .hip_fatbin section and no AMDGPU code object in its data sections: "
-                    "this file carries no HIP device code"
-                )
-        if cut_raw:
-            return dataclasses.replace(common, status="partial", notes=tuple(notes),
-                                       error=_raw_damage(cut_raw))  # fmt: skip
-        return dataclasses.replace(common, status=rdc_status, notes=tuple(notes))
-    truncated = ""
-    present = max(min(fatbin.size, size - fatbin.offset), 0)
-    if present < fatbin.size:
-        truncated = (
-            f".hip_fatbin ({fatbin.size} bytes at file offset {fatbin.offset:#x}) runs past the "
-            f"end of the file ({size} bytes): the file is truncated; the bundles in its first "
-            f"{present} bytes were read"
-        )
-    if scan.damage or truncated or cut_raw:
-        parts = [truncated] if truncated else []
-        if scan.damage:
-            parts.append(damage_summary(scan.bundles, scan.damage))
-        if cut_raw:
-            parts.append(_raw_damage(cut_raw))
-        return dataclasses.replace(
-            common,
-            status="partial" if scan.bundles or raw else "error",
-            bundles=scan.bundles,
-            notes=tuple(notes),
-            error="; ".join(parts),
-            damage=scan.damage,
-        )
-    return dataclasses.replace(common, status="ok", bundles=scan.bundles, notes=tuple(notes))
-
-
-def _raw_damage(cut: Sequence[RawCodeObject]) -> str:
-    first = cut[0]
-    return f"raw code object at {first.section}+{first.offset:#x}: {first.problem}"
-
-
-def damaged_file_report(
-    display: str, scan: FatbinScan | None, options: ReadOptions, why: str
-) -> LibraryReport:
-    """The section table is unreadable: what a walk from the first bundle magic found."""
-    if scan is None or not scan.bundles:
-        return LibraryReport(
-            path=display,
-            status="error",
-            error=f"{why}; no readable offload bundle was found in its raw bytes either",
-            damage=scan.damage if scan is not None else (),
-            deep=options.deep,
-        )
-    first, last = scan.bundles[0], scan.bundles[-1]
-    error = (
-        f"{why}: the section table cannot be read, so the file's raw bytes were scanned for "
-        f"bundle headers: {len(scan.bundles)} bundle(s) found between file offsets "
-        f"{first.offset:#x} and {last.offset + last.stored_size:#x}. This result comes from a "
-        "damaged file"
-    )
-    if scan.damage:
-        error += "; " + damage_summary(scan.bundles, scan.damage, where="file offset")
-    return LibraryReport(path=display, status="partial", bundles=scan.bundles, error=error,
-                         damage=scan.damage, raw_scan=True, deep=options.deep)  # fmt: skip
-
-
-def damage_summary(
-    bundles: Sequence[Bundle], damage: Sequence[Damage], *, where: str = ".hip_fatbin offset"
-) -> str:
-    """One paragraph: the first damaged bundle, what of it was kept, where the walk went on."""
-    first = damage[0]
-    before = sum(1 for b in bundles if b.offset < first.offset)
-    text = f"bundle {before + 1} at {where} {first.offset:#x}: {first.problem}"
-    if first.entries_kept:
-        # The bundle was read up to the damage; its table says where the walk goes on.
-        if first.resumed_at is not None:
-            text += f"; the walk went on at offset {first.resumed_at:#x}"
-    elif first.resumed_at is not None:
-        text += (
-            f"; the walk resumed at the next bundle magic, offset {first.resumed_at:#x} "
-            f"({first.resumed_at - first.offset} bytes skipped)"
-        )
-    else:
-        text += "; no bundle magic follows at a 4096-byte boundary"
-    if len(damage) > 1:
-        text += f"; {len(damage)} damaged regions in all"
-    return text
 
 
 def expand_path_words(words: Sequence[str]) -> list[Path]:

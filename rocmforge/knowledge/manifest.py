@@ -4,13 +4,13 @@ Owns: the manifest document (schema "rocmforge.manifest/1": targets, wheel names
 toolchain versions, environment, per-step durations and results), writing it atomically, and
 reading it back as a checked `Manifest` (the build's install step, `collect` and the nox verify
 sessions all read it here), including the companions section (`CompanionRecord`: torchvision,
-torchaudio built against the torch beside them), and the "files" section (sha256 and size of
-every wheel it lists) with the check every reader makes against dist/ (`wheel_problems`). Must not: run anything or decide what a build
-does; the `collect` actions gather the values.
-"""
+torchaudio built against the torch beside them), and the "files" section (sha256 and size of every
+wheel it lists) with the check every reader makes against dist/ (`wheel_problems`). Must not: run
+anything or decide what a build does; the `collect` actions gather the values."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -155,10 +155,8 @@ def listed_wheels(manifest: Manifest) -> list[str]:
     """Every wheel file name the manifest lists: torch, triton, then the companions."""
     names = [manifest.wheels[k] for k in ("triton", "torch") if manifest.wheels.get(k)]
     names += [v for k, v in manifest.wheels.items() if v and k not in ("triton", "torch")]
-    try:
+    with contextlib.suppress(ConfigError):  # a malformed section lists no companion wheel
         names += [r.wheel for r in manifest.companions.values() if r.wheel]
-    except ConfigError:
-        pass
     return list(dict.fromkeys(names))
 
 

@@ -149,7 +149,8 @@ def build_environment(
     ]
     if settings.cmake_policy_minimum:
         # CMake 4 against old cmake_minimum_required in submodules (config/defaults.toml).
-        if not re.fullmatch(r"3\.\d+(?:\.\d+)?|[4-9]\.\d+(?:\.\d+)?", settings.cmake_policy_minimum):
+        if not re.fullmatch(r"3\.\d+(?:\.\d+)?|[4-9]\.\d+(?:\.\d+)?",
+                            settings.cmake_policy_minimum):
             raise UsageError(
                 f"cmake_policy_minimum is {settings.cmake_policy_minimum!r}, not a CMake version",
                 "it becomes CMAKE_POLICY_VERSION_MINIMUM, which CMake 4 reads as a policy "

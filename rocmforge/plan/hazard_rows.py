@@ -60,7 +60,8 @@ def _thrust_rows(hazards: Hazards) -> list[DoctorRow]:
         return []  # rocThrust's -I comes before the system folders
     return [DoctorRow(
         check="thrust", status="WARN",
-        detail=f"CUDA's thrust is on the include path through a variable ({describe(via_variable)}); "
+        detail="CUDA's thrust is on the include path through a variable "
+        f"({describe(via_variable)}); "
         f"rocThrust is at {hazards.rocthrust}, but a compile that does not name ROCm's "
         "include folder first (an extension, a submodule) takes CUDA's",
         fix="take the CUDA folder off " + ", ".join(sorted({f.via for f in via_variable})))]

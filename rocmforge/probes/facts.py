@@ -23,10 +23,10 @@ from pathlib import Path
 from rocmforge.errors import ProbeError
 from rocmforge.probes import Runner, run_command
 from rocmforge.probes.compile_probe import TargetProbe, probe_install_targets
-from rocmforge.probes.hazards import Hazards, probe_hazards
-from rocmforge.probes.library_code import LibraryCode
 from rocmforge.probes.compilers import HostCompiler, default_compiler, find_host_compilers
 from rocmforge.probes.gpus import GpuScan, find_gpus
+from rocmforge.probes.hazards import Hazards, probe_hazards
+from rocmforge.probes.library_code import LibraryCode
 from rocmforge.probes.rocm import (
     RocmInstall,
     find_rocm_installs,

@@ -271,7 +271,8 @@ def _one_line_file(files: _Files, rel: str, pattern: re.Pattern[str], *, unknown
     conflict = _CONFLICT.search(text)
     if conflict:
         return _malformed(rel, "has unresolved merge-conflict markers (a `git merge`, `git "
-                          "pull` or `git stash pop` stopped halfway)", _line_of(text, conflict.start()))
+                          "pull` or `git stash pop` stopped halfway)",
+                          _line_of(text, conflict.start()))
     value = _single_line(text)
     if value is None or not pattern.match(value):
         return _malformed(rel, f"holds {text.strip()[:60]!r}, not {expected}")

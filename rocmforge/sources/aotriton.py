@@ -276,9 +276,8 @@ def _download(fetch: AotritonFetch, artifact: Artifact, downloads: Path, *, prog
               timeout_s: float) -> Path:
     """One file, sha256-checked (sources.triton_wheel.download_verified), its failure told in
     AOTriton's terms: which file of which release, where the tree names it, what to do."""
-    from rocmforge.sources.triton_wheel import DownloadFailed, download_verified
-
     from rocmforge.errors import DiskFull
+    from rocmforge.sources.triton_wheel import DownloadFailed, download_verified
 
     try:
         return download_verified(artifact.url, artifact.sha256, downloads, progress,

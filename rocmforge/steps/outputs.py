@@ -2,9 +2,8 @@
 
 Owns: the collect action (atomic copies into dist/, dist/manifest.json from the results of this
 run's steps with each wheel's sha256 and size, removing an earlier build's wheel the new manifest
-does not list), in an order that never shows a manifest beside wheels it does not describe. Must not: build
-or install anything.
-"""
+does not list), in an order that never shows a manifest beside wheels it does not describe. Must
+not: build or install anything."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from pathlib import Path
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from invoke import Context, Exit

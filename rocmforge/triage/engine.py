@@ -119,8 +119,9 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
                 if reading is None:
                     continue
                 state.findings.append(Finding(
-                    rule=rule.id, klass=reading.klass or rule.klass, subject=reading.subject, cause=reading.cause,
-                    fix=reading.fix, lineno=lineno, tier=rule.tier, source=rule.source))
+                    rule=rule.id, klass=reading.klass or rule.klass, subject=reading.subject,
+                    cause=reading.cause, fix=reading.fix, lineno=lineno, tier=rule.tier,
+                    source=rule.source))
                 matched = True
         for rule in requirers:
             if rule.id not in state.requires_seen and rule.requires is not None and \

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 # ESC-based colour and cursor codes, and the same codes after a copy-paste lost the ESC byte.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07"
+                   r"|(?<![\w\]])\[(?:\d{1,3}(?:;\d{1,3})*)?m")
 
 # One prefix at a time; clean() strips them repeatedly (a docker step inside a CI log has both).
 _PREFIXES = re.compile(

@@ -7,10 +7,9 @@ message block it sits in, the step). Must not: know any particular failure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import re
 
 
 @dataclass(frozen=True, kw_only=True)

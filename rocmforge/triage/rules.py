@@ -16,7 +16,8 @@ from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.rule import LineView, Reading, Rule
 
-_CMAKE_SOURCE = "Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, cmFindPackageCommand.cxx"
+_CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
+                 "cmFindPackageCommand.cxx")
 
 
 # --- missing components -----------------------------------------------------------------------
@@ -68,7 +69,8 @@ def _pkgconfig_missing(match: re.Match[str], view: LineView) -> Reading | None:
     return _package_reading(match.group("name"), "pkg-config found no .pc file")
 
 
-_CUDA_HEADER_TREE = re.compile(r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
+_CUDA_HEADER_TREE = re.compile(
+    r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
 
 
 def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
@@ -257,7 +259,8 @@ def _glibcxx(match: re.Match[str], view: LineView) -> Reading | None:
 
 # --- resources --------------------------------------------------------------------------------
 
-_JOBS_FIX = "{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per compile job, and the rerun resumes where it stopped"
+_JOBS_FIX = ("{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per compile job, "
+             "and the rerun resumes where it stopped")
 
 
 def _killed(match: re.Match[str], view: LineView) -> Reading | None:
@@ -285,7 +288,8 @@ def _exit_137(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _disk_full(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="disk", cause="no space left: a disk (a file system the build writes to) is full (ENOSPC) or "
+    return Reading(subject="disk", cause="no space left: a disk (a file system the build "
+                   "writes to) is full (ENOSPC) or "
                    "over its quota: the work dir, the temp dir ($TMPDIR, /tmp), pip's cache or "
                    "the compile cache", fix="free space there (`df -h . $TMPDIR` shows which one "
                    "is full; a PyTorch ROCm build needs about 40 GB free for one target), or move "
@@ -299,7 +303,8 @@ def _unsupported_arch(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(subject=arch.split(":")[0], cause=f"the compiler does not know the offload "
                    f"target {arch}: the ROCm/LLVM release is older than the target, or the name "
                    "(or its :xnack/:sramecc feature) is wrong",
-                   fix=f"drop {arch} from --arch or use a newer ROCm/LLVM that supports it; `invoke "
+                   fix=f"drop {arch} from --arch or use a newer ROCm/LLVM that supports it; "
+                   "`invoke "
                    f"doctor --arch {arch.split(':')[0]}` compiles a kernel for it and says which "
                    "targets this toolchain accepts")
 
@@ -572,7 +577,8 @@ def _aotriton_no_runtime(match: re.Match[str], view: LineView) -> Reading | None
                    f"prebuilt AOTriton runtime for ROCm {rocm}: this PyTorch release does not "
                    "support that ROCm with AOTriton", fix="build against a ROCm this PyTorch "
                    "release names (`invoke doctor` shows the supported range), use a newer "
-                   "PyTorch whose AOTriton has a runtime for it, or leave the attention kernels out (features flash_attention=off, "
+                   "PyTorch whose AOTriton has a runtime for it, or leave the attention "
+                   "kernels out (features flash_attention=off, "
                    "mem_efficient_attention=off)")
 
 
@@ -671,10 +677,12 @@ RULES: tuple[Rule, ...] = (
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
          pattern=_rx(r"Killed signal terminated program (?P<prog>\S+)"
-                     r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: Killed"
+                     r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
+                     r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
                      r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"),
-         read=lambda m, v: _killed(_Alias(m, prog="prog2"), v), source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
+         read=lambda m, v: _killed(_Alias(m, prog="prog2"), v),
+         source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,
          triggers=("memory exhausted", "out of memory", "Out of memory", "bad_alloc",
                    "Cannot allocate memory"),
@@ -762,7 +770,8 @@ RULES: tuple[Rule, ...] = (
          read=_undefined_symbol, source="glibc dlerror()"),
     Rule(id="glibcxx-version", klass="import",
          triggers=("not found (required by", "' not found"),
-         pattern=_rx(r"(?P<lib>lib(?:stdc\+\+|gcc_s)\S*?)(?:\.\d+)*: version [`'](?P<ver>(?:GLIBCXX|CXXABI|GCC)_[\d.]+)' not found"),
+         pattern=_rx(r"(?P<lib>lib(?:stdc\+\+|gcc_s)\S*?)(?:\.\d+)*: version [`']"
+                     r"(?P<ver>(?:GLIBCXX|CXXABI|GCC)_[\d.]+)' not found"),
          read=_glibcxx, source="glibc's version-check error"),
     Rule(id="unsupported-offload-arch", klass="gpu-target",
          triggers=("gpu architecture", "invalid target ID"),
@@ -826,7 +835,8 @@ RULES: tuple[Rule, ...] = (
          read=_compiler_crash, source="LLVM PrettyStackTrace; GCC ICE text"),
     Rule(id="hipify-failed", klass="hipify",
          triggers=("hipify",),
-         pattern=_rx(r"(?i)hipify\S*: (?:error|fatal)[^:]*: .*?(?P<file>[\w./-]+\.(?:cu|cuh|h|cpp))"),
+         pattern=_rx(r"(?i)hipify\S*: (?:error|fatal)[^:]*: "
+                     r".*?(?P<file>[\w./-]+\.(?:cu|cuh|h|cpp))"),
          read=_hipify_fail, source="hipify-perl / hipify-clang"),
     Rule(id="not-compiled-with-gpu", klass="rocm-disabled",
          triggers=("not compiled with",),
@@ -847,7 +857,8 @@ RULES: tuple[Rule, ...] = (
     Rule(id="aotriton-arch", klass="aotriton",
          triggers=("AOTriton: unsupported arch",),
          pattern=_rx(r"AOTriton: unsupported arch '(?P<arch>[\w:+-]+)'"),
-         read=_aotriton_arch, source="pytorch/pytorch cmake/External/aotriton.cmake; ROCm/TheRock#1254"),
+         read=_aotriton_arch,
+         source="pytorch/pytorch cmake/External/aotriton.cmake; ROCm/TheRock#1254"),
     Rule(id="aotriton-no-target", klass="aotriton",
          triggers=("--target_gpus",),
          pattern=_rx(r"argument --target_gpus: expected at least one argument"),
@@ -861,7 +872,8 @@ RULES: tuple[Rule, ...] = (
          triggers=("not supported by Flash-Attention",),
          pattern=_rx(r"GPU archs of (?P<archs>\[[^\]]*\]) is invalid or not supported by "
                      r"Flash-Attention"),
-         read=_flash_attention_arch, source="Dao-AILab/flash-attention setup.py; ROCm/flash-attention#37"),
+         read=_flash_attention_arch,
+         source="Dao-AILab/flash-attention setup.py; ROCm/flash-attention#37"),
     Rule(id="miopen-kdb", klass="math-library", tier=2,
          triggers=("Missing system database file",),
          pattern=_rx(r"MIOpen\S*: Warning \[\w+\] Missing system database file: "
@@ -870,7 +882,8 @@ RULES: tuple[Rule, ...] = (
     Rule(id="cuda-toolkit-path", klass="rocm-disabled",
          triggers=("CUDA_TOOLKIT_ROOT_DIR", "No CMAKE_CUDA_COMPILER could be found"),
          pattern=_rx(r"^Specify CUDA_TOOLKIT_ROOT_DIR|No CMAKE_CUDA_COMPILER could be found"),
-         read=_cuda_path, source="CMake FindCUDA / enable_language(CUDA); ROCm/rocRAND#5, ROCm/hipCUB#128"),
+         read=_cuda_path,
+         source="CMake FindCUDA / enable_language(CUDA); ROCm/rocRAND#5, ROCm/hipCUB#128"),
     Rule(id="hip-platform-nvcc", klass="rocm-disabled",
          triggers=("HIP_PLATFORM", "nvcc"),
          pattern=_rx(r"^HIP_PLATFORM\s*:\s*(?:nvcc|nvidia)\b|Can't exec \"nvcc\""),
@@ -883,7 +896,8 @@ RULES: tuple[Rule, ...] = (
     Rule(id="setup-cmake-version", klass="cmake",
          triggers=("no cmake or cmake3 with version",),
          pattern=_rx(r"no cmake or cmake3 with version >= (?P<need>[\d.]+), found: (?P<found>.+)$"),
-         read=_setup_cmake, source="pytorch/pytorch tools/setup_helpers/cmake.py; ROCm/TheRock#1470"),
+         read=_setup_cmake,
+         source="pytorch/pytorch tools/setup_helpers/cmake.py; ROCm/TheRock#1470"),
     Rule(id="hipify-module-missing", klass="hipify",
          triggers=("torch.utils.hipify",),
          pattern=_rx(r"No module named '?torch\.utils\.hipify"),
