@@ -187,3 +187,15 @@ def test_set_aside_line_names_stashes_and_how_to_restore(tmp_path: Path) -> None
     assert "2 paths in third_party/sub, 5 paths in the tree" in line
     assert f"`git -C {tree} stash list`" in line
     assert f"`git -C {tree} checkout {'c' * 40}`" in line and f"`git -C {tree} stash pop`" in line
+
+
+def test_set_aside_line_says_whose_edits_they_are(tmp_path: Path) -> None:
+    """Issue 30 item 12: with the user's own edits on top of the kit's, the line said "the
+    kit's edits … 4 paths", two of which were the user's."""
+    from rocmforge.sources.checkout import SetAsideStash
+
+    stashes = (SetAsideStash(path=".", paths=4, stash="s" * 40),)
+    mixed = set_aside_line(tmp_path, stashes, "c" * 40, "why", "yours and the kit's")
+    assert mixed.startswith("set aside yours and the kit's edits of cccccccccccc (why)")
+    assert set_aside_line(tmp_path, stashes, "c" * 40, "why").startswith(
+        "set aside the kit's edits of")

@@ -40,7 +40,7 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     for line in result.log:
         ctx.say(f"+ {line}")
     if result.set_aside:
-        ctx.notice(set_aside_line(result.path, result.set_aside, old_head, evidence))
+        ctx.notice(set_aside_line(result.path, result.set_aside, old_head, evidence, whose))
     ctx.say(f"PyTorch {settings.pytorch_ref} is at {result.commit}"
             + ("" if result.changed else " (already checked out)"))
     if lock.triton_commit:
@@ -120,15 +120,17 @@ def kit_edits_evidence(workdir: WorkDir, head: str) -> str:
 
 
 def set_aside_line(tree: Path, stashes: Sequence[SetAsideStash], old_head: str,
-                   evidence: str) -> str:
-    """One line: what was stashed where, and the commands that show and restore it."""
+                   evidence: str, whose: str = "the kit's") -> str:
+    """One line: whose edits (`whose_edits`: "the kit's", or "yours and the kit's" when the tree
+    changed since the kit's edits) were stashed where, and the commands that show and restore
+    them."""
     t = shlex.quote(str(tree))
     where = ", ".join(f"{count(s.paths, 'path')} in {'the tree' if s.path == '.' else s.path}"
                       for s in stashes)
     subs = [s for s in stashes if s.path != "."]
     also = (f" (submodules: `git -C {t} submodule foreach --recursive git stash list`)"
             if subs else "")
-    return (f"set aside the kit's edits of {old_head[:12]} ({evidence}) as git stashes, "
+    return (f"set aside {whose} edits of {old_head[:12]} ({evidence}) as git stashes, "
             f"nothing discarded: {where}; see them with `git -C {t} stash list`{also}; to get "
             f"them back: `git -C {t} checkout {old_head}`, `git -C {t} submodule update "
             f"--recursive`, then `git -C {t} stash pop` (in each repository that has one)")
@@ -159,7 +161,8 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
         stashes = set_aside_changes(tree, f"rocmforge: {_stash_words(whose)} of {head} before "
                                           "applying the patch series again")
         if stashes:
-            ctx.notice(set_aside_line(tree, stashes, head, f"the edits in the tree are {whose}"))
+            ctx.notice(set_aside_line(tree, stashes, head, f"the edits in the tree are {whose}",
+                                      whose))
         set_aside = [{"path": s.path, "paths": s.paths, "stash": s.stash} for s in stashes]
     if head:  # before any edit: an interrupted patch or hipify still counts as the kit's
         record_kit_edits(ctx.workdir, head)
