@@ -161,3 +161,16 @@ def test_real_debian_rocm_under_usr() -> None:
     assert usr.clang == Path("/usr/bin/clang++-15")
     assert usr.device_lib_dir == Path("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
     assert usr.hipcc_on_path is True
+
+
+def test_therock_streams_under_opt_rocm_are_each_an_install(tmp_path: Path) -> None:
+    """Issue 31: TheRock installs each stream as /opt/rocm/core-7.14, /opt/rocm/core-10.0; the
+    probe looked at /opt/rocm itself only (a fake tree: no TheRock install here)."""
+    made = [make_fake_rocm(tmp_path / "stage", v, llvm_major=m) for v, m in
+            (("7.14.1", 23), ("10.1.0", 23))]
+    (tmp_path / "opt" / "rocm").mkdir(parents=True)
+    for tree, name in zip(made, ("core-7.14", "core-10.0"), strict=True):
+        tree.rename(tmp_path / "opt" / "rocm" / name)
+    installs = find_rocm_installs(tmp_path, {"PATH": ""}, python_paths=[])
+    assert {(i.root.name, i.version, i.llvm_major) for i in installs} >= {
+        ("core-7.14", "7.14.1", 23), ("core-10.0", "10.1.0", 23)}

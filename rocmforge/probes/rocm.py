@@ -12,6 +12,7 @@ Layouts (reference rocm-arch-toolchain.md §3.4, §3.5, §6.1):
   (6.x+), device bitcode in `amdgcn/bitcode` or `lib/llvm/amdgcn/bitcode`;
 - Debian: everything under `/usr`, hipcc drives `clang++-15`, device bitcode in
   `/usr/lib/<triplet>/amdgcn/bitcode`, no `.info/version` (the version comes from hip_version.h);
+- TheRock releases: one tree per stream under /opt/rocm (core-7.14, core-10.0, core).
 - TheRock pip SDK: the tree sits inside the `_rocm_sdk_core` (or `_rocm_sdk_devel`) package with
   its compiler in `lib/llvm/bin` (the package directory names are unverified upstream).
 """
@@ -143,6 +144,11 @@ def find_rocm_installs(
     if opt.is_dir():
         for entry in sorted(opt.glob("rocm*")):
             candidates.append((entry, "/opt/rocm*"))
+            # TheRock's releases install each stream beside the others: /opt/rocm/core-7.14,
+            # /opt/rocm/core-10.0 (and /opt/rocm/core); each is a whole ROCm tree.
+            if entry.is_dir() and not looks_like_rocm(entry):
+                candidates += [(core, "/opt/rocm*") for core in sorted(entry.glob("core*"))
+                               if core.is_dir()]
     candidates.append((root / "usr", "distro /usr"))
     for site in python_paths if python_paths is not None else sys.path:
         for name in PIP_SDK_PACKAGES:
