@@ -199,7 +199,8 @@ def test_mi250x_per_device_is_one_gcd():
         ("7.2.4", "7.2", 22, False),
         ("7.13.0", "7.2", 22, True),
         ("7.14.0", "7.14", 0, False),
-        ("10.1.0", "7.14", 0, True),
+        ("10.1.0", "10.1", 0, False),  # its own row since ROCm 10.x is in the table
+        ("10.2.0", "10.1", 0, True),
     ],
 )
 def test_rocm_release_for(version, row, llvm, approximate):
@@ -211,7 +212,8 @@ def test_rocm_release_for(version, row, llvm, approximate):
 def test_rocm_release_rows():
     releases = load_rocm_releases()
     assert list(releases) == ["5.2", "6.0", "6.1", "6.2", "6.3", "6.4", "7.0", "7.1", "7.2",
-                              "7.14"]
+                              "7.14", "10.0", "10.1"]
+    assert (releases["10.0"].released, releases["10.1"].released) == ("2026-08-26", "2026-10-05")
     seven = releases["7.0"]
     assert (seven.released, seven.gcc_recommended, seven.clang_recommended,
             seven.gcc_warn_from, seven.llvm_version) == (
