@@ -61,6 +61,7 @@ from rocmforge.execute.actions import (
 from rocmforge.execute.leftovers import remove_leftovers
 from rocmforge.execute.lock import BuildLock, lock_path
 from rocmforge.execute.model import Plan, Step
+from rocmforge.execute.progress import Progress, duration
 from rocmforge.execute.stamps import Stamp, read_stamp, remove_stamp, write_stamp
 from rocmforge.execute.states import first_to_run, missing_outputs
 from rocmforge.workdir import WorkDir, mark_work_dir
@@ -104,10 +105,12 @@ class _Tee:
 
 
 class _LiveLine:
-    """Where a step's output goes on the console when the build is quiet: nowhere, or (on a
-    terminal) one line redrawn in place: `[3/16] checkout  2.1 s  <its last output line>`."""
+    """Where a step's output goes on the console when the build is quiet: on a terminal, one
+    line redrawn in place (`[14/16] build  812.4 s  [1234/8094] 15%  ETA 1 h 12 min  <its last
+    output line>`); elsewhere a plain progress line every few minutes of a long step."""
 
     REDRAW_S = 0.1
+    PLAIN_EVERY_S = 300.0  # a plain progress line this often when the console is not a terminal
 
     def __init__(self, console: TextIO, label: str, *, live: bool) -> None:
         self.console = console
@@ -118,23 +121,35 @@ class _LiveLine:
         self._partial = ""
         self._drawn_at = 0.0
         self._drawn = False
+        self.progress = Progress()
+        self._plain_at = self.started
 
     def write(self, text: str) -> int:
-        if not self.live:
-            return len(text)
         lines = (self._partial + text).split("\n")
         self._partial = lines[-1]
+        now = time.monotonic()
+        for line in lines[:-1]:
+            self.progress.feed(line, now)
+        if not self.live:
+            # Not a terminal: a plain progress line every few minutes of a long step.
+            if self.progress.text() and now - self._plain_at >= self.PLAIN_EVERY_S:
+                self._plain_at = now
+                self.console.write(f"{self.label}  {duration(now - self.started)}  "
+                                   f"{self.progress.text()}\n")
+                self.console.flush()
+            return len(text)
         shown = [line for line in lines if line.strip()]
         if shown:
             self._last = shown[-1].strip()
-        now = time.monotonic()
         if now - self._drawn_at >= self.REDRAW_S:
             self._draw(now)
         return len(text)
 
     def _draw(self, now: float) -> None:
         width = shutil.get_terminal_size((100, 20)).columns - 1
-        line = f"{self.label}  {now - self.started:.1f} s  {self._last}"
+        done = self.progress.text()
+        line = (f"{self.label}  {now - self.started:.1f} s  " + (f"{done}  " if done else "")
+                + self._last)
         self.console.write("\r\x1b[K" + line[:width])
         self.console.flush()
         self._drawn_at = now
