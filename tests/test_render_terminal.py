@@ -118,3 +118,24 @@ def test_plans_forecast_counts_the_library_rows_and_says_what_it_did_not_run() -
     note = next(n for n in json.loads(done.stdout)["notes"] if "preflight would stop" in n)
     assert "kernels rocsparse" in note and "kernels rocrand" in note
     assert "the per-target compile checks are not run by plan" in note
+
+
+def test_a_dry_build_forecasts_the_same_preflight_stop_as_the_build() -> None:
+    """Issue 32 item 4: `invoke --dry build` did not say that preflight would stop at all;
+    it now names the same FAIL rows the build's preflight stops on (compile rows included)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import missing_real_part
+
+    if not Path("/usr/bin/hipcc").exists():
+        missing_real_part("Debian's hipcc (see .ci/run)")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "HIP_PLATFORM": "amd", "NO_COLOR": "1"}
+    dry = subprocess.run([sys.executable, "-m", "invoke", "--dry", "build", "--arch", "gfx1100"],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    note = next(line for line in dry.stderr.splitlines() if "preflight would stop" in line)
+    for row in ("compile gfx1100", "device lib gfx1100", "kernels rocsparse", "kernels rocrand"):
+        assert row in note, note

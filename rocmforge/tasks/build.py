@@ -77,6 +77,12 @@ def build(c: Context, verbose: bool = False, **flags: object) -> None:
     workdir = prepared.inputs.workdir
     if not is_dry(c):
         _check_companion_refs(prepared)
+    else:  # the same forecast as `invoke plan`, from the same preflight rows the build has
+        from rocmforge.render import say
+
+        for note in prepared.plan.notes:
+            if note.startswith("preflight"):
+                say(f"note: {note}")
     results = run_plan(c, prepared.plan, workdir, actions=build_actions(prepared),
                        resume_hint=_resume_hint(prepared.settings.arch), verbose=verbose)
     if not is_dry(c):
