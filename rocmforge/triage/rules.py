@@ -133,7 +133,8 @@ def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
            "install the build uses" if row else
            f"install the development package that provides {library}.so (or .a), or add the "
            "folder that holds it to the link path (LIBRARY_PATH, or CMAKE_PREFIX_PATH for a "
-           "CMake package)")
+           "CMake package); a ROCm install may keep it in lib64 rather than lib "
+           f"(`ls /opt/rocm*/lib*/{library}.*`)")
     return Reading(subject=library, cause=f"the linker could not find {library}"
                    f"{_owner_note(row)}: it is not installed, or not in any folder on the link "
                    "path", fix=fix)
@@ -177,6 +178,10 @@ def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None
 
 # --- loader (import after install) -----------------------------------------------------------
 
+# Libraries of a ROCm install the component table does not name (its bundled system libraries,
+# runtimes, tools): never "a system library" to apt-get.
+_ROCM_ISH = re.compile(r"^lib(?:rocm|hip|hsa|amd|roc|miopen|rccl|rocprofiler|roctx|roctracer)",
+                       re.IGNORECASE)
 _TORCH_OWN = re.compile(r"^lib(?:torch|c10|shm|caffe2_nvrtc|aoti)[\w.+-]*\.so")
 
 
@@ -195,6 +200,18 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
     which = f"{row.name}'s library" if row else "a library it needs"
     hint = (f" (soname version {version.group(1)}: the ROCm release the binary was built "
             "against)" if version and row else "")
+    if row is None and not _ROCM_ISH.match(library):
+        stem = library.split(".so")[0]
+        package = f"{stem}{version.group(1)}" if version else stem
+        return Reading(
+            subject=library,
+            cause=f"the loader could not find {library}, a system library the binary was "
+                  "linked against: this distribution does not install it (or another release "
+                  "of it)",
+            fix=f"install the package that provides {library} (Debian/Ubuntu name it "
+                f"{package}: `sudo apt-get install {package}`; elsewhere the compat package of "
+                f"{stem}), or rebuild the binary against the release the system has; `ldd` "
+                "shows every library it still misses")
     return Reading(
         subject=library,
         cause=f"the loader could not find {library}{hint}: {which} is not installed, not on the "
@@ -665,6 +682,39 @@ def _hipify_recursion(match: re.Match[str], view: LineView) -> Reading | None:
                    "(sys.setrecursionlimit in the build script)")
 
 
+def _lld_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    where = match.group("path")
+    return Reading(subject="triton", cause=f"Triton's AMD backend links its kernels with ROCm's "
+                   f"ld.lld and did not find it at {where}: ROCm is not under /opt/rocm here (a "
+                   "pip or TheRock SDK, a distro install), so the path it assumes is empty",
+                   fix="export TRITON_HIP_LLD_PATH=<the ld.lld of your ROCm's LLVM> (for example "
+                   "$(rocm-sdk path --root)/lib/llvm/bin/ld.lld, or a distro's "
+                   "/usr/lib/llvm-N/bin/ld.lld), then run again")
+
+
+def _isolated_torch(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="torch", cause="pip's build isolation installed another torch (the "
+                   "one PyPI serves, a CUDA build) into its temporary build environment "
+                   f"({match.group('env')}), so the extension was configured against it, not "
+                   "against your ROCm torch", fix="install your ROCm torch first, then build the "
+                   "extension with `pip install --no-build-isolation .` (and its build "
+                   "requirements installed by hand), so it compiles against that torch")
+
+
+def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
+    here, there = match.group("file"), " ".join(view.previous[-1:]) + " " + view.text
+    twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu)", view.text + " " + there)
+    if twin is None:
+        return None
+    return Reading(subject=demangle(match.group("sym")), cause=f"{twin.group(0)}, the hipified "
+                   f"copy of {twin.group(1)}, was compiled beside it, so both define "
+                   f"{demangle(match.group('sym'))}: the extension's setup chose its CPU and GPU "
+                   "sources at once (it saw no GPU, so it did not take the ROCm path alone)",
+                   fix="force the GPU build where no GPU is visible (torchvision, torchaudio: "
+                   "FORCE_CUDA=1 with PYTORCH_ROCM_ARCH set; the kit sets both for its "
+                   f"companions) and rebuild from a clean build folder; {here} is the other copy")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -780,7 +830,7 @@ RULES: tuple[Rule, ...] = (
          read=_unsupported_arch, source="clang DiagnosticDriverKinds.td"),
     Rule(id="tensile-library", klass="math-library",
          triggers=("TensileLibrary", "Tensile"),
-         pattern=_rx(r"Cannot read \S*TensileLibrary\S*(?:.*?GPU arch\s*:\s*(?P<arch>gfx\w+))?"
+         pattern=_rx(r"Cannot read .*?TensileLibrary\S*(?:.*?GPU arch\s*:\s*(?P<arch>gfx\w+))?"
                      r"|TensileLibrary\S*?_(?P<arch2>gfx\w+?)\S*\.(?:dat|co|yaml)\S*: No such file"
                      r"|Could not (?:initialize|load) Tensile"),
          read=lambda m, v: _tensile(_Alias(m, arch="arch2"), v),
@@ -907,6 +957,26 @@ RULES: tuple[Rule, ...] = (
          pattern=_rx(r"^RecursionError: maximum recursion depth exceeded"),
          requires=_rx(r"hipify/hipify_python\.py"),
          read=_hipify_recursion, source="pytorch/pytorch#93827, fixed by #104085"),
+    Rule(id="triton-lld-missing", klass="triton",
+         triggers=("TRITON_HIP_LLD_PATH",),
+         pattern=_rx(r"ROCm linker (?P<path>\S+) not found\. Set 'TRITON_HIP_LLD_PATH'"),
+         read=_lld_missing, source="triton-lang/triton third_party/amd/backend/compiler.py "
+         "(path_to_rocm_lld); ROCm/TheRock#2006"),
+    Rule(id="isolated-torch", klass="python-packaging",
+         triggers=("pip-build-env",),
+         pattern=_rx(r"(?P<env>/tmp/pip-build-env-[\w-]+)/overlay/\S*site-packages/torch/"),
+         read=_isolated_torch, source="pip's PEP 517 build isolation; vllm-project/vllm#17445"),
+    Rule(id="hipified-duplicate", klass="link",
+         triggers=("multiple definition of",),
+         pattern=_rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o)):\S*: multiple definition of "
+                     r"[`'](?P<sym>[^'`]+)'"),
+         read=_hip_duplicate, source="pytorch/vision#9298 (vision.cpp and vision_hip.cpp both "
+         "compiled)"),
+    Rule(id="llvm-stack-dump", klass="compiler-crash", tier=2,
+         triggers=("RunSignalHandlers", "Stack dump:", "Running pass '"),
+         pattern=_rx(r"llvm\S*RunSignalHandlers|_ZN4llvm3sys17RunSignalHandlersEv|^Stack dump:"
+                     r"|^\d+\.\s+Running pass '[^']+' on (?:module|function)"),
+         read=_compiler_crash, source="LLVM's PrettyStackTrace and signal handler output"),
 )
 
 
