@@ -84,6 +84,7 @@ OTHER_TOOLS = {
     "--offload-compress": "clang (HIP offload bundles)",
     "--target": "AOTriton's generate.py (--target_gpus, FLAG stops at the underscore)",
     "--memory": "docker run",
+    "--root": "rocm-sdk path (TheRock's pip SDK CLI)",
 }
 KIT_COMMANDS = ("invoke", "rocmforge")
 
