@@ -243,3 +243,13 @@ def test_build_preflight_runs_the_real_compile_probe(tmp_path: Path) -> None:
     # The compile and device-lib rows of gfx1100 share their fix: it is said once, not twice.
     assert done.stderr.count("cannot build gfx1100") == 1, done.stderr
     assert not (tmp_path / "w" / "src").exists()
+
+
+def test_a_work_dir_under_a_missing_folder_is_bad_input_and_creates_nothing(tmp_path: Path) -> None:
+    """Issue 32 item 9: `--work-dir /nonexistent/dir/x` silently created the whole path."""
+    work = tmp_path / "missing" / "deeper" / "w"
+    done = invoke("build", "--arch", "gfx90a", "--skip-preflight", "--work-dir", str(work))
+    assert done.returncode == 2, done.stderr
+    assert (f"The work dir {work} cannot be made: the folder {work.parent} does not exist"
+            in done.stderr)
+    assert not (tmp_path / "missing").exists()

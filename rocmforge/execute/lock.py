@@ -163,6 +163,16 @@ class BuildLock:
     # -- taking it ---------------------------------------------------------------------------
 
     def acquire(self) -> None:
+        work = self.path.parent.parent  # <work dir>/state/build.lock
+        if not work.exists() and not work.parent.exists():
+            # The kit makes the work dir, not folders above it: a mistyped --work-dir must not
+            # create a tree of folders (as root, anywhere).
+            raise RocmforgeError(
+                f"The work dir {work} cannot be made: the folder {work.parent} does not exist",
+                "the kit creates its work dir inside an existing folder, never the folders "
+                "above it (a typo in --work-dir would otherwise leave a tree behind)",
+                f"create {work.parent} first, or pass a --work-dir inside an existing folder",
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
