@@ -513,6 +513,7 @@ def _triton_targets_step(python: str, arch: str, tmp_path: Path, *, allow_gap: b
     from rocmforge.settings import defaults_from_config, resolve
     from rocmforge.steps import build_actions
 
+    tmp_path.mkdir(parents=True, exist_ok=True)  # the kit makes its work dir, not those above
     settings = resolve(defaults=defaults_from_config(), environ={}, flags={
         "arch": arch, "work_dir": str(tmp_path / "work"), "allow_triton_gap": allow_gap})
     prepared = prepare_build(settings, with_preflight=False)
