@@ -140,7 +140,15 @@ def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
                    "path", fix=fix)
 
 
+_FROM_SHARED = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
+
+
 def _undefined_reference(match: re.Match[str], view: LineView) -> Reading | None:
+    if _FROM_SHARED.match(view.text):
+        # A shared library being linked against needs a symbol its own dependency does not
+        # provide here: which copy of that dependency ld found is not in the lines (a second,
+        # older runtime? ld's stricter check?), so nothing is claimed.
+        return None
     symbol = demangle(match.group("sym"))
     if "std::__cxx11::" in symbol or "B5cxx11" in match.group("sym"):
         return Reading(
