@@ -383,7 +383,7 @@ FLAGS: tuple[Flag, ...] = (
          help="decompress every compressed bundle whole, check its header hash, and cross-check "
          "every code object (slower; the default reads entry tables only)"),
     Flag(name="only", short="",
-         help="comma-separated checks: build,arch,static,ops,attention,triton,memory,perf,comm"),
+         help="comma-separated checks (verify names them: rocmforge.verify.model.CHECK_NAMES)"),
     Flag(name="comm_sizes", short="", help="message sizes for comm, e.g. 1KiB,1MiB,1GiB"),
     Flag(name="comm_timeout", short="",
          help="seconds without progress before comm is declared hung"),

@@ -264,3 +264,12 @@ def test_the_default_work_dir_belongs_to_the_project_not_the_subfolder(tmp_path:
     assert Path(plans[1]).resolve() == (root / ".rocmforge").resolve()
     assert Path(plans[0]).absolute().resolve() == Path(plans[1]).resolve()
     assert not (root / "docs" / ".rocmforge").exists()
+
+
+def test_verify_help_lists_every_check_it_takes() -> None:
+    """Issue 32 item 9: `verify --help` listed --only choices without triton_targets and
+    companions; the list now comes from verify's own CHECK_NAMES."""
+    from rocmforge.verify.model import CHECK_NAMES
+
+    assert ns.tasks["verify"].help["only"] == f"comma-separated checks: {','.join(CHECK_NAMES)}"
+    assert {"triton_targets", "companions"} <= set(CHECK_NAMES)

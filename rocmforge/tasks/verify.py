@@ -12,10 +12,12 @@ from invoke import Context, Exit
 
 from rocmforge.tasks._common import reported, settings_for
 from rocmforge.tasks._flags import flagged
+from rocmforge.verify.model import CHECK_NAMES
 
 
 @flagged(help={"json": "write the JSON report (schema rocmforge.verify/1) to this file",
-               "expect": "targets the build must contain (default: the `arch` setting)"})
+               "expect": "targets the build must contain (default: the `arch` setting)",
+               "only": f"comma-separated checks: {','.join(CHECK_NAMES)}"})
 @reported
 def verify(c: Context, json: str = "", device: str = "auto", only: str = "", expect: str = "",
            comm_sizes: str = "", comm_timeout: str = "") -> None:
