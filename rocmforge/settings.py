@@ -55,6 +55,10 @@ class Settings:
     # CMAKE_POLICY_VERSION_MINIMUM for the build ("" = not set): CMake 4 refuses projects that
     # declare a minimum below 3.5, which submodules of older PyTorch releases still do.
     cmake_policy_minimum: str = "3.5"
+    # A pip ROCm SDK (TheRock's `rocm` wheels) as the build's ROCm: the package index URL
+    # ("{family}" becomes the targets' family, config/rocm_sdk.toml) and the SDK version pinned.
+    rocm_sdk: str = ""
+    rocm_sdk_version: str = ""
     features: Mapping[str, str] = field(default_factory=dict)
     # Companions built against the new torch (config/companions.toml): "torchvision",
     # "torchaudio@v2.11.0" (a ref of your own after '@'); companion_repos: name -> git URL.
@@ -315,6 +319,11 @@ FLAGS: tuple[Flag, ...] = (
          help="PyTorch git URL, mirror or path (setting pytorch_repo)"),
     Flag(name="rocm_path", short="o", setting="rocm_path",
          help="ROCm install (default: ROCM_PATH, HIP_PATH, /opt/rocm*, /usr)"),
+    Flag(name="rocm_sdk", short="", setting="rocm_sdk",
+         help="build against TheRock's pip ROCm SDK from this index URL ({family} = the "
+         "targets' family), installed into the build venv (setting rocm_sdk)"),
+    Flag(name="rocm_sdk_version", short="", setting="rocm_sdk_version",
+         help="the pip ROCm SDK version to install with --rocm-sdk (e.g. 7.14.1)"),
     Flag(name="work_dir", short="w", setting="work_dir",
          help="the kit's work dir: sources, venv, logs, dist (default .rocmforge)"),
     Flag(name="gcc", short="g", setting="gcc", help="host GCC major for CC/CXX (e.g. 11)"),
@@ -408,7 +417,8 @@ FLAG_OF_SETTING: Mapping[str, Flag] = {f.setting: f for f in FLAGS if f.setting}
 # The flags of `invoke plan` and `invoke build`, in help order.
 BUILD_FLAGS: tuple[str, ...] = ("arch", "ref", "repo", "rocm_path", "work_dir", "gcc", "clang",
                                 "allow_compiler", "allow_triton_gap", "python", "triton",
-                                "skip_preflight", "system_site_packages", "lock", "with_")
+                                "skip_preflight", "system_site_packages", "lock", "with_",
+                                "rocm_sdk", "rocm_sdk_version")
 
 
 def flag_default(flag: Flag) -> str | bool:

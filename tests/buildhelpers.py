@@ -19,18 +19,24 @@ def _record_hash(data: bytes) -> str:
     return f"sha256={digest},{len(data)}"
 
 
-def make_wheel(folder: Path, project: str, version: str, files: dict[str, str]) -> Path:
-    """A py3-none-any wheel of `project` at `version` holding `files` (path -> text)."""
+def make_wheel(folder: Path, project: str, version: str, files: dict[str, str | bytes],
+               *, metadata: str = "", entry_points: str = "") -> Path:
+    """A py3-none-any wheel of `project` at `version` holding `files` (path -> text or bytes);
+    `metadata` adds METADATA lines (Requires-Dist, Provides-Extra), `entry_points` the
+    entry_points.txt text (console scripts)."""
     dist = project.replace("-", "_")
     info = f"{dist}-{version}.dist-info"
     entries = dict(files)
     entries[f"{info}/METADATA"] = (
-        f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n"
+        f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n{metadata}"
     )
+    if entry_points:
+        entries[f"{info}/entry_points.txt"] = entry_points
     entries[f"{info}/WHEEL"] = (
         "Wheel-Version: 1.0\nGenerator: rocmforge-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     )
-    record = [f"{name},{_record_hash(text.encode())}" for name, text in entries.items()]
+    record = [f"{name},{_record_hash(text if isinstance(text, bytes) else text.encode())}"
+              for name, text in entries.items()]
     record.append(f"{info}/RECORD,,")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{dist}-{version}-py3-none-any.whl"

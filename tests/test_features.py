@@ -180,16 +180,15 @@ ROWS_AT_ROCM_7 = {
 
 THEROCK_SRC = "ROCm/TheRock:cmake/therock_amdgpu_targets.cmake@02eb4a57"
 RCCL_LEFT_OUT = ("upstream builds no RCCL for {targets} (its excluded targets: gfx1103, gfx1150, "
-                 f"gfx1151, gfx1152, gfx1153; {THEROCK_SRC})")
+                 f"gfx1152, gfx1153; {THEROCK_SRC})")
 
 
 @pytest.mark.parametrize("target", sorted(ROWS_AT_ROCM_7))
 def test_features_table_rows_for_the_three_targets(target: str) -> None:
     rows = [row[:3] for row in _plan([target]).table_rows()]
     assert rows[:4] == ROWS_AT_ROCM_7[target]
-    rccl = (("rccl", "off", f"off: {RCCL_LEFT_OUT.format(targets='gfx1151')}")
-            if target == "gfx1151" else ("rccl", "on", "on by default"))
-    assert rows[4:] == [("distributed", "on", "on by default"), rccl,
+    # gfx1151 (Strix Halo) builds RCCL again (issue 31: TheRock removed its exclusion in 2026).
+    assert rows[4:] == [("distributed", "on", "on by default"), ("rccl", "on", "on by default"),
                         ("magma", "on", "on by default"), ("kineto", "on", "on by default"),
                         ("tests", "off", "off by default (config/build.toml); features tests=on "
                                          "builds it")]
@@ -261,11 +260,12 @@ def test_a_missing_component_turns_rccl_off_or_fails_when_asked() -> None:
     assert [r.status for r in asked.rows] == ["OK", "FAIL"]
 
 
-@pytest.mark.parametrize("targets", [["gfx1103"], ["gfx1150"], ["gfx1151"], ["gfx1152"],
-                                     ["gfx1153"], ["gfx1103", "gfx1151"]])
+@pytest.mark.parametrize("targets", [["gfx1103"], ["gfx1150"], ["gfx1152"], ["gfx1153"],
+                                     ["gfx1103", "gfx1152"]])
 def test_rccl_is_left_out_for_the_targets_therock_excludes(targets: list[str]) -> None:
-    """ROCm/TheRock's therock_amdgpu_targets.cmake excludes rccl for gfx1103 and gfx115x
-    (TheRock issue 150): auto leaves RCCL out with that reason (WARN), on is a preflight FAIL."""
+    """ROCm/TheRock's therock_amdgpu_targets.cmake excludes rccl for gfx1103, gfx1150, gfx1152
+    and gfx1153 (TheRock issue 150): auto leaves RCCL out with that reason (WARN), on is a
+    preflight FAIL."""
     reason = RCCL_LEFT_OUT.format(targets=", ".join(targets))
     auto = _plan(targets)
     rccl = auto.features[5]
@@ -285,11 +285,14 @@ def test_rccl_is_left_out_for_the_targets_therock_excludes(targets: list[str]) -
 
 
 def test_rccl_on_a_mix_keeps_rccl_and_names_the_excluded_target() -> None:
-    mixed = _plan(["gfx1100", "gfx1151"], {"rccl": "on"})
+    mixed = _plan(["gfx1100", "gfx1150"], {"rccl": "on"})
     rccl = mixed.features[5]
     assert rccl.on and mixed.env == {"USE_NCCL": "1", "USE_RCCL": "1"}
-    assert rccl.why == ("on: the features setting; RCCL has no code for gfx1151: upstream "
+    assert rccl.why == ("on: the features setting; RCCL has no code for gfx1150: upstream "
                         f"builds none for it ({THEROCK_SRC})")
+    # Strix Halo: rccl=on is no longer a false FAIL (TheRock PR #5595 removed the exclusion).
+    halo = _plan(["gfx1151"], {"rccl": "on"})
+    assert halo.features[5].on and {r.check: r.status for r in halo.rows}["feature rccl"] == "OK"
     assert [(r.check, r.status) for r in mixed.rows] == [("feature hipblaslt", "OK"),
                                                            ("feature rccl", "OK")]
     # gfx1102 is not excluded for rccl (only hipBLASLt and hipSPARSELt are, upstream)

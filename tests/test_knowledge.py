@@ -30,17 +30,18 @@ def table():
 # ------------------------------------------------------------------------------------ arches
 
 
-def test_every_target_from_gfx900_to_gfx1251_and_the_generics(table):
+def test_every_target_from_gfx900_to_gfx1310_and_the_generics(table):
     expected = {
         "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c",
         "gfx940", "gfx941", "gfx942", "gfx950",
         "gfx1010", "gfx1011", "gfx1012", "gfx1013",
         "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
         "gfx1100", "gfx1101", "gfx1102", "gfx1103",
-        "gfx1150", "gfx1151", "gfx1152", "gfx1153",
-        "gfx1200", "gfx1201", "gfx1250", "gfx1251",
+        "gfx1150", "gfx1151", "gfx1152", "gfx1153", "gfx1154",
+        "gfx1170", "gfx1171", "gfx1172",
+        "gfx1200", "gfx1201", "gfx1250", "gfx1251", "gfx1310",
         "gfx9-generic", "gfx9-4-generic", "gfx10-1-generic", "gfx10-3-generic",
-        "gfx11-generic", "gfx12-generic",
+        "gfx11-generic", "gfx11-7-generic", "gfx12-generic", "gfx12-5-generic", "gfx13-generic",
     }
     assert set(table.names()) == expected
 
@@ -62,6 +63,10 @@ def test_every_target_from_gfx900_to_gfx1251_and_the_generics(table):
         ("gfx902", 0x2D), ("gfx904", 0x2E), ("gfx909", 0x31), ("gfx940", 0x40),
         ("gfx941", 0x4B), ("gfx1011", 0x34), ("gfx1012", 0x35), ("gfx1013", 0x42),
         ("gfx1033", 0x39),
+        # LLVM 23 (llvm/test/CodeGen/AMDGPU/elf-header-flags-mach.ll, config/arches.toml)
+        ("gfx1154", 0x57), ("gfx1170", 0x5D), ("gfx1171", 0x5E), ("gfx1172", 0x5C),
+        ("gfx1310", 0x50), ("gfx11-7-generic", 0x62), ("gfx12-5-generic", 0x5B),
+        ("gfx13-generic", 0x63),
     ],
 )
 def test_mach_values(name, mach, table):
@@ -198,8 +203,8 @@ def test_mi250x_per_device_is_one_gcd():
         ("5.7.1", "5.2", 15, True),
         ("7.2.4", "7.2", 22, False),
         ("7.13.0", "7.2", 22, True),
-        ("7.14.0", "7.14", 0, False),
-        ("10.1.0", "10.1", 0, False),  # its own row since ROCm 10.x is in the table
+        ("7.14.0", "7.14", 23, False),
+        ("10.1.0", "10.1", 0, False),  # its own row; its LLVM is in no cited source
         ("10.2.0", "10.1", 0, True),
     ],
 )
@@ -238,11 +243,12 @@ def test_rocm_release_refusals(text, fragment):
         ("release/2.9", "2.9", False),
         ("v2.13.0-rc2", "2.13", False),
         ("2.4", "2.4", False),
-        ("main", "2.16", True),
-        ("nightly", "2.16", True),
-        ("0123456789abcdef0123456789abcdef01234567", "2.16", True),
+        ("main", "2.17", True),
+        ("nightly", "2.17", True),
+        ("0123456789abcdef0123456789abcdef01234567", "2.17", True),
         ("v2.15.0", "2.15", False),
-        ("v2.17.0", "2.16", True),
+        ("v2.17.0", "2.17", False),
+        ("v2.18.0", "2.17", True),
     ],
 )
 def test_pytorch_release_for(ref, row, tracks_main):
@@ -258,7 +264,7 @@ def test_pytorch_release_too_old():
 
 def test_pytorch_rows():
     releases = load_pytorch_releases()
-    assert list(releases) == [f"2.{minor}" for minor in range(4, 17)]
+    assert list(releases) == [f"2.{minor}" for minor in range(4, 18)]
     r24, r29, r210, r213, r214 = (releases[v] for v in ("2.4", "2.9", "2.10", "2.13", "2.14"))
     assert r24.triton_pin_files == (".ci/docker/ci_commit_pins/triton-rocm.txt",
                                     ".ci/docker/ci_commit_pins/triton.txt")

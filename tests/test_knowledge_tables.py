@@ -38,11 +38,18 @@ def test_pytorch_212_is_cxx20_with_gcc_113_and_no_clang_check() -> None:
 
 def test_pytorch_215_and_216_rows_carry_their_release_dates_and_no_guessed_triton() -> None:
     releases = load_pytorch_releases()
-    assert list(releases)[-3:] == ["2.14", "2.15", "2.16"]
-    r215, r216 = releases["2.15"], releases["2.16"]
-    assert (r215.released, r216.released) == ("2026-10-28", "2026-12-22")
+    assert list(releases)[-4:] == ["2.14", "2.15", "2.16", "2.17"]
+    r214, r215, r216, r217 = (releases[v] for v in ("2.14", "2.15", "2.16", "2.17"))
+    assert (r215.released, r216.released, r217.released) == ("2026-10-28", "2026-12-22", "")
     assert (r215.triton_version, r215.rocm_stable, r216.triton_version) == ("", "", "")
     assert (r215.cxx_std, r215.scikit_build_core, r215.build_style) == (20, True, "build")
+    # 2.15 is the first release without Python 3.10 (pytorch/pytorch#197242, #198233); its
+    # nightlies moved to ROCm 7.14 and 10.0 (pytorch/test-infra#8670).
+    assert r214.python_specifier.contains("3.10")
+    for row in (r215, r216, r217):
+        assert not row.python_specifier.contains("3.10")
+        assert row.python_specifier.contains("3.11") and row.python_specifier.contains("3.15")
+        assert row.rocm == ("7.14", "10.0")
 
 
 def test_pytorch_2141_shares_the_214_row() -> None:
@@ -59,7 +66,7 @@ def test_rocm_rows_52_72_714() -> None:
     assert "7.2.4" in seven2.note
     seven14 = rocm_release_for("7.14.0")
     assert (seven14.version, seven14.llvm_major, seven14.released, seven14.approximate) == (
-        "7.14", 0, "2026-07-16", False)
+        "7.14", 23, "2026-07-16", False)
 
 
 def test_generic_members() -> None:
@@ -128,12 +135,12 @@ def test_a_negative_llvm_major_is_refused(tmp_path: Path) -> None:
         ("v2.9.1", "", "2.9", "2.9.1", False),
         ("v2.13.0-rc2", "", "2.13", "2.13.0", False),
         ("release/2.9", "", "2.9", "", False),
-        (SHA, "", "2.16", "", True),
-        ("main", "", "2.16", "", True),
-        ("oom", "", "2.16", "", True),
+        (SHA, "", "2.17", "", True),
+        ("main", "", "2.17", "", True),
+        ("oom", "", "2.17", "", True),
         ("oom", "2.9.1", "2.9", "2.9.1", False),
         (SHA, "2.10.0a0", "2.10", "2.10.0a0", False),
-        ("main", "2.99.0", "2.16", "2.99.0", True),
+        ("main", "2.99.0", "2.17", "2.99.0", True),
         ("v2.9.1", "2.9.1", "2.9", "2.9.1", False),
     ],
 )
@@ -149,9 +156,9 @@ def test_labels_name_the_version_not_the_branch() -> None:
     assert pytorch_release_for("oom", tree_version="2.9.1").label == "PyTorch 2.9.1"
     assert pytorch_release_for("oom").label == (
         "PyTorch at 'oom' (its version.txt decides once checked out; until then the newest "
-        "table row, 2.16, is an estimate)")
+        "table row, 2.17, is an estimate)")
     assert pytorch_release_for("main", tree_version="2.99.0").label == (
-        "PyTorch 2.99.0 (newer than the kit's table; its newest row, 2.16, fills what the tree "
+        "PyTorch 2.99.0 (newer than the kit's table; its newest row, 2.17, fills what the tree "
         "does not say)")
     assert pytorch_release_for("release/2.9").label == "PyTorch 2.9"
 
@@ -174,7 +181,7 @@ def test_doctor_never_calls_a_branch_name_a_pytorch_version() -> None:
     rows = diagnose(facts(system=old_cmake), (), Settings(pytorch_ref="oom"))
     assert row(rows, "cmake").detail == (
         "cmake 3.25.1 at /usr/bin/cmake is older than 3.27, the minimum for PyTorch at 'oom' "
-        "(its version.txt decides once checked out; until then the newest table row, 2.16, is "
+        "(its version.txt decides once checked out; until then the newest table row, 2.17, is "
         "an estimate)")
 
 

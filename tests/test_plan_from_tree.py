@@ -109,7 +109,7 @@ def test_the_build_stops_right_after_the_checkout_when_the_tree_changes_the_plan
     assert "cmake_min: 3.31 (tree: CMakeLists.txt:1)" in first.stdout
     paragraph = " ".join(first.stderr.split())
     assert ("The checkout of v2.99.0 (PyTorch 2.99.0 (newer than the kit's table; its newest "
-            "row, 2.16, fills what the tree does not say)) needs other build facts than this "
+            "row, 2.17, fills what the tree does not say)) needs other build facts than this "
             "plan assumed:") in paragraph
     assert "cmake_min: planned 3.27, the tree says 3.31" in paragraph
     assert "run the same command again: the plan is then made from the checkout's own facts" \

@@ -58,7 +58,7 @@ def test_a_tree_newer_than_every_row_is_followed_in_every_fact(
     trees: dict[str, TreeFacts],
 ) -> None:
     facts = facts_for("main", trees["v2.99.0"])
-    assert (facts.table_row, facts.row_is_estimate) == ("2.16", True)
+    assert (facts.table_row, facts.row_is_estimate) == ("2.17", True)
     assert _table(facts) == {
         "version": ("2.99.0", "tree", "tree: version.txt:1"),
         "triton_pin": (PIN_FUTURE, "tree", "tree: .ci/docker/ci_commit_pins/triton.txt:1"),
@@ -88,11 +88,11 @@ def test_a_tree_newer_than_every_row_is_followed_in_every_fact(
         ("cxx_std", "23", "20"),
         ("gcc_min", "13.1", "11.3"),
         ("clang_min", "18", "16"),
-        ("python", ">=3.12,<3.17", ">=3.10,<3.16"),
+        ("python", ">=3.12,<3.17", ">=3.11,<3.16"),
     ]
     assert facts.disagreements[1].sentence() == (
         "cxx_std: the tree says 23 (tree: CMakeLists.txt:19), the table says 20 (table: "
-        "config/pytorch.toml 2.16 (estimate: the newest row)); the tree's value is used")
+        "config/pytorch.toml 2.17 (estimate: the newest row)); the tree's value is used")
     assert "hipdnn" in [c.name for c in facts.rocm_components]
 
 
@@ -137,10 +137,10 @@ def test_a_branch_named_like_a_word_is_its_version_txt(trees: dict[str, TreeFact
 def test_no_tree_and_no_release_ref_claims_no_version(ref: str) -> None:
     facts = facts_for(ref)
     assert (facts.version, facts["version"].origin, facts.table_row, facts.row_is_estimate) == (
-        "", "unknown", "2.16", True)
+        "", "unknown", "2.17", True)
     assert facts["version"].source == (
         f"unknown: {ref!r} names no release: its version.txt decides once it is checked out")
-    assert facts["cxx_std"].source == "table: config/pytorch.toml 2.16 (estimate: the newest row)"
+    assert facts["cxx_std"].source == "table: config/pytorch.toml 2.17 (estimate: the newest row)"
     assert facts["triton_pin"].origin == "unknown"
     assert facts.disagreements == ()
 
@@ -217,7 +217,7 @@ def test_invoke_knowledge_prints_each_fact_source_and_row(checkouts: dict[str, P
     done = _invoke("knowledge", "--tree", str(checkouts["v2.99.0"]))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == (f"PyTorch facts of {checkouts['v2.99.0']} (table row: 2.16 (estimate: "
+    assert lines[0] == (f"PyTorch facts of {checkouts['v2.99.0']} (table row: 2.17 (estimate: "
                         "the newest row; the tree is newer than the table))")
     rows = {line.split()[0]: line.split() for line in lines[3:16]}
     assert rows["cxx_std"] == ["cxx_std", "23", "tree:", "CMakeLists.txt:19", "20"]
@@ -230,16 +230,29 @@ def test_invoke_knowledge_prints_each_fact_source_and_row(checkouts: dict[str, P
 def test_invoke_knowledge_json(checkouts: dict[str, Path]) -> None:
     done = _invoke("knowledge", "--tree", str(checkouts["v2.9.1"]), "--json")
     assert done.returncode == 0, done.stderr
-    document = json.loads(done.stdout)
+    document = json.loads(done.stdout)["pytorch"]
     assert (document["schema"], document["table_row"], document["tree"]) == (
         SCHEMA, "2.9", str(checkouts["v2.9.1"]))
     assert document["facts"]["cmake_pin"]["value"] == ">=3.27"
 
 
+def test_invoke_knowledge_defaults_to_the_work_dirs_checkout(tmp_path: Path) -> None:
+    """No --tree and no checkout in the work dir: a note, then the ROCm install's facts (this
+    machine's Debian ROCm under /usr), exit 0."""
+    done = _invoke("knowledge", "-w", str(tmp_path / "w"))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(f"note: no PyTorch checkout at {tmp_path / 'w'}/src/pytorch")
+    assert done.stdout.startswith(
+        "ROCm facts of /usr (the install first, config/rocm.toml 5.2 second)\n")
+    rows = {line.split()[0]: line for line in done.stdout.splitlines() if line}
+    assert rows["layout"].split(None, 1)[1].startswith("distro /usr")
+    assert "install: /usr/include/hip/hip_version.h" in rows["version"]
+    assert not (tmp_path / "w").exists()  # knowledge reads; it makes no work dir
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("knowledge",), "rocmforge: no tree given."),
         (("knowledge", "--tree", "/nonexistent/pytorch"),
          "rocmforge: /nonexistent/pytorch is not a directory."),
     ],

@@ -52,9 +52,9 @@ def test_cpu_suite_exit_code_and_schema(cpu_run: Any) -> None:
     assert document["versions"]["torch_hip"] is None
     assert document["options"]["device"] == "cpu"
     assert [c["name"] for c in document["checks"]] == [
-        "build", "arch", "static", "triton_targets", "ops", "attention", "triton", "memory",
-        "perf", "comm", "companions"]
-    assert document["summary"] == {"PASS": 3, "WARN": 0, "FAIL": 1, "SKIP": 7}
+        "build", "arch", "static", "triton_targets", "ops", "blas", "attention", "triton",
+        "memory", "perf", "comm", "companions"]
+    assert document["summary"] == {"PASS": 3, "WARN": 0, "FAIL": 1, "SKIP": 8}
     assert document["wall_s"] > 0
     assert "Traceback" not in done.stderr
 
@@ -72,6 +72,7 @@ def test_cpu_suite_verdicts(cpu_run: Any) -> None:
     for name, fragment in (("arch", "CPU-only build"), ("static", "no HIP fat binaries"),
                            ("triton_targets", "no GPU targets to probe: pass --expect"),
                            ("triton", "need a GPU"), ("memory", "need a GPU"),
+                           ("blas", "--device cpu: this check needs a GPU"),
                            ("perf", "needs a GPU"),
                            ("companions", "no companion installed (torchvision, torchaudio)")):
         assert checks[name]["status"] == "SKIP", name
@@ -137,7 +138,7 @@ def test_cpu_table_is_printed(cpu_run: Any) -> None:
     assert lines[1].split() == ["CHECK", "STATUS", "TIME", "REASON"]
     assert any(line.startswith("build") and "FAIL" in line and "CPU-only build" in line
                for line in lines)
-    assert "3 passed, 0 warned, 1 failed, 7 skipped" in done.stdout
+    assert "3 passed, 0 warned, 1 failed, 8 skipped" in done.stdout
 
 
 def test_unknown_check_is_exit_2_with_suggestion() -> None:

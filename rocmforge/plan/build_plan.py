@@ -43,6 +43,8 @@ from rocmforge.workdir import WorkDir
 if TYPE_CHECKING:
     from rocmforge.knowledge.companions import CompanionChoice, CompanionTable
     from rocmforge.plan.pytorch import PytorchSide
+    from rocmforge.plan.rocm_facts import RocmFacts
+    from rocmforge.plan.rocm_sdk import SdkPlan
     from rocmforge.probes.facts import Facts
     from rocmforge.settings import Settings
 
@@ -141,6 +143,8 @@ def plan_build(
     pytorch: PytorchSide | None = None,
     companion_table: CompanionTable | None = None,
     stale_companions: Sequence[str] = (),
+    rocm_facts: RocmFacts | None = None,
+    sdk: SdkPlan | None = None,
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
@@ -358,6 +362,8 @@ def plan_build(
     )
     if options.scikit_build_core:
         steps.append(_log_check_step("build-check", "build", workdir, target_list))
+    if sdk is not None:
+        steps = _with_sdk_steps(steps, sdk, workdir, pip_env)
     steps += [
         Step(
             name="collect",
@@ -397,7 +403,9 @@ def plan_build(
         steps.append(clear_step(tuple(stale_companions), workdir))
 
     notes: list[str] = []
-    failing = [r.check for r in preflight if r.status == "FAIL"]
+    # Before the SDK is installed, preflight's rows are not the SDK's: no forecast from them.
+    sdk_to_come = sdk is not None and not sdk.installed_root
+    failing = [] if sdk_to_come else [r.check for r in preflight if r.status == "FAIL"]
     compiled = any(r.check.startswith("compile ") and not r.detail.startswith("not probed")
                    for r in preflight)
     unchecked = ("" if compiled or not preflight else
@@ -406,7 +414,7 @@ def plan_build(
     if failing and not skip_preflight:
         notes.append(f"preflight would stop this build: {len(failing)} FAIL "
                      f"({', '.join(failing)}); `invoke doctor` shows each fix{unchecked}")
-    elif preflight and unchecked and not skip_preflight:
+    elif preflight and unchecked and not skip_preflight and not sdk_to_come:
         notes.append("preflight found no FAIL here" + unchecked)
     if skip_preflight:
         notes.append("preflight is skipped (skip_preflight): doctor's FAIL rows will not stop "
@@ -454,9 +462,68 @@ def plan_build(
         resolved["companions"] = [c.as_dict() for c in companions]
     if sources:
         resolved["sources"] = dict(sources)
+    if sdk is not None:
+        resolved["rocm_sdk"] = sdk.as_dict()
+        if not sdk.installed_root:
+            notes.append(f"the build venv gets the pip ROCm SDK {sdk.requirement} from "
+                         f"{sdk.index} first; the build stops once after that step, and the same "
+                         "command again plans from the SDK's own facts (preflight judges it)")
     if pytorch is not None:
         resolved["pytorch_facts"] = pytorch.facts.as_dict()
+    if rocm_facts is not None:
+        resolved["rocm_facts"] = rocm_facts.as_dict()
+        notes += rocm_facts.notes
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
+
+
+def _with_sdk_steps(steps: list[Step], sdk: SdkPlan, workdir: WorkDir,
+                    pip_env: Mapping[str, str]) -> list[Step]:
+    """An SDK build: the venv, the checkout and the SDK in the venv come first (preflight judges
+    the SDK), and the torch tree gets the SDK's _rocm_init.py after the kit's patches, before
+    hipify records the tree state."""
+    import hashlib
+
+    from rocmforge.plan.rocm_sdk import INIT_MODULE, init_module_text
+
+    venv_python = str(workdir.venv / "bin" / "python")
+    src = str(workdir.pytorch)
+    install = Step(
+        name="rocm-sdk",
+        kind="python",
+        argv=("rocm-sdk", venv_python),
+        why=f"install the pip ROCm SDK ({sdk.requirement}) into the build venv and check it "
+        "names the build's targets",
+        effects=Effects(commands=((venv_python, "-m", "pip", "install", "--index-url", sdk.index,
+                                   sdk.requirement),
+                                  (str(workdir.venv / "bin" / "rocm-sdk"), "init")),
+                        fetches=(sdk.index,),
+                        notes=("then `rocm-sdk path --root`, `version` and `targets`; stops "
+                               "once when the plan was made without the SDK",)),
+        env=dict(pip_env),
+        inputs={"index": sdk.index, "requirement": sdk.requirement},
+    )
+    text = init_module_text(sdk)
+    init = Step(
+        name="rocm-init",
+        kind="python",
+        argv=("rocm-init",),
+        why="write torch/_rocm_init.py: the wheel loads the SDK's libraries at import",
+        effects=Effects(writes=(f"{src}/{INIT_MODULE}",)),
+        cwd=src,
+        inputs={"sha256": hashlib.sha256(text.encode()).hexdigest()},
+    )
+    # The checkout comes before the SDK's first-run stop too, so that the next run's plan has
+    # both the SDK's facts and the tree's (the wheel's version is the tree's, +rocm<version>).
+    first = ("venv", "checkout", "tree-facts")
+    by_name = {step.name: step for step in steps}
+    ordered = [by_name[name] for name in first if name in by_name] + [install]
+    for step in steps:
+        if step.name in first:
+            continue
+        ordered.append(step)
+        if step.name == "patches":
+            ordered.append(init)
+    return ordered
 
 
 def _companions(settings: Settings, options: BuildOptions,

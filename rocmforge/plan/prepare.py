@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from rocmforge.plan.doctor import DoctorRow
     from rocmforge.plan.features import FeaturePlan
     from rocmforge.plan.pytorch import PytorchSide
+    from rocmforge.plan.rocm_facts import RocmFacts
+    from rocmforge.plan.rocm_sdk import SdkPlan
     from rocmforge.probes.compilers import HostCompiler
     from rocmforge.probes.facts import Facts
     from rocmforge.probes.rocm_components import ComponentFound
@@ -52,6 +54,8 @@ class BuildInputs:
     # component_report's pairs, scanned once here (the preflight rows use them too); None
     # without a ROCm install
     components: tuple[tuple[Component, ComponentFound], ...] | None = None
+    # The pip ROCm SDK the build installs and uses (the rocm_sdk setting); None without it.
+    sdk: SdkPlan | None = None
 
     @property
     def release(self) -> PytorchRelease:
@@ -98,6 +102,16 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
     workdir = workdir_for(settings.work_dir)
     pytorch = pytorch if pytorch is not None else pytorch_for(settings, workdir)
     facts = facts if facts is not None else gather_facts(settings)
+    if settings.rocm_sdk and (facts.rocm is None or facts.rocm.layout != "pip SDK"):
+        # The SDK is not in the build venv yet: the rocm-sdk step installs it and stops, and the
+        # next run plans from it. Until then the plan stands on the SDK to come, not on
+        # whatever ROCm the machine has.
+        from rocmforge.probes.rocm import RocmInstall
+
+        facts = dataclasses.replace(facts, rocm=RocmInstall(
+            root=workdir.venv, version=settings.rocm_sdk_version, source="rocm_sdk setting",
+            version_source="the rocm_sdk_version setting",
+            layout="pip SDK (installed by the rocm-sdk step)"), rocm_problem="")
     targets = requested_targets(settings.arch, facts.gpus.targets, load_arch_table())
     if not targets:
         # parse_targets' own refusal: no --arch and no GPU found says what to pass.
@@ -127,6 +141,13 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
     features = features_for_build(settings, facts, [str(t) for t in targets], workdir, pytorch,
                                   components)
     env.update(features.env)
+    sdk = _sdk_for(settings, facts, targets)
+    if sdk is not None:
+        from rocmforge.plan.rocm_sdk import sdk_env
+
+        # The wheel's version is the tree's version.txt with +rocm<version>: only once the plan
+        # is made from the checkout (tree-facts stops a run planned without it).
+        env.update(sdk_env(sdk, pytorch.facts.version if pytorch.from_tree else ""))
     env.update({str(k): str(v) for k, v in settings.build_env.items()})
     configure_table = expect_type(build_toml.get("configure", {}), dict,
                                   where="config/build.toml [configure]")
@@ -144,7 +165,17 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
         configure_env=tuple((str(k), str(v)) for k, v in configure.items()),
         features=features,
         components=components,
+        sdk=sdk,
     )
+
+
+def _sdk_for(settings: Settings, facts: Facts, targets: Sequence[TargetId]) -> SdkPlan | None:
+    from rocmforge.knowledge.rocm_sdk import load_sdk_table
+    from rocmforge.plan.rocm_sdk import sdk_plan
+
+    if not settings.rocm_sdk and not settings.rocm_sdk_version:
+        return None
+    return sdk_plan(settings, [str(t) for t in targets], load_sdk_table(), facts.rocm)
 
 
 def judged_by_build_choice(facts: Facts, choice: CompilerChoice) -> Facts:
@@ -334,8 +365,18 @@ def prepare_build(
                       preflight=rows, patch_inputs=patch_digest_inputs(series_root(settings)),
                       sources=sources, pytorch=inputs.pytorch,
                       stale_companions=() if settings.companions
-                      else companions_in_dist(inputs.workdir))
+                      else companions_in_dist(inputs.workdir),
+                      rocm_facts=rocm_facts_of(inputs), sdk=inputs.sdk)
     return PreparedBuild(inputs=inputs, options=options, preflight=rows, plan=plan)
+
+
+def rocm_facts_of(inputs: BuildInputs) -> RocmFacts | None:
+    """The selected install's facts beside its table row (None without an install)."""
+    from rocmforge.plan.rocm_facts import rocm_facts_for
+
+    if inputs.facts.rocm is None:
+        return None
+    return rocm_facts_for(inputs.facts.rocm, [found for _, found in inputs.components or ()])
 
 
 def companions_in_dist(workdir: WorkDir) -> tuple[str, ...]:

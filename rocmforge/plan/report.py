@@ -20,7 +20,7 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
     """Targets, every resolved setting, and the resolved commits once a checkout exists."""
     rows = [("targets", ";".join(plan.targets))]
     for key, value in plan.settings.items():
-        if key in ("origins", "sources", "companions"):
+        if key in ("origins", "sources", "companions", "rocm_facts"):
             continue
         if key == "pytorch_facts" and isinstance(value, Mapping):
             rows.append((key, _facts_summary(value)))
@@ -58,6 +58,13 @@ def _facts_summary(doc: Mapping[str, object]) -> str:
     estimate = " (an estimate until the checkout exists)" if doc.get("row_is_estimate") else ""
     return (f"PyTorch {version.get('value') or '?'}; {len(facts)} facts: {counted}; table row "
             f"{row}{estimate}; all of them: `invoke plan --json` or `invoke knowledge`")
+
+
+def rocm_fact_rows(doc: Mapping[str, object]) -> list[tuple[str, str, str]]:
+    """fact, value, source of a rocmforge.rocm_facts/1 document (the plan's JSON holds it)."""
+    return [(str(name), str(_mapping(fact).get("value") or "unknown"),
+             str(_mapping(fact).get("source", "")))
+            for name, fact in _mapping(doc.get("facts")).items()]
 
 
 def _mapping(value: object) -> Mapping[str, object]:

@@ -70,6 +70,21 @@ REPORTED_VARIABLES = (
 )
 
 
+def _requested_rocm(settings, run: Runner) -> tuple[str, Path | None]:
+    """The ROCm the settings ask for: with the rocm_sdk setting, the pip SDK in the build venv
+    once the rocm-sdk step installed it (its `rocm-sdk path --root`); else rocm_path."""
+    if not getattr(settings, "rocm_sdk", ""):
+        return settings.rocm_path, None
+    from rocmforge.probes.rocm import SDK_CLI, read_sdk_cli
+    from rocmforge.workdir import workdir_for
+
+    cli = workdir_for(settings.work_dir).venv / "bin" / SDK_CLI
+    if not cli.is_file():
+        return settings.rocm_path, None
+    root = read_sdk_cli(cli, run).root
+    return (root or settings.rocm_path), cli
+
+
 def gather_facts(
     settings,
     *,
@@ -97,11 +112,13 @@ def gather_facts(
         )
         found = pool.submit(find_host_compilers, path_env)
         default = pool.submit(default_compiler, "c++", path_env)
+        requested, sdk_cli = _requested_rocm(settings, run)
         installs = find_rocm_installs(
-            root, environ, requested=settings.rocm_path, python_paths=python_paths, run=run
+            root, environ, requested=requested, python_paths=python_paths, run=run,
+            sdk_cli=sdk_cli,
         )
         try:
-            rocm: RocmInstall | None = select_rocm(installs, settings.rocm_path, environ)
+            rocm: RocmInstall | None = select_rocm(installs, requested, environ)
             problem = ""
         except ProbeError as exc:
             if settings.rocm_path or environ.get("ROCM_PATH") or installs:

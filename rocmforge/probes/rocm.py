@@ -40,6 +40,8 @@ _INSTALLED_DIR = re.compile(r"^InstalledDir:\s*(\S.*)$", re.MULTILINE)
 _HIP_VERSION_DEFINE = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
 # Package directories a pip-installed TheRock SDK puts on sys.path (unverified upstream names).
 PIP_SDK_PACKAGES = ("_rocm_sdk_core", "_rocm_sdk_devel")
+# The command TheRock's pip SDK installs (`rocm-sdk path --root`, `version`, `targets`).
+SDK_CLI = "rocm-sdk"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +64,15 @@ class RocmInstall:
     device_lib_dir: Path | None = None
     # True when `hipcc` on PATH is this install's hipcc.
     hipcc_on_path: bool = False
+    # Where the LLVM major came from: "lib/llvm/lib/clang/<N>", "hipcc --version", "" (unknown).
+    llvm_source: str = ""
+    # The kind of tree (`install_layout`): "legacy /opt/rocm-X.Y", "TheRock /opt/rocm/core-X.Y",
+    # "distro /usr", "pip SDK", "other".
+    layout: str = ""
+    # The processors this install can compile device code for: the per-ISA device libraries in
+    # device_lib_dir (oclc_isa_version_<N>.bc), or what `rocm-sdk targets` says of a pip SDK.
+    targets: tuple[str, ...] = ()
+    targets_source: str = ""
 
     @property
     def label(self) -> str:
@@ -106,6 +117,52 @@ def parse_hipcc_version(text: str) -> HipccReport:
     )
 
 
+_ISA_BITCODE = re.compile(r"^oclc_isa_version_([0-9a-f]+)\.bc$")
+_SDK_TARGET = re.compile(r"\bgfx[0-9a-z]+(?:-[0-9a-z]+)*\b")
+
+
+def targets_of_device_libs(names: Iterable[str]) -> tuple[str, ...]:
+    """`oclc_isa_version_90a.bc` -> gfx90a, `..._1100.bc` -> gfx1100; sorted as the arch table
+    sorts them (by number, then suffix), each once."""
+    found = {f"gfx{m.group(1)}" for name in names if (m := _ISA_BITCODE.match(name))}
+    return tuple(sorted(found, key=_processor_key))
+
+
+def parse_sdk_targets(text: str) -> tuple[str, ...]:
+    """The targets `rocm-sdk targets` prints (one line, separated by ';', ',' or spaces)."""
+    return tuple(dict.fromkeys(_SDK_TARGET.findall(text)))
+
+
+def _processor_key(name: str) -> tuple[int, int, int, str]:
+    """gfx<major><minor><stepping>: the last two characters are hex digits (gfx90a = 9.0.10)."""
+    digits = re.match(r"gfx(\d+)([0-9a-f])([0-9a-f])$", name)
+    if not digits:
+        return (0, 0, 0, name)
+    return (int(digits.group(1)), int(digits.group(2), 16), int(digits.group(3), 16), name)
+
+
+_LEGACY_DIR = re.compile(r"^rocm-\d+\.\d+")
+_THEROCK_DIR = re.compile(r"^core(-\d+\.\d+)?$")
+
+
+def install_layout(root: Path, source: str) -> str:
+    """The kind of tree, from where it sits: a pip SDK package, the distro's /usr, one of
+    TheRock's streams under /opt/rocm (core, core-7.14, core-10.0), a versioned /opt/rocm-X.Y.Z
+    (or the /opt/rocm link to one), else "other"."""
+    if source == "pip rocm-sdk" or root.name in PIP_SDK_PACKAGES:
+        return "pip SDK"
+    real = root.resolve()
+    if source == "distro /usr" or real == Path("/usr"):
+        return "distro /usr"
+    for path in (root, real):
+        if _THEROCK_DIR.match(path.name) and path.parent.name == "rocm":
+            return f"TheRock {path.parent}/{path.name}"
+    for path in (real, root):
+        if _LEGACY_DIR.match(path.name) or path.name == "rocm":
+            return f"legacy {path}"
+    return "other"
+
+
 # --- probes ---------------------------------------------------------------------------------
 
 
@@ -129,10 +186,12 @@ def find_rocm_installs(
     requested: str = "",
     python_paths: Sequence[str] | None = None,
     run: Runner = run_command,
+    sdk_cli: Path | None = None,
 ) -> tuple[RocmInstall, ...]:
     """Every ROCm tree found, each once (by real path), in the order: --rocm-path, ROCM_PATH,
     HIP_PATH, /opt/rocm*, /usr, pip SDK. `root` prefixes the fixed locations only; paths from the
-    environment or flags are taken as given."""
+    environment or flags are taken as given. `sdk_cli` is a pip SDK's `rocm-sdk` to ask first
+    (the build venv's, when the rocm_sdk setting is on); else the one on PATH is asked."""
     candidates: list[tuple[Path, str]] = []
     if requested:
         candidates.append((Path(requested), "--rocm-path"))
@@ -150,6 +209,13 @@ def find_rocm_installs(
                 candidates += [(core, "/opt/rocm*") for core in sorted(entry.glob("core*"))
                                if core.is_dir()]
     candidates.append((root / "usr", "distro /usr"))
+    # A pip SDK says where it is: `rocm-sdk path --root` of the rocm-sdk on PATH.
+    if sdk_cli is None:
+        sdk_cli_path = shutil.which(SDK_CLI, path=environ.get("PATH", ""))
+        sdk_cli = Path(sdk_cli_path) if sdk_cli_path else None
+    sdk_root = read_sdk_cli(sdk_cli, run).root if sdk_cli is not None else ""
+    if sdk_root:
+        candidates.append((Path(sdk_root), "pip rocm-sdk"))
     for site in python_paths if python_paths is not None else sys.path:
         for name in PIP_SDK_PACKAGES:
             if site:
@@ -167,7 +233,9 @@ def find_rocm_installs(
         if real in seen:
             continue
         seen.add(real)
-        installs.append(describe_install(path, source=source, hipcc_real=hipcc_real, run=run))
+        own_cli = sdk_cli if sdk_root and real == Path(sdk_root).resolve() else None
+        installs.append(describe_install(path, source=source, hipcc_real=hipcc_real, run=run,
+                                         sdk_cli=own_cli))
     return tuple(installs)
 
 
@@ -179,7 +247,8 @@ def hip_path_root(hip_path: Path) -> Path:
 
 
 def describe_install(
-    path: Path, *, source: str, hipcc_real: Path | None = None, run: Runner = run_command
+    path: Path, *, source: str, hipcc_real: Path | None = None, run: Runner = run_command,
+    sdk_cli: Path | None = None,
 ) -> RocmInstall:
     """Read one tree's version, compilers and device libraries."""
     version, version_source = "", ""
@@ -195,16 +264,28 @@ def describe_install(
 
     hipcc = path / "bin" / "hipcc"
     hipcc_found = hipcc if hipcc.exists() else None
-    clang, llvm_major = _rocm_clang(path)
+    clang, llvm_major, llvm_source = _rocm_clang(path)
     if hipcc_found is not None and (llvm_major == 0 or not version):
         report = _hipcc_report(hipcc_found, path, run)
         if not version and report.hip_version:
             version, version_source = report.hip_version, "hipcc --version"
         if llvm_major == 0 and report.llvm_major:
-            llvm_major = report.llvm_major
+            llvm_major, llvm_source = report.llvm_major, "hipcc --version"
             clang = (
                 _clang_in(Path(report.installed_dir), llvm_major) if report.installed_dir else None
             )
+    device_lib_dir = _device_lib_dir(path)
+    targets: tuple[str, ...] = ()
+    targets_source = ""
+    if device_lib_dir is not None:
+        targets = targets_of_device_libs(p.name for p in device_lib_dir.glob("oclc_isa_version_*"))
+        targets_source = f"{device_lib_dir}/oclc_isa_version_*.bc"
+    if sdk_cli is not None:
+        sdk = read_sdk_cli(sdk_cli, run)
+        if sdk.version:
+            version, version_source = sdk.version, f"{sdk_cli.name} version"
+        if sdk.targets:
+            targets, targets_source = sdk.targets, f"{sdk_cli.name} targets"
     return RocmInstall(
         root=path,
         version=version,
@@ -213,9 +294,35 @@ def describe_install(
         hipcc=hipcc_found,
         clang=clang,
         llvm_major=llvm_major,
-        device_lib_dir=_device_lib_dir(path),
+        device_lib_dir=device_lib_dir,
         hipcc_on_path=bool(hipcc_found and hipcc_real and hipcc_found.resolve() == hipcc_real),
+        llvm_source=llvm_source,
+        layout=install_layout(path, source),
+        targets=targets,
+        targets_source=targets_source,
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SdkReport:
+    """What a pip ROCm SDK's `rocm-sdk` command says of itself ("" / () where it said nothing)."""
+
+    root: str
+    version: str
+    targets: tuple[str, ...]
+
+
+def read_sdk_cli(cli: Path, run: Runner = run_command) -> SdkReport:
+    """`rocm-sdk path --root`, `rocm-sdk version` and `rocm-sdk targets` (TheRock's pip SDK)."""
+
+    def ask(*args: str) -> str:
+        result = run([str(cli), *args], timeout=60.0)
+        return result.output.strip() if result.returncode == 0 else ""
+
+    root = ask("path", "--root").splitlines()
+    return SdkReport(root=root[-1].strip() if root else "",
+                     version=dotted_version(ask("version")),
+                     targets=parse_sdk_targets(ask("targets")))
 
 
 def _hipcc_report(hipcc: Path, root: Path, run: Runner) -> HipccReport:
@@ -241,19 +348,23 @@ def _tool_env(root: Path) -> dict[str, str]:
     return env
 
 
-def _rocm_clang(root: Path) -> tuple[Path | None, int]:
-    """The install's own LLVM (6.x+ `lib/llvm`, 5.x `llvm`); its major from the resource dir."""
+def _rocm_clang(root: Path) -> tuple[Path | None, int, str]:
+    """The install's own LLVM (6.x+ `lib/llvm`, 5.x `llvm`); its major from the resource dir
+    (`lib/clang/<N>`), with that folder as the source."""
     for llvm in (root / "lib" / "llvm", root / "llvm"):
         clang = llvm / "bin" / "clang++"
         if not clang.exists():
             continue
-        majors = [
-            int(m.group(1))
+        majors = {
+            int(m.group(1)): d
             for d in (llvm / "lib" / "clang").glob("*")
             if (m := re.match(r"(\d+)", d.name))
-        ]
-        return clang, max(majors, default=0)
-    return None, 0
+        }
+        if not majors:
+            return clang, 0, ""
+        best = max(majors)
+        return clang, best, str(majors[best].relative_to(root))
+    return None, 0, ""
 
 
 def _clang_in(directory: Path, major: int) -> Path | None:

@@ -126,7 +126,8 @@ def read_tree_facts(root: str | Path) -> TreeFacts:
         raise UsageError(
             f"{tree} is not a directory",
             "the kit reads a PyTorch checkout's own files (version.txt, CMakeLists.txt, ...)",
-            "pass the folder of a PyTorch checkout, e.g. .rocmforge/src/pytorch",
+            "pass the folder of a PyTorch checkout (`invoke checkout` makes one in the work "
+            "dir; `git clone https://github.com/pytorch/pytorch` makes one anywhere)",
         )
     files = _Files(tree)
     pin, pin_file = _triton_pin(files)

@@ -21,6 +21,7 @@ from rocmforge.steps import (
     configure,
     outputs,
     prepare,
+    rocm_sdk,
     tree,
     triton,
     venv,
@@ -44,6 +45,10 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
                 "(rocmforge.sources.patch_sources)"),
     "hipify": (checkout.hipify, "run PyTorch's hipify in the tree, then record the tree state "
                "the kit's edits leave"),
+    "rocm-sdk": (rocm_sdk.install_sdk, "pip install the pinned pip ROCm SDK into the build venv; "
+                 "check its version and targets"),
+    "rocm-init": (rocm_sdk.write_init, "write torch/_rocm_init.py (the SDK's libraries load at "
+                  "import)"),
     "build-requirements": (venv.build_requirements, "pip install -r requirements.txt -r "
                            "requirements-build.txt (those present)"),
     "triton": (triton.triton, "Triton for the pin: prebuilt wheel (sha256-checked) or source "

@@ -70,6 +70,9 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
     doc["source"] = dict(ctx.details_of("checkout"))
     doc["pytorch"] = dict(ctx.details_of("tree-facts"))
     doc["triton_targets"] = dict(ctx.details_of("triton-targets"))
+    sdk = ctx.details_of("rocm-sdk")
+    if sdk:  # the pip ROCm SDK the wheel was built against, as the venv's rocm-sdk reported it
+        doc["rocm_sdk"] = dict(sdk)
     if features is not None:  # name -> {"built": bool, "why": str}: what verify checks per part
         doc["features"] = {name: dict(entry) for name, entry in features.items()}
     doc["files"] = files

@@ -55,6 +55,15 @@ def tree_facts(build: PreparedBuild, ctx: ActionContext) -> Details:
             "run the same command again: the plan is then made from the checkout's own facts "
             "and preflight judges the machine by them (finished steps are kept)",
         )
+    sdk = build.inputs.sdk
+    if sdk is not None and sdk.installed_root and not build.inputs.pytorch.from_tree:
+        raise StepFailed(
+            f"The wheel's version ({side.facts.version}+{sdk.local_version}) comes from the "
+            "checkout, which this plan was made without",
+            "a build against the pip ROCm SDK sets PYTORCH_BUILD_VERSION from version.txt",
+            "run the same command again: the plan is then made from the checkout (finished "
+            "steps are kept)",
+        )
     details: dict[str, object] = {"version": side.facts.version, "facts": side.facts.as_dict(),
                                   "fingerprint": "intact"}
     drift = _kit_edits_drift(ctx)

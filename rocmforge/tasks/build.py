@@ -45,7 +45,13 @@ def _resume_hint(arch: str) -> str:
 def plan(c: Context, json: bool = False, **flags: object) -> None:
     """Show what `invoke build` would do: resolved settings and every step, nothing run."""
     from rocmforge.execute.states import planned_states
-    from rocmforge.plan.report import feature_rows, settings_rows, step_rows, with_features
+    from rocmforge.plan.report import (
+        feature_rows,
+        rocm_fact_rows,
+        settings_rows,
+        step_rows,
+        with_features,
+    )
     from rocmforge.render import emit_json, print_table, say
 
     # The plan lists steps; the real compile per target is left to doctor and build's preflight.
@@ -57,6 +63,11 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
         return
     states = planned_states(the_plan, prepared.inputs.workdir)
     print_table("rocmforge plan: settings", ("setting", "value"), settings_rows(the_plan))
+    rocm = the_plan.settings.get("rocm_facts")
+    if isinstance(rocm, dict):
+        print_table(f"ROCm facts of {rocm.get('root', '?')} (the install first, "
+                    f"config/rocm.toml {rocm.get('table_row') or '(no row)'} second)",
+                    ("fact", "value", "source"), rocm_fact_rows(rocm))
     for note in (*(locked.notes() if locked else ()), *the_plan.notes):
         say(f"note: {note}")
     print_table("steps", ("#", "step", "state", "command", "why"), step_rows(the_plan, states))

@@ -21,7 +21,7 @@ from typing import NoReturn
 from rocmforge.verify.model import CHECK_NAMES, CheckResult, Status, VerifyOptions, parse_size
 
 # Checks that need a running GPU; `--when-device` skips them when no matching GPU is visible.
-RUNTIME_CHECKS = ("ops", "attention", "triton", "memory", "perf", "comm")
+RUNTIME_CHECKS = ("ops", "blas", "attention", "triton", "memory", "perf", "comm")
 
 
 class BadInput(Exception):

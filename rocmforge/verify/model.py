@@ -18,6 +18,7 @@ CHECK_NAMES: tuple[str, ...] = (
     "static",
     "triton_targets",
     "ops",
+    "blas",
     "attention",
     "triton",
     "memory",

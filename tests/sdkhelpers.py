@@ -1,0 +1,78 @@
+"""SDK-shaped wheels for the pip ROCm SDK tests (tests/fixtures/rocm_sdk/README.md) and a local
+package index serving several projects (pytest-httpserver, PEP 691 JSON)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from buildhelpers import make_wheel, sha256_of
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "rocm_sdk"
+
+
+def shared_library(folder: Path, name: str, cc: str = "cc") -> bytes:
+    """lib<name>.so compiled from fixtures/rocm_sdk/lib.c by the host C compiler."""
+    out = folder / f"lib{name}.so"
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run([cc, "-shared", "-fPIC", f'-DLIBRARY_NAME="{name}"', "-o", str(out),
+                    str(FIXTURE / "lib.c")], check=True)
+    return out.read_bytes()
+
+
+def make_sdk_wheels(folder: Path, version: str, family: str,
+                    targets: tuple[str, ...]) -> list[Path]:
+    """The four wheels of one SDK release for one family."""
+    libs = folder / "libs"
+    family_pkg = "_rocm_sdk_libraries_" + family.replace("-", "_")
+    py = {f"rocm_sdk/{p.name}": p.read_text() for p in (FIXTURE / "rocm_sdk").glob("*.py")}
+    py["rocm_sdk/dist_info.json"] = json.dumps({"version": version, "targets": list(targets)})
+    rocm = make_wheel(
+        folder, "rocm", version, py,
+        metadata=("Provides-Extra: libraries\nProvides-Extra: devel\n"
+                  f"Requires-Dist: rocm-sdk-core=={version}\n"
+                  f'Requires-Dist: rocm-sdk-libraries-{family}=={version}; extra == "libraries"\n'
+                  f'Requires-Dist: rocm-sdk-devel=={version}; extra == "devel"\n'),
+        entry_points="[console_scripts]\nrocm-sdk = rocm_sdk.__main__:main\n")
+    core = make_wheel(folder, "rocm-sdk-core", version, {
+        "_rocm_sdk_core/__init__.py": "",
+        "_rocm_sdk_core/lib/libamdhip64.so": shared_library(libs, "amdhip64"),
+        "_rocm_sdk_core/lib/libamd_comgr.so": shared_library(libs, "amd_comgr"),
+    })
+    libraries = make_wheel(folder, f"rocm-sdk-libraries-{family}", version, {
+        f"{family_pkg}/__init__.py": "",
+        f"{family_pkg}/lib/libhipblas.so": shared_library(libs, "hipblas"),
+    })
+    devel_files: dict[str, str | bytes] = {
+        "_rocm_sdk_devel/__init__.py": "",
+        "_rocm_sdk_devel/.info/version": f"{version}\n",
+        "_rocm_sdk_devel/lib/llvm/bin/clang": "",
+        "_rocm_sdk_devel/lib/llvm/lib/clang/23/include/.keep": "",
+        "_rocm_sdk_devel/lib/cmake/hip/hip-config-version.cmake":
+            f'set(PACKAGE_VERSION "{version}")\n',
+    }
+    for target in targets:
+        devel_files[f"_rocm_sdk_devel/lib/llvm/amdgcn/bitcode/oclc_isa_version_{target[3:]}.bc"] \
+            = "BC"
+    devel = make_wheel(folder, "rocm-sdk-devel", version, devel_files)
+    return [rocm, core, libraries, devel]
+
+
+def serve_wheels(httpserver: Any, wheels: list[Path], prefix: str = "/simple") -> str:
+    """Serve every wheel's project under <prefix>/<project>/ and the files; the index URL."""
+    by_project: dict[str, list[Path]] = {}
+    for wheel in wheels:
+        project = wheel.name.split("-", 1)[0].replace("_", "-").lower()
+        by_project.setdefault(project, []).append(wheel)
+    for project, files in by_project.items():
+        doc = {"meta": {"api-version": "1.0"}, "name": project,
+               "files": [{"filename": w.name, "url": f"/files/{w.name}",
+                          "hashes": {"sha256": sha256_of(w)}} for w in files]}
+        httpserver.expect_request(f"{prefix}/{project}/").respond_with_json(
+            doc, content_type="application/vnd.pypi.simple.v1+json")
+        for wheel in files:
+            httpserver.expect_request(f"/files/{wheel.name}").respond_with_data(
+                wheel.read_bytes(), content_type="application/octet-stream")
+    return httpserver.url_for(prefix) + "/"
