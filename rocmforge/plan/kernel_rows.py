@@ -55,7 +55,22 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
             detail=f"{where} holds code for {held}, none for {', '.join(missing)}: "
                    f"{library.used_for} would fail on that GPU at run time{cached}",
             fix=f"install a ROCm whose {library.name} ships {', '.join(missing)} code (AMD's "
-                "ROCm packages for a release that supports the GPU, or TheRock's SDK for its "
-                f"family), or build {library.name} for it (cmake -DAMDGPU_TARGETS="
+                "ROCm packages for a release that supports the GPU"
+                + _sdk_way_out(missing)
+                + f"), or build {library.name} for it (cmake -DAMDGPU_TARGETS="
                 f"\"{';'.join(missing)}\") and pass --rocm-path to that install"))
     return rows
+
+
+def _sdk_way_out(missing: Sequence[str]) -> str:
+    """", or TheRock's pip SDK for the family: --rocm-sdk URL" when one family holds every
+    missing target (config/rocm_sdk.toml); "" otherwise."""
+    from rocmforge.errors import UsageError
+    from rocmforge.knowledge.rocm_sdk import family_for, load_sdk_table
+
+    try:
+        family = family_for(missing, load_sdk_table())
+    except UsageError:
+        return ", or TheRock's SDK for its family"
+    return (f", or TheRock's pip SDK for {family}: `--rocm-sdk "
+            f"https://rocm.nightlies.amd.com/v2/{family}/ --rocm-sdk-version <version>`")
