@@ -34,12 +34,24 @@ def is_vendored() -> bool:
     return isinstance(record, dict) and record.get("task_prefix", "rocm.") == "rocm."
 
 
+# The kit's task names (tests/test_vendor.py checks them against the tasks Invoke lists): a
+# command outside backticks ("then: invoke doctor --arch gfx1100") is rewritten only for these,
+# so prose that says "invoke" is left alone.
+KIT_TASKS = ("build", "checkout", "clean", "doctor", "env", "fetch", "inspect", "install",
+             "knowledge", "matrix", "patch", "plan", "toolchain", "triage", "vendor", "verify",
+             "triton.checkout", "triton.pin")
+_BARE_TASK = re.compile(r"(?<![\w`./-])invoke((?: --?[a-z][a-z-]*)*) (?!rocm\.)("
+                        + "|".join(re.escape(t) for t in sorted(KIT_TASKS, key=len, reverse=True))
+                        + r")(?![\w.-])")
+
+
 def task_names(text: str, *, vendored: bool | None = None) -> str:
     """`invoke build` in a message as the user must type it: `invoke rocm.build` in a repository
-    that vendored the kit (only commands in backticks are rewritten)."""
+    that vendored the kit (any command in backticks, and a bare `invoke <kit task>`)."""
     if not (is_vendored() if vendored is None else vendored):
         return text
-    return _TASK_IN_COMMAND.sub(lambda m: f"`invoke{m.group(1)} rocm.{m.group(2)}", text)
+    text = _TASK_IN_COMMAND.sub(lambda m: f"`invoke{m.group(1)} rocm.{m.group(2)}", text)
+    return _BARE_TASK.sub(lambda m: f"invoke{m.group(1)} rocm.{m.group(2)}", text)
 
 
 class RocmforgeError(Exception):

@@ -41,8 +41,12 @@ def print_table(
     stream: TextIO | None = None,
 ) -> None:
     """Print one table. The plain form is aligned columns, stable for logs and tests."""
+    from rocmforge.errors import task_names
+
     stream = stream or sys.stdout
-    table_rows = [[("" if cell is None else str(cell)) for cell in row] for row in rows]
+    # A command in a cell (a doctor fix, a note) as the user types it: `invoke rocm.build` in a
+    # repository that vendored the kit.
+    table_rows = [[task_names("" if cell is None else str(cell)) for cell in row] for row in rows]
     if wants_plain(stream):
         stream.write(plain_table(title, columns, table_rows))
         stream.flush()
@@ -191,6 +195,8 @@ def emit_json(document: object, stream: TextIO | None = None) -> None:
 
 def say(message: str, stream: TextIO | None = None) -> None:
     """One line of narration on stderr so stdout stays clean for JSON and `eval`."""
+    from rocmforge.errors import task_names
+
     stream = stream or sys.stderr
-    stream.write(message.rstrip("\n") + "\n")
+    stream.write(task_names(message.rstrip("\n")) + "\n")
     stream.flush()

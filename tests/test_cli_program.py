@@ -50,3 +50,25 @@ def test_an_unknown_flag_or_task_is_exit_2(tmp_path: Path, args: list[str], unkn
         "does not have. Fix: `rocmforge --list` lists the tasks and `rocmforge <task> --help` "
         "the flags of one.\n")
     assert done.stdout == ""
+
+
+def test_the_fast_inflaters_are_installed_by_default_where_wheels_exist() -> None:
+    """Issue 32 item 10: `pip install -e .` (the quick start) gets isal and zlib-ng on the
+    platforms they ship wheels for, so `invoke inspect` takes the fast path by default; the
+    reader picks the first that imports and falls back to zlib."""
+    from packaging.requirements import Requirement
+
+    from rocmforge.inspect.member import INFLATERS, inflater
+
+    core = [Requirement(r) for r in
+            tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]]
+    fast = {r.name: r for r in core if r.name in ("isal", "zlib-ng")}
+    assert set(fast) == {"isal", "zlib-ng"}
+    for requirement in fast.values():
+        assert requirement.marker is not None
+        assert requirement.marker.evaluate({"platform_machine": "x86_64",
+                                            "platform_python_implementation": "CPython"})
+        assert not requirement.marker.evaluate({"platform_machine": "ppc64le",
+                                                "platform_python_implementation": "CPython"})
+    assert INFLATERS[-1] == "zlib"
+    assert inflater().__name__ == "isal.isal_zlib"  # installed here as a core dependency

@@ -87,6 +87,9 @@ OTHER_TOOLS = {
     "--root": "rocm-sdk path (TheRock's pip SDK CLI)",
 }
 KIT_COMMANDS = ("invoke", "rocmforge")
+# `invoke [invoke flags] <task> <the rest of the command>` outside backticks.
+BARE_COMMAND = re.compile(r"(?<![\w`./-])invoke((?: --?[a-z][a-z-]*)*) ([a-z][a-z0-9_.]*)"
+                          r"([^`;|&#'\"\n]*)")
 
 
 def _texts_of_module(path: Path) -> Iterator[tuple[int, str]]:
@@ -172,6 +175,20 @@ def problems_in(text: str, *, own: frozenset[str] = frozenset()) -> list[str]:
                 if match.group() not in allowed:
                     found.append(f"{match.group()} (not a flag of `{words[0]} {rest[0]}`) in "
                                  f"`{span.group(1)}`")
+    # A kit command outside backticks ("then: invoke doctor --arch gfx1100 --rocm-path ..."):
+    # its flags up to the end of the command (";", "|", "&&", "#", a quote or the line's end)
+    # must be that task's (issue 32: every flag a message names exists on its task).
+    for bare in BARE_COMMAND.finditer(text):
+        if any(start <= bare.start() < end for start, end in covered):
+            continue
+        flags = _task_flags(bare.group(2))
+        if flags is None:
+            continue
+        covered.append((bare.start(3), bare.end(3)))
+        for match in FLAG.finditer(bare.group(3)):
+            if match.group() not in flags:
+                found.append(f"{match.group()} (not a flag of `invoke {bare.group(2)}`) in "
+                             f"{bare.group(0)!r}")
     for match in FLAG.finditer(text):
         if any(start <= match.start() < end for start, end in covered):
             continue
@@ -196,6 +213,8 @@ def test_every_flag_that_a_message_names_exists() -> None:
     ("run `invoke --drty build`", "--drty (not an Invoke flag)"),
     ("run `invoke rocm.checkout --lock x --arch gfx90a`",
      "--arch (not a flag of `invoke rocm.checkout`)"),
+    ("install ROCm 7.2, then: invoke toolchain --arch gfx1100 --rocm-path /opt/rocm",
+     "--arch (not a flag of `invoke toolchain`)"),
 ])
 def test_the_scan_catches_a_stale_flag(text: str, problem: str) -> None:
     """The scan itself: each of these names a flag that does not exist where it is named."""

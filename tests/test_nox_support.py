@@ -188,3 +188,17 @@ def test_nox_bad_input_is_exit_2_without_traceback(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "rocmforge: " in done.stderr and "holds 2 torch wheels" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_verify_targets_named_without_wheels_make_no_venv(tmp_path: Path) -> None:
+    """Issue 32 item 9: ROCMFORGE_VERIFY_TARGETS with an empty dist/ says there is no wheel
+    before nox makes a virtualenv (it used to build the venv, then say so)."""
+    env = {**os.environ, "ROCMFORGE_WORK_DIR": str(tmp_path / "w"),
+           "ROCMFORGE_VERIFY_TARGETS": "gfx1100", "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "nox", "-s", "verify", "--envdir",
+                           str(tmp_path / "nox")], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0
+    assert f"no torch wheel in {tmp_path / 'w' / 'dist'}" in done.stderr
+    assert "Creating virtual environment" not in done.stderr
+    assert not (tmp_path / "nox").exists() or not any((tmp_path / "nox").iterdir())

@@ -49,3 +49,16 @@ def test_the_live_line_shows_it_and_a_plain_console_gets_a_line_every_few_minute
     assert plain.getvalue() == ""  # not yet: a line every few minutes only
     quiet.write("[20/100] Building b\n")
     assert plain.getvalue() == "[15/17] build  7 min  [20/100] 20%  ETA 53 min\n"
+
+
+def test_the_closing_line_gives_the_longest_steps_first() -> None:
+    from rocmforge.execute.actions import StepResult
+    from rocmforge.execute.progress import step_times
+
+    results = [StepResult(name=n, status=st, duration_s=d, digest="") for n, st, d in (
+        ("preflight", "ran", 0.4), ("checkout", "skipped", 30.0), ("configure", "ran", 250.0),
+        ("build", "ran", 10_920.0), ("collect", "ran", 2.0), ("hipify", "ran", 95.0),
+        ("install", "ran", 12.0), ("venv", "ran", 3.0))]
+    assert step_times(results) == (" (build 3 h 2 min, configure 4 min, hipify 2 min, install "
+                                   "12 s, venv 3 s, 2 more)")
+    assert step_times(results[1:2]) == ""

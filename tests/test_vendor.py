@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rocmforge.sessions import vendor as kit
 
@@ -183,12 +185,28 @@ def test_vendored_kit_works_from_their_repo(their_repo: Path) -> None:
     names = [s["session"] for s in json.loads(sessions.stdout)]
     assert names == ["theirs", "verify(gfx1100)", "verify(gfx942)", "build"]
 
+    # Issue 32 item 7: in their repo, every command the kit prints is one that exists there.
+    doctor = _run([sys.executable, "-m", "invoke", "rocm.doctor", "--arch", "gfx1100",
+                   "--work-dir", str(their_repo / ".rocmforge")], their_repo, HIP_PLATFORM="amd")
+    shown = doctor.stdout + doctor.stderr
+    assert "invoke rocm.doctor --arch gfx1100" in shown
+    assert re.search(r"invoke (?:--?[a-z-]+ )*(?!rocm\.)[a-z]", shown) is None, shown
+    workflow = _run([sys.executable, "-m", "invoke", "rocm.matrix", "--workflow", "--arch",
+                     "gfx1100"], their_repo)
+    assert workflow.returncode == 0, workflow.stderr
+    runs = [step.get("run", "") for step in
+            yaml.safe_load(workflow.stdout)["jobs"]["build"]["steps"]]
+    assert any('-m pip install -e ./third_party/rocmforge' in run for run in runs), runs
+    assert "invoke rocm.doctor" in runs and "invoke rocm.build" in runs
+
     # Refreshing the copy does not ask for lines that are already in their files.
+    (their_repo / ".gitignore").write_text(".rocmforge/\n")
     again = _run(
         [sys.executable, "-m", "invoke", "vendor", "--into", str(their_repo), "--update"], KIT
     )
     assert again.returncode == 0, again.stderr
     assert "Add to that repo's" not in again.stderr
+    assert ".gitignore" not in again.stderr + again.stdout
 
 
 @pytest.mark.slow
@@ -281,6 +299,9 @@ def test_vendored_nox_sessions_use_the_work_dir_of_invoke_rocm_build(tmp_path: P
     manifest = json.loads((dist / "manifest.json").read_text())
     assert manifest["targets"] == ["gfx1100"] and manifest["wheels"]["triton"] == ""
     assert not (repo / "third_party" / "rocmforge" / ".rocmforge").exists()
+    # The kit was installed from a copy: no build/ or egg-info in their tree (issue 32 item 7).
+    kit = repo / "third_party" / "rocmforge"
+    assert not (kit / "build").exists() and not list(kit.glob("*.egg-info"))
 
     listed = _run([sys.executable, "-m", "nox", "-l", "--json", "-s", "verify"], repo)
     assert [s["session"] for s in json.loads(listed.stdout)] == ["verify(gfx1100)"]
@@ -302,6 +323,21 @@ def test_fix_texts_name_the_vendored_tasks() -> None:
         "Fix: run `invoke rocm.build --arch gfx1100` or `invoke --dry rocm.checkout` "
         "(`invoke rocm.plan`)")
     assert task_names(text, vendored=False) == text
+    bare = "install ROCm 7.2, then: invoke doctor --arch gfx1100; users invoke the kit"
+    assert task_names(bare, vendored=True) == (
+        "install ROCm 7.2, then: invoke rocm.doctor --arch gfx1100; users invoke the kit")
+
+
+def test_the_task_name_list_is_the_kits() -> None:
+    """errors.KIT_TASKS (the bare commands rewritten in a vendored repo) is what Invoke lists."""
+    from rocmforge.errors import KIT_TASKS
+
+    listed = subprocess.run([sys.executable, "-m", "invoke", "--list", "--list-format", "json"],
+                            cwd=KIT, capture_output=True, text=True, check=True).stdout
+    doc = json.loads(listed)
+    names = [t["name"] for t in doc["tasks"]]
+    names += [f"{c['name']}.{t['name']}" for c in doc["collections"] for t in c["tasks"]]
+    assert sorted(KIT_TASKS) == sorted(names)
 
 
 def test_project_work_dir_reads_invoke_yaml_then_the_environment(tmp_path: Path) -> None:

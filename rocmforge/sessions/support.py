@@ -307,3 +307,25 @@ def read_report_exit(report: Path) -> int | None:
 
 def environ_now() -> Mapping[str, str]:
     return os.environ
+
+
+def kit_copy(root: Path, tmp: Path) -> Path:
+    """A fresh copy of the kit's installable parts under `tmp` (nox's session tmp dir), so that
+    `pip install` builds there and leaves no build/ or *.egg-info in the kit's own folder (a
+    vendored copy is part of the user's repository)."""
+    import shutil
+
+    from rocmforge.sessions.vendor import KIT_PARTS
+
+    dest = tmp / "rocmforge-kit"
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+    for part in KIT_PARTS:
+        source = root / part
+        if source.is_dir():
+            shutil.copytree(source, dest / part, ignore=ignore)
+        elif source.is_file():
+            shutil.copy2(source, dest / part)
+    return dest

@@ -253,9 +253,19 @@ def setup_hints(plan: VendorPlan, files: Mapping[str, bytes]) -> tuple[str, ...]
     if requirements:
         hints.append(f"install the kit's dependencies where you run `invoke {plan.task_prefix}*`: "
                      + shlex.join(["python", "-m", "pip", "install", *requirements]))
-    hints.append("keep the work dir (a PyTorch clone, a venv, wheels) out of git: "
-                 "echo '.rocmforge/' >> .gitignore")
+    if not _ignores_work_dir(plan.dest / ".gitignore"):
+        hints.append("keep the work dir (a PyTorch clone, a venv, wheels) out of git: "
+                     "echo '.rocmforge/' >> .gitignore")
     return tuple(hints)
+
+
+def _ignores_work_dir(gitignore: Path) -> bool:
+    """The repository's .gitignore already has a line for the default work dir."""
+    try:
+        lines = gitignore.read_text(errors="replace").splitlines()
+    except OSError:
+        return False
+    return any(line.strip().strip("/") == ".rocmforge" for line in lines)
 
 
 def read_existing(dest: Path, rels: Iterable[str]) -> dict[str, bytes | None]:

@@ -97,9 +97,11 @@ def build(c: Context, verbose: bool = False, **flags: object) -> None:
     results = run_plan(c, prepared.plan, workdir, actions=build_actions(prepared),
                        resume_hint=_resume_hint(prepared.settings.arch), verbose=verbose)
     if not is_dry(c):
+        from rocmforge.execute.progress import step_times
+
         ran = sum(1 for r in results if r.status == "ran")
         total = sum(r.duration_s for r in results if r.status == "ran")
-        print(f"rocmforge: {ran} step(s) ran in {total:.1f} s; "
+        print(f"rocmforge: {ran} step(s) ran in {total:.1f} s{step_times(results)}; "
               f"{len(results) - ran} up to date. Wheels: {workdir.dist}; each step's output: "
               f"{workdir.logs}")
 

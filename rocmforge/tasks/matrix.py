@@ -24,6 +24,7 @@ def matrix(c: Context, ref: list[str] | None = None, group: list[str] | None = N
     """Many machines: the (ref x target group) build matrix as JSON, or --workflow a workflow."""
     import json
     import sys
+    from pathlib import Path
 
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.plan.matrix import parse_group_flags, plan_matrix, split_refs
@@ -36,8 +37,17 @@ def matrix(c: Context, ref: list[str] | None = None, group: list[str] | None = N
         groups = {"default": settings.arch}
     the_matrix = plan_matrix(refs, groups, load_arch_table())
     if workflow:
+        from rocmforge.errors import is_vendored
+        from rocmforge.sessions.vendor import kit_root
+        from rocmforge.tasks import _project_dir
+
+        kit_dir, prefix = ".", ""
+        project = _project_dir(Path.cwd())
+        if is_vendored() and project is not None and kit_root().is_relative_to(project):
+            kit_dir, prefix = kit_root().relative_to(project).as_posix(), "rocm."
         sys.stdout.write(render_workflow(the_matrix, cache=settings.cache,
-                                         work_dir=settings.work_dir))
+                                         work_dir=settings.work_dir, kit_dir=kit_dir,
+                                         task_prefix=prefix))
         return
     # One line, so `echo "matrix=$(invoke matrix)" >> "$GITHUB_OUTPUT"` works.
     print(json.dumps(the_matrix.to_json(), separators=(",", ":")))
