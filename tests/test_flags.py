@@ -242,6 +242,26 @@ def test_doctor_offers_an_older_ref_only_when_one_exists() -> None:
     assert "no PyTorch release in config/pytorch.toml ships wheels for ROCm 5.2" in row["fix"]
 
 
+def test_the_target_rows_advise_the_same_rocm_as_the_pytorch_row() -> None:
+    """Issue 32 item 5: doctor said "install ROCm 6.4" in one row and "install ROCm >= 6.0
+    (LLVM >= 15)" in another. The target rows now name the newest ROCm the PyTorch being built
+    ships wheels for that has the target, and say when no such ROCm exists."""
+    from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.knowledge.releases import pytorch_release_for
+    from rocmforge.plan.doctor import _toolchain_fix
+    from rocmforge.probes.rocm import RocmInstall
+
+    debian = RocmInstall(root=Path("/usr"), version="5.2", source="distro /usr")
+    table = load_arch_table()
+    fix = _toolchain_fix("gfx1100", debian, table, pytorch_release_for("v2.9.1"))
+    assert fix.startswith("install ROCm 6.4 (the newest PyTorch 2.9.1 ships wheels for; gfx1100 "
+                          "needs ROCm >= 6.0, LLVM >= 15) from https://")
+    # gfx1200 first appears in ROCm 6.4.1: 2.8's ROCm 6.3/6.4 rows are below it.
+    old = _toolchain_fix("gfx1200", debian, table, pytorch_release_for("v2.7.1"))
+    assert old.startswith("install ROCm >= 6.4.1, LLVM >= 18; PyTorch 2.7.1 ships wheels only "
+                          "for ROCm 6.2.4, 6.3, so build a newer PyTorch too (--ref) from")
+
+
 def test_the_default_work_dir_belongs_to_the_project_not_the_subfolder(tmp_path: Path) -> None:
     """Issue 32 item 8: from a subfolder of the checkout Invoke finds tasks.py above, and the
     kit made a second .rocmforge in the subfolder."""

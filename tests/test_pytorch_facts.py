@@ -243,7 +243,7 @@ def test_invoke_knowledge_defaults_to_the_work_dirs_checkout(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith(f"note: no PyTorch checkout at {tmp_path / 'w'}/src/pytorch")
     assert done.stdout.startswith(
-        "ROCm facts of /usr (the install first, config/rocm.toml 5.2 second)\n")
+        "ROCm facts of /usr (its own first, config/rocm.toml 5.2 second)\n")
     rows = {line.split()[0]: line for line in done.stdout.splitlines() if line}
     assert rows["layout"].split(None, 1)[1].startswith("distro /usr")
     assert "install: /usr/include/hip/hip_version.h" in rows["version"]

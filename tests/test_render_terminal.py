@@ -41,18 +41,28 @@ def _wide(monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "120")
 
 
-def test_plan_shows_the_pytorch_facts_in_one_line() -> None:
-    """Issue 32 item 2: the pytorch_facts setting was a raw dict of ~2,500 characters."""
-    from rocmforge.plan.report import _facts_summary
+def test_plan_shows_the_facts_as_small_tables() -> None:
+    """Issue 32 item 2: the pytorch_facts setting was a raw dict of ~2,500 characters; the plan
+    now shows each fact with its value and source, the component list counted."""
+    from rocmforge.plan.report import fact_rows, facts_title
 
     doc = {"schema": "rocmforge.pytorch_facts/1", "table_row": "2.9", "row_is_estimate": True,
-           "facts": {"version": {"value": "2.9.1", "origin": "ref"},
-                     "cmake_minimum": {"value": "3.27", "origin": "table"},
-                     "triton_pin": {"value": "", "origin": "unknown"}}}
-    assert _facts_summary(doc) == (
-        "PyTorch 2.9.1; 3 facts: 1 from ref, 1 from table, 1 from unknown; table row 2.9 (an "
-        "estimate until the checkout exists); all of them: `invoke plan --json` or `invoke "
-        "knowledge`")
+           "tree": "",
+           "facts": {"version": {"value": "2.9.1", "origin": "ref", "source": "ref: v2.9.1"},
+                     "cmake_min": {"value": "3.27", "origin": "table",
+                                   "source": "table: config/pytorch.toml 2.9"},
+                     "triton_pin": {"value": "", "origin": "unknown", "source": "nobody says"},
+                     "rocm_components": {"value": "hip rocblas miopen", "origin": "table",
+                                         "source": "table: config/rocm_components.toml"}}}
+    assert facts_title("PyTorch", doc, "config/pytorch.toml") == (
+        "PyTorch facts (its own first, config/pytorch.toml 2.9 (an estimate: the newest row) "
+        "second)")
+    assert fact_rows(doc) == [
+        ("version", "2.9.1", "ref: v2.9.1"),
+        ("cmake_min", "3.27", "table: config/pytorch.toml 2.9"),
+        ("triton_pin", "unknown", "nobody says"),
+        ("rocm_components", "3 packages (`invoke knowledge` lists them)",
+         "table: config/rocm_components.toml")]
 
 
 @pytest.mark.needs_tool("script")

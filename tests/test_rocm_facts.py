@@ -154,7 +154,7 @@ def test_invoke_knowledge_shows_a_rocm_10_install(tmp_path: Path) -> None:
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == f"ROCm facts of {tree} (the install first, config/rocm.toml 10.1 second)"
+    assert lines[0] == f"ROCm facts of {tree} (its own first, config/rocm.toml 10.1 second)"
     rows = {line.split()[0]: line.split() for line in lines[3:]}
     assert rows["llvm_major"] == ["llvm_major", "23", "install:", "lib/llvm/lib/clang/23"]
     assert rows["targets"][:2] == ["targets", "gfx1100"]

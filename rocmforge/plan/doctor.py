@@ -84,7 +84,7 @@ def diagnose(
     rows: list[DoctorRow] = []
     rows += _rocm_rows(facts)
     rows += _rocm_for_pytorch_rows(facts, release, components)
-    rows += _target_rows(facts, targets, settings, table)
+    rows += _target_rows(facts, targets, settings, table, release)
     rows += _kernel_rows(facts, targets, table)
     rows += _compiler_rows(facts, settings, release)
     rows += _tool_rows(facts, release)
@@ -283,7 +283,8 @@ def _rocm_release_row(rocm: RocmInstall) -> DoctorRow | None:
 
 
 def _target_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings,
-                 table: ArchTable | None) -> list[DoctorRow]:
+                 table: ArchTable | None,
+                 release: PytorchRelease | None = None) -> list[DoctorRow]:
     rows: list[DoctorRow] = []
     gpus = facts.gpus
     found = ", ".join(
@@ -368,7 +369,7 @@ def _target_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings,
             )
             continue
         fix = "" if probe.compiles else (probe.compile_fix or
-                                         _toolchain_fix(name, facts.rocm, table))
+                                         _toolchain_fix(name, facts.rocm, table, release))
         detail = probe.compile_reason
         if probe.cached_at:
             detail += (f" (result cached {probe.cached_at} UTC; nothing it depends on changed "
@@ -391,24 +392,39 @@ def _target_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings,
                     check=f"device lib {name}",
                     status="OK" if probe.device_lib else "FAIL",
                     detail=probe.device_lib_reason,
-                    fix="" if probe.device_lib else _toolchain_fix(name, facts.rocm, table),
+                    fix="" if probe.device_lib else _toolchain_fix(name, facts.rocm, table,
+                                                                   release),
                 )
             )
     return rows
 
 
-def _toolchain_fix(target: str, rocm: RocmInstall, table: ArchTable | None) -> str:
-    """A newer ROCm is the fix for an unknown target or a missing device library."""
+def _toolchain_fix(target: str, rocm: RocmInstall, table: ArchTable | None,
+                   release: PytorchRelease | None = None) -> str:
+    """A newer ROCm is the fix for an unknown target or a missing device library: one that the
+    PyTorch being built ships wheels for and that has the target (the same ROCm the "ROCm for
+    PyTorch" row names, never a second, different advice)."""
     processor = target.split(":")[0]
     arch = table.get(processor) if table is not None else None
-    need = ""
-    if arch is not None and arch.rocm_min:
-        need = f"ROCm >= {arch.rocm_min}"
-        if arch.llvm_min:
-            need += f" (LLVM >= {arch.llvm_min})"
-    need = need or "a newer ROCm"
+    floor = arch.rocm_min if arch is not None else ""
+    need = f"ROCm >= {floor}" if floor else "a newer ROCm"
+    if arch is not None and floor and arch.llvm_min:
+        need += f", LLVM >= {arch.llvm_min}"
+    pick = ""
+    if release is not None:
+        usable = [v for v in release.rocm if v and (not floor or version_key(v, width=2)
+                                                    >= version_key(floor, width=2))]
+        if usable:
+            pick = (f"install ROCm {usable[-1]} (the newest {release.label} ships wheels for; "
+                    f"{processor} needs {need})")
+        elif release.rocm and floor:
+            pick = (f"install {need}; {release.label} ships wheels only for ROCm "
+                    f"{', '.join(v for v in release.rocm if v)}, so build a newer PyTorch too "
+                    "(--ref)")
+    if not pick:
+        pick = f"install {need}"
     return (
-        f"install {need} from {ROCM_INSTALL_DOCS}, then: invoke doctor --arch {target} "
+        f"{pick} from {ROCM_INSTALL_DOCS}, then: invoke doctor --arch {target} "
         f"--rocm-path /opt/rocm-<version>   # {rocm.label} cannot build {processor}"
     )
 

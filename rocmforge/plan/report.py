@@ -20,11 +20,8 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
     """Targets, every resolved setting, and the resolved commits once a checkout exists."""
     rows = [("targets", ";".join(plan.targets))]
     for key, value in plan.settings.items():
-        if key in ("origins", "sources", "companions", "rocm_facts"):
-            continue
-        if key == "pytorch_facts" and isinstance(value, Mapping):
-            rows.append((key, _facts_summary(value)))
-            continue
+        if key in ("origins", "sources", "companions", "rocm_facts", "pytorch_facts"):
+            continue  # the facts have tables of their own (fact_rows)
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
         rows.append((key, str(value)))
@@ -44,27 +41,26 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
     return rows
 
 
-def _facts_summary(doc: Mapping[str, object]) -> str:
-    """The PyTorch facts in one line: the version and where each fact came from, counted (the
-    whole record, thousands of characters, is in `--json` and `invoke knowledge`)."""
-    facts = _mapping(doc.get("facts"))
-    version = _mapping(facts.get("version"))
-    origins: dict[str, int] = {}
-    for fact in facts.values():
-        origin = str(_mapping(fact).get("origin", "?"))
-        origins[origin] = origins.get(origin, 0) + 1
-    counted = ", ".join(f"{n} from {o}" for o, n in sorted(origins.items()))
-    row = doc.get("table_row") or "none"
-    estimate = " (an estimate until the checkout exists)" if doc.get("row_is_estimate") else ""
-    return (f"PyTorch {version.get('value') or '?'}; {len(facts)} facts: {counted}; table row "
-            f"{row}{estimate}; all of them: `invoke plan --json` or `invoke knowledge`")
+def facts_title(kind: str, doc: Mapping[str, object], table_file: str) -> str:
+    """The title of a facts table: whose facts, and which table row stands second."""
+    row = doc.get("table_row") or "(no row)"
+    estimate = " (an estimate: the newest row)" if doc.get("row_is_estimate") else ""
+    where = doc.get("tree") or doc.get("root") or ""
+    return (f"{kind} facts{' of ' + str(where) if where else ''} (its own first, {table_file} "
+            f"{row}{estimate} second)")
 
 
-def rocm_fact_rows(doc: Mapping[str, object]) -> list[tuple[str, str, str]]:
-    """fact, value, source of a rocmforge.rocm_facts/1 document (the plan's JSON holds it)."""
-    return [(str(name), str(_mapping(fact).get("value") or "unknown"),
-             str(_mapping(fact).get("source", "")))
-            for name, fact in _mapping(doc.get("facts")).items()]
+def fact_rows(doc: Mapping[str, object]) -> list[tuple[str, str, str]]:
+    """fact, value, source of a rocmforge.pytorch_facts/1 or rocm_facts/1 document (the plan's
+    JSON holds both); LoadHIP's component list is counted, not spelled out (`invoke knowledge`
+    lists it)."""
+    rows = []
+    for name, fact in _mapping(doc.get("facts")).items():
+        value = str(_mapping(fact).get("value") or "unknown")
+        if name == "rocm_components" and value != "unknown":
+            value = f"{len(value.split())} packages (`invoke knowledge` lists them)"
+        rows.append((str(name), value, str(_mapping(fact).get("source", ""))))
+    return rows
 
 
 def _mapping(value: object) -> Mapping[str, object]:

@@ -46,8 +46,9 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
     """Show what `invoke build` would do: resolved settings and every step, nothing run."""
     from rocmforge.execute.states import planned_states
     from rocmforge.plan.report import (
+        fact_rows,
+        facts_title,
         feature_rows,
-        rocm_fact_rows,
         settings_rows,
         step_rows,
         with_features,
@@ -63,11 +64,12 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
         return
     states = planned_states(the_plan, prepared.inputs.workdir)
     print_table("rocmforge plan: settings", ("setting", "value"), settings_rows(the_plan))
-    rocm = the_plan.settings.get("rocm_facts")
-    if isinstance(rocm, dict):
-        print_table(f"ROCm facts of {rocm.get('root', '?')} (the install first, "
-                    f"config/rocm.toml {rocm.get('table_row') or '(no row)'} second)",
-                    ("fact", "value", "source"), rocm_fact_rows(rocm))
+    for key, kind, table_file in (("pytorch_facts", "PyTorch", "config/pytorch.toml"),
+                                  ("rocm_facts", "ROCm", "config/rocm.toml")):
+        doc = the_plan.settings.get(key)
+        if isinstance(doc, dict):
+            print_table(facts_title(kind, doc, table_file), ("fact", "value", "source"),
+                        fact_rows(doc))
     for note in (*(locked.notes() if locked else ()), *the_plan.notes):
         say(f"note: {note}")
     print_table("steps", ("#", "step", "state", "command", "why"), step_rows(the_plan, states))

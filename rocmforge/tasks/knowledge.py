@@ -53,12 +53,10 @@ def knowledge(c: Context, tree: str = "", ref: str = "", json: bool = False,
     else:
         _print_pytorch(pytorch)
     if rocm is not None:
-        from rocmforge.plan.report import rocm_fact_rows
+        from rocmforge.plan.report import fact_rows, facts_title
 
-        render.print_table(
-            f"ROCm facts of {rocm.root} (the install first, config/rocm.toml "
-            f"{rocm.table_row or '(no row)'} second)",
-            ("fact", "value", "source"), rocm_fact_rows(rocm.as_dict()))
+        render.print_table(facts_title("ROCm", rocm.as_dict(), "config/rocm.toml"),
+                           ("fact", "value", "source"), fact_rows(rocm.as_dict()))
         for note in rocm.notes:
             render.say(f"note: {note}")
 
