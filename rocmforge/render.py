@@ -56,9 +56,12 @@ def print_table(
     from rich.table import Table
 
     terminal = Console(file=stream).width
-    if len(columns) > 2 and natural_width(columns, table_rows) > terminal and terminal < WIDE:
-        # Too narrow for the table without wrapping every cell into a sliver: one block a row,
-        # wrapped at the terminal's width, words whole (nothing cropped, paths and URLs intact).
+    layout = column_layout(columns, table_rows)
+    if natural_width(columns, table_rows) > terminal and (
+            terminal < WIDE or table_width(layout, columns) > terminal):
+        # Too narrow for the table without wrapping every cell into a sliver, or a path, URL
+        # or command needs more than the terminal has: one block a row, wrapped at the
+        # terminal's width, words whole (nothing cropped, paths and URLs intact).
         stream.write(block_table(title, columns, table_rows, width=terminal,
                                  status_column=status_column))
         stream.flush()
@@ -67,7 +70,6 @@ def print_table(
     # Cells are text, not rich markup: "[python] preflight" and "config/build.toml [cache]"
     # must show their brackets (rich would take them for style tags and drop them).
     table = Table(title=escape(title), title_justify="left", show_lines=False)
-    layout = column_layout(columns, table_rows)
     for name, (whole, min_width) in zip(columns, layout, strict=True):
         table.add_column(escape(name), overflow="fold", no_wrap=whole,
                          min_width=min_width or None)
@@ -79,18 +81,30 @@ def print_table(
                 f"[{style}]{cells[status_column]}[/]" if style else cells[status_column]
             )
         table.add_row(*cells)
-    console = Console(file=stream, soft_wrap=False)
-    # A URL or a command is never broken: when the terminal is narrower than they need, the
-    # table is drawn wider and the terminal wraps the line (a paste still gets it whole).
-    console.width = max(console.width, table_width(layout, columns))
-    console.print(table, crop=False)
+    # Drawn off screen first: rich keeps a no-wrap or min-width column whole even when the
+    # table then needs more than the terminal has; such a table goes out as blocks instead.
+    import io
+
+    from rich.cells import cell_len
+
+    drawn = io.StringIO()
+    Console(file=drawn, width=terminal, soft_wrap=False, force_terminal=True,
+            color_system=Console(file=stream).color_system).print(table, crop=False)
+    text = drawn.getvalue()
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    if max((cell_len(line) for line in plain.splitlines()), default=0) > terminal:
+        stream.write(block_table(title, columns, table_rows, width=terminal,
+                                 status_column=status_column))
+    else:
+        stream.write(text)
+    stream.flush()
 
 
 # Columns whose cells are commands to paste: never wrapped. Elsewhere a URL inside a cell keeps
 # its column at least as wide as the URL, so the text wraps around it, never through it.
 WHOLE_COLUMNS = frozenset({"command", "commands", "url"})
 # A URL or an absolute path: a cell keeps it on one line (a path folded in two does not paste).
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+|(?<![\w.])/[\w.+-]+(?:/[\w.+-]*)+")
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+|(?<![\w.])/[\w.+*-]+(?:/[\w.+*-]*)+")
 _FLOOR = 8  # the narrowest a wrapping column is drawn when URLs or commands need the room
 
 
@@ -142,6 +156,14 @@ def block_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
 
     width = max(width, 40)
     lines = [title] if title else []
+    if len(columns) == 2 and status_column is None:
+        # name/value pairs (plan's settings): one `name: value` a row, wrapped under itself
+        for row in rows:
+            cells = list(row) + [""] * (2 - len(row))
+            lines.extend(textwrap.wrap(f"{cells[0]}: {cells[1]}", width=width,
+                                       subsequent_indent="    ", break_long_words=False,
+                                       break_on_hyphens=False) or [cells[0]])
+        return "\n".join(lines) + "\n"
     for row in rows:
         cells = list(row) + [""] * (len(columns) - len(row))
         head = cells[0]
@@ -198,5 +220,30 @@ def say(message: str, stream: TextIO | None = None) -> None:
     from rocmforge.errors import task_names
 
     stream = stream or sys.stderr
-    stream.write(task_names(message.rstrip("\n")) + "\n")
+    stream.write(fit(task_names(message.rstrip("\n")), stream) + "\n")
     stream.flush()
+
+
+def terminal_width(stream: TextIO) -> int:
+    """The columns of the terminal `stream` writes to (COLUMNS wins, as for rich)."""
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 80
+
+
+def fit(text: str, stream: TextIO) -> str:
+    """`text` wrapped at word boundaries to the terminal's width (continuation lines indented
+    two spaces), so a terminal does not cut words in two; unchanged when piped or NO_COLOR. A
+    word longer than the line (a path, a URL) stays whole on a line of its own."""
+    if wants_plain(stream):
+        return text
+    import textwrap
+
+    width = max(terminal_width(stream), 40)
+    return "\n".join(
+        textwrap.fill(line, width=width, subsequent_indent="  ", break_long_words=False,
+                      break_on_hyphens=False) if len(line) > width else line
+        for line in text.split("\n"))

@@ -149,3 +149,67 @@ def test_a_dry_build_forecasts_the_same_preflight_stop_as_the_build() -> None:
     note = next(line for line in dry.stderr.splitlines() if "preflight would stop" in line)
     for row in ("compile gfx1100", "device lib gfx1100", "kernels rocsparse", "kernels rocrand"):
         assert row in note, note
+
+
+def _on_terminal(argv: list[str], cols: int, cwd) -> str:  # noqa: ANN001
+    """What a person sees: the command run in a real pseudo-terminal (script(1)) of `cols`
+    columns, colour codes stripped."""
+    import os
+    import re
+    import shlex
+    import subprocess
+
+    env = {**os.environ, "HIP_PLATFORM": "amd"}
+    env.pop("NO_COLOR", None)
+    env.pop("COLUMNS", None)
+    command = f"stty cols {cols} rows 50; {shlex.join(argv)}"
+    shown = subprocess.run(["script", "-qc", command, "/dev/null"], cwd=cwd, env=env,
+                           capture_output=True, text=True, timeout=300).stdout
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r", "")
+
+
+@pytest.mark.slow
+@pytest.mark.needs_tool("script")
+@pytest.mark.parametrize("cols", [80, 120])
+def test_doctor_plan_and_a_failed_build_fit_a_real_terminal(tmp_path, cols: int) -> None:
+    """Issue 32: at 80 and 120 columns nothing is wider than the terminal (a word longer than
+    a line, a path or a step's command, stays whole on a line of its own), every step's command
+    is on one line to paste, every word of every doctor fix reaches the screen, and bracketed
+    text survives."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    invoke = [sys.executable, "-m", "invoke"]
+    work = ["-w", str(tmp_path / "w")]
+    env = {**os.environ, "HIP_PLATFORM": "amd"}
+    plan_doc = json.loads(subprocess.run([*invoke, "plan", "--arch", "gfx1100", "--json", *work],
+                                         cwd=root, env=env, capture_output=True, text=True,
+                                         check=True, timeout=300).stdout)
+    doctor_doc = json.loads(subprocess.run([*invoke, "doctor", "--arch", "gfx1100", "--json",
+                                            *work], cwd=root, env=env, capture_output=True,
+                                           text=True, timeout=300).stdout)
+    commands = [" ".join(s["argv"]) if s["kind"] != "python" else "[python] " + " ".join(
+        s["argv"]) for s in plan_doc["steps"]]
+    screens = {name: _on_terminal([*invoke, name, "--arch", "gfx1100", *work], cols, root)
+               for name in ("plan", "doctor", "build")}
+    for name, screen in screens.items():
+        for line in screen.splitlines():
+            body = line.strip()
+            if len(line.rstrip()) <= cols or " " not in body.split(": ", 1)[-1]:
+                continue  # fits, or one unbreakable word (a path, a URL) on its own line
+            assert any(body.endswith(c) for c in commands), (name, cols, line)
+    plan_words = " ".join(screens["plan"].split())
+    for command in commands:
+        assert command in plan_words, command
+    assert "[python] preflight" in screens["plan"]
+    doctor_words = set(screens["doctor"].split())
+    missing = {w for row in doctor_doc["rows"] for w in (row["fix"] + " " + row["detail"]).split()
+               if w not in doctor_words and not any(w in s for s in doctor_words)}
+    assert missing == set(), sorted(missing)[:20]
+    # The build stops at preflight: its table and its one-paragraph reason, whole.
+    assert "preflight" in screens["build"] and "FAIL" in screens["build"]
+    assert not (tmp_path / "w" / "src").exists()

@@ -261,7 +261,10 @@ class StepRunner:
     # -- internals ---------------------------------------------------------------------------
 
     def _say(self, message: str) -> None:
-        self.console.write(message + "\n")
+        from rocmforge.render import fit
+
+        # On a terminal, wrapped at word boundaries (a terminal cuts words in two).
+        self.console.write(fit(message, self.console) + "\n")
         self.console.flush()
 
     def _print_dry(self, start_at: int) -> None:

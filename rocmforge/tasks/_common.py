@@ -33,7 +33,12 @@ def reported(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except RocmforgeError as exc:
-            raise Exit(f"rocmforge: {exc.paragraph()}", code=exc.exit_code) from None
+            import sys
+
+            from rocmforge.render import fit
+
+            raise Exit(fit(f"rocmforge: {exc.paragraph()}", sys.stderr),
+                       code=exc.exit_code) from None
         except KeyboardInterrupt:
             raise Exit("rocmforge: interrupted.", code=130) from None
         except BrokenPipeError:
