@@ -38,7 +38,7 @@ def test_version_is_the_packages(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "unknown"), [
-    (["patch", "--work-dir", "x"], "--work-dir"),
+    (["patch", "--arch", "x"], "--arch"),
     (["nosuchtask"], "nosuchtask"),
     (["--bogus", "plan"], "--bogus"),
 ])

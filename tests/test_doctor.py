@@ -118,7 +118,9 @@ def test_target_rows_from_probe() -> None:
     assert row(rows, "compile gfx90a").status == "OK"
     bad = row(rows, "compile gfx942")
     assert (bad.status, bad.detail) == ("FAIL", "this toolchain (LLVM 15) does not know gfx942")
-    assert bad.fix.startswith("install ROCm >= ")
+    # The ROCm the PyTorch row would name (the newest one its release ships wheels for), with
+    # the target's own floor beside it (issue 32 item 5: one advice, not two).
+    assert bad.fix.startswith("install ROCm ") and "gfx942 needs ROCm >= " in bad.fix
     assert "invoke doctor --arch gfx942 --rocm-path /opt/rocm-<version>" in bad.fix
     assert row(rows, "device lib gfx942").status == "FAIL"
 
@@ -232,7 +234,8 @@ def test_real_doctor_gfx942_names_the_toolchain() -> None:
     line = next(x for x in done.stdout.splitlines() if x.startswith("compile gfx942"))
     assert "FAIL" in line
     assert "this toolchain (LLVM 15) does not know gfx942" in line
-    assert "install ROCm >= " in line and "--rocm-path" in line
+    assert "install ROCm 6.4 (the newest PyTorch 2.9.1 ships wheels for; gfx942 needs ROCm >= " \
+        in line and "--rocm-path" in line
     assert "Traceback" not in done.stderr
 
 

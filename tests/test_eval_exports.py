@@ -63,9 +63,15 @@ def test_toolchain_output_is_exports_and_comments_only(tmp_path: Path) -> None:
 
 @pytest.mark.needs_tool("clang-22", "clang++-22")
 def test_eval_toolchain_clang_keeps_its_flags_as_comments(tmp_path: Path) -> None:
-    """clang's extra flags and notes are lines a shell must not run: they are comments."""
-    done = in_shell("bash", f'out="$({INVOKE} toolchain --clang 22)" && eval "$out" && '
-                    'echo "$CC" && printf "%s\\n" "$out" | grep -c "^# "',
+    """clang's extra flags and notes are lines a shell must not run: they are comments.
+    Clang 22 is not the kit's choice for Debian's ROCm 5.2: without --allow-compiler toolchain
+    refuses it as the build would (issue 32 item 6), and `eval` then sets nothing."""
+    refused = in_shell("bash", f'out="$({INVOKE} toolchain --clang 22)" && eval "$out"; '
+                       'echo "rc=$? CC=${CC:-unset}"', {**sandbox_env(tmp_path), "CC": ""})
+    assert refused.stdout.strip() == "rc=2 CC=unset", refused.stdout + refused.stderr
+    assert "Clang 22.1.8 is not a compiler the build accepts for ROCm 5.2" in refused.stderr
+    done = in_shell("bash", f'out="$({INVOKE} toolchain --clang 22 --allow-compiler)" && '
+                    'eval "$out" && echo "$CC" && printf "%s\\n" "$out" | grep -c "^# "',
                     sandbox_env(tmp_path))
     assert done.returncode == 0, done.stderr
     cc, comments = done.stdout.split()

@@ -224,6 +224,19 @@ def test_doctor_env_and_checkout_take_the_flags_their_verdicts_depend_on(tmp_pat
     assert not work.exists()  # doctor reads; it makes no work dir
 
 
+def test_patch_and_triton_pin_read_the_work_dir_they_are_given(tmp_path: Path) -> None:
+    """Issue 32 item 6: -w/--work-dir was missing from patch and triton.pin; they read the
+    checkout of the work dir named (here one without a checkout: each says so, exit 2)."""
+    root = Path(__file__).resolve().parents[1]
+    for task in ("patch", "triton.pin"):
+        done = subprocess.run([sys.executable, "-m", "invoke", task, "-w", str(tmp_path / "w")],
+                              cwd=root, env=clean_env(), capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2, (task, done.stderr)
+        assert str(tmp_path / "w") in done.stderr, (task, done.stderr)
+        assert "Traceback" not in done.stderr
+
+
 def test_doctor_offers_an_older_ref_only_when_one_exists() -> None:
     """Issue 32 item 5: on ROCm 5.2 doctor suggested an older PyTorch whose range has 5.2, but
     no release in the table has one (and `--ref v1.13.1` is refused)."""

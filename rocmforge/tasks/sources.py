@@ -41,14 +41,15 @@ def checkout(c: Context, **flags: object) -> None:
         print(f"Triton pin: {locked.triton_commit} ({locked.triton_repo})")
 
 
-@flagged()
+@flagged(("work_dir",))
 @reported
-def patch(c: Context, check: bool = False, revert: bool = False) -> None:
+def patch(c: Context, check: bool = False, revert: bool = False, **flags: object) -> None:
     """Apply the patch series whose Applies-To range matches the checkout, all or nothing."""
     from rocmforge.render import print_table
+    from rocmforge.settings import settings_of_flags
     from rocmforge.sources import patch_sources
 
-    settings = settings_for(c)
+    settings = settings_for(c, **settings_of_flags(flags))
     if check or is_dry(c):
         reports = patch_sources(settings, check_only=True, revert=revert)
     else:
@@ -82,10 +83,11 @@ def patch_summary(reports: Sequence[PatchReport], *, check: bool, revert: bool) 
             f"{' --revert' if revert else ''}` to do it)")
 
 
-@flagged(help={"ref": "read the pin of this PyTorch ref over HTTP (pin_url) instead of the "
-               "checkout"})
+@flagged(("work_dir",), help={"ref": "read the pin of this PyTorch ref over HTTP (pin_url) "
+                               "instead of the checkout"})
 @reported
-def pin(c: Context, ref: str = "", json: bool = False, timeout: str = "10") -> None:
+def pin(c: Context, ref: str = "", json: bool = False, timeout: str = "10",
+        **flags: object) -> None:
     """Print the Triton commit, version, repository and wheel name the PyTorch ref pins."""
     # `timeout` is text, not float: Invoke casts typed flags inside its parser, so a bad value
     # would end in a traceback there instead of this task's one-paragraph error.
@@ -103,7 +105,9 @@ def pin(c: Context, ref: str = "", json: bool = False, timeout: str = "10") -> N
             "it bounds the wait for each HTTP reply",
             "pass a number, e.g. --timeout 10",
         ) from None
-    settings = settings_for(c)
+    from rocmforge.settings import settings_of_flags
+
+    settings = settings_for(c, **settings_of_flags(flags))
     if ref:
         found = fetch_pin(settings.pin_url, ref, timeout=timeout_s)
         source = f"{settings.pin_url} at {ref}"

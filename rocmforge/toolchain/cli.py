@@ -132,6 +132,8 @@ def run_toolchain(
         if explicit:
             raise
         choice_error = exc.paragraph()
+    if explicit and choice is not None and not as_json:  # JSON reports the verdict instead
+        _refuse_what_the_build_refuses(choice, ctx, allow_compiler=settings.allow_compiler)
     if system and choice is not None:
         chosen = inventory.find(choice.kind, choice.major)
         assert chosen is not None  # choose_build_compilers found it
@@ -193,6 +195,28 @@ def run_toolchain(
         return None
     print(choice_script(choice))
     return choice
+
+
+def _refuse_what_the_build_refuses(choice: CompilerChoice, ctx: PolicyContext, *,
+                                   allow_compiler: bool) -> None:
+    """One verdict for toolchain, doctor and the build: a compiler the table warns about is
+    refused here as the build's preflight refuses it (nothing printed to eval, nothing
+    switched), unless --allow-compiler."""
+    from rocmforge.knowledge.compiler_policy import build_verdict
+
+    if ctx.judge is None:
+        return
+    verdict = ctx.judge(choice.kind, choice.version)
+    graded, reason = build_verdict(verdict.status, verdict.reason, allow_compiler=allow_compiler)
+    if graded != "FAIL":
+        return
+    name = "GCC" if choice.kind == "gcc" else "Clang"
+    fix = verdict.fix or "choose the kit's recommendation (`invoke toolchain` lists it)"
+    if "--allow-compiler" not in fix:
+        fix += (f", or keep it on purpose: `invoke toolchain --{choice.kind} {choice.major} "
+                "--allow-compiler`")
+    raise UsageError(f"{name} {choice.version} is not a compiler the build accepts for "
+                     f"{ctx.rocm_label}", reason, fix)
 
 
 def choice_script(choice: CompilerChoice) -> str:
