@@ -158,7 +158,8 @@ def plan_build(
     name companions and it is not given).
     """
     check_ref_name(str(settings.pytorch_ref))
-    companions = _companions(settings, options, companion_table)
+    companions = planned_companions(settings, options, companion_table, targets=tuple(targets),
+                                    facts=facts, env=env)
     check_max_jobs(env)
     if options.build_style not in BUILD_STYLES:
         raise ValueError(f"build_style must be one of {BUILD_STYLES}, not {options.build_style!r}")
@@ -526,17 +527,32 @@ def _with_sdk_steps(steps: list[Step], sdk: SdkPlan, workdir: WorkDir,
     return ordered
 
 
-def _companions(settings: Settings, options: BuildOptions,
-                table: CompanionTable | None) -> tuple[CompanionChoice, ...]:
+def planned_companions(settings: Settings, options: BuildOptions,
+                       table: CompanionTable | None, *,
+                       targets: Sequence[str] = (), facts: Facts | None = None,
+                       env: Mapping[str, str] | None = None) -> tuple[CompanionChoice, ...]:
     """The companions of this build for the torch version the plan knows ("" for a branch:
-    main of each companion, checked once checked out); a bad name or a ref that cannot pair
-    with this torch is a UsageError here, before any step."""
+    main of each companion, checked once checked out), then the extensions `--with` names; a
+    bad name, a ref that cannot pair with this torch or a target no backend of an extension
+    supports is a UsageError here, before any step."""
     if not tuple(getattr(settings, "companions", ()) or ()):
         return ()
     from rocmforge.knowledge.companions import load_companions
+    from rocmforge.knowledge.extensions import load_extensions, split_with
     from rocmforge.plan.companion_steps import companion_choices
+    from rocmforge.plan.extensions import extension_choices
 
-    return companion_choices(settings, table or load_companions(), options.pytorch_version)
+    table_ext = load_extensions()
+    _, words = split_with(settings.companions, table_ext)
+    companions = companion_choices(settings, table or load_companions(), options.pytorch_version)
+    if not words:
+        return companions
+    system = getattr(facts, "system", None)
+    jobs = int((env or {}).get("MAX_JOBS", "0") or 0) or int(getattr(system, "cores", 1) or 1)
+    return companions + extension_choices(
+        words, table_ext, targets, repos=settings.companion_repos, jobs=jobs,
+        cores=int(getattr(system, "cores", 1) or 1),
+        mem_total_gib=float(getattr(system, "mem_total_gib", 0.0) or 0.0))
 
 
 def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str,

@@ -28,6 +28,7 @@ from rocmforge.knowledge.companions import (
     choose,
     parse_requests,
 )
+from rocmforge.knowledge.extensions import ExtensionChoice
 
 if TYPE_CHECKING:
     from rocmforge.settings import Settings
@@ -44,8 +45,14 @@ PIP_WHEEL = ("-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-de
 def companion_choices(settings: Settings, table: CompanionTable,
                       torch_version: str) -> tuple[CompanionChoice, ...]:
     """What to do about each companion the settings name (in the order given)."""
-    requests = parse_requests(settings.companions, table)
-    unknown = sorted(set(settings.companion_repos) - set(table.names))
+    from rocmforge.knowledge.extensions import load_extensions, split_with
+
+    words, _ = split_with(settings.companions, load_extensions())
+    requests = parse_requests(words, table)
+    from rocmforge.knowledge.extensions import load_extensions as _extensions
+
+    unknown = sorted(set(settings.companion_repos) - set(table.names)
+                     - set(_extensions().names))
     if unknown:
         raise UsageError(
             f"setting companion_repos names {', '.join(unknown)}, which is no companion",
@@ -90,7 +97,8 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                 volatile=not _FULL_SHA.fullmatch(choice.ref.strip()),
                 outputs=(f"{tree}/.git",),
             ),
-            Step(
+            _extension_pairing(choice, tree, venv_python, source)
+            if isinstance(choice, ExtensionChoice) else Step(
                 name=f"{choice.name}-pairing",
                 kind="python",
                 argv=("companion-pairing", choice.name, venv_python),
@@ -121,6 +129,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                 inputs={**source, "built": tuple(c.name for c in built)},
                 volatile=True,
             ),
+            *_pre_build_steps(choice, tree, build_env),
             Step(
                 name=f"{choice.name}-build",
                 argv=(venv_python, *PIP_WHEEL, f"{tree}/dist", "."),
@@ -161,6 +170,41 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     return steps
 
 
+def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
+                       source: Mapping[str, str]) -> Step:
+    """An extension's pairing: the torch its tree pins (when its recipe names the file) against
+    the torch the build venv imports, and its version from the file the recipe names."""
+    reads = tuple(f"{tree}/{f}" for f in (choice.torch_pin_file, choice.version_file) if f)
+    return Step(
+        name=f"{choice.name}-pairing",
+        kind="python",
+        argv=("extension-pairing", choice.name, venv_python),
+        why=f"{choice.name}'s own torch pin and version against the torch installed in the "
+            "build venv: an extension built for another torch stops here, before its build",
+        effects=Effects(reads=reads, commands=((venv_python, "-c", "import torch; "
+                                                "print(torch.__version__)"),)),
+        inputs={**source, "torch_pin_file": choice.torch_pin_file,
+                "torch_pin_pattern": choice.torch_pin_pattern,
+                "version_file": choice.version_file, "version_pattern": choice.version_pattern,
+                "backend": choice.backend, "module": choice.module, "verify": choice.verify,
+                "variables": tuple(f"{k}={v}" for k, v in choice.build_env.items())},
+    )
+
+
+def _pre_build_steps(choice: CompanionChoice, tree: str,
+                     build_env: Mapping[str, str]) -> list[Step]:
+    """The commands an extension's recipe runs in its tree before the wheel build (CMake for
+    bitsandbytes), each a plain step with the build's environment and its own variables."""
+    if not isinstance(choice, ExtensionChoice):
+        return []
+    env = dict(sorted({**build_env, **choice.build_env}.items()))
+    return [Step(name=f"{choice.name}-prepare-{index}", argv=argv,
+                 why=f"{choice.name}'s own build before its wheel ({argv[0]}, from "
+                     "config/extensions.toml)",
+                 cwd=tree, env=env, inputs={"repo": choice.repo, "ref": choice.ref})
+            for index, argv in enumerate(choice.pre_build, start=1)]
+
+
 def clear_step(names: tuple[str, ...], workdir: WorkDir) -> Step:
     """The step of a build that makes no companion while dist/ still lists some (an earlier
     `--with` build): the manifest must describe only what this build made. Planned only while
@@ -182,8 +226,13 @@ def clear_step(names: tuple[str, ...], workdir: WorkDir) -> Step:
 
 def companion_notes(choices: Sequence[CompanionChoice]) -> list[str]:
     """One note per companion: what is built and why that ref, or why it is skipped."""
+    from rocmforge.plan.extensions import extension_notes
+
     notes: list[str] = []
     for choice in choices:
+        if isinstance(choice, ExtensionChoice):
+            notes += extension_notes([choice])
+            continue
         if choice.skipped:
             notes.append(f"{choice.name} is skipped: {choice.skipped}")
         else:

@@ -60,6 +60,11 @@ def verify(session: nox.Session, target: str) -> None:
         return
     for note in plan.notes():
         session.warn(note)
+    # The venv is pinned to these wheels first (rocmforge.constraints): a `pip install` of
+    # anything that wants another torch stops there instead of replacing the one under test.
+    from rocmforge.constraints import protect_venv
+
+    protect_venv(Path(session.virtualenv.location), [w.name for w in plan.wheels.paths])
     session.install(*(str(wheel) for wheel in plan.wheels.paths))
     # the kit itself: verify + the offload-bundle reader for `static`
     session.install(str(nox_support.kit_copy(ROOT, Path(session.create_tmp()))))

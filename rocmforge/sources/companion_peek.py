@@ -27,6 +27,13 @@ VERSION_FILE = "version.txt"
 def peek_version(repo: str, ref: str) -> str:
     """version.txt of `repo` at `ref` (first line, stripped); "" when the remote cannot be
     reached, the ref is unknown there, or the tree has no version.txt."""
+    lines = peek_file(repo, ref, VERSION_FILE).strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def peek_file(repo: str, ref: str, path: str) -> str:
+    """The text of `path` in `repo` at `ref` (one shallow fetch into a throw-away bare
+    repository); "" when the remote cannot be reached, the ref is unknown or the file absent."""
     with tempfile.TemporaryDirectory(prefix="rocmforge-peek-") as scratch:
         bare = Path(scratch)
         if not run_git(["init", "-q", "--bare", str(bare)], check=False).ok:
@@ -35,9 +42,42 @@ def peek_version(repo: str, ref: str) -> str:
                           check=False)
         if not fetched.ok:
             return ""
-        shown = run_git(["show", f"FETCH_HEAD:{VERSION_FILE}"], cwd=bare, check=False)
-        lines = shown.stdout.strip().splitlines() if shown.ok else []
-        return lines[0].strip() if lines else ""
+        shown = run_git(["show", f"FETCH_HEAD:{path}"], cwd=bare, check=False)
+        return shown.stdout if shown.ok else ""
+
+
+def check_extension_pins(choices: Sequence[CompanionChoice], torch_version: str, *,
+                         peek: Callable[[str, str, str], str] = peek_file) -> list[str]:
+    """Every extension whose recipe names a torch pin file is paired with `torch_version` by
+    that file at its ref, before the first step: a pin of another torch is a UsageError (both
+    versions named); a file that cannot be read is a note (the pairing step checks again)."""
+    from rocmforge.errors import UsageError
+    from rocmforge.knowledge.extensions import ExtensionChoice, pin_matches, torch_pin_in
+
+    notes: list[str] = []
+    if not torch_version:
+        return notes
+    for choice in choices:
+        if not isinstance(choice, ExtensionChoice) or not choice.torch_pin_file:
+            continue
+        text = peek(choice.repo, choice.ref, choice.torch_pin_file)
+        if not text:
+            notes.append(f"{choice.name}: could not read {choice.torch_pin_file} at {choice.ref} "
+                         f"from {choice.repo} before the build; the pairing step checks it "
+                         "after the checkout")
+            continue
+        pinned = torch_pin_in(text, choice.torch_pin_pattern)
+        if pinned and not pin_matches(pinned, torch_version):
+            raise UsageError(
+                f"{choice.name} at {choice.ref} pins torch=={pinned} ({choice.torch_pin_file}), "
+                f"but this build makes torch {torch_version}",
+                f"{choice.name} would be built against one torch and need another at run time; "
+                "refused before any step",
+                f"build the {choice.name} ref whose {choice.torch_pin_file} pins torch "
+                f"{torch_version} (--with {choice.name}@<ref>), or build that torch "
+                f"(--ref v{pinned})",
+            )
+    return notes
 
 
 def check_companion_refs(choices: Sequence[CompanionChoice], torch_version: str,

@@ -19,6 +19,7 @@ from rocmforge.steps import (
     checkout,
     companions,
     configure,
+    extensions,
     outputs,
     prepare,
     rocm_sdk,
@@ -68,6 +69,8 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
     "companion-checkout": (companions.checkout, "git: the companion at its ref (no clobbering)"),
     "companion-pairing": (companions.pairing, "the companion's version.txt against the torch "
                           "the build venv imports (config/companions.toml)"),
+    "extension-pairing": (extensions.pairing, "an extension's own torch pin and version "
+                          "against the torch the build venv imports"),
     "companion-patches": (companions.patches, "apply patches/<companion>/ selected by its "
                           "version"),
     "companions-collect": (companions.collect, "copy the companion wheels to dist/ and add them "

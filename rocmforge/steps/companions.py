@@ -223,8 +223,9 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
                           "wheels": {k: v for k, v in wheels.items() if k in ("torch", "triton")}})
     for name, package in zip(names, packages, strict=True):
         folder = _tree(ctx, name) / "dist"
-        built = sorted(folder.glob(f"{wheel_prefix(package)}*.whl"),
-                       key=lambda p: p.stat().st_mtime)
+        # A generic extension (git+URL, a folder) names no package: the wheel its build left.
+        pattern = f"{wheel_prefix(package)}*.whl" if package else "*.whl"
+        built = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime)
         if not built:
             raise StepFailed(f"The {name} build left no {wheel_prefix(package)}*.whl in "
                              f"{folder}", "the build step succeeded but did not package a wheel",
@@ -247,7 +248,13 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
             "sha256": _record(files, wheel)["sha256"],
             "torch": paired.get("torch", ""), "requires": paired.get("requires", ""),
             "patches": patched.get("patches", []),
+            # An extension's own facts: its backend, the variables its build had, the module
+            # verify imports and the op it runs (knowledge.extensions).
+            **{key: paired[key] for key in ("kind", "backend", "variables", "module", "verify")
+               if key in paired},
         }
+        if not section[name]["version"]:  # the wheel's name says it (PEP 427)
+            section[name]["version"] = wheel.name.split("-")[1]
     for gone in sorted(set(wheels) - {"torch", "triton", *names}):
         # A companion an earlier build made and this one does not (--with torchvision after
         # --with torchvision,torchaudio): its wheel leaves dist/, as torch's collect does for a
@@ -286,7 +293,7 @@ def _record(files: dict[str, object], wheel: Path) -> Mapping[str, object]:
 
 
 def install(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.steps.venv import pip_install_argv
+    from rocmforge.steps.venv import pip_install_argv, protect
 
     python = ctx.step.argv[1]
     recorded = ctx.details_of("companions-collect")
@@ -295,6 +302,9 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
     if not wheels:
         raise StepFailed("There is no companion wheel to install",
                          "the companions-collect step recorded none", "run the build again")
+    torch_wheels = [str(ctx.workdir.dist / str(n)) for n in
+                    (ctx.details_of("collect").get(k) for k in ("triton", "torch")) if n]
+    protect(ctx, [*torch_wheels, *wheels])
     ctx.run(pip_install_argv(python, wheels))
     return {"installed": wheels}
 

@@ -29,11 +29,13 @@ def _sdk(build: PreparedBuild) -> SdkPlan:
 
 
 def install_sdk(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.constraints import release_venv
     from rocmforge.probes.rocm import SDK_CLI, parse_sdk_targets
     from rocmforge.versions import dotted_version
 
     sdk = _sdk(build)
     python = ctx.step.argv[1]
+    release_venv(ctx.workdir.venv)
     ctx.run([python, "-m", "pip", "install", "--index-url", sdk.index, sdk.requirement])
     cli = str(Path(python).parent / SDK_CLI)
     ctx.run([cli, "init"])

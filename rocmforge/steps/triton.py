@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 
 
 def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.constraints import release_venv
     from rocmforge.sources import pin_of_checkout, triton_wheel
 
     mode = ctx.step.argv[1]
     python = ctx.step.argv[2]
+    release_venv(ctx.workdir.venv)  # a new pin's Triton replaces the last build's
     if mode == "skip":
         ctx.notice("Triton skipped (triton_mode = skip): torch.compile will not work")
         return {"wheel": "", "mode": mode}

@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 
 def build_requirements(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.constraints import release_venv
+
     python = ctx.step.argv[1]
+    if release_venv(ctx.workdir.venv):
+        ctx.say("lifted the venv's pin of the last build's wheels while the build changes it")
     tree = Path(ctx.step.cwd)
     files = [name for name in ("requirements.txt", "requirements-build.txt")
              if (tree / name).is_file()]
@@ -48,8 +52,18 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
     if not wheels:
         raise StepFailed("There is no wheel to install", "the collect step recorded none",
                          "run the build again")
+    protect(ctx, wheels)
     ctx.run(pip_install_argv(python, wheels))
     return {"installed": wheels}
+
+
+def protect(ctx: ActionContext, wheels: Sequence[str]) -> None:
+    """Pin the build venv to these wheels (rocmforge.constraints) before they are installed: a
+    later `pip install` there cannot swap torch for another."""
+    from rocmforge.constraints import protect_venv
+
+    written = protect_venv(ctx.workdir.venv, [Path(w).name for w in wheels])
+    ctx.say(f"pinned the build venv to {', '.join(Path(w).name for w in wheels)} ({written})")
 
 
 def externally_managed(python: str) -> str:

@@ -114,15 +114,28 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     if not prepared.settings.companions:
         return
     from rocmforge.knowledge.companions import load_companions
+    from rocmforge.plan.build_plan import planned_companions
     from rocmforge.plan.companion_steps import companion_choices
     from rocmforge.render import say
-    from rocmforge.sources.companion_peek import check_companion_refs
+    from rocmforge.sources.companion_peek import check_companion_refs, check_extension_pins
 
     table = load_companions()
     torch_version = prepared.options.pytorch_version
     choices = companion_choices(prepared.settings, table, torch_version)
     for note in check_companion_refs(choices, torch_version, table):
         say(f"note: {note}")
+    # An extension whose tree pins torch (vLLM's requirements): read at its ref, before any step.
+    inputs = prepared.inputs
+    planned = planned_companions(prepared.settings, prepared.options, table,
+                                 targets=inputs.target_names, facts=inputs.facts,
+                                 env=dict(inputs.env))
+    for note in check_extension_pins(planned, torch_version):
+        say(f"note: {note}")
+    from rocmforge.knowledge.extensions import ExtensionChoice
+    from rocmforge.plan.extensions import extension_notes
+
+    for note in extension_notes([c for c in planned if isinstance(c, ExtensionChoice)]):
+        say(note)
 
 
 @flagged(("work_dir",), help={
@@ -132,6 +145,7 @@ def install(c: Context, python: str = "", **flags: object) -> None:
     """Install the wheels in dist/ into an environment (never an externally managed one)."""
     import shlex
     import sys
+    from pathlib import Path
 
     from rocmforge import process
     from rocmforge.errors import StepFailed
@@ -143,7 +157,16 @@ def install(c: Context, python: str = "", **flags: object) -> None:
     print("+ " + shlex.join(argv))
     if is_dry(c):
         return
+    wheels = [a for a in argv if a.endswith(".whl")]
     with holding_work_dir(settings, "install"):
+        # The target venv is pinned to these wheels first (rocmforge.constraints): a later
+        # `pip install X` there cannot replace the self-built torch.
+        prefix = process.run([argv[0], "-c", "import sys; print(sys.prefix)"])
+        if prefix.ok and prefix.stdout.strip():
+            from rocmforge.constraints import protect_venv
+
+            written = protect_venv(Path(prefix.stdout.strip()), [Path(w).name for w in wheels])
+            print(f"pinned {prefix.stdout.strip()} to these wheels ({written})")
         result = process.run(argv, log=sys.stdout)
     if not result.ok:
         raise StepFailed(f"pip could not install {', '.join(argv[6:])} into {argv[0]}",

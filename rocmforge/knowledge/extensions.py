@@ -1,0 +1,247 @@
+"""PyTorch extensions built against the new torch (config/extensions.toml) as frozen records.
+
+Owns: `Recipe` (repository and default ref, the wheel's distribution name and the module it
+imports as, the variable that carries the targets and the variables that select the ROCm build,
+the backends and the targets each supports, where the tree pins torch, where it states its
+version, the memory one compile job needs, commands to run before the wheel build, the verify
+op), the loader, `is_extension_request` (which `--with` words are extensions: a recipe's name,
+`git+URL@ref` or a local folder), `recipe_for` (a recipe, or a generic one for any other
+repository using torch.utils.cpp_extension or CMake), `backend_for` (the first backend that
+covers every target) and `torch_pin_in` (the torch a tree's requirements pin). Must not: run
+git or pip, or read a checkout (callers pass file text).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from rocmforge.errors import ConfigError, UsageError
+from rocmforge.knowledge.companions import CompanionChoice
+from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
+
+EXTENSIONS_FILE = "extensions.toml"
+GIT_PREFIX = "git+"
+TARGETS_FIELD = "{targets}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Backend:
+    name: str
+    targets: tuple[str, ...]  # () = any target
+    env: Mapping[str, str]
+    note: str = ""
+
+    def covers(self, processor: str) -> bool:
+        return not self.targets or processor in self.targets
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recipe:
+    name: str
+    repo: str
+    ref: str
+    package: str  # the wheel's distribution name ("" = any wheel the build leaves)
+    module: str  # what `import` takes ("" = not known: verify checks the wheel only)
+    targets_var: str
+    targets_sep: str
+    env: Mapping[str, str]
+    backends: tuple[Backend, ...]
+    torch_pin_file: str = ""
+    torch_pin_pattern: str = ""
+    version_file: str = ""
+    version_pattern: str = ""
+    mem_per_job_gib: float = 0.0
+    pre_build: tuple[tuple[str, ...], ...] = ()
+    verify: str = ""
+    source: str = ""
+    generic: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtensionTable:
+    path: Path
+    recipes: Mapping[str, Recipe]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.recipes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtensionChoice(CompanionChoice):
+    """A companion-like choice for an extension: built by the same steps (checkout, pairing,
+    patches, build, collect, install), with its recipe's variables, backend and commands.
+    `build_env` holds every variable its build gets on top of the torch build's."""
+
+    kind: str = "extension"
+    backend: str = ""
+    backend_note: str = ""
+    module: str = ""
+    pre_build: tuple[tuple[str, ...], ...] = ()
+    torch_pin_file: str = ""
+    torch_pin_pattern: str = ""
+    version_file: str = ""
+    version_pattern: str = ""
+    verify: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {**super().as_dict(), "kind": self.kind, "backend": self.backend,
+                "module": self.module, "pre_build": [list(a) for a in self.pre_build],
+                "torch_pin_file": self.torch_pin_file, "verify": self.verify}
+
+
+def split_with(items: Sequence[str], table: ExtensionTable) -> tuple[list[str], list[str]]:
+    """The `--with` / companions words as (companion words, extension words)."""
+    companions: list[str] = []
+    extensions: list[str] = []
+    for item in items:
+        for word in str(item).split(","):
+            word = word.strip()
+            if word:
+                (extensions if is_extension_request(word, table) else companions).append(word)
+    return companions, extensions
+
+
+def is_extension_request(word: str, table: ExtensionTable) -> bool:
+    """An extension in `--with`: a recipe's name (with an optional @ref), a git URL
+    (`git+https://...@ref`) or a local folder."""
+    text = word.strip()
+    name = text.partition("@")[0].strip().lower()
+    return (name in table.recipes or text.startswith(GIT_PREFIX) or text.startswith(("/", "./"))
+            or Path(text).expanduser().is_dir())
+
+
+def parse_extension(word: str, table: ExtensionTable) -> tuple[Recipe, str]:
+    """(recipe, ref) for one `--with` word; "" ref = the recipe's default."""
+    text = word.strip()
+    if text.startswith(GIT_PREFIX):
+        url, _, ref = text[len(GIT_PREFIX):].rpartition("@")
+        if not url or "://" not in url and not url.startswith(("/", "file:")):
+            url, ref = text[len(GIT_PREFIX):], ""
+        return generic_recipe(url), ref.strip()
+    if text.partition("@")[0].strip().lower() in table.recipes:
+        name, _, ref = text.partition("@")
+        return table.recipes[name.strip().lower()], ref.strip()
+    folder = Path(text).expanduser()
+    if not folder.is_dir():
+        raise UsageError(f"{text!r} (--with) is no extension the kit knows and no folder",
+                         "--with takes companions, the extensions of config/extensions.toml, "
+                         "git+URL@ref or the folder of a PyTorch extension",
+                         f"use one of {', '.join(table.names)}, or git+https://host/repo@ref")
+    return generic_recipe(str(folder.resolve())), ""
+
+
+def generic_recipe(repo: str) -> Recipe:
+    """Any other extension: built with pip against the build venv's torch, the targets in
+    PYTORCH_ROCM_ARCH (what torch.utils.cpp_extension and PyTorch's CMake read)."""
+    stem = re.sub(r"\.git$", "", repo.rstrip("/").rsplit("/", 1)[-1]) or "extension"
+    name = re.sub(r"[^a-z0-9_-]+", "-", stem.lower()).strip("-") or "extension"
+    return Recipe(name=name, repo=repo, ref="", package="", module="",
+                  targets_var="PYTORCH_ROCM_ARCH", targets_sep=";", env=MappingProxyType({}),
+                  backends=(), generic=True,
+                  source="generic: torch.utils.cpp_extension and PyTorch's CMake read "
+                         "PYTORCH_ROCM_ARCH")
+
+
+def backend_for(recipe: Recipe, targets: Sequence[str]) -> Backend | None:
+    """The first backend of the recipe whose targets cover every requested processor; None
+    when the recipe has no backends (one build for all); a UsageError when none covers them."""
+    if not recipe.backends:
+        return None
+    processors = [t.split(":", 1)[0] for t in targets]
+    for backend in recipe.backends:
+        if all(backend.covers(p) for p in processors):
+            return backend
+    told = "; ".join(f"{b.name}: {', '.join(b.targets) or 'any'}" for b in recipe.backends)
+    raise UsageError(
+        f"{recipe.name} has no backend for {', '.join(processors)}",
+        f"its backends and their targets ({told}; config/extensions.toml)",
+        f"build {recipe.name} for the targets one backend supports (--arch), or leave it out",
+    )
+
+
+def torch_pin_in(text: str, pattern: str) -> str:
+    """The torch version a requirements file pins ("2.9.1"), "" when it pins none."""
+    match = re.search(pattern, text, re.MULTILINE) if pattern else None
+    return match.group(1).strip() if match else ""
+
+
+def pin_matches(pinned: str, torch_version: str) -> bool:
+    """Whether the torch being built satisfies the tree's `torch==X` pin (the local version
+    and pre-release of a source build ignored: 2.9.0a0+rocm7.14 is a 2.9.0)."""
+    try:
+        spec = SpecifierSet(f"=={pinned}" if pinned[0].isdigit() else pinned)
+    except (InvalidSpecifier, IndexError):
+        return True
+    base = re.match(r"\d+(?:\.\d+)*", torch_version)
+    return base is not None and spec.contains(base.group(), prereleases=True)
+
+
+def load_extensions(directory: str | Path | None = None) -> ExtensionTable:
+    return _load(str(config_dir(directory) / EXTENSIONS_FILE))
+
+
+@functools.cache
+def _load(path_text: str) -> ExtensionTable:
+    path = Path(path_text)
+    data = read_toml(path)
+    check_keys(data, where=str(path), required=("extension",))
+    recipes: dict[str, Recipe] = {}
+    for name, raw in expect_type(data["extension"], dict, where=f"{path} [extension]").items():
+        where = f"{path} [extension.{name}]"
+        entry = expect_type(raw, dict, where=where)
+        check_keys(entry, where=where,
+                   required=("repo", "ref", "package", "module", "targets_var", "env",
+                             "source"),
+                   optional=("targets_sep", "backend", "torch_pin_file", "torch_pin_pattern",
+                             "version_file", "version_pattern", "mem_per_job_gib", "pre_build",
+                             "verify"))
+        backends = []
+        for index, item in enumerate(expect_type(entry.get("backend", []), list,
+                                                 where=f"{where} backend")):
+            bwhere = f"{where} backend[{index}]"
+            item = expect_type(item, dict, where=bwhere)
+            check_keys(item, where=bwhere, required=("name", "targets", "env"),
+                       optional=("note",))
+            backends.append(Backend(
+                name=expect_type(item["name"], str, where=bwhere),
+                targets=tuple(str(t) for t in expect_type(item["targets"], list, where=bwhere)),
+                env=MappingProxyType({str(k): str(v) for k, v in
+                                      expect_type(item["env"], dict, where=bwhere).items()}),
+                note=str(item.get("note", ""))))
+        pre = tuple(tuple(str(a) for a in expect_type(argv, list, where=f"{where} pre_build"))
+                    for argv in expect_type(entry.get("pre_build", []), list,
+                                            where=f"{where} pre_build"))
+        pattern = str(entry.get("torch_pin_pattern", ""))
+        if bool(entry.get("torch_pin_file")) != bool(pattern):
+            raise ConfigError(f"{where}: torch_pin_file and torch_pin_pattern go together",
+                              "the pattern finds the pinned torch in that file",
+                              "give both, or neither")
+        recipes[name] = Recipe(
+            name=name,
+            repo=expect_type(entry["repo"], str, where=f"{where} repo"),
+            ref=expect_type(entry["ref"], str, where=f"{where} ref"),
+            package=expect_type(entry["package"], str, where=f"{where} package"),
+            module=expect_type(entry["module"], str, where=f"{where} module"),
+            targets_var=expect_type(entry["targets_var"], str, where=f"{where} targets_var"),
+            targets_sep=str(entry.get("targets_sep", ";")),
+            env=MappingProxyType({str(k): str(v) for k, v in
+                                  expect_type(entry["env"], dict, where=f"{where} env").items()}),
+            backends=tuple(backends),
+            torch_pin_file=str(entry.get("torch_pin_file", "")),
+            torch_pin_pattern=pattern,
+            version_file=str(entry.get("version_file", "")),
+            version_pattern=str(entry.get("version_pattern", "")),
+            mem_per_job_gib=float(entry.get("mem_per_job_gib", 0.0)),
+            pre_build=pre,
+            verify=str(entry.get("verify", "")),
+            source=expect_type(entry["source"], str, where=f"{where} source"),
+        )
+    return ExtensionTable(path=path, recipes=MappingProxyType(recipes))

@@ -1,0 +1,67 @@
+"""Pipeline stage for the extensions (flash-attention, bitsandbytes, ... or any repository):
+the pairing of the checked-out tree with the torch the build venv imports.
+
+Owns: the extension-pairing action: the torch the tree pins in the file its recipe names
+(vLLM's requirements/rocm-build.txt) against the torch installed in the build venv (a tree
+pinned to another torch stops here, before its build), its version from the file the recipe
+names, and the facts the manifest keeps for it (backend, variables, module, verify op). Every
+other step of an extension is a companion's (rocmforge.steps.companions). Must not: decide the
+ref, the backend or the variables (rocmforge.plan.extensions does).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from rocmforge.errors import UsageError
+from rocmforge.execute.actions import ActionContext, Details
+
+if TYPE_CHECKING:
+    from rocmforge.plan.prepare import PreparedBuild
+
+
+def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.knowledge.extensions import pin_matches, torch_pin_in
+    from rocmforge.steps.companions import installed_torch
+
+    name, python = ctx.step.argv[1], ctx.step.argv[2]
+    inputs = ctx.step.inputs
+    tree = ctx.workdir.src / name
+    torch_version = installed_torch(ctx, python)
+    pin_file = str(inputs.get("torch_pin_file", "") or "")
+    pinned = ""
+    if pin_file:
+        try:
+            text = (tree / pin_file).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+            ctx.say(f"{name}: no {pin_file} in the checkout; it pins no torch")
+        pinned = torch_pin_in(text, str(inputs.get("torch_pin_pattern", "")))
+        if pinned and not pin_matches(pinned, torch_version):
+            raise UsageError(
+                f"{name} at {inputs.get('ref')} pins torch=={pinned} ({tree / pin_file}), but "
+                f"this build made torch {torch_version}",
+                f"{name} would be built against one torch and want another at run time",
+                f"build the {name} ref whose {pin_file} pins torch {torch_version.split('+')[0]}"
+                f" (--with {name}@<ref>), or build that torch (--ref v{pinned})",
+            )
+    version = ""
+    version_file = str(inputs.get("version_file", "") or "")
+    if version_file:
+        try:
+            text = (tree / version_file).read_text(encoding="utf-8", errors="replace")
+            match = re.search(str(inputs.get("version_pattern", "")), text, re.MULTILINE)
+            version = match.group(1).strip() if match else ""
+        except OSError:
+            pass
+    ctx.say(f"{name} {version or '(version from its wheel)'}: "
+            + (f"pins torch=={pinned}, " if pinned else "pins no torch, ")
+            + f"the build venv has torch {torch_version}")
+    variables = dict(str(v).split("=", 1) for v in inputs.get("variables", ()) if "=" in str(v))
+    return {"version": version,
+            "version_source": f"{tree / version_file}" if version else "the wheel's name",
+            "torch": torch_version, "requires": f"=={pinned}" if pinned else "",
+            "kind": "extension", "backend": str(inputs.get("backend", "")),
+            "module": str(inputs.get("module", "")), "verify": str(inputs.get("verify", "")),
+            "variables": variables}
