@@ -344,9 +344,10 @@ FLAGS: tuple[Flag, ...] = (
          "venv_system_site_packages)"),
     # `with` is a Python keyword: the parameter is with_, the flag --with (Invoke strips the _).
     Flag(name="with_", short="", setting="companions",
-         help="companions to build against the new torch, e.g. torchvision,torchaudio; "
-         "name@ref builds a tag, branch or commit of your own (torchvision@v0.28.0); "
-         "setting companions"),
+         help="companions and extensions to build against the new torch, e.g. "
+         "torchvision,flash-attention,bitsandbytes; name@ref builds a ref of your own "
+         "(torchvision@v0.28.0); git+URL@ref or a folder builds any extension; setting "
+         "companions"),
     # Options of the tasks that take them.
     Flag(name="json", short="j", help="print a versioned JSON document instead of a table"),
     Flag(name="no_cache", short="",

@@ -312,7 +312,8 @@ def test_unknown_companion_is_one_paragraph_exit_2(remotes: dict[str, Path],
                           "torchvison"), env_for({}))
     assert refused.returncode == 2
     err = " ".join(refused.stderr.split())
-    assert "'torchvison' (--with / setting companions) is no companion the kit builds." in err
+    assert ("'torchvison' (--with / setting companions) is no companion or extension the kit "
+            "builds.") in err
     assert 'Did you mean "torchvision"?' in err
     assert "Traceback" not in refused.stderr
 

@@ -80,6 +80,18 @@ def test_gfx942_builds_flash_attention_ck_and_bitsandbytes_against_the_built_tor
     assert "bitsandbytes==0.48.2" in pinned
     # The console names each extension's backend and variables before any step ran.
     assert "extension flash-attention: v2.8.3" in done.stderr + done.stdout
+    # verify, in the build venv, against the manifest: each imports at the version built, its
+    # libraries hold gfx942 (the kit's inspect), and its op needs a device (SKIP here).
+    report = tmp_path / "verify.json"
+    subprocess.run([str(python), "-m", "rocmforge.verify", "--device", "cpu", "--only",
+                    "extensions", "--manifest", str(work / "dist" / "manifest.json"), "--json",
+                    str(report)], capture_output=True, text=True, cwd=REPO_ROOT, timeout=300)
+    rows = {c["name"]: (c["status"], c["reason"]) for c in json.loads(report.read_text())["checks"]}
+    assert rows["flash-attention"][0] == "PASS" and "flash_attn 2.8.3" in rows["flash-attention"][1]
+    assert rows["flash-attention.targets"] == ("PASS", rows["flash-attention.targets"][1])
+    assert "gfx942 present" in rows["flash-attention.targets"][1]
+    assert rows["bitsandbytes.targets"][0] == "PASS"
+    assert rows["flash-attention.op"] == ("SKIP", "--device cpu: this check needs a GPU")
 
 
 def test_gfx1100_picks_flash_attentions_triton_backend(remotes: dict[str, Path],
@@ -133,7 +145,7 @@ def test_pip_cannot_replace_the_built_torch_in_a_protected_venv(tmp_path: Path,
     """Issue 33 item 3: in a venv pinned to dist/'s wheels, `pip install` of a wheel that needs
     another torch stops on the constraint, and torch stays the one built (real pip, a real
     index serving the other torch and the wheel that wants it)."""
-    from rocmforge.constraints import protect_venv
+    from rocmforge.sources.constraints import protect_venv
 
     built = make_wheel(tmp_path / "dist", "torch", "2.8.0a0+rocm7.14.1",
                        {"torch/__init__.py": "__version__ = '2.8.0a0+rocm7.14.1'\n"})

@@ -50,6 +50,7 @@ OTHER_TOOLS = {
     "--cuda-device-only": "clang",
     "--version": "every compiler and tool the probes ask",
     "--no-isolation": "python -m build / pip",
+    "--build": "cmake (bitsandbytes' pre-build in config/extensions.toml)",
     "--wheel": "python -m build",
     "--recursive": "git submodule",
     "--include-untracked": "git stash",

@@ -238,3 +238,25 @@ def test_the_compile_probe_uses_cxxflags_and_explains_libstdcxx_assertions() -> 
     assert broken.compile_reason.startswith(
         "device code calls the host-only function __glibcxx_assert_fail")
     assert "-D_GLIBCXX_ASSERTIONS" in broken.compile_fix
+
+
+def test_a_venv_whose_torch_is_not_the_built_one_is_a_warning(tmp_path: Path) -> None:
+    """Issue 33 item 3: doctor warns when the build venv's torch is not the one the manifest
+    names (a later `pip install` replaced it), read from the venv's own dist-info."""
+    venv = tmp_path / "venv"
+    (venv / "lib/python3.11/site-packages/torch-2.7.0.dist-info").mkdir(parents=True)
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "manifest.json").write_text(
+        '{"wheels": {"torch": "torch-2.8.0a0+rocm7.14.1-cp311-cp311-linux_x86_64.whl"}}')
+    hazards = probe_hazards(rocm_root=None, checkout=None, sources=None, venv=venv,
+                            environ={}, root=tmp_path, dist=dist)
+    assert (hazards.venv_torch, hazards.built_torch) == ("2.7.0", "2.8.0a0+rocm7.14.1")
+    status, detail, fix = _rows(hazards, venv=str(venv))["venv torch"]
+    assert status == "WARN"
+    assert "has torch 2.7.0, but the finished build's dist/manifest.json names torch " \
+        "2.8.0a0+rocm7.14.1" in detail
+    assert fix.startswith(f"invoke install --python {venv}/bin/python")
+    same = probe_hazards(rocm_root=None, checkout=None, sources=None, venv=venv, environ={},
+                         root=tmp_path, dist=tmp_path / "nodist")
+    assert "venv torch" not in _rows(same, venv=str(venv))

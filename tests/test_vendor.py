@@ -308,7 +308,8 @@ def test_vendored_nox_sessions_use_the_work_dir_of_invoke_rocm_build(tmp_path: P
     verified = _run([sys.executable, "-m", "nox", "-s", "verify"], repo)
     assert f"{dist / 'manifest.json'} names no Triton wheel" not in verified.stderr
     assert "Triton was skipped by the build" in verified.stderr, verified.stderr[-3000:]
-    assert "--only build,arch,static,ops,blas,attention,memory,perf,comm" in verified.stderr
+    assert "--only build,arch,static,ops,blas,attention,memory,perf,comm,companions,extensions" \
+        in verified.stderr
     # The fix texts of the vendored copy name the tasks as that repo has them.
     broken = _run([sys.executable, "-m", "invoke", "rocm.clean", "--work-dir", str(tmp_path)],
                   repo)

@@ -53,8 +53,8 @@ def test_cpu_suite_exit_code_and_schema(cpu_run: Any) -> None:
     assert document["options"]["device"] == "cpu"
     assert [c["name"] for c in document["checks"]] == [
         "build", "arch", "static", "triton_targets", "ops", "blas", "attention", "triton",
-        "memory", "perf", "comm", "companions"]
-    assert document["summary"] == {"PASS": 3, "WARN": 0, "FAIL": 1, "SKIP": 8}
+        "memory", "perf", "comm", "companions", "extensions"]
+    assert document["summary"] == {"PASS": 3, "WARN": 0, "FAIL": 1, "SKIP": 9}
     assert document["wall_s"] > 0
     assert "Traceback" not in done.stderr
 
@@ -73,6 +73,7 @@ def test_cpu_suite_verdicts(cpu_run: Any) -> None:
                            ("triton_targets", "no GPU targets to probe: pass --expect"),
                            ("triton", "need a GPU"), ("memory", "need a GPU"),
                            ("blas", "--device cpu: this check needs a GPU"),
+                           ("extensions", "no --manifest given"),
                            ("perf", "needs a GPU"),
                            ("companions", "no companion installed (torchvision, torchaudio)")):
         assert checks[name]["status"] == "SKIP", name
@@ -138,7 +139,7 @@ def test_cpu_table_is_printed(cpu_run: Any) -> None:
     assert lines[1].split() == ["CHECK", "STATUS", "TIME", "REASON"]
     assert any(line.startswith("build") and "FAIL" in line and "CPU-only build" in line
                for line in lines)
-    assert "3 passed, 0 warned, 1 failed, 8 skipped" in done.stdout
+    assert "3 passed, 0 warned, 1 failed, 9 skipped" in done.stdout
 
 
 def test_unknown_check_is_exit_2_with_suggestion() -> None:

@@ -275,12 +275,13 @@ def parse_requests(items: Sequence[str], table: CompanionTable) -> tuple[Compani
             name = name.strip().lower()
             if name not in table.companions:
                 raise UsageError(
-                    f"{name!r} (--with / setting companions) is no companion the kit builds."
-                    f"{suggest(name, table.names)}",
-                    "the kit builds only the companions config/companions.toml describes, "
-                    "each paired with the torch being built",
-                    f"use {', '.join(table.names)}, optionally with a ref: "
-                    "--with torchvision,torchaudio@v2.11.0",
+                    f"{name!r} (--with / setting companions) is no companion or extension the "
+                    f"kit builds.{suggest(name, table.names)}",
+                    "--with takes the companions of config/companions.toml, the extensions of "
+                    "config/extensions.toml, git+URL@ref or the folder of an extension",
+                    f"use {', '.join(table.names)} or an extension (flash-attention, "
+                    "bitsandbytes, ...), optionally with a ref: --with "
+                    "torchvision,flash-attention@v2.8.3",
                 )
             if "@" in word and not ref.strip():
                 raise UsageError(

@@ -39,6 +39,15 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
             "installed",
             fix=f"{venv}/bin/python -m pip uninstall -y "
             + " ".join(sorted({f.split()[0] for f in hazards.venv_foreign}))))
+    if hazards.venv_torch and hazards.built_torch and hazards.venv_torch != hazards.built_torch:
+        rows.append(DoctorRow(
+            check="venv torch", status="WARN",
+            detail=f"the build venv ({venv}) has torch {hazards.venv_torch}, but the finished "
+            f"build's dist/manifest.json names torch {hazards.built_torch}: a later `pip "
+            "install` replaced the torch that was built (extensions built now would be built "
+            "against the wrong one)",
+            fix=f"invoke install --python {venv}/bin/python   # puts the built wheels back and "
+            "pins the venv to them"))
     return rows
 
 

@@ -139,7 +139,8 @@ def gather_facts(
 
     work = workdir_for(settings.work_dir)
     hazards = probe_hazards(rocm_root=rocm.root if rocm else None, checkout=work.pytorch,
-                            sources=work.src, venv=work.venv, environ=environ, root=root)
+                            sources=work.src, venv=work.venv, environ=environ, root=root,
+                            dist=work.dist)
     return Facts(
         rocm_installs=installs,
         rocm=rocm,

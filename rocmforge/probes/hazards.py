@@ -52,11 +52,15 @@ class Hazards:
     """'triton 3.4.0' / 'torch 2.9.0+cu128' in the build venv: not ROCm's."""
     venv_setuptools: str = ""
     """The build venv's setuptools version ('' when there is no venv or no setuptools)."""
+    venv_torch: str = ""
+    """The torch version installed in the build venv ('' when none)."""
+    built_torch: str = ""
+    """The torch version of the wheel dist/manifest.json names ('' without a finished build)."""
 
 
 def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Path | None,
-                  venv: Path | None, environ: Mapping[str, str], root: Path = Path("/")
-                  ) -> Hazards:
+                  venv: Path | None, environ: Mapping[str, str], root: Path = Path("/"),
+                  dist: Path | None = None) -> Hazards:
     return Hazards(
         cuda_thrust=tuple(cuda_thrust_folders(environ, root)),
         rocthrust=rocthrust(rocm_root),
@@ -66,7 +70,23 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         pkg_resources=tuple(pkg_resources_users(sources)) if sources else (),
         venv_foreign=tuple(venv_foreign(venv)) if venv else (),
         venv_setuptools=dist_version(venv, "setuptools") if venv else "",
+        venv_torch=dist_version(venv, "torch") if venv else "",
+        built_torch=manifest_torch(dist) if dist else "",
     )
+
+
+def manifest_torch(dist: Path) -> str:
+    """The version of the torch wheel dist/manifest.json names ('' when there is none)."""
+    import json
+
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        doc = json.loads((dist / "manifest.json").read_text(encoding="utf-8"))
+        wheel = str(doc["wheels"]["torch"])
+        return str(parse_wheel_filename(wheel)[1])
+    except (OSError, ValueError, KeyError, TypeError, InvalidWheelFilename):
+        return ""
 
 
 # --- include path ---------------------------------------------------------------------------

@@ -60,9 +60,9 @@ def verify(session: nox.Session, target: str) -> None:
         return
     for note in plan.notes():
         session.warn(note)
-    # The venv is pinned to these wheels first (rocmforge.constraints): a `pip install` of
+    # The venv is pinned to these wheels first (rocmforge.sources.constraints): a `pip install` of
     # anything that wants another torch stops there instead of replacing the one under test.
-    from rocmforge.constraints import protect_venv
+    from rocmforge.sources.constraints import protect_venv
 
     protect_venv(Path(session.virtualenv.location), [w.name for w in plan.wheels.paths])
     session.install(*(str(wheel) for wheel in plan.wheels.paths))

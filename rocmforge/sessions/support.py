@@ -199,13 +199,18 @@ COMPANION_NAMES = ("torchvision", "torchaudio")
 
 
 def companion_wheels(dist: Path, manifest: Manifest) -> tuple[Path, ...]:
-    """The companion wheels the manifest names, in COMPANION_NAMES order: `wheels[<name>]`, else
+    """The companion wheels the manifest names, in COMPANION_NAMES order, then its extensions'
+    (kind "extension"): `wheels[<name>]`, else
     `companions[<name>]["wheel"]` ("" or absent: not built). Each must be in `dist` and, where
     the manifest records its sha256 (`companions[<name>]["sha256"]`), hash to it: a wheel
     rebuilt or swapped after the build is not the one the manifest describes."""
     section = manifest.doc.get("companions")
+    # Then the extensions it built (entries of kind "extension"), in the manifest's order.
+    extensions = tuple(name for name, entry in section.items()
+                       if isinstance(entry, dict) and entry.get("kind") == "extension") \
+        if isinstance(section, dict) else ()
     found = []
-    for name in COMPANION_NAMES:
+    for name in (*COMPANION_NAMES, *extensions):
         entry = section.get(name) if isinstance(section, dict) else None
         entry = entry if isinstance(entry, dict) else {}
         wheel = manifest.wheels.get(name) or entry.get("wheel") or ""

@@ -29,7 +29,7 @@ def _sdk(build: PreparedBuild) -> SdkPlan:
 
 
 def install_sdk(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.constraints import release_venv
+    from rocmforge.sources.constraints import release_venv
     from rocmforge.probes.rocm import SDK_CLI, parse_sdk_targets
     from rocmforge.versions import dotted_version
 

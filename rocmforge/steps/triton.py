@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.constraints import release_venv
+    from rocmforge.sources.constraints import release_venv
     from rocmforge.sources import pin_of_checkout, triton_wheel
 
     mode = ctx.step.argv[1]

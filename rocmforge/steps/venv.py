@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def build_requirements(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.constraints import release_venv
+    from rocmforge.sources.constraints import release_venv
 
     python = ctx.step.argv[1]
     if release_venv(ctx.workdir.venv):
@@ -58,9 +58,9 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
 
 
 def protect(ctx: ActionContext, wheels: Sequence[str]) -> None:
-    """Pin the build venv to these wheels (rocmforge.constraints) before they are installed: a
+    """Pin the build venv to these wheels (rocmforge.sources.constraints) before they are installed: a
     later `pip install` there cannot swap torch for another."""
-    from rocmforge.constraints import protect_venv
+    from rocmforge.sources.constraints import protect_venv
 
     written = protect_venv(ctx.workdir.venv, [Path(w).name for w in wheels])
     ctx.say(f"pinned the build venv to {', '.join(Path(w).name for w in wheels)} ({written})")

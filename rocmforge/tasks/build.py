@@ -159,11 +159,11 @@ def install(c: Context, python: str = "", **flags: object) -> None:
         return
     wheels = [a for a in argv if a.endswith(".whl")]
     with holding_work_dir(settings, "install"):
-        # The target venv is pinned to these wheels first (rocmforge.constraints): a later
+        # The target venv is pinned to these wheels first (rocmforge.sources.constraints): a later
         # `pip install X` there cannot replace the self-built torch.
         prefix = process.run([argv[0], "-c", "import sys; print(sys.prefix)"])
         if prefix.ok and prefix.stdout.strip():
-            from rocmforge.constraints import protect_venv
+            from rocmforge.sources.constraints import protect_venv
 
             written = protect_venv(Path(prefix.stdout.strip()), [Path(w).name for w in wheels])
             print(f"pinned {prefix.stdout.strip()} to these wheels ({written})")

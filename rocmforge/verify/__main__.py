@@ -230,9 +230,11 @@ def with_manifest(options: VerifyOptions, doc: dict[str, object] | None) -> Veri
     """The companions the manifest says were built, for the `companions` check."""
     if doc is None:
         return options
+    from rocmforge.verify.checks import extensions
     from rocmforge.verify.checks.companions import expected_from_manifest
 
-    return replace(options, companions=expected_from_manifest(doc), manifest_given=True)
+    return replace(options, companions=expected_from_manifest(doc),
+                   extensions=extensions.expected_from_manifest(doc), manifest_given=True)
 
 
 def feature_results(doc: dict[str, object] | None, options: VerifyOptions, torch: ModuleType

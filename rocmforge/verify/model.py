@@ -25,6 +25,7 @@ CHECK_NAMES: tuple[str, ...] = (
     "perf",
     "comm",
     "companions",
+    "extensions",
 )
 
 # The companion packages the `companions` check knows, in report order.
@@ -81,6 +82,20 @@ class ExpectedCompanion:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ExpectedExtension:
+    """An extension the manifest says the build made (a "companions" entry of kind
+    "extension"): it must import, be that version, hold the built targets, run its op."""
+
+    name: str
+    module: str = ""
+    distribution: str = ""  # the wheel's distribution name (importlib.metadata)
+    version: str = ""
+    backend: str = ""
+    verify: str = ""  # the op the recipe names ("" = import only)
+    targets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class VerifyOptions:
     """What one run of the suite was asked to do (from the command line or a task's flags).
 
@@ -101,6 +116,7 @@ class VerifyOptions:
     comm_world_size: int = 0
     comm_fault: str = ""
     companions: tuple[ExpectedCompanion, ...] = ()
+    extensions: tuple[ExpectedExtension, ...] = ()
     manifest_given: bool = False
 
     def sizes_for_comm(self) -> tuple[int, ...]:

@@ -28,7 +28,11 @@ def check_features(ctx: CheckContext,
             why = entry.get("why", "")
             out.append(result(check, Status.SKIP, f"left out of this build: {why}"))
             continue
-        out.append(_prove(ctx, check, name))
+        try:
+            out.append(_prove(ctx, check, name))
+        except Exception as exc:  # noqa: BLE001 - a torch without the API is the finding
+            out.append(result(check, Status.FAIL, f"could not be proven: "
+                              f"{type(exc).__name__}: {exc}"))
     return out
 
 
