@@ -29,8 +29,8 @@ def _sdk(build: PreparedBuild) -> SdkPlan:
 
 
 def install_sdk(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.sources.constraints import release_venv
     from rocmforge.probes.rocm import SDK_CLI, parse_sdk_targets
+    from rocmforge.sources.constraints import release_venv
     from rocmforge.versions import dotted_version
 
     sdk = _sdk(build)

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 
 def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.sources.constraints import release_venv
     from rocmforge.sources import pin_of_checkout, triton_wheel
+    from rocmforge.sources.constraints import release_venv
 
     mode = ctx.step.argv[1]
     python = ctx.step.argv[2]

@@ -58,8 +58,8 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
 
 
 def protect(ctx: ActionContext, wheels: Sequence[str]) -> None:
-    """Pin the build venv to these wheels (rocmforge.sources.constraints) before they are installed: a
-    later `pip install` there cannot swap torch for another."""
+    """Pin the build venv to these wheels (rocmforge.sources.constraints) before they are
+    installed: a later `pip install` there cannot swap torch for another."""
     from rocmforge.sources.constraints import protect_venv
 
     written = protect_venv(ctx.workdir.venv, [Path(w).name for w in wheels])
