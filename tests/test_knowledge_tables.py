@@ -203,3 +203,17 @@ def test_plan_of_a_commit_claims_no_release(tmp_path: Path) -> None:
     tagged = _plan_json("v2.9.1", tmp_path)
     assert tagged["settings"]["pytorch_version"] == "2.9.1"
     assert not any("not known before the checkout" in n for n in tagged["notes"])
+
+
+def test_hipfile_and_libhipcxx_are_asked_for_only_from_their_rocm() -> None:
+    """Issue 31: LoadHIP requires hipfile from ROCm 7.14 and looks for libhipcxx (fetching it on
+    ROCm 10); before a checkout the table applies the same ROCm floors."""
+    from rocmforge.knowledge.components import components_for
+
+    def named(version: str) -> dict[str, bool]:
+        return {c.name: c.required for c in components_for(None, version)}
+
+    assert "hipfile" not in named("7.2.4") and "libhipcxx" not in named("7.2.4")
+    assert named("7.14.1")["hipfile"] is True and "libhipcxx" not in named("7.14.1")
+    assert (named("10.1.0")["hipfile"], named("10.1.0")["libhipcxx"]) == (True, False)
+    assert named("10.1.0")["rocsolver"] is True

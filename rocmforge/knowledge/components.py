@@ -31,6 +31,9 @@ class Component:
     """Shared-library stems it installs (`libMIOpen`), for naming the owner of a link error."""
     symbols: tuple[str, ...] = ()
     """Prefixes of the C symbols it exports (`miopen`), for naming the owner of a symbol."""
+    rocm_min: str = ""
+    """LoadHIP asks for it only from this ROCm on (`if(ROCM_VERSION_DEV VERSION_GREATER_EQUAL
+    ...)`); "" = always. Used before a checkout; the tree's own condition decides after."""
     headers: tuple[str, ...] = ()
     """Include folders of its headers (`miopen/`), for naming the owner of a missing header."""
 
@@ -52,23 +55,31 @@ def load_components() -> tuple[Component, ...]:
         expect_type(row, dict, where=f"{TABLE_FILE} [components.{name}]")
         check_keys(row, where=f"{TABLE_FILE} [components.{name}]",
                    required=("required",),
-                   optional=("rocm_package", "debian_package", "libraries", "symbols", "headers"))
+                   optional=("rocm_package", "debian_package", "libraries", "symbols", "headers",
+                             "rocm_min"))
         lists = {key: tuple(str(v) for v in expect_type(row.get(key, []), list,
                                                           where=f"{TABLE_FILE} {name}.{key}"))
                  for key in ("libraries", "symbols", "headers")}
         found.append(Component(name=str(name), required=bool(row["required"]),
                                rocm_package=str(row.get("rocm_package", "")),
-                               debian_package=str(row.get("debian_package", "")), **lists))
+                               debian_package=str(row.get("debian_package", "")),
+                               rocm_min=str(row.get("rocm_min", "")), **lists))
     return tuple(found)
 
 
-def components_for(tree: Sequence[tuple[str, bool, str]] | None) -> tuple[Component, ...]:
+def components_for(tree: Sequence[tuple[str, bool, str]] | None,
+                   rocm_version: str = "") -> tuple[Component, ...]:
     """What to check: `tree` is the checkout's LoadHIP.cmake list as (name, required, source)
-    (None before a checkout: the table's list). Package names come from the table either way;
-    a component the table does not know keeps empty package names."""
+    (None before a checkout: the table's list, without the components LoadHIP asks for only
+    from a newer ROCm than `rocm_version`). Package names come from the table either way; a
+    component the table does not know keeps empty package names."""
     table = {c.name: c for c in load_components()}
     if tree is None:
-        return tuple(table.values())
+        from rocmforge.versions import version_key
+
+        return tuple(c for c in table.values() if not (
+            c.rocm_min and rocm_version
+            and version_key(rocm_version, width=3) < version_key(c.rocm_min, width=3)))
     picked: dict[str, Component] = {}
     for name, required, source in tree:
         known = table.get(name)

@@ -316,7 +316,7 @@ def component_report(
         tree = [(c.name, c.required, f"tree: cmake/public/LoadHIP.cmake:{c.line}")
                 for c in pytorch.facts.rocm_components
                 if evaluate(c.condition, variables) is not False]
-    wanted = components_for(tree)
+    wanted = components_for(tree, facts.rocm.version)
     found = find_components(facts.rocm.root, [c.name for c in wanted])
     return tuple(zip(wanted, found, strict=True))
 
