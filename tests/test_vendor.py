@@ -308,6 +308,10 @@ def test_vendored_nox_sessions_use_the_work_dir_of_invoke_rocm_build(tmp_path: P
     verified = _run([sys.executable, "-m", "nox", "-s", "verify"], repo)
     assert f"{dist / 'manifest.json'} names no Triton wheel" not in verified.stderr
     assert "Triton was skipped by the build" in verified.stderr, verified.stderr[-3000:]
+    # The verify venv is pinned to the wheels under test (issue 33 item 3).
+    venv = next((repo / ".nox").glob("verify*"))
+    assert f"constraint = {venv / 'rocmforge-constraints.txt'}" in (venv / "pip.conf").read_text()
+    assert "torch==2.8.0a0" in (venv / "rocmforge-constraints.txt").read_text()
     assert "--only build,arch,static,ops,blas,attention,memory,perf,comm,companions,extensions" \
         in verified.stderr
     # The fix texts of the vendored copy name the tasks as that repo has them.
