@@ -88,8 +88,8 @@ def print_table(
     from rich.cells import cell_len
 
     drawn = io.StringIO()
-    Console(file=drawn, width=terminal, soft_wrap=False, force_terminal=True,
-            color_system=Console(file=stream).color_system).print(table, crop=False)
+    Console(file=drawn, width=terminal, soft_wrap=False,
+            force_terminal=True).print(table, crop=False)
     text = drawn.getvalue()
     plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
     if max((cell_len(line) for line in plain.splitlines()), default=0) > terminal:

@@ -63,7 +63,9 @@ def load_components() -> tuple[Component, ...]:
         found.append(Component(name=str(name), required=bool(row["required"]),
                                rocm_package=str(row.get("rocm_package", "")),
                                debian_package=str(row.get("debian_package", "")),
-                               rocm_min=str(row.get("rocm_min", "")), **lists))
+                               rocm_min=str(row.get("rocm_min", "")),
+                               libraries=lists["libraries"], symbols=lists["symbols"],
+                               headers=lists["headers"]))
     return tuple(found)
 
 

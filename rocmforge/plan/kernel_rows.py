@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from rocmforge.knowledge.arches import ArchTable
 from rocmforge.knowledge.targets import TargetId
-from rocmforge.plan.doctor import DoctorRow
+from rocmforge.plan.doctor import DoctorRow, Status
 from rocmforge.probes.library_code import LibraryCode
 
 
@@ -49,7 +49,7 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
                                   detail=f"{where} holds code for {', '.join(processors)} "
                                          f"(all it holds: {held}){cached}"))
             continue
-        status = "FAIL" if library.need == "required" else "WARN"
+        status: Status = "FAIL" if library.need == "required" else "WARN"
         rows.append(DoctorRow(
             check=f"kernels {library.name}", status=status,
             detail=f"{where} holds code for {held}, none for {', '.join(missing)}: "

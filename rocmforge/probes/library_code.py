@@ -81,9 +81,10 @@ def probe_library_code(root: Path, *, known: frozenset[str], use_cache: bool = T
         where = tuple(str(p) for p in (folders or files))
         key = probe_store.probe_key("library-code", files=where, texts=[library.name], env={})
         kept = probe_store.lookup(key) if caching else None
-        if kept is not None and isinstance(kept.value.get("targets"), list):
+        held = kept.value.get("targets") if kept is not None else None
+        if kept is not None and isinstance(held, list):
             out.append(LibraryCode(library=library, where=where,
-                                   targets=tuple(str(t) for t in kept.value["targets"]),
+                                   targets=tuple(str(t) for t in held),
                                    from_folder=bool(folders), cached_at=kept.stored_at))
             continue
         if folders:

@@ -241,8 +241,9 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
         checkout = ctx.details_of(f"{name}-checkout")
         paired = ctx.details_of(f"{name}-pairing")
         patched = ctx.details_of(f"{name}-patches")
-        section[name] = {
-            "version": paired.get("version", ""), "ref": checkout.get("ref", ""),
+        entry: dict[str, object] = {
+            "version": paired.get("version", "") or wheel.name.split("-")[1],
+            "ref": checkout.get("ref", ""),
             "commit": checkout.get("commit", ""), "repo": checkout.get("repo", ""),
             "wheel": wheel.name,
             "sha256": _record(files, wheel)["sha256"],
@@ -253,8 +254,7 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
             **{key: paired[key] for key in ("kind", "backend", "variables", "module", "verify")
                if key in paired},
         }
-        if not section[name]["version"]:  # the wheel's name says it (PEP 427)
-            section[name]["version"] = wheel.name.split("-")[1]
+        section[name] = entry  # an extension without a stated version: its wheel's (PEP 427)
     for gone in sorted(set(wheels) - {"torch", "triton", *names}):
         # A companion an earlier build made and this one does not (--with torchvision after
         # --with torchvision,torchaudio): its wheel leaves dist/, as torch's collect does for a

@@ -11,6 +11,7 @@ line alone does not prove the cause. Must not: read files, run programs or pick 
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
@@ -143,7 +144,7 @@ def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
 _FROM_SHARED = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
 
 
-def _undefined_reference(match: re.Match[str], view: LineView) -> Reading | None:
+def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
     if _FROM_SHARED.match(view.text):
         # A shared library being linked against needs a symbol its own dependency does not
         # provide here: which copy of that dependency ld found is not in the lines (a second,
@@ -288,7 +289,7 @@ _JOBS_FIX = ("{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per 
              "and the rerun resumes where it stopped")
 
 
-def _killed(match: re.Match[str], view: LineView) -> Reading | None:
+def _killed(match: Groups, view: LineView) -> Reading | None:
     prog = match.groupdict().get("prog") or "the compiler"
     prog = prog.rsplit("/", 1)[-1]
     role = "the linker" if prog.startswith(("ld", "lld", "collect2")) else "the compiler"
@@ -340,7 +341,7 @@ def _unsupported_arch(match: re.Match[str], view: LineView) -> Reading | None:
 
 # --- math libraries without kernels for the target -----------------------------------------
 
-def _tensile(match: re.Match[str], view: LineView) -> Reading | None:
+def _tensile(match: Groups, view: LineView) -> Reading | None:
     # Proof that the target has no kernels: the library says which GPU arch it looked for, or
     # the target's own file is not there. "Cannot read …: No error" (a file that is there but
     # unreadable, another format) proves nothing about the kernels: no claim.
@@ -448,7 +449,7 @@ def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
                    "--gcc-install-dir)")
 
 
-def _host_in_device(match: re.Match[str], view: LineView) -> Reading | None:
+def _host_in_device(match: Groups, view: LineView) -> Reading | None:
     func = match.group("func")
     if "glibcxx" in func or "replacement_assert" in func or "__assert" in func:
         return Reading(subject="libstdc++", cause=f"device code calls the host-only function "
@@ -628,7 +629,7 @@ def _miopen_kdb(match: re.Match[str], view: LineView) -> Reading | None:
                    "elsewhere in the log")
 
 
-def _oom_kernel(match: re.Match[str], view: LineView) -> Reading | None:
+def _oom_kernel(match: Groups, view: LineView) -> Reading | None:
     task = match.groupdict().get("task") or ""
     return Reading(subject="memory", cause="the kernel's out-of-memory killer ended a process "
                    f"{'(' + task + ') ' if task else ''}of the build: its memory (or the "
@@ -986,6 +987,14 @@ RULES: tuple[Rule, ...] = (
                      r"|^\d+\.\s+Running pass '[^']+' on (?:module|function)"),
          read=_compiler_crash, source="LLVM's PrettyStackTrace and signal handler output"),
 )
+
+
+class Groups(Protocol):
+    """What a reader takes of a match: its named groups (re.Match, or an _Alias of one)."""
+
+    def group(self, name: str, /) -> str: ...
+
+    def groupdict(self) -> dict[str, str | None]: ...
 
 
 class _Alias:
