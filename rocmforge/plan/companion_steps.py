@@ -241,6 +241,10 @@ def companion_notes(choices: Sequence[CompanionChoice]) -> list[str]:
 
 
 def _origin(choice: CompanionChoice) -> str:
+    if choice.origin == "recipe":
+        return "the recipe's ref in config/extensions.toml; its own torch pin is checked"
+    if isinstance(choice, ExtensionChoice) and choice.origin == "ref":
+        return "your ref; its own torch pin is checked once checked out"
     if choice.origin == "ref":
         return ("your ref; its version " + (f"{choice.version} needs torch {choice.requires}"
                                             if choice.requires else

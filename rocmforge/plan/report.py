@@ -34,7 +34,8 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
     companions = plan.settings.get("companions")
     for entry in companions if isinstance(companions, list) else []:
         choice = _mapping(entry)
-        rows.append((f"companion {choice.get('name', '?')}",
+        kind = "extension" if choice.get("kind") == "extension" else "companion"
+        rows.append((f"{kind} {choice.get('name', '?')}",
                      f"skipped: {choice['skipped']}" if choice.get("skipped") else
                      f"{choice.get('ref', '')} of {choice.get('repo', '')}"
                      + (f" (needs torch {choice['requires']})" if choice.get("requires") else "")))
