@@ -40,11 +40,12 @@ def remotes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"pytorch": fixture_remote(FIXTURES / "fakepytorch", root / "pytorch", "v2.8.0"),
             "flash-attention": fixture_remote(FIXTURES / "fakeflashattn", root / "fa", "v2.8.3"),
             "bitsandbytes": fixture_remote(FIXTURES / "fakebnb", root / "bnb", "0.48.2"),
-            "vllm": fixture_remote(FIXTURES / "fakevllm", root / "vllm", "v0.6.0")}
+            "vllm": fixture_remote(FIXTURES / "fakevllm", root / "vllm", "v0.6.0"),
+            "generic": fixture_remote(FIXTURES / "fakeext", root / "my-ext", "v0.1.0")}
 
 
 def _env(remotes: dict[str, Path]) -> dict[str, str]:
-    return env_for({k: v for k, v in remotes.items() if k != "pytorch"})
+    return env_for({k: v for k, v in remotes.items() if k not in ("pytorch", "generic")})
 
 
 def test_gfx942_builds_flash_attention_ck_and_bitsandbytes_against_the_built_torch(
@@ -173,3 +174,20 @@ def test_pip_cannot_replace_the_built_torch_in_a_protected_venv(tmp_path: Path,
     assert still.strip() == "2.8.0a0+rocm7.14.1"
     with zipfile.ZipFile(built) as archive:
         assert "torch/__init__.py" in archive.namelist()
+
+
+def test_any_extension_from_a_git_url_is_built_for_the_targets(remotes: dict[str, Path],
+                                                               tmp_path: Path) -> None:
+    """`--with git+URL@ref`: a repository no recipe knows, built with PYTORCH_ROCM_ARCH in the
+    build venv; its wheel holds the targets and the manifest names it."""
+    work = tmp_path / "work"
+    url = f"git+{remotes['generic'].as_uri()}@v0.1.0"
+    done = invoke(build_argv("build", work, remotes["pytorch"], "gfx1100;gfx942", url),
+                  _env(remotes))
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    entry = manifest["companions"]["my-ext"]
+    assert (entry["kind"], entry["version"], entry["ref"]) == ("extension", "0.1.0", "v0.1.0")
+    assert entry["variables"] == {"PYTORCH_ROCM_ARCH": "gfx1100;gfx942"}
+    assert wheel_so_targets(work / "dist" / entry["wheel"])["rfext/_C.so"] == [
+        "gfx1100", "gfx942"]
