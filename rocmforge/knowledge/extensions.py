@@ -114,8 +114,10 @@ def is_extension_request(word: str, table: ExtensionTable) -> bool:
     (`git+https://...@ref`) or a local folder."""
     text = word.strip()
     name = text.partition("@")[0].strip().lower()
-    return (name in table.recipes or text.startswith(GIT_PREFIX) or text.startswith(("/", "./"))
-            or Path(text).expanduser().is_dir())
+    # A folder is written as a path (/..., ./..., ../..., ~/...), so that a folder that happens
+    # to be called torchvision in the current directory never turns a companion into one.
+    return (name in table.recipes or text.startswith(GIT_PREFIX)
+            or text.startswith(("/", "./", "../", "~")))
 
 
 def parse_extension(word: str, table: ExtensionTable) -> tuple[Recipe, str]:

@@ -1,0 +1,87 @@
+"""config/extensions.toml and the extension part of the plan (issue 33), without a build: which
+`--with` words are extensions, the backend that covers the targets, each extension's variables
+and MAX_JOBS, and the torch pin of a tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocmforge.errors import UsageError
+from rocmforge.knowledge.extensions import (
+    backend_for,
+    is_extension_request,
+    load_extensions,
+    parse_extension,
+    pin_matches,
+    split_with,
+    torch_pin_in,
+)
+from rocmforge.plan.extensions import extension_choices
+
+TABLE = load_extensions()
+
+
+def test_with_words_split_into_companions_and_extensions() -> None:
+    assert split_with(["torchvision,flash-attention@v2.8.3", "git+https://h/x.git@v1",
+                       "torchaudio@v2.11.0", "./my-ext"], TABLE) == (
+        ["torchvision", "torchaudio@v2.11.0"],
+        ["flash-attention@v2.8.3", "git+https://h/x.git@v1", "./my-ext"])
+    assert not is_extension_request("torchvision", TABLE)
+
+
+def test_a_git_url_is_a_generic_extension_with_pytorch_rocm_arch() -> None:
+    recipe, ref = parse_extension("git+https://github.com/acme/Fused-Ops.git@v0.3", TABLE)
+    assert (recipe.name, recipe.repo, ref, recipe.generic) == (
+        "fused-ops", "https://github.com/acme/Fused-Ops.git", "v0.3", True)
+    assert recipe.targets_var == "PYTORCH_ROCM_ARCH" and recipe.backends == ()
+    with pytest.raises(UsageError) as caught:
+        parse_extension("./no-such-folder", TABLE)
+    assert "is no extension the kit knows and no folder" in caught.value.what
+
+
+@pytest.mark.parametrize(("targets", "backend"), [
+    (["gfx942"], "ck"), (["gfx90a", "gfx950"], "ck"), (["gfx942:sramecc+:xnack-"], "ck"),
+    (["gfx1100"], "triton"), (["gfx942", "gfx1100"], "triton")])
+def test_flash_attention_backend_per_targets(targets: list[str], backend: str) -> None:
+    found = backend_for(TABLE.recipes["flash-attention"], targets)
+    assert found is not None and found.name == backend
+
+
+def test_variables_and_max_jobs_of_each_extension() -> None:
+    fa, bnb, xf = extension_choices(
+        ["flash-attention", "bitsandbytes@0.48.2", "xformers"], TABLE, ["gfx942", "gfx90a"],
+        repos={"bitsandbytes": "file:///mirror/bnb"}, jobs=16, cores=16, mem_total_gib=64.0)
+    # 64 GiB at 24 GiB a flash-attention job: 2 jobs, not the torch build's 16.
+    assert dict(fa.build_env) == {"BUILD_TARGET": "rocm", "GPU_ARCHS": "gfx942;gfx90a",
+                                  "MAX_JOBS": "2"}
+    assert (fa.backend, fa.ref, fa.origin) == ("ck", "main", "recipe")
+    assert dict(bnb.build_env) == {"BNB_ROCM_ARCH": "gfx942;gfx90a"}
+    assert (bnb.repo, bnb.ref, bnb.version, bnb.origin) == ("file:///mirror/bnb", "0.48.2",
+                                                            "0.48.2", "ref")
+    assert bnb.pre_build[0] == ("cmake", "-DCOMPUTE_BACKEND=hip",
+                                "-DBNB_ROCM_ARCH=gfx942;gfx90a", "-S", ".", "-B", "build")
+    assert dict(xf.build_env) == {"HIP_ARCHITECTURES": "gfx942,gfx90a"}
+    with pytest.raises(UsageError) as twice:
+        extension_choices(["bitsandbytes", "bitsandbytes@x"], TABLE, ["gfx942"], repos={},
+                          jobs=4, cores=4, mem_total_gib=16.0)
+    assert twice.value.what == "bitsandbytes is named twice in --with"
+
+
+def test_the_torch_pin_of_a_tree() -> None:
+    pattern = TABLE.recipes["vllm"].torch_pin_pattern
+    # vLLM's requirements/rocm-build.txt at 0400af21 (config/extensions.toml cites it).
+    text = ("--extra-index-url https://download.pytorch.org/whl/rocm6.4\ntorch==2.9.0\n"
+            "torchvision==0.24.0\ntorchaudio==2.9.0\n")
+    assert torch_pin_in(text, pattern) == "2.9.0"
+    assert torch_pin_in("triton==3.2\n", pattern) == ""
+    assert pin_matches("2.9.0", "2.9.0a0+rocm7.14.1") and pin_matches("2.9.0", "2.9.0")
+    assert not pin_matches("2.9.0", "2.10.0a0")
+
+
+def test_every_recipe_names_its_sources_and_its_target_variable() -> None:
+    assert set(TABLE.names) == {"flash-attention", "bitsandbytes", "xformers", "vllm", "apex"}
+    for recipe in TABLE.recipes.values():
+        assert recipe.source.strip() and recipe.targets_var, recipe.name
+        assert Path(recipe.repo).name.endswith(".git"), recipe.repo
