@@ -22,7 +22,13 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from rocmforge.errors import ConfigError, UsageError
-from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml, suggest
+from rocmforge.knowledge.toml_files import (
+    check_keys,
+    config_dir,
+    expect_type,
+    read_section,
+    suggest,
+)
 
 COMPANIONS_FILE = "companions.toml"
 # A ref that names a release: v0.23.0, 0.23.0, v2.11.0-rc2, refs/tags/v0.24.1, release/0.24.
@@ -307,9 +313,7 @@ def load_companions(directory: str | Path | None = None) -> CompanionTable:
 @functools.cache
 def _load(path_text: str) -> CompanionTable:
     path = Path(path_text)
-    data = read_toml(path)
-    check_keys(data, where=str(path), required=("companion",))
-    table = expect_type(data["companion"], dict, where=f"{path} [companion]")
+    table = read_section(path, "companion")
     companions: dict[str, Companion] = {}
     for name, raw in table.items():
         where = f"{path} [companion.{name}]"

@@ -24,7 +24,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.knowledge.companions import CompanionChoice
-from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
+from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_section
 
 EXTENSIONS_FILE = "extensions.toml"
 GIT_PREFIX = "git+"
@@ -193,10 +193,8 @@ def load_extensions(directory: str | Path | None = None) -> ExtensionTable:
 @functools.cache
 def _load(path_text: str) -> ExtensionTable:
     path = Path(path_text)
-    data = read_toml(path)
-    check_keys(data, where=str(path), required=("extension",))
     recipes: dict[str, Recipe] = {}
-    for name, raw in expect_type(data["extension"], dict, where=f"{path} [extension]").items():
+    for name, raw in read_section(path, "extension").items():
         where = f"{path} [extension.{name}]"
         entry = expect_type(raw, dict, where=where)
         check_keys(entry, where=where,

@@ -156,3 +156,11 @@ def expect_type(value: object, kind: type | tuple[type, ...], *, where: str) -> 
             f"write {where} as {names}",
         )
     return value
+
+
+def read_section(path: Path, key: str) -> dict[str, object]:
+    """The one top-level table `key` of a config file that must hold only it (e.g.
+    [extension.*] of extensions.toml), checked to be a table."""
+    data = read_toml(path)
+    check_keys(data, where=str(path), required=(key,))
+    return expect_type(data[key], dict, where=f"{path} [{key}]")
