@@ -85,3 +85,33 @@ def test_every_recipe_names_its_sources_and_its_target_variable() -> None:
     for recipe in TABLE.recipes.values():
         assert recipe.source.strip() and recipe.targets_var, recipe.name
         assert Path(recipe.repo).name.endswith(".git"), recipe.repo
+
+
+@pytest.mark.parametrize(("word", "url", "ref"), [
+    ("git+ssh://git@github.com/acme/ops.git", "ssh://git@github.com/acme/ops.git", ""),
+    ("git+https://user@host/r.git@release/1.0", "https://user@host/r.git", "release/1.0"),
+    ("git+file:///srv/git/my-ext@v0.1.0", "file:///srv/git/my-ext", "v0.1.0")])
+def test_git_words_keep_a_user_in_the_url(word: str, url: str, ref: str) -> None:
+    from rocmforge.knowledge.extensions import split_git_word
+
+    assert split_git_word(word) == (url, ref)
+
+
+def test_a_fork_of_a_recipes_project_keeps_the_recipe() -> None:
+    recipe, ref = parse_extension("git+https://github.com/ROCm/flash-attention.git@v2.8.0-rocm",
+                                  TABLE)
+    assert (recipe.name, recipe.repo, recipe.targets_var, ref) == (
+        "flash-attention", "https://github.com/ROCm/flash-attention.git", "GPU_ARCHS",
+        "v2.8.0-rocm")
+    assert not recipe.generic
+
+
+def test_a_recipes_target_variable_gets_processor_names() -> None:
+    """flash-attention's CK check takes gfx942, not gfx942:sramecc+:xnack- (issue 33 review);
+    a generic build keeps the target IDs, as PYTORCH_ROCM_ARCH has them."""
+    (fa,) = extension_choices(["flash-attention"], TABLE, ["gfx942:sramecc+:xnack-", "gfx942"],
+                              repos={}, jobs=1, cores=1, mem_total_gib=8.0)
+    assert fa.build_env["GPU_ARCHS"] == "gfx942"
+    (generic,) = extension_choices(["git+https://h/x.git@v1"], TABLE, ["gfx90a:xnack-"],
+                                   repos={}, jobs=1, cores=1, mem_total_gib=8.0)
+    assert generic.build_env["PYTORCH_ROCM_ARCH"] == "gfx90a:xnack-"

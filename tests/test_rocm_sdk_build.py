@@ -103,3 +103,35 @@ def test_build_against_the_pip_sdk(tmp_path: Path, httpserver) -> None:  # noqa:
     assert "/_rocm_sdk_core/lib/libamdhip64.so" in loaded
     assert "/_rocm_sdk_core/lib/libamd_comgr.so" in loaded
     assert "/_rocm_sdk_libraries_gfx110X_all/lib/libhipblas.so" in loaded
+
+    # The same work dir built again without the SDK: the kit's _rocm_init.py leaves the tree
+    # (a wheel without the SDK must not look for its libraries at import).
+    third = run_build(work, repo)
+    assert third.returncode == 0, third.stdout + third.stderr
+    plain = json.loads((work / "dist" / "manifest.json").read_text())
+    with zipfile.ZipFile(work / "dist" / plain["wheels"]["torch"]) as archive:
+        assert "torch/_rocm_init.py" not in archive.namelist()
+    assert "rocm_sdk" not in plain
+
+
+def test_pre_release_sdks_and_a_new_pin() -> None:
+    """The nightlies' versions keep their pre-release part, and a venv holding another SDK
+    release than the one pinned is not taken for it (the rocm-sdk step replaces it and the build
+    stops once, as on a first run)."""
+    from pathlib import Path as P
+
+    from rocmforge.plan.rocm_sdk import same_release
+    from rocmforge.probes.rocm import RocmInstall, sdk_version
+
+    assert sdk_version("7.10.0a20251021\n") == "7.10.0a20251021"
+    assert sdk_version("rocm-sdk 7.14.1") == "7.14.1"
+    assert same_release("7.10.0a20251021", "7.10.0a20251021")
+    assert not same_release("7.14.1", "7.14.2")
+    old = RocmInstall(root=P("/w/venv/lib/python3.11/site-packages/_rocm_sdk_devel"),
+                      version="7.14.1", source="--rocm-path", layout="pip SDK")
+    settings = Settings(rocm_sdk="https://x/{family}/", rocm_sdk_version="7.14.2")
+    sdk = sdk_plan(settings, ["gfx1100"], load_sdk_table(), old)
+    assert sdk is not None and sdk.installed_root == ""
+    same = sdk_plan(Settings(rocm_sdk="https://x/{family}/", rocm_sdk_version="7.14.1"),
+                    ["gfx1100"], load_sdk_table(), old)
+    assert same is not None and same.installed_root == str(old.root)

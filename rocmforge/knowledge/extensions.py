@@ -13,6 +13,7 @@ git or pip, or read a checkout (callers pass file text).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -124,10 +125,12 @@ def parse_extension(word: str, table: ExtensionTable) -> tuple[Recipe, str]:
     """(recipe, ref) for one `--with` word; "" ref = the recipe's default."""
     text = word.strip()
     if text.startswith(GIT_PREFIX):
-        url, _, ref = text[len(GIT_PREFIX):].rpartition("@")
-        if not url or "://" not in url and not url.startswith(("/", "file:")):
-            url, ref = text[len(GIT_PREFIX):], ""
-        return generic_recipe(url), ref.strip()
+        url, ref = split_git_word(text)
+        recipe = generic_recipe(url)
+        known = table.recipes.get(recipe.name)
+        if known is not None:  # a fork or mirror of a recipe's project keeps its recipe
+            return dataclasses.replace(known, repo=url), ref
+        return recipe, ref
     if text.partition("@")[0].strip().lower() in table.recipes:
         name, _, ref = text.partition("@")
         return table.recipes[name.strip().lower()], ref.strip()
@@ -138,6 +141,22 @@ def parse_extension(word: str, table: ExtensionTable) -> tuple[Recipe, str]:
                          "git+URL@ref or the folder of a PyTorch extension",
                          f"use one of {', '.join(table.names)}, or git+https://host/repo@ref")
     return generic_recipe(str(folder.resolve())), ""
+
+
+def split_git_word(word: str) -> tuple[str, str]:
+    """`git+URL@ref` as (URL, ref); the ref is taken only from an '@' in the URL's path, so a
+    user in the authority stays part of the URL (git+ssh://git@github.com/x/y.git has none)."""
+    url = word.strip()[len(GIT_PREFIX):] if word.strip().startswith(GIT_PREFIX) else word.strip()
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        authority, slash, path = rest.partition("/")
+        head = f"{scheme}://{authority}{slash}"
+    else:
+        head, path = "", url
+    location, at, ref = path.rpartition("@")
+    if not at:
+        return url, ""
+    return head + location, ref.strip()
 
 
 def generic_recipe(repo: str) -> Recipe:

@@ -548,7 +548,9 @@ def planned_companions(settings: Settings, options: BuildOptions,
     if not words:
         return companions
     system = getattr(facts, "system", None)
-    jobs = int((env or {}).get("MAX_JOBS", "0") or 0) or int(getattr(system, "cores", 1) or 1)
+    given = str((env or {}).get("MAX_JOBS", "") or "")
+    jobs = int(given) if given.isdigit() and int(given) > 0 else int(
+        getattr(system, "cores", 1) or 1)  # a bad MAX_JOBS is check_max_jobs' to refuse
     return companions + extension_choices(
         words, table_ext, targets, repos=settings.companion_repos, jobs=jobs,
         cores=int(getattr(system, "cores", 1) or 1),

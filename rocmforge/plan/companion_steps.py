@@ -29,6 +29,7 @@ from rocmforge.knowledge.companions import (
     parse_requests,
 )
 from rocmforge.knowledge.extensions import ExtensionChoice
+from rocmforge.sources.constraints import unpinned_env
 
 if TYPE_CHECKING:
     from rocmforge.settings import Settings
@@ -136,7 +137,9 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                 why=f"compile and package the {choice.name} wheel against the installed torch, "
                 "for the same targets and ROCm environment",
                 cwd=tree,
-                env=dict(sorted({**build_env, **choice.build_env}.items())),
+                # The venv's pin of the last build's wheels would refuse the version built now.
+                env=dict(sorted({**build_env, **choice.build_env,
+                                 **unpinned_env(workdir.venv)}.items())),
                 inputs=source,
             ),
         ]

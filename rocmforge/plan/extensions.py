@@ -39,7 +39,11 @@ def extension_choices(words: Sequence[str], table: ExtensionTable, targets: Sequ
             raise UsageError(f"{recipe.name} is named twice in --with",
                              "each extension is built once, at one ref", f"name {recipe.name} once")
         backend = backend_for(recipe, targets)
-        joined = recipe.targets_sep.join(t for t in targets)
+        # A recipe's own variable takes processor names (flash-attention's CK check refuses
+        # gfx942:sramecc+); a generic build gets PYTORCH_ROCM_ARCH as torch's own build has it.
+        names = targets if recipe.generic else list(dict.fromkeys(
+            t.split(":", 1)[0] for t in targets))
+        joined = recipe.targets_sep.join(names)
         env = {recipe.targets_var: joined, **recipe.env, **(backend.env if backend else {})}
         if recipe.mem_per_job_gib:
             fit = max_jobs(cores, mem_total_gib, recipe.mem_per_job_gib)

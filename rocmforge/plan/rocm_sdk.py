@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from rocmforge.settings import Settings
 
 INIT_MODULE = "torch/_rocm_init.py"
+# In the module's first line: how a later build knows the file is the kit's (and may remove it).
+INIT_MARKER = "(written by rocmforge)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,12 +84,21 @@ def sdk_plan(settings: Settings, targets: Sequence[str], table: SdkTable,
         )
     index, family = sdk_index_for(settings.rocm_sdk, targets, table)
     root = ""
-    if installed is not None and installed.layout == "pip SDK":
-        root = str(installed.root)
+    if installed is not None and installed.layout == "pip SDK" \
+            and same_release(installed.version, version):
+        root = str(installed.root)  # another version there: the rocm-sdk step replaces it
     return SdkPlan(index=index, family=family, version=version,
                    requirement=table.requirement_for(version),
                    wheel_requires=table.wheel_requirement_for(version),
                    preload=table.preload, installed_root=root)
+
+
+def same_release(found: str, pinned: str) -> bool:
+    """Whether the SDK in the venv is the pinned release (PEP 440: 7.10.0a20251021 too)."""
+    try:
+        return Version(found) == Version(pinned)
+    except InvalidVersion:
+        return found == pinned
 
 
 def sdk_env(sdk: SdkPlan, torch_version: str) -> list[tuple[str, str]]:
@@ -106,7 +117,7 @@ def sdk_env(sdk: SdkPlan, torch_version: str) -> list[tuple[str, str]]:
 def init_module_text(sdk: SdkPlan) -> str:
     """torch/_rocm_init.py for a wheel built against this SDK (the kit's own loader)."""
     names = "".join(f"    {name!r},\n" for name in sdk.preload)
-    return f'''"""Load the pip ROCm SDK libraries torch was built against (written by rocmforge).
+    return f'''"""Load the pip ROCm SDK libraries torch was built against {INIT_MARKER}.
 
 torch/__init__.py imports this module when it is there and calls initialize() before torch._C,
 so the SDK's libraries are found whatever LD_LIBRARY_PATH says.

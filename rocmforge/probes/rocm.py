@@ -321,8 +321,18 @@ def read_sdk_cli(cli: Path, run: Runner = run_command) -> SdkReport:
 
     root = ask("path", "--root").splitlines()
     return SdkReport(root=root[-1].strip() if root else "",
-                     version=dotted_version(ask("version")),
+                     version=sdk_version(ask("version")),
                      targets=parse_sdk_targets(ask("targets")))
+
+
+_PEP440 = re.compile(r"\b\d+(?:\.\d+)+(?:(?:a|b|rc|\.dev|\.post)\d+)*(?:\+[\w.]+)?")
+
+
+def sdk_version(text: str) -> str:
+    """The release `rocm-sdk version` prints, pre-release and all ("7.14.1", "7.10.0a20251021":
+    the nightlies' versions must compare equal to the pinned one)."""
+    found = _PEP440.search(text)
+    return found.group() if found else dotted_version(text)
 
 
 def _hipcc_report(hipcc: Path, root: Path, run: Runner) -> HipccReport:

@@ -60,12 +60,15 @@ def verify(session: nox.Session, target: str) -> None:
         return
     for note in plan.notes():
         session.warn(note)
-    # The venv is pinned to these wheels first (rocmforge.sources.constraints): a `pip install` of
-    # anything that wants another torch stops there instead of replacing the one under test.
+    # A torch built against TheRock's pip SDK requires rocm[libraries]: from the SDK's index.
+    sdk_index = nox_support.sdk_index(plan.manifest)
+    session.install(*(str(wheel) for wheel in plan.wheels.paths),
+                    *(("--extra-index-url", sdk_index) if sdk_index else ()))
+    # Then the venv is pinned to these wheels (rocmforge.sources.constraints): a `pip install`
+    # of anything that wants another torch stops there instead of replacing the one under test.
     from rocmforge.sources.constraints import protect_venv
 
     protect_venv(Path(session.virtualenv.location), [w.name for w in plan.wheels.paths])
-    session.install(*(str(wheel) for wheel in plan.wheels.paths))
     # the kit itself: verify + the offload-bundle reader for `static`
     session.install(str(nox_support.kit_copy(ROOT, Path(session.create_tmp()))))
     plan.report.parent.mkdir(parents=True, exist_ok=True)

@@ -334,3 +334,15 @@ def kit_copy(root: Path, tmp: Path) -> Path:
         elif source.is_file():
             shutil.copy2(source, dest / part)
     return dest
+
+
+def sdk_index(manifest: Path | None) -> str:
+    """The pip ROCm SDK index a build used (its manifest's rocm_sdk.index), "" when none."""
+    if manifest is None:
+        return ""
+    try:
+        doc = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    sdk = doc.get("rocm_sdk") if isinstance(doc, dict) else None
+    return str(sdk.get("index") or "") if isinstance(sdk, dict) else ""

@@ -19,6 +19,10 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 CONSTRAINTS_NAME = "rocmforge-constraints.txt"
+UNPINNED_NAME = "rocmforge-unpinned.conf"
+UNPINNED_TEXT = ("# Written by rocmforge: named by PIP_CONFIG_FILE for the kit's own wheel builds "
+                 "only,\n# so the venv's pin does not refuse the new version being built.\n"
+                 "[global]\nconstraint =\n")
 PIP_CONF = "pip.conf"
 HEADER = ("# Written by rocmforge: the wheels this venv got from the kit's dist/. pip reads this "
           "file\n# through pip.conf (constraint); remove that line to let pip replace them.\n")
@@ -37,44 +41,72 @@ def constraint_lines(wheel_names: Iterable[str]) -> list[str]:
     return list(lines.values())
 
 
-def protect_venv(prefix: Path, wheel_names: Iterable[str]) -> Path:
-    """Write the constraint file into the venv at `prefix` and point its pip.conf at it (other
-    settings of an existing pip.conf are kept). Returns the constraint file."""
+def protect_venv(prefix: Path, wheel_names: Iterable[str]) -> Path | None:
+    """Write the constraint file into the venv at `prefix` and add it to the `constraint` of its
+    pip.conf [global] (a constraint of the user's own stays; other settings stay). Also writes
+    the config that lifts the pin for the kit's own wheel builds (`unpinned_env`). Returns the
+    constraint file; None when pip could not read it there (pip splits a config value on white
+    space: a venv path with a space cannot be named) and nothing was written."""
     from rocmforge.fsutil import write_atomic
 
     constraints = prefix / CONSTRAINTS_NAME
+    if any(ch.isspace() for ch in str(constraints)):
+        return None
     write_atomic(constraints, HEADER + "".join(f"{line}\n"
                                                for line in constraint_lines(wheel_names)))
-    config = configparser.ConfigParser(interpolation=None)
-    conf = prefix / PIP_CONF
-    if conf.is_file():
-        config.read(conf, encoding="utf-8")
+    write_atomic(prefix / UNPINNED_NAME, UNPINNED_TEXT)
+    config, conf = _config(prefix)
     if not config.has_section("global"):
         config.add_section("global")
-    config.set("global", "constraint", str(constraints))
-    text = io.StringIO()
-    config.write(text)
-    write_atomic(conf, text.getvalue())
+    theirs = [v for v in config.get("global", "constraint", fallback="").split()
+              if v != str(constraints)]
+    config.set("global", "constraint", " ".join([*theirs, str(constraints)]))
+    _write(config, conf)
     return constraints
 
 
 def release_venv(prefix: Path) -> bool:
     """Lift the kit's pin while the kit itself changes the venv (the build's requirements, a new
-    Triton, the pip SDK): the `constraint` line the kit wrote leaves pip.conf; the install step
-    writes the new one. Returns whether there was one."""
-    from rocmforge.fsutil import write_atomic
-
+    Triton, the pip SDK, the install of new wheels): the kit's file leaves pip.conf's
+    `constraint` (a constraint of the user's own stays). Returns whether it was there."""
     conf = prefix / PIP_CONF
     if not conf.is_file():
         return False
-    config = configparser.ConfigParser(interpolation=None)
-    config.read(conf, encoding="utf-8")
+    config, conf = _config(prefix)
     ours = str(prefix / CONSTRAINTS_NAME)
-    if not (config.has_section("global") and config.get("global", "constraint",
-                                                        fallback="") == ours):
+    values = config.get("global", "constraint", fallback="").split() \
+        if config.has_section("global") else []
+    if ours not in values:
         return False
-    config.remove_option("global", "constraint")
+    kept = [v for v in values if v != ours]
+    if kept:
+        config.set("global", "constraint", " ".join(kept))
+    else:
+        config.remove_option("global", "constraint")
+    _write(config, conf)
+    return True
+
+
+def unpinned_env(prefix: Path) -> dict[str, str]:
+    """The variable that lifts the venv's pin for one command (the kit's own `pip wheel` of a
+    companion or extension, whose new version the old pin would refuse): pip loads the file
+    PIP_CONFIG_FILE names last, and an empty `constraint` there replaces the venv's. It only
+    disables the user's per-user pip.conf for that command, which `pip wheel --no-deps` of a
+    local tree does not need."""
+    return {"PIP_CONFIG_FILE": str(prefix / UNPINNED_NAME)}
+
+
+def _config(prefix: Path) -> tuple[configparser.ConfigParser, Path]:
+    config = configparser.ConfigParser(interpolation=None)
+    conf = prefix / PIP_CONF
+    if conf.is_file():
+        config.read(conf, encoding="utf-8")
+    return config, conf
+
+
+def _write(config: configparser.ConfigParser, conf: Path) -> None:
+    from rocmforge.fsutil import write_atomic
+
     text = io.StringIO()
     config.write(text)
     write_atomic(conf, text.getvalue())
-    return True

@@ -126,7 +126,7 @@ def _locked_companions(settings: Settings, lock: Lock, path: Path
     locked = {c.name: c for c in lock.companions}
     given = [w.strip() for item in settings.companions for w in str(item).split(",") if w.strip()]
     if settings.origins.get("companions", "").startswith("flag") and given:
-        asked = {w.partition("@")[0].strip().lower(): w.partition("@")[2].strip() for w in given}
+        asked = dict(_name_and_ref(w) for w in given)
         differ = sorted(set(asked) ^ set(locked)) + sorted(
             n for n, r in asked.items()
             if n in locked and r and r not in (locked[n].ref, locked[n].commit))
@@ -143,8 +143,34 @@ def _locked_companions(settings: Settings, lock: Lock, path: Path
         ignored: tuple[str, ...] = ()
     else:
         ignored = tuple(given) if given and sorted(
-            w.partition("@")[0].strip().lower() for w in given) != sorted(locked) else ()
+            _name_and_ref(w)[0] for w in given) != sorted(locked) else ()
     repos = {c.name: c.repo for c in lock.companions}
     repos.update({k: v for k, v in settings.companion_repos.items() if k in locked})
-    chosen = tuple(f"{c.name}@{c.commit}" for c in lock.companions)
+    chosen = tuple(_locked_word(c.name, c.repo, c.commit) for c in lock.companions)
     return chosen, {**settings.companion_repos, **repos}, ignored
+
+
+def _name_and_ref(word: str) -> tuple[str, str]:
+    """A `--with` word's name and ref: "torchvision@v0.28.0", "flash-attention", and for an
+    extension no recipe names (git+URL@ref, a folder) the name the kit gives it."""
+    from rocmforge.knowledge.extensions import GIT_PREFIX, split_git_word
+
+    text = word.strip()
+    if text.startswith(GIT_PREFIX):
+        from rocmforge.knowledge.extensions import generic_recipe
+
+        url, ref = split_git_word(text)
+        return generic_recipe(url).name, ref
+    name, _, ref = text.partition("@")
+    return name.strip().lower(), ref.strip()
+
+
+def _locked_word(name: str, repo: str, commit: str) -> str:
+    """The `--with` word that rebuilds a locked companion or extension at its commit: its name,
+    or `git+<repo>@<commit>` for an extension no recipe names."""
+    from rocmforge.knowledge.companions import load_companions
+    from rocmforge.knowledge.extensions import GIT_PREFIX, load_extensions
+
+    if name in load_companions().names or name in load_extensions().names:
+        return f"{name}@{commit}"
+    return f"{GIT_PREFIX}{repo}@{commit}"

@@ -185,11 +185,33 @@ def _stash_words(whose: str) -> str:
     return "your edits and the kit's (patches, hipify): changes the kit did not make included"
 
 
+def _drop_sdk_init(ctx: ActionContext) -> None:
+    """An earlier build against the pip ROCm SDK left the kit's torch/_rocm_init.py in the tree;
+    a build without the SDK must not package it (torch would look for the SDK's libraries at
+    import). Only the kit's own file is removed."""
+    from rocmforge.plan.rocm_sdk import INIT_MARKER, INIT_MODULE
+
+    tree = ctx.workdir.pytorch
+    # The tree's copy, and the copies setuptools left in build/lib* (it never removes a file
+    # the source tree no longer has, so the next wheel would package it again).
+    for stale in [tree / INIT_MODULE, *tree.glob(f"build/lib*/{INIT_MODULE}")]:
+        try:
+            ours = INIT_MARKER in stale.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if ours:
+            stale.unlink()
+            ctx.notice(f"removed {stale}: an earlier build's pip ROCm SDK loader (this build "
+                       "uses no SDK)")
+
+
 def hipify(build: PreparedBuild, ctx: ActionContext) -> Details:
     """PyTorch's own hipify (tools/amd_build/build_amd.py, run by the venv's Python), then the
     record of the tree state the kit's edits left, which the tree-facts re-check compares."""
     from rocmforge.sources.checkout import head_commit, tree_state
 
+    if build.inputs.sdk is None:
+        _drop_sdk_init(ctx)
     ctx.run(list(ctx.step.argv[1:]))
     tree = ctx.workdir.pytorch
     head = head_commit(tree)

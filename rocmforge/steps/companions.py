@@ -227,8 +227,8 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
         pattern = f"{wheel_prefix(package)}*.whl" if package else "*.whl"
         built = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime)
         if not built:
-            raise StepFailed(f"The {name} build left no {wheel_prefix(package)}*.whl in "
-                             f"{folder}", "the build step succeeded but did not package a wheel",
+            raise StepFailed(f"The {name} build left no {pattern} in {folder}",
+                             "the build step succeeded but did not package a wheel",
                              f"read logs/{name}-build.log")
         wheel = copy_atomically(built[-1], dist)
         ctx.say(f"dist: {wheel.name}")
@@ -293,7 +293,7 @@ def _record(files: dict[str, object], wheel: Path) -> Mapping[str, object]:
 
 
 def install(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.steps.venv import pip_install_argv, protect
+    from rocmforge.steps.venv import install_pinned
 
     python = ctx.step.argv[1]
     recorded = ctx.details_of("companions-collect")
@@ -304,8 +304,7 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
                          "the companions-collect step recorded none", "run the build again")
     torch_wheels = [str(ctx.workdir.dist / str(n)) for n in
                     (ctx.details_of("collect").get(k) for k in ("triton", "torch")) if n]
-    protect(ctx, [*torch_wheels, *wheels])
-    ctx.run(pip_install_argv(python, wheels))
+    install_pinned(ctx, python, wheels, [*torch_wheels, *wheels])
     return {"installed": wheels}
 
 

@@ -29,9 +29,9 @@ def _sdk(build: PreparedBuild) -> SdkPlan:
 
 
 def install_sdk(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.probes.rocm import SDK_CLI, parse_sdk_targets
+    from rocmforge.plan.rocm_sdk import same_release
+    from rocmforge.probes.rocm import SDK_CLI, parse_sdk_targets, sdk_version
     from rocmforge.sources.constraints import release_venv
-    from rocmforge.versions import dotted_version
 
     sdk = _sdk(build)
     python = ctx.step.argv[1]
@@ -40,9 +40,9 @@ def install_sdk(build: PreparedBuild, ctx: ActionContext) -> Details:
     cli = str(Path(python).parent / SDK_CLI)
     ctx.run([cli, "init"])
     root = ctx.capture([cli, "path", "--root"])[1].strip().splitlines()
-    version = dotted_version(ctx.capture([cli, "version"])[1])
+    version = sdk_version(ctx.capture([cli, "version"])[1])
     targets = parse_sdk_targets(ctx.capture([cli, "targets"])[1])
-    if version != sdk.version:
+    if not same_release(version, sdk.version):
         raise StepFailed(
             f"The pip ROCm SDK in the build venv is {version or 'of no version'}, not the "
             f"{sdk.version} this build pins",

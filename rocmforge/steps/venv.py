@@ -52,18 +52,26 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
     if not wheels:
         raise StepFailed("There is no wheel to install", "the collect step recorded none",
                          "run the build again")
-    protect(ctx, wheels)
-    ctx.run(pip_install_argv(python, wheels))
+    install_pinned(ctx, python, wheels, wheels)
     return {"installed": wheels}
 
 
-def protect(ctx: ActionContext, wheels: Sequence[str]) -> None:
-    """Pin the build venv to these wheels (rocmforge.sources.constraints) before they are
-    installed: a later `pip install` there cannot swap torch for another."""
-    from rocmforge.sources.constraints import protect_venv
+def install_pinned(ctx: ActionContext, python: str, wheels: Sequence[str],
+                   pinned: Sequence[str]) -> None:
+    """Install `wheels` into the build venv and then pin it to `pinned` (rocmforge.sources.
+    constraints): the old pin is lifted first (it would refuse the new versions), and the new
+    one is written only once pip succeeded, so a later `pip install` there cannot swap torch."""
+    from rocmforge.sources.constraints import protect_venv, release_venv
 
-    written = protect_venv(ctx.workdir.venv, [Path(w).name for w in wheels])
-    ctx.say(f"pinned the build venv to {', '.join(Path(w).name for w in wheels)} ({written})")
+    release_venv(ctx.workdir.venv)
+    ctx.run(pip_install_argv(python, wheels))
+    written = protect_venv(ctx.workdir.venv, [Path(w).name for w in pinned])
+    if written is None:
+        ctx.notice(f"the build venv ({ctx.workdir.venv}) is not pinned to the built wheels: pip "
+                   "cannot read a constraint file whose path has a space")
+    else:
+        ctx.say(f"pinned the build venv to {', '.join(Path(w).name for w in pinned)} "
+                f"({written})")
 
 
 def externally_managed(python: str) -> str:
