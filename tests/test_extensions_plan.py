@@ -115,3 +115,17 @@ def test_a_recipes_target_variable_gets_processor_names() -> None:
     (generic,) = extension_choices(["git+https://h/x.git@v1"], TABLE, ["gfx90a:xnack-"],
                                    repos={}, jobs=1, cores=1, mem_total_gib=8.0)
     assert generic.build_env["PYTORCH_ROCM_ARCH"] == "gfx90a:xnack-"
+
+
+def test_a_locked_extension_is_rebuilt_by_a_word_the_kit_reads_back() -> None:
+    """A lock records companions and extensions by name and commit; one no recipe names is
+    rebuilt from git+<repo>@<commit> (the review found `myext@<sha>` refused as unknown)."""
+    from rocmforge.sources.locked import _locked_word, _name_and_ref
+
+    sha = "a" * 40
+    assert _locked_word("flash-attention", "https://x/fa.git", sha) == f"flash-attention@{sha}"
+    assert _locked_word("torchvision", "https://x/v.git", sha) == f"torchvision@{sha}"
+    word = _locked_word("my-ext", "file:///srv/git/my-ext", sha)
+    assert word == f"git+file:///srv/git/my-ext@{sha}"
+    assert _name_and_ref(word) == ("my-ext", sha)
+    assert split_with([word], TABLE) == ([], [word])
