@@ -152,7 +152,6 @@ def block_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
     every other cell below it as `column: text`, wrapped at `width` without breaking a word
     (a path, a URL or a flag longer than the line stays whole on its own line); a command
     column's cell is never wrapped."""
-    import textwrap
 
     width = max(width, 40)
     lines = [title] if title else []
@@ -160,9 +159,8 @@ def block_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
         # name/value pairs (plan's settings): one `name: value` a row, wrapped under itself
         for row in rows:
             cells = list(row) + [""] * (2 - len(row))
-            lines.extend(textwrap.wrap(f"{cells[0]}: {cells[1]}", width=width,
-                                       subsequent_indent="    ", break_long_words=False,
-                                       break_on_hyphens=False) or [cells[0]])
+            lines.extend(wrap_whole(f"{cells[0]}: {cells[1]}", width,
+                                    subsequent_indent="    ") or [cells[0]])
         return "\n".join(lines) + "\n"
     for row in rows:
         cells = list(row) + [""] * (len(columns) - len(row))
@@ -177,9 +175,8 @@ def block_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]
                 if name.lower() in WHOLE_COLUMNS:  # a command to paste: one line, unwrapped
                     lines.append(f"    {name}: {part}")
                     continue
-                lines.extend(textwrap.wrap(f"{name}: {part}", width=width,
-                                           initial_indent="    ", subsequent_indent="      ",
-                                           break_long_words=False, break_on_hyphens=False))
+                lines.extend(wrap_whole(f"{name}: {part}", width, initial_indent="    ",
+                                        subsequent_indent="      "))
     return "\n".join(lines) + "\n"
 
 
@@ -240,10 +237,25 @@ def fit(text: str, stream: TextIO) -> str:
     word longer than the line (a path, a URL) stays whole on a line of its own."""
     if wants_plain(stream):
         return text
-    import textwrap
 
     width = max(terminal_width(stream), 40)
     return "\n".join(
-        textwrap.fill(line, width=width, subsequent_indent="  ", break_long_words=False,
-                      break_on_hyphens=False) if len(line) > width else line
-        for line in text.split("\n"))
+        "\n".join(wrap_whole(line, width, subsequent_indent="  ")) if len(line) > width
+        else line for line in text.split("\n"))
+
+
+_TICKED = re.compile(r"`[^`\n]*`")
+_KEEP = "\x00"  # stands for a space inside a command while the line is wrapped
+
+
+def wrap_whole(text: str, width: int, *, initial_indent: str = "",
+               subsequent_indent: str = "") -> list[str]:
+    """`text` wrapped at `width` between words, never inside a word (a path, a URL) nor inside
+    a command in backticks: a command pastes from one line. One longer than the line stands
+    alone on its own line."""
+    import textwrap
+
+    kept = _TICKED.sub(lambda m: m.group().replace(" ", _KEEP), text)
+    return [line.replace(_KEEP, " ") for line in textwrap.wrap(
+        kept, width=width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
+        break_long_words=False, break_on_hyphens=False)]

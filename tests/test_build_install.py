@@ -107,3 +107,25 @@ def test_a_pep_668_system_python_is_refused(tmp_path: Path) -> None:
         install_argv(work, "/usr/bin/python3.11")
     assert info.value.what == ("/usr/bin/python3.11 is a system Python managed by the OS "
                                "package manager (/usr/lib/python3.11/EXTERNALLY-MANAGED exists)")
+
+
+def test_invoke_installs_into_a_venv_then_pins_it(tmp_path: Path) -> None:
+    """install_pinned_venv (what `invoke install` runs): real pip installs a real wheel into a
+    real venv, then the venv's pip.conf names the constraint file pinning it; a system
+    interpreter (not a venv) would get no pin."""
+    from buildhelpers import make_wheel
+
+    from rocmforge.steps.venv import install_pinned_venv
+
+    wheel = make_wheel(tmp_path / "dist", "torch", "2.9.1", {"torch/__init__.py": ""})
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    ok, said = install_pinned_venv(pip_install_argv(python, [str(wheel)]))
+    assert ok and said == [f"pinned {venv} to these wheels ({venv / 'rocmforge-constraints.txt'})"]
+    assert "torch==2.9.1" in (venv / "rocmforge-constraints.txt").read_text()
+    assert str(venv / "rocmforge-constraints.txt") in (venv / "pip.conf").read_text()
+    # Again (a new build's wheel): the old pin is lifted first, so pip is not refused.
+    newer = make_wheel(tmp_path / "dist2", "torch", "2.9.2", {"torch/__init__.py": ""})
+    ok, _ = install_pinned_venv(pip_install_argv(python, [str(newer)]))
+    assert ok and "torch==2.9.2" in (venv / "rocmforge-constraints.txt").read_text()

@@ -429,7 +429,7 @@ def test_doctor_says_which_verdicts_came_from_the_store(tmp_path: Path) -> None:
     assert verdict(doctor()) == (reason, "", reason)
     kept_reason, kept_at, detail = verdict(doctor())
     assert (kept_reason, kept_at.endswith("Z")) == (reason, True)
-    assert detail == (f"{reason} (result cached {kept_at} UTC; nothing it depends on changed "
+    assert detail == (f"{reason} (result cached {kept_at}; nothing it depends on changed "
                       "since; --no-cache compiles afresh)")
     assert verdict(doctor("--no-cache")) == (reason, "", reason)
     assert verdict(doctor(ROCMFORGE_PROBE_CACHE="0")) == (reason, "", reason)

@@ -135,7 +135,7 @@ def test_a_compile_verdict_from_the_probe_store_says_so() -> None:
                     Settings(arch="gfx90a;gfx942"), table=load_arch_table())
     assert row(rows, "compile gfx90a") == DoctorRow(
         check="compile gfx90a", status="OK",
-        detail="hipcc compiled a kernel for gfx90a (result cached 2026-12-03T13:44:08Z UTC; "
+        detail="hipcc compiled a kernel for gfx90a (result cached 2026-12-03T13:44:08Z; "
                "nothing it depends on changed since; --no-cache compiles afresh)")
     assert row(rows, "compile gfx942").detail == "this toolchain (LLVM 15) does not know gfx942"
 

@@ -48,7 +48,7 @@ def test_debians_rocsparse_and_rocrand_have_no_gfx1100_code(tmp_path: Path, monk
     assert 'cmake -DAMDGPU_TARGETS="gfx1100"' in fix
     # The way out names the pip SDK of the family that ships gfx1100 (config/rocm_sdk.toml).
     assert ("TheRock's pip SDK for gfx110X-all: `--rocm-sdk "
-            "https://rocm.nightlies.amd.com/v2/gfx110X-all/ --rocm-sdk-version <version>`") in fix
+            "https://rocm.nightlies.amd.com/v2/gfx110X-all/` with `--rocm-sdk-version`") in fix
     assert rows["kernels rocrand"][0] == "FAIL"
     assert {("kernels rocsparse", "OK"), ("kernels rocrand", "OK")} <= {
         (k, v[0]) for k, v in _rows(found, "gfx90a").items()}

@@ -247,6 +247,7 @@ def test_invoke_knowledge_defaults_to_the_work_dirs_checkout(tmp_path: Path) -> 
     rows = {line.split()[0]: line for line in done.stdout.splitlines() if line}
     assert rows["layout"].split(None, 1)[1].startswith("distro /usr")
     assert "install: /usr/include/hip/hip_version.h" in rows["version"]
+    assert "hip 5.2.0" in rows["components"] and "rocrand 2.10.9" in rows["components"]
     assert not (tmp_path / "w").exists()  # knowledge reads; it makes no work dir
 
 

@@ -213,3 +213,18 @@ def test_doctor_plan_and_a_failed_build_fit_a_real_terminal(tmp_path, cols: int)
     # The build stops at preflight: its table and its one-paragraph reason, whole.
     assert "preflight" in screens["build"] and "FAIL" in screens["build"]
     assert not (tmp_path / "w" / "src").exists()
+
+
+def test_a_command_in_backticks_is_never_split_across_lines() -> None:
+    """A fix's command pastes from one line (issue 32): wrapping goes around backticked spans;
+    one longer than the line stands alone, whole."""
+    from rocmforge.render import wrap_whole
+
+    text = ("install ROCm 6.4 from the docs (ROCm 5.2 at /usr cannot build gfx1100), then run "
+            "`invoke doctor --arch gfx1100 --rocm-path /opt/rocm-<version>` again")
+    lines = wrap_whole(text, 60, subsequent_indent="  ")
+    ticked = [line for line in lines if "`" in line]
+    assert len(ticked) == 1 and ticked[0].count("`") == 2, lines  # the command on one line
+    assert "`invoke doctor --arch gfx1100 --rocm-path /opt/rocm-<version>`" in ticked[0]
+    assert max(len(line) for line in lines if line not in ticked) <= 60
+    assert " ".join(" ".join(lines).split()) == text

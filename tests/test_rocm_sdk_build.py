@@ -135,3 +135,26 @@ def test_pre_release_sdks_and_a_new_pin() -> None:
     same = sdk_plan(Settings(rocm_sdk="https://x/{family}/", rocm_sdk_version="7.14.1"),
                     ["gfx1100"], load_sdk_table(), old)
     assert same is not None and same.installed_root == str(old.root)
+
+
+@pytest.mark.parametrize(("args", "start"), [
+    (["--arch", "gfx1100", "--rocm-sdk", "https://x/{family}/"],
+     "rocmforge: rocm_sdk is set without rocm_sdk_version."),
+    (["--rocm-sdk", "https://x/{family}/", "--rocm-sdk-version", "7.14.1", "--arch",
+      "gfx1100,gfx942"], "rocmforge: No one ROCm SDK family holds all of gfx1100, gfx942."),
+    (["--arch", "gfx1100", "--with", "./no-such-extension"],
+     "rocmforge: './no-such-extension' (--with) is no extension the kit knows and no folder."),
+])
+def test_bad_sdk_and_extension_input_is_one_paragraph_exit_2(tmp_path: Path, args: list[str],
+                                                             start: str) -> None:
+    import os
+    import sys
+
+    argv = [sys.executable, "-m", "invoke", "build", "-w", str(tmp_path / "w"), *args]
+    done = subprocess.run(argv, cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=300,
+                          env={**os.environ, "HIP_PLATFORM": "amd", "NO_COLOR": "1"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(start), done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert not (tmp_path / "w").exists()

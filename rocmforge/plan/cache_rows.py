@@ -104,7 +104,7 @@ def _hip_row(probe: SharedCacheProbe) -> DoctorRow:
     if not probe.cached_at:
         return row
     return DoctorRow(check=row.check, status=row.status, fix=row.fix,
-                     detail=f"{row.detail} (test compile result cached {probe.cached_at} UTC; "
+                     detail=f"{row.detail} (test compile result cached {probe.cached_at}; "
                      "nothing it depends on changed since; --no-cache compiles afresh)")
 
 

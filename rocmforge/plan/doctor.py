@@ -372,7 +372,7 @@ def _target_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings,
                                          _toolchain_fix(name, facts.rocm, table, release))
         detail = probe.compile_reason
         if probe.cached_at:
-            detail += (f" (result cached {probe.cached_at} UTC; nothing it depends on changed "
+            detail += (f" (result cached {probe.cached_at}; nothing it depends on changed "
                        "since; --no-cache compiles afresh)")
         rows.append(
             DoctorRow(
@@ -424,8 +424,8 @@ def _toolchain_fix(target: str, rocm: RocmInstall, table: ArchTable | None,
     if not pick:
         pick = f"install {need}"
     return (
-        f"{pick} from {ROCM_INSTALL_DOCS}, then: invoke doctor --arch {target} "
-        f"--rocm-path /opt/rocm-<version>   # {rocm.label} cannot build {processor}"
+        f"{pick} from {ROCM_INSTALL_DOCS} ({rocm.label} cannot build {processor}), then run "
+        f"`invoke doctor --arch {target} --rocm-path /opt/rocm-<version>`"
     )
 
 

@@ -42,7 +42,7 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
         missing = [p for p in processors if not covered(p, code.targets, table)]
         where = ", ".join(code.where)
         held = ", ".join(code.targets) or "no GPU target"
-        cached = (f" (read {code.cached_at} UTC; nothing changed since)" if code.cached_at
+        cached = (f" (read {code.cached_at}; nothing changed since)" if code.cached_at
                   else "")
         if not missing:
             rows.append(DoctorRow(check=f"kernels {library.name}", status="OK",
@@ -57,8 +57,8 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
             fix=f"install a ROCm whose {library.name} ships {', '.join(missing)} code (AMD's "
                 "ROCm packages for a release that supports the GPU"
                 + _sdk_way_out(missing)
-                + f"), or build {library.name} for it (cmake -DAMDGPU_TARGETS="
-                f"\"{';'.join(missing)}\") and pass --rocm-path to that install"))
+                + f"), or build {library.name} for it (`cmake -DAMDGPU_TARGETS="
+                f"\"{';'.join(missing)}\"`) and pass --rocm-path to that install"))
     return rows
 
 
@@ -73,4 +73,4 @@ def _sdk_way_out(missing: Sequence[str]) -> str:
     except UsageError:
         return ", or TheRock's SDK for its family"
     return (f", or TheRock's pip SDK for {family}: `--rocm-sdk "
-            f"https://rocm.nightlies.amd.com/v2/{family}/ --rocm-sdk-version <version>`")
+            f"https://rocm.nightlies.amd.com/v2/{family}/` with `--rocm-sdk-version`")

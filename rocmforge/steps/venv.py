@@ -149,3 +149,32 @@ def pip_install_argv(python: str, wheels: Sequence[str]) -> list[str]:
     """Exactly these wheel files, replacing what is installed, dependencies untouched (the build
     venv already has them; a resolver run could pull a CUDA torch or triton back in)."""
     return [python, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels]
+
+
+def install_pinned_venv(argv: Sequence[str]) -> tuple[bool, list[str]]:
+    """`invoke install`: run pip's `argv` (install_argv), then pin the target to the wheels it
+    installed when it is a venv (rocmforge.sources.constraints; an interpreter that is not a
+    venv is left alone). The old pin is lifted first. Returns (pip succeeded, lines to show)."""
+    import contextlib
+    import sys
+
+    from rocmforge.sources.constraints import protect_venv, release_venv
+
+    asked = process.run([argv[0], "-c", "import sys; print(sys.prefix if sys.prefix != "
+                         "sys.base_prefix else '')"])
+    venv = Path(asked.stdout.strip()) if asked.ok and asked.stdout.strip() else None
+    if venv is not None:
+        with contextlib.suppress(OSError):
+            release_venv(venv)
+    result = process.run(list(argv), log=sys.stdout)
+    if not result.ok or venv is None:
+        return result.ok, []
+    try:
+        written = protect_venv(venv, [Path(a).name for a in argv if a.endswith(".whl")])
+    except OSError as exc:
+        return True, [f"note: {venv} is not pinned to these wheels ({exc.strerror}: "
+                      f"{exc.filename})"]
+    if written is None:
+        return True, [f"note: {venv} is not pinned to these wheels (pip cannot read a "
+                      "constraint file whose path has a space)"]
+    return True, [f"pinned {venv} to these wheels ({written})"]

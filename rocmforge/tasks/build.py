@@ -143,14 +143,10 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
 @reported
 def install(c: Context, python: str = "", **flags: object) -> None:
     """Install the wheels in dist/ into an environment (never an externally managed one)."""
-    import contextlib
     import shlex
-    import sys
-    from pathlib import Path
 
-    from rocmforge import process
     from rocmforge.errors import StepFailed
-    from rocmforge.steps.venv import install_argv
+    from rocmforge.steps.venv import install_argv, install_pinned_venv
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, **settings_of_flags(flags))
@@ -158,30 +154,11 @@ def install(c: Context, python: str = "", **flags: object) -> None:
     print("+ " + shlex.join(argv))
     if is_dry(c):
         return
-    wheels = [a for a in argv if a.endswith(".whl")]
     with holding_work_dir(settings, "install"):
-        # A venv is pinned to these wheels once pip installed them (rocmforge.sources.
-        # constraints): a later `pip install X` there cannot replace the self-built torch. An
-        # interpreter that is not a venv is left alone.
-        from rocmforge.sources.constraints import protect_venv, release_venv
-
-        asked = process.run([argv[0], "-c", "import sys; print(sys.prefix if sys.prefix != "
-                             "sys.base_prefix else '')"])
-        venv = Path(asked.stdout.strip()) if asked.ok and asked.stdout.strip() else None
-        with contextlib.suppress(OSError):
-            if venv is not None:
-                release_venv(venv)
-        result = process.run(argv, log=sys.stdout)
-        if result.ok and venv is not None:
-            try:
-                written = protect_venv(venv, [Path(w).name for w in wheels])
-            except OSError as exc:
-                written, why = None, f"{exc.strerror}: {exc.filename}"
-            else:
-                why = "pip cannot read a constraint file whose path has a space"
-            print(f"pinned {venv} to these wheels ({written})" if written else
-                  f"note: {venv} is not pinned to these wheels ({why})")
-    if not result.ok:
+        ok, said = install_pinned_venv(argv)
+    for line in said:
+        print(line)
+    if not ok:
         raise StepFailed(f"pip could not install {', '.join(argv[6:])} into {argv[0]}",
                          "pip's output above says why", "fix that, then run `invoke install` again")
 

@@ -87,7 +87,11 @@ def _rocm_facts(settings: Settings) -> RocmFacts | None:
         if settings.rocm_path:
             raise
         return None
-    return rocm_facts_for(install)
+    from rocmforge.knowledge.components import components_for
+    from rocmforge.probes.rocm_components import find_components
+
+    wanted = [c.name for c in components_for(None, install.version)]
+    return rocm_facts_for(install, find_components(install.root, wanted))
 
 
 def _print_pytorch(facts: PytorchFacts) -> None:
