@@ -617,16 +617,16 @@ def explain_log(log_path: Path, step_name: str,
     from collections import deque
 
     from rocmforge.execute.triage import Triage
-    from rocmforge.triage import explain_file
+    from rocmforge.triage import NotText, bounded_lines, explain_file
 
     try:
         found = explain_file(log_path, step_name, env or {})
-    except OSError:
+    except (OSError, NotText):
         return Triage(signature_id="", cause="", fix="", relevant_lines=())
     lines = tuple(e.text for e in found.evidence)
     if not lines and found.klass is None:
-        with log_path.open(encoding="utf-8", errors="replace") as handle:
-            lines = tuple(deque((line.rstrip("\r\n") for line in handle if line.strip()),
+        with log_path.open("rb") as handle:
+            lines = tuple(deque((line for line in bounded_lines(handle) if line.strip()),
                                 maxlen=RELEVANT_LINES))
     return Triage(signature_id=found.rule, cause=found.cause, fix=found.fix,
                   relevant_lines=lines[-RELEVANT_LINES:], source=found.source,

@@ -27,7 +27,7 @@ def triage(c: Context, log: str | None = None, step: str = "", json: bool = Fals
 
     from rocmforge import render
     from rocmforge.errors import UsageError
-    from rocmforge.triage import explain_file, explain_lines
+    from rocmforge.triage import NotText, bounded_lines, explain_file, explain_lines
     from rocmforge.triage.report import STEPS, known_step, render_text
 
     if not log:
@@ -43,8 +43,19 @@ def triage(c: Context, log: str | None = None, step: str = "", json: bool = Fals
               "<companion>-build); every rule is tried", file=sys.stderr)
         step = ""
     if log == "-":
-        found = explain_lines(sys.stdin, step)
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None or sys.stdin.closed:
+            raise UsageError("triage was told to read stdin (-), but stdin is closed",
+                             "there is no log to read",
+                             "pipe a log in (`... 2>&1 | invoke triage -`) or name a file")
         source = "stdin"
+        try:
+            found = explain_lines(bounded_lines(stream), step)
+        except NotText as error:
+            raise UsageError(f"stdin is not a text log ({error})",
+                             "triage reads the text a build printed; a NUL byte near the start "
+                             "means a binary file or a device such as /dev/zero",
+                             "pipe the log itself, e.g. `invoke triage - < build.log`") from None
     else:
         from pathlib import Path
 
@@ -56,7 +67,18 @@ def triage(c: Context, log: str | None = None, step: str = "", json: bool = Fals
         if path.is_dir():
             raise UsageError(f"{log} is a directory", "triage reads one log file",
                              "name a file in it, e.g. logs/build.log")
-        found = explain_file(path, step)
+        try:
+            found = explain_file(path, step)
+        except NotText as error:
+            raise UsageError(f"{log} is not a text log ({error})",
+                             "triage reads the text a build printed; a NUL byte near the start "
+                             "means a binary file (a wheel, a core dump) or a device such as "
+                             "/dev/zero",
+                             "name the log file, e.g. .rocmforge/logs/build.log") from None
+        except OSError as error:
+            raise UsageError(f"{log} cannot be read ({error.strerror or error})",
+                             "triage reads one log file",
+                             "check the file's permissions, or pipe it in with -") from None
         source = log
     if json:
         render.emit_json({**found.to_json(), "log": source})

@@ -12,13 +12,14 @@ from functools import cache
 from pathlib import Path
 
 from rocmforge.triage.engine import diagnose
+from rocmforge.triage.logread import NotText, bounded_lines
 from rocmforge.triage.model import CLASSES, SCHEMA, Diagnosis, Evidence
 from rocmforge.triage.rule import Rule
 from rocmforge.triage.rules import RULES
 from rocmforge.triage.table import load_signatures
 
-__all__ = ["CLASSES", "SCHEMA", "Diagnosis", "Evidence", "all_rules", "explain_file",
-           "explain_lines", "explain_text", "run_context"]
+__all__ = ["CLASSES", "SCHEMA", "Diagnosis", "Evidence", "NotText", "all_rules",
+           "bounded_lines", "explain_file", "explain_lines", "explain_text", "run_context"]
 
 
 @cache
@@ -38,9 +39,10 @@ def explain_text(text: str, step: str = "", run: Mapping[str, str] | None = None
 
 
 def explain_file(path: Path, step: str = "", run: Mapping[str, str] | None = None) -> Diagnosis:
-    """Triage a log on disk, streamed (bad bytes replaced, never loaded whole)."""
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        return explain_lines(handle, step, run)
+    """Triage a log on disk, streamed in bounded memory (bad bytes replaced, a very long line
+    cut; raises NotText for a file with a NUL byte near its start)."""
+    with path.open("rb") as handle:
+        return explain_lines(bounded_lines(handle), step, run)
 
 
 def run_context(env: Mapping[str, str]) -> dict[str, str]:
