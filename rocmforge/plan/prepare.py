@@ -102,7 +102,8 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
     workdir = workdir_for(settings.work_dir)
     pytorch = pytorch if pytorch is not None else pytorch_for(settings, workdir)
     facts = facts if facts is not None else gather_facts(settings)
-    if settings.rocm_sdk and (facts.rocm is None or facts.rocm.layout != "pip SDK"):
+    if (settings.rocm_sdk or settings.rocm_sdk_version) \
+            and (facts.rocm is None or facts.rocm.layout != "pip SDK"):
         # The SDK is not in the build venv yet: the rocm-sdk step installs it and stops, and the
         # next run plans from it. Until then the plan stands on the SDK to come, not on
         # whatever ROCm the machine has.
@@ -175,7 +176,17 @@ def _sdk_for(settings: Settings, facts: Facts, targets: Sequence[TargetId]) -> S
 
     if not settings.rocm_sdk and not settings.rocm_sdk_version:
         return None
-    return sdk_plan(settings, [str(t) for t in targets], load_sdk_table(), facts.rocm)
+    table = load_sdk_table()
+    sdk = sdk_plan(settings, [str(t) for t in targets], table, facts.rocm)
+    if sdk is not None and not sdk.installed_root:
+        # Not in the venv yet: the index is asked now, before any step makes a venv or a
+        # checkout, whether it holds the release and the targets' device packages.
+        from rocmforge.plan.rocm_sdk import other_route
+        from rocmforge.sources.rocm_sdk_index import check_sdk_index
+
+        check_sdk_index(sdk.index, sdk.version, sdk.device_packages,
+                        other_route=other_route(sdk, table))
+    return sdk
 
 
 def judged_by_build_choice(facts: Facts, choice: CompilerChoice) -> Facts:
