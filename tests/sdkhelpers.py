@@ -14,11 +14,13 @@ from buildhelpers import make_wheel, sha256_of
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "rocm_sdk"
 
 
-def shared_library(folder: Path, name: str, cc: str = "cc") -> bytes:
-    """lib<name>.so compiled from fixtures/rocm_sdk/lib.c by the host C compiler."""
+def shared_library(folder: Path, name: str, cc: str = "cc", soname: str = "") -> bytes:
+    """lib<name>.so compiled from fixtures/rocm_sdk/lib.c by the host C compiler (with
+    DT_SONAME `soname` when given, as TheRock's libraries have)."""
     out = folder / f"lib{name}.so"
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run([cc, "-shared", "-fPIC", f'-DLIBRARY_NAME="{name}"', "-o", str(out),
+                    *([f"-Wl,-soname,{soname}"] if soname else []),
                     str(FIXTURE / "lib.c")], check=True)
     return out.read_bytes()
 
@@ -88,7 +90,8 @@ def make_multi_arch_sdk(folder: Path, version: str, targets: tuple[str, ...],
         "_rocm_sdk_core/lib/libamdhip64.so": shared_library(libs, "amdhip64"),
         "_rocm_sdk_core/lib/libamd_comgr.so": shared_library(libs, "amd_comgr"),
         # libtorch_python.so NEEDs libhipfile.so.0 since pytorch/pytorch#191069 (TheRock#7328).
-        "_rocm_sdk_core/lib/libhipfile.so.0": shared_library(libs, "hipfile"),
+        "_rocm_sdk_core/lib/libhipfile.so.0": shared_library(libs, "hipfile",
+                                                              soname="libhipfile.so.0"),
         "_rocm_sdk_core/lib/rocm_sysdeps/lib/librocm_sysdeps_liblzma.so.5":
             shared_library(libs, "rocm_sysdeps_liblzma"),
     })

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -371,3 +372,51 @@ def test_a_file_index_is_read_from_disk(tmp_path: Path) -> None:
     with pytest.raises(SdkIndexUnreachable) as caught:
         check_sdk_index((tmp_path / "nothing").as_uri() + "/", MULTI, ())
     assert caught.value.exit_code == 3
+
+
+def test_without_hipfile_in_the_preload_list_the_library_that_needs_it_fails_to_load(
+        tmp_path: Path) -> None:
+    """ROCm/TheRock#7328's failure, reproduced with real ELF files: a library that NEEDs
+    libhipfile.so.0 (libtorch_python.so since pytorch/pytorch#191069), whose RUNPATH does not
+    reach the SDK, loads only when _rocm_init.py preloaded libhipfile with RTLD_GLOBAL. The
+    kit's old list (no hipfile) gives the error of that issue's log; the list now does not."""
+    import dataclasses
+
+    from sdkhelpers import shared_library
+
+    site = tmp_path / "site"
+    core = site / "_rocm_sdk_core" / "lib"
+    core.mkdir(parents=True)
+    (core / "libamdhip64.so").write_bytes(shared_library(tmp_path / "b", "amdhip64"))
+    (core / "libhipfile.so.0").write_bytes(
+        shared_library(tmp_path / "b", "hipfile", soname="libhipfile.so.0"))
+    link = tmp_path / "link"
+    link.mkdir()
+    (link / "libhipfile.so").symlink_to(core / "libhipfile.so.0")
+    consumer = tmp_path / "libtorch_python_stand_in.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(consumer),
+                    str(Path(__file__).parent / "fixtures" / "rocm_sdk" / "lib.c"),
+                    '-DLIBRARY_NAME="torch_python"', f"-L{link}", "-Wl,--no-as-needed",
+                    "-lhipfile"], check=True)
+    needed = subprocess.run(["readelf", "-d", str(consumer)], capture_output=True, text=True,
+                            check=True).stdout
+    assert "Shared library: [libhipfile.so.0]" in needed
+
+    sdk = sdk_plan(Settings(rocm_sdk_version=MULTI), ["gfx1100"], load_sdk_table(), None)
+    assert sdk is not None
+    old = dataclasses.replace(sdk, preload=tuple(lib for lib in sdk.preload
+                                                 if lib.name != "hipfile"))
+    results = {}
+    for name, plan in (("old", old), ("now", sdk)):
+        (site / f"init_{name}.py").write_text(init_module_text(plan))
+        code = (f"import sys, ctypes; sys.path.insert(0, {str(site)!r}); "
+                f"import init_{name} as m; m.initialize(); ctypes.CDLL({str(consumer)!r}); "
+                "print('loaded')")
+        results[name] = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True,
+            env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    assert results["old"].returncode == 1
+    assert "libhipfile.so.0: cannot open shared object file: No such file or directory" in (
+        results["old"].stderr)
+    assert results["now"].returncode == 0, results["now"].stderr
+    assert results["now"].stdout == "loaded\n"
