@@ -63,11 +63,69 @@ def make_sdk_wheels(folder: Path, version: str, family: str,
     return [rocm, core, libraries, devel]
 
 
+ROCM_SETUP_PY = """\
+import json
+
+from setuptools import setup
+
+with open("rocm_sdk/dist_info.json") as handle:
+    INFO = json.load(handle)
+VERSION = INFO["version"]
+# The extras are computed here, at install, as upstream's setup.py does (build_per_target_extras).
+EXTRAS = {"libraries": [f"rocm-sdk-libraries=={VERSION}"],
+          "devel": [f"rocm-sdk-devel=={VERSION}"]}
+for target in INFO["declared"]:
+    EXTRAS[f"device-{target}"] = [f"rocm-sdk-device-{target}=={VERSION}"]
+setup(name="rocm", version=VERSION, packages=["rocm_sdk"],
+      package_data={"rocm_sdk": ["dist_info.json"]},
+      install_requires=[f"rocm-sdk-core=={VERSION}"], extras_require=EXTRAS,
+      entry_points={"console_scripts": ["rocm-sdk = rocm_sdk.__main__:main"]})
+"""
+
+
+def setuptools_wheel() -> Path | None:
+    """A setuptools wheel already on this machine (virtualenv's seed copy) for an index that
+    serves a `rocm` sdist: pip builds it in an isolated env from the same index."""
+    try:
+        import virtualenv.seed.wheels.embed as embed
+    except ImportError:
+        return None
+    found = sorted(Path(embed.__file__).parent.glob("setuptools-*.whl"))
+    return found[-1] if found else None
+
+
+def rocm_sdist(folder: Path, version: str, py: dict[str, str], declared: tuple[str, ...]) -> Path:
+    """rocm-<version>.tar.gz as upstream ships the meta package: an sdist whose setup.py
+    writes the extras when pip builds it."""
+    import io
+    import tarfile
+
+    top = f"rocm-{version}"
+    files = {f"{top}/{name}": text for name, text in py.items()}
+    info = json.loads(files[f"{top}/rocm_sdk/dist_info.json"])
+    files[f"{top}/rocm_sdk/dist_info.json"] = json.dumps({**info, "declared": list(declared)})
+    files[f"{top}/setup.py"] = ROCM_SETUP_PY
+    files[f"{top}/pyproject.toml"] = ('[build-system]\nrequires = ["setuptools"]\n'
+                                      'build-backend = "setuptools.build_meta"\n')
+    files[f"{top}/PKG-INFO"] = f"Metadata-Version: 2.1\nName: rocm\nVersion: {version}\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{top}.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name, text in sorted(files.items()):
+            data = text.encode()
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return path
+
+
 def make_multi_arch_sdk(folder: Path, version: str, targets: tuple[str, ...],
-                        declared: tuple[str, ...] | None = None) -> list[Path]:
-    """One multi-arch SDK release as TheRock's multi-arch index holds it: `rocm` whose metadata
-    declares a device-<target> extra for each of `declared` (default: every target; fewer is
-    the shape of ROCm/TheRock#5347), rocm-sdk-core, the arch-neutral rocm-sdk-libraries, one
+                        declared: tuple[str, ...] | None = None, *,
+                        sdist: bool = False) -> list[Path]:
+    """One multi-arch SDK release as TheRock's multi-arch index holds it: `rocm` (a wheel, or with
+    `sdist` an sdist as upstream ships it) whose metadata declares a device-<target> extra for
+    each of `declared` (default: every target; fewer is the shape of ROCm/TheRock#5347),
+    rocm-sdk-core, the arch-neutral rocm-sdk-libraries, one
     rocm-sdk-device-<target> per target (its files overlay the libraries' package, as upstream's
     setup.py does) and rocm-sdk-devel."""
     libs = folder / "libs"
@@ -77,7 +135,7 @@ def make_multi_arch_sdk(folder: Path, version: str, targets: tuple[str, ...],
     extras = "".join(f'Provides-Extra: device-{t}\n'
                      f'Requires-Dist: rocm-sdk-device-{t}=={version}; extra == "device-{t}"\n'
                      for t in declared)
-    rocm = make_wheel(
+    rocm = rocm_sdist(folder, version, py, declared) if sdist else make_wheel(
         folder, "rocm", version, py,
         metadata=(f"Requires-Dist: rocm-sdk-core=={version}\n"
                   "Provides-Extra: libraries\n"

@@ -15,7 +15,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from sdkhelpers import make_multi_arch_sdk, make_sdk_wheels, serve_wheels
+from conftest import missing_real_part
+from sdkhelpers import make_multi_arch_sdk, make_sdk_wheels, serve_wheels, setuptools_wheel
 from test_build_e2e import make_fixture_repo, run_build
 
 from rocmforge.errors import UsageError
@@ -125,8 +126,13 @@ def test_sdk_settings_refused_with_a_reason(sdk: str, version: str, targets: tup
 
 
 def test_build_against_the_multi_arch_sdk(tmp_path: Path, httpserver) -> None:  # noqa: ANN001
-    wheels = make_multi_arch_sdk(tmp_path / "sdk", MULTI, MULTI_TARGETS)
-    index = serve_wheels(httpserver, wheels, prefix="/whl-multi-arch")
+    """The index as upstream's: `rocm` an sdist (pip builds it, setuptools from the index), the
+    rest wheels."""
+    setuptools = setuptools_wheel()
+    if setuptools is None:
+        missing_real_part("a setuptools wheel for the local index (virtualenv's seed wheels)")
+    wheels = make_multi_arch_sdk(tmp_path / "sdk", MULTI, MULTI_TARGETS, sdist=True)
+    index = serve_wheels(httpserver, [*wheels, setuptools], prefix="/whl-multi-arch")
     repo = make_fixture_repo(tmp_path / "pytorch")
     work = tmp_path / "work"
     sdk_env_vars = {"ROCMFORGE_ROCM_SDK": index, "ROCMFORGE_ROCM_SDK_VERSION": MULTI}
@@ -190,16 +196,22 @@ def test_build_against_the_multi_arch_sdk(tmp_path: Path, httpserver) -> None:  
 
 def test_an_extra_the_rocm_package_lacks_stops_the_build(tmp_path: Path,
                                                          httpserver) -> None:  # noqa: ANN001
-    """ROCm/TheRock#5347's index: rocm-sdk-device-gfx1101 is there, but the rocm package does
-    not declare device-gfx1101. Real pip only warns; the rocm-sdk step stops (exit 1)."""
-    wheels = make_multi_arch_sdk(tmp_path / "sdk", MULTI, MULTI_TARGETS, declared=("gfx1100",))
-    index = serve_wheels(httpserver, wheels, prefix="/whl-multi-arch")
+    """ROCm/TheRock#5347's index: rocm-sdk-device-gfx1101 is there, but the rocm sdist does
+    not declare device-gfx1101. Real pip builds the sdist (setuptools from the same index), only
+    warns, and installs no gfx1101 device package; the rocm-sdk step stops (exit 1)."""
+    setuptools = setuptools_wheel()
+    if setuptools is None:
+        missing_real_part("a setuptools wheel for the local index (virtualenv's seed wheels)")
+    wheels = make_multi_arch_sdk(tmp_path / "sdk", MULTI, MULTI_TARGETS, declared=("gfx1100",),
+                                 sdist=True)
+    index = serve_wheels(httpserver, [*wheels, setuptools], prefix="/whl-multi-arch")
     work = tmp_path / "work"
     done = run_build(work, make_fixture_repo(tmp_path / "pytorch"), arch="gfx1100,gfx1101",
                      environ={"ROCMFORGE_ROCM_SDK": index, "ROCMFORGE_ROCM_SDK_VERSION": MULTI})
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "does not provide the extra 'device-gfx1101'" in (
-        work / "logs" / "rocm-sdk.log").read_text()
+    log = (work / "logs" / "rocm-sdk.log").read_text()
+    assert f"rocm-{MULTI}.tar.gz" in log
+    assert f"WARNING: rocm {MULTI} does not provide the extra 'device-gfx1101'" in log
     assert (f"rocmforge: pip installed rocm[libraries,devel,device-gfx1100,device-gfx1101]=={MULTI}"
             f" from {index} without rocm-sdk-device-gfx1101: the build venv has no device code "
             "for gfx1101.") in done.stderr
