@@ -335,6 +335,9 @@ def test_the_plan_shows_the_exact_pip_line(tmp_path: Path, httpserver) -> None: 
         f"rocm[libraries,devel,device-gfx1100,device-gfx942]=={MULTI}"]
     assert plan["settings"]["rocm_sdk"]["device_packages"] == [
         "rocm-sdk-device-gfx1100", "rocm-sdk-device-gfx942"]
+    assert (f"the build venv gets the pip ROCm SDK from the multi-arch index first: `{python} -m "
+            f"pip install --index-url {index} 'rocm[libraries,devel,device-gfx1100,device-gfx942]"
+            f"=={MULTI}'`;") in " ".join(plan["notes"])
     assert not (tmp_path / "w").exists()
 
 

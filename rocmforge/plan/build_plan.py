@@ -468,10 +468,14 @@ def plan_build(
         if sdk.route_note:
             notes.append(sdk.route_note)
         if not sdk.installed_root:
-            notes.append(f"the build venv gets the pip ROCm SDK {sdk.requirement} from "
-                         f"{sdk.index} ({sdk.route} index) first; the build stops once after "
-                         "that step, and the same command again plans from the SDK's own facts "
-                         "(preflight judges it)")
+            import shlex
+
+            pip_line = shlex.join([str(workdir.venv / "bin" / "python"), "-m", "pip",
+                                   *sdk.pip_args])
+            notes.append(f"the build venv gets the pip ROCm SDK from the {sdk.route} index "
+                         f"first: `{pip_line}`; the build stops once after that step, and the "
+                         "same command again plans from the SDK's own facts (preflight judges "
+                         "it)")
     if pytorch is not None:
         resolved["pytorch_facts"] = pytorch.facts.as_dict()
     if rocm_facts is not None:
