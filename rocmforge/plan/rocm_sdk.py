@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from packaging.version import InvalidVersion, Version
 
@@ -32,13 +32,14 @@ INIT_MODULE = "torch/_rocm_init.py"
 INIT_MARKER = "(written by rocmforge)"
 
 
-MULTI_ARCH = "multi-arch"
-PER_FAMILY = "per-family"
+SdkRouteName = Literal["multi-arch", "per-family"]
+MULTI_ARCH: SdkRouteName = "multi-arch"
+PER_FAMILY: SdkRouteName = "per-family"
 
 
 @dataclass(frozen=True, kw_only=True)
 class SdkPlan:
-    route: str
+    route: SdkRouteName
     """MULTI_ARCH (one index, a device-<target> extra per target) or PER_FAMILY."""
     index: str
     family: str
