@@ -184,6 +184,13 @@ def test_build_against_the_multi_arch_sdk(tmp_path: Path, httpserver) -> None:  
                  "/_rocm_sdk_libraries/lib/libMIOpen.so.1"):
         assert path in loaded, path
 
+    # A target added later whose device package the index lacks: the plan asks the index
+    # again (the venv has no rocm-sdk-device-gfx1102) and stops before pip runs.
+    added = _invoke("plan", work, "--arch", "gfx1100,gfx1102", "--rocm-sdk", index,
+                    "--rocm-sdk-version", MULTI)
+    assert added.returncode == 2, added.stdout + added.stderr
+    assert added.stderr.startswith(f"rocmforge: The index {index} has no rocm-sdk-device-gfx1102")
+
     # The same work dir built again without the SDK: the kit's _rocm_init.py leaves the tree
     # (a wheel without the SDK must not look for its libraries at import).
     third = run_build(work, repo)

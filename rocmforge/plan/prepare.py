@@ -178,15 +178,35 @@ def _sdk_for(settings: Settings, facts: Facts, targets: Sequence[TargetId]) -> S
         return None
     table = load_sdk_table()
     sdk = sdk_plan(settings, [str(t) for t in targets], table, facts.rocm)
-    if sdk is not None and not sdk.installed_root:
-        # Not in the venv yet: the index is asked now, before any step makes a venv or a
-        # checkout, whether it holds the release and the targets' device packages.
+    if sdk is not None and (not sdk.installed_root or _devices_to_install(sdk)):
+        # Not in the venv yet (or a target's device package is not): the index is asked now,
+        # before any step makes a venv or a checkout or pip runs, whether it holds the release
+        # and the targets' device packages.
         from rocmforge.plan.rocm_sdk import other_route
         from rocmforge.sources.rocm_sdk_index import check_sdk_index
 
         check_sdk_index(sdk.index, sdk.version, sdk.device_packages,
                         other_route=other_route(sdk, table))
     return sdk
+
+
+def _devices_to_install(sdk: SdkPlan) -> bool:
+    """Whether a device package of the plan is missing from the site-packages that hold the
+    installed SDK (a target added since the SDK was installed)."""
+    from importlib.metadata import distributions
+    from pathlib import Path
+
+    from packaging.utils import canonicalize_name
+
+    from rocmforge.plan.rocm_sdk import same_release
+
+    if not sdk.device_packages:
+        return False
+    site = Path(sdk.installed_root).parent
+    there = {canonicalize_name(d.metadata["Name"] or ""): d.version
+             for d in distributions(path=[str(site)])}
+    return not all(same_release(there.get(canonicalize_name(p), ""), sdk.version)
+                   for p in sdk.device_packages)
 
 
 def judged_by_build_choice(facts: Facts, choice: CompilerChoice) -> Facts:
