@@ -55,8 +55,9 @@ class Settings:
     # CMAKE_POLICY_VERSION_MINIMUM for the build ("" = not set): CMake 4 refuses projects that
     # declare a minimum below 3.5, which submodules of older PyTorch releases still do.
     cmake_policy_minimum: str = "3.5"
-    # A pip ROCm SDK (TheRock's `rocm` wheels) as the build's ROCm: the package index URL
-    # ("{family}" becomes the targets' family, config/rocm_sdk.toml) and the SDK version pinned.
+    # A pip ROCm SDK (TheRock's `rocm` packages) as the build's ROCm: the SDK version pinned
+    # (alone: today's multi-arch index) and the package index URL ("" = the default of the
+    # version's route; "{family}" becomes the targets' family, config/rocm_sdk.toml).
     rocm_sdk: str = ""
     rocm_sdk_version: str = ""
     features: Mapping[str, str] = field(default_factory=dict)
@@ -320,10 +321,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag(name="rocm_path", short="o", setting="rocm_path",
          help="ROCm install (default: ROCM_PATH, HIP_PATH, /opt/rocm*, /usr)"),
     Flag(name="rocm_sdk", short="", setting="rocm_sdk",
-         help="build against TheRock's pip ROCm SDK from this index URL ({family} = the "
-         "targets' family), installed into the build venv (setting rocm_sdk)"),
+         help="the pip ROCm SDK index URL (default: TheRock's multi-arch index; with {family}: "
+         "an older release's per-family index) (setting rocm_sdk)"),
     Flag(name="rocm_sdk_version", short="", setting="rocm_sdk_version",
-         help="the pip ROCm SDK version to install with --rocm-sdk (e.g. 7.14.1)"),
+         help="build against TheRock's pip ROCm SDK of this release, installed into the build "
+         "venv with a device-<target> extra per target (e.g. 10.1.0a20260811)"),
     Flag(name="work_dir", short="w", setting="work_dir",
          help="the kit's work dir: sources, venv, logs, dist (default .rocmforge)"),
     Flag(name="gcc", short="g", setting="gcc", help="host GCC major for CC/CXX (e.g. 11)"),

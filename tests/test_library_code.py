@@ -46,9 +46,9 @@ def test_debians_rocsparse_and_rocrand_have_no_gfx1100_code(tmp_path: Path, monk
                                                   "holds code for gfx1030, gfx803")
     assert "none for gfx1100: sparse tensors" in detail
     assert 'cmake -DAMDGPU_TARGETS="gfx1100"' in fix
-    # The way out names the pip SDK of the family that ships gfx1100 (config/rocm_sdk.toml).
-    assert ("TheRock's pip SDK for gfx110X-all: `--rocm-sdk "
-            "https://rocm.nightlies.amd.com/v2/gfx110X-all/` with `--rocm-sdk-version`") in fix
+    # The way out names the pip SDK's multi-arch device extra for gfx1100 (config/rocm_sdk.toml).
+    assert ("TheRock's pip SDK with its device-gfx1100 code: `--rocm-sdk-version` with a "
+            "release from 7.13.0a0 on") in fix
     assert rows["kernels rocrand"][0] == "FAIL"
     assert {("kernels rocsparse", "OK"), ("kernels rocrand", "OK")} <= {
         (k, v[0]) for k, v in _rows(found, "gfx90a").items()}

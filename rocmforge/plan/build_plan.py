@@ -465,10 +465,17 @@ def plan_build(
         resolved["sources"] = dict(sources)
     if sdk is not None:
         resolved["rocm_sdk"] = sdk.as_dict()
+        if sdk.route_note:
+            notes.append(sdk.route_note)
         if not sdk.installed_root:
-            notes.append(f"the build venv gets the pip ROCm SDK {sdk.requirement} from "
-                         f"{sdk.index} first; the build stops once after that step, and the same "
-                         "command again plans from the SDK's own facts (preflight judges it)")
+            import shlex
+
+            pip_line = shlex.join([str(workdir.venv / "bin" / "python"), "-m", "pip",
+                                   *sdk.pip_args])
+            notes.append(f"the build venv gets the pip ROCm SDK from the {sdk.route} index "
+                         f"first: `{pip_line}`; the build stops once after that step, and the "
+                         "same command again plans from the SDK's own facts (preflight judges "
+                         "it)")
     if pytorch is not None:
         resolved["pytorch_facts"] = pytorch.facts.as_dict()
     if rocm_facts is not None:
@@ -494,14 +501,16 @@ def _with_sdk_steps(steps: list[Step], sdk: SdkPlan, workdir: WorkDir,
         argv=("rocm-sdk", venv_python),
         why=f"install the pip ROCm SDK ({sdk.requirement}) into the build venv and check it "
         "names the build's targets",
-        effects=Effects(commands=((venv_python, "-m", "pip", "install", "--index-url", sdk.index,
-                                   sdk.requirement),
+        effects=Effects(commands=((venv_python, "-m", "pip", *sdk.pip_args),
                                   (str(workdir.venv / "bin" / "rocm-sdk"), "init")),
                         fetches=(sdk.index,),
-                        notes=("then `rocm-sdk path --root`, `version` and `targets`; stops "
-                               "once when the plan was made without the SDK",)),
+                        notes=("then `rocm-sdk path --root`, `version` and `targets`, and "
+                               "`pip show` of the targets' device packages: each must be there "
+                               "at the version (pip only warns about a missing extra); "
+                               "stops once when the plan was made without the SDK",)),
         env=dict(pip_env),
-        inputs={"index": sdk.index, "requirement": sdk.requirement},
+        inputs={"index": sdk.index, "requirement": sdk.requirement,
+                "device_packages": ",".join(sdk.device_packages)},
     )
     text = init_module_text(sdk)
     init = Step(

@@ -63,14 +63,11 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
 
 
 def _sdk_way_out(missing: Sequence[str]) -> str:
-    """", or TheRock's pip SDK for the family: --rocm-sdk URL" when one family holds every
-    missing target (config/rocm_sdk.toml); "" otherwise."""
-    from rocmforge.errors import UsageError
-    from rocmforge.knowledge.rocm_sdk import family_for, load_sdk_table
+    """", or TheRock's pip SDK: --rocm-sdk-version" (its multi-arch index has a device package
+    per target, config/rocm_sdk.toml)."""
+    from rocmforge.knowledge.rocm_sdk import load_sdk_table
 
-    try:
-        family = family_for(missing, load_sdk_table())
-    except UsageError:
-        return ", or TheRock's SDK for its family"
-    return (f", or TheRock's pip SDK for {family}: `--rocm-sdk "
-            f"https://rocm.nightlies.amd.com/v2/{family}/` with `--rocm-sdk-version`")
+    table = load_sdk_table()
+    extras = ",".join(table.extra_of(t) for t in missing)
+    return (f", or TheRock's pip SDK with its {extras} code: `--rocm-sdk-version` with a "
+            f"release from {table.first_multi_arch} on")

@@ -102,7 +102,8 @@ def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,
     workdir = workdir_for(settings.work_dir)
     pytorch = pytorch if pytorch is not None else pytorch_for(settings, workdir)
     facts = facts if facts is not None else gather_facts(settings)
-    if settings.rocm_sdk and (facts.rocm is None or facts.rocm.layout != "pip SDK"):
+    if (settings.rocm_sdk or settings.rocm_sdk_version) \
+            and (facts.rocm is None or facts.rocm.layout != "pip SDK"):
         # The SDK is not in the build venv yet: the rocm-sdk step installs it and stops, and the
         # next run plans from it. Until then the plan stands on the SDK to come, not on
         # whatever ROCm the machine has.
@@ -175,7 +176,37 @@ def _sdk_for(settings: Settings, facts: Facts, targets: Sequence[TargetId]) -> S
 
     if not settings.rocm_sdk and not settings.rocm_sdk_version:
         return None
-    return sdk_plan(settings, [str(t) for t in targets], load_sdk_table(), facts.rocm)
+    table = load_sdk_table()
+    sdk = sdk_plan(settings, [str(t) for t in targets], table, facts.rocm)
+    if sdk is not None and (not sdk.installed_root or _devices_to_install(sdk)):
+        # Not in the venv yet (or a target's device package is not): the index is asked now,
+        # before any step makes a venv or a checkout or pip runs, whether it holds the release
+        # and the targets' device packages.
+        from rocmforge.plan.rocm_sdk import other_route
+        from rocmforge.sources.rocm_sdk_index import check_sdk_index
+
+        check_sdk_index(sdk.index, sdk.version, sdk.device_packages,
+                        other_route=other_route(sdk, table))
+    return sdk
+
+
+def _devices_to_install(sdk: SdkPlan) -> bool:
+    """Whether a device package of the plan is missing from the site-packages that hold the
+    installed SDK (a target added since the SDK was installed)."""
+    from importlib.metadata import distributions
+    from pathlib import Path
+
+    from packaging.utils import canonicalize_name
+
+    from rocmforge.plan.rocm_sdk import same_release
+
+    if not sdk.device_packages:
+        return False
+    site = Path(sdk.installed_root).parent
+    there = {canonicalize_name(d.metadata["Name"] or ""): d.version
+             for d in distributions(path=[str(site)])}
+    return not all(same_release(there.get(canonicalize_name(p), ""), sdk.version)
+                   for p in sdk.device_packages)
 
 
 def judged_by_build_choice(facts: Facts, choice: CompilerChoice) -> Facts:

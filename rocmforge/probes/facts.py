@@ -71,9 +71,9 @@ REPORTED_VARIABLES = (
 
 
 def _requested_rocm(settings, run: Runner) -> tuple[str, Path | None]:
-    """The ROCm the settings ask for: with the rocm_sdk setting, the pip SDK in the build venv
+    """The ROCm the settings ask for: with the rocm_sdk(_version) setting, the pip SDK in the venv
     once the rocm-sdk step installed it (its `rocm-sdk path --root`); else rocm_path."""
-    if not getattr(settings, "rocm_sdk", ""):
+    if not (getattr(settings, "rocm_sdk", "") or getattr(settings, "rocm_sdk_version", "")):
         return settings.rocm_path, None
     from rocmforge.probes.rocm import SDK_CLI, read_sdk_cli
     from rocmforge.workdir import workdir_for
