@@ -41,7 +41,8 @@ HIP_VERSION_H_715 = """\
 #define HIP_VERSION_GITHASH "0000000"
 #define HIP_VERSION_BUILD_ID 0
 #define HIP_VERSION_BUILD_NAME ""
-#define HIP_VERSION    (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)
+#define HIP_VERSION    (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + \
+HIP_VERSION_PATCH)
 
 #define __HIP_HAS_GET_PCH 1
 
@@ -76,7 +77,7 @@ if(NOT __AOTRITON_INCLUDED)
     list(FIND __AOTRITON_ROCM_LIST "rocm${__AOTRITON_SYSTEM_ROCM}" __AOTRITON_RUNTIME_INDEX)
   endif()
 endif()
-""" % ("2" * 64, "4" * 64, "5" * 64)
+""".replace("%s", "2" * 64, 1).replace("%s", "4" * 64, 1).replace("%s", "5" * 64, 1)
 
 # The same file as the 2.6-era releases wrote it, keyed on ROCm's own version.
 CMAKE_ROCM_KEYED = CMAKE_HIP_KEYED.replace(

@@ -103,6 +103,11 @@ class PytorchRelease:
     ref_version: str = ""
     """The PyTorch version the ref is: its version.txt when given, else the version a release
     tag names ("v2.9.1" -> "2.9.1"); "" for a branch or commit before its checkout exists."""
+    rocm_min: str = ""
+    """The oldest ROCm the checkout's LoadHIP.cmake accepts (a FATAL_ERROR below it), "" when
+    it has none or before a checkout: only the tree says it (plan.pytorch_facts)."""
+    rocm_min_source: str = ""
+    """Where rocm_min was read ("tree: cmake/public/LoadHIP.cmake:212")."""
 
     @property
     def label(self) -> str:

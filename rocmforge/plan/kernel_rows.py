@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rocmforge.knowledge.arches import ArchTable
+from rocmforge.knowledge.components import device_code_hint
 from rocmforge.knowledge.targets import TargetId
 from rocmforge.plan.doctor import DoctorRow, Status
 from rocmforge.probes.library_code import LibraryCode
@@ -32,7 +33,9 @@ def covered(processor: str, held: Sequence[str], table: ArchTable | None) -> boo
 
 
 def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId],
-                table: ArchTable | None) -> list[DoctorRow]:
+                table: ArchTable | None, layout: str = "") -> list[DoctorRow]:
+    """One row per library; `layout` (RocmInstall.layout) picks the packages the fix names:
+    per-target device packages where the install has them (ROCm >= 7.14, the pip SDK)."""
     if not found or not targets:
         return []
     processors = list(dict.fromkeys(t.base for t in targets))
@@ -50,6 +53,14 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
                                          f"(all it holds: {held}){cached}"))
             continue
         status: Status = "FAIL" if library.need == "required" else "WARN"
+        packages = device_code_hint(layout, missing)
+        if packages:
+            rows.append(DoctorRow(
+                check=f"kernels {library.name}", status=status,
+                detail=f"{where} holds code for {held}, none for {', '.join(missing)}: "
+                       f"{library.used_for} would fail on that GPU at run time{cached}",
+                fix=f"install the kernels for {', '.join(missing)}: {packages}"))
+            continue
         rows.append(DoctorRow(
             check=f"kernels {library.name}", status=status,
             detail=f"{where} holds code for {held}, none for {', '.join(missing)}: "

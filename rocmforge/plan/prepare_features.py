@@ -71,10 +71,10 @@ def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
     """The feature decisions of one build (components: prepare.component_report's pairs)."""
     from rocmforge.knowledge.features import load_features
     from rocmforge.plan.features import plan_features
-
     from rocmforge.plan.rocm_facts import hip_version_of
 
     rocm_version = facts.rocm.version if facts.rocm is not None else ""
     state = aotriton_state(workdir, pytorch, rocm_version, targets, hip_version_of(facts.rocm))
     return plan_features(load_features(), settings.features, targets, components, state,
-                         rocm_version=rocm_version)
+                         rocm_version=rocm_version,
+                         layout=facts.rocm.layout if facts.rocm is not None else "")

@@ -1,8 +1,8 @@
 """The ROCm facts a build uses, each with where it came from: the install first, the table second.
 
 Owns: merging what a ROCm install says of itself (`rocmforge.probes.rocm.RocmInstall`: version,
-HIP version, LLVM major, layout, the targets its device libraries or `rocm-sdk targets` name, the components'
-CMake config versions) with its config/rocm.toml row into one frozen `RocmFacts`, as
+HIP version, LLVM major, layout, the targets its device libraries or `rocm-sdk targets` name,
+the components' CMake config versions) with its config/rocm.toml row into one frozen `RocmFacts`, as
 `rocmforge.plan.pytorch_facts` does for a PyTorch tree. An install newer than every row is
 planned from what it says; the table then gives only the host-compiler advice, marked as an
 estimate. Must not: read files or run anything (the probes did), or judge the install (doctor).
@@ -26,8 +26,8 @@ SCHEMA: Final = "rocmforge.rocm_facts/1"
 TABLE_FILE: Final = "config/rocm.toml"
 INSTALL: Final = "install"
 
-FACT_NAMES: Final = ("version", "hip_version", "layout", "llvm_major", "targets", "components", "released",
-                     "host_compilers")
+FACT_NAMES: Final = ("version", "hip_version", "layout", "llvm_major", "targets", "components",
+                     "released", "host_compilers")
 """Every fact, in the order reports show them."""
 
 

@@ -3,8 +3,9 @@
 Owns: finding installs (every `/opt/rocm*`, `ROCM_PATH`, `HIP_PATH`, the distro layout under
 `/usr`, a pip-installed ROCm SDK), reading their version (`.info/version*`, `hip_version.h`,
 `hipcc --version`) and its HIP version apart from it (`hip_version.h`, `hipcc --version`,
-`hipconfig --version`: from ROCm 10 HIP is numbered on its own, 10.0 ships HIP 7.15), locating hipcc, the ROCm clang and the device-library directory, and choosing
-one (`select_rocm`). Must not: write anything or decide whether a version is good enough (that is
+`hipconfig --version`: from ROCm 10 HIP is numbered on its own, 10.0 ships HIP 7.15),
+locating hipcc, the ROCm clang and the device-library directory, and choosing one
+(`select_rocm`). Must not: write anything or decide whether a version is good enough (that is
 `rocmforge.plan.doctor` with the knowledge tables). The filesystem root, the environment, the Python
 search path and the program runner are parameters so tests can point them at fake trees.
 
@@ -41,8 +42,8 @@ _INSTALLED_DIR = re.compile(r"^InstalledDir:\s*(\S.*)$", re.MULTILINE)
 _HIP_VERSION_DEFINE = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR|PATCH)\s+(\d+)")
 # "HIP version: 7.15.26333-0000000" (hipcc --version, hipconfig --full); "5.2.21153-0" alone
 # (hipconfig --version). The build suffix after '-' is a hash, not part of the version.
-_HIP_VERSION_LINE = re.compile(r"^(?:HIP version:\s*)?(\d+\.\d+(?:\.\d+)?)(?:[-+][0-9A-Za-z.]*)?\s*$",
-                               re.MULTILINE)
+_HIP_VERSION_LINE = re.compile(
+    r"^(?:HIP version:\s*)?(\d+\.\d+(?:\.\d+)?)(?:[-+][0-9A-Za-z.]*)?\s*$", re.MULTILINE)
 # Package directories a pip-installed TheRock SDK puts on sys.path (unverified upstream names).
 PIP_SDK_PACKAGES = ("_rocm_sdk_core", "_rocm_sdk_devel")
 # The command TheRock's pip SDK installs (`rocm-sdk path --root`, `version`, `targets`).
