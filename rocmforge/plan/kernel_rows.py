@@ -2,9 +2,11 @@
 
 A build for a target whose rocSPARSE, rocRAND or rocBLAS has no kernels for it succeeds, and
 the first sparse op, random number or matmul fails at run time (the second most reported pain:
-pytorch/pytorch#179865, #138067, ROCm/rocBLAS#1339). Owns: the verdict per library (a required
-library without code for a target FAILs, an optional one WARNs), a generic target in the library
-covering its members, and the fix. Must not: read the install (probes/library_code.py does).
+pytorch/pytorch#179865 and ROCm/rocBLAS#1339 for rocBLAS; #138067 for hipBLASLt). Owns: the
+verdict per library (a required library without code for a target FAILs, an optional one
+WARNs), a generic target in the library covering its members, and the fix, with the packages
+for the install's layout (knowledge.components.device_code_hint). Must not: read the install
+(probes/library_code.py does).
 """
 
 from __future__ import annotations

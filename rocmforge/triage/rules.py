@@ -845,7 +845,7 @@ RULES: tuple[Rule, ...] = (
                      r"|TensileLibrary\S*?_(?P<arch2>gfx\w+?)\S*\.(?:dat|co|yaml)\S*: No such file"
                      r"|Could not (?:initialize|load) Tensile"),
          read=lambda m, v: _tensile(_Alias(m, arch="arch2"), v),
-         source="ROCm/rocBLAS#1339; pytorch/pytorch#138067"),
+         source="ROCm/rocBLAS#1339; pytorch/pytorch#179865"),
     Rule(id="hipblaslt-arch", klass="math-library",
          triggers=("hipBLASLt", "hipblaslt", "HIPBLASLT"),
          pattern=_rx(r"(?i)hipblaslt.*(?:unsupported (?:gpu )?arch|not supported on this arch"
