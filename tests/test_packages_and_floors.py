@@ -130,7 +130,6 @@ LOADHIP_FLOOR = """\
 set(PYTORCH_FOUND_HIP TRUE)
 find_package_and_print_version(hip REQUIRED CONFIG)
 if(PYTORCH_FOUND_HIP)
-  math(EXPR ROCM_VERSION_DEV_INT "(${ROCM_VERSION_DEV_MAJOR}*10000) + (${ROCM_VERSION_DEV_MINOR}*100) + ${ROCM_VERSION_DEV_PATCH}")
   if(ROCM_VERSION_DEV_INT LESS 71400)
     message(FATAL_ERROR "PyTorch needs ROCm 7.14 or above, but found ${ROCM_VERSION_DEV}.")
   endif()
@@ -152,7 +151,7 @@ def _tree(tmp_path: Path, loadhip: str) -> Path:
 def test_the_floor_is_read_from_loadhip_in_both_forms(tmp_path: Path) -> None:
     tree = read_tree_facts(_tree(tmp_path / "int", LOADHIP_FLOOR))
     assert (tree.rocm_minimum.value, tree.rocm_minimum.source) == (
-        "7.14", "tree: cmake/public/LoadHIP.cmake:5")
+        "7.14", "tree: cmake/public/LoadHIP.cmake:4")
     smi = [c for c in tree.rocm_components.value if c.name == "rocm_smi"]
     assert [(c.required, c.condition) for c in smi] == [(True, "PYTORCH_FOUND_HIP AND UNIX")]
     dotted = LOADHIP_FLOOR.replace("ROCM_VERSION_DEV_INT LESS 71400",
