@@ -203,3 +203,17 @@ def test_invoke_knowledge_shows_hip_beside_rocm(tmp_path: Path) -> None:
     assert names.index("hip_version") == names.index("version") + 1
     hip = next(row for row in rows if row and row[0] == "hip_version")
     assert hip[:3] == ["hip_version", "7.15.26333", "install:"]
+
+
+@pytest.mark.needs_tool("hipcc")
+def test_invoke_plan_shows_the_real_hip_version_beside_rocms(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(KIT), "NO_COLOR": "1", "HIP_PLATFORM": "amd"}
+    done = subprocess.run([sys.executable, "-m", "invoke", "plan", "--arch", "gfx90a",
+                           "--work-dir", str(tmp_path / "w")], cwd=KIT, env=env,
+                          capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("ROCm facts of /usr"))
+    rows = {line.split()[0]: line.split() for line in lines[start + 3:start + 12] if line}
+    assert rows["version"][1:] == ["5.2", "install:", "/usr/include/hip/hip_version.h"]
+    assert rows["hip_version"][1:] == ["5.2.21153", "install:", "/usr/include/hip/hip_version.h"]
