@@ -217,3 +217,14 @@ def test_invoke_plan_shows_the_real_hip_version_beside_rocms(tmp_path: Path) -> 
     rows = {line.split()[0]: line.split() for line in lines[start + 3:start + 12] if line}
     assert rows["version"][1:] == ["5.2", "install:", "/usr/include/hip/hip_version.h"]
     assert rows["hip_version"][1:] == ["5.2.21153", "install:", "/usr/include/hip/hip_version.h"]
+
+
+def test_an_install_whose_hip_disagrees_with_its_row_says_so(tmp_path: Path) -> None:
+    tree = _rocm_10_tree(tmp_path)
+    (tree / "include/hip/hip_version.h").write_text(
+        HIP_VERSION_H_715.replace("MINOR 15", "MINOR 16"))
+    (install,) = find_rocm_installs(tmp_path, {"PATH": ""}, python_paths=[])
+    facts = rocm_facts_for(install)
+    assert facts.hip_version == "7.16.26333"
+    assert facts.notes == ("this install's HIP is 7.16.26333, the 10.0 row says HIP 7.15: the "
+                           "install's is used (AOTriton's runtime is chosen by it)",)

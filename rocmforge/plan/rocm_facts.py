@@ -110,6 +110,10 @@ def rocm_facts(install: RocmInstall, row: RocmRelease | None,
     elif estimate and row is not None:
         notes.append(f"ROCm {install.version} has no row of its own in {TABLE_FILE}: the "
                      f"{row.version} row stands in for what the install does not say")
+    if row is not None and not row.approximate and row.hip and install.hip_version and \
+            ".".join(install.hip_version.split(".")[:2]) != row.hip:
+        notes.append(f"this install's HIP is {install.hip_version}, the {row.version} row says "
+                     f"HIP {row.hip}: the install's is used (AOTriton's runtime is chosen by it)")
     if row is not None and row.llvm_major and install.llvm_major and \
             row.llvm_major != install.llvm_major:
         notes.append(f"this install's clang is LLVM {install.llvm_major}, the {row.version} row "

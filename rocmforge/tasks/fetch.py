@@ -57,7 +57,8 @@ def fetch(c: Context, rocm: str = "", hip: str = "", base_url: str = "",
         parse_targets("", load_arch_table())
     names = [str(t) for t in targets]
     if is_dry(c):
-        say(f"dry run: would fetch AOTriton for ROCm {version} and {', '.join(names)}")
+        hip_said = f" (HIP {hip_version})" if hip_version else ""
+        say(f"dry run: would fetch AOTriton for ROCm {version}{hip_said} and {', '.join(names)}")
         return
     from rocmforge.execute.leftovers import remove_leftovers
     from rocmforge.execute.lock import work_lock
