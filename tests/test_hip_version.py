@@ -228,3 +228,26 @@ def test_an_install_whose_hip_disagrees_with_its_row_says_so(tmp_path: Path) -> 
     assert facts.hip_version == "7.16.26333"
     assert facts.notes == ("this install's HIP is 7.16.26333, the 10.0 row says HIP 7.15: the "
                            "install's is used (AOTriton's runtime is chosen by it)",)
+
+
+def test_a_rocm_10_build_plans_the_hip_keyed_runtime_and_says_why_not_when_unknown(
+        tmp_path: Path) -> None:
+    from rocmforge.knowledge.features import load_aotriton_table, load_features
+    from rocmforge.plan.features import AotritonState, plan_features
+    from rocmforge.plan.prepare_features import aotriton_fetch_for
+
+    release = parse_aotriton_cmake(CMAKE_HIP_KEYED)
+    # ROCm 10.0 with no hip_version.h: the 10.0 row's HIP 7.15 stands in.
+    ten = RocmInstall(root=tmp_path, version="10.0.0", source="test")
+    fetch = aotriton_fetch_for(release, ten.version, ["gfx942"], hip_version=hip_version_of(ten))
+    assert fetch is not None and fetch.rocm == "rocm7.15" and fetch.runtime is not None
+    # ROCm 10.1: no HIP version anywhere, so no runtime is looked up; the plan says so.
+    later = RocmInstall(root=tmp_path, version="10.1.0", source="test")
+    none = aotriton_fetch_for(release, later.version, ["gfx942"],
+                              hip_version=hip_version_of(later))
+    assert none is not None and none.runtime is None
+    state = AotritonState(release=release, table=load_aotriton_table(), fetch=none, prefix=None)
+    specs = [s for s in load_features() if s.name == "flash_attention"]
+    (feature,) = plan_features(specs, {}, ["gfx942"], None, state, rocm_version="10.1.0").features
+    assert ("configure builds AOTriton 0.14b from source (the HIP version its runtime is "
+            "chosen by is unknown; needs the network)") in feature.why

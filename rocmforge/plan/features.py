@@ -271,8 +271,12 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             extra.append((PREFIX_VARIABLE, str(aotriton.prefix)))
             notes.append(f"AOTriton fetched ({aotriton.prefix})")
         elif fetch is not None and fetch.runtime is None:
-            notes.append(f"configure builds AOTriton {fetch.release.version} from source (no "
-                         "runtime published for this ROCm; needs the network)")
+            lacking_runtime = (
+                f"the {fetch.key.split()[0]} version its runtime is chosen by is unknown"
+                if fetch.key.endswith("unknown") else
+                f"no runtime published for {fetch.key or 'this ROCm'}")
+            notes.append(f"configure builds AOTriton {fetch.release.version} from source "
+                         f"({lacking_runtime}; needs the network)")
         elif fetch is not None:
             notes.append(f"configure downloads AOTriton {fetch.release.version}; `invoke fetch` "
                          "for an offline build")
