@@ -407,6 +407,9 @@ FLAGS: tuple[Flag, ...] = (
          help="refresh an earlier copy: show the diff, keep files edited there"),
     Flag(name="rocm", short="",
          help="ROCm release the build uses, e.g. 7.0 (default: the selected ROCm install's)"),
+    Flag(name="hip", short="",
+         help="its HIP release, e.g. 7.15 for ROCm 10.0 (default: the install's hip_version.h, "
+         "else config/rocm.toml)"),
     Flag(name="base_url", short="",
          help="mirror of https://github.com/ROCm/aotriton/releases/download/ (same layout)"),
     Flag(name="group", short="",

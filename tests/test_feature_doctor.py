@@ -55,7 +55,8 @@ def _spec(components: tuple[str, ...]):
 def _plan(components: tuple[str, ...], requested: dict[str, str] | None = None):
     state = AotritonState(release=None, table=load_aotriton_table(), fetch=None, prefix=None)
     return plan_features([_spec(components)], requested or {}, ["gfx942"],
-                         _installed(list(components)), state, rocm_version="5.2")
+                         _installed(list(components)), state, rocm_version="5.2",
+                         layout="distro /usr")
 
 
 @pytest.mark.needs_tool("dpkg")
@@ -78,14 +79,17 @@ def test_a_missing_component_leaves_the_part_out_with_a_warning_or_fails_when_as
     assert (row.status, auto.env) == ("WARN", {"USE_DISTRIBUTED": "0"})
     assert row.detail == ("distributed (torch.distributed, Gloo) is left out of this build: the "
                           "ROCm component hipblaslt is not installed")
-    assert row.fix == ("install hipblaslt: hipblaslt-dev (ROCm repositories) to build it, or set "
-                       "features distributed=off to leave it out on purpose")
+    # The components are Debian's /usr: the fix says Debian has no hipblaslt and names AMD's.
+    assert row.fix == ("install hipblaslt: not packaged by Debian: AMD's hipblaslt-dev installs "
+                       "it under /opt/rocm, a separate install (pass --rocm-path) to build it, or "
+                       "set features distributed=off to leave it out on purpose")
     asked = _plan(("rocprim", "hipblaslt"), {"distributed": "on"})
     (fail,) = asked.rows
     assert fail.status == "FAIL"
     assert fail.detail.endswith("cannot be built: the ROCm component hipblaslt is not installed")
-    assert fail.fix.startswith("install hipblaslt: hipblaslt-dev (ROCm repositories), or set "
-                               "features distributed=auto")
+    assert fail.fix.startswith("install hipblaslt: not packaged by Debian: AMD's hipblaslt-dev "
+                               "installs it under /opt/rocm, a separate install (pass "
+                               "--rocm-path), or set features distributed=auto")
 
 
 def test_a_part_turned_off_needs_nothing_and_raises_no_row() -> None:

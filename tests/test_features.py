@@ -147,7 +147,7 @@ def test_default_build_keeps_pytorchs_defaults_on_supported_targets(target: str)
 
 TABLE = "config/features.toml [aotriton]"
 CK_SRC = "pytorch/pytorch:aten/src/ATen/Context.cpp@8e9714e8"
-HIPBLASLT_SRC = "ROCm/pytorch:aten/src/ATen/native/cuda/Blas.cpp@03c1b488"
+HIPBLASLT_SRC = "pytorch/pytorch:aten/src/ATen/cuda/detail/CUDAHooks.cpp"
 ROWS_AT_ROCM_7 = {
     "gfx942": [
         ("flash_attention", "on",
@@ -211,8 +211,9 @@ def test_ck_asked_for_on_rdna_fails_preflight_and_builds_on_cdna() -> None:
 def test_hipblaslt_targets_depend_on_the_rocm_release() -> None:
     older = _plan(["gfx1151", "gfx942"], rocm="6.4.1").features[3]
     assert older.on and older.variables == ()
-    assert ("hipBLASLt is not used on gfx1151 (from ROCm 6.4.2): PyTorch falls back to another "
-            "library there (supported: gfx90a, gfx942, gfx1100, gfx1101, gfx1102, gfx1200, "
+    # getHipblasltSupportedArchs(): gfx1151 from ROCm 7.0 (the fork's table said 6.4.2).
+    assert ("hipBLASLt is not used on gfx1151 (from ROCm 7.0): PyTorch falls back to another "
+            "library there (supported: gfx90a, gfx942, gfx1100, gfx1101, gfx1103, gfx1200, "
             f"gfx1201, gfx908 at ROCm 6.4.1; {HIPBLASLT_SRC})") in older.why
     only = _plan(["gfx1151"], rocm="6.4.1")
     assert only.features[3].on  # linked anyway; the runtime uses hipBLAS
@@ -221,6 +222,22 @@ def test_hipblaslt_targets_depend_on_the_rocm_release() -> None:
     assert [r.status for r in asked.rows if r.check == "feature hipblaslt"] == ["FAIL"]
     unknown = _plan(["gfx1151"], rocm="").features[3]
     assert unknown.on and "ROCm version unknown: every listed target counted" in unknown.why
+
+
+def test_hipblaslt_list_mirrors_get_hipblaslt_supported_archs() -> None:
+    """Issue 38: the list came from a fork commit (gfx1102 at 6.3, gfx950 at 6.5, gfx1150/1151
+    at 6.4.2); PyTorch's own CUDAHooks::getHipblasltSupportedArchs() has gfx1103 (not gfx1102)
+    at 6.3 and gfx950, gfx1150, gfx1151 at 7.0."""
+    at_6_5 = _plan(["gfx950"], rocm="6.5.0").features[3]
+    assert at_6_5.why == (
+        "on by default; no target of this build is in hipBLASLt's list (gfx90a, gfx942, "
+        f"gfx1100, gfx1101, gfx1103, gfx1200, gfx1201, gfx908 at ROCm 6.5.0; {HIPBLASLT_SRC})")
+    assert _plan(["gfx950"], rocm="7.0.2").features[3].why == (
+        f"on by default; listed for gfx950 ({HIPBLASLT_SRC})")
+    assert _plan(["gfx1103"], rocm="6.3.0").features[3].why == (
+        f"on by default; listed for gfx1103 ({HIPBLASLT_SRC})")
+    gfx1102 = _plan(["gfx1102"], rocm="7.2.1").features[3]
+    assert "no target of this build is in hipBLASLt's list" in gfx1102.why
 
 
 def test_a_part_without_a_build_switch_cannot_be_turned_off() -> None:

@@ -79,7 +79,10 @@ def test_a_tree_newer_than_every_row_is_followed_in_every_fact(
             "hip amd_comgr rocrand rocblas miopen rocshmem(optional) hiprtc hipblaslt "
             "rccl(optional) hsa-runtime64 hipdnn hipsparselt(optional)", "tree",
             "tree: cmake/public/LoadHIP.cmake:11"),
+        # LoadHIP's own FATAL_ERROR floor (ROCM_VERSION_DEV_INT LESS 71400), not the wheel list.
+        "rocm_min": ("7.14", "tree", "tree: cmake/public/LoadHIP.cmake:31"),
     }
+    assert facts.rocm_minimum == "7.14"
     assert (facts.version, facts.cmake_minimum, facts.cxx_standard, facts.gcc_minimum,
             facts.clang_minimum, facts.python, facts.scikit_build_core, facts.build_style) == (
         "2.99.0", "3.31", 23, "13.1", 18, ">=3.12,<3.17", True, "build")

@@ -62,8 +62,10 @@ def test_rocm_prefix_layouts_and_a_file_without_a_version(tmp_path: Path) -> Non
 def test_the_tree_list_wins_and_the_table_gives_the_packages() -> None:
     table = {c.name: c for c in load_components()}
     assert table["rocblas"].required and not table["rccl"].required
-    assert table["rocprim"].install_hint() == ("rocprim-dev (ROCm repositories) or "
-                                               "librocprim-dev (Debian)")
+    # No layout known (a log from elsewhere): every layout's name.
+    assert table["rocprim"].install_hint() == (
+        'rocprim-dev (ROCm repositories) or amdrocm-ccl-devel (ROCm >= 7.14 packages) or '
+        'librocprim-dev (Debian) or "rocm[libraries,devel]" (pip ROCm SDK)')
     picked = components_for([("rocblas", True, "tree: cmake/public/LoadHIP.cmake:80"),
                              ("hipdnn", True, "tree: cmake/public/LoadHIP.cmake:99")])
     assert [c.name for c in picked] == ["rocblas", "hipdnn"]
@@ -87,9 +89,10 @@ def test_doctor_fails_an_old_rocm_and_names_each_missing_component() -> None:
     assert components["status"] == "FAIL"
     assert "rocblas" in components["detail"] and "rocprim" not in components["detail"].split(
         "(found")[0]
-    assert "rocblas: rocblas-dev (ROCm repositories)" in components["fix"]
-    assert "hiprand: hiprand-dev (ROCm repositories) or libhiprand-dev (Debian)" in \
-        components["fix"]
+    # The install is Debian's /usr: Debian's names, and AMD's for what Debian lacks.
+    assert ("rocblas: not packaged by Debian: AMD's rocblas-dev installs it under /opt/rocm, "
+            "a separate install (pass --rocm-path)") in components["fix"]
+    assert "hiprand: libhiprand-dev (Debian);" in components["fix"]
 
 
 @pytest.mark.needs_tool("hipcc")

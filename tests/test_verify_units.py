@@ -53,7 +53,9 @@ def test_rebuild_advice_names_the_arch_list() -> None:
 
 
 def test_build_kind_and_config_value() -> None:
-    assert build_kind("7.2.53211", None) == "ROCm 7.2.53211"
+    assert build_kind("7.2.53211", None) == "ROCm (HIP 7.2.53211)"
+    # From ROCm 10 HIP is numbered apart: torch.version.hip 7.15 is ROCm 10.0's, not ROCm 7.15.
+    assert build_kind("7.15.26333", None, "10.0.0") == "ROCm 10.0.0 (HIP 7.15.26333)"
     assert build_kind(None, "12.8") == "CUDA 12.8 build"
     assert build_kind(None, None) == "CPU-only build"
     text = "  - HIP Runtime 7.2.53211\n  - MIOpen 3.5.1\n"

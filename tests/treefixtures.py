@@ -303,8 +303,13 @@ ERAS: dict[str, dict[str, str | None]] = {
                                     requires="scikit-build-core>=2.0", python=">=3.12",
                                     minors=range(12, 17), cmake=">=3.31"),
         "requirements-build.txt": requirements_build(">=3.31"),
+        # The ROCm floor as pytorch/pytorch's LoadHIP.cmake of the ROCm 7.14 era writes it.
         "cmake/public/LoadHIP.cmake": loadhip_config(
-            "  find_package_and_print_version(hipdnn REQUIRED)\n"),
+            "  find_package_and_print_version(hipdnn REQUIRED)\n"
+            "  if(ROCM_VERSION_DEV_INT LESS 71400)\n"
+            '    message(FATAL_ERROR "PyTorch needs ROCm 7.14 or above, but found '
+            '${ROCM_VERSION_DEV}.")\n'
+            "  endif()\n"),
     },
 }
 

@@ -1,9 +1,11 @@
 """The ROCm components a PyTorch ROCm build needs: config/rocm_components.toml as records.
 
-Owns: the component table (name, required by LoadHIP.cmake, the ROCm and Debian packages that
-provide it) and `components_for(tree_components)`: the list to check, the tree's own when a
-checkout exists (names and REQUIRED from its LoadHIP.cmake), else the table's. Must not: look
-at the machine (probes.rocm_components does).
+Owns: the component table (name, required by LoadHIP.cmake, the packages that provide it in
+each install layout: AMD's legacy repositories, ROCm >= 7.14's native amdrocm-* packages,
+Debian, the pip SDK's extras) and `components_for(tree_components)`: the list to check, the
+tree's own when a checkout exists (names and REQUIRED from its LoadHIP.cmake), else the table's.
+`install_hint(layout)` is the one place a fix names a ROCm package. Must not: look at the
+machine (probes.rocm_components does).
 """
 
 from __future__ import annotations
@@ -16,6 +18,46 @@ from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, 
 
 TABLE_FILE = "config/rocm_components.toml"
 
+# The kinds of install a package name is for (from probes.rocm.install_layout's words).
+LEGACY, AMDROCM, DISTRO, SDK = "legacy", "amdrocm", "distro", "sdk"
+
+
+def layout_kind(layout: str) -> str:
+    """"legacy /opt/rocm-6.4.1" -> legacy, "TheRock /opt/rocm/core-10.0" -> amdrocm,
+    "distro /usr" -> distro, "pip SDK" -> sdk; anything else (other, unknown) -> ""."""
+    for prefix, kind in (("legacy", LEGACY), ("TheRock", AMDROCM), ("distro", DISTRO),
+                         ("pip SDK", SDK)):
+        if layout.startswith(prefix):
+            return kind
+    return ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SdkExtras:
+    """The pip SDK's extras a fix names: the components', and a target's kernels."""
+
+    components: str = "rocm[libraries,devel]"
+    device: str = "rocm[device-{target}]"
+    amdrocm_device: str = "amdrocm-{target}"
+    """ROCm >= 7.14's per-target native package (config [device] amdrocm)."""
+
+    def for_target(self, target: str) -> str:
+        return self.device.replace("{target}", target)
+
+
+def device_code_hint(layout: str, targets: Sequence[str]) -> str:
+    """The packages that bring `targets`' kernels to an install of this layout ("" for a
+    layout whose packages are not per target: legacy and Debian ship every target a release
+    supports, so a newer release is the fix there)."""
+    kind = layout_kind(layout)
+    extras = load_sdk_extras()
+    if kind == SDK:
+        return "pip install " + " ".join(f'"{extras.for_target(t)}"' for t in targets)
+    if kind == AMDROCM:
+        names = " ".join(extras.amdrocm_device.replace("{target}", t) for t in targets)
+        return f"`sudo apt install {names}` (or dnf)"
+    return ""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Component:
@@ -24,7 +66,10 @@ class Component:
     name: str
     required: bool
     rocm_package: str = ""
+    """AMD's legacy apt/dnf repositories (/opt/rocm-X.Y): "rocblas-dev"."""
     debian_package: str = ""
+    amdrocm_package: str = ""
+    """ROCm >= 7.14's native package (/opt/rocm/core-X.Y): "amdrocm-blas-devel"."""
     source: str = TABLE_FILE
     """Where the name and `required` came from: the table, or the tree's LoadHIP.cmake line."""
     libraries: tuple[str, ...] = ()
@@ -37,32 +82,64 @@ class Component:
     headers: tuple[str, ...] = ()
     """Include folders of its headers (`miopen/`), for naming the owner of a missing header."""
 
-    def install_hint(self) -> str:
-        """The packages that provide it: ROCm's, and Debian's where Debian ships it."""
-        hints = [f"{self.rocm_package} (ROCm repositories)"] if self.rocm_package else []
-        if self.debian_package:
-            hints.append(f"{self.debian_package} (Debian)")
-        return " or ".join(hints) or f"the ROCm package that installs {self.name}'s CMake config"
+    def install_hint(self, layout: str = "") -> str:
+        """The package that provides it for an install of this layout (RocmInstall.layout);
+        every layout's name when the layout is not known (a log from elsewhere)."""
+        kind = layout_kind(layout)
+        sdk = load_sdk_extras()
+        legacy = f"{self.rocm_package} (ROCm repositories)" if self.rocm_package else ""
+        native = f"{self.amdrocm_package} (ROCm >= 7.14 packages)" if self.amdrocm_package \
+            else ""
+        debian = f"{self.debian_package} (Debian)" if self.debian_package else ""
+        pip = f'"{sdk.components}" (pip ROCm SDK)'
+        if kind == LEGACY:
+            return legacy or (f"no package in the legacy ROCm repositories: {self.name} ships "
+                              f"with ROCm >= 7.14 as {self.amdrocm_package or 'a native package'}")
+        if kind == AMDROCM and native:
+            return native
+        if kind == DISTRO:
+            amd = self.rocm_package or self.amdrocm_package
+            return debian or (f"not packaged by Debian: AMD's {amd or 'ROCm'} installs it under "
+                              "/opt/rocm, a separate install (pass --rocm-path)")
+        if kind == SDK:
+            return pip
+        hints = [h for h in (legacy, native, debian) if h]
+        if not hints:
+            return f"the ROCm package that installs {self.name}'s CMake config"
+        return " or ".join([*hints, pip])
+
+
+@lru_cache(maxsize=1)
+def load_sdk_extras() -> SdkExtras:
+    """config/rocm_components.toml [sdk]: the pip SDK's extras fixes name."""
+    doc = read_toml(config_dir() / "rocm_components.toml")
+    row = expect_type(doc.get("sdk", {}), dict, where=f"{TABLE_FILE} [sdk]")
+    check_keys(row, where=f"{TABLE_FILE} [sdk]", required=("components", "device"))
+    device = expect_type(doc.get("device", {}), dict, where=f"{TABLE_FILE} [device]")
+    check_keys(device, where=f"{TABLE_FILE} [device]", required=("amdrocm",))
+    return SdkExtras(components=str(row["components"]), device=str(row["device"]),
+                     amdrocm_device=str(device["amdrocm"]))
 
 
 @lru_cache(maxsize=1)
 def load_components() -> tuple[Component, ...]:
     doc = read_toml(config_dir() / "rocm_components.toml")
-    check_keys(doc, where=TABLE_FILE, optional=("components",))
+    check_keys(doc, where=TABLE_FILE, optional=("components", "sdk", "device"))
     found = []
     components = expect_type(doc.get("components", {}), dict, where=f"{TABLE_FILE} [components]")
     for name, row in components.items():
         expect_type(row, dict, where=f"{TABLE_FILE} [components.{name}]")
         check_keys(row, where=f"{TABLE_FILE} [components.{name}]",
                    required=("required",),
-                   optional=("rocm_package", "debian_package", "libraries", "symbols", "headers",
-                             "rocm_min"))
+                   optional=("rocm_package", "debian_package", "amdrocm_package", "libraries",
+                             "symbols", "headers", "rocm_min"))
         lists = {key: tuple(str(v) for v in expect_type(row.get(key, []), list,
                                                           where=f"{TABLE_FILE} {name}.{key}"))
                  for key in ("libraries", "symbols", "headers")}
         found.append(Component(name=str(name), required=bool(row["required"]),
                                rocm_package=str(row.get("rocm_package", "")),
                                debian_package=str(row.get("debian_package", "")),
+                               amdrocm_package=str(row.get("amdrocm_package", "")),
                                rocm_min=str(row.get("rocm_min", "")),
                                libraries=lists["libraries"], symbols=lists["symbols"],
                                headers=lists["headers"]))
@@ -89,5 +166,6 @@ def components_for(tree: Sequence[tuple[str, bool, str]] | None,
         picked[name] = Component(
             name=name, required=required or bool(previous and previous.required),
             rocm_package=known.rocm_package if known else "",
-            debian_package=known.debian_package if known else "", source=source)
+            debian_package=known.debian_package if known else "",
+            amdrocm_package=known.amdrocm_package if known else "", source=source)
     return tuple(picked.values())

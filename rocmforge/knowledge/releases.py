@@ -54,6 +54,11 @@ class RocmRelease:
     """GCC majors from this one up are flagged WARN with this ROCm."""
     llvm_version: str = ""
     note: str = ""
+    hip: str = ""
+    """HIP's major.minor in this release ("7.15" for ROCm 10.0): the row's own major.minor up
+    to 7.x, the `hip` key from 10.0 on; "" = not in the cited sources."""
+    hip_source: str = ""
+    """"table" when the row states it, "same as ROCm" when it follows the row's version."""
     approximate: bool = False
     """True when the requested version was not in the table and this is the nearest lower row."""
     requested: str = ""
@@ -98,6 +103,11 @@ class PytorchRelease:
     ref_version: str = ""
     """The PyTorch version the ref is: its version.txt when given, else the version a release
     tag names ("v2.9.1" -> "2.9.1"); "" for a branch or commit before its checkout exists."""
+    rocm_min: str = ""
+    """The oldest ROCm the checkout's LoadHIP.cmake accepts (a FATAL_ERROR below it), "" when
+    it has none or before a checkout: only the tree says it (plan.pytorch_facts)."""
+    rocm_min_source: str = ""
+    """Where rocm_min was read ("tree: cmake/public/LoadHIP.cmake:212")."""
 
     @property
     def label(self) -> str:
@@ -155,8 +165,15 @@ def _load_rocm(directory: Path) -> Mapping[str, RocmRelease]:
             where=where,
             required=("llvm_major", "released", "gcc_recommended", "clang_recommended",
                       "gcc_warn_from"),
-            optional=("llvm_version", "note"),
+            optional=("llvm_version", "note", "hip"),
         )
+        hip = expect_type(raw.get("hip", ""), str, where=f"{where}.hip")
+        if hip and not _MINOR_KEY_RE.match(hip):
+            raise ConfigError(f'{where}.hip = "{hip}" is not a major.minor version',
+                              "it names the HIP release this ROCm ships, like \"7.15\"",
+                              "write it as major.minor, or remove it when unknown")
+        # Up to ROCm 7.x HIP carried ROCm's own major.minor; from 10.0 only a stated value counts.
+        same = not hip and _minor_key(version)[0] < 10
         rows.append(
             RocmRelease(
                 version=version,
@@ -170,6 +187,8 @@ def _load_rocm(directory: Path) -> Mapping[str, RocmRelease]:
                 llvm_version=expect_type(raw.get("llvm_version", ""), str,
                                          where=f"{where}.llvm_version"),
                 note=expect_type(raw.get("note", ""), str, where=f"{where}.note"),
+                hip=version if same else hip,
+                hip_source="same as ROCm" if same else ("table" if hip else ""),
             )
         )
     if not rows:

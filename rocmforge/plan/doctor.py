@@ -191,6 +191,27 @@ def _rocm_for_pytorch_rows(
     rows: list[DoctorRow] = []
     supported = [v for v in release.rocm if v]
     have = ".".join(rocm.version.split(".")[:2])
+    floor = release.rocm_min
+    if floor and rocm.version:
+        # The checkout's LoadHIP.cmake says the oldest ROCm it configures with: that decides,
+        # not the releases wheels are built for.
+        if version_key(rocm.version, width=3) < version_key(floor, width=3):
+            rows.append(DoctorRow(
+                check="ROCm for PyTorch", status="FAIL",
+                detail=f"{release.label}'s LoadHIP.cmake stops below ROCm {floor} "
+                       f"({release.rocm_min_source}); ROCm {rocm.version} at {rocm.root}",
+                fix=f"install ROCm {floor} or newer and pass --rocm-path to it, or build an "
+                    "older PyTorch (--ref)"))
+            return rows + _component_rows(rocm, components)
+        if supported and have and version_key(have, width=2) < version_key(supported[0],
+                                                                             width=2):
+            rows.append(DoctorRow(
+                check="ROCm for PyTorch", status="WARN",
+                detail=f"ROCm {rocm.version} is accepted by {release.label}'s LoadHIP.cmake "
+                       f"(ROCm >= {floor}, {release.rocm_min_source}) but older than the ROCm "
+                       f"releases its wheels are built for ({', '.join(supported)}): not "
+                       "tested upstream"))
+            return rows + _component_rows(rocm, components)
     if supported and have:
         span = f"{supported[0]}-{supported[-1]}" if len(supported) > 1 else supported[0]
         where = (f"{release.label} ships wheels for ROCm {span} (config/pytorch.toml, from "
@@ -214,6 +235,14 @@ def _rocm_for_pytorch_rows(
         else:
             rows.append(DoctorRow(check="ROCm for PyTorch", status="OK",
                                   detail=f"{where} is in that range"))
+    return rows + _component_rows(rocm, components)
+
+
+def _component_rows(rocm: RocmInstall,
+                    components: Sequence[tuple[Component, ComponentFound]] | None,
+                    ) -> list[DoctorRow]:
+    """Every component PyTorch's CMake looks for, found or missing in the install."""
+    rows: list[DoctorRow] = []
     if components is None:
         return rows
     missing = [c for c, found in components if c.required and not found.found]
@@ -225,7 +254,8 @@ def _rocm_for_pytorch_rows(
             detail=f"{len(missing)} of {len(components)} components PyTorch's CMake requires "
                    f"are not in {rocm.root}: " + ", ".join(c.name for c in missing)
                    + (f" (found: {', '.join(present)})" if present else ""),
-            fix="install " + "; ".join(f"{c.name}: {c.install_hint()}" for c in missing)))
+            fix="install " + "; ".join(f"{c.name}: {c.install_hint(rocm.layout)}"
+                          for c in missing)))
     else:
         rows.append(DoctorRow(check="ROCm components", status="OK",
                               detail=f"all {len(present)} found in {rocm.root}: "
@@ -235,7 +265,8 @@ def _rocm_for_pytorch_rows(
             check="ROCm optional", status="WARN",
             detail="not found (the build goes on without them): "
                    + ", ".join(c.name for c in optional),
-            fix="install " + "; ".join(f"{c.name}: {c.install_hint()}" for c in optional)))
+            fix="install " + "; ".join(f"{c.name}: {c.install_hint(rocm.layout)}"
+                          for c in optional)))
     return rows
 
 
@@ -579,7 +610,8 @@ def _kernel_rows(facts: Facts, targets: Sequence[TargetId],
                  table: ArchTable | None) -> list[DoctorRow]:
     from rocmforge.plan.kernel_rows import kernel_rows
 
-    return kernel_rows(facts.library_code, targets, table)
+    return kernel_rows(facts.library_code, targets, table,
+                       facts.rocm.layout if facts.rocm is not None else "")
 
 
 def _hazard_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
@@ -588,7 +620,8 @@ def _hazard_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
 
     return hazard_rows(facts.hazards, cmake_version=facts.system.cmake.version or "",
                        cmake_policy_minimum=settings.cmake_policy_minimum,
-                       venv=str(workdir_for(settings.work_dir).venv))
+                       venv=str(workdir_for(settings.work_dir).venv),
+                       layout=facts.rocm.layout if facts.rocm is not None else "")
 
 
 def _python_rows(system: SystemFacts, release: PytorchRelease) -> list[DoctorRow]:

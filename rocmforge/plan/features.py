@@ -116,9 +116,11 @@ def plan_features(
     aotriton: AotritonState,
     *,
     rocm_version: str = "",
+    layout: str = "",
 ) -> FeaturePlan:
     """One Feature per spec, in the table's order, and the rows preflight shows (`rocm_version`:
-    the install's, "" when unknown; it picks the per-ROCm target lists)."""
+    the install's, "" when unknown; it picks the per-ROCm target lists; `layout`: the
+    install's, it picks the package names a fix gives)."""
     choices = check_choices(requested, [s.name for s in specs])
     for spec in specs:
         if choices.get(spec.name) == "off" and spec.fallback and not spec.variables:
@@ -132,7 +134,7 @@ def plan_features(
     rows: list[DoctorRow] = []
     for spec in specs:
         choice = choices.get(spec.name, "auto")
-        feature, row = _decide(spec, choice, targets, found, aotriton, rocm_version)
+        feature, row = _decide(spec, choice, targets, found, aotriton, rocm_version, layout)
         features.append(feature)
         if row is not None:
             rows.append(row)
@@ -196,7 +198,8 @@ def _excluded_check(spec: FeatureSpec, targets: Sequence[str]) -> tuple[list[str
 
 def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             found: Mapping[str, tuple[Component, ComponentFound]] | None,
-            aotriton: AotritonState, rocm_version: str) -> tuple[Feature, DoctorRow | None]:
+            aotriton: AotritonState, rocm_version: str,
+            layout: str = "") -> tuple[Feature, DoctorRow | None]:
     def make(on: bool, why: str, variables: Sequence[tuple[str, str]] = ()) -> Feature:
         return Feature(name=spec.name, label=spec.label, requested=choice, on=on, why=why,
                        variables=tuple(variables), source=spec.source)
@@ -227,7 +230,7 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
         component, hit = found.get(name, (None, None))
         if hit is None or not hit.found:
             blockers.append(f"the ROCm component {name} is not installed")
-            lacking.append(f"{name}: {component.install_hint()}" if component else name)
+            lacking.append(f"{name}: {component.install_hint(layout)}" if component else name)
             needed_by_configure |= bool(component and component.required)
         else:
             have.append(f"{name} {hit.version or '(version unknown)'} ({hit.config})")
@@ -268,8 +271,12 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             extra.append((PREFIX_VARIABLE, str(aotriton.prefix)))
             notes.append(f"AOTriton fetched ({aotriton.prefix})")
         elif fetch is not None and fetch.runtime is None:
-            notes.append(f"configure builds AOTriton {fetch.release.version} from source (no "
-                         "runtime published for this ROCm; needs the network)")
+            lacking_runtime = (
+                f"the {fetch.key.split()[0]} version its runtime is chosen by is unknown"
+                if fetch.key.endswith("unknown") else
+                f"no runtime published for {fetch.key or 'this ROCm'}")
+            notes.append(f"configure builds AOTriton {fetch.release.version} from source "
+                         f"({lacking_runtime}; needs the network)")
         elif fetch is not None:
             notes.append(f"configure downloads AOTriton {fetch.release.version}; `invoke fetch` "
                          "for an offline build")

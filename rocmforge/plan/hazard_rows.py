@@ -15,11 +15,11 @@ SETUPTOOLS_WITHOUT_PKG_RESOURCES = "82"  # setuptools 82.0.0 removed pkg_resourc
 
 
 def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_minimum: str,
-                venv: str) -> list[DoctorRow]:
+                venv: str, layout: str = "") -> list[DoctorRow]:
     if hazards is None:
         return []
     rows: list[DoctorRow] = []
-    rows += _thrust_rows(hazards)
+    rows += _thrust_rows(hazards, layout)
     if hazards.runtime_copies:
         rows.append(DoctorRow(
             check="HIP runtime copies", status="WARN",
@@ -51,7 +51,16 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
     return rows
 
 
-def _thrust_rows(hazards: Hazards) -> list[DoctorRow]:
+def _thrust_packages(layout: str) -> str:
+    """rocThrust's and hipCUB's packages for the install's layout (config/rocm_components.toml)."""
+    from rocmforge.knowledge.components import load_components
+
+    rows = {c.name: c for c in load_components()}
+    names = {rows[n].install_hint(layout) for n in ("rocthrust", "hipcub") if n in rows}
+    return "; ".join(sorted(names))
+
+
+def _thrust_rows(hazards: Hazards, layout: str = "") -> list[DoctorRow]:
     if not hazards.cuda_thrust:
         return []
     where = describe(hazards.cuda_thrust)
@@ -61,7 +70,7 @@ def _thrust_rows(hazards: Hazards) -> list[DoctorRow]:
             detail=f"CUDA's thrust is on the include path ({where}) and the ROCm install has no "
             "rocThrust, so HIP compiles include CUDA's headers and stop at "
             "'cuda_runtime_api.h' file not found (ROCm/pytorch#361)",
-            fix="install rocThrust and hipCUB in the ROCm install (rocthrust-dev hipcub-dev), "
+            fix=f"install rocThrust and hipCUB in the ROCm install ({_thrust_packages(layout)}), "
             "and remove CUDA's thrust (Debian/Ubuntu: sudo apt-get remove libthrust-dev) or "
             "take its folder off CPATH/CPLUS_INCLUDE_PATH")]
     via_variable = [f for f in hazards.cuda_thrust if f.via != "system include folder"]

@@ -2,9 +2,11 @@
 
 A build for a target whose rocSPARSE, rocRAND or rocBLAS has no kernels for it succeeds, and
 the first sparse op, random number or matmul fails at run time (the second most reported pain:
-pytorch/pytorch#179865, #138067, ROCm/rocBLAS#1339). Owns: the verdict per library (a required
-library without code for a target FAILs, an optional one WARNs), a generic target in the library
-covering its members, and the fix. Must not: read the install (probes/library_code.py does).
+pytorch/pytorch#179865 and ROCm/rocBLAS#1339 for rocBLAS; #138067 for hipBLASLt). Owns: the
+verdict per library (a required library without code for a target FAILs, an optional one
+WARNs), a generic target in the library covering its members, and the fix, with the packages
+for the install's layout (knowledge.components.device_code_hint). Must not: read the install
+(probes/library_code.py does).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rocmforge.knowledge.arches import ArchTable
+from rocmforge.knowledge.components import device_code_hint
 from rocmforge.knowledge.targets import TargetId
 from rocmforge.plan.doctor import DoctorRow, Status
 from rocmforge.probes.library_code import LibraryCode
@@ -32,7 +35,9 @@ def covered(processor: str, held: Sequence[str], table: ArchTable | None) -> boo
 
 
 def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId],
-                table: ArchTable | None) -> list[DoctorRow]:
+                table: ArchTable | None, layout: str = "") -> list[DoctorRow]:
+    """One row per library; `layout` (RocmInstall.layout) picks the packages the fix names:
+    per-target device packages where the install has them (ROCm >= 7.14, the pip SDK)."""
     if not found or not targets:
         return []
     processors = list(dict.fromkeys(t.base for t in targets))
@@ -50,6 +55,14 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
                                          f"(all it holds: {held}){cached}"))
             continue
         status: Status = "FAIL" if library.need == "required" else "WARN"
+        packages = device_code_hint(layout, missing)
+        if packages:
+            rows.append(DoctorRow(
+                check=f"kernels {library.name}", status=status,
+                detail=f"{where} holds code for {held}, none for {', '.join(missing)}: "
+                       f"{library.used_for} would fail on that GPU at run time{cached}",
+                fix=f"install the kernels for {', '.join(missing)}: {packages}"))
+            continue
         rows.append(DoctorRow(
             check=f"kernels {library.name}", status=status,
             detail=f"{where} holds code for {held}, none for {', '.join(missing)}: "

@@ -66,6 +66,15 @@ class BuildInputs:
     def target_names(self) -> tuple[str, ...]:
         return tuple(str(t) for t in self.targets)
 
+    @property
+    def hip_version(self) -> str:
+        """HIP's version of the install ("7.15.26333"; the table's "7.15" when the install does
+        not say; "" without one): not ROCm's from ROCm 10 on. What torch.version.hip will
+        report, for recipes that name files after it (plan.rocm_facts.hip_version_of)."""
+        from rocmforge.plan.rocm_facts import hip_version_of
+
+        return hip_version_of(self.facts.rocm)
+
 
 @dataclass(frozen=True, kw_only=True)
 class PreparedBuild:

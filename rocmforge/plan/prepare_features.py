@@ -35,24 +35,27 @@ def aotriton_release_for(workdir: WorkDir, pytorch: PytorchSide) -> AotritonRele
 
 
 def aotriton_fetch_for(release: AotritonRelease | None, rocm_version: str,
-                       targets: Sequence[str], *, base_url: str = "") -> AotritonFetch | None:
+                       targets: Sequence[str], *, base_url: str = "",
+                       hip_version: str = "") -> AotritonFetch | None:
     """The files configure would download (None before a checkout or without a ROCm version:
-    the table has no sha256 list, so nothing can be fetched safely)."""
+    the table has no sha256 list, so nothing can be fetched safely). `hip_version` is what the
+    newer aotriton.cmake looks the runtime up by (it differs from ROCm's from ROCm 10)."""
     if release is None or not rocm_version:
         return None
     from rocmforge.sources.aotriton import plan_fetch
 
     return plan_fetch(release, rocm_version, targets, base_url=base_url,
-                      machine=os.uname().machine or "x86_64")  # platform.machine()'s source
+                      machine=os.uname().machine or "x86_64",  # platform.machine()'s source
+                      hip_version=hip_version)
 
 
 def aotriton_state(workdir: WorkDir, pytorch: PytorchSide, rocm_version: str,
-                   targets: Sequence[str]) -> AotritonState:
+                   targets: Sequence[str], hip_version: str = "") -> AotritonState:
     from rocmforge.knowledge.features import load_aotriton_table
     from rocmforge.plan.features import AotritonState
 
     release = aotriton_release_for(workdir, pytorch)
-    fetch = aotriton_fetch_for(release, rocm_version, targets)
+    fetch = aotriton_fetch_for(release, rocm_version, targets, hip_version=hip_version)
     prefix = None
     if fetch is not None:  # only with a checkout (see aotriton_release_for)
         from rocmforge.sources.aotriton import fetched_prefix
@@ -68,8 +71,10 @@ def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
     """The feature decisions of one build (components: prepare.component_report's pairs)."""
     from rocmforge.knowledge.features import load_features
     from rocmforge.plan.features import plan_features
+    from rocmforge.plan.rocm_facts import hip_version_of
 
     rocm_version = facts.rocm.version if facts.rocm is not None else ""
-    state = aotriton_state(workdir, pytorch, rocm_version, targets)
+    state = aotriton_state(workdir, pytorch, rocm_version, targets, hip_version_of(facts.rocm))
     return plan_features(load_features(), settings.features, targets, components, state,
-                         rocm_version=rocm_version)
+                         rocm_version=rocm_version,
+                         layout=facts.rocm.layout if facts.rocm is not None else "")

@@ -38,7 +38,7 @@ UNKNOWN: Final = "unknown"
 FACT_NAMES: Final = (
     "version", "triton_pin", "triton_pin_file", "triton_version", "cmake_min", "cmake_pin",
     "cxx_std", "gcc_min", "clang_min", "build_backend", "build_style", "python",
-    "rocm_components",
+    "rocm_components", "rocm_min",
 )
 """Every fact, in the order reports show them."""
 
@@ -114,6 +114,12 @@ class PytorchFacts:
     @property
     def cmake_minimum(self) -> str:
         return self.facts["cmake_min"].value
+
+    @property
+    def rocm_minimum(self) -> str:
+        """The oldest ROCm the tree's LoadHIP.cmake accepts ("7.14"); "" when it has no such
+        check or nobody read one (facts["rocm_min"].origin says which)."""
+        return self.facts["rocm_min"].value
 
     @property
     def cxx_standard(self) -> int:
@@ -409,6 +415,14 @@ class _Merge:
                 f"{c.name}{'' if c.required else '(optional)'}" for c in fact.value)
         return self._pick("rocm_components", fact, value, "")
 
+    def rocm_min(self) -> Fact:
+        """LoadHIP.cmake's own ROCm floor (a FATAL_ERROR below it); the table has no such fact:
+        the ROCm releases it lists are the ones wheels are built for, not the oldest that
+        configures."""
+        fact = self._tree_fact("rocm_minimum")
+        value = str(fact.value) if fact is not None and fact.value else None
+        return self._pick("rocm_min", fact, value, "", absent_answers=True)
+
 
 def _minor(version: str) -> str:
     parts = version.split(".")
@@ -470,4 +484,7 @@ def effective_release(facts: PytorchFacts, row: PytorchRelease) -> PytorchReleas
         changes["clang_min"] = facts.clang_minimum
     if facts["triton_version"].origin == TREE:
         changes["triton_version"] = facts["triton_version"].value
+    if facts["rocm_min"].origin == TREE:
+        changes["rocm_min"] = facts.rocm_minimum
+        changes["rocm_min_source"] = facts["rocm_min"].source
     return replace(row, **changes)  # type: ignore[arg-type]

@@ -1,8 +1,8 @@
 """The ROCm facts a build uses, each with where it came from: the install first, the table second.
 
 Owns: merging what a ROCm install says of itself (`rocmforge.probes.rocm.RocmInstall`: version,
-LLVM major, layout, the targets its device libraries or `rocm-sdk targets` name, the components'
-CMake config versions) with its config/rocm.toml row into one frozen `RocmFacts`, as
+HIP version, LLVM major, layout, the targets its device libraries or `rocm-sdk targets` name,
+the components' CMake config versions) with its config/rocm.toml row into one frozen `RocmFacts`, as
 `rocmforge.plan.pytorch_facts` does for a PyTorch tree. An install newer than every row is
 planned from what it says; the table then gives only the host-compiler advice, marked as an
 estimate. Must not: read files or run anything (the probes did), or judge the install (doctor).
@@ -26,8 +26,8 @@ SCHEMA: Final = "rocmforge.rocm_facts/1"
 TABLE_FILE: Final = "config/rocm.toml"
 INSTALL: Final = "install"
 
-FACT_NAMES: Final = ("version", "layout", "llvm_major", "targets", "components", "released",
-                     "host_compilers")
+FACT_NAMES: Final = ("version", "hip_version", "layout", "llvm_major", "targets", "components",
+                     "released", "host_compilers")
 """Every fact, in the order reports show them."""
 
 
@@ -46,6 +46,12 @@ class RocmFacts:
 
     def __getitem__(self, name: str) -> Fact:
         return self.facts[name]
+
+    @property
+    def hip_version(self) -> str:
+        """HIP's version ("7.15.26333", or the table's "7.15"), "" when nobody says: what
+        PyTorch's aotriton.cmake keys the AOTriton runtime on and torch.version.hip reports."""
+        return self.facts["hip_version"].value
 
     def as_dict(self) -> dict[str, object]:
         return {"schema": SCHEMA, "root": self.root, "table_row": self.table_row,
@@ -72,6 +78,9 @@ def rocm_facts(install: RocmInstall, row: RocmRelease | None,
 
     facts = {
         "version": from_install("version", install.version, _version_where(install)),
+        "hip_version": from_install(
+            "hip_version", install.hip_version, install.hip_version_source or "nowhere",
+            row.hip if row is not None and not row.approximate else ""),
         "layout": Fact(name="layout", value=install.layout or "other", origin=INSTALL,
                        source=f"install: where it sits ({install.source})"),
         "llvm_major": from_install(
@@ -101,6 +110,10 @@ def rocm_facts(install: RocmInstall, row: RocmRelease | None,
     elif estimate and row is not None:
         notes.append(f"ROCm {install.version} has no row of its own in {TABLE_FILE}: the "
                      f"{row.version} row stands in for what the install does not say")
+    if row is not None and not row.approximate and row.hip and install.hip_version and \
+            ".".join(install.hip_version.split(".")[:2]) != row.hip:
+        notes.append(f"this install's HIP is {install.hip_version}, the {row.version} row says "
+                     f"HIP {row.hip}: the install's is used (AOTriton's runtime is chosen by it)")
     if row is not None and row.llvm_major and install.llvm_major and \
             row.llvm_major != install.llvm_major:
         notes.append(f"this install's clang is LLVM {install.llvm_major}, the {row.version} row "
@@ -158,3 +171,24 @@ def rocm_facts_for(install: RocmInstall,
         except (RocmforgeError, KeyError, ValueError):
             row = None
     return rocm_facts(install, row, components, newest_row=newest_row(load_rocm_releases()))
+
+
+def hip_version_of(install: RocmInstall | None) -> str:
+    """HIP's version for one install: what it says of itself ("7.15.26333"), else its exact
+    config/rocm.toml row's `hip` ("7.15"; a stand-in row from a lower release does not count,
+    since HIP's numbering left ROCm's at 10.0), else "". Extension recipes and the AOTriton
+    choice use this, as upstream uses HIP_VERSION and torch.version.hip."""
+    if install is None:
+        return ""
+    if install.hip_version:
+        return install.hip_version
+    if not install.version:
+        return ""
+    from rocmforge.errors import RocmforgeError
+    from rocmforge.knowledge.releases import rocm_release_for
+
+    try:
+        row = rocm_release_for(install.version)
+    except (RocmforgeError, KeyError, ValueError):
+        return ""
+    return "" if row.approximate else row.hip

@@ -2,8 +2,10 @@
 
 Owns: finding installs (every `/opt/rocm*`, `ROCM_PATH`, `HIP_PATH`, the distro layout under
 `/usr`, a pip-installed ROCm SDK), reading their version (`.info/version*`, `hip_version.h`,
-`hipcc --version`), locating hipcc, the ROCm clang and the device-library directory, and choosing
-one (`select_rocm`). Must not: write anything or decide whether a version is good enough (that is
+`hipcc --version`) and its HIP version apart from it (`hip_version.h`, `hipcc --version`,
+`hipconfig --version`: from ROCm 10 HIP is numbered on its own, 10.0 ships HIP 7.15),
+locating hipcc, the ROCm clang and the device-library directory, and choosing one
+(`select_rocm`). Must not: write anything or decide whether a version is good enough (that is
 `rocmforge.plan.doctor` with the knowledge tables). The filesystem root, the environment, the Python
 search path and the program runner are parameters so tests can point them at fake trees.
 
@@ -37,11 +39,17 @@ from rocmforge.versions import dotted_version, major_of, version_key
 # 19.0.0git" (the clang line hipcc --version prints after it).
 _HIPCC_HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
 _INSTALLED_DIR = re.compile(r"^InstalledDir:\s*(\S.*)$", re.MULTILINE)
-_HIP_VERSION_DEFINE = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
+_HIP_VERSION_DEFINE = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR|PATCH)\s+(\d+)")
+# "HIP version: 7.15.26333-0000000" (hipcc --version, hipconfig --full); "5.2.21153-0" alone
+# (hipconfig --version). The build suffix after '-' is a hash, not part of the version.
+_HIP_VERSION_LINE = re.compile(
+    r"^(?:HIP version:\s*)?(\d+\.\d+(?:\.\d+)?)(?:[-+][0-9A-Za-z.]*)?\s*$", re.MULTILINE)
 # Package directories a pip-installed TheRock SDK puts on sys.path (unverified upstream names).
 PIP_SDK_PACKAGES = ("_rocm_sdk_core", "_rocm_sdk_devel")
 # The command TheRock's pip SDK installs (`rocm-sdk path --root`, `version`, `targets`).
 SDK_CLI = "rocm-sdk"
+# Where every layout installs HIP's version header (classic, TheRock, Debian /usr, the SDK tree).
+HIP_VERSION_HEADER = "include/hip/hip_version.h"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +81,14 @@ class RocmInstall:
     # device_lib_dir (oclc_isa_version_<N>.bc), or what `rocm-sdk targets` says of a pip SDK.
     targets: tuple[str, ...] = ()
     targets_source: str = ""
+    # HIP's own version, "major.minor.patch" ("7.15.26333"; the patch is HIP's build number).
+    # It carried ROCm's major.minor up to 7.x; from ROCm 10 it does not (10.0 ships HIP 7.15).
+    # PyTorch's aotriton.cmake picks the AOTriton runtime by HIP_VERSION_MAJOR.MINOR, and
+    # torch.version.hip is this number. "" when the install does not say.
+    hip_version: str = ""
+    # Where it came from: "<root>/include/hip/hip_version.h", "hipcc --version",
+    # "hipconfig --version", or "".
+    hip_version_source: str = ""
 
     @property
     def label(self) -> str:
@@ -97,6 +113,23 @@ def parse_hip_version_header(text: str) -> str:
     return ""
 
 
+def parse_hip_version_full(text: str) -> str:
+    """HIP_VERSION_MAJOR.MINOR.PATCH from hip_version.h ("5.2.21153"); "major.minor" when the
+    header has no PATCH; "" when it has neither MAJOR nor MINOR."""
+    found = dict(_HIP_VERSION_DEFINE.findall(text))
+    if "MAJOR" not in found or "MINOR" not in found:
+        return ""
+    head = f"{int(found['MAJOR'])}.{int(found['MINOR'])}"
+    return f"{head}.{int(found['PATCH'])}" if "PATCH" in found else head
+
+
+def parse_hip_version_output(text: str) -> str:
+    """The HIP version `hipcc --version` ("HIP version: 7.15.26333-0000000") or `hipconfig
+    --version` ("5.2.21153-0") prints, without its build hash: "7.15.26333"."""
+    found = _HIP_VERSION_LINE.search(text)
+    return found.group(1) if found else ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class HipccReport:
     """What `hipcc --version` says: HIP major.minor, clang major, and clang's InstalledDir."""
@@ -104,6 +137,7 @@ class HipccReport:
     hip_version: str
     llvm_major: int
     installed_dir: str
+    hip_full: str = ""  # "7.15.26333": the whole HIP version, build hash dropped
 
 
 def parse_hipcc_version(text: str) -> HipccReport:
@@ -114,6 +148,7 @@ def parse_hipcc_version(text: str) -> HipccReport:
         hip_version=f"{hip.group(1)}.{hip.group(2)}" if hip else "",
         llvm_major=major_of(clang) if clang else 0,
         installed_dir=installed.group(1).strip() if installed else "",
+        hip_full=parse_hip_version_output(text) if hip else "",
     )
 
 
@@ -257,23 +292,31 @@ def describe_install(
         if text and parse_version_file(text):
             version, version_source = parse_version_file(text), name
             break
-    if not version:
-        header = _read(path / "include/hip/hip_version.h")
-        if header and parse_hip_version_header(header):
-            version, version_source = parse_hip_version_header(header), "hip_version.h"
+    header = _read(path / HIP_VERSION_HEADER)
+    hip_version = parse_hip_version_full(header) if header else ""
+    hip_source = str(path / HIP_VERSION_HEADER) if hip_version else ""
+    if not version and hip_version:
+        version, version_source = parse_hip_version_header(header), "hip_version.h"
 
     hipcc = path / "bin" / "hipcc"
     hipcc_found = hipcc if hipcc.exists() else None
     clang, llvm_major, llvm_source = _rocm_clang(path)
-    if hipcc_found is not None and (llvm_major == 0 or not version):
+    if hipcc_found is not None and (llvm_major == 0 or not version or not hip_version):
         report = _hipcc_report(hipcc_found, path, run)
         if not version and report.hip_version:
             version, version_source = report.hip_version, "hipcc --version"
+        if not hip_version and report.hip_full:
+            hip_version, hip_source = report.hip_full, "hipcc --version"
         if llvm_major == 0 and report.llvm_major:
             llvm_major, llvm_source = report.llvm_major, "hipcc --version"
             clang = (
                 _clang_in(Path(report.installed_dir), llvm_major) if report.installed_dir else None
             )
+    hipconfig = path / "bin" / "hipconfig"
+    if not hip_version and hipconfig.exists():
+        hip_version = parse_hip_version_output(
+            run([str(hipconfig), "--version"], env=_tool_env(path), timeout=30.0).output or "")
+        hip_source = "hipconfig --version" if hip_version else ""
     device_lib_dir = _device_lib_dir(path)
     targets: tuple[str, ...] = ()
     targets_source = ""
@@ -300,6 +343,8 @@ def describe_install(
         layout=install_layout(path, source),
         targets=targets,
         targets_source=targets_source,
+        hip_version=hip_version,
+        hip_version_source=hip_source,
     )
 
 

@@ -108,6 +108,9 @@ class TreeFacts:
     python_max: TreeFact[str]
     """The newest Python "3.N" the tree's classifiers name."""
     rocm_components: TreeFact[tuple[RocmComponent, ...]]
+    rocm_minimum: TreeFact[str] = field(default_factory=lambda: _unknown(LOADHIP, "not read"))
+    """The ROCm release below which LoadHIP.cmake stops with FATAL_ERROR ("7.14"); ABSENT when
+    it has no such check."""
     problems: tuple[str, ...] = field(default=())
     """One line per MALFORMED fact: "<source>: <detail>"."""
 
@@ -149,6 +152,7 @@ def read_tree_facts(root: str | Path) -> TreeFacts:
         requires_python=requires_python,
         python_max=python_max,
         rocm_components=_rocm_components(files),
+        rocm_minimum=_rocm_minimum(files),
     )
     problems = tuple(
         f"{fact.source}: {fact.detail}"
@@ -165,7 +169,7 @@ def _all_facts(facts: TreeFacts) -> tuple[TreeFact[object], ...]:
         facts.version, facts.triton_pin, facts.triton_pin_file, facts.triton_version,
         facts.cmake_minimum, facts.cmake_pin, facts.cxx_standard, facts.gcc_minimum,
         facts.clang_minimum, facts.build_backend, facts.requires_python, facts.python_max,
-        facts.rocm_components,
+        facts.rocm_components, facts.rocm_minimum,
     )
 
 
@@ -692,6 +696,37 @@ def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
                                         condition=component.condition)
     first = min(c.line for c in found.values())
     return _found(tuple(found.values()), LOADHIP, first)
+
+
+# if(ROCM_VERSION_DEV_INT LESS 71400) message(FATAL_ERROR ...)  (major*10000 + minor*100 + patch)
+# if(ROCM_VERSION_DEV VERSION_LESS "6.0") message(FATAL_ERROR ...)
+_ROCM_FLOOR = re.compile(
+    r"\bif\s*\(\s*ROCM_VERSION_DEV(?P<int>_INT)?\s+(?:VERSION_)?LESS\s+\"?(?P<v>[0-9.]+)\"?\s*\)"
+    r"\s*message\s*\(\s*FATAL_ERROR", re.IGNORECASE)
+
+
+def _rocm_minimum(files: _Files) -> TreeFact[str]:
+    """The oldest ROCm LoadHIP.cmake accepts: the version of an `if(ROCM_VERSION_DEV... LESS
+    ...)` whose body is a FATAL_ERROR (the ROCm version it reads is rocm-core's rocm_version.h,
+    not HIP's)."""
+    raw, bad = _read(files, LOADHIP)
+    if bad:
+        return _malformed(LOADHIP, bad)
+    if raw is None:
+        return _unknown(LOADHIP, "the tree does not say which ROCm it needs")
+    text = _strip_cmake_comments(raw)
+    found = _ROCM_FLOOR.search(text)
+    if found is None:
+        return _absent(LOADHIP, "no FATAL_ERROR below a ROCm version")
+    value = found.group("v")
+    if found.group("int"):
+        if not value.isdigit():
+            return _malformed(LOADHIP, f"ROCM_VERSION_DEV_INT compared with {value}",
+                              _line_of(text, found.start()))
+        number = int(value)
+        major, minor, patch = number // 10000, number // 100 % 100, number % 100
+        value = f"{major}.{minor}" + (f".{patch}" if patch else "")
+    return _found(value, LOADHIP, _line_of(text, found.start()))
 
 
 def _common_prefix(first: list[str], second: list[str]) -> list[str]:

@@ -3,7 +3,10 @@
 Owns: reading AOTriton's release facts from a PyTorch checkout the way its
 cmake/External/aotriton.cmake does (the `set(__AOTRITON_*)` lists of newer releases, or the six
 lines of .ci/docker/aotriton_version.txt older ones read with `file(STRINGS)`), choosing the
-runtime tarball for a ROCm release and the kernel images for the targets, downloading them
+runtime tarball the way the tree's aotriton.cmake does (by the HIP version's major.minor in the
+newer files, `${HIP_VERSION_MAJOR}.${HIP_VERSION_MINOR}`; by ROCm's in older ones,
+`${ROCM_VERSION_DEV_MAJOR}.${ROCM_VERSION_DEV_MINOR}`: they differ from ROCm 10, which ships
+HIP 7.15) and the kernel images for the targets, downloading them
 (sha256-checked, atomic: sources.triton_wheel.download_verified) and unpacking them into one
 prefix that AOTRITON_INSTALLED_PREFIX can point at. Must not: decide whether the build wants
 flash attention (plan.features does) or touch anything outside the work dir.
@@ -12,6 +15,7 @@ flash attention (plan.features does) or touch anything outside the work dir.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import shutil
 import tempfile
@@ -46,6 +50,9 @@ class AotritonRelease:
     exact_rocm: bool = True  # newer: the ROCm must be listed; older: clamped into the range
     base_url: str = DEFAULT_BASE_URL
     source: str = ""
+    # Which version picks the runtime: "hip" (HIP_VERSION_MAJOR.MINOR) or "rocm"
+    # (ROCM_VERSION_DEV_MAJOR.MINOR), as the file's `set(__AOTRITON_SYSTEM_ROCM ...)` says.
+    keyed_on: str = "rocm"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +71,7 @@ class AotritonFetch:
     release: AotritonRelease
     rocm: str  # the runtime's ROCm entry, "rocm7.0"
     runtime: Artifact | None  # None: this release has no runtime for the ROCm (built from source)
+    key: str = ""  # the version the entry was looked up by: "HIP 7.15", "ROCm 6.4"
     images: tuple[Artifact, ...]
     prefix_name: str  # folder under the work dir's aotriton/
 
@@ -77,6 +85,15 @@ class AotritonFetch:
 _SET = re.compile(r"^\s*set\((__AOTRITON_[A-Z0-9_]+)\s+(.*?)\)\s*$", re.M | re.S)
 _JOIN = re.compile(r"list\(\s*JOIN\s+(.*?)\s+\"?;\"?\s+(__AOTRITON_[A-Z0-9_]+)\s*\)", re.S)
 _QUOTED = re.compile(r'"([^"]*)"')
+_SYSTEM_KEY = re.compile(r"set\(__AOTRITON_SYSTEM_ROCM\s+\"\$\{(HIP|ROCM)_VERSION(?:_DEV)?_MAJOR\}")
+
+
+def runtime_key(text: str) -> str:
+    """"hip" when aotriton.cmake picks the runtime by `${HIP_VERSION_MAJOR}.${HIP_VERSION_MINOR}`,
+    "rocm" when by `${ROCM_VERSION_DEV_MAJOR}.${ROCM_VERSION_DEV_MINOR}` (or when it says
+    neither: the files before the HIP key all used ROCm's)."""
+    found = _SYSTEM_KEY.search(text)
+    return "hip" if found and found.group(1) == "HIP" else "rocm"
 
 
 def _values(body: str) -> list[str]:
@@ -128,7 +145,8 @@ def parse_aotriton_cmake(text: str, *, version_txt: str | None = None,
                 "the kit reads what configure would download from these two files",
                 "check the checkout, or turn flash and memory-efficient attention off "
                 "(features = {flash_attention = \"off\", mem_efficient_attention = \"off\"})")
-        return parse_version_txt(version_txt, source=f"{VERSION_FILE} (read by {source})")
+        release = parse_version_txt(version_txt, source=f"{VERSION_FILE} (read by {source})")
+        return dataclasses.replace(release, keyed_on=runtime_key(text))
     images = tuple(zip(sets.get("__AOTRITON_IMAGE_LIST", []),
                        sets.get("__AOTRITON_IMAGE_SHA256_LIST", []), strict=False))
     return _checked(AotritonRelease(
@@ -137,7 +155,7 @@ def parse_aotriton_cmake(text: str, *, version_txt: str | None = None,
         sha256=tuple(sets["__AOTRITON_SHA256_LIST"]),
         compression=_one(sets, "__AOTRITON_Z", source), images=images,
         variants="".join(sets.get("__AOTRITON_BUILD_VARIANTS", [])), exact_rocm=exact,
-        source=source))
+        source=source, keyed_on=runtime_key(text)))
 
 
 def release_from_tree(tree: Path) -> AotritonRelease | None:
@@ -191,13 +209,28 @@ def _rocm_entry(release: AotritonRelease, rocm_version: str) -> str | None:
     return entry if entry in release.rocm else None
 
 
+def lookup_version(release: AotritonRelease, rocm_version: str, hip_version: str) -> str:
+    """The version aotriton.cmake would look the runtime up by: HIP's where the file keys on
+    HIP, ROCm's otherwise. Before ROCm 10 HIP carried ROCm's major.minor, so ROCm's stands in
+    for an unknown HIP there; from 10 on an unknown HIP is unknown ("")."""
+    if release.keyed_on != "hip":
+        return rocm_version
+    if hip_version:
+        return hip_version
+    major = rocm_version.split(".")[0]
+    return rocm_version if major.isdigit() and int(major) < 10 else ""
+
+
 def plan_fetch(release: AotritonRelease, rocm_version: str, targets: Sequence[str], *,
-               base_url: str = "", machine: str = "x86_64") -> AotritonFetch:
-    """The files configure would download for this ROCm and these targets (pure)."""
+               base_url: str = "", machine: str = "x86_64",
+               hip_version: str = "") -> AotritonFetch:
+    """The files configure would download for this ROCm (and its HIP, `hip_version`, which the
+    newer aotriton.cmake looks the runtime up by) and these targets (pure)."""
     base = base_url or release.base_url
     base = base if base.endswith("/") else base + "/"
     z = release.compression
-    entry = _rocm_entry(release, rocm_version)
+    version = lookup_version(release, rocm_version, hip_version)
+    entry = _rocm_entry(release, version)
     runtime = None
     if entry is not None:
         index = release.rocm.index(entry)
@@ -213,8 +246,9 @@ def plan_fetch(release: AotritonRelease, rocm_version: str, targets: Sequence[st
             images.append(Artifact(url=f"{base}{release.version}/{name}", sha256=sha,
                                    filename=name))
     prefix = f"{release.version}{release.variants}-{entry or 'rocm' + rocm_version}-{machine}"
+    key = f"{'HIP' if release.keyed_on == 'hip' else 'ROCm'} {version or 'unknown'}"
     return AotritonFetch(release=release, rocm=entry or "", runtime=runtime,
-                         images=tuple(images), prefix_name=prefix)
+                         images=tuple(images), prefix_name=prefix, key=key)
 
 
 def fetched_prefix(aotriton_dir: Path, fetch: AotritonFetch) -> Path | None:
@@ -238,8 +272,9 @@ def fetch_aotriton(fetch: AotritonFetch, aotriton_dir: Path, downloads: Path, *,
 
     if fetch.runtime is None:
         raise UsageError(
-            f"AOTriton {fetch.release.version} publishes no runtime for this ROCm "
-            f"({', '.join(fetch.release.rocm)} only)",
+            f"AOTriton {fetch.release.version} publishes no runtime for {fetch.key} "
+            f"({', '.join(fetch.release.rocm)} only; {fetch.release.source} looks it up by "
+            f"{'HIP' if fetch.release.keyed_on == 'hip' else 'ROCm'}'s major.minor)",
             "configure would build AOTriton from source for it, which needs the network",
             "use a ROCm release from that list, or turn flash and memory-efficient attention off")
     files = [_download(fetch, a, downloads, progress=progress, timeout_s=timeout_s)
@@ -347,7 +382,8 @@ def _merge(src: Path, dst: Path) -> None:
 
 def fetch_from_tree(tree: Path, rocm_version: str, targets: Sequence[str], aotriton_dir: Path,
                     downloads: Path, *, base_url: str = "", machine: str = "x86_64",
-                    progress: bool = True, timeout_s: float = 60.0) -> tuple[AotritonFetch, Path]:
+                    progress: bool = True, timeout_s: float = 60.0,
+                    hip_version: str = "") -> tuple[AotritonFetch, Path]:
     """`invoke fetch`'s work: read the tree's AOTriton facts, fetch and unpack what configure
     would download for `rocm_version` and `targets`; (what was fetched, the prefix)."""
     release = release_from_tree(tree)
@@ -356,7 +392,8 @@ def fetch_from_tree(tree: Path, rocm_version: str, targets: Sequence[str], aotri
             f"{tree} has no {CMAKE_FILE}",
             "this PyTorch does not download AOTriton (or the folder is not a PyTorch checkout)",
             "run `invoke checkout` first, or point work_dir at the build's work dir")
-    fetch = plan_fetch(release, rocm_version, targets, base_url=base_url, machine=machine)
+    fetch = plan_fetch(release, rocm_version, targets, base_url=base_url, machine=machine,
+                       hip_version=hip_version)
     done = fetched_prefix(aotriton_dir, fetch)
     if done is not None:
         return fetch, done

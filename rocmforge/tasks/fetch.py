@@ -7,6 +7,8 @@ Imports only invoke and _common at module level. Must not: download or unpack it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from invoke import Context
 
 from rocmforge.settings import settings_of_flags
@@ -16,8 +18,11 @@ from rocmforge.tasks._flags import flagged
 
 @flagged(("arch", "work_dir"))
 @reported
-def fetch(c: Context, rocm: str = "", base_url: str = "", **flags: object) -> None:
-    """Download and unpack what configure would download (AOTriton) so the build runs offline."""
+def fetch(c: Context, rocm: str = "", hip: str = "", base_url: str = "",
+          **flags: object) -> None:
+    """Download and unpack what configure would download (AOTriton) so the build runs offline.
+    --rocm/--hip: the release to fetch for instead of the install's (HIP's is what newer
+    aotriton.cmake files look the runtime up by; without --hip, --rocm's table row says it)."""
     import os
     import platform
 
@@ -37,8 +42,13 @@ def fetch(c: Context, rocm: str = "", base_url: str = "", **flags: object) -> No
             f"No checkout of {settings.pytorch_repo} at {settings.pytorch_ref} in {workdir.src}",
             "what configure downloads (AOTriton's version, files and sha256) is read from the tree",
             "run `invoke checkout` first")
+    from rocmforge.plan.rocm_facts import hip_version_of
+    from rocmforge.probes.rocm import RocmInstall
+
     facts = gather_facts(settings)
     version = rocm or (facts.rocm.version if facts.rocm is not None else "")
+    hip_version = hip or hip_version_of(
+        RocmInstall(root=Path(), version=rocm, source="--rocm") if rocm else facts.rocm)
     if not version:
         raise UsageError("No ROCm release to fetch AOTriton for",
                          "no ROCm install was found and --rocm was not given",
@@ -47,7 +57,8 @@ def fetch(c: Context, rocm: str = "", base_url: str = "", **flags: object) -> No
         parse_targets("", load_arch_table())
     names = [str(t) for t in targets]
     if is_dry(c):
-        say(f"dry run: would fetch AOTriton for ROCm {version} and {', '.join(names)}")
+        hip_said = f" (HIP {hip_version})" if hip_version else ""
+        say(f"dry run: would fetch AOTriton for ROCm {version}{hip_said} and {', '.join(names)}")
         return
     from rocmforge.execute.leftovers import remove_leftovers
     from rocmforge.execute.lock import work_lock
@@ -60,13 +71,17 @@ def fetch(c: Context, rocm: str = "", base_url: str = "", **flags: object) -> No
         fetched, prefix = fetch_from_tree(
             workdir.pytorch, version, names, workdir.aotriton, workdir.downloads,
             base_url=base_url or os.environ.get("PYTORCH_AOTRITON_BASE_URL", ""),
-            machine=platform.machine() or "x86_64")
+            machine=platform.machine() or "x86_64", hip_version=hip_version)
     for artifact in fetched.artifacts:
         say(f"fetched {artifact.filename} (sha256 {artifact.sha256[:12]}...)")
-    if fetched.rocm != "rocm" + ".".join(version.split(".")[:2]):
-        say(f"ROCm {version} is not in AOTriton {fetched.release.version}'s list "
+    looked_up = fetched.key.split(" ", 1)[-1]
+    if fetched.rocm != "rocm" + ".".join(looked_up.split(".")[:2]):
+        say(f"{fetched.key} is not in AOTriton {fetched.release.version}'s list "
             f"({', '.join(fetched.release.rocm)}); like aotriton.cmake, the kit took the nearest "
             f"end, {fetched.rocm}")
+    elif looked_up != version:
+        say(f"the runtime was chosen by {fetched.key}, not ROCm {version}: "
+            f"{fetched.release.source} looks it up by HIP's major.minor")
     say(f"AOTriton {fetched.release.version} for {fetched.rocm} unpacked in {prefix}; the build "
         "sets AOTRITON_INSTALLED_PREFIX to it")
 

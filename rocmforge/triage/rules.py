@@ -84,9 +84,10 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
                        cause=f"the header {header} was not found: rocThrust/hipCUB (ROCm's "
                              "thrust and cub) are not installed in the ROCm include folder the "
                              "compile uses, or that folder is not on the include path",
-                       fix="install rocThrust and hipCUB for the ROCm the build uses (rocm "
-                           "packages rocthrust-dev, hipcub-dev; TheRock: the ROCm SDK's "
-                           "devel part) and point the build at that ROCm (`invoke build "
+                       fix="install rocThrust and hipCUB for the ROCm the build uses ("
+                           + "; ".join(f"{n}: {owners.install_hint(owners.component(n), n)}"
+                                       for n in ("rocthrust", "hipcub"))
+                           + ") and point the build at that ROCm (`invoke build "
                            "--rocm-path`); `invoke doctor` checks both")
     if header.startswith(("cuda", "cuda_runtime", "cublas", "cudnn", "curand", "cusparse",
                           "nvrtc", "nccl.h")):
@@ -558,8 +559,9 @@ def _thrust_reading(path: str) -> Reading:
                    "CPLUS_INCLUDE_PATH, or /usr/include/thrust from the distro's CUDA thrust "
                    "package)", fix="remove the CUDA include folder from the include path (unset "
                    "CPATH/CPLUS_INCLUDE_PATH) or uninstall the distro's CUDA thrust headers "
-                   "(Debian/Ubuntu: libthrust-dev), and make sure rocThrust (rocthrust-dev) is "
-                   "installed in the ROCm the build uses")
+                   "(Debian/Ubuntu: libthrust-dev), and make sure rocThrust ("
+                   + owners.install_hint(owners.component("rocthrust"), "rocthrust")
+                   + ") is installed in the ROCm the build uses")
 
 
 def _cuda_thrust(match: re.Match[str], view: LineView) -> Reading | None:
@@ -843,7 +845,7 @@ RULES: tuple[Rule, ...] = (
                      r"|TensileLibrary\S*?_(?P<arch2>gfx\w+?)\S*\.(?:dat|co|yaml)\S*: No such file"
                      r"|Could not (?:initialize|load) Tensile"),
          read=lambda m, v: _tensile(_Alias(m, arch="arch2"), v),
-         source="ROCm/rocBLAS#1339; pytorch/pytorch#138067"),
+         source="ROCm/rocBLAS#1339; pytorch/pytorch#179865"),
     Rule(id="hipblaslt-arch", klass="math-library",
          triggers=("hipBLASLt", "hipblaslt", "HIPBLASLT"),
          pattern=_rx(r"(?i)hipblaslt.*(?:unsupported (?:gpu )?arch|not supported on this arch"

@@ -5,10 +5,11 @@ Owns: one fp16 and one fp32 matmul per BLAS backend, chosen with
 "cublaslt" is hipBLASLt / cuBLASLt), each against a float64 CPU reference, with PyTorch's own
 warnings captured: on ROCm PyTorch falls back from hipBLASLt to rocBLAS on a target hipBLASLt
 does not list ("Attempting to use hipBLASLt on a unsupported architecture!",
-pytorch/pytorch#179865), and rocBLAS stops with "Cannot read ... TensileLibrary" when its Tensile
-files have no code for the GPU (pytorch/pytorch#138067, ROCm/rocBLAS#1339). Verdict per library:
-PASS (right numbers), WARN (hipBLASLt fell back: GEMMs still run, on rocBLAS), FAIL with the
-library and its error. Must not: time anything (`perf` does) or repeat `ops`' other kernels.
+pytorch/pytorch#138067), and rocBLAS stops with "Cannot read ... TensileLibrary" when its
+Tensile files have no code for the GPU (pytorch/pytorch#179865, ROCm/rocBLAS#1339). Verdict
+per library: PASS (right numbers), WARN (hipBLASLt fell back: GEMMs still run, on rocBLAS),
+FAIL with the library and its error. Must not: time anything (`perf` does) or repeat `ops`'
+other kernels.
 """
 
 from __future__ import annotations

@@ -16,10 +16,15 @@ from rocmforge.verify.model import CheckResult, Status
 NAME = "build"
 
 
-def build_kind(hip: str | None, cuda: str | None) -> str:
-    """'ROCm 7.2.53211', 'CUDA 13.0 build' or 'CPU-only build' from torch.version."""
+def build_kind(hip: str | None, cuda: str | None, rocm: str | None = None) -> str:
+    """'ROCm 10.0.0 (HIP 7.15.26333)', 'ROCm (HIP 7.2.53211)', 'CUDA 13.0 build' or 'CPU-only
+    build' from torch.version. torch.version.hip is HIP's version, which is not ROCm's from ROCm
+    10 (10.0 ships HIP 7.15), so it is never printed as the ROCm release; torch.version.rocm
+    (where the torch has it) is."""
+    if hip and rocm:
+        return f"ROCm {rocm} (HIP {hip})"
     if hip:
-        return f"ROCm {hip}"
+        return f"ROCm (HIP {hip})"
     if cuda:
         return f"CUDA {cuda} build"
     return "CPU-only build"
@@ -37,11 +42,14 @@ def run(ctx: CheckContext) -> CheckResult:
     torch = ctx.torch
     hip = getattr(torch.version, "hip", None)
     cuda = getattr(torch.version, "cuda", None)
+    rocm = getattr(torch.version, "rocm", None)
+    kind = build_kind(hip, cuda, rocm)
     figures: dict[str, Any] = {
         "torch": torch.__version__,
         "torch_version_hip": hip,
+        "torch_version_rocm": rocm,
         "torch_version_cuda": cuda,
-        "build": build_kind(hip, cuda),
+        "build": kind,
     }
     try:
         available = bool(torch.cuda.is_available())
@@ -61,15 +69,15 @@ def run(ctx: CheckContext) -> CheckResult:
         figures["devices"] = [torch.cuda.get_device_name(i) for i in range(count)]
 
     if not hip:
-        return result(NAME, Status.FAIL, f"not a ROCm build ({build_kind(hip, cuda)})", **figures)
+        return result(NAME, Status.FAIL, f"not a ROCm build ({kind})", **figures)
     if ctx.on_gpu and not available:
         return result(
             NAME,
             Status.FAIL,
-            f"ROCm {hip} build, but no GPU is visible (torch.cuda.is_available() is False); "
+            f"{kind} build, but no GPU is visible (torch.cuda.is_available() is False); "
             "check /dev/kfd and /dev/dri permissions (groups video/render) and "
             "HIP_VISIBLE_DEVICES",
             **figures,
         )
     where = f"{count} device(s)" if available else "no GPU (--device cpu)"
-    return result(NAME, Status.PASS, f"ROCm {hip} build, {where}", **figures)
+    return result(NAME, Status.PASS, f"{kind} build, {where}", **figures)

@@ -158,7 +158,8 @@ def import_failure_row(ctx: CheckContext, name: str, version: str, error: str) -
     folder = package_dir(name)
     libraries = native_libraries(folder) if folder is not None else []
     failures, unknown = load_failures(libraries)
-    kind = build_kind(getattr(torch.version, "hip", None), getattr(torch.version, "cuda", None))
+    kind = build_kind(getattr(torch.version, "hip", None), getattr(torch.version, "cuda", None),
+                      getattr(torch.version, "rocm", None))
     text = diagnosis(companion=name, version=version, import_error=error,
                      torch_version=str(torch.__version__), torch_kind=kind, failures=failures,
                      unknown=unknown)
