@@ -196,7 +196,7 @@ def find_gpus(
         if tool is None:
             tried.append(f"{label}: not installed")
             continue
-        result = run([tool, *args], env=tool_env, timeout=30.0)
+        result = run([tool, *args], env=tool_env)
         found_targets = parser(result.stdout)
         tried.append(f"{label}: {len(found_targets)} GPU(s) (exit {result.returncode})")
         if found_targets:

@@ -315,7 +315,7 @@ def describe_install(
     hipconfig = path / "bin" / "hipconfig"
     if not hip_version and hipconfig.exists():
         hip_version = parse_hip_version_output(
-            run([str(hipconfig), "--version"], env=_tool_env(path), timeout=30.0).output or "")
+            run([str(hipconfig), "--version"], env=_tool_env(path)).output or "")
         hip_source = "hipconfig --version" if hip_version else ""
     device_lib_dir = _device_lib_dir(path)
     targets: tuple[str, ...] = ()
@@ -361,7 +361,7 @@ def read_sdk_cli(cli: Path, run: Runner = run_command) -> SdkReport:
     """`rocm-sdk path --root`, `rocm-sdk version` and `rocm-sdk targets` (TheRock's pip SDK)."""
 
     def ask(*args: str) -> str:
-        result = run([str(cli), *args], timeout=60.0)
+        result = run([str(cli), *args])
         return result.output.strip() if result.returncode == 0 else ""
 
     root = ask("path", "--root").splitlines()
@@ -387,7 +387,7 @@ def _hipcc_report(hipcc: Path, root: Path, run: Runner) -> HipccReport:
     """
 
     def ask() -> str:
-        return run([str(hipcc), "--version"], env=_tool_env(root), timeout=30.0).output
+        return run([str(hipcc), "--version"], env=_tool_env(root)).output
 
     output = cached_output(hipcc, ("--version", str(root)), ask) if run is run_command else ask()
     return parse_hipcc_version(output or "")

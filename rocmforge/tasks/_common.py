@@ -33,6 +33,7 @@ def reported(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except RocmforgeError as exc:
+            _say_unanswered()
             import sys
 
             from rocmforge.render import fit
@@ -59,7 +60,25 @@ def reported(func: F) -> F:
             code = EXIT_ENVIRONMENT if exc.errno in environment else EXIT_BAD_INPUT
             raise Exit(f"rocmforge: {os_error_paragraph(exc)}", code=code) from None
 
+        finally:
+            _say_unanswered()
+
     return wrapper  # type: ignore[return-value]
+
+
+def _say_unanswered() -> None:
+    """Name each probed program that hung or printed garbage (said once per program), so a
+    doctor or plan that took its timeouts says why and which facts are missing."""
+    import sys
+
+    from rocmforge.probes import forget_unanswered, unanswered
+    from rocmforge.render import fit
+
+    for program, what in unanswered():
+        print(fit(f"rocmforge: note: {program} {what}; what it would have said is left out "
+                  "of these results. Check that program (run it by hand), or take its folder "
+                  "off PATH.", sys.stderr), file=sys.stderr)
+    forget_unanswered()
 
 
 def os_error_paragraph(exc: OSError) -> str:
