@@ -13,14 +13,22 @@ from rocmforge.knowledge.extensions import (
     backend_for,
     is_extension_request,
     load_extensions,
-    parse_extension,
+    parse_source,
     pin_matches,
+    recipe_for_source,
     split_with,
     torch_pin_in,
 )
 from rocmforge.plan.extensions import extension_choices
 
 TABLE = load_extensions()
+
+
+def choices(words: list[str], targets: list[str], *, repos: dict[str, str] | None = None,
+            jobs: int = 1, cores: int = 1, mem_total_gib: float = 8.0):  # noqa: ANN201
+    """extension_choices of the words as parsed, without a remote lookup."""
+    return extension_choices([parse_source(w, TABLE, repos or {}) for w in words], TABLE,
+                             targets, jobs=jobs, cores=cores, mem_total_gib=mem_total_gib)
 
 
 def test_with_words_split_into_companions_and_extensions() -> None:
@@ -32,13 +40,37 @@ def test_with_words_split_into_companions_and_extensions() -> None:
 
 
 def test_a_git_url_is_a_generic_extension_with_pytorch_rocm_arch() -> None:
-    recipe, ref = parse_extension("git+https://github.com/acme/Fused-Ops.git@v0.3", TABLE)
-    assert (recipe.name, recipe.repo, ref, recipe.generic) == (
-        "fused-ops", "https://github.com/acme/Fused-Ops.git", "v0.3", True)
+    source = parse_source("git+https://github.com/acme/Fused-Ops.git@v0.3", TABLE, {})
+    recipe = recipe_for_source(source, TABLE)
+    assert (recipe.name, recipe.repo, source.ref, recipe.generic, source.form) == (
+        "fused-ops", "https://github.com/acme/Fused-Ops.git", "v0.3", True, "git")
     assert recipe.targets_var == "PYTORCH_ROCM_ARCH" and recipe.backends == ()
+
+
+@pytest.mark.parametrize(("word", "what"), [
+    ("git+github.com/acme/ops.git", "'git+github.com/acme/ops.git' (--with) is no git URL"),
+    ("git+htps:/acme/ops", "'git+htps:/acme/ops' (--with) is no git URL"),
+    ("git+https://h/x.git@v1..2", "'v1..2' in 'git+https://h/x.git@v1..2' (--with) is no git "
+     "ref"),
+    ("flash-attention@-x", "'-x' in 'flash-attention@-x' (--with) is no git ref")])
+def test_a_bad_url_or_ref_is_refused_as_parsed(word: str, what: str) -> None:
     with pytest.raises(UsageError) as caught:
-        parse_extension("./no-such-folder", TABLE)
-    assert "is no extension the kit knows and no folder" in caught.value.what
+        parse_source(word, TABLE, {})
+    assert caught.value.what == what
+
+
+def test_an_explicit_source_wins_over_companion_repos_and_the_plan_says_so() -> None:
+    repos = {"my-ext": "https://mirror/my-ext.git", "bitsandbytes": "file:///mirror/bnb"}
+    url = parse_source("git+https://h/acme/my-ext.git@v1", TABLE, repos)
+    assert (url.repo, url.explicit) == ("https://h/acme/my-ext.git", True)
+    assert url.notes == ("my-ext: built from https://h/acme/my-ext.git, which --with names; "
+                         "the companion_repos entry my-ext=https://mirror/my-ext.git is not "
+                         "used",)
+    folder = parse_source("/srv/src/my-ext", TABLE, repos)
+    assert (folder.form, folder.repo, folder.name) == ("folder", "/srv/src/my-ext", "my-ext")
+    assert "companion_repos entry my-ext=" in folder.notes[0]
+    # A recipe named without a source of its own is built from its companion_repos entry.
+    assert parse_source("bitsandbytes", TABLE, repos).repo == "file:///mirror/bnb"
 
 
 @pytest.mark.parametrize(("targets", "backend"), [
@@ -50,8 +82,8 @@ def test_flash_attention_backend_per_targets(targets: list[str], backend: str) -
 
 
 def test_variables_and_max_jobs_of_each_extension() -> None:
-    fa, bnb, xf = extension_choices(
-        ["flash-attention", "bitsandbytes@0.48.2", "xformers"], TABLE, ["gfx942", "gfx90a"],
+    fa, bnb, xf = choices(
+        ["flash-attention", "bitsandbytes@0.48.2", "xformers"], ["gfx942", "gfx90a"],
         repos={"bitsandbytes": "file:///mirror/bnb"}, jobs=16, cores=16, mem_total_gib=64.0)
     # 64 GiB at 24 GiB a flash-attention job: 2 jobs, not the torch build's 16.
     assert dict(fa.build_env) == {"BUILD_TARGET": "rocm", "GPU_ARCHS": "gfx942;gfx90a",
@@ -63,10 +95,6 @@ def test_variables_and_max_jobs_of_each_extension() -> None:
     assert bnb.pre_build[0] == ("cmake", "-DCOMPUTE_BACKEND=hip",
                                 "-DBNB_ROCM_ARCH=gfx942;gfx90a", "-S", ".", "-B", "build")
     assert dict(xf.build_env) == {"HIP_ARCHITECTURES": "gfx942,gfx90a"}
-    with pytest.raises(UsageError) as twice:
-        extension_choices(["bitsandbytes", "bitsandbytes@x"], TABLE, ["gfx942"], repos={},
-                          jobs=4, cores=4, mem_total_gib=16.0)
-    assert twice.value.what == "bitsandbytes is named twice in --with"
 
 
 def test_the_torch_pin_of_a_tree() -> None:
@@ -98,8 +126,9 @@ def test_git_words_keep_a_user_in_the_url(word: str, url: str, ref: str) -> None
 
 
 def test_a_fork_of_a_recipes_project_keeps_the_recipe() -> None:
-    recipe, ref = parse_extension("git+https://github.com/ROCm/flash-attention.git@v2.8.0-rocm",
-                                  TABLE)
+    source = parse_source("git+https://github.com/ROCm/flash-attention.git@v2.8.0-rocm",
+                          TABLE, {})
+    recipe, ref = recipe_for_source(source, TABLE), source.ref
     assert (recipe.name, recipe.repo, recipe.targets_var, ref) == (
         "flash-attention", "https://github.com/ROCm/flash-attention.git", "GPU_ARCHS",
         "v2.8.0-rocm")
@@ -109,11 +138,9 @@ def test_a_fork_of_a_recipes_project_keeps_the_recipe() -> None:
 def test_a_recipes_target_variable_gets_processor_names() -> None:
     """flash-attention's CK check takes gfx942, not gfx942:sramecc+:xnack- (issue 33 review);
     a generic build keeps the target IDs, as PYTORCH_ROCM_ARCH has them."""
-    (fa,) = extension_choices(["flash-attention"], TABLE, ["gfx942:sramecc+:xnack-", "gfx942"],
-                              repos={}, jobs=1, cores=1, mem_total_gib=8.0)
+    (fa,) = choices(["flash-attention"], ["gfx942:sramecc+:xnack-", "gfx942"])
     assert fa.build_env["GPU_ARCHS"] == "gfx942"
-    (generic,) = extension_choices(["git+https://h/x.git@v1"], TABLE, ["gfx90a:xnack-"],
-                                   repos={}, jobs=1, cores=1, mem_total_gib=8.0)
+    (generic,) = choices(["git+https://h/x.git@v1"], ["gfx90a:xnack-"])
     assert generic.build_env["PYTORCH_ROCM_ARCH"] == "gfx90a:xnack-"
 
 

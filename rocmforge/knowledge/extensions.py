@@ -5,7 +5,9 @@ imports as, the variable that carries the targets and the variables that select 
 the backends and the targets each supports, where the tree pins torch, where it states its
 version, the memory one compile job needs, commands to run before the wheel build, the verify
 op), the loader, `is_extension_request` (which `--with` words are extensions: a recipe's name,
-`git+URL@ref` or a local folder), `recipe_for` (a recipe, or a generic one for any other
+`git+URL@ref` or a local folder), `parse_source` (pure: the source a word names, a
+git URL's and a ref's syntax checked, companion_repos never replacing an explicit source),
+`recipe_for` (a recipe, or a generic one for any other
 repository using torch.utils.cpp_extension or CMake), `backend_for` (the first backend that
 covers every target) and `torch_pin_in` (the torch a tree's requirements pin). Must not: run
 git or pip, or read a checkout (callers pass file text).
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +33,13 @@ from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, 
 EXTENSIONS_FILE = "extensions.toml"
 GIT_PREFIX = "git+"
 TARGETS_FIELD = "{targets}"
+# How a `--with` word names its source.
+FORM_RECIPE = "recipe"  # a recipe's name, with an optional @ref
+FORM_GIT = "git"  # git+URL, with an optional @ref
+FORM_GIT_FOLDER = "git-folder"  # a local git repository without local changes: its HEAD commit
+FORM_FOLDER = "folder"  # any other folder: its files, versioned by their content digest
+_GIT_URL = re.compile(r"(?:https?|ssh|git|file)://[^/\s]*/\S+|[\w.-]+@[\w.-]+:\S+")
+_BAD_REF = re.compile(r"\s|\.\.|^-|[~^:?*\[\\]|@\{|\.lock$|/$|^/")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +69,7 @@ class Recipe:
     version_file: str = ""
     version_pattern: str = ""
     mem_per_job_gib: float = 0.0
+    jobs_vars: tuple[str, ...] = ("MAX_JOBS",)  # the variables its build takes its jobs from
     pre_build: tuple[tuple[str, ...], ...] = ()
     verify: str = ""
     source: str = ""
@@ -91,11 +102,15 @@ class ExtensionChoice(CompanionChoice):
     version_file: str = ""
     version_pattern: str = ""
     verify: str = ""
+    form: str = FORM_RECIPE
+    commit: str = ""  # what the ref named when the plan was made ("" = not known before)
+    digest: str = ""  # a plain folder's content digest
 
     def as_dict(self) -> dict[str, object]:
         return {**super().as_dict(), "kind": self.kind, "backend": self.backend,
                 "module": self.module, "pre_build": [list(a) for a in self.pre_build],
-                "torch_pin_file": self.torch_pin_file, "verify": self.verify}
+                "torch_pin_file": self.torch_pin_file, "verify": self.verify,
+                "form": self.form, "commit": self.commit, "digest": self.digest}
 
 
 def split_with(items: Sequence[str], table: ExtensionTable) -> tuple[list[str], list[str]]:
@@ -121,26 +136,100 @@ def is_extension_request(word: str, table: ExtensionTable) -> bool:
             or text.startswith(("/", "./", "../", "~")))
 
 
-def parse_extension(word: str, table: ExtensionTable) -> tuple[Recipe, str]:
-    """(recipe, ref) for one `--with` word; "" ref = the recipe's default."""
+@dataclass(frozen=True, kw_only=True)
+class ExtensionSource:
+    """Where one `--with` extension comes from, as the plan resolved it before any step.
+
+    `repo` is a URL or, for a folder, its absolute path; `ref` what the checkout takes (a
+    branch, tag or commit; "" for a plain folder); `commit` what the ref named when the plan
+    was made ("" when the remote could not be asked, and for a plain folder); `digest` a plain
+    folder's content digest (its version in the lock and the manifest); `explicit` that the
+    user named the source (git+URL, a folder), which a companion_repos entry never replaces."""
+
+    word: str
+    name: str
+    form: str
+    repo: str
+    ref: str
+    commit: str = ""
+    digest: str = ""
+    explicit: bool = False
+    given_ref: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def version(self) -> str:
+        """What identifies this source's content: a plain folder's digest, else its commit."""
+        return f"sha256:{self.digest}" if self.digest else self.commit
+
+
+def parse_source(word: str, table: ExtensionTable, repos: Mapping[str, str]) -> ExtensionSource:
+    """The source one extension word names, before any lookup (pure): a recipe's repository
+    (or its companion_repos entry) at the ref given or the recipe's, a git URL (its syntax
+    checked) at the ref given ("" = the remote's default branch), or a folder's absolute path.
+    A git URL or a folder is the user's explicit source: a companion_repos entry of the same
+    name is not used, and the source's notes say so."""
     text = word.strip()
     if text.startswith(GIT_PREFIX):
         url, ref = split_git_word(text)
-        recipe = generic_recipe(url)
-        known = table.recipes.get(recipe.name)
-        if known is not None:  # a fork or mirror of a recipe's project keeps its recipe
-            return dataclasses.replace(known, repo=url), ref
-        return recipe, ref
-    if text.partition("@")[0].strip().lower() in table.recipes:
-        name, _, ref = text.partition("@")
-        return table.recipes[name.strip().lower()], ref.strip()
-    folder = Path(text).expanduser()
-    if not folder.is_dir():
-        raise UsageError(f"{text!r} (--with) is no extension the kit knows and no folder",
-                         "--with takes companions, the extensions of config/extensions.toml, "
-                         "git+URL@ref or the folder of a PyTorch extension",
-                         f"use one of {', '.join(table.names)}, or git+https://host/repo@ref")
-    return generic_recipe(str(folder.resolve())), ""
+        check_git_url(text, url)
+        check_ref(text, ref)
+        name = recipe_of(url, table).name
+        return ExtensionSource(word=text, name=name, form=FORM_GIT, repo=url, ref=ref,
+                               explicit=True, given_ref=bool(ref),
+                               notes=_ignored_repo(name, url, repos))
+    head, _, ref = text.partition("@")
+    if head.strip().lower() in table.recipes:
+        recipe = table.recipes[head.strip().lower()]
+        check_ref(text, ref.strip())
+        return ExtensionSource(word=text, name=recipe.name, form=FORM_RECIPE,
+                               repo=repos.get(recipe.name, "") or recipe.repo,
+                               ref=ref.strip() or recipe.ref, given_ref=bool(ref.strip()))
+    folder = os.path.abspath(os.path.expanduser(text))
+    name = generic_recipe(folder).name
+    return ExtensionSource(word=text, name=name, form=FORM_FOLDER, repo=folder, ref="",
+                           explicit=True, notes=_ignored_repo(name, folder, repos))
+
+
+def _ignored_repo(name: str, source: str, repos: Mapping[str, str]) -> tuple[str, ...]:
+    if name not in repos:
+        return ()
+    return (f"{name}: built from {source}, which --with names; the companion_repos entry "
+            f"{name}={repos[name]} is not used",)
+
+
+def check_git_url(word: str, url: str) -> None:
+    """A UsageError unless `url` is a URL git can fetch (scheme://host/path, file:///path or
+    user@host:path)."""
+    if not _GIT_URL.fullmatch(url):
+        raise UsageError(
+            f"{word!r} (--with) is no git URL",
+            "after git+ the kit expects a URL git fetches: https://host/owner/repo.git, "
+            "ssh://host/path, file:///path or user@host:path, then an optional @ref",
+            "write it as git+https://github.com/owner/repo.git@ref, or give a folder as a path "
+            "(./folder)")
+
+
+def check_ref(word: str, ref: str) -> None:
+    """A UsageError for a ref git cannot name (spaces, '..', a leading '-', ...)."""
+    if ref and _BAD_REF.search(ref):
+        raise UsageError(f"{ref!r} in {word!r} (--with) is no git ref",
+                         "git names no branch, tag or commit that way",
+                         "give a tag, a branch or a 40-hex commit after @")
+
+
+def recipe_of(repo: str, table: ExtensionTable) -> Recipe:
+    """The recipe of a repository: a recipe's own, or that of a fork or mirror of a recipe's
+    project (same name), else the generic one."""
+    recipe = generic_recipe(repo)
+    known = table.recipes.get(recipe.name)
+    return dataclasses.replace(known, repo=repo) if known is not None else recipe
+
+
+def recipe_for_source(source: ExtensionSource, table: ExtensionTable) -> Recipe:
+    if source.form == FORM_RECIPE:
+        return dataclasses.replace(table.recipes[source.name], repo=source.repo)
+    return recipe_of(source.repo, table)
 
 
 def split_git_word(word: str) -> tuple[str, str]:
@@ -220,8 +309,8 @@ def _load(path_text: str) -> ExtensionTable:
                    required=("repo", "ref", "package", "module", "targets_var", "env",
                              "source"),
                    optional=("targets_sep", "backend", "torch_pin_file", "torch_pin_pattern",
-                             "version_file", "version_pattern", "mem_per_job_gib", "pre_build",
-                             "verify"))
+                             "version_file", "version_pattern", "mem_per_job_gib", "jobs_vars",
+                             "pre_build", "verify"))
         backends = []
         for index, item in enumerate(expect_type(entry.get("backend", []), list,
                                                  where=f"{where} backend")):
@@ -259,6 +348,8 @@ def _load(path_text: str) -> ExtensionTable:
             version_file=str(entry.get("version_file", "")),
             version_pattern=str(entry.get("version_pattern", "")),
             mem_per_job_gib=float(entry.get("mem_per_job_gib", 0.0)),
+            jobs_vars=tuple(str(v) for v in expect_type(entry.get("jobs_vars", ["MAX_JOBS"]),
+                                                        list, where=f"{where} jobs_vars")),
             pre_build=pre,
             verify=str(entry.get("verify", "")),
             source=expect_type(entry["source"], str, where=f"{where} source"),

@@ -28,7 +28,7 @@ from rocmforge.knowledge.companions import (
     choose,
     parse_requests,
 )
-from rocmforge.knowledge.extensions import ExtensionChoice
+from rocmforge.knowledge.extensions import FORM_FOLDER, ExtensionChoice
 from rocmforge.sources.constraints import unpinned_env
 
 if TYPE_CHECKING:
@@ -83,8 +83,11 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     for choice in built:
         tree = tree_of(workdir, choice.name)
         source = {"repo": choice.repo, "ref": choice.ref}
+        if isinstance(choice, ExtensionChoice) and choice.digest:  # a folder: its content
+            source["digest"] = choice.digest
         steps += [
-            Step(
+            _folder_copy(choice, tree) if isinstance(choice, ExtensionChoice)
+            and choice.form == FORM_FOLDER else Step(
                 name=f"{choice.name}-checkout",
                 kind="python",
                 argv=("companion-checkout", choice.name),
@@ -126,8 +129,9 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                                        "whose Applies-To matches the version.txt; re-checked on "
                                        "every build (an edited series redoes the build)",
                                        "records the commit and patches in rocmforge.lock",)),
-                # "built": the companions of this build, the ones the lock keeps
-                inputs={**source, "built": tuple(c.name for c in built)},
+                # Not the other companions of this build: adding or dropping one must not
+                # redo this one (companions-collect drops the lock's entries of the others).
+                inputs=source,
                 volatile=True,
             ),
             *_pre_build_steps(choice, tree, build_env),
@@ -173,6 +177,23 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     return steps
 
 
+def _folder_copy(choice: ExtensionChoice, tree: str) -> Step:
+    """A plain folder's "checkout": its files copied into the work dir, keyed by their digest
+    (a changed file is a new digest, so the copy and every later step of it run again)."""
+    return Step(
+        name=f"{choice.name}-checkout",
+        kind="python",
+        argv=("extension-copy", choice.name),
+        why=f"copy the folder {choice.repo} (content sha256:{choice.digest[:12]}) into the work "
+            "dir; the build never writes into your folder",
+        effects=Effects(reads=(choice.repo,), writes=(tree,),
+                        notes=("without .git, build/, dist/, *.egg-info and __pycache__; an "
+                               "earlier copy is replaced",)),
+        inputs={"repo": choice.repo, "ref": "", "digest": choice.digest, "dest": tree},
+        outputs=(tree,),
+    )
+
+
 def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
                        source: Mapping[str, str]) -> Step:
     """An extension's pairing: the torch its tree pins (when its recipe names the file) against
@@ -190,6 +211,7 @@ def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
                 "torch_pin_pattern": choice.torch_pin_pattern,
                 "version_file": choice.version_file, "version_pattern": choice.version_pattern,
                 "backend": choice.backend, "module": choice.module, "verify": choice.verify,
+                "digest": choice.digest,
                 "variables": tuple(f"{k}={v}" for k, v in choice.build_env.items())},
     )
 

@@ -171,6 +171,8 @@ def _locked_word(name: str, repo: str, commit: str) -> str:
     from rocmforge.knowledge.companions import load_companions
     from rocmforge.knowledge.extensions import GIT_PREFIX, load_extensions
 
+    if not commit:  # a plain folder: built from its path again (its digest is its version)
+        return repo
     if name in load_companions().names or name in load_extensions().names:
         return f"{name}@{commit}"
     return f"{GIT_PREFIX}{repo}@{commit}"

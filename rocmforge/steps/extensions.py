@@ -1,9 +1,11 @@
 """Pipeline stage for the extensions (flash-attention, bitsandbytes, ... or any repository):
-the pairing of the checked-out tree with the torch the build venv imports.
+the copy of a plain folder, and the pairing of the tree with the torch the build venv imports.
 
-Owns: the extension-pairing action: the torch the tree pins in the file its recipe names
-(vLLM's requirements/rocm-build.txt) against the torch installed in the build venv (a tree
-pinned to another torch stops here, before its build), its version from the file the recipe
+Owns: the extension-copy action (a plain folder's files into <work>/src/<name>, replacing an
+earlier copy only once the new one is whole, and its digest checked against the plan's: a
+folder edited since the plan stops here, exit 2), the extension-pairing action: the torch
+the tree pins in the file its recipe names (vLLM's requirements/rocm-build.txt) against the
+torch installed in the build venv (a tree pinned to another torch stops here, before its build), its version from the file the recipe
 names, and the facts the manifest keeps for it (backend, variables, module, verify op). Every
 other step of an extension is a companion's (rocmforge.steps.companions). Must not: decide the
 ref, the backend or the variables (rocmforge.plan.extensions does).
@@ -12,6 +14,7 @@ ref, the backend or the variables (rocmforge.plan.extensions does).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import UsageError
@@ -19,6 +22,39 @@ from rocmforge.execute.actions import ActionContext, Details
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
+
+
+def copy(build: PreparedBuild, ctx: ActionContext) -> Details:
+    import shutil
+
+    from rocmforge.sources.extension_sources import copy_folder
+
+    name = ctx.step.argv[1]
+    folder, digest = Path(str(ctx.step.inputs["repo"])), str(ctx.step.inputs["digest"])
+    tree = ctx.workdir.src / name
+    fresh = ctx.workdir.src / f".{name}.copying"
+    for leftover in (fresh, ctx.workdir.src / f".{name}.old"):  # a killed run's, ours
+        if leftover.is_symlink() or leftover.is_file():
+            leftover.unlink()
+        elif leftover.is_dir():
+            shutil.rmtree(leftover)
+    copied = copy_folder(folder, fresh)
+    if copied != digest:
+        shutil.rmtree(fresh)
+        raise UsageError(
+            f"{folder} changed since this build was planned (its files' digest is now "
+            f"{copied[:12]}, the plan's {digest[:12]})",
+            "the build takes a folder as it was when planned, so that the manifest names "
+            "what was built", "run the build again once the folder is as you want it")
+    if tree.is_symlink() or tree.is_file():
+        tree.unlink()
+    elif tree.exists():
+        tree.rename(ctx.workdir.src / f".{name}.old")
+    fresh.rename(tree)
+    shutil.rmtree(ctx.workdir.src / f".{name}.old", ignore_errors=True)
+    ctx.say(f"copied {folder} to {tree} (sha256:{digest[:12]})")
+    return {"commit": "", "ref": "", "repo": str(folder), "digest": digest,
+            "fingerprint": digest}
 
 
 def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -46,8 +82,10 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
                 f"build the {name} ref whose {pin_file} pins torch {torch_version.split('+')[0]}"
                 f" (--with {name}@<ref>), or build that torch (--ref v{pinned})",
             )
-    version = ""
-    version_file = str(inputs.get("version_file", "") or "")
+    # A plain folder's version is its content digest (what the lock and the manifest name).
+    digest = str(inputs.get("digest", "") or "")
+    version = f"sha256:{digest}" if digest else ""
+    version_file = "" if digest else str(inputs.get("version_file", "") or "")
     if version_file:
         try:
             text = (tree / version_file).read_text(encoding="utf-8", errors="replace")
@@ -60,7 +98,8 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
             + f"the build venv has torch {torch_version}")
     variables = dict(str(v).split("=", 1) for v in inputs.get("variables", ()) if "=" in str(v))
     return {"version": version,
-            "version_source": f"{tree / version_file}" if version else "the wheel's name",
+            "version_source": (f"{inputs.get('repo')}'s files" if digest else
+                               f"{tree / version_file}" if version else "the wheel's name"),
             "torch": torch_version, "requires": f"=={pinned}" if pinned else "",
             "kind": "extension", "backend": str(inputs.get("backend", "")),
             "module": str(inputs.get("module", "")), "verify": str(inputs.get("verify", "")),

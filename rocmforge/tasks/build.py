@@ -128,7 +128,8 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     inputs = prepared.inputs
     planned = planned_companions(prepared.settings, prepared.options, table,
                                  targets=inputs.target_names, facts=inputs.facts,
-                                 env=dict(inputs.env))
+                                 env=dict(inputs.env),
+                                 extension_sources=prepared.extension_sources)
     for note in check_extension_pins(planned, torch_version):
         say(f"note: {note}")
     from rocmforge.knowledge.extensions import ExtensionChoice

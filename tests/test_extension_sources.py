@@ -1,0 +1,149 @@
+"""Issue 39 items 1-3: every `--with` source form builds, every word is resolved before any
+step (bad input: exit 2, nothing written), and each extension is its own unit of the steps.
+
+Through the CLI (`invoke build`), on fixtures: real git remotes made here (fakepytorch v2.8.0,
+fakeflashattn v2.8.3, copies of fakeext under other package names), real `git ls-remote`,
+clang-22 compiling each extension's HIP kernel, real pip.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from gitfixtures import git
+from test_build_companions import env_for, fixture_remote, invoke
+from test_build_extensions import build_argv
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("clang-22", "clang-offload-bundler-22",
+                                                       "git", "cmake")]
+
+
+def make_ext(dest: Path, package: str) -> Path:
+    """fakeext as another package (its own wheel name), in `dest`."""
+    shutil.copytree(FIXTURES / "fakeext", dest)
+    (dest / "rfext").rename(dest / package)
+    setup = dest / "setup.py"
+    setup.write_text(setup.read_text().replace('"rfext"', f'"{package}"'))
+    return dest
+
+
+def as_repo(folder: Path, tag: str = "") -> Path:
+    git("init", "-q", cwd=folder)
+    git("add", "-A", cwd=folder)
+    git("commit", "-q", "-m", "fixture", cwd=folder)
+    if tag:
+        git("tag", tag, cwd=folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def remotes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("sources")
+    return {"pytorch": fixture_remote(FIXTURES / "fakepytorch", root / "pytorch", "v2.8.0"),
+            "flash-attention": fixture_remote(FIXTURES / "fakeflashattn", root / "fa",
+                                              "v2.8.3"),
+            "alpha-ext": as_repo(make_ext(root / "alpha-ext", "alphaext"), "v0.1.0")}
+
+
+def _env(remotes: dict[str, Path]) -> dict[str, str]:
+    return env_for({"flash-attention": remotes["flash-attention"]})
+
+
+def ran_steps(output: str) -> list[str]:
+    """The steps a build ran ("==> [3/20] name: why"), in order."""
+    return re.findall(r"^==> \[\d+/\d+\] ([\w.-]+): (?!re-check)", output, re.MULTILINE)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    if not root.exists():
+        return {}
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"<dir>"
+            for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.parametrize(("word", "start"), [
+    ("flash-attention@nosuch", "rocmforge: 'nosuch' is no tag or branch of "),
+    ("./no-such-folder", "rocmforge: './no-such-folder' (--with) names no folder: "),
+    ("{empty}", "rocmforge: {empty} (--with) has no setup.py or pyproject.toml."),
+    ("git+github.com/acme/ops.git", "rocmforge: 'git+github.com/acme/ops.git' (--with) is no "
+     "git URL."),
+    ("git+file:///no/such/repo@v1", "rocmforge: file:///no/such/repo (--with "
+     "git+file:///no/such/repo@v1) does not exist."),
+    ("git+{alpha}@v9.9", "rocmforge: 'v9.9' is no tag or branch of "),
+    ("git+{alpha},{alpha_folder}", "rocmforge: alpha-ext is named twice in --with "),
+])
+def test_bad_with_input_stops_before_any_step_and_writes_nothing(
+        remotes: dict[str, Path], tmp_path: Path, word: str, start: str) -> None:
+    """Exit 2, one paragraph, no traceback; an earlier build's work dir (dist/ and its
+    manifest, the state) is left byte for byte as it was."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "README.md").write_text("no build here\n")
+    alpha_folder = tmp_path / "x" / "alpha-ext"
+    make_ext(alpha_folder, "alphaext")
+    fields = {"empty": str(empty), "alpha": remotes["alpha-ext"].as_uri(),
+              "alpha_folder": str(alpha_folder)}
+    word, start = word.format(**fields), start.format(**fields)
+    work = tmp_path / "work"
+    (work / "dist").mkdir(parents=True)
+    (work / "dist" / "manifest.json").write_text('{"schema": "an earlier build"}\n')
+    (work / "state").mkdir()
+    before = snapshot(work)
+    done = invoke(build_argv("build", work, remotes["pytorch"], "gfx942", word), _env(remotes))
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stderr.startswith(start), done.stderr
+    assert "Traceback" not in done.stderr
+    assert snapshot(work) == before
+
+
+def test_every_source_form_builds_and_each_extension_is_its_own_unit(
+        remotes: dict[str, Path], tmp_path: Path) -> None:
+    """A recipe at a tag, git+URL without a ref (its default branch), a plain folder whose path
+    has a space: one build. Then a git folder is added: only its own steps run (and the
+    shared collect and install); then the plain folder is dropped: it leaves dist/, the
+    manifest and the lock, and nothing is rebuilt."""
+    work = tmp_path / "work"
+    folder = make_ext(tmp_path / "my sources" / "gamma-ext", "gammaext")
+    default = git("symbolic-ref", "--short", "HEAD", cwd=remotes["alpha-ext"])
+    words = f"flash-attention@v2.8.3,git+{remotes['alpha-ext'].as_uri()},{folder}"
+    first = invoke(build_argv("build", work, remotes["pytorch"], "gfx942", words),
+                   _env(remotes))
+    assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-4000:]
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    built = manifest["companions"]
+    assert list(built) == ["flash-attention", "alpha-ext", "gamma-ext"]
+    alpha_head = git("rev-parse", "HEAD", cwd=remotes["alpha-ext"])
+    assert (built["alpha-ext"]["ref"], built["alpha-ext"]["commit"]) == (default, alpha_head)
+    gamma = built["gamma-ext"]
+    assert gamma["version"].startswith("sha256:") and gamma["commit"] == ""
+    assert gamma["repo"] == str(folder) and gamma["wheel"].startswith("gammaext-0.1.0-")
+    lock = (work / "rocmforge.lock").read_text()
+    assert f'version = "{gamma["version"]}"' in lock and 'name = "alpha-ext"' in lock
+    assert not (folder / "build").exists()  # the build ran in the work dir's copy
+
+    beta = as_repo(make_ext(tmp_path / "beta-ext", "betaext"))
+    second = invoke(build_argv("build", work, remotes["pytorch"], "gfx942",
+                               f"{words},{beta}"), _env(remotes))
+    assert second.returncode == 0, second.stdout[-4000:] + second.stderr[-4000:]
+    assert ran_steps(second.stdout) == ["beta-ext-checkout", "beta-ext-pairing",
+                                        "beta-ext-patches", "beta-ext-build",
+                                        "companions-collect", "companions-install"]
+    entry = json.loads((work / "dist" / "manifest.json").read_text())["companions"]["beta-ext"]
+    assert entry["commit"] == entry["ref"] == git("rev-parse", "HEAD", cwd=beta)
+
+    third = invoke(build_argv("build", work, remotes["pytorch"], "gfx942",
+                              f"flash-attention@v2.8.3,git+{remotes['alpha-ext'].as_uri()},"
+                              f"{beta}"), _env(remotes))
+    assert third.returncode == 0, third.stdout[-4000:] + third.stderr[-4000:]
+    assert ran_steps(third.stdout) == ["companions-collect", "companions-install"]
+    manifest = json.loads((work / "dist" / "manifest.json").read_text())
+    assert list(manifest["companions"]) == ["flash-attention", "alpha-ext", "beta-ext"]
+    assert not list((work / "dist").glob("gammaext-*.whl"))
+    assert "gamma-ext" not in (work / "rocmforge.lock").read_text()
