@@ -5,10 +5,11 @@ Owns: the extension-copy action (a plain folder's files into <work>/src/<name>, 
 earlier copy only once the new one is whole, and its digest checked against the plan's: a
 folder edited since the plan stops here, exit 2), the extension-pairing action: the torch
 the tree pins in the file its recipe names (vLLM's requirements/rocm-build.txt) against the
-torch installed in the build venv (a tree pinned to another torch stops here, before its build), its version from the file the recipe
-names, and the facts the manifest keeps for it (backend, variables, module, verify op). Every
-other step of an extension is a companion's (rocmforge.steps.companions). Must not: decide the
-ref, the backend or the variables (rocmforge.plan.extensions does).
+torch installed in the build venv (a tree pinned to another torch stops here, before its
+build), its version from the file the recipe names (a plain folder's: its content digest), and
+the facts the manifest keeps for it (backend, variables, module, verify op). Every other step
+of an extension is a companion's (rocmforge.steps.companions). Must not: decide the ref, the
+backend or the variables (rocmforge.plan.extensions does).
 """
 
 from __future__ import annotations
