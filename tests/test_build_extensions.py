@@ -95,18 +95,39 @@ def test_gfx942_builds_flash_attention_ck_and_bitsandbytes_against_the_built_tor
     assert rows["flash-attention.op"] == ("SKIP", "--device cpu: this check needs a GPU")
 
 
-def test_gfx1100_picks_flash_attentions_triton_backend(remotes: dict[str, Path],
+def test_gfx1030_picks_flash_attentions_triton_backend(remotes: dict[str, Path],
                                                         tmp_path: Path) -> None:
-    done = invoke(build_argv("plan", tmp_path / "work", remotes["pytorch"], "gfx1100",
+    done = invoke(build_argv("plan", tmp_path / "work", remotes["pytorch"], "gfx1030",
                              "flash-attention@v2.8.3") + ["--json"], _env(remotes))
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
     chosen = next(c for c in plan["settings"]["companions"] if c["name"] == "flash-attention")
     assert (chosen["kind"], chosen["backend"]) == ("extension", "triton")
     assert chosen["build_env"]["FLASH_ATTENTION_TRITON_AMD_ENABLE"] == "TRUE"
-    assert chosen["build_env"]["GPU_ARCHS"] == "gfx1100"
+    assert chosen["build_env"]["GPU_ARCHS"] == "gfx1030"
     steps = [s["name"] for s in plan["steps"]]
     assert steps.index("flash-attention-pairing") < steps.index("flash-attention-build")
+
+
+def test_the_targets_a_tree_accepts_are_read_from_it_at_the_ref(remotes: dict[str, Path],
+                                                                 tmp_path: Path) -> None:
+    """Issue 39 item 6: main's CK backend builds gfx1100 (the table, flash-attention#2400), so
+    the plan picks it; the tree at v2.8.3 lists only gfx90a, gfx950 and gfx942 in its
+    setup.py's allowed_archs, which the build reads at that ref before any step: exit 2."""
+    work = tmp_path / "work"
+    planned = invoke(build_argv("plan", work, remotes["pytorch"], "gfx1100",
+                                "flash-attention@v2.8.3") + ["--json"], _env(remotes))
+    assert planned.returncode == 0, planned.stderr
+    chosen = next(c for c in json.loads(planned.stdout)["settings"]["companions"]
+                  if c["name"] == "flash-attention")
+    assert chosen["backend"] == "ck"
+    done = invoke(build_argv("build", work, remotes["pytorch"], "gfx1100",
+                             "flash-attention@v2.8.3"), _env(remotes))
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stderr.startswith(
+        "rocmforge: flash-attention at v2.8.3 does not build for gfx1100: its setup.py accepts "
+        "gfx90a, gfx950, gfx942.")
+    assert not (work / "src").exists() and not (work / "state" / "stamps").exists()
 
 
 def test_a_vllm_ref_pinned_to_another_torch_is_refused_before_any_step(

@@ -75,7 +75,8 @@ def test_an_explicit_source_wins_over_companion_repos_and_the_plan_says_so() -> 
 
 @pytest.mark.parametrize(("targets", "backend"), [
     (["gfx942"], "ck"), (["gfx90a", "gfx950"], "ck"), (["gfx942:sramecc+:xnack-"], "ck"),
-    (["gfx1100"], "triton"), (["gfx942", "gfx1100"], "triton")])
+    (["gfx1100"], "ck"), (["gfx942", "gfx1201"], "ck"), (["gfx1030"], "triton"),
+    (["gfx942", "gfx1030"], "triton")])
 def test_flash_attention_backend_per_targets(targets: list[str], backend: str) -> None:
     found = backend_for(TABLE.recipes["flash-attention"], targets)
     assert found is not None and found.name == backend
@@ -89,12 +90,17 @@ def test_variables_and_max_jobs_of_each_extension() -> None:
     assert dict(fa.build_env) == {"BUILD_TARGET": "rocm", "GPU_ARCHS": "gfx942;gfx90a",
                                   "MAX_JOBS": "2"}
     assert (fa.backend, fa.ref, fa.origin) == ("ck", "main", "recipe")
-    assert dict(bnb.build_env) == {"BNB_ROCM_ARCH": "gfx942;gfx90a"}
+    assert dict(bnb.build_env) == {"BNB_ROCM_ARCH": "gfx942;gfx90a", "BNB_SKIP_CMAKE": "1"}
     assert (bnb.repo, bnb.ref, bnb.version, bnb.origin) == ("file:///mirror/bnb", "0.48.2",
                                                             "0.48.2", "ref")
+    # No ROCm version given: -DROCM_VERSION is left out (hipconfig of the build decides).
     assert bnb.pre_build[0] == ("cmake", "-DCOMPUTE_BACKEND=hip",
                                 "-DBNB_ROCM_ARCH=gfx942;gfx90a", "-S", ".", "-B", "build")
-    assert dict(xf.build_env) == {"HIP_ARCHITECTURES": "gfx942,gfx90a"}
+    # xformers splits HIP_ARCHITECTURES on whitespace and honours no job variable: none is set,
+    # and the plan says what its ~30 GiB jobs cost on 16 cores with 64 GiB.
+    assert dict(xf.build_env) == {"HIP_ARCHITECTURES": "gfx942 gfx90a"}
+    assert "it honours no job-count variable and a compile job needs about 30 GiB: 16 jobs " \
+           "on 16 cores can need 480 GiB, this machine has 64 GiB" in xf.note
 
 
 def test_the_torch_pin_of_a_tree() -> None:
@@ -156,3 +162,50 @@ def test_a_locked_extension_is_rebuilt_by_a_word_the_kit_reads_back() -> None:
     assert word == f"git+file:///srv/git/my-ext@{sha}"
     assert _name_and_ref(word) == ("my-ext", sha)
     assert split_with([word], TABLE) == ([], [word])
+
+
+@pytest.mark.parametrize(("rocm", "hip", "short"), [
+    ("7.2.1", "", "72"), ("6.4.4", "", "64"), ("10.0.0", "", ""), ("10.0.0", "7.15.1", "715"),
+    ("", "", "")])
+def test_the_library_short_code_comes_from_hip_where_rocm_cannot_tell(
+        rocm: str, hip: str, short: str) -> None:
+    """bitsandbytes names its library from HIP's major.minor (its CMakeLists.txt reads
+    hipconfig); ROCm's is the same before 10.0 and not from 10.0 on."""
+    from rocmforge.plan.extensions import library_version_short
+
+    assert library_version_short(rocm, hip) == short
+    (bnb,) = extension_choices([parse_source("bitsandbytes", TABLE, {})], TABLE, ["gfx1100"],
+                               jobs=1, cores=1, mem_total_gib=8.0,
+                               rocm_short=library_version_short(rocm, hip))
+    assert ("-DROCM_VERSION=" + short in bnb.pre_build[0]) == bool(short)
+    assert not any(a.endswith("=") or "{" in a for a in bnb.pre_build[0])
+
+
+def test_apex_is_built_at_the_branch_of_the_torch_being_built() -> None:
+    """ROCm/apex's README pairs release/1.N.0 with torch 2.N."""
+    assert parse_source("apex", TABLE, {}, "2.7.1").ref == "release/1.7.0"
+    assert parse_source("apex", TABLE, {}, "").ref == "master"
+    assert parse_source("apex@release/1.7.0", TABLE, {}, "2.7.1").ref == "release/1.7.0"
+    with pytest.raises(UsageError) as caught:
+        parse_source("apex@release/1.6.0", TABLE, {}, "2.7.1")
+    assert caught.value.what == ("apex at release/1.6.0 pairs with torch 2.6, but this build "
+                                 "makes torch 2.7.1")
+
+
+def test_the_targets_a_tree_lists_are_read_with_the_recipes_pattern() -> None:
+    """The patterns of config/extensions.toml against the upstream lines they cite."""
+    from rocmforge.knowledge.extensions import targets_in, unaccepted_targets
+
+    ck = next(b for b in TABLE.recipes["flash-attention"].backends if b.name == "ck")
+    main = ('    allowed_archs = ["native", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", '
+            '"gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201"]\n')
+    assert targets_in(main, ck.targets_pattern) == ck.targets
+    vllm = TABLE.recipes["vllm"]
+    cmake = ('set(HIP_SUPPORTED_ARCHS "gfx906;gfx908;gfx90a;gfx942;gfx950;gfx1030;gfx1100;'
+             'gfx1101;gfx1102;gfx1103;gfx1150;gfx1151;gfx1152;gfx1153;gfx1200;gfx1201")\n')
+    listed = targets_in(cmake, vllm.targets_pattern)
+    assert len(listed) == 16 and "gfx1036" not in listed
+    refusal = unaccepted_targets("vllm", "main", "CMakeLists.txt", listed, ["gfx942", "gfx1036"])
+    assert refusal is not None and refusal.what.startswith(
+        "vllm at main does not build for gfx1036: its CMakeLists.txt accepts gfx906, ")
+    assert unaccepted_targets("vllm", "main", "CMakeLists.txt", listed, ["gfx942"]) is None

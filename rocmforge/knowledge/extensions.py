@@ -45,9 +45,11 @@ _BAD_REF = re.compile(r"\s|\.\.|^-|[~^:?*\[\\]|@\{|\.lock$|/$|^/")
 @dataclass(frozen=True, kw_only=True)
 class Backend:
     name: str
-    targets: tuple[str, ...]  # () = any target
+    targets: tuple[str, ...]  # () = any target; the table's estimate before the checkout
     env: Mapping[str, str]
     note: str = ""
+    targets_file: str = ""  # where the tree lists the targets it accepts ("" = it lists none)
+    targets_pattern: str = ""
 
     def covers(self, processor: str) -> bool:
         return not self.targets or processor in self.targets
@@ -70,6 +72,10 @@ class Recipe:
     version_pattern: str = ""
     mem_per_job_gib: float = 0.0
     jobs_vars: tuple[str, ...] = ("MAX_JOBS",)  # the variables its build takes its jobs from
+    targets_file: str = ""  # where the tree lists the targets it accepts (backends may too)
+    targets_pattern: str = ""
+    torch_ref: str = ""  # the ref that pairs with torch 2.{minor} ("" = none known)
+    note: str = ""
     pre_build: tuple[tuple[str, ...], ...] = ()
     verify: str = ""
     source: str = ""
@@ -102,6 +108,10 @@ class ExtensionChoice(CompanionChoice):
     version_file: str = ""
     version_pattern: str = ""
     verify: str = ""
+    targets_file: str = ""
+    targets_pattern: str = ""
+    processors: tuple[str, ...] = ()  # the build's targets as processor names
+    note: str = ""
     form: str = FORM_RECIPE
     commit: str = ""  # what the ref named when the plan was made ("" = not known before)
     digest: str = ""  # a plain folder's content digest
@@ -163,12 +173,15 @@ class ExtensionSource:
         return f"sha256:{self.digest}" if self.digest else self.commit
 
 
-def parse_source(word: str, table: ExtensionTable, repos: Mapping[str, str]) -> ExtensionSource:
+def parse_source(word: str, table: ExtensionTable, repos: Mapping[str, str],
+                 torch_version: str = "") -> ExtensionSource:
     """The source one extension word names, before any lookup (pure): a recipe's repository
     (or its companion_repos entry) at the ref given or the recipe's, a git URL (its syntax
     checked) at the ref given ("" = the remote's default branch), or a folder's absolute path.
     A git URL or a folder is the user's explicit source: a companion_repos entry of the same
-    name is not used, and the source's notes say so."""
+    name is not used, and the source's notes say so. A recipe named without a ref is built at
+    the ref that pairs with `torch_version` where the recipe knows one (apex), and a ref of
+    that form for another torch is refused."""
     text = word.strip()
     if text.startswith(GIT_PREFIX):
         url, ref = split_git_word(text)
@@ -182,9 +195,19 @@ def parse_source(word: str, table: ExtensionTable, repos: Mapping[str, str]) -> 
     if head.strip().lower() in table.recipes:
         recipe = table.recipes[head.strip().lower()]
         check_ref(text, ref.strip())
+        other = torch_ref_conflict(recipe, ref.strip(), torch_version)
+        if other:
+            raise UsageError(
+                f"{recipe.name} at {ref.strip()} pairs with torch {other}, but this build makes "
+                f"torch {torch_version}",
+                f"{recipe.name}'s {recipe.torch_ref.replace('{minor}', 'N')} branches pair with "
+                "torch 2.N (config/extensions.toml cites it)",
+                f"leave out the ref (--with {recipe.name} builds "
+                f"{torch_ref_for(recipe, torch_version)}), or build that torch")
         return ExtensionSource(word=text, name=recipe.name, form=FORM_RECIPE,
                                repo=repos.get(recipe.name, "") or recipe.repo,
-                               ref=ref.strip() or recipe.ref, given_ref=bool(ref.strip()))
+                               ref=ref.strip() or torch_ref_for(recipe, torch_version)
+                               or recipe.ref, given_ref=bool(ref.strip()))
     folder = os.path.abspath(os.path.expanduser(text))
     name = generic_recipe(folder).name
     return ExtensionSource(word=text, name=name, form=FORM_FOLDER, repo=folder, ref="",
@@ -294,6 +317,59 @@ def pin_matches(pinned: str, torch_version: str) -> bool:
     return base is not None and spec.contains(base.group(), prereleases=True)
 
 
+def _pair(entry: Mapping[str, object], file_key: str, pattern_key: str, where: str) -> None:
+    if bool(entry.get(file_key)) != bool(entry.get(pattern_key)):
+        raise ConfigError(f"{where}: {file_key} and {pattern_key} go together",
+                          "the pattern finds the fact in that file of the tree",
+                          "give both, or neither")
+
+
+def targets_in(text: str, pattern: str) -> tuple[str, ...]:
+    """The processor names (gfxNNN) in the first match of `pattern` in a tree's file text;
+    () when the pattern does not match."""
+    match = re.search(pattern, text, re.MULTILINE) if pattern else None
+    return tuple(re.findall(r"gfx[0-9a-f]+", match.group(1))) if match else ()
+
+
+def unaccepted_targets(name: str, ref: str, where: str, accepted: Sequence[str],
+                       processors: Sequence[str]) -> UsageError | None:
+    """The refusal of a build whose targets the extension's tree does not list (`accepted`,
+    read from `where`); None when it lists them all, or lists none where the recipe looks."""
+    missing = [p for p in processors if accepted and p not in accepted]
+    if not missing:
+        return None
+    return UsageError(
+        f"{name} at {ref} does not build for {', '.join(missing)}: its {where} accepts "
+        f"{', '.join(accepted)}",
+        "its build would stop on them, or leave them out of the wheel without a word",
+        f"build {name} for the targets it lists (--arch), at a ref that lists yours "
+        f"(--with {name}@<ref>), or leave it out")
+
+
+def torch_ref_for(recipe: Recipe, torch_version: str) -> str:
+    """The ref of `recipe` that pairs with the torch being built (apex: release/1.N.0 for
+    torch 2.N), "" when the recipe knows no such rule or the version is unknown."""
+    match = re.match(r"2\.(\d+)", torch_version)
+    return recipe.torch_ref.replace("{minor}", match.group(1)) if recipe.torch_ref and match \
+        else ""
+
+
+def torch_ref_conflict(recipe: Recipe, ref: str, torch_version: str) -> str:
+    """The torch minor a ref of the recipe's torch_ref form pairs with, when it is not the
+    torch being built ("" otherwise)."""
+    want = torch_ref_for(recipe, torch_version)
+    if not want or ref == want:
+        return ""
+    shape = re.escape(recipe.torch_ref).replace(re.escape("{minor}"), r"(\d+)")
+    match = re.fullmatch(shape, ref)
+    return f"2.{match.group(1)}" if match else ""
+
+
+def pin_text(pinned: str) -> str:
+    """How a tree's torch pin reads: "torch==2.9.0", "torch>=2.10"."""
+    return f"torch=={pinned}" if pinned[:1].isdigit() else f"torch{pinned.replace(' ', '')}"
+
+
 def load_extensions(directory: str | Path | None = None) -> ExtensionTable:
     return _load(str(config_dir(directory) / EXTENSIONS_FILE))
 
@@ -310,6 +386,7 @@ def _load(path_text: str) -> ExtensionTable:
                              "source"),
                    optional=("targets_sep", "backend", "torch_pin_file", "torch_pin_pattern",
                              "version_file", "version_pattern", "mem_per_job_gib", "jobs_vars",
+                             "targets_file", "targets_pattern", "torch_ref", "note",
                              "pre_build", "verify"))
         backends = []
         for index, item in enumerate(expect_type(entry.get("backend", []), list,
@@ -317,21 +394,22 @@ def _load(path_text: str) -> ExtensionTable:
             bwhere = f"{where} backend[{index}]"
             item = expect_type(item, dict, where=bwhere)
             check_keys(item, where=bwhere, required=("name", "targets", "env"),
-                       optional=("note",))
+                       optional=("note", "targets_file", "targets_pattern"))
+            _pair(item, "targets_file", "targets_pattern", bwhere)
             backends.append(Backend(
                 name=expect_type(item["name"], str, where=bwhere),
                 targets=tuple(str(t) for t in expect_type(item["targets"], list, where=bwhere)),
                 env=MappingProxyType({str(k): str(v) for k, v in
                                       expect_type(item["env"], dict, where=bwhere).items()}),
-                note=str(item.get("note", ""))))
+                note=str(item.get("note", "")),
+                targets_file=str(item.get("targets_file", "")),
+                targets_pattern=str(item.get("targets_pattern", ""))))
         pre = tuple(tuple(str(a) for a in expect_type(argv, list, where=f"{where} pre_build"))
                     for argv in expect_type(entry.get("pre_build", []), list,
                                             where=f"{where} pre_build"))
         pattern = str(entry.get("torch_pin_pattern", ""))
-        if bool(entry.get("torch_pin_file")) != bool(pattern):
-            raise ConfigError(f"{where}: torch_pin_file and torch_pin_pattern go together",
-                              "the pattern finds the pinned torch in that file",
-                              "give both, or neither")
+        _pair(entry, "torch_pin_file", "torch_pin_pattern", where)
+        _pair(entry, "targets_file", "targets_pattern", where)
         recipes[name] = Recipe(
             name=name,
             repo=expect_type(entry["repo"], str, where=f"{where} repo"),
@@ -352,6 +430,10 @@ def _load(path_text: str) -> ExtensionTable:
                                                         list, where=f"{where} jobs_vars")),
             pre_build=pre,
             verify=str(entry.get("verify", "")),
+            targets_file=str(entry.get("targets_file", "")),
+            targets_pattern=str(entry.get("targets_pattern", "")),
+            torch_ref=str(entry.get("torch_ref", "")),
+            note=str(entry.get("note", "")),
             source=expect_type(entry["source"], str, where=f"{where} source"),
         )
     return ExtensionTable(path=path, recipes=MappingProxyType(recipes))

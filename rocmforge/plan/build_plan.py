@@ -554,15 +554,20 @@ def planned_companions(settings: Settings, options: BuildOptions,
     if not words:
         return companions
     sources = extension_sources if extension_sources is not None else tuple(
-        parse_source(w, table_ext, settings.companion_repos) for w in words)
+        parse_source(w, table_ext, settings.companion_repos, options.pytorch_version)
+        for w in words)
     system = getattr(facts, "system", None)
     given = str((env or {}).get("MAX_JOBS", "") or "")
     jobs = int(given) if given.isdigit() and int(given) > 0 else int(
         getattr(system, "cores", 1) or 1)  # a bad MAX_JOBS is check_max_jobs' to refuse
+    from rocmforge.plan.extensions import library_version_short
+
+    rocm = getattr(facts, "rocm", None)
     return companions + extension_choices(
         sources, table_ext, targets, jobs=jobs,
         cores=int(getattr(system, "cores", 1) or 1),
-        mem_total_gib=float(getattr(system, "mem_total_gib", 0.0) or 0.0))
+        mem_total_gib=float(getattr(system, "mem_total_gib", 0.0) or 0.0),
+        rocm_short=library_version_short(str(getattr(rocm, "version", "") or "")))
 
 
 def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str,

@@ -198,20 +198,23 @@ def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
                        source: Mapping[str, str]) -> Step:
     """An extension's pairing: the torch its tree pins (when its recipe names the file) against
     the torch the build venv imports, and its version from the file the recipe names."""
-    reads = tuple(f"{tree}/{f}" for f in (choice.torch_pin_file, choice.version_file) if f)
+    reads = tuple(f"{tree}/{f}" for f in (choice.torch_pin_file, choice.version_file,
+                                          choice.targets_file) if f)
     return Step(
         name=f"{choice.name}-pairing",
         kind="python",
         argv=("extension-pairing", choice.name, venv_python),
-        why=f"{choice.name}'s own torch pin and version against the torch installed in the "
-            "build venv: an extension built for another torch stops here, before its build",
+        why=f"{choice.name}'s own torch pin, version and the targets its tree accepts, against "
+            "the torch installed in the build venv and this build's targets: a mismatch stops "
+            "here, before its build",
         effects=Effects(reads=reads, commands=((venv_python, "-c", "import torch; "
                                                 "print(torch.__version__)"),)),
         inputs={**source, "torch_pin_file": choice.torch_pin_file,
                 "torch_pin_pattern": choice.torch_pin_pattern,
                 "version_file": choice.version_file, "version_pattern": choice.version_pattern,
                 "backend": choice.backend, "module": choice.module, "verify": choice.verify,
-                "digest": choice.digest,
+                "digest": choice.digest, "targets_file": choice.targets_file,
+                "targets_pattern": choice.targets_pattern, "processors": choice.processors,
                 "variables": tuple(f"{k}={v}" for k, v in choice.build_env.items())},
     )
 

@@ -13,7 +13,8 @@ word before the plan; the pairing step reads the checkout).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from rocmforge.knowledge.companions import version_of_ref
@@ -29,10 +30,25 @@ from rocmforge.knowledge.extensions import (
 )
 from rocmforge.plan.environment import max_jobs
 
+ROCM_SHORT_FIELD = "{rocm_short}"
+
+
+def library_version_short(rocm_version: str, hip_version: str = "") -> str:
+    """The short code an extension names its ROCm library by ("72" for 7.2): upstream
+    (bitsandbytes' CMakeLists.txt) takes HIP's major.minor from hipconfig, and the runtime
+    torch.version.hip's. Before ROCm 10 HIP's major.minor is ROCm's; from ROCm 10 on they
+    differ (ROCm 10.0 ships HIP 7.15), so without the HIP version this is "" and the build's
+    own hipconfig decides. Seam: pass the install's HIP version once the ROCm facts carry it."""
+    version = hip_version or rocm_version
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if not match or (not hip_version and int(match.group(1)) >= 10):
+        return ""
+    return match.group(1) + match.group(2)
+
 
 def extension_choices(sources: Sequence[ExtensionSource], table: ExtensionTable,
                       targets: Sequence[str], *, jobs: int, cores: int,
-                      mem_total_gib: float) -> tuple[ExtensionChoice, ...]:
+                      mem_total_gib: float, rocm_short: str = "") -> tuple[ExtensionChoice, ...]:
     """What to build for each resolved extension (pure): the repository and ref, the backend
     that covers the targets (a UsageError when none does, before any step), and the variables
     of its build: the targets in its own variable, its ROCm switches, the backend's, and the
@@ -53,6 +69,14 @@ def extension_choices(sources: Sequence[ExtensionSource], table: ExtensionTable,
             if fit < jobs:
                 for variable in recipe.jobs_vars:
                     env[variable] = str(fit)
+        notes = [n for n in (recipe.note,) if n]
+        if recipe.mem_per_job_gib and not recipe.jobs_vars and mem_total_gib and \
+                cores * recipe.mem_per_job_gib > mem_total_gib:
+            notes.append(f"it honours no job-count variable and a compile job needs about "
+                         f"{recipe.mem_per_job_gib:g} GiB: {cores} jobs on {cores} cores can "
+                         f"need {cores * recipe.mem_per_job_gib:g} GiB, this machine has "
+                         f"{mem_total_gib:.0f} GiB")
+        fields = {TARGETS_FIELD: joined, ROCM_SHORT_FIELD: rocm_short}
         chosen.append(ExtensionChoice(
             name=source.name, package=recipe.package, repo=source.repo, ref=source.ref,
             version=version_of_ref(source.ref) if source.form != FORM_FOLDER else "",
@@ -60,13 +84,31 @@ def extension_choices(sources: Sequence[ExtensionSource], table: ExtensionTable,
             build_env=MappingProxyType(dict(sorted(env.items()))),
             backend=backend.name if backend else "", backend_note=backend.note if backend else "",
             module=recipe.module,
-            pre_build=tuple(tuple(a.replace(TARGETS_FIELD, joined) for a in argv)
-                            for argv in recipe.pre_build),
+            pre_build=tuple(_filled(argv, fields) for argv in recipe.pre_build),
             torch_pin_file=recipe.torch_pin_file, torch_pin_pattern=recipe.torch_pin_pattern,
             version_file=recipe.version_file, version_pattern=recipe.version_pattern,
             verify=recipe.verify, form=source.form, commit=source.commit,
-            digest=source.digest))
+            digest=source.digest,
+            targets_file=(backend.targets_file if backend and backend.targets_file
+                          else recipe.targets_file),
+            targets_pattern=(backend.targets_pattern if backend and backend.targets_file
+                             else recipe.targets_pattern),
+            processors=tuple(dict.fromkeys(t.split(":", 1)[0] for t in targets)),
+            note="; ".join(notes)))
     return tuple(chosen)
+
+
+def _filled(argv: Sequence[str], fields: Mapping[str, str]) -> tuple[str, ...]:
+    """A pre-build command with its fields filled; an argument whose field is not known is
+    left out (the project's own default applies)."""
+    out = []
+    for arg in argv:
+        if any(key in arg and not value for key, value in fields.items()):
+            continue
+        for key, value in fields.items():
+            arg = arg.replace(key, value)
+        out.append(arg)
+    return tuple(out)
 
 
 def build_order(sources: Sequence[ExtensionSource],
@@ -97,5 +139,9 @@ def extension_notes(choices: Sequence[ExtensionChoice]) -> list[str]:
             commit = f" = {choice.commit[:12]}" if choice.commit and choice.commit != choice.ref \
                 else ""
             where = f"{choice.ref}{commit} from {choice.repo}"
-        notes.append(f"extension {choice.name}: {where}; {backend}built with {variables}{pin}")
+        tree = (f"; the targets it accepts are read from its {choice.targets_file}"
+                if choice.targets_file else "")
+        note = f"; {choice.note}" if choice.note else ""
+        notes.append(f"extension {choice.name}: {where}; {backend}built with {variables}{pin}"
+                     f"{tree}{note}")
     return notes

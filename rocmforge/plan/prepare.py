@@ -362,7 +362,7 @@ def prepare_build(
     )
     summary = describe_sources(settings)
     sources = summary.as_dict() if summary.pytorch_commit else None
-    extensions = extension_sources_of(settings, inputs.workdir)
+    extensions = extension_sources_of(settings, inputs.workdir, release.ref_version)
     plan = plan_build(settings, inputs.facts, inputs.target_names, workdir=inputs.workdir,
                       env=dict(inputs.env), compilers=inputs.compilers, options=options,
                       preflight=rows, patch_inputs=patch_digest_inputs(series_root(settings)),
@@ -375,7 +375,8 @@ def prepare_build(
                          extension_sources=extensions)
 
 
-def extension_sources_of(settings: Settings, workdir: WorkDir) -> tuple[ExtensionSource, ...]:
+def extension_sources_of(settings: Settings, workdir: WorkDir,
+                         torch_version: str = "") -> tuple[ExtensionSource, ...]:
     """Every extension `--with` names, resolved before the plan (its ref on the remote, its
     folder on disk: bad input is a UsageError here, before anything is written), in the order
     its steps run (plan.extensions.build_order: the last build's unchanged ones first)."""
@@ -388,7 +389,7 @@ def extension_sources_of(settings: Settings, workdir: WorkDir) -> tuple[Extensio
     if not words:
         return ()
     sources = resolve_sources(words, table, repos=settings.companion_repos,
-                              mirrors=settings.mirrors)
+                              mirrors=settings.mirrors, torch_version=torch_version)
     return build_order(sources, extensions_in_dist(workdir))
 
 

@@ -52,7 +52,12 @@ def check_extension_pins(choices: Sequence[CompanionChoice], torch_version: str,
     that file at its ref, before the first step: a pin of another torch is a UsageError (both
     versions named); a file that cannot be read is a note (the pairing step checks again)."""
     from rocmforge.errors import UsageError
-    from rocmforge.knowledge.extensions import ExtensionChoice, pin_matches, torch_pin_in
+    from rocmforge.knowledge.extensions import (
+        ExtensionChoice,
+        pin_matches,
+        pin_text,
+        torch_pin_in,
+    )
 
     notes: list[str] = []
     if not torch_version:
@@ -69,14 +74,40 @@ def check_extension_pins(choices: Sequence[CompanionChoice], torch_version: str,
         pinned = torch_pin_in(text, choice.torch_pin_pattern)
         if pinned and not pin_matches(pinned, torch_version):
             raise UsageError(
-                f"{choice.name} at {choice.ref} pins torch=={pinned} ({choice.torch_pin_file}), "
+                f"{choice.name} at {choice.ref} pins {pin_text(pinned)} ({choice.torch_pin_file}), "
                 f"but this build makes torch {torch_version}",
                 f"{choice.name} would be built against one torch and need another at run time; "
                 "refused before any step",
                 f"build the {choice.name} ref whose {choice.torch_pin_file} pins torch "
-                f"{torch_version} (--with {choice.name}@<ref>), or build that torch "
-                f"(--ref v{pinned})",
+                f"{torch_version} (--with {choice.name}@<ref>)"
+                + (f", or build that torch (--ref v{pinned})" if pinned[:1].isdigit() else ""),
             )
+    return notes
+
+
+def check_extension_targets(choices: Sequence[CompanionChoice], *,
+                            peek: Callable[[str, str, str], str] = peek_file) -> list[str]:
+    """Every extension whose recipe names where its tree lists the targets it accepts
+    (flash-attention's setup.py, vLLM's CMakeLists.txt) is checked against this build's
+    targets by that file at its ref, before the first step: a target it does not list is a
+    UsageError; a file that cannot be read is a note (the pairing step checks again)."""
+    from rocmforge.knowledge.extensions import ExtensionChoice, targets_in, unaccepted_targets
+
+    notes: list[str] = []
+    for choice in choices:
+        if not isinstance(choice, ExtensionChoice) or not choice.targets_file:
+            continue
+        text = peek(choice.repo, choice.ref, choice.targets_file)
+        accepted = targets_in(text, choice.targets_pattern)
+        if not accepted:
+            notes.append(f"{choice.name}: could not read the targets it accepts from "
+                         f"{choice.targets_file} at {choice.ref} before the build; the pairing "
+                         "step checks them after the checkout")
+            continue
+        refusal = unaccepted_targets(choice.name, choice.ref, choice.targets_file, accepted,
+                                     choice.processors)
+        if refusal is not None:
+            raise refusal
     return notes
 
 

@@ -41,12 +41,14 @@ GitRunner = Callable[..., GitResult]
 
 def resolve_sources(words: Sequence[str], table: ExtensionTable, *,
                     repos: Mapping[str, str], mirrors: Mapping[str, str],
+                    torch_version: str = "",
                     git: GitRunner = run_git) -> tuple[ExtensionSource, ...]:
-    """Every extension word resolved (see the module docstring), in the order given."""
+    """Every extension word resolved (see the module docstring), in the order given;
+    `torch_version` picks a recipe's ref that pairs with it (knowledge.extensions)."""
     seen: dict[str, str] = {}
     resolved = []
     for word in words:
-        source = parse_source(word, table, repos)
+        source = parse_source(word, table, repos, torch_version)
         if source.name in seen:
             raise UsageError(
                 f"{source.name} is named twice in --with ({seen[source.name]!r} and "

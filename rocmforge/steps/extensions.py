@@ -59,7 +59,7 @@ def copy(build: PreparedBuild, ctx: ActionContext) -> Details:
 
 
 def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.knowledge.extensions import pin_matches, torch_pin_in
+    from rocmforge.knowledge.extensions import pin_matches, pin_text, torch_pin_in
     from rocmforge.steps.companions import installed_torch
 
     name, python = ctx.step.argv[1], ctx.step.argv[2]
@@ -77,15 +77,17 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
         pinned = torch_pin_in(text, str(inputs.get("torch_pin_pattern", "")))
         if pinned and not pin_matches(pinned, torch_version):
             raise UsageError(
-                f"{name} at {inputs.get('ref')} pins torch=={pinned} ({tree / pin_file}), but "
+                f"{name} at {inputs.get('ref')} pins {pin_text(pinned)} ({tree / pin_file}), but "
                 f"this build made torch {torch_version}",
                 f"{name} would be built against one torch and want another at run time",
                 f"build the {name} ref whose {pin_file} pins torch {torch_version.split('+')[0]}"
-                f" (--with {name}@<ref>), or build that torch (--ref v{pinned})",
+                f" (--with {name}@<ref>)" + (f", or build that torch (--ref v{pinned})"
+                                               if pinned[:1].isdigit() else ""),
             )
     # A plain folder's version is its content digest (what the lock and the manifest name).
     digest = str(inputs.get("digest", "") or "")
     version = f"sha256:{digest}" if digest else ""
+    accepted = _accepted_targets(ctx, name, tree)
     version_file = "" if digest else str(inputs.get("version_file", "") or "")
     if version_file:
         try:
@@ -95,7 +97,8 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
         except OSError:
             pass
     ctx.say(f"{name} {version or '(version from its wheel)'}: "
-            + (f"pins torch=={pinned}, " if pinned else "pins no torch, ")
+            + (f"pins {pin_text(pinned)}, " if pinned else "pins no torch, ")
+            + (f"accepts {', '.join(accepted)}, " if accepted else "")
             + f"the build venv has torch {torch_version}")
     variables = dict(str(v).split("=", 1) for v in inputs.get("variables", ()) if "=" in str(v))
     return {"version": version,
@@ -105,3 +108,29 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
             "kind": "extension", "backend": str(inputs.get("backend", "")),
             "module": str(inputs.get("module", "")), "verify": str(inputs.get("verify", "")),
             "variables": variables}
+
+
+def _accepted_targets(ctx: ActionContext, name: str, tree: Path) -> tuple[str, ...]:
+    """The targets the tree says it accepts (the file and pattern its recipe names), every
+    target of this build checked against them: one it does not list stops here (exit 2),
+    before the compile. () when the recipe names no such file."""
+    from rocmforge.knowledge.extensions import targets_in, unaccepted_targets
+
+    inputs = ctx.step.inputs
+    where = str(inputs.get("targets_file", "") or "")
+    if not where:
+        return ()
+    try:
+        text = (tree / where).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        ctx.say(f"{name}: no {where} in the checkout; the targets it accepts are not checked")
+        return ()
+    accepted = targets_in(text, str(inputs.get("targets_pattern", "")))
+    if not accepted:
+        ctx.say(f"{name}: {where} lists no targets where the recipe looks; not checked")
+        return ()
+    refusal = unaccepted_targets(name, str(inputs.get("ref", "")), where, accepted,
+                                 [str(t) for t in inputs.get("processors", ())])
+    if refusal is not None:
+        raise refusal
+    return accepted

@@ -117,7 +117,11 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     from rocmforge.plan.build_plan import planned_companions
     from rocmforge.plan.companion_steps import companion_choices
     from rocmforge.render import say
-    from rocmforge.sources.companion_peek import check_companion_refs, check_extension_pins
+    from rocmforge.sources.companion_peek import (
+        check_companion_refs,
+        check_extension_pins,
+        check_extension_targets,
+    )
 
     table = load_companions()
     torch_version = prepared.options.pytorch_version
@@ -130,7 +134,8 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
                                  targets=inputs.target_names, facts=inputs.facts,
                                  env=dict(inputs.env),
                                  extension_sources=prepared.extension_sources)
-    for note in check_extension_pins(planned, torch_version):
+    for note in (*check_extension_pins(planned, torch_version),
+                 *check_extension_targets(planned)):
         say(f"note: {note}")
     from rocmforge.knowledge.extensions import ExtensionChoice
     from rocmforge.plan.extensions import extension_notes
