@@ -94,7 +94,8 @@ def _folder(source: ExtensionSource, git: GitRunner) -> ExtensionSource:
 def ls_remote_argv(url: str, ref: str) -> tuple[str, ...]:
     """One round trip: the remote's HEAD (and the branch it points to) and the ref as a tag
     (peeled too) or a branch."""
-    names = (f"refs/tags/{ref}", f"refs/heads/{ref}") if ref else ()
+    # A pattern matches a peeled tag's line only when it names the "^{}" too.
+    names = (f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}", f"refs/heads/{ref}") if ref else ()
     return ("ls-remote", "--symref", "--", url, "HEAD", *names)
 
 
@@ -145,10 +146,10 @@ def _remote(source: ExtensionSource, mirrors: Mapping[str, str],
             "the build; its checkout step resolves it"))
     ref, commit = parse_symref_listing(listed.stdout, source.ref)
     if not commit:
-        short = " A short commit hash is not enough: give all 40 hex digits." if (
+        short = "; a short commit hash is not enough, give all 40 hex digits" if (
             len(source.ref) < 40 and all(c in "0123456789abcdef" for c in source.ref)) else ""
         raise UsageError(
-            f"{source.ref!r} is no tag or branch of {source.repo} (--with {source.word}).{short}",
+            f"{source.ref!r} is no tag or branch of {source.repo} (--with {source.word}){short}",
             "the kit builds an extension only at a ref its repository has; nothing was built "
             "or written",
             f"give one of its tags or branches (`git ls-remote {source.repo}` lists them), or "
