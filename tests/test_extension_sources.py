@@ -138,6 +138,18 @@ def test_every_source_form_builds_and_each_extension_is_its_own_unit(
     entry = json.loads((work / "dist" / "manifest.json").read_text())["companions"]["beta-ext"]
     assert entry["commit"] == entry["ref"] == git("rev-parse", "HEAD", cwd=beta)
 
+    # Bump one: a file of the plain folder edited. Its steps run last, and alone.
+    source = folder / "gammaext" / "__init__.py"
+    source.write_text(source.read_text() + "# edited\n")
+    edited = invoke(build_argv("build", work, remotes["pytorch"], "gfx942",
+                               f"{words},{beta}"), _env(remotes))
+    assert edited.returncode == 0, edited.stdout[-4000:] + edited.stderr[-4000:]
+    assert ran_steps(edited.stdout) == ["gamma-ext-checkout", "gamma-ext-pairing",
+                                        "gamma-ext-patches", "gamma-ext-build",
+                                        "companions-collect", "companions-install"]
+    assert json.loads((work / "dist" / "manifest.json").read_text())["companions"][
+        "gamma-ext"]["version"] != gamma["version"]
+
     third = invoke(build_argv("build", work, remotes["pytorch"], "gfx942",
                               f"flash-attention@v2.8.3,git+{remotes['alpha-ext'].as_uri()},"
                               f"{beta}"), _env(remotes))
@@ -147,3 +159,25 @@ def test_every_source_form_builds_and_each_extension_is_its_own_unit(
     assert list(manifest["companions"]) == ["flash-attention", "alpha-ext", "beta-ext"]
     assert not list((work / "dist").glob("gammaext-*.whl"))
     assert "gamma-ext" not in (work / "rocmforge.lock").read_text()
+
+
+def test_an_explicit_source_wins_over_companion_repos_and_the_plan_says_so(
+        remotes: dict[str, Path], tmp_path: Path) -> None:
+    """A fork of flash-attention named by git+URL: the companion_repos entry for
+    flash-attention (the env's mirror) is not used, and `invoke plan` says so."""
+    fork = fixture_remote(FIXTURES / "fakeflashattn", tmp_path / "forks" / "flash-attention",
+                          "v2.8.3-fork")
+    word = f"git+{fork.as_uri()}@v2.8.3-fork"
+    done = invoke(build_argv("plan", tmp_path / "work", remotes["pytorch"], "gfx942", word)
+                  + ["--json"], _env(remotes))
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    chosen = next(c for c in plan["settings"]["companions"] if c["name"] == "flash-attention")
+    assert (chosen["repo"], chosen["ref"], chosen["form"]) == (fork.as_uri(), "v2.8.3-fork",
+                                                               "git")
+    assert chosen["commit"] == git("rev-parse", "HEAD", cwd=fork)
+    assert (f"flash-attention: built from {fork.as_uri()}, which --with names; the "
+            f"companion_repos entry flash-attention={remotes['flash-attention'].as_uri()} is "
+            "not used") in plan["notes"]
+    checkout = next(s for s in plan["steps"] if s["name"] == "flash-attention-checkout")
+    assert checkout["inputs"]["repo"] == fork.as_uri()
