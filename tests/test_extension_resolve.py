@@ -135,3 +135,18 @@ def test_bad_folders_and_duplicates_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as twice:
         resolve(str(one), str(two))
     assert twice.value.what.startswith("ext is named twice in --with")
+
+
+def test_verify_takes_a_folder_digest_as_no_wheel_version() -> None:
+    """A recipe's project built from a plain folder: the manifest's version is the folder's
+    digest; verify's import row must not compare it with the wheel's own version (and still
+    does for a commit-built one)."""
+    from rocmforge.verify.checks.extensions import _imported
+    from rocmforge.verify.model import ExpectedExtension
+
+    from_folder = ExpectedExtension(name="x", module="json", distribution="pytest",
+                                    version="sha256:" + "ab" * 32)
+    assert _imported(from_folder)[1].status.name == "PASS"
+    from_commit = ExpectedExtension(name="x", module="json", distribution="pytest",
+                                    version="0.0.1")
+    assert _imported(from_commit)[1].status.name == "FAIL"
