@@ -181,3 +181,23 @@ def test_an_explicit_source_wins_over_companion_repos_and_the_plan_says_so(
             "not used") in plan["notes"]
     checkout = next(s for s in plan["steps"] if s["name"] == "flash-attention-checkout")
     assert checkout["inputs"]["repo"] == fork.as_uri()
+
+
+def test_a_tree_that_no_longer_reads_the_recipes_variable_is_refused_before_any_step(
+        remotes: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 39 item 6: the recipe sets GPU_ARCHS; a flash-attention tree whose setup.py reads
+    its targets from another variable would build for what that one says (or natively). Read
+    at the ref before any step: exit 2, nothing written."""
+    fa = fixture_remote(FIXTURES / "fakeflashattn", tmp_path / "fa", "v2.8.3")
+    setup = fa / "setup.py"
+    setup.write_text(setup.read_text().replace("GPU_ARCHS", "FA_TARGETS"))
+    git("commit", "-q", "-am", "another variable", cwd=fa)
+    git("tag", "v2.9.0", cwd=fa)
+    work = tmp_path / "work"
+    done = invoke(build_argv("build", work, remotes["pytorch"], "gfx942",
+                             "flash-attention@v2.9.0"), env_for({"flash-attention": fa}))
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stderr.startswith(
+        "rocmforge: flash-attention at v2.9.0 reads no GPU_ARCHS in setup.py.")
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert not (work / "src").exists() and not (work / "state" / "stamps").exists()

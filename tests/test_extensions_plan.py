@@ -209,3 +209,24 @@ def test_the_targets_a_tree_lists_are_read_with_the_recipes_pattern() -> None:
     assert refusal is not None and refusal.what.startswith(
         "vllm at main does not build for gfx1036: its CMakeLists.txt accepts gfx906, ")
     assert unaccepted_targets("vllm", "main", "CMakeLists.txt", listed, ["gfx942"]) is None
+
+
+def test_the_variables_a_recipe_sets_are_the_ones_its_tree_must_read() -> None:
+    from rocmforge.knowledge.extensions import unread_variables
+
+    (fa,) = choices(["flash-attention"], ["gfx1030"])
+    assert fa.reads == ("setup.py",)
+    assert fa.read_vars == ("GPU_ARCHS", "BUILD_TARGET", "FLASH_ATTENTION_TRITON_AMD_ENABLE")
+    # flash-attention@0251105a's setup.py lines that read them (config/extensions.toml).
+    text = ('BUILD_TARGET = os.environ.get("BUILD_TARGET", "auto")\n'
+            'ROCM_BACKEND = "triton" if os.getenv("FLASH_ATTENTION_TRITON_AMD_ENABLE", '
+            '"FALSE") == "TRUE" else "ck"\n'
+            'archs = [arch.lower() for arch in os.getenv("GPU_ARCHS", "native").split(";")]\n')
+    assert unread_variables("flash-attention", "main", fa.reads, [text], fa.read_vars) is None
+    refusal = unread_variables("flash-attention", "x", fa.reads,
+                               [text.replace("GPU_ARCHS", "ARCHS")], fa.read_vars)
+    assert refusal is not None
+    assert refusal.what == "flash-attention at x reads no GPU_ARCHS in setup.py"
+    (bnb,) = choices(["bitsandbytes"], ["gfx942"])
+    assert (bnb.reads, bnb.read_vars) == (("CMakeLists.txt", "setup.py"),
+                                          ("BNB_ROCM_ARCH", "BNB_SKIP_CMAKE"))

@@ -75,6 +75,7 @@ class Recipe:
     targets_file: str = ""  # where the tree lists the targets it accepts (backends may too)
     targets_pattern: str = ""
     torch_ref: str = ""  # the ref that pairs with torch 2.{minor} ("" = none known)
+    reads: tuple[str, ...] = ()  # the files of the tree that read its variables
     note: str = ""
     pre_build: tuple[tuple[str, ...], ...] = ()
     verify: str = ""
@@ -111,6 +112,8 @@ class ExtensionChoice(CompanionChoice):
     targets_file: str = ""
     targets_pattern: str = ""
     processors: tuple[str, ...] = ()  # the build's targets as processor names
+    reads: tuple[str, ...] = ()  # the files of the tree that read `read_vars`
+    read_vars: tuple[str, ...] = ()  # the recipe's own variables (targets, switches, backend)
     note: str = ""
     form: str = FORM_RECIPE
     commit: str = ""  # what the ref named when the plan was made ("" = not known before)
@@ -346,6 +349,23 @@ def unaccepted_targets(name: str, ref: str, where: str, accepted: Sequence[str],
         f"(--with {name}@<ref>), or leave it out")
 
 
+def unread_variables(name: str, ref: str, reads: Sequence[str], texts: Sequence[str],
+                     variables: Sequence[str]) -> UsageError | None:
+    """The refusal of a build whose tree no longer reads a variable of its recipe (the files
+    `reads` with their `texts`): the variable would be ignored and the wheel would not be what
+    the plan says. None when every variable is named in them."""
+    joined = "\n".join(texts)
+    missing = [v for v in variables if v not in joined]
+    if not missing:
+        return None
+    return UsageError(
+        f"{name} at {ref} reads no {', '.join(missing)} in {', '.join(reads)}",
+        "its recipe (config/extensions.toml) sets them for this build; a tree that ignores them "
+        "builds something else than the plan says",
+        f"build a ref the recipe fits (--with {name}@<ref>), or update its recipe from the "
+        "tree")
+
+
 def torch_ref_for(recipe: Recipe, torch_version: str) -> str:
     """The ref of `recipe` that pairs with the torch being built (apex: release/1.N.0 for
     torch 2.N), "" when the recipe knows no such rule or the version is unknown."""
@@ -386,7 +406,7 @@ def _load(path_text: str) -> ExtensionTable:
                              "source"),
                    optional=("targets_sep", "backend", "torch_pin_file", "torch_pin_pattern",
                              "version_file", "version_pattern", "mem_per_job_gib", "jobs_vars",
-                             "targets_file", "targets_pattern", "torch_ref", "note",
+                             "targets_file", "targets_pattern", "torch_ref", "reads", "note",
                              "pre_build", "verify"))
         backends = []
         for index, item in enumerate(expect_type(entry.get("backend", []), list,
@@ -433,6 +453,8 @@ def _load(path_text: str) -> ExtensionTable:
             targets_file=str(entry.get("targets_file", "")),
             targets_pattern=str(entry.get("targets_pattern", "")),
             torch_ref=str(entry.get("torch_ref", "")),
+            reads=tuple(str(f) for f in expect_type(entry.get("reads", []), list,
+                                                    where=f"{where} reads")),
             note=str(entry.get("note", "")),
             source=expect_type(entry["source"], str, where=f"{where} source"),
         )

@@ -198,14 +198,14 @@ def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
                        source: Mapping[str, str]) -> Step:
     """An extension's pairing: the torch its tree pins (when its recipe names the file) against
     the torch the build venv imports, and its version from the file the recipe names."""
-    reads = tuple(f"{tree}/{f}" for f in (choice.torch_pin_file, choice.version_file,
-                                          choice.targets_file) if f)
+    reads = tuple(f"{tree}/{f}" for f in dict.fromkeys(
+        (choice.torch_pin_file, choice.version_file, choice.targets_file, *choice.reads)) if f)
     return Step(
         name=f"{choice.name}-pairing",
         kind="python",
         argv=("extension-pairing", choice.name, venv_python),
-        why=f"{choice.name}'s own torch pin, version and the targets its tree accepts, against "
-            "the torch installed in the build venv and this build's targets: a mismatch stops "
+        why=f"{choice.name}'s own torch pin, version, the targets and variables its tree reads, "
+            "against the torch installed in the build venv and this build: a mismatch stops "
             "here, before its build",
         effects=Effects(reads=reads, commands=((venv_python, "-c", "import torch; "
                                                 "print(torch.__version__)"),)),
@@ -215,6 +215,7 @@ def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
                 "backend": choice.backend, "module": choice.module, "verify": choice.verify,
                 "digest": choice.digest, "targets_file": choice.targets_file,
                 "targets_pattern": choice.targets_pattern, "processors": choice.processors,
+                "reads": choice.reads, "read_vars": choice.read_vars,
                 "variables": tuple(f"{k}={v}" for k, v in choice.build_env.items())},
     )
 

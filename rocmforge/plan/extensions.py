@@ -94,6 +94,9 @@ def extension_choices(sources: Sequence[ExtensionSource], table: ExtensionTable,
             targets_pattern=(backend.targets_pattern if backend and backend.targets_file
                              else recipe.targets_pattern),
             processors=tuple(dict.fromkeys(t.split(":", 1)[0] for t in targets)),
+            reads=recipe.reads,
+            read_vars=tuple(dict.fromkeys((recipe.targets_var, *recipe.env,
+                                           *(backend.env if backend else ())))),
             note="; ".join(notes)))
     return tuple(chosen)
 

@@ -88,6 +88,7 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
     digest = str(inputs.get("digest", "") or "")
     version = f"sha256:{digest}" if digest else ""
     accepted = _accepted_targets(ctx, name, tree)
+    _check_variables_read(ctx, name, tree)
     version_file = "" if digest else str(inputs.get("version_file", "") or "")
     if version_file:
         try:
@@ -134,3 +135,23 @@ def _accepted_targets(ctx: ActionContext, name: str, tree: Path) -> tuple[str, .
     if refusal is not None:
         raise refusal
     return accepted
+
+
+def _check_variables_read(ctx: ActionContext, name: str, tree: Path) -> None:
+    """Every variable the recipe sets is named in the files its recipe says read them."""
+    from rocmforge.knowledge.extensions import unread_variables
+
+    inputs = ctx.step.inputs
+    reads = [str(f) for f in inputs.get("reads", ())]
+    if not reads:
+        return
+    texts = []
+    for where in reads:
+        try:
+            texts.append((tree / where).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            texts.append("")
+    refusal = unread_variables(name, str(inputs.get("ref", "")), reads, texts,
+                               [str(v) for v in inputs.get("read_vars", ())])
+    if refusal is not None:
+        raise refusal
