@@ -66,8 +66,18 @@ def test_gfx942_builds_flash_attention_ck_and_bitsandbytes_against_the_built_tor
         "extension", "0.48.2", "gfx942")
     # Built against the torch of this build (the build venv's), not one from an index.
     assert fa["torch"] == bnb["torch"] == "2.8.0a0"
+    # The library is named by the ROCm short code the plan passed as -DROCM_VERSION (the
+    # install's major.minor below ROCm 10; left out from 10 on, where HIP's differs).
+    from rocmforge.plan.extensions import library_version_short
+
+    planned = json.loads(invoke(build_argv("plan", work, remotes["pytorch"], "gfx942",
+                                           "flash-attention@v2.8.3,bitsandbytes@0.48.2")
+                                + ["--json"], _env(remotes)).stdout)
+    short = library_version_short(planned["settings"]["rocm_version"])
+    cmake_log = (work / "logs" / "bitsandbytes-prepare-1.log").read_text()
+    assert (f"-DROCM_VERSION={short}" in cmake_log) == bool(short)
     for entry, member in ((fa, "flash_attn/flash_attn_2_cuda.so"),
-                          (bnb, "bitsandbytes/libbitsandbytes_rocm.so")):
+                          (bnb, f"bitsandbytes/libbitsandbytes_rocm{short}.so")):
         assert wheel_so_targets(work / "dist" / entry["wheel"])[member] == ["gfx942"]
     # Installed into the build venv beside the torch it was built against, which the venv's
     # pip is now pinned to.
