@@ -75,7 +75,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
     ("git+github.com/acme/ops.git", "rocmforge: 'git+github.com/acme/ops.git' (--with) is no "
      "git URL."),
     ("git+file:///no/such/repo@v1", "rocmforge: file:///no/such/repo (--with "
-     "git+file:///no/such/repo@v1) does not exist."),
+     "git+file:///no/such/repo@v1, for repo) does not exist."),
     ("git+{alpha}@v9.9", "rocmforge: 'v9.9' is no tag or branch of "),
     ("git+{alpha},{alpha_folder}", "rocmforge: alpha-ext is named twice in --with "),
 ])

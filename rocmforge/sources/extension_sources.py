@@ -24,6 +24,7 @@ from rocmforge.errors import UsageError
 from rocmforge.knowledge.extensions import (
     FORM_FOLDER,
     FORM_GIT_FOLDER,
+    FORM_RECIPE,
     ExtensionSource,
     ExtensionTable,
     parse_source,
@@ -128,7 +129,9 @@ def _remote(source: ExtensionSource, mirrors: Mapping[str, str],
     local = source.repo.removeprefix("file://") if source.repo.startswith(("file://", "/")) \
         else ""
     if local and not Path(local).exists():
-        raise UsageError(f"{source.repo} (--with {source.word}) does not exist",
+        given = ("the setting companion_repos" if source.form == FORM_RECIPE
+                 else f"--with {source.word}")
+        raise UsageError(f"{source.repo} ({given}, for {source.name}) does not exist",
                          "a file:// URL names a repository on this machine",
                          "give the path of a git repository, or an https:// URL")
     if FULL_SHA.match(source.ref):
