@@ -128,6 +128,26 @@ def test_every_source_form_builds_and_each_extension_is_its_own_unit(
     assert f'version = "{gamma["version"]}"' in lock and 'name = "alpha-ext"' in lock
     assert not (folder / "build").exists()  # the build ran in the work dir's copy
 
+    # The lock reproduces all three in a fresh work dir: the recipe and the git URL at their
+    # commits, the folder from its path (its digest is its version there).
+    again = tmp_path / "again"
+    argv = build_argv("build", again, remotes["pytorch"], "gfx942", words)
+    argv = argv[:argv.index("--with")] + ["--lock", str(work / "rocmforge.lock")]
+    locked = invoke(argv, _env(remotes))
+    assert locked.returncode == 0, locked.stdout[-4000:] + locked.stderr[-4000:]
+    rebuilt = json.loads((again / "dist" / "manifest.json").read_text())["companions"]
+    assert {n: (e["commit"], e["version"]) for n, e in rebuilt.items()} == {
+        n: (e["commit"], e["version"]) for n, e in built.items()}
+
+    # ... but not from a folder whose files changed since: exit 2, both digests named.
+    marker = folder / "gammaext" / "extra.py"
+    marker.write_text("CHANGED = True\n")
+    changed = invoke(argv, _env(remotes))
+    assert changed.returncode == 2, changed.stdout[-3000:] + changed.stderr[-3000:]
+    assert changed.stderr.startswith(f"rocmforge: {folder} is not the folder "
+                                     f"{work / 'rocmforge.lock'} locks: its files' digest is ")
+    marker.unlink()
+
     beta = as_repo(make_ext(tmp_path / "beta-ext", "betaext"))
     second = invoke(build_argv("build", work, remotes["pytorch"], "gfx942",
                                f"{words},{beta}"), _env(remotes))

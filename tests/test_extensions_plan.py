@@ -230,3 +230,14 @@ def test_the_variables_a_recipe_sets_are_the_ones_its_tree_must_read() -> None:
     (bnb,) = choices(["bitsandbytes"], ["gfx942"])
     assert (bnb.reads, bnb.read_vars) == (("CMakeLists.txt", "setup.py"),
                                           ("BNB_ROCM_ARCH", "BNB_SKIP_CMAKE"))
+
+
+def test_a_locked_folder_is_rebuilt_from_its_path_and_named_as_the_plan_names_it() -> None:
+    """A plain folder has no commit: the lock keeps its path and digest, and a locked build
+    names it by its path again (the same name the plan gives it)."""
+    from rocmforge.sources.locked import _locked_word, _name_and_ref
+
+    word = _locked_word("my-ext", "/srv/src/my ext", "")
+    assert word == "/srv/src/my ext"
+    assert _name_and_ref(word) == ("my-ext", "")
+    assert parse_source(word, TABLE, {}).name == "my-ext"

@@ -28,7 +28,10 @@ def _prepare(c: Context, flags: Mapping[str, object], *,
     from rocmforge.sources.locked import locked_settings
 
     settings, locked = locked_settings(settings_for(c, **settings_of_flags(flags)))
-    return prepare_build(settings, compile_probes=compile_probes), locked
+    prepared = prepare_build(settings, compile_probes=compile_probes)
+    if locked is not None:  # a locked plain folder must still be what was built
+        locked.check_folders(prepared.extension_sources)
+    return prepared, locked
 
 
 def _resume_hint(arch: str) -> str:
