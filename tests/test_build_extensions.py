@@ -66,8 +66,18 @@ def test_gfx942_builds_flash_attention_ck_and_bitsandbytes_against_the_built_tor
         "extension", "0.48.2", "gfx942")
     # Built against the torch of this build (the build venv's), not one from an index.
     assert fa["torch"] == bnb["torch"] == "2.8.0a0"
+    # The library is named by the ROCm short code the plan passed as -DROCM_VERSION (the
+    # install's major.minor below ROCm 10; left out from 10 on, where HIP's differs).
+    from rocmforge.plan.extensions import library_version_short
+
+    planned = json.loads(invoke(build_argv("plan", work, remotes["pytorch"], "gfx942",
+                                           "flash-attention@v2.8.3,bitsandbytes@0.48.2")
+                                + ["--json"], _env(remotes)).stdout)
+    short = library_version_short(planned["settings"]["rocm_version"])
+    cmake_log = (work / "logs" / "bitsandbytes-prepare-1.log").read_text()
+    assert (f"-DROCM_VERSION={short}" in cmake_log) == bool(short)
     for entry, member in ((fa, "flash_attn/flash_attn_2_cuda.so"),
-                          (bnb, "bitsandbytes/libbitsandbytes_rocm.so")):
+                          (bnb, f"bitsandbytes/libbitsandbytes_rocm{short}.so")):
         assert wheel_so_targets(work / "dist" / entry["wheel"])[member] == ["gfx942"]
     # Installed into the build venv beside the torch it was built against, which the venv's
     # pip is now pinned to.
@@ -95,18 +105,39 @@ def test_gfx942_builds_flash_attention_ck_and_bitsandbytes_against_the_built_tor
     assert rows["flash-attention.op"] == ("SKIP", "--device cpu: this check needs a GPU")
 
 
-def test_gfx1100_picks_flash_attentions_triton_backend(remotes: dict[str, Path],
+def test_gfx1030_picks_flash_attentions_triton_backend(remotes: dict[str, Path],
                                                         tmp_path: Path) -> None:
-    done = invoke(build_argv("plan", tmp_path / "work", remotes["pytorch"], "gfx1100",
+    done = invoke(build_argv("plan", tmp_path / "work", remotes["pytorch"], "gfx1030",
                              "flash-attention@v2.8.3") + ["--json"], _env(remotes))
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
     chosen = next(c for c in plan["settings"]["companions"] if c["name"] == "flash-attention")
     assert (chosen["kind"], chosen["backend"]) == ("extension", "triton")
     assert chosen["build_env"]["FLASH_ATTENTION_TRITON_AMD_ENABLE"] == "TRUE"
-    assert chosen["build_env"]["GPU_ARCHS"] == "gfx1100"
+    assert chosen["build_env"]["GPU_ARCHS"] == "gfx1030"
     steps = [s["name"] for s in plan["steps"]]
     assert steps.index("flash-attention-pairing") < steps.index("flash-attention-build")
+
+
+def test_the_targets_a_tree_accepts_are_read_from_it_at_the_ref(remotes: dict[str, Path],
+                                                                 tmp_path: Path) -> None:
+    """Issue 39 item 6: main's CK backend builds gfx1100 (the table, flash-attention#2400), so
+    the plan picks it; the tree at v2.8.3 lists only gfx90a, gfx950 and gfx942 in its
+    setup.py's allowed_archs, which the build reads at that ref before any step: exit 2."""
+    work = tmp_path / "work"
+    planned = invoke(build_argv("plan", work, remotes["pytorch"], "gfx1100",
+                                "flash-attention@v2.8.3") + ["--json"], _env(remotes))
+    assert planned.returncode == 0, planned.stderr
+    chosen = next(c for c in json.loads(planned.stdout)["settings"]["companions"]
+                  if c["name"] == "flash-attention")
+    assert chosen["backend"] == "ck"
+    done = invoke(build_argv("build", work, remotes["pytorch"], "gfx1100",
+                             "flash-attention@v2.8.3"), _env(remotes))
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stderr.startswith(
+        "rocmforge: flash-attention at v2.8.3 does not build for gfx1100: its setup.py accepts "
+        "gfx90a, gfx950, gfx942.")
+    assert not (work / "src").exists() and not (work / "state" / "stamps").exists()
 
 
 def test_a_vllm_ref_pinned_to_another_torch_is_refused_before_any_step(

@@ -255,7 +255,7 @@ def test_pre_release_sdks_and_a_new_pin() -> None:
     (["--rocm-sdk", "https://x/{family}/", "--rocm-sdk-version", "7.14.1", "--arch",
       "gfx1100,gfx942"], "rocmforge: No one ROCm SDK family holds all of gfx1100, gfx942."),
     (["--arch", "gfx1100", "--with", "./no-such-extension"],
-     "rocmforge: './no-such-extension' (--with) is no extension the kit knows and no folder."),
+     "rocmforge: './no-such-extension' (--with) names no folder: "),
 ])
 def test_bad_sdk_and_extension_input_is_one_paragraph_exit_2(tmp_path: Path, args: list[str],
                                                              start: str) -> None:

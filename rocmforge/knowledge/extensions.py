@@ -5,7 +5,9 @@ imports as, the variable that carries the targets and the variables that select 
 the backends and the targets each supports, where the tree pins torch, where it states its
 version, the memory one compile job needs, commands to run before the wheel build, the verify
 op), the loader, `is_extension_request` (which `--with` words are extensions: a recipe's name,
-`git+URL@ref` or a local folder), `recipe_for` (a recipe, or a generic one for any other
+`git+URL@ref` or a local folder), `parse_source` (pure: the source a word names, a
+git URL's and a ref's syntax checked, companion_repos never replacing an explicit source),
+`recipe_for` (a recipe, or a generic one for any other
 repository using torch.utils.cpp_extension or CMake), `backend_for` (the first backend that
 covers every target) and `torch_pin_in` (the torch a tree's requirements pin). Must not: run
 git or pip, or read a checkout (callers pass file text).
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,14 +33,23 @@ from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, 
 EXTENSIONS_FILE = "extensions.toml"
 GIT_PREFIX = "git+"
 TARGETS_FIELD = "{targets}"
+# How a `--with` word names its source.
+FORM_RECIPE = "recipe"  # a recipe's name, with an optional @ref
+FORM_GIT = "git"  # git+URL, with an optional @ref
+FORM_GIT_FOLDER = "git-folder"  # a local git repository without local changes: its HEAD commit
+FORM_FOLDER = "folder"  # any other folder: its files, versioned by their content digest
+_GIT_URL = re.compile(r"(?:https?|ssh|git|file)://[^/\s]*/\S+|[\w.-]+@[\w.-]+:\S+")
+_BAD_REF = re.compile(r"\s|\.\.|^-|[~^:?*\[\\]|@\{|\.lock$|/$|^/")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Backend:
     name: str
-    targets: tuple[str, ...]  # () = any target
+    targets: tuple[str, ...]  # () = any target; the table's estimate before the checkout
     env: Mapping[str, str]
     note: str = ""
+    targets_file: str = ""  # where the tree lists the targets it accepts ("" = it lists none)
+    targets_pattern: str = ""
 
     def covers(self, processor: str) -> bool:
         return not self.targets or processor in self.targets
@@ -59,6 +71,12 @@ class Recipe:
     version_file: str = ""
     version_pattern: str = ""
     mem_per_job_gib: float = 0.0
+    jobs_vars: tuple[str, ...] = ("MAX_JOBS",)  # the variables its build takes its jobs from
+    targets_file: str = ""  # where the tree lists the targets it accepts (backends may too)
+    targets_pattern: str = ""
+    torch_ref: str = ""  # the ref that pairs with torch 2.{minor} ("" = none known)
+    reads: tuple[str, ...] = ()  # the files of the tree that read its variables
+    note: str = ""
     pre_build: tuple[tuple[str, ...], ...] = ()
     verify: str = ""
     source: str = ""
@@ -91,11 +109,21 @@ class ExtensionChoice(CompanionChoice):
     version_file: str = ""
     version_pattern: str = ""
     verify: str = ""
+    targets_file: str = ""
+    targets_pattern: str = ""
+    processors: tuple[str, ...] = ()  # the build's targets as processor names
+    reads: tuple[str, ...] = ()  # the files of the tree that read `read_vars`
+    read_vars: tuple[str, ...] = ()  # the recipe's own variables (targets, switches, backend)
+    note: str = ""
+    form: str = FORM_RECIPE
+    commit: str = ""  # what the ref named when the plan was made ("" = not known before)
+    digest: str = ""  # a plain folder's content digest
 
     def as_dict(self) -> dict[str, object]:
         return {**super().as_dict(), "kind": self.kind, "backend": self.backend,
                 "module": self.module, "pre_build": [list(a) for a in self.pre_build],
-                "torch_pin_file": self.torch_pin_file, "verify": self.verify}
+                "torch_pin_file": self.torch_pin_file, "verify": self.verify,
+                "form": self.form, "commit": self.commit, "digest": self.digest}
 
 
 def split_with(items: Sequence[str], table: ExtensionTable) -> tuple[list[str], list[str]]:
@@ -121,26 +149,113 @@ def is_extension_request(word: str, table: ExtensionTable) -> bool:
             or text.startswith(("/", "./", "../", "~")))
 
 
-def parse_extension(word: str, table: ExtensionTable) -> tuple[Recipe, str]:
-    """(recipe, ref) for one `--with` word; "" ref = the recipe's default."""
+@dataclass(frozen=True, kw_only=True)
+class ExtensionSource:
+    """Where one `--with` extension comes from, as the plan resolved it before any step.
+
+    `repo` is a URL or, for a folder, its absolute path; `ref` what the checkout takes (a
+    branch, tag or commit; "" for a plain folder); `commit` what the ref named when the plan
+    was made ("" when the remote could not be asked, and for a plain folder); `digest` a plain
+    folder's content digest (its version in the lock and the manifest); `explicit` that the
+    user named the source (git+URL, a folder), which a companion_repos entry never replaces."""
+
+    word: str
+    name: str
+    form: str
+    repo: str
+    ref: str
+    commit: str = ""
+    digest: str = ""
+    explicit: bool = False
+    given_ref: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def version(self) -> str:
+        """What identifies this source's content: a plain folder's digest, else its commit."""
+        return f"sha256:{self.digest}" if self.digest else self.commit
+
+
+def parse_source(word: str, table: ExtensionTable, repos: Mapping[str, str],
+                 torch_version: str = "") -> ExtensionSource:
+    """The source one extension word names, before any lookup (pure): a recipe's repository
+    (or its companion_repos entry) at the ref given or the recipe's, a git URL (its syntax
+    checked) at the ref given ("" = the remote's default branch), or a folder's absolute path.
+    A git URL or a folder is the user's explicit source: a companion_repos entry of the same
+    name is not used, and the source's notes say so. A recipe named without a ref is built at
+    the ref that pairs with `torch_version` where the recipe knows one (apex), and a ref of
+    that form for another torch is refused."""
     text = word.strip()
     if text.startswith(GIT_PREFIX):
         url, ref = split_git_word(text)
-        recipe = generic_recipe(url)
-        known = table.recipes.get(recipe.name)
-        if known is not None:  # a fork or mirror of a recipe's project keeps its recipe
-            return dataclasses.replace(known, repo=url), ref
-        return recipe, ref
-    if text.partition("@")[0].strip().lower() in table.recipes:
-        name, _, ref = text.partition("@")
-        return table.recipes[name.strip().lower()], ref.strip()
-    folder = Path(text).expanduser()
-    if not folder.is_dir():
-        raise UsageError(f"{text!r} (--with) is no extension the kit knows and no folder",
-                         "--with takes companions, the extensions of config/extensions.toml, "
-                         "git+URL@ref or the folder of a PyTorch extension",
-                         f"use one of {', '.join(table.names)}, or git+https://host/repo@ref")
-    return generic_recipe(str(folder.resolve())), ""
+        check_git_url(text, url)
+        check_ref(text, ref)
+        name = recipe_of(url, table).name
+        return ExtensionSource(word=text, name=name, form=FORM_GIT, repo=url, ref=ref,
+                               explicit=True, given_ref=bool(ref),
+                               notes=_ignored_repo(name, url, repos))
+    head, _, ref = text.partition("@")
+    if head.strip().lower() in table.recipes:
+        recipe = table.recipes[head.strip().lower()]
+        check_ref(text, ref.strip())
+        other = torch_ref_conflict(recipe, ref.strip(), torch_version)
+        if other:
+            raise UsageError(
+                f"{recipe.name} at {ref.strip()} pairs with torch {other}, but this build makes "
+                f"torch {torch_version}",
+                f"{recipe.name}'s {recipe.torch_ref.replace('{minor}', 'N')} branches pair with "
+                "torch 2.N (config/extensions.toml cites it)",
+                f"leave out the ref (--with {recipe.name} builds "
+                f"{torch_ref_for(recipe, torch_version)}), or build that torch")
+        return ExtensionSource(word=text, name=recipe.name, form=FORM_RECIPE,
+                               repo=repos.get(recipe.name, "") or recipe.repo,
+                               ref=ref.strip() or torch_ref_for(recipe, torch_version)
+                               or recipe.ref, given_ref=bool(ref.strip()))
+    folder = os.path.abspath(os.path.expanduser(text))
+    name = generic_recipe(folder).name
+    return ExtensionSource(word=text, name=name, form=FORM_FOLDER, repo=folder, ref="",
+                           explicit=True, notes=_ignored_repo(name, folder, repos))
+
+
+def _ignored_repo(name: str, source: str, repos: Mapping[str, str]) -> tuple[str, ...]:
+    if name not in repos:
+        return ()
+    return (f"{name}: built from {source}, which --with names; the companion_repos entry "
+            f"{name}={repos[name]} is not used",)
+
+
+def check_git_url(word: str, url: str) -> None:
+    """A UsageError unless `url` is a URL git can fetch (scheme://host/path, file:///path or
+    user@host:path)."""
+    if not _GIT_URL.fullmatch(url):
+        raise UsageError(
+            f"{word!r} (--with) is no git URL",
+            "after git+ the kit expects a URL git fetches: https://host/owner/repo.git, "
+            "ssh://host/path, file:///path or user@host:path, then an optional @ref",
+            "write it as git+https://github.com/owner/repo.git@ref, or give a folder as a path "
+            "(./folder)")
+
+
+def check_ref(word: str, ref: str) -> None:
+    """A UsageError for a ref git cannot name (spaces, '..', a leading '-', ...)."""
+    if ref and _BAD_REF.search(ref):
+        raise UsageError(f"{ref!r} in {word!r} (--with) is no git ref",
+                         "git names no branch, tag or commit that way",
+                         "give a tag, a branch or a 40-hex commit after @")
+
+
+def recipe_of(repo: str, table: ExtensionTable) -> Recipe:
+    """The recipe of a repository: a recipe's own, or that of a fork or mirror of a recipe's
+    project (same name), else the generic one."""
+    recipe = generic_recipe(repo)
+    known = table.recipes.get(recipe.name)
+    return dataclasses.replace(known, repo=repo) if known is not None else recipe
+
+
+def recipe_for_source(source: ExtensionSource, table: ExtensionTable) -> Recipe:
+    if source.form == FORM_RECIPE:
+        return dataclasses.replace(table.recipes[source.name], repo=source.repo)
+    return recipe_of(source.repo, table)
 
 
 def split_git_word(word: str) -> tuple[str, str]:
@@ -205,6 +320,76 @@ def pin_matches(pinned: str, torch_version: str) -> bool:
     return base is not None and spec.contains(base.group(), prereleases=True)
 
 
+def _pair(entry: Mapping[str, object], file_key: str, pattern_key: str, where: str) -> None:
+    if bool(entry.get(file_key)) != bool(entry.get(pattern_key)):
+        raise ConfigError(f"{where}: {file_key} and {pattern_key} go together",
+                          "the pattern finds the fact in that file of the tree",
+                          "give both, or neither")
+
+
+def targets_in(text: str, pattern: str) -> tuple[str, ...]:
+    """The processor names (gfxNNN) in the first match of `pattern` in a tree's file text;
+    () when the pattern does not match."""
+    match = re.search(pattern, text, re.MULTILINE) if pattern else None
+    return tuple(re.findall(r"gfx[0-9a-f]+", match.group(1))) if match else ()
+
+
+def unaccepted_targets(name: str, ref: str, where: str, accepted: Sequence[str],
+                       processors: Sequence[str]) -> UsageError | None:
+    """The refusal of a build whose targets the extension's tree does not list (`accepted`,
+    read from `where`); None when it lists them all, or lists none where the recipe looks."""
+    missing = [p for p in processors if accepted and p not in accepted]
+    if not missing:
+        return None
+    return UsageError(
+        f"{name} at {ref} does not build for {', '.join(missing)}: its {where} accepts "
+        f"{', '.join(accepted)}",
+        "its build would stop on them, or leave them out of the wheel without a word",
+        f"build {name} for the targets it lists (--arch), at a ref that lists yours "
+        f"(--with {name}@<ref>), or leave it out")
+
+
+def unread_variables(name: str, ref: str, reads: Sequence[str], texts: Sequence[str],
+                     variables: Sequence[str]) -> UsageError | None:
+    """The refusal of a build whose tree no longer reads a variable of its recipe (the files
+    `reads` with their `texts`): the variable would be ignored and the wheel would not be what
+    the plan says. None when every variable is named in them."""
+    joined = "\n".join(texts)
+    missing = [v for v in variables if v not in joined]
+    if not missing:
+        return None
+    return UsageError(
+        f"{name} at {ref} reads no {', '.join(missing)} in {', '.join(reads)}",
+        "its recipe (config/extensions.toml) sets them for this build; a tree that ignores them "
+        "builds something else than the plan says",
+        f"build a ref the recipe fits (--with {name}@<ref>), or update its recipe from the "
+        "tree")
+
+
+def torch_ref_for(recipe: Recipe, torch_version: str) -> str:
+    """The ref of `recipe` that pairs with the torch being built (apex: release/1.N.0 for
+    torch 2.N), "" when the recipe knows no such rule or the version is unknown."""
+    match = re.match(r"2\.(\d+)", torch_version)
+    return recipe.torch_ref.replace("{minor}", match.group(1)) if recipe.torch_ref and match \
+        else ""
+
+
+def torch_ref_conflict(recipe: Recipe, ref: str, torch_version: str) -> str:
+    """The torch minor a ref of the recipe's torch_ref form pairs with, when it is not the
+    torch being built ("" otherwise)."""
+    want = torch_ref_for(recipe, torch_version)
+    if not want or ref == want:
+        return ""
+    shape = re.escape(recipe.torch_ref).replace(re.escape("{minor}"), r"(\d+)")
+    match = re.fullmatch(shape, ref)
+    return f"2.{match.group(1)}" if match else ""
+
+
+def pin_text(pinned: str) -> str:
+    """How a tree's torch pin reads: "torch==2.9.0", "torch>=2.10"."""
+    return f"torch=={pinned}" if pinned[:1].isdigit() else f"torch{pinned.replace(' ', '')}"
+
+
 def load_extensions(directory: str | Path | None = None) -> ExtensionTable:
     return _load(str(config_dir(directory) / EXTENSIONS_FILE))
 
@@ -220,29 +405,31 @@ def _load(path_text: str) -> ExtensionTable:
                    required=("repo", "ref", "package", "module", "targets_var", "env",
                              "source"),
                    optional=("targets_sep", "backend", "torch_pin_file", "torch_pin_pattern",
-                             "version_file", "version_pattern", "mem_per_job_gib", "pre_build",
-                             "verify"))
+                             "version_file", "version_pattern", "mem_per_job_gib", "jobs_vars",
+                             "targets_file", "targets_pattern", "torch_ref", "reads", "note",
+                             "pre_build", "verify"))
         backends = []
         for index, item in enumerate(expect_type(entry.get("backend", []), list,
                                                  where=f"{where} backend")):
             bwhere = f"{where} backend[{index}]"
             item = expect_type(item, dict, where=bwhere)
             check_keys(item, where=bwhere, required=("name", "targets", "env"),
-                       optional=("note",))
+                       optional=("note", "targets_file", "targets_pattern"))
+            _pair(item, "targets_file", "targets_pattern", bwhere)
             backends.append(Backend(
                 name=expect_type(item["name"], str, where=bwhere),
                 targets=tuple(str(t) for t in expect_type(item["targets"], list, where=bwhere)),
                 env=MappingProxyType({str(k): str(v) for k, v in
                                       expect_type(item["env"], dict, where=bwhere).items()}),
-                note=str(item.get("note", ""))))
+                note=str(item.get("note", "")),
+                targets_file=str(item.get("targets_file", "")),
+                targets_pattern=str(item.get("targets_pattern", ""))))
         pre = tuple(tuple(str(a) for a in expect_type(argv, list, where=f"{where} pre_build"))
                     for argv in expect_type(entry.get("pre_build", []), list,
                                             where=f"{where} pre_build"))
         pattern = str(entry.get("torch_pin_pattern", ""))
-        if bool(entry.get("torch_pin_file")) != bool(pattern):
-            raise ConfigError(f"{where}: torch_pin_file and torch_pin_pattern go together",
-                              "the pattern finds the pinned torch in that file",
-                              "give both, or neither")
+        _pair(entry, "torch_pin_file", "torch_pin_pattern", where)
+        _pair(entry, "targets_file", "targets_pattern", where)
         recipes[name] = Recipe(
             name=name,
             repo=expect_type(entry["repo"], str, where=f"{where} repo"),
@@ -259,8 +446,16 @@ def _load(path_text: str) -> ExtensionTable:
             version_file=str(entry.get("version_file", "")),
             version_pattern=str(entry.get("version_pattern", "")),
             mem_per_job_gib=float(entry.get("mem_per_job_gib", 0.0)),
+            jobs_vars=tuple(str(v) for v in expect_type(entry.get("jobs_vars", ["MAX_JOBS"]),
+                                                        list, where=f"{where} jobs_vars")),
             pre_build=pre,
             verify=str(entry.get("verify", "")),
+            targets_file=str(entry.get("targets_file", "")),
+            targets_pattern=str(entry.get("targets_pattern", "")),
+            torch_ref=str(entry.get("torch_ref", "")),
+            reads=tuple(str(f) for f in expect_type(entry.get("reads", []), list,
+                                                    where=f"{where} reads")),
+            note=str(entry.get("note", "")),
             source=expect_type(entry["source"], str, where=f"{where} source"),
         )
     return ExtensionTable(path=path, recipes=MappingProxyType(recipes))

@@ -42,6 +42,7 @@ from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.companions import CompanionChoice, CompanionTable
+    from rocmforge.knowledge.extensions import ExtensionSource
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.plan.rocm_facts import RocmFacts
     from rocmforge.plan.rocm_sdk import SdkPlan
@@ -145,6 +146,7 @@ def plan_build(
     stale_companions: Sequence[str] = (),
     rocm_facts: RocmFacts | None = None,
     sdk: SdkPlan | None = None,
+    extension_sources: Sequence[ExtensionSource] | None = None,
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
@@ -159,7 +161,7 @@ def plan_build(
     """
     check_ref_name(str(settings.pytorch_ref))
     companions = planned_companions(settings, options, companion_table, targets=tuple(targets),
-                                    facts=facts, env=env)
+                                    facts=facts, env=env, extension_sources=extension_sources)
     check_max_jobs(env)
     if options.build_style not in BUILD_STYLES:
         raise ValueError(f"build_style must be one of {BUILD_STYLES}, not {options.build_style!r}")
@@ -443,6 +445,7 @@ def plan_build(
         from rocmforge.plan.companion_steps import companion_notes
 
         notes += companion_notes(companions)
+        notes += [note for source in extension_sources or () for note in source.notes]
     resolved = {
         "pytorch_repo": settings.pytorch_repo,
         "pytorch_ref": settings.pytorch_ref,
@@ -539,15 +542,18 @@ def _with_sdk_steps(steps: list[Step], sdk: SdkPlan, workdir: WorkDir,
 def planned_companions(settings: Settings, options: BuildOptions,
                        table: CompanionTable | None, *,
                        targets: Sequence[str] = (), facts: Facts | None = None,
-                       env: Mapping[str, str] | None = None) -> tuple[CompanionChoice, ...]:
+                       env: Mapping[str, str] | None = None,
+                       extension_sources: Sequence[ExtensionSource] | None = None,
+                       ) -> tuple[CompanionChoice, ...]:
     """The companions of this build for the torch version the plan knows ("" for a branch:
-    main of each companion, checked once checked out), then the extensions `--with` names; a
-    bad name, a ref that cannot pair with this torch or a target no backend of an extension
-    supports is a UsageError here, before any step."""
+    main of each companion, checked once checked out), then the extensions `--with` names (as
+    sources.extension_sources resolved them, in their build order; parsed without any lookup
+    when not given); a bad name, a ref that cannot pair with this torch or a target no
+    backend of an extension supports is a UsageError here, before any step."""
     if not tuple(getattr(settings, "companions", ()) or ()):
         return ()
     from rocmforge.knowledge.companions import load_companions
-    from rocmforge.knowledge.extensions import load_extensions, split_with
+    from rocmforge.knowledge.extensions import load_extensions, parse_source, split_with
     from rocmforge.plan.companion_steps import companion_choices
     from rocmforge.plan.extensions import extension_choices
 
@@ -556,14 +562,21 @@ def planned_companions(settings: Settings, options: BuildOptions,
     companions = companion_choices(settings, table or load_companions(), options.pytorch_version)
     if not words:
         return companions
+    sources = extension_sources if extension_sources is not None else tuple(
+        parse_source(w, table_ext, settings.companion_repos, options.pytorch_version)
+        for w in words)
     system = getattr(facts, "system", None)
     given = str((env or {}).get("MAX_JOBS", "") or "")
     jobs = int(given) if given.isdigit() and int(given) > 0 else int(
         getattr(system, "cores", 1) or 1)  # a bad MAX_JOBS is check_max_jobs' to refuse
+    from rocmforge.plan.extensions import library_version_short
+
+    rocm = getattr(facts, "rocm", None)
     return companions + extension_choices(
-        words, table_ext, targets, repos=settings.companion_repos, jobs=jobs,
+        sources, table_ext, targets, jobs=jobs,
         cores=int(getattr(system, "cores", 1) or 1),
-        mem_total_gib=float(getattr(system, "mem_total_gib", 0.0) or 0.0))
+        mem_total_gib=float(getattr(system, "mem_total_gib", 0.0) or 0.0),
+        rocm_short=library_version_short(str(getattr(rocm, "version", "") or "")))
 
 
 def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str,

@@ -28,7 +28,7 @@ from rocmforge.knowledge.companions import (
     choose,
     parse_requests,
 )
-from rocmforge.knowledge.extensions import ExtensionChoice
+from rocmforge.knowledge.extensions import FORM_FOLDER, ExtensionChoice
 from rocmforge.sources.constraints import unpinned_env
 
 if TYPE_CHECKING:
@@ -83,8 +83,11 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     for choice in built:
         tree = tree_of(workdir, choice.name)
         source = {"repo": choice.repo, "ref": choice.ref}
+        if isinstance(choice, ExtensionChoice) and choice.digest:  # a folder: its content
+            source["digest"] = choice.digest
         steps += [
-            Step(
+            _folder_copy(choice, tree) if isinstance(choice, ExtensionChoice)
+            and choice.form == FORM_FOLDER else Step(
                 name=f"{choice.name}-checkout",
                 kind="python",
                 argv=("companion-checkout", choice.name),
@@ -126,8 +129,9 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                                        "whose Applies-To matches the version.txt; re-checked on "
                                        "every build (an edited series redoes the build)",
                                        "records the commit and patches in rocmforge.lock",)),
-                # "built": the companions of this build, the ones the lock keeps
-                inputs={**source, "built": tuple(c.name for c in built)},
+                # Not the other companions of this build: adding or dropping one must not
+                # redo this one (companions-collect drops the lock's entries of the others).
+                inputs=source,
                 volatile=True,
             ),
             *_pre_build_steps(choice, tree, build_env),
@@ -173,23 +177,45 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     return steps
 
 
+def _folder_copy(choice: ExtensionChoice, tree: str) -> Step:
+    """A plain folder's "checkout": its files copied into the work dir, keyed by their digest
+    (a changed file is a new digest, so the copy and every later step of it run again)."""
+    return Step(
+        name=f"{choice.name}-checkout",
+        kind="python",
+        argv=("extension-copy", choice.name),
+        why=f"copy the folder {choice.repo} (content sha256:{choice.digest[:12]}) into the work "
+            "dir; the build never writes into your folder",
+        effects=Effects(reads=(choice.repo,), writes=(tree,),
+                        notes=("without .git, build/, dist/, *.egg-info and __pycache__; an "
+                               "earlier copy is replaced",)),
+        inputs={"repo": choice.repo, "ref": "", "digest": choice.digest, "dest": tree},
+        outputs=(tree,),
+    )
+
+
 def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
                        source: Mapping[str, str]) -> Step:
     """An extension's pairing: the torch its tree pins (when its recipe names the file) against
     the torch the build venv imports, and its version from the file the recipe names."""
-    reads = tuple(f"{tree}/{f}" for f in (choice.torch_pin_file, choice.version_file) if f)
+    reads = tuple(f"{tree}/{f}" for f in dict.fromkeys(
+        (choice.torch_pin_file, choice.version_file, choice.targets_file, *choice.reads)) if f)
     return Step(
         name=f"{choice.name}-pairing",
         kind="python",
         argv=("extension-pairing", choice.name, venv_python),
-        why=f"{choice.name}'s own torch pin and version against the torch installed in the "
-            "build venv: an extension built for another torch stops here, before its build",
+        why=f"{choice.name}'s own torch pin, version, the targets and variables its tree reads, "
+            "against the torch installed in the build venv and this build: a mismatch stops "
+            "here, before its build",
         effects=Effects(reads=reads, commands=((venv_python, "-c", "import torch; "
                                                 "print(torch.__version__)"),)),
         inputs={**source, "torch_pin_file": choice.torch_pin_file,
                 "torch_pin_pattern": choice.torch_pin_pattern,
                 "version_file": choice.version_file, "version_pattern": choice.version_pattern,
                 "backend": choice.backend, "module": choice.module, "verify": choice.verify,
+                "digest": choice.digest, "targets_file": choice.targets_file,
+                "targets_pattern": choice.targets_pattern, "processors": choice.processors,
+                "reads": choice.reads, "read_vars": choice.read_vars,
                 "variables": tuple(f"{k}={v}" for k, v in choice.build_env.items())},
     )
 

@@ -19,6 +19,7 @@ from rocmforge.settings import Settings
 if TYPE_CHECKING:
     from rocmforge.execute.model import Plan
     from rocmforge.knowledge.components import Component
+    from rocmforge.knowledge.extensions import ExtensionSource
     from rocmforge.knowledge.releases import PytorchRelease
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow
@@ -85,6 +86,7 @@ class PreparedBuild:
     options: BuildOptions
     preflight: tuple[PreflightRow, ...]
     plan: Plan
+    extension_sources: tuple[ExtensionSource, ...] = ()  # `--with` extensions, resolved
 
     @property
     def settings(self) -> Settings:
@@ -400,14 +402,56 @@ def prepare_build(
     )
     summary = describe_sources(settings)
     sources = summary.as_dict() if summary.pytorch_commit else None
+    extensions = extension_sources_of(settings, inputs.workdir, release.ref_version)
     plan = plan_build(settings, inputs.facts, inputs.target_names, workdir=inputs.workdir,
                       env=dict(inputs.env), compilers=inputs.compilers, options=options,
                       preflight=rows, patch_inputs=patch_digest_inputs(series_root(settings)),
                       sources=sources, pytorch=inputs.pytorch,
                       stale_companions=() if settings.companions
                       else companions_in_dist(inputs.workdir),
-                      rocm_facts=rocm_facts_of(inputs), sdk=inputs.sdk)
-    return PreparedBuild(inputs=inputs, options=options, preflight=rows, plan=plan)
+                      rocm_facts=rocm_facts_of(inputs), sdk=inputs.sdk,
+                      extension_sources=extensions)
+    return PreparedBuild(inputs=inputs, options=options, preflight=rows, plan=plan,
+                         extension_sources=extensions)
+
+
+def extension_sources_of(settings: Settings, workdir: WorkDir,
+                         torch_version: str = "") -> tuple[ExtensionSource, ...]:
+    """Every extension `--with` names, resolved before the plan (its ref on the remote, its
+    folder on disk: bad input is a UsageError here, before anything is written), in the order
+    its steps run (plan.extensions.build_order: the last build's unchanged ones first)."""
+    from rocmforge.knowledge.extensions import load_extensions, split_with
+    from rocmforge.plan.extensions import build_order
+    from rocmforge.sources.extension_sources import resolve_sources
+
+    table = load_extensions()
+    _, words = split_with(settings.companions, table)
+    if not words:
+        return ()
+    sources = resolve_sources(words, table, repos=settings.companion_repos,
+                              mirrors=settings.mirrors, torch_version=torch_version)
+    return build_order(sources, extensions_in_dist(workdir))
+
+
+def extensions_in_dist(workdir: WorkDir) -> tuple[tuple[str, str, str], ...]:
+    """(name, repo, commit or sha256:digest) of each extension dist/manifest.json names, in its
+    order; () when there is no readable manifest."""
+    from rocmforge.errors import ConfigError
+    from rocmforge.knowledge.manifest import read_manifest
+
+    path = workdir.dist / "manifest.json"
+    if not path.is_file():
+        return ()
+    try:
+        raw = read_manifest(path).doc.get("companions", {})
+    except ConfigError:
+        return ()
+    if not isinstance(raw, dict):
+        return ()
+    return tuple((str(name), str(entry.get("repo", "")),
+                  str(entry.get("commit", "") or entry.get("version", "")))
+                 for name, entry in raw.items()
+                 if isinstance(entry, dict) and entry.get("kind") == "extension")
 
 
 def rocm_facts_of(inputs: BuildInputs) -> RocmFacts | None:

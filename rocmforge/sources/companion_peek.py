@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmforge.sources.checkout import git_config_for
 from rocmforge.sources.git import run_git
 
 if TYPE_CHECKING:
@@ -34,16 +35,25 @@ def peek_version(repo: str, ref: str) -> str:
 def peek_file(repo: str, ref: str, path: str) -> str:
     """The text of `path` in `repo` at `ref` (one shallow fetch into a throw-away bare
     repository); "" when the remote cannot be reached, the ref is unknown or the file absent."""
+    return peek_files(repo, ref, (path,))[0]
+
+
+def peek_files(repo: str, ref: str, paths: Sequence[str]) -> tuple[str, ...]:
+    """The texts of `paths` in `repo` at `ref`, from one shallow fetch; "" for each when the
+    remote cannot be reached or the ref is unknown, and for a file that is absent."""
     with tempfile.TemporaryDirectory(prefix="rocmforge-peek-") as scratch:
         bare = Path(scratch)
         if not run_git(["init", "-q", "--bare", str(bare)], check=False).ok:
-            return ""
+            return tuple("" for _ in paths)
         fetched = run_git(["fetch", "-q", "--depth", "1", "--no-tags", repo, ref], cwd=bare,
-                          check=False)
+                          config=git_config_for(repo, {}), check=False)
         if not fetched.ok:
-            return ""
-        shown = run_git(["show", f"FETCH_HEAD:{path}"], cwd=bare, check=False)
-        return shown.stdout if shown.ok else ""
+            return tuple("" for _ in paths)
+        texts = []
+        for path in paths:
+            shown = run_git(["show", f"FETCH_HEAD:{path}"], cwd=bare, check=False)
+            texts.append(shown.stdout if shown.ok else "")
+        return tuple(texts)
 
 
 def check_extension_pins(choices: Sequence[CompanionChoice], torch_version: str, *,
@@ -52,7 +62,12 @@ def check_extension_pins(choices: Sequence[CompanionChoice], torch_version: str,
     that file at its ref, before the first step: a pin of another torch is a UsageError (both
     versions named); a file that cannot be read is a note (the pairing step checks again)."""
     from rocmforge.errors import UsageError
-    from rocmforge.knowledge.extensions import ExtensionChoice, pin_matches, torch_pin_in
+    from rocmforge.knowledge.extensions import (
+        ExtensionChoice,
+        pin_matches,
+        pin_text,
+        torch_pin_in,
+    )
 
     notes: list[str] = []
     if not torch_version:
@@ -69,16 +84,55 @@ def check_extension_pins(choices: Sequence[CompanionChoice], torch_version: str,
         pinned = torch_pin_in(text, choice.torch_pin_pattern)
         if pinned and not pin_matches(pinned, torch_version):
             raise UsageError(
-                f"{choice.name} at {choice.ref} pins torch=={pinned} ({choice.torch_pin_file}), "
+                f"{choice.name} at {choice.ref} pins {pin_text(pinned)} ({choice.torch_pin_file}), "
                 f"but this build makes torch {torch_version}",
                 f"{choice.name} would be built against one torch and need another at run time; "
                 "refused before any step",
                 f"build the {choice.name} ref whose {choice.torch_pin_file} pins torch "
-                f"{torch_version} (--with {choice.name}@<ref>), or build that torch "
-                f"(--ref v{pinned})",
+                f"{torch_version} (--with {choice.name}@<ref>)"
+                + (f", or build that torch (--ref v{pinned})" if pinned[:1].isdigit() else ""),
             )
     return notes
 
+
+def check_extension_targets(
+        choices: Sequence[CompanionChoice], *,
+        peek: Callable[[str, str, Sequence[str]], tuple[str, ...]] = peek_files) -> list[str]:
+    """Every extension whose recipe names where its tree lists the targets it accepts
+    (flash-attention's setup.py, vLLM's CMakeLists.txt) or the files that read its variables
+    is checked by those files at its ref (one fetch), before the first step: a target the tree
+    does not list, or a variable it no longer reads, is a UsageError; files that cannot be
+    read are a note (the pairing step checks again after the checkout)."""
+    from rocmforge.knowledge.extensions import (
+        ExtensionChoice,
+        targets_in,
+        unaccepted_targets,
+        unread_variables,
+    )
+
+    notes: list[str] = []
+    for choice in choices:
+        if not isinstance(choice, ExtensionChoice) or not (choice.targets_file or choice.reads):
+            continue
+        paths = (*((choice.targets_file,) if choice.targets_file else ()), *choice.reads)
+        texts = dict(zip(paths, peek(choice.repo, choice.ref, paths), strict=True))
+        if not any(texts.values()):
+            notes.append(f"{choice.name}: could not read {', '.join(paths)} at {choice.ref} "
+                         "before the build; the pairing step reads them after the checkout")
+            continue
+        if choice.targets_file:
+            refusal = unaccepted_targets(
+                choice.name, choice.ref, choice.targets_file,
+                targets_in(texts[choice.targets_file], choice.targets_pattern),
+                choice.processors)
+            if refusal is not None:
+                raise refusal
+        if choice.reads:
+            unread = unread_variables(choice.name, choice.ref, choice.reads,
+                                      [texts[f] for f in choice.reads], choice.read_vars)
+            if unread is not None:
+                raise unread
+    return notes
 
 def check_companion_refs(choices: Sequence[CompanionChoice], torch_version: str,
                          table: CompanionTable, *,

@@ -20,9 +20,10 @@ from rocmforge.render import count
 from rocmforge.sources.lockfile import Lock, read_lock
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from rocmforge.fsutil import JSONDoc
+    from rocmforge.knowledge.extensions import ExtensionSource
     from rocmforge.settings import Settings
 
 
@@ -34,6 +35,21 @@ class LockedBuild:
     lock: Lock
     ignored_ref: str  # a pytorch_ref given by a flag or the environment that the lock overrides
     ignored_companions: tuple[str, ...] = ()  # a companions setting (config, env) the lock beat
+
+    def check_folders(self, sources: Sequence[ExtensionSource]) -> None:
+        """A locked plain folder (no commit, its digest as version) must still hold what was
+        built: a UsageError naming both digests when its files changed since."""
+        found = {s.name: s for s in sources}
+        for entry in self.lock.companions:
+            source = found.get(entry.name)
+            if entry.commit or not entry.version.startswith("sha256:") or source is None:
+                continue
+            if source.version != entry.version:
+                raise UsageError(
+                    f"{entry.repo} is not the folder {self.path} locks: its files' digest is "
+                    f"{source.version[:19] or 'none'}, the lock's {entry.version[:19]}",
+                    "a locked build reproduces what was built, and a folder has no commit to "
+                    "go back to", "restore the folder's files, or build without --lock")
 
     def notes(self) -> tuple[str, ...]:
         lock = self.lock
@@ -144,7 +160,13 @@ def _locked_companions(settings: Settings, lock: Lock, path: Path
     else:
         ignored = tuple(given) if given and sorted(
             _name_and_ref(w)[0] for w in given) != sorted(locked) else ()
-    repos = {c.name: c.repo for c in lock.companions}
+    from rocmforge.knowledge.companions import load_companions
+    from rocmforge.knowledge.extensions import load_extensions
+
+    # A name the kit knows (a companion, a recipe) is built from the lock's repository; any
+    # other extension's word (git+<repo>@<commit>, a folder) carries its source itself.
+    known = set(load_companions().names) | set(load_extensions().names)
+    repos = {c.name: c.repo for c in lock.companions if c.name in known}
     repos.update({k: v for k, v in settings.companion_repos.items() if k in locked})
     chosen = tuple(_locked_word(c.name, c.repo, c.commit) for c in lock.companions)
     return chosen, {**settings.companion_repos, **repos}, ignored
@@ -161,6 +183,12 @@ def _name_and_ref(word: str) -> tuple[str, str]:
 
         url, ref = split_git_word(text)
         return generic_recipe(url).name, ref
+    if text.startswith(("/", "./", "../", "~")):  # a folder: the name the kit gives it
+        import os
+
+        from rocmforge.knowledge.extensions import generic_recipe
+
+        return generic_recipe(os.path.abspath(os.path.expanduser(text))).name, ""
     name, _, ref = text.partition("@")
     return name.strip().lower(), ref.strip()
 
@@ -171,6 +199,8 @@ def _locked_word(name: str, repo: str, commit: str) -> str:
     from rocmforge.knowledge.companions import load_companions
     from rocmforge.knowledge.extensions import GIT_PREFIX, load_extensions
 
+    if not commit:  # a plain folder: built from its path again (its digest is its version)
+        return repo
     if name in load_companions().names or name in load_extensions().names:
         return f"{name}@{commit}"
     return f"{GIT_PREFIX}{repo}@{commit}"

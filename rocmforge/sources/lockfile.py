@@ -246,12 +246,16 @@ def _companion(table: object, path: Path) -> LockedCompanion:
     if not isinstance(table, dict):
         raise _bad(path, "[[companions]] holds something that is not a table")
     where = "companions"
+    version = _text(table, "version", path, where, required=False)
+    # A plain folder (an extension --with names by its path) has no commit: its version is
+    # the digest of its files.
+    folder = version.startswith("sha256:") and not table.get("commit")
     return LockedCompanion(
         name=_text(table, "name", path, where),
         repo=_text(table, "repo", path, where),
         ref=_text(table, "ref", path, where, required=False),
-        commit=_text(table, "commit", path, where, pattern=FULL_SHA),
-        version=_text(table, "version", path, where, required=False),
+        commit="" if folder else _text(table, "commit", path, where, pattern=FULL_SHA),
+        version=version,
         patches=tuple(
             LockedPatch(
                 project=_text(p, "project", path, f"{where}.patches"),

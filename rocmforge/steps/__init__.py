@@ -69,6 +69,8 @@ STAGES: dict[str, tuple[BoundAction, str]] = {
     "companion-checkout": (companions.checkout, "git: the companion at its ref (no clobbering)"),
     "companion-pairing": (companions.pairing, "the companion's version.txt against the torch "
                           "the build venv imports (config/companions.toml)"),
+    "extension-copy": (extensions.copy, "a folder's files into the work dir (its digest "
+                       "checked)"),
     "extension-pairing": (extensions.pairing, "an extension's own torch pin and version "
                           "against the torch the build venv imports"),
     "companion-patches": (companions.patches, "apply patches/<companion>/ selected by its "

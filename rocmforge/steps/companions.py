@@ -122,7 +122,7 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
 
 def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources import series_root
-    from rocmforge.sources.patches import apply_series, load_series, select
+    from rocmforge.sources.patches import PatchReport, apply_series, load_series, select
 
     name = ctx.step.argv[1]
     version = str(ctx.details_of(f"{name}-pairing").get("version", "") or "")
@@ -138,7 +138,9 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
                                          "patches": [p.name for p in chosen]}) + "\n")
     else:
         record.unlink(missing_ok=True)
-    report = apply_series(tree, chosen, version=version)
+    # Nothing to apply reads nothing: a plain folder's copy (an extension) is no git tree.
+    report = apply_series(tree, chosen, version=version) if chosen else PatchReport(
+        tree=tree, version=version, statuses=(), changed=())
     if not report.statuses:
         ctx.say(f"no patch of patches/{name}/ applies to {name} {version or '?'}")
     for status in report.statuses:
@@ -157,7 +159,8 @@ def record_in_lock(ctx: ActionContext, name: str, *, version: str,
     dir's rocmforge.lock, which torch's checkout wrote, so `build --lock` reproduces it too.
 
     Runs in the patches step: it is volatile, so it runs after every torch checkout (which
-    rewrites the lock). Companions this build does not make are dropped from the lock. A lock
+    rewrites the lock). Companions this build does not make are dropped from the lock by
+    companions-collect (`keep_in_lock`), so this step's inputs name no other one. A lock
     entry at the same commit keeps its ref (a locked build checks out the commit, and the lock
     it writes stays the lock it was given)."""
     from rocmforge.sources.lockfile import (
@@ -184,11 +187,24 @@ def record_in_lock(ctx: ActionContext, name: str, *, version: str,
         name=name, repo=str(checkout.get("repo", "") or ctx.step.inputs.get("repo", "")),
         ref=ref, commit=commit, version=version,
         patches=tuple(LockedPatch(project=name, file=f, sha256=h) for f, h in patches))
-    keep = tuple(str(n) for n in ctx.step.inputs.get("built", (name,)))
-    updated = lock.with_companion(entry, keep)
+    # Every other entry stays: companions-collect drops those this build does not make.
+    updated = lock.with_companion(entry, tuple(c.name for c in lock.companions))
     if updated != lock:
         write_lock(path, updated)
         ctx.say(f"recorded {name} {commit} in {path}")
+
+
+def keep_in_lock(path: Path, names: list[str]) -> None:
+    """Drop from the lock every companion or extension this build does not make."""
+    from rocmforge.sources.lockfile import LockError, read_lock, write_lock
+
+    try:
+        lock = read_lock(path)
+    except LockError:
+        return
+    kept = tuple(c for c in lock.companions if c.name in names)
+    if kept != lock.companions:
+        write_lock(path, dataclasses.replace(lock, companions=kept))
 
 
 def wheel_prefix(package: str) -> str:
@@ -268,6 +284,8 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     doc["files"] = files
     if ctx.workdir.lock_file.is_file():  # now with the companions their patches steps recorded
         from rocmforge.knowledge.toml_files import read_toml
+
+        keep_in_lock(ctx.workdir.lock_file, names)
 
         doc["lock"] = read_toml(ctx.workdir.lock_file)
     doc["steps"] = [{"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}

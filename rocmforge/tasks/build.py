@@ -28,7 +28,10 @@ def _prepare(c: Context, flags: Mapping[str, object], *,
     from rocmforge.sources.locked import locked_settings
 
     settings, locked = locked_settings(settings_for(c, **settings_of_flags(flags)))
-    return prepare_build(settings, compile_probes=compile_probes), locked
+    prepared = prepare_build(settings, compile_probes=compile_probes)
+    if locked is not None:  # a locked plain folder must still be what was built
+        locked.check_folders(prepared.extension_sources)
+    return prepared, locked
 
 
 def _resume_hint(arch: str) -> str:
@@ -117,7 +120,11 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     from rocmforge.plan.build_plan import planned_companions
     from rocmforge.plan.companion_steps import companion_choices
     from rocmforge.render import say
-    from rocmforge.sources.companion_peek import check_companion_refs, check_extension_pins
+    from rocmforge.sources.companion_peek import (
+        check_companion_refs,
+        check_extension_pins,
+        check_extension_targets,
+    )
 
     table = load_companions()
     torch_version = prepared.options.pytorch_version
@@ -128,8 +135,10 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     inputs = prepared.inputs
     planned = planned_companions(prepared.settings, prepared.options, table,
                                  targets=inputs.target_names, facts=inputs.facts,
-                                 env=dict(inputs.env))
-    for note in check_extension_pins(planned, torch_version):
+                                 env=dict(inputs.env),
+                                 extension_sources=prepared.extension_sources)
+    for note in (*check_extension_pins(planned, torch_version),
+                 *check_extension_targets(planned)):
         say(f"note: {note}")
     from rocmforge.knowledge.extensions import ExtensionChoice
     from rocmforge.plan.extensions import extension_notes
