@@ -570,13 +570,15 @@ def planned_companions(settings: Settings, options: BuildOptions,
     jobs = int(given) if given.isdigit() and int(given) > 0 else int(
         getattr(system, "cores", 1) or 1)  # a bad MAX_JOBS is check_max_jobs' to refuse
     from rocmforge.plan.extensions import library_version_short
+    from rocmforge.plan.rocm_facts import hip_version_of
 
     rocm = getattr(facts, "rocm", None)
     return companions + extension_choices(
         sources, table_ext, targets, jobs=jobs,
         cores=int(getattr(system, "cores", 1) or 1),
         mem_total_gib=float(getattr(system, "mem_total_gib", 0.0) or 0.0),
-        rocm_short=library_version_short(str(getattr(rocm, "version", "") or "")))
+        rocm_short=library_version_short(str(getattr(rocm, "version", "") or ""),
+                                         hip_version_of(rocm)))
 
 
 def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str,

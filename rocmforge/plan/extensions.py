@@ -37,8 +37,9 @@ def library_version_short(rocm_version: str, hip_version: str = "") -> str:
     """The short code an extension names its ROCm library by ("72" for 7.2): upstream
     (bitsandbytes' CMakeLists.txt) takes HIP's major.minor from hipconfig, and the runtime
     torch.version.hip's. Before ROCm 10 HIP's major.minor is ROCm's; from ROCm 10 on they
-    differ (ROCm 10.0 ships HIP 7.15), so without the HIP version this is "" and the build's
-    own hipconfig decides. Seam: pass the install's HIP version once the ROCm facts carry it."""
+    differ (ROCm 10.0 ships HIP 7.15), so the planner passes the install's HIP version
+    (plan.rocm_facts.hip_version_of); without one on ROCm 10 this is "" and the build's own
+    hipconfig decides."""
     version = hip_version or rocm_version
     match = re.match(r"(\d+)\.(\d+)", version)
     if not match or (not hip_version and int(match.group(1)) >= 10):
