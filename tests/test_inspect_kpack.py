@@ -234,3 +234,78 @@ def test_cli_corrupt_archive_given_alone_is_a_fail(made, tmp_path: Path) -> None
     done = _cli(tmp_path, "inspect", str(cut))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "not a readable kpack archive: the table of contents ends early" in done.stderr
+
+
+# -- the same reader in doctor's kernels rows and verify's static check ---------------------
+
+
+def _rocsparse_prefix(root: Path, work: Path, targets: tuple[str, ...]) -> Path:
+    """An install laid out as TheRock's multi-arch SDK: lib/librocsparse.so.1 host only, its
+    archives in .kpack/ at the prefix."""
+    make_kpack.host_library(root / "lib" / "librocsparse.so.1", work,
+                            kernel_name="lib/librocsparse.so.1",
+                            search_paths=["../.kpack/rocsparse_@GFXARCH@.kpack"])  # fmt: skip
+    for target in targets:
+        obj = make_kpack.code_object(target, work / f"{target}.co")
+        (root / ".kpack").mkdir(exist_ok=True)
+        (root / ".kpack" / f"rocsparse_{target}.kpack").write_bytes(
+            make_kpack.archive_bytes("rocsparse", target, {"lib/librocsparse.so.1#0": obj}))
+    return root
+
+
+def test_kernels_rows_follow_kpack_and_name_a_missing_archive(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    from rocmforge.knowledge.arches import load_arch_table
+    from rocmforge.knowledge.kernels import load_kernel_libraries
+    from rocmforge.knowledge.targets import TargetId
+    from rocmforge.plan.kernel_rows import kernel_rows
+    from rocmforge.probes.library_code import probe_library_code
+
+    monkeypatch.setenv("ROCMFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    table = load_arch_table()
+    root = _rocsparse_prefix(tmp_path / "rocm", tmp_path / "work", ("gfx1100", "gfx942"))
+    sparse = [lib for lib in load_kernel_libraries() if lib.name == "rocsparse"]
+
+    def probe():
+        (code,) = probe_library_code(root, known=frozenset(table.names()), environ={},
+                                     libraries=sparse)  # fmt: skip
+        (row,) = kernel_rows([code], [TargetId("gfx1100"), TargetId("gfx942")], table)
+        return code, row
+
+    code, row = probe()
+    assert code.targets == ("gfx1100", "gfx942") and len(code.archives) == 2
+    assert row.status == "OK" and "(kpack: 2 archive(s))" in row.detail
+    (root / ".kpack" / "rocsparse_gfx942.kpack").unlink()
+    code, row = probe()  # not served from the probe store: the archives changed
+    assert code.cached_at == "" and code.targets == ("gfx1100",)
+    assert row.status == "FAIL" and "none for gfx942" in row.detail
+    (root / ".kpack" / "rocsparse_gfx1100.kpack").unlink()
+    code, row = probe()
+    assert code.targets == () and row.status == "FAIL"
+    assert "device code split out; archive" in row.detail and "not found" in row.detail
+    assert "no GPU target" not in row.detail
+    assert "rocm-sdk-device-<target>" in row.fix
+
+
+def test_verify_static_check_reads_torch_lib_and_its_kpack(made, tmp_path: Path) -> None:
+    """A ROCm torch cannot be installed here (no AMD GPU stack): the fake is the torch module
+    object (version.hip, __file__); the files it points at are real split ones."""
+    import types
+
+    from rocmforge.verify.checks import CheckContext, static
+    from rocmforge.verify.model import Status, VerifyOptions
+
+    site = tmp_path / "site" / "torch"
+    (site / "lib").mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    (site / "lib" / "libtorch_hip.so").write_bytes(made["host_so"].read_bytes())
+    fake_torch = types.SimpleNamespace(__file__=str(site / "__init__.py"),
+                                       version=types.SimpleNamespace(hip="7.2", cuda=None))
+    ctx = CheckContext(torch=fake_torch, options=VerifyOptions(expect=("gfx1100",)))
+    check = static.run(ctx)
+    assert check.status == Status.FAIL and "device code split out" in check.reason
+    (site / ".kpack").mkdir()
+    (site / ".kpack" / "torch_gfx1100.kpack").write_bytes(made["kpack_gfx1100"])
+    check = static.run(ctx)
+    assert check.status == Status.PASS, check.reason
+    assert check.reason == f"targets gfx1100 present in {site / 'lib'}"
