@@ -123,7 +123,8 @@ def wheel(path: Path, members: Mapping[str, bytes], *, compress: int = zipfile.Z
     dist = f"{name}-{version}.dist-info"
     files = dict(members)
     files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: make_kpack\nRoot-Is-Purelib: false\n"
-    files[f"{dist}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    files[f"{dist}/METADATA"] = (f"Metadata-Version: 2.1\nName: {name}\n"
+                                 f"Version: {version}\n").encode()
     record = [f"{n},sha256={hashlib.sha256(d).hexdigest()},{len(d)}" for n, d in files.items()]
     files[f"{dist}/RECORD"] = ("\n".join([*record, f"{dist}/RECORD,,"]) + "\n").encode()
     path.parent.mkdir(parents=True, exist_ok=True)
