@@ -309,3 +309,30 @@ def test_verify_static_check_reads_torch_lib_and_its_kpack(made, tmp_path: Path)
     check = static.run(ctx)
     assert check.status == Status.PASS, check.reason
     assert check.reason == f"targets gfx1100 present in {site / 'lib'}"
+
+
+def test_unreadable_marker_is_a_fail_row(tmp_path: Path) -> None:
+    lib = make_kpack.host_library(tmp_path / "libbad.so", tmp_path / "work", kernel_name="x",
+                                  search_paths=[], marker_bytes=b"\xc1")  # fmt: skip
+    (row,) = inspect_paths([lib]).libraries
+    assert row.status == "error"
+    assert row.error.startswith("its .rocm_kpack_ref section cannot be read: the marker is not")
+
+
+def test_cli_bad_magic_archive_in_a_prefix_fails_naming_it(tmp_path: Path) -> None:
+    root = _rocsparse_prefix(tmp_path / "rocm", tmp_path / "work", ("gfx1100",))
+    archive = root / ".kpack" / "rocsparse_gfx1100.kpack"
+    archive.write_bytes(make_kpack.bad_magic(archive.read_bytes()))
+    done = _cli(tmp_path, "inspect", str(root), "--expect", "gfx1100")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (f"{archive}: not a readable kpack archive: bad magic b'KPAX' (a kpack archive "
+            "starts with b'KPAK')") in done.stderr
+
+
+def test_wheels_inside_a_directory_overlay_too(made, tmp_path: Path) -> None:
+    import shutil
+
+    for key in ("host_whl", "dev_gfx1100", "dev_gfx1101"):
+        shutil.copy(made[key], tmp_path)
+    (lib,) = inspect_paths([tmp_path]).libraries
+    assert lib.targets == ("gfx1100", "gfx1101")

@@ -26,6 +26,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 
 from rocmforge.inspect.assembly import ReadOptions
 from rocmforge.inspect.bundles import ByteSource
@@ -63,9 +64,10 @@ def link_kpack(libraries: Sequence[LibraryReport], sources: Sequence[SourceRead]
                options: ReadOptions) -> tuple[list[LibraryReport], list[SourceRead]]:
     """The libraries with their kpack archives followed, archive FAIL rows and orphan archive
     rows added; the sources with the archives each holds counted."""
-    wheels = [s.path for s in sources if s.kind == "wheel"]
+    on_disk, walked_wheels = _disk_archives(sources)
+    # Wheels given, and wheels inside the directories given (read there, as in reader.py).
+    wheels = list(dict.fromkeys([s.path for s in sources if s.kind == "wheel"] + walked_wheels))
     in_wheels = _wheel_archives(wheels)
-    on_disk = _disk_archives(sources)
     read: dict[Place, KpackArchive | str] = {}
     used: set[Place] = set()
     out: list[LibraryReport] = []
@@ -97,7 +99,9 @@ def _count(source: SourceRead, in_wheels: dict[str, Place], on_disk: list[Place]
     if source.kind == "wheel":
         return sum(1 for p in in_wheels.values() if p[1] == source.path)
     root = os.path.realpath(source.path)
-    return sum(1 for p in on_disk if p[1] == root or p[1].startswith(root + os.sep))
+    inside = [p for p in [*on_disk, *in_wheels.values()]
+              if os.path.realpath(p[1]).startswith(root + os.sep) or p[1] == root]
+    return len(inside)
 
 
 def _linked(lib: LibraryReport, ref: KpackRef, places: list[Place], looked: list[str],
@@ -167,18 +171,24 @@ def _wheel_archives(wheels: Sequence[str]) -> dict[str, Place]:
     return found
 
 
-def _disk_archives(sources: Sequence[SourceRead]) -> list[Place]:
-    """Archives given as files, and those inside the directories given."""
+def _disk_archives(sources: Sequence[SourceRead]) -> tuple[list[Place], list[str]]:
+    """Archives given as files and those inside the directories given; and the wheels inside
+    those directories (named as the reader names their members)."""
     found: list[Place] = []
+    wheels: list[str] = []
     for source in sources:
         if source.kind == "kpack":
             found.append(("file", os.path.realpath(source.path), ""))
         elif source.kind == "directory":
             for dirpath, dirnames, filenames in os.walk(source.path):
                 dirnames.sort()
-                found.extend(("file", os.path.realpath(os.path.join(dirpath, n)), "")
-                             for n in sorted(filenames) if n.endswith(SUFFIX))  # fmt: skip
-    return list(dict.fromkeys(found))
+                for name in sorted(filenames):
+                    path = os.path.join(dirpath, name)
+                    if name.endswith(SUFFIX):
+                        found.append(("file", os.path.realpath(path), ""))
+                    elif name.endswith((".whl", ".zip")) and not os.path.islink(path):
+                        wheels.append(str(Path(dirpath) / name))
+    return list(dict.fromkeys(found)), wheels
 
 
 def _display(place: Place) -> str:
