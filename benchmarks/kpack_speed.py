@@ -8,7 +8,8 @@ blob payload by default). Then, warm (files in the page cache), `--repeat` times
   - `rocmforge inspect PREFIX --expect <targets>` as a user runs it (the console script, a
     child process: interpreter start included); it must exit 0,
   - `cat <every file> > /dev/null`, the cost of any tool that reads every byte,
-  - `rocmforge --version`, what starting the console script costs before any reading.
+  - `rocmforge --version`, what starting the console script costs before any reading,
+  - the reader alone: `inspect_paths(PREFIX)` timed inside its own process.
 Cold, once each: every file's pages are dropped (fsync, then posix_fadvise DONTNEED, these files
 only) before inspect and before cat; after inspect, `fincore` reports how many bytes of the
 archives are in the page cache (what the reader touched, plus the kernel's read-ahead) against
@@ -32,6 +33,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "kpack"))
 import make_kpack  # noqa: E402
+
+# The reader alone: `inspect_paths` timed inside a child (its lazy imports included).
+_READER = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from rocmforge.inspect import inspect_paths\n"
+    "start = time.perf_counter()\n"
+    "report = inspect_paths([Path(sys.argv[1])])\n"
+    "took = time.perf_counter() - start\n"
+    "assert report.with_device_code and not report.failed\n"
+    "print(took)\n"
+)
 
 
 def _files(root: Path) -> list[Path]:
@@ -92,11 +105,14 @@ def main() -> None:
         cat = ["cat", *map(str, files)]
         _time(cat, env)  # warm the cache
         _time(inspect, env)
-        cats, inspects, starts = [], [], []
+        reader = [sys.executable, "-c", _READER, str(prefix)]
+        cats, inspects, starts, reads = [], [], [], []
         for _ in range(args.repeat):  # interleaved, so all see the same machine load
             cats.append(_time(cat, env))
             inspects.append(_time(inspect, env))
             starts.append(_time([sys.executable, str(launcher), "--version"], env))
+            done = subprocess.run(reader, env=env, capture_output=True, text=True, check=True)
+            reads.append(float(done.stdout))
         _drop(files)
         cold = _time(inspect, env)
         touched = _cached_bytes(archives)
@@ -110,7 +126,8 @@ def main() -> None:
               f"{statistics.median(cats):.3f} s (best {min(cats):.3f}); inspect/cat = "
               f"{statistics.median(inspects) / statistics.median(cats):.2f}; of which "
               f"starting the console script (`rocmforge --version`) "
-              f"{statistics.median(starts):.3f} s")
+              f"{statistics.median(starts):.3f} s; the reader alone (inspect_paths, "
+              f"timed in its process) {statistics.median(reads):.3f} s")
         print(f"cold (these files' pages dropped): rocmforge inspect {cold:.3f} s, cat "
               f"{cold_cat:.3f} s; archive "
               f"bytes in the page cache afterwards: {touched / 2**20:.1f} MiB of "
