@@ -33,8 +33,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import msgpack
+from types import ModuleType
 
 from rocmforge.errors import RocmforgeError
 from rocmforge.inspect.bundles import (
@@ -60,7 +59,18 @@ _MAX_TOC = 256 << 20
 
 
 class KpackFormatError(RocmforgeError):
-    """A marker or archive that does not follow the kpack format."""
+    """A marker or archive that does not follow the kpack format (or cannot be decoded here)."""
+
+
+def _msgpack() -> ModuleType:
+    """The msgpack module, loaded when a marker or archive is met (a kit dependency; a bare
+    venv without it gets a FAIL row saying so, not a traceback)."""
+    try:
+        import msgpack
+    except ImportError:
+        raise KpackFormatError("the msgpack module is not installed in this Python, so kpack "
+                               "tables cannot be decoded (pip install msgpack)") from None
+    return msgpack
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +121,7 @@ class KpackArchive:
 
 def parse_marker(data: bytes) -> KpackRef:
     """Decode a `.rocm_kpack_ref` section. Raises KpackFormatError."""
+    msgpack = _msgpack()
     try:
         value = msgpack.unpackb(data, raw=False, strict_map_key=False)
     except (ValueError, msgpack.UnpackException) as exc:
@@ -192,6 +203,7 @@ def read_archive(source: ByteSource, size: int, names: MachName) -> KpackArchive
 
 
 def _unpack_toc(data: bytes) -> Mapping[str, object]:
+    msgpack = _msgpack()
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=_MAX_TOC)
     unpacker.feed(data)
     try:
