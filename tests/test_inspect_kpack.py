@@ -8,6 +8,7 @@ user's command (`rocmforge inspect ... --expect ...`) runs through the console s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -336,3 +337,41 @@ def test_wheels_inside_a_directory_overlay_too(made, tmp_path: Path) -> None:
         shutil.copy(made[key], tmp_path)
     (lib,) = inspect_paths([tmp_path]).libraries
     assert lib.targets == ("gfx1100", "gfx1101")
+
+
+def test_archive_without_the_librarys_entries_says_so(made, tmp_path: Path) -> None:
+    other = make_kpack.archive_bytes("torch", "gfx1100", {"torch/lib/libother.so#0":
+                                                          made["co_gfx1100"]})  # fmt: skip
+    dev = make_kpack.wheel(tmp_path / "amd_torch_device_gfx1100-2.11.0-py3-none-any.whl",
+                           {"torch/.kpack/torch_gfx1100.kpack": other})
+    report = inspect_paths([made["host_whl"], dev])
+    (lib,) = report.libraries  # the archive is named by the marker: no orphan row
+    assert lib.status == "split"
+    assert lib.error.endswith(f"holds no code object for {HOST_KEY} (the name its marker gives)")
+
+
+def test_archive_with_a_bad_target_key_is_a_format_error(made) -> None:
+    data = make_kpack.archive_bytes("torch", "gfx1100", {f"{HOST_KEY}#0": made["co_gfx1100"]})
+    data = data.replace(b"\xa7gfx1100", b"\xa7gfx 100")  # the TOC's target key, same length
+    with pytest.raises(KpackFormatError, match="'gfx 100' is not a target ID"):
+        read_archive(BytesSource(data), len(data), default_mach_name())
+
+
+def test_damaged_archives_never_escape_as_other_errors(made) -> None:
+    """Every cut and every flipped byte of a real archive reads or fails as KpackFormatError."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    base = made["kpack_gfx1100"]
+    plain = make_kpack.archive_bytes("torch", "gfx1100", {f"{HOST_KEY}#0": made["co_gfx1100"]})
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.sampled_from([base, plain]), st.integers(0, 10**9), st.integers(0, 255),
+           st.integers(1, 10**9))
+    def one(data: bytes, at: int, value: int, cut: int) -> None:
+        at %= len(data)
+        damaged = (data[:at] + bytes([value]) + data[at + 1:])[: max(cut % (len(data) + 1), 1)]
+        with contextlib.suppress(KpackFormatError):
+            read_archive(BytesSource(damaged), len(damaged), default_mach_name())
+
+    one()

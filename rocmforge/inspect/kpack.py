@@ -124,7 +124,7 @@ def parse_marker(data: bytes) -> KpackRef:
     msgpack = _msgpack()
     try:
         value = msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.UnpackException) as exc:
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
         # ExtraData: upstream's loader stops at the end of the first object; so do we.
         if isinstance(exc, msgpack.ExtraData):
             value = exc.unpacked
@@ -176,6 +176,11 @@ def read_archive(source: ByteSource, size: int, names: MachName) -> KpackArchive
             ordinal = meta.get("ordinal") if isinstance(meta, dict) else None
             if not isinstance(target, str) or not isinstance(ordinal, int) or ordinal < 0:
                 raise KpackFormatError(f"toc entry {key!r} / {target!r} has no ordinal")
+            try:
+                parse_entry_id(f"hipv4-{AMDGPU_TRIPLE}--{target}")
+            except BundleFormatError:
+                raise KpackFormatError(f"toc entry {key!r}: {target!r} is not a target ID"
+                                       ) from None
             original = meta.get("original_size", 0)
             wanted.append((ordinal, key, target, original if isinstance(original, int) else 0))
     if scheme == "none":
@@ -212,7 +217,7 @@ def _unpack_toc(data: bytes) -> Mapping[str, object]:
         raise KpackFormatError(
             f"the table of contents ends early ({len(data)} bytes read): truncated"
         ) from None
-    except (ValueError, msgpack.UnpackException) as exc:
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise KpackFormatError(f"the table of contents is not MessagePack ({exc})") from None
     if not isinstance(toc, dict):
         raise KpackFormatError("the table of contents is not a MessagePack map")
@@ -282,8 +287,5 @@ def _zstd_head(prefix: bytes, key: str, target: str) -> bytes | None:
 
 
 def _check(target: str, header: bytes | None, names: MachName, limit: int) -> CodeObjectCheck:
-    try:
-        entry_id = parse_entry_id(f"hipv4-{AMDGPU_TRIPLE}--{target}")
-    except BundleFormatError as exc:
-        return CodeObjectCheck(status="mismatch", detail=exc.what)
+    entry_id = parse_entry_id(f"hipv4-{AMDGPU_TRIPLE}--{target}")  # checked with the TOC
     return check_code_object(entry_id, header, names, size=limit)

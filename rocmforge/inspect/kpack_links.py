@@ -110,6 +110,7 @@ def _linked(lib: LibraryReport, ref: KpackRef, places: list[Place], looked: list
     names: list[str] = []
     notes = list(lib.notes)
     damaged: list[str] = []
+    empty: list[str] = []
     for place in places:
         found = _read(place, read, options)
         if isinstance(found, str):
@@ -117,6 +118,7 @@ def _linked(lib: LibraryReport, ref: KpackRef, places: list[Place], looked: list
             continue
         entries = found.entries_for(ref.kernel_name)
         if not entries:
+            empty.append(_display(place))
             notes.append(f"{_display(place)} holds no code object for {ref.kernel_name}")
             continue
         bundles.append(found.bundle(entries))
@@ -127,6 +129,9 @@ def _linked(lib: LibraryReport, ref: KpackRef, places: list[Place], looked: list
                                    notes=tuple(notes), kpack_archives=tuple(names))  # fmt: skip
     if damaged:
         why = f"device code split out; archive {', '.join(damaged)} cannot be read (its row)"
+    elif empty:
+        why = (f"device code split out; archive {', '.join(empty)} holds no code object for "
+               f"{ref.kernel_name} (the name its marker gives)")
     else:
         why = f"device code split out; archive {' or '.join(looked)} not found"
     return dataclasses.replace(lib, status="split", notes=tuple(notes), error=why)
