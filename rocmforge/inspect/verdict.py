@@ -43,8 +43,8 @@ def judge(
     split = [lib for lib in report.libraries if lib.status == "split"]
     if split:
         problems.append(
-            f"{len(split)} librar(y/ies) have their device code split out (TheRock kpack) and "
-            f"its archive was not found: {split[0].path}: {split[0].error}"
+            f"{len(split)} kpack-split librar(y/ies) read without their archives (TheRock "
+            f"multi-arch): {split[0].path}: {split[0].error}"
             + (f" (and {len(split) - 1} more)" if len(split) > 1 else "")
             + ". Nothing proves their targets. Fix: give the device packages on the same "
             "command line (the *-device-gfx* wheels), or install them beside the host package"
