@@ -245,7 +245,8 @@ def test_cli_a_file_that_is_not_elf_is_bad_input(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("hi")
     done = _invoke(str(tmp_path / "x.txt"))
     assert done.returncode == 2
-    assert f"cannot inspect {tmp_path / 'x.txt'}: not a wheel, directory or ELF file" in done.stderr
+    assert (f"cannot inspect {tmp_path / 'x.txt'}: not a wheel, directory, ELF file or kpack "
+            "archive") in done.stderr
     assert "Traceback" not in done.stderr
 
 

@@ -4,8 +4,9 @@ Owns: the public entry points used by the inspect task and by verification's sta
 `inspect_paths(paths) -> InspectReport` and `missing_targets(report, expected)`. Layout:
 `bundles` parses bundle bytes (pure), `elf` is the only ELF reader, `rawcode` finds code
 objects embedded in data sections, `reader` opens files, directories and wheel members,
-`member` reads a deflated wheel member in one pass, `report` holds the results and their
-JSON/table forms, `verdict` turns a report into the exit status and its reasons.
+`member` reads a deflated wheel member in one pass, `kpack` decodes TheRock's kpack markers
+and archives, `kpack_links` follows each marker to its archives, `report` holds the results and
+their JSON/table forms, `verdict` turns a report into the exit status and its reasons.
 Public names are loaded from their modules on first use.
 Must not: write to disk, extract wheels, or print.
 """

@@ -26,6 +26,7 @@ from rocmforge.inspect.bundles import (
     parse_entry_id,
 )
 from rocmforge.inspect.elf import RDC_BUNDLE_PREFIX, HostLayout, SectionSpan
+from rocmforge.inspect.kpack import KpackFormatError, KpackRef, parse_marker
 from rocmforge.inspect.rawcode import RawCodeObject
 from rocmforge.inspect.report import LibraryReport
 
@@ -51,10 +52,20 @@ def assemble(
     scan: FatbinScan | None,
     raw: tuple[RawCodeObject, ...],
     options: ReadOptions,
+    marker: bytes | None = None,
 ) -> LibraryReport:
     """The report of one file from its layout, the walk of its .hip_fatbin (None when it has
-    no readable one) and the raw code objects of its data sections."""
+    no readable one), the raw code objects of its data sections and the bytes of its
+    `.rocm_kpack_ref` marker (None: it has none). A marker is decoded here; the reader follows
+    it to its archives afterwards (reader.link_kpack)."""
     notes: list[str] = []
+    ref: KpackRef | None = None
+    if layout.kpack_ref is not None:
+        try:
+            ref = parse_marker(marker or b"")
+        except KpackFormatError as exc:
+            return LibraryReport(path=display, status="error", deep=options.deep,
+                                 error=f"its .rocm_kpack_ref section cannot be read: {exc.what}")
     rdc: list[EntryId] = []
     for span in layout.rdc_sections:
         try:
@@ -70,18 +81,15 @@ def assemble(
             f".llvm.offloading section ({layout.llvm_offloading.size} bytes, new offload "
             "driver): its images are not decoded here; `llvm-objdump --offloading` lists them"
         )
-    if layout.kpack_ref:
-        notes.append(
-            ".rocm_kpack_ref present: kernels live in separate device packages "
-            "(TheRock multi-arch, *-device-gfx* wheels)"
-        )
     fatbin = layout.hip_fatbin
     cut_raw = [r for r in raw if r.entry_id is None and "past the end" in r.problem]
     common = LibraryReport(path=display, status="ok", rdc_entries=tuple(rdc),
-                           raw_code_objects=raw, deep=options.deep)  # fmt: skip
+                           raw_code_objects=raw, deep=options.deep, kpack_ref=ref)  # fmt: skip
     if fatbin is None or not readable_fatbin(fatbin) or scan is None:
         rdc_status = "rdc" if (rdc or layout.llvm_offloading is not None) else "no-device-code"
-        if fatbin is not None:
+        if ref is not None:
+            rdc_status = "stripped"  # until reader.link_kpack finds its archives
+        elif fatbin is not None:
             notes.insert(
                 0,
                 ".hip_fatbin is stripped (NOBITS or empty): the targets cannot be read from "

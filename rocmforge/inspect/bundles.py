@@ -203,7 +203,8 @@ class Bundle(NamedTuple):
 
     @property
     def compressed(self) -> bool:
-        return self.container != "plain"
+        """A compressed offload bundle (CCOB); kpack pseudo-bundles are not (kpack.py)."""
+        return self.container not in ("plain", "kpack")
 
     @property
     def entries(self) -> tuple[Entry, ...]:

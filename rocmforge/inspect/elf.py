@@ -68,7 +68,7 @@ class HostLayout:
     hip_fatbin: SectionSpan | None
     rdc_sections: tuple[SectionSpan, ...]
     llvm_offloading: SectionSpan | None
-    kpack_ref: bool
+    kpack_ref: SectionSpan | None  # TheRock's kpack marker (device code split out)
     # Allocated, non-executable PROGBITS sections other than the offload ones (.rodata, .data,
     # .data.rel.ro, ...), in file order: where raw code objects are embedded.
     data_sections: tuple[SectionSpan, ...] = ()
@@ -179,7 +179,7 @@ def read_host_layout(stream: IO[bytes]) -> HostLayout:
     offloading: SectionSpan | None = None
     rdc: list[SectionSpan] = []
     data: list[SectionSpan] = []
-    kpack = False
+    kpack: SectionSpan | None = None
     for name, sh_type, flags, offset, size in headers:
         span = SectionSpan(name=name, offset=offset, size=size, nobits=sh_type == _SHT_NOBITS)
         if name == HIP_FATBIN:
@@ -189,7 +189,7 @@ def read_host_layout(stream: IO[bytes]) -> HostLayout:
         elif name == LLVM_OFFLOADING:
             offloading = span
         elif name == KPACK_REF:
-            kpack = True
+            kpack = span
         elif (sh_type == _SHT_PROGBITS and flags & _SHF_ALLOC and not flags & _SHF_EXECINSTR
               and size >= 64 and name not in _NOT_DATA):  # fmt: skip
             data.append(span)

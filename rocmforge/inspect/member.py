@@ -280,6 +280,9 @@ def inspect_deflated(
             member.finish(crc)
             return OnePass(report=damaged_file_report(display, scan, options, exc.what))
         member.finish(crc)
+        span = layout.kpack_ref
+        marker = (member.read_at(span.offset, span.size)
+                  if span is not None and not span.nobits else None)  # fmt: skip
     except Rewind as exc:
         return OnePass(report=None, reason=str(exc))
     raw = from_candidates(
@@ -293,7 +296,7 @@ def inspect_deflated(
         section_scan = _within(scan, fatbin.offset, fatbin.size, size)
         if section_scan is None:
             return OnePass(report=None, reason="the walk is not exactly .hip_fatbin's")
-    return OnePass(report=assemble(display, layout, size, section_scan, raw, options))
+    return OnePass(report=assemble(display, layout, size, section_scan, raw, options, marker))
 
 
 def _within(scan: FatbinScan | None, start: int, length: int, size: int) -> FatbinScan | None:

@@ -49,6 +49,7 @@ from rocmforge.inspect.elf import (
     SectionSpan,
     read_host_layout,
 )
+from rocmforge.inspect.kpack import MAGIC as KPACK_MAGIC
 from rocmforge.inspect.member import inflater, inspect_deflated
 from rocmforge.inspect.rawcode import RawCodeObject, find_raw_code_objects
 from rocmforge.inspect.report import InspectReport, LibraryReport, SourceRead
@@ -197,6 +198,12 @@ def inspect_paths(
         sources.append(source)
         libraries.extend(found)
         skipped += passed
+    if any(lib.kpack_ref is not None for lib in libraries) or any(
+        s.kind in ("wheel", "directory", "kpack") for s in sources
+    ):
+        from rocmforge.inspect.kpack_links import link_kpack
+
+        libraries, sources = link_kpack(libraries, sources, options)
     return InspectReport(libraries=tuple(libraries), skipped_files=skipped,
                          sources=tuple(sources), deep=deep)  # fmt: skip
 
@@ -215,6 +222,8 @@ def _read_source(path: Path, options: ReadOptions) -> tuple[SourceRead, list[Lib
     elif path.name.endswith(_WHEEL_SUFFIXES):
         libs, files, skipped = _inspect_wheel(path, options)
         kind = "wheel"
+    elif _starts_with(path, KPACK_MAGIC):
+        return SourceRead(path=str(path), kind="kpack", files=1), [], 0
     else:
         libs, files, skipped = [_inspect_file(path, options)], 1, 0
         kind = "file"
@@ -258,6 +267,14 @@ def _looks_like_elf(path: Path) -> bool:
         return True  # let _inspect_file report why it cannot be read
 
 
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
 def unusable_paths(paths: Sequence[Path]) -> tuple[str, ...]:
     """Why each path the user gave cannot be inspected at all (bad input), in order.
 
@@ -279,9 +296,9 @@ def unusable_paths(paths: Sequence[Path]) -> tuple[str, ...]:
         except OSError as exc:
             out.append(f"{path}: {exc.strerror or exc}")
             continue
-        if magic != ELF_MAGIC:
-            out.append(f"{path}: not a wheel, directory or ELF file (it starts with "
-                       f"{magic.hex() or 'nothing'}, not \\x7fELF)")  # fmt: skip
+        if magic not in (ELF_MAGIC, KPACK_MAGIC):
+            out.append(f"{path}: not a wheel, directory, ELF file or kpack archive "
+                       f"(it starts with {magic.hex() or 'nothing'}, not \\x7fELF or KPAK)")
     return tuple(out)
 
 
@@ -373,7 +390,7 @@ def _inspect_member(
     options: ReadOptions,
 ) -> LibraryReport | None:
     if info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1:
-        data_at = _member_data_offset(raw, info)
+        data_at = member_data_offset(raw, info)
         stream: IO[bytes] = _Window(raw, data_at, info.file_size)  # type: ignore[assignment]
         if stream.read(4) != ELF_MAGIC:
             return None
@@ -384,7 +401,7 @@ def _inspect_member(
         # One pass over the member when its layout allows it (member.py); else two, below.
         # The compressed bytes are read with pread, not through the map: mapped pages that
         # were read would count in this process's RSS.
-        data_at = _member_data_offset(raw, info)
+        data_at = member_data_offset(raw, info)
         compressed = StreamSource(raw, data_at, info.compress_size)
         one = inspect_deflated(compressed, info.compress_size, info.file_size, info.CRC, display,
                                options, module=inflater(options.inflater))  # fmt: skip
@@ -397,7 +414,7 @@ def _inspect_member(
         return inspect_stream(cached, info.file_size, display, options)
 
 
-def _member_data_offset(raw: IO[bytes], info: zipfile.ZipInfo) -> int:
+def member_data_offset(raw: IO[bytes], info: zipfile.ZipInfo) -> int:
     """Where a member's (compressed) bytes start: after its local header."""
     raw.seek(info.header_offset)
     local = raw.read(30)
@@ -455,7 +472,10 @@ def inspect_stream(
         else:
             raw.extend(find_raw_code_objects(source_of(offset, span.size), span.size, span.name,
                                              options.names))  # fmt: skip
-    return assemble(display, layout, size, scan, tuple(raw), options)
+    marker_span = layout.kpack_ref
+    marker = (source_of(marker_span.offset, marker_span.size).read_at(0, marker_span.size)
+              if marker_span is not None and not marker_span.nobits else None)  # fmt: skip
+    return assemble(display, layout, size, scan, tuple(raw), options, marker)
 
 
 def expand_path_words(words: Sequence[str]) -> list[Path]:

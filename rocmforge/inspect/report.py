@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rocmforge.inspect.bundles import Bundle, Damage, EntryId
+from rocmforge.inspect.kpack import KpackRef
 from rocmforge.inspect.rawcode import RawCodeObject
 
 if TYPE_CHECKING:
@@ -38,8 +39,9 @@ class LibraryReport:
 
     status: "ok" (bundles or raw code objects read), "partial" (some read, some damaged),
     "no-device-code" (no .hip_fatbin, no raw code object), "stripped" (.hip_fatbin without
-    bytes), "rdc" (-fgpu-rdc or new-driver object, device code not yet linked), "error"
-    (unreadable). `raw_scan`: the section table was lost and the bundles were found by
+    bytes), "rdc" (-fgpu-rdc or new-driver object, device code not yet linked), "split"
+    (kpack: device code split out and no archive found; `error` says where it was looked
+    for), "error" (unreadable). `raw_scan`: the section table was lost and the bundles were found by
     scanning the file's bytes (offsets are file offsets); such a result is always "partial".
     The summaries below are computed once (cached_property): a PyTorch library has tens of
     thousands of entries and the table, summary and --expect all ask for them.
@@ -55,6 +57,10 @@ class LibraryReport:
     raw_code_objects: tuple[RawCodeObject, ...] = ()
     raw_scan: bool = False
     deep: bool = False  # read with --deep: every compressed bundle decompressed and hashed
+    # TheRock's kpack split: the marker naming the archives, and the archives read for it (their
+    # entries are in `bundles`, container "kpack"). Status "split": no archive was found.
+    kpack_ref: KpackRef | None = None
+    kpack_archives: tuple[str, ...] = ()
 
     @property
     def readable(self) -> bool:
@@ -121,7 +127,7 @@ class LibraryReport:
     def containers(self) -> tuple[str, ...]:
         """How bundles are stored: 'plain', 'ccob-v3/zstd', ... (sorted, unique)."""
         kinds = {
-            b.container if not b.compressed else f"{b.container}/{b.compression}"
+            f"{b.container}/{b.compression}" if b.compression else b.container
             for b in self.bundles
         }
         if self.raw_code_objects:
@@ -171,14 +177,16 @@ class MissingTarget:
 class SourceRead:
     """One path the user gave, and what reading it found.
 
-    kind: "wheel", "directory", "file" or "missing" (could not be opened or listed).
-    `files`: files (or wheel members) looked at; `elf_files`: those reported as libraries.
+    kind: "wheel", "directory", "file", "kpack" (an archive given by itself) or "missing"
+    (could not be opened or listed). `files`: files (or wheel members) looked at; `elf_files`:
+    those reported as libraries; `archives`: kpack archives in it.
     """
 
     path: str
     kind: str
     files: int = 0
     elf_files: int = 0
+    archives: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -299,7 +307,12 @@ def library_rows(report: InspectReport) -> list[tuple[str, ...]]:
                 f"--deep: {lib.verified_bundles} of {compressed} compressed bundle(s) "
                 "decompressed whole and matched their header hash"
             )
-        status = {"ok": "OK", "partial": "FAIL", "rdc": "INFO"}.get(lib.status, "INFO")
+        if lib.status == "split":
+            note_parts.insert(0, lib.error)
+        if lib.kpack_archives:
+            note_parts.append("kpack: " + ", ".join(_base(p) for p in lib.kpack_archives))
+        status = {"ok": "OK", "partial": "FAIL", "rdc": "INFO", "split": "FAIL"}.get(
+            lib.status, "INFO")
         if lib.mismatches and status != "FAIL":
             status = "WARN"
         rows.append(
@@ -314,6 +327,11 @@ def library_rows(report: InspectReport) -> list[tuple[str, ...]]:
             )
         )
     return rows
+
+
+def _base(path: str) -> str:
+    """The file name of a path or of a wheel member (`x.whl!torch/.kpack/a.kpack`)."""
+    return path.rsplit("/", 1)[-1].rsplit("!", 1)[-1]
 
 
 def _raw_note(raw: Sequence[RawCodeObject]) -> str:
@@ -333,6 +351,7 @@ def _no_targets_reason(lib: LibraryReport) -> str:
         "no-device-code": "(no .hip_fatbin)",
         "stripped": "(device code stripped)",
         "rdc": "(not linked)",
+        "split": "(kpack archive not found)",
     }.get(lib.status, "(none read)")
 
 
@@ -355,7 +374,8 @@ def to_json(
         "schema": SCHEMA,
         "deep": report.deep,
         "sources": [
-            {"path": s.path, "kind": s.kind, "files": s.files, "elf_files": s.elf_files}
+            {"path": s.path, "kind": s.kind, "files": s.files, "elf_files": s.elf_files,
+             "archives": s.archives}
             for s in report.sources
         ],
         "verdict": None if verdict is None else {
@@ -393,6 +413,11 @@ def _library_json(lib: LibraryReport) -> dict[str, Any]:
         "mismatches": list(lib.mismatches),
         "rdc_entries": [e.text for e in lib.rdc_entries],
         "raw_scan": lib.raw_scan,
+        "kpack": None if lib.kpack_ref is None else {
+            "kernel_name": lib.kpack_ref.kernel_name,
+            "search_paths": list(lib.kpack_ref.search_paths),
+            "archives": list(lib.kpack_archives),
+        },
         "raw_code_objects": [
             {
                 "section": r.section,

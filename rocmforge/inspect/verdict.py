@@ -37,8 +37,18 @@ def judge(
     """The verdict on a report read with `expected` targets (empty: none asked for)."""
     problems: list[str] = []
     notes = [_empty_source_note(s.path, s.kind, s.files) for s in report.sources
-             if s.kind in ("wheel", "directory") and s.elf_files == 0]  # fmt: skip
+             if s.kind in ("wheel", "directory") and s.elf_files == 0
+             and s.archives == 0]  # fmt: skip
     failed = report.failed
+    split = [lib for lib in report.libraries if lib.status == "split"]
+    if split:
+        problems.append(
+            f"{len(split)} kpack-split librar(y/ies) read without their archives (TheRock "
+            f"multi-arch): {split[0].path}: {split[0].error}"
+            + (f" (and {len(split) - 1} more)" if len(split) > 1 else "")
+            + ". Nothing proves their targets. Fix: give the device packages on the same "
+            "command line (the *-device-gfx* wheels), or install them beside the host package"
+        )
     if failed:
         first = failed[0]
         what = first.error or first.status
@@ -48,9 +58,9 @@ def judge(
             f"(FAIL rows above): {first.path}: {what}{more}. A damaged or truncated file proves "
             "nothing about the targets it was built for. Fix: download or build it again"
         )
-    if expected and not report.with_device_code:
+    if expected and not report.with_device_code and not split:
         problems.append(_no_device_code(report))
-    elif not report.with_device_code and report.libraries and not failed:
+    elif not report.with_device_code and report.libraries and not failed and not split:
         notes.append(f"{CPU_ONLY}? none of the {len(report.libraries)} ELF file(s) read holds "
                      "any (pass --expect TARGETS to make that a failure)")  # fmt: skip
     absent = [m for m in missing if not m.listed]

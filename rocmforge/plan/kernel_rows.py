@@ -4,8 +4,9 @@ A build for a target whose rocSPARSE, rocRAND or rocBLAS has no kernels for it s
 the first sparse op, random number or matmul fails at run time (the second most reported pain:
 pytorch/pytorch#179865 and ROCm/rocBLAS#1339 for rocBLAS; #138067 for hipBLASLt). Owns: the
 verdict per library (a required library without code for a target FAILs, an optional one
-WARNs), a generic target in the library covering its members, and the fix, with the packages
-for the install's layout (knowledge.components.device_code_hint). Must not: read the install
+WARNs), a generic target in the library covering its members, a kpack-split library whose
+archives are absent (its own finding, not "no code"), and the fix, with the packages for the
+install's layout (knowledge.components.device_code_hint). Must not: read the install
 (probes/library_code.py does).
 """
 
@@ -49,6 +50,8 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
         held = ", ".join(code.targets) or "no GPU target"
         cached = (f" (read {code.cached_at}; nothing changed since)" if code.cached_at
                   else "")
+        if code.archives:
+            where += f" (kpack: {len(code.archives)} archive(s))"
         if not missing:
             rows.append(DoctorRow(check=f"kernels {library.name}", status="OK",
                                   detail=f"{where} holds code for {', '.join(processors)} "
@@ -56,6 +59,16 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
             continue
         status: Status = "FAIL" if library.need == "required" else "WARN"
         packages = device_code_hint(layout, missing)
+        if code.split_missing and not code.targets:
+            rows.append(DoctorRow(
+                check=f"kernels {library.name}", status=status,
+                detail=f"{code.split_missing[0]} (device code split out by TheRock's kpack; "
+                       f"its archives are not installed, so nothing proves code for "
+                       f"{', '.join(missing)})",
+                fix=f"install the device packages for {', '.join(missing)} beside this "
+                    f"install ({packages or 'TheRock multi-arch: rocm-sdk-device-<target>'}; "
+                    "RFC0008), or pass --rocm-path to an install that has them"))
+            continue
         if packages:
             rows.append(DoctorRow(
                 check=f"kernels {library.name}", status=status,

@@ -3,9 +3,11 @@
 Owns: finding each library of config/rocm_kernels.toml in the install (its shared libraries in
 the install's lib folders, through symlinks to the real file; its Tensile or kernel-database
 folders), reading the targets: a shared library's offload bundles with the kit's own inspect
-(entry tables only), a folder's file names against the arch table (TensileLibrary_lazy_gfx942.dat,
-gfx1030_36.kdb), and keeping each answer in the probe store keyed on those files and folders, so
-doctor reads a 1.3 GB librocsparse once. Must not: judge (plan/kernel_rows.py does).
+(entry tables only; a kpack-split library's `.kpack` archives followed, their tables only), a
+folder's file names against the arch table (TensileLibrary_lazy_gfx942.dat, gfx1030_36.kdb), and
+keeping each answer in the probe store keyed on those files and folders, so doctor reads a
+1.3 GB librocsparse once (a split library's answer is not kept: its archives lie elsewhere).
+Must not: judge (plan/kernel_rows.py does).
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ class LibraryCode:
     targets: tuple[str, ...]
     from_folder: bool
     cached_at: str = ""
+    # TheRock kpack split (rocmforge/inspect/kpack.py): the archives the targets were read from,
+    # and, for a split library whose archives are absent, where they were looked for.
+    archives: tuple[str, ...] = ()
+    split_missing: tuple[str, ...] = ()
 
 
 def lib_folders(root: Path) -> list[Path]:
@@ -87,22 +93,32 @@ def probe_library_code(root: Path, *, known: frozenset[str], use_cache: bool = T
                                    targets=tuple(str(t) for t in held),
                                    from_folder=bool(folders), cached_at=kept.stored_at))
             continue
+        archives: tuple[str, ...] = ()
+        split: tuple[str, ...] = ()
         if folders:
             names = [entry.name for folder in folders for entry in os.scandir(folder)]
             targets = targets_in_names(names, known)
         else:
-            targets = _bundle_targets(files)
-        if caching:
+            targets, archives, split = _bundle_targets(files)
+        # A kpack-split library's answer lives in archives outside `where` (a device package
+        # installed later adds one): it is read again each time, never kept.
+        if caching and not archives and not split:
             probe_store.store(key, {"targets": list(targets)})
         out.append(LibraryCode(library=library, where=where, targets=targets,
-                               from_folder=bool(folders)))
+                               from_folder=bool(folders), archives=archives,
+                               split_missing=split))
     return tuple(out)
 
 
-def _bundle_targets(files: Sequence[Path]) -> tuple[str, ...]:
+def _bundle_targets(files: Sequence[Path]
+                    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The processors the files hold code for (their kpack archives followed, as `inspect`
+    does), the archives read, and the errors of split libraries whose archives are absent."""
     from rocmforge.inspect import inspect_paths
     from rocmforge.inspect.reader import expand_path_words
 
     report = inspect_paths(expand_path_words([str(f) for f in files]), deep=False)
     found = {t.split(":")[0] for lib in report.libraries for t in lib.targets}
-    return tuple(sorted(found))
+    archives = tuple(a for lib in report.libraries for a in lib.kpack_archives)
+    split = tuple(f"{lib.path}: {lib.error}" for lib in report.libraries if lib.status == "split")
+    return tuple(sorted(found)), archives, split

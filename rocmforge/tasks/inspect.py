@@ -3,7 +3,7 @@
 Exit status: 0 proven (every file read whole; with --expect, device code present and every
 expected target in every library that has device code), 1 a failed check (a FAIL row, no HIP
 device code with --expect, a missing target), 2 bad input (a path that does not exist or is
-not a wheel, directory or ELF file; an unknown target).
+not a wheel, directory, ELF file or kpack archive; an unknown target).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def inspect(
     deep: bool = False,
     json: bool = False,
 ) -> None:
-    """Show the GPU targets a wheel, directory or .so really contains (offload bundles).
+    """Show the GPU targets a wheel, directory or .so really contains (offload bundles, and
+    the .kpack archives a kpack-split library names: give device wheels with their host wheel).
 
     Several paths: `rocmforge inspect dist/*.whl build/lib` takes every word as a path. Invoke
     takes one positional value per task, so there quote them as one argument

@@ -1,7 +1,8 @@
 """Check `static`: the installed torch libraries really contain code for the requested targets.
 
 Owns: pointing the kit's offload-bundle reader (`invoke inspect`, rocmforge/inspect, issue 6) at
-the installed torch's `lib/` and turning its exit status into a verdict: 0 = every requested
+the installed torch's `lib/` (a kpack-split torch's archives in `torch/.kpack/` are followed by
+the reader) and turning its exit status into a verdict: 0 = every requested
 target present, 1 = some missing (its message lists which and where), 2 = nothing readable. The
 reader needs pyelftools, which a bare verify venv may lack, so it runs in a subprocess of the
 same interpreter; when the kit's inspect is not importable there, the check SKIPs saying so.
