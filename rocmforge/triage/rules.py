@@ -74,6 +74,9 @@ _CUDA_HEADER_TREE = re.compile(
     r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
 
 
+_TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
+
+
 def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
     header = match.group("header")
     inside = _CUDA_HEADER_TREE.search(view.text)
@@ -102,6 +105,20 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
                 "hipify step does this for PyTorch")
     if header.startswith(("ck/", "ck_tile/")):
         return _ck_reading(header)
+    if header.startswith("hip/") and any(_TORCH_INCLUDE.search(p) for p in view.previous):
+        # A compile that an installed torch drives (cpp_extension, Inductor's AOTI) takes its
+        # ROCm include folder from ROCM_HOME/ROCM_PATH or its own guess; HIP's headers exist
+        # wherever ROCm does, so the folder it took is the wrong one.
+        return Reading(
+            subject=header, klass="rocm-install",
+            cause=f"a compile driven by the installed torch (its torch/include headers) did not "
+                  f"find {header}: the ROCm include folder torch passes comes from ROCM_HOME / "
+                  "ROCM_PATH or torch's own guess, and it is not the ROCm install that holds "
+                  "HIP's headers (unset, or a layout torch does not know, such as TheRock's "
+                  "wheels)",
+            fix="export ROCM_HOME and ROCM_PATH to the root of the ROCm install whose include/ "
+                "holds hip/hip_runtime.h (TheRock wheels: `rocm-sdk path --root`), then run "
+                "again")
     row = owners.header_owner(header)
     if row is None:
         return None
@@ -233,7 +250,12 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
              "LD_LIBRARY_PATH) and check with `ldd`"))
 
 
+_LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: error")
+
+
 def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
+    if _LINKER_SAYS.search(view.text):
+        return None  # a linker's undefined symbol (rocmforge.triage.shapes), not the loader's
     raw = match.group("sym")
     symbol = demangle(raw)
     where = match.group("where") or ""
@@ -244,6 +266,18 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
                   "ABI (_GLIBCXX_USE_CXX11_ABI) or against another torch",
             fix="rebuild the extension against the installed torch with the same compiler and "
                 "ABI (`--no-build-isolation`, torch from the same build)")
+    if where and symbol.startswith("_Z") and symbol == raw:
+        # A C++ name the log cut short (it does not demangle): the library that needs it is
+        # what the log proves.
+        library = where.rsplit("/", 1)[-1]
+        return Reading(
+            subject=library,
+            cause=f"{where} needs a C++ symbol ({raw[:60]}…) that the libraries loaded with it "
+                  f"do not export: {library} was built against other releases of its "
+                  "dependencies than the ones loaded (a self-built or mixed install)",
+            fix=f"use {library} and the libraries it was built with from one install or one "
+                f"build (`ldd -r {where}` lists what it cannot resolve); or rebuild "
+                f"{library.split('.so')[0]} against the libraries that are installed")
     row = owners.symbol_owner(symbol)
     owner = (f"ROCm's {row.name}" if row else
              "torch" if symbol.startswith(("at::", "c10::", "torch::", "caffe2::")) else "")
@@ -713,8 +747,10 @@ def _isolated_torch(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
-    here, there = match.group("file"), " ".join(view.previous[-1:]) + " " + view.text
-    twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu)", view.text + " " + there)
+    objects = re.findall(r"[\w+-]+\.o\b", view.text)
+    here = objects[0] if objects else match.group("file")
+    there = " ".join(view.previous[-1:]) + " " + view.text
+    twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu|o)\b", view.text + " " + there)
     if twin is None:
         return None
     return Reading(subject=demangle(match.group("sym")), cause=f"{twin.group(0)}, the hipified "
@@ -732,17 +768,23 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 RULES: tuple[Rule, ...] = (
     Rule(id="disk-full", klass="disk-full", tier=0,
-         triggers=("No space left", "no space left", "Disk quota exceeded", "ENOSPC", "Errno 28"),
-         pattern=_rx(r"(?i)no space left on device|disk quota exceeded|\bENOSPC\b|\[Errno 28\]"),
-         read=_disk_full, source="glibc strerror(ENOSPC, EDQUOT); real output in tests/failures"),
+         triggers=("No space left", "no space left", "Disk quota exceeded", "ENOSPC", "Errno 28",
+                   "diskspace", "disk space"),
+         pattern=_rx(r"(?i)no space left on device|disk quota exceeded|\bENOSPC\b|\[Errno 28\]"
+                     r"|Available diskspace is less than|running out of disk space"),
+         read=_disk_full, source="glibc strerror(ENOSPC, EDQUOT); real output in tests/failures; "
+         "a CI runner's low-disk warning (issue 40's example shape)"),
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
          pattern=_rx(r"Killed signal terminated program (?P<prog>\S+)"
                      r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
                      r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
-                     r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"),
-         read=lambda m, v: _killed(_Alias(m, prog="prog2"), v),
+                     r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"
+                     r"|(?:(?P<prog3>cc1plus|cc1|clang[\w.+-]*|ld(?:\.\w+)?|lld|hipcc|[gc]\+\+)"
+                     r"\S*:? (?:was |got )?|\b(?:was|got) )killed by the kernel"),
+         read=lambda m, v: _killed(_Alias(m, prog="prog2") if m.group("prog2") else
+                                   _Alias(m, prog="prog3"), v),
          source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,
          triggers=("memory exhausted", "out of memory", "Out of memory", "bad_alloc",
@@ -979,8 +1021,8 @@ RULES: tuple[Rule, ...] = (
          read=_isolated_torch, source="pip's PEP 517 build isolation; vllm-project/vllm#17445"),
     Rule(id="hipified-duplicate", klass="link",
          triggers=("multiple definition of",),
-         pattern=_rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o)):\S*: multiple definition of "
-                     r"[`'](?P<sym>[^'`]+)'"),
+         pattern=_rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp)):\S*: multiple definition of\s+"
+                     r"[`'‘](?P<sym>[^'`’]+)['’]"),
          read=_hip_duplicate, source="pytorch/vision#9298 (vision.cpp and vision_hip.cpp both "
          "compiled)"),
     Rule(id="llvm-stack-dump", klass="compiler-crash", tier=2,

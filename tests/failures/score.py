@@ -13,9 +13,10 @@ in a `cases/` folder. Needs only the standard library and the rocmforge package.
 from __future__ import annotations
 
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
