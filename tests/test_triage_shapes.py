@@ -118,3 +118,58 @@ def test_one_class_gives_no_alternatives() -> None:
     found = explain_text("c++: fatal error: Killed signal terminated program cc1plus")
     assert found.klass == "out-of-memory" and found.alternatives == ()
     assert found.to_json()["alternatives"] == []
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule"), [
+    ("clang++: error: no such file or directory: '[WARNING] offload-arch failed with return "
+     "code 1[stderr] -D__HIP_PLATFORM_AMD__=1'", "gpu-target", "PYTORCH_ROCM_ARCH",
+     "offload-arch-failed"),
+    ('  HIP_ARCHITECTURES is empty for target "cmTC_60590".', "gpu-target",
+     "PYTORCH_ROCM_ARCH", "hip-architectures-empty"),
+    ("KeyError: 'gfx1151'", "gpu-target", "gfx1151", "unknown-gfx-key"),
+    ("error: externally-managed-environment", "python-packaging", "pip", "pep668"),
+    ("ModuleNotFoundError: No module named 'triton.ops'", "triton", "triton",
+     "triton-module-removed"),
+    ("gmake[3]: *** No rule to make target '/opt/rocm/lib/libamdhip64.so', needed by "
+     "'_core_C.abi3.so'.  Stop.", "rocm-install", "/opt/rocm", "fixed-rocm-path"),
+    ("bitsandbytes library load error: Configured ROCm binary not found at /x/bitsandbytes/"
+     "libbitsandbytes_rocm84.so", "import", "libbitsandbytes_rocm84.so",
+     "bitsandbytes-library"),
+    ("/apex/csrc/mlp_hip.hip:65:53: error: unknown type name 'hipblasOperation_t'; did you "
+     "mean 'hipsparseOperation_t'?", "hipify", "mlp_hip.hip", "hipified-unknown-type"),
+])
+def test_a_round_two_shape_is_read_from_its_line(text: str, klass: str, subject: str,
+                                                  rule: str) -> None:
+    found = explain_text(text)
+    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
+
+
+def test_a_companion_for_rocm_beside_a_cuda_torch_is_the_packaging_not_the_loader() -> None:
+    text = ("ImportError: libtorch_hip.so: cannot open shared object file: No such file or "
+            "directory\n[pip3] torch==1.9.0+cu111\n"
+            "[pip3] torchaudio==0.10.0.dev20210902+rocm4.1\n")
+    found = explain_text(text)
+    assert (found.klass, found.subject) == ("python-packaging", "torchaudio")
+    assert [a.klass for a in found.alternatives] == ["import"]
+    # Without the CUDA torch in the log the loader error stands.
+    assert explain_text(text.splitlines()[0]).klass == "import"
+
+
+def test_pip_pulling_pypi_torch_for_a_companion() -> None:
+    text = ("Collecting torch==2.4.0 (from torchaudio)\n"
+            "  Downloading torch-2.4.0-cp310-cp310-manylinux1_x86_64.whl.metadata (26 kB)\n")
+    found = explain_text(text)
+    assert (found.klass, found.subject) == ("python-packaging", "torch")
+    assert "--no-deps torchaudio" in found.fix
+    rocm = text.replace("torch-2.4.0-", "torch-2.4.0+rocm6.1-")
+    assert explain_text(rocm).klass is None
+
+
+def test_the_sdk_core_root_without_hip_lang_names_the_core_package() -> None:
+    text = ("CMake Error at CMakeDetermineHIPCompiler.cmake:240 (message):\n"
+            "  The ROCm root directory:\n\n"
+            "   /venv/lib/python3.12/site-packages/_rocm_sdk_core\n\n"
+            "  does not contain the HIP runtime CMake package, expected at one of:\n")
+    found = explain_text(text)
+    assert (found.klass, found.subject) == ("rocm-install", "_rocm_sdk_core")
+    assert "rocm-sdk path --root" in found.fix

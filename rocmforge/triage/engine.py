@@ -47,6 +47,7 @@ _DEVICE_STRONG = re.compile(
     r"|^\s*Name:\s+(?P<c>gfx[0-9a-f]{3,4})\s*$"
     r"|amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})\S* - \[Not Found\]"
     r"|for ISA: amdgcn-amd-amdhsa--(?P<e>gfx[0-9a-f]{3,4})"
+    r"|device ISA amdgcn-amd-amdhsa--(?P<f>gfx[0-9a-f]{3,4})"
 )
 _DEVICE_WEAK = re.compile(
     r"(?<!hipv4-)amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})"

@@ -303,6 +303,12 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
         fix = ("find which copy is loaded (`ldd` on the library, or LD_DEBUG=libs) and remove "
                "the stale one from the loader path (LD_LIBRARY_PATH, /etc/ld.so.conf.d), or "
                "rebuild against the installed release")
+        library = where.rsplit("/", 1)[-1]
+        if where and not _ROCM_ISH.match(library) and not _TORCH_OWN.match(library):
+            fix += ("; if no library defines it (`nm -D` of the extension's own files), the "
+                    f"extension {library} declares an op whose source its ROCm build does not "
+                    "compile (a CUDA-only kernel): build a release of it that leaves the op "
+                    "out on ROCm")
     return Reading(subject=symbol, cause=cause, fix=fix)
 
 
@@ -538,8 +544,8 @@ def _aotriton_error(match: re.Match[str], view: LineView) -> Reading | None:
 
 def _ck_reading(where: str, why: str = "") -> Reading:
     return Reading(subject="composable_kernel", klass="composable-kernel",
-                   cause=f"a Composable Kernel (CK) source failed to compile for {{device}} "
-                   f"({where}){why}: CK's kernels are written for the targets and ROCm release "
+                   cause="a Composable Kernel (CK, composable_kernel) source failed to "
+                   f"compile for {{device}} ({where}){why}: CK's kernels are written for the targets and ROCm release "
                    "CK supports (its MFMA/WMMA paths: CDNA gfx90a, gfx942, gfx950), and other "
                    "targets or a CK submodule at another commit fail like this",
                    fix="leave Composable Kernel out for {gfx} (`USE_ROCM_CK_GEMM=0 "

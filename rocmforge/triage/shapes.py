@@ -224,6 +224,193 @@ def _wrapped_symbol(match: re.Match[str], view: LineView) -> Reading | None:
             f"{label}); check with `ldd -r {where}`")
 
 
+# --- found by scoring round r2 ----------------------------------------------------------------
+
+def _bnb_binary(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib")
+    return Reading(
+        subject=library,
+        cause=f"bitsandbytes looked for {library}: it names its native library after the "
+              "ROCm (or CUDA) version of the installed torch, and no library for that version "
+              "was built or installed (it was built against another ROCm, e.g. the system's)",
+        fix="build bitsandbytes against the ROCm of the installed torch (torch.version.hip), "
+            "or tell bitsandbytes which library it has: BNB_ROCM_VERSION=<the version it was "
+            "built with> (e.g. 63 for libbitsandbytes_rocm63.so)")
+
+
+def _offload_arch_failed(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="PYTORCH_ROCM_ARCH",
+        cause="the build asked offload-arch for this machine's GPU (no target was named), "
+              "offload-arch failed (no GPU visible: a container or build host without /dev/kfd) "
+              "and its warning ended up on the compiler's command line",
+        fix="name the targets instead of detecting them: PYTORCH_ROCM_ARCH=<gfx…> (and the "
+            "project's own variable, e.g. GPU_TARGETS / GPU_ARCHS), e.g. `invoke build --arch "
+            "gfx1100`")
+
+
+def _hip_architectures_empty(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="PYTORCH_ROCM_ARCH",
+        cause="CMake's HIP compiler check ran with an empty target list (HIP_ARCHITECTURES is "
+              "empty): every requested target was filtered out (the project supports none of "
+              "them) or none was given",
+        fix="give the project targets it supports (GPU_TARGETS / CMAKE_HIP_ARCHITECTURES, "
+            "PYTORCH_ROCM_ARCH for torch), or leave that project out for these targets")
+
+
+def _unknown_gfx_key(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    return Reading(
+        subject=arch,
+        cause=f"the package looked {arch} up in its own table of GPU targets and did not find "
+              f"it: it has no support (no kernels, no configuration) for {arch}",
+        fix=f"use it on a target it supports, or a release that adds {arch}; for a build, "
+            f"leave {arch} out of the target list (GPU_ARCHS / PYTORCH_ROCM_ARCH)")
+
+
+def _math_build_target(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    library = match.group("lib").lower()
+    return Reading(
+        subject=library, cause=f"{library}'s build produced no kernels for {arch} (the "
+        f"generated object for {arch} does not exist): this {library} release does not support "
+        f"{arch}",
+        fix=f"build {library} without {arch} (its GPU_TARGETS), or use a {library} release that "
+            f"supports {arch}; the torch build can go on without {library} for that target")
+
+
+def _pep668(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="pip", cause="pip refused to install into the system Python "
+        "(externally-managed-environment, PEP 668): the build ran pip outside a virtual "
+        "environment", fix="run the build inside a venv (`python -m venv .venv` and its "
+        "python), as the kit's own venv step does; never --break-system-packages")
+
+
+_PYPI_TORCH = re.compile(r"Downloading torch-(?P<ver>\d[\w.]*)-cp\d+-cp\d+\w*-"
+                         r"(?:manylinux|linux)\S*\.whl")
+
+
+def _torch_from_dependency(match: re.Match[str], view: LineView) -> Reading | None:
+    if "+rocm" in view.text:
+        return None
+    for line in reversed(view.previous):
+        wanted = re.search(r"Collecting torch\S* \(from (?P<pkg>[\w-]+)", line)
+        if wanted:
+            pkg = wanted.group("pkg")
+            return Reading(
+                subject="torch", cause=f"pip resolved {pkg}'s requirement on torch from PyPI "
+                f"and downloaded torch {match.group('ver')} (PyPI's build, not a ROCm one), "
+                f"which replaces the installed ROCm torch",
+                fix=f"install a {pkg} built for the installed ROCm torch (from the same ROCm "
+                    f"index, or built from source against it) and keep pip from replacing "
+                    f"torch (`pip install --no-deps {pkg}`, or a constraints file pinning the "
+                    "installed torch)")
+    return None
+
+
+def _cuda_torch_under_rocm(match: re.Match[str], view: LineView) -> Reading | None:
+    pkg = match.group("pkg")
+    return Reading(
+        subject=pkg, cause=f"{pkg} {match.group('ver')} is a ROCm build (it loads "
+        "libtorch_hip.so) but the torch installed is a CUDA build (+cu…): the two came from "
+        "different indexes", fix=f"install {pkg} built for the installed torch (the same "
+        f"index and variant as torch), or torch and {pkg} both from one ROCm index or one "
+        "source build")
+
+
+def _cuda_path_with_rocm_torch(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="USE_ROCM", cause="the package's setup took its CUDA path (it looked for nvcc "
+        "/ CUDA_HOME) although the torch installed is a ROCm build: this release of the package "
+        "has no ROCm build, or its ROCm path was not selected",
+        fix="use a release (or fork) of the package with ROCm support and build it against the "
+            "ROCm torch (`pip install --no-build-isolation .`); for flash-attention its ROCm "
+            "backend (CK or Triton)")
+
+
+def _hip_lang_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    root = ""
+    for line in reversed(view.previous):
+        if line.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", line):
+            root = line.strip()
+            break
+    if not root:
+        return None
+    name = root.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+    subject = name if name.startswith("_rocm_sdk") else root
+    return Reading(
+        subject=subject, cause=f"CMake's HIP language setup was given the ROCm root {root}, "
+        "which holds no hip-lang CMake package: it is a runtime-only part of the install "
+        "(TheRock's _rocm_sdk_core) or not a ROCm root at all",
+        fix="point ROCM_PATH / HIP_PATH / CMAKE_HIP_COMPILER_ROCM_ROOT at the development root "
+            "(TheRock wheels: the devel package, `rocm-sdk path --root`, after `pip install "
+            "rocm[devel]`), or install ROCm's HIP development files there")
+
+
+def _fixed_rocm_path(match: re.Match[str], view: LineView) -> Reading | None:
+    prefix = match.group("prefix")
+    return Reading(
+        subject=prefix, cause=f"the build needs {match.group('path')}, a path some CMake "
+        f"config (often torch's own, from its wheel) names literally, and ROCm is not at "
+        f"{prefix} on this machine",
+        fix=f"make {prefix} resolve to the ROCm install (a symlink, or install ROCm there), or "
+            "use a torch whose CMake config takes the ROCm path from ROCM_PATH (a newer "
+            "release), then configure again")
+
+
+def _triton_module_gone(match: re.Match[str], view: LineView) -> Reading | None:
+    module = match.group("mod")
+    user = ""
+    for line in reversed(view.previous):
+        found = re.search(r"(?:site|dist)-packages/(?P<pkg>[\w-]+)/", line)
+        if found and found.group("pkg") != "triton":
+            user = found.group("pkg")
+            break
+    who = user or "the package that imports it"
+    return Reading(
+        subject="triton", cause=f"{who} imports {module}, which the installed Triton no longer "
+        "has (Triton 3.2 removed triton.ops): the package is older than the Triton that "
+        "torch brings", fix=f"upgrade {who} to a release that works with the installed Triton "
+        "(or pin the Triton that torch's release names)")
+
+
+def _ck_config_component(match: re.Match[str], view: LineView) -> Reading | None:
+    package, part = match.group("pkg"), match.group("part")
+    if package == "composable_kernel":
+        return Reading(
+            subject="composable_kernel", klass="composable-kernel",
+            cause=f"the installed composable_kernel's CMake config lists the component {part}, "
+                  "but its targets file was not installed: CK was built for targets that do "
+                  f"not produce {part} (its GPU_TARGETS)",
+            fix="rebuild composable_kernel for the targets that need it (GPU_TARGETS), or "
+                "without that component, then configure the dependent project again")
+    return _package(package, f"the installed {package} CMake config lists the component "
+                    f"{part}, but its targets file is not installed: {{label}} is installed "
+                    "partly or for other targets")
+
+
+def _hipified_unknown_type(match: re.Match[str], view: LineView) -> Reading | None:
+    source = match.group("file").rsplit("/", 1)[-1]
+    return Reading(
+        subject=source, cause=f"the hipified source {source} uses {match.group('type')}, which "
+        "the HIP headers do not declare: torch's hipify maps CUDA names differently in this "
+        "release (PyTorch 2.1 moved cuBLAS from rocBLAS to hipBLAS names) than the sources "
+        "were written for", fix="build the extension release (or branch) written for this "
+        "PyTorch's hipify mapping (e.g. ROCm/apex's branch for torch >= 2.1), or a PyTorch "
+        "the sources match")
+
+
+def _windows_crash(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="clang", cause="clang crashed (Windows access violation 0xC0000005 inside "
+        "clang++.exe): a compiler bug hit by this source, not an error in it",
+        fix="build the source at the commit known to compile (pin the library that exposed "
+            "the crash), or use another clang release; report the crash upstream with its "
+            "preprocessed source")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -280,4 +467,84 @@ SHAPES: tuple[Rule, ...] = (
          pattern=_rx(r"^(?P<sym>_Z\w+)$"),
          read=_wrapped_symbol, source="glibc dlerror() wrapped by a log formatter; "
          "ROCm/rocm-systems#8514"),
+    Rule(id="bitsandbytes-library", klass="import",
+         triggers=("bitsandbytes", "binary not found"),
+         pattern=_rx(r"(?:Could not find the bitsandbytes \w+ binary at|binary not found at)\W*"
+                     r"(?:PosixPath\(')?\S*?(?P<lib>libbitsandbytes_\w+\.(?:so|dll|dylib))"),
+         read=_bnb_binary, source="bitsandbytes-foundation/bitsandbytes@95f9af309d4d5793847169c"
+         "39288dcd3fcbdf564:bitsandbytes/cextension.py (the library named by torch's ROCm "
+         "version, BNB_ROCM_VERSION); bitsandbytes-foundation/bitsandbytes#2014"),
+    Rule(id="offload-arch-failed", klass="gpu-target",
+         triggers=("offload-arch failed",),
+         pattern=_rx(r"offload-arch failed with return code"),
+         read=_offload_arch_failed, source="torch.utils.cpp_extension's target detection; "
+         "vllm-project/vllm#35642"),
+    Rule(id="hip-architectures-empty", klass="gpu-target",
+         triggers=("HIP_ARCHITECTURES is empty",),
+         pattern=_rx(r"HIP_ARCHITECTURES is empty"),
+         read=_hip_architectures_empty, source="CMake's HIP try_compile; ROCm/TheRock#4923"),
+    Rule(id="unknown-gfx-key", klass="gpu-target",
+         triggers=("KeyError",),
+         pattern=_rx(r"KeyError: ['\"](?P<arch>gfx[0-9a-f]{3,4})['\"]"),
+         read=_unknown_gfx_key, source="a package's own target table (aiter chip_info); "
+         "ROCm/aiter#1552"),
+    Rule(id="math-library-target-objects", klass="math-library",
+         triggers=("no such file or directory",),
+         pattern=_rx(r"no such file or directory: '\S*?/(?P<lib>hipBLASLt|rocBLAS|hipblaslt|"
+                     r"rocblas)/\S*_(?P<arch>gfx[0-9a-f]{3,4})\.(?:o|co|hsaco)'"),
+         read=_math_build_target, source="ROCm/TheRock#154 (hipBLASLt extops for gfx1151)"),
+    Rule(id="pep668", klass="python-packaging",
+         triggers=("externally-managed-environment",),
+         pattern=_rx(r"error: externally-managed-environment"),
+         read=_pep668, source="pip's PEP 668 error; Dao-AILab/flash-attention#2230"),
+    Rule(id="torch-from-dependency", klass="python-packaging",
+         triggers=("Downloading torch-",),
+         pattern=_PYPI_TORCH,
+         read=_torch_from_dependency, source="pip's resolver output; ROCm/pytorch#1533"),
+    Rule(id="cuda-torch-under-rocm-package", klass="python-packaging", tier=0,
+         triggers=("+rocm",),
+         pattern=_rx(r"\b(?P<pkg>torch(?:audio|vision|text|data))(?:==|\s+)"
+                     r"(?P<ver>\d[\w.]*\+rocm[\d.]+)"),
+         requires=_rx(r"\btorch(?:==|\s+)\d[\w.]*\+cu\d+"),
+         read=_cuda_torch_under_rocm, source="pytorch/audio#1749"),
+    Rule(id="cuda-path-with-rocm-torch", klass="rocm-disabled",
+         triggers=("nvcc was not found", "CUDA_HOME environment variable is not set"),
+         pattern=_rx(r"nvcc was not found|CUDA_HOME environment variable is not set"),
+         requires=_rx(r"\+rocm\d"),
+         read=_cuda_path_with_rocm_torch, source="Dao-AILab/flash-attention#205; "
+         "torch.utils.cpp_extension's CUDA_HOME check"),
+    Rule(id="hip-lang-missing", klass="rocm-install",
+         triggers=("does not contain the HIP runtime CMake package",),
+         pattern=_rx(r"does not contain the HIP runtime CMake package"),
+         read=_hip_lang_missing, source="Kitware/CMake Modules/CMakeDetermineHIPCompiler.cmake; "
+         "ROCm/TheRock#1880"),
+    Rule(id="fixed-rocm-path", klass="rocm-install",
+         triggers=("No rule to make target", "missing and no known rule"),
+         pattern=_rx(r"(?:No rule to make target|')\s*'?(?P<path>(?P<prefix>/opt/rocm[\w.-]*)/"
+                     r"lib\w*/lib[\w.+-]+\.so[\w.]*)', needed by"),
+         read=_fixed_rocm_path, source="make's / ninja's missing-input error; "
+         "vllm-project/vllm#8042 (pytorch/pytorch#131701)"),
+    Rule(id="triton-module-removed", klass="triton",
+         triggers=("No module named 'triton.",),
+         pattern=_rx(r"No module named '(?P<mod>triton\.[\w.]+)'"),
+         read=_triton_module_gone, source="pytorch/pytorch#143718 (triton.ops removed in "
+         "Triton 3.2)"),
+    Rule(id="cmake-config-component", klass="missing-component",
+         triggers=("Targets.cmake",),
+         pattern=_rx(r"/cmake/(?P<pkg>[\w-]+)/(?P=pkg)(?P<part>\w+)Targets\.cmake\s*$"),
+         requires=_rx(r"include could not find requested file"),
+         read=_ck_config_component, source="CMake include() of a package config's component "
+         "file; ROCm/composable_kernel#1646"),
+    Rule(id="hipified-unknown-type", klass="hipify",
+         triggers=("unknown type name 'hip",),
+         pattern=_rx(r"(?P<file>[\w./\\+-]+_hip\.(?:hip|cpp|cu|h))(?::\d+)+: error: unknown "
+                     r"type name '(?P<type>hip\w+)'"),
+         read=_hipified_unknown_type, source="ROCm/apex#115 (hipblasOperation_t after "
+         "PyTorch 2.1's hipify change)"),
+    Rule(id="windows-compiler-crash", klass="compiler-crash", tier=2,
+         triggers=("0xC0000005",),
+         pattern=_rx(r"Exception Code: 0xC0000005"),
+         requires=_rx(r"clang\+*\S*\.exe"),
+         read=_windows_crash, source="ROCm/rocm-libraries#2506 (clang++.exe access "
+         "violation building Composable Kernel)"),
 )

@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from rocmforge.triage import explain_lines  # noqa: E402
+from rocmforge.triage.shapes import symbol_name  # noqa: E402
 
 OUTCOMES = ("right", "partial", "silent", "wrong")
 
@@ -58,6 +59,14 @@ def load_cases(directories: list[Path] | None = None) -> list[Case]:
     return cases
 
 
+def same_subject(got: str, want: str) -> bool:
+    """Equal ignoring case; a symbol also matches in its other spellings (mangled, demangled
+    with parameters, or its qualified name: `_ZN3c103hip3fooEa` = `c10::hip::foo`)."""
+    if got.lower() == want.lower():
+        return True
+    return bool(want) and symbol_name(got) == symbol_name(want)
+
+
 def verdict(case: Case) -> tuple[str, str]:
     """(one of OUTCOMES, why) for one case."""
     with case.log.open(encoding="utf-8", errors="replace") as handle:
@@ -71,7 +80,7 @@ def verdict(case: Case) -> tuple[str, str]:
         return "silent", "nothing claimed"
     if got.klass != case.klass:
         return "wrong", f"class {got.klass} ({got.rule}), expected {case.klass}"
-    if case.subject and got.subject.lower() != case.subject.lower():
+    if case.subject and not same_subject(got.subject, case.subject):
         return "partial", f"subject {got.subject!r}, expected {case.subject!r}"
     cause, fix = got.cause.lower(), got.fix.lower()
     missing = [w for w in case.cause_words if w.lower() not in cause]
