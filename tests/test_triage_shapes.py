@@ -173,3 +173,34 @@ def test_the_sdk_core_root_without_hip_lang_names_the_core_package() -> None:
     found = explain_text(text)
     assert (found.klass, found.subject) == ("rocm-install", "_rocm_sdk_core")
     assert "rocm-sdk path --root" in found.fix
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule"), [
+    ('CMake Error at v2src/CMakeLists.txt:6 (cmake_path):\n  Unknown CMake command '
+     '"cmake_path".', "cmake", "cmake", "unknown-cmake-command"),
+    ("CMake Error at FindPackageHandleStandardArgs.cmake:233 (message):\n  Could NOT find "
+     "NCCL (missing: NCCL_INCLUDE_DIRS NCCL_LIBRARIES)\nCall Stack (most recent call first):\n"
+     "  cmake/External/nccl.cmake:6 (find_package)", "rocm-disabled", "USE_ROCM", "cuda-nccl"),
+    ("λ .\\build\\hipcc --version\n'C:\\Program' is not recognized as an internal or external "
+     "command,", "rocm-install", "HIP_PATH", "windows-unquoted-hip-path"),
+    ("ImportError: /tmp/torchinductor_root/triton/0/ebfa/hip_utils.so: undefined symbol: "
+     "hipGetDevicePropertiesR0600", "triton", "triton", "undefined-symbol"),
+    ("Stack dump:\n0.\tProgram arguments: /opt/rocm/hcc/bin/llc -O2 -mcpu=gfx900 x.bc",
+     "compiler-crash", "llc", "llvm-stack-dump"),
+])
+def test_a_round_three_shape_is_read_from_its_line(text: str, klass: str, subject: str,
+                                                    rule: str) -> None:
+    found = explain_text(text)
+    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
+
+
+@pytest.mark.parametrize("text", [
+    "MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_18.kdb "
+    "Performance may degrade.",
+    "UserWarning: Attempting to use hipBLASLt on an unsupported architecture! Overriding blas "
+    "backend to hipblas",
+    # NCCL missing without the CUDA path in sight proves nothing about ROCm.
+    "CMake Error at x.cmake:1 (message):\n  Could NOT find NCCL (missing: NCCL_LIBRARIES)",
+])
+def test_a_warning_or_a_fallback_claims_nothing(text: str) -> None:
+    assert explain_text(text).klass is None

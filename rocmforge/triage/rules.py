@@ -46,6 +46,8 @@ def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
     # words after "-- " are a status line for an optional package.
     if view.cmake_block != "error" or view.text.startswith("--"):
         return None
+    if match.group("name") == "NCCL":
+        return None  # CUDA's; a ROCm build asks for RCCL (rocmforge.triage.shapes: cuda-nccl)
     return _package_reading(match.group("name"), "missing: " + match.group("missing").strip())
 
 
@@ -259,6 +261,15 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
     raw = match.group("sym")
     symbol = demangle(raw)
     where = match.group("where") or ""
+    if "/triton/" in where:
+        return Reading(
+            subject="triton", klass="triton",
+            cause=f"Triton's HIP driver module ({where.rsplit('/', 1)[-1]}, compiled by Triton "
+                  f"at run time) needs {symbol}, which the loaded HIP runtime does not export: "
+                  "the Triton build was made for another ROCm than torch's libamdhip64",
+            fix="install the Triton built for torch's ROCm (the pytorch-triton-rocm that torch's "
+                "release pins, from the same index), remove other triton packages, and clear "
+                "Triton's cache (~/.triton, /tmp/torchinductor_*)")
     if "cxx11" in raw:
         return Reading(
             subject=symbol,
@@ -400,6 +411,8 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
 
 
 def _blaslt_arch(match: re.Match[str], view: LineView) -> Reading | None:
+    if "Overriding blas backend" in view.text:
+        return None  # torch's notice that it fell back to hipBLAS: a warning, nothing failed
     return Reading(subject="hipblaslt", cause="hipBLASLt does not support the GPU's target "
                    "({device}): it has no kernels for it, so the matmuls that use it fail",
                    fix="use rocBLAS for this GPU (`export TORCH_BLAS_PREFER_HIPBLASLT=0`), or "
@@ -545,9 +558,10 @@ def _aotriton_error(match: re.Match[str], view: LineView) -> Reading | None:
 def _ck_reading(where: str, why: str = "") -> Reading:
     return Reading(subject="composable_kernel", klass="composable-kernel",
                    cause="a Composable Kernel (CK, composable_kernel) source failed to "
-                   f"compile for {{device}} ({where}){why}: CK's kernels are written for the targets and ROCm release "
-                   "CK supports (its MFMA/WMMA paths: CDNA gfx90a, gfx942, gfx950), and other "
-                   "targets or a CK submodule at another commit fail like this",
+                   f"compile for {{device}} ({where}){why}: CK's kernels are written for the "
+                   "targets and ROCm release CK supports (its MFMA/WMMA paths: CDNA gfx90a, "
+                   "gfx942, gfx950), and other targets or a CK submodule at another commit "
+                   "fail like this",
                    fix="leave Composable Kernel out for {gfx} (`USE_ROCM_CK_GEMM=0 "
                    "USE_ROCM_CK_SDPA=0`, features ck=off), or build only for targets "
                    "composable_kernel supports with the ROCm release the PyTorch release "
@@ -563,13 +577,34 @@ def _ck_error(match: re.Match[str], view: LineView) -> Reading | None:
     return _ck_reading(match.group("file").rsplit("/", 1)[-1], why)
 
 
+_LLVM_PROGRAM = re.compile(r"(?:^|[/\\\s])(?P<prog>llc|opt|llvm-link|ld\.lld|lld|clang[\w.+-]*)"
+                           r"(?:\.exe)?(?:\(|\s+-)")
+
+
 def _compiler_crash(match: re.Match[str], view: LineView) -> Reading | None:
     prog = "gcc" if "internal compiler error" in view.text else "clang"
+    if prog == "clang":
+        # The LLVM program that crashed, when its path or stack frames are in sight (hcc's
+        # llc, llvm-link); clang under any version suffix is clang.
+        for line in (view.text, *reversed(view.previous)):
+            named = _LLVM_PROGRAM.search(line)
+            if named:
+                found = named.group("prog")
+                prog = "clang" if found.startswith("clang") else found
+                break
     return Reading(subject=prog, cause=f"the compiler ({prog}) crashed (an internal compiler "
                    "error, not a problem in the source it was given)", fix="rerun the step "
                    "once (a crash under memory pressure is not repeatable); if it repeats, use "
                    "another release of the compiler (a newer ROCm, or --gcc/--clang N) and "
                    "report it upstream with the preprocessed source the crash message names")
+
+
+def _stack_dump(match: re.Match[str], view: LineView) -> Reading | None:
+    # LLVM prints "Stack dump:" and then "0. Program arguments: <program> …" on the next line,
+    # which names the program that crashed: that line gives the finding.
+    if view.text.startswith("Stack dump:"):
+        return None
+    return _compiler_crash(match, view)
 
 
 def _hipify_fail(match: re.Match[str], view: LineView) -> Reading | None:
@@ -659,16 +694,6 @@ def _flash_attention_arch(match: re.Match[str], view: LineView) -> Reading | Non
                    "releases)", fix=f"build flash-attention only for a target it supports "
                    f"(GPU_ARCHS), or on {first} use its Triton backend "
                    "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE) or PyTorch's own SDPA")
-
-
-def _miopen_kdb(match: re.Match[str], view: LineView) -> Reading | None:
-    arch = match.group("arch")
-    return Reading(subject="miopen", cause=f"MIOpen has no precompiled kernel database for "
-                   f"{arch} ({match.group('file')}): it compiles its kernels at run time "
-                   "(slow first runs); this is a warning, not the error that stopped the run",
-                   fix=f"install MIOpen's kernel package for {arch} (ROCm's miopen-hip-"
-                   f"{arch}kdb), or ignore the warning; if the run failed, the cause is "
-                   "elsewhere in the log")
 
 
 def _oom_kernel(match: Groups, view: LineView) -> Reading | None:
@@ -983,11 +1008,6 @@ RULES: tuple[Rule, ...] = (
                      r"Flash-Attention"),
          read=_flash_attention_arch,
          source="Dao-AILab/flash-attention setup.py; ROCm/flash-attention#37"),
-    Rule(id="miopen-kdb", klass="math-library", tier=2,
-         triggers=("Missing system database file",),
-         pattern=_rx(r"MIOpen\S*: Warning \[\w+\] Missing system database file: "
-                     r"(?P<file>(?P<arch>gfx[0-9a-f]{3,4})\w*\.kdb)"),
-         read=_miopen_kdb, source="ROCm/MIOpen#1606"),
     Rule(id="cuda-toolkit-path", klass="rocm-disabled",
          triggers=("CUDA_TOOLKIT_ROOT_DIR", "No CMAKE_CUDA_COMPILER could be found"),
          pattern=_rx(r"^Specify CUDA_TOOLKIT_ROOT_DIR|No CMAKE_CUDA_COMPILER could be found"),
@@ -1032,10 +1052,11 @@ RULES: tuple[Rule, ...] = (
          read=_hip_duplicate, source="pytorch/vision#9298 (vision.cpp and vision_hip.cpp both "
          "compiled)"),
     Rule(id="llvm-stack-dump", klass="compiler-crash", tier=2,
-         triggers=("RunSignalHandlers", "Stack dump:", "Running pass '"),
+         triggers=("RunSignalHandlers", "Stack dump:", "Running pass '", "Program arguments:"),
          pattern=_rx(r"llvm\S*RunSignalHandlers|_ZN4llvm3sys17RunSignalHandlersEv|^Stack dump:"
-                     r"|^\d+\.\s+Running pass '[^']+' on (?:module|function)"),
-         read=_compiler_crash, source="LLVM's PrettyStackTrace and signal handler output"),
+                     r"|^\d+\.\s+Running pass '[^']+' on (?:module|function)"
+                     r"|^0\.\s+Program arguments: "),
+         read=_stack_dump, source="LLVM's PrettyStackTrace and signal handler output"),
 )
 
 

@@ -288,7 +288,7 @@ def _pep668(match: re.Match[str], view: LineView) -> Reading | None:
         "python), as the kit's own venv step does; never --break-system-packages")
 
 
-_PYPI_TORCH = re.compile(r"Downloading torch-(?P<ver>\d[\w.]*)-cp\d+-cp\d+\w*-"
+_PYPI_TORCH = re.compile(r"Downloading \S*?\btorch-(?P<ver>\d[\w.]*)-cp\d+-cp\d+\w*-"
                          r"(?:manylinux|linux)\S*\.whl")
 
 
@@ -411,6 +411,36 @@ def _windows_crash(match: re.Match[str], view: LineView) -> Reading | None:
             "preprocessed source")
 
 
+# --- found by scoring round r3 ----------------------------------------------------------------
+
+def _unknown_cmake_command(match: re.Match[str], view: LineView) -> Reading | None:
+    command = match.group("cmd")
+    return Reading(
+        subject="cmake", cause=f"the CMake running this project does not know the command "
+        f"{command}: it is older than the project needs (cmake_path came with CMake 3.20, "
+        "cmake_language with 3.18)", fix="install a newer CMake into the build environment "
+        "(`python -m pip install 'cmake>=3.20'`, or the version the project's "
+        "cmake_minimum_required names), then configure again")
+
+
+def _cuda_nccl(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="USE_ROCM", cause="PyTorch's configure took the CUDA path (a CUDA toolkit on "
+        "the machine turned USE_CUDA on) and looked for NCCL, CUDA's collective library: a "
+        "ROCm build asks for RCCL instead (cmake/External/rccl.cmake)",
+        fix="turn CUDA off for the ROCm build (USE_CUDA=0, as the kit does) and configure "
+            "again from a clean build folder")
+
+
+def _windows_space_path(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="HIP_PATH", cause="hipcc ran a tool from a path with a space that was not "
+        "quoted (C:\\Program Files\\AMD\\ROCm\\…): HIP_PATH, set by AMD's HIP SDK "
+        "installer, points hipcc at that other install instead of its own",
+        fix="unset HIP_PATH (or point it at the ROCm the build uses) in the shell that builds, "
+            "or uninstall the HIP SDK; `invoke doctor` shows what HIP_PATH points at")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -498,7 +528,7 @@ SHAPES: tuple[Rule, ...] = (
          pattern=_rx(r"error: externally-managed-environment"),
          read=_pep668, source="pip's PEP 668 error; Dao-AILab/flash-attention#2230"),
     Rule(id="torch-from-dependency", klass="python-packaging",
-         triggers=("Downloading torch-",),
+         triggers=("torch-",),
          pattern=_PYPI_TORCH,
          read=_torch_from_dependency, source="pip's resolver output; ROCm/pytorch#1533"),
     Rule(id="cuda-torch-under-rocm-package", klass="python-packaging", tier=0,
@@ -547,4 +577,22 @@ SHAPES: tuple[Rule, ...] = (
          requires=_rx(r"clang\+*\S*\.exe"),
          read=_windows_crash, source="ROCm/rocm-libraries#2506 (clang++.exe access "
          "violation building Composable Kernel)"),
+    Rule(id="unknown-cmake-command", klass="cmake",
+         triggers=("Unknown CMake command",),
+         pattern=_rx(r"Unknown CMake command \"(?P<cmd>cmake_\w+)\""),
+         read=_unknown_cmake_command, source="CMake's error for a command it does not have "
+         "(cmake_path: CMake 3.20); pytorch/pytorch#128420"),
+    Rule(id="cuda-nccl", klass="rocm-disabled",
+         triggers=("Could NOT find NCCL",),
+         pattern=_rx(r"Could NOT find NCCL\b"),
+         requires=_rx(r"External/nccl\.cmake"),
+         read=_cuda_nccl, source="pytorch/pytorch:cmake/Dependencies.cmake (External/nccl.cmake "
+         "only under USE_CUDA, rccl.cmake under USE_ROCM; stored copy, commit not pinned); "
+         "ROCm/TheRock#1503"),
+    Rule(id="windows-unquoted-hip-path", klass="rocm-install",
+         triggers=("is not recognized as an internal or external command",),
+         pattern=_rx(r"^'[A-Za-z]:\\Program' is not recognized as an internal or external "
+                     r"command"),
+         requires=_rx(r"hipcc|hipconfig"),
+         read=_windows_space_path, source="cmd.exe's error; ROCm/TheRock#1200"),
 )
