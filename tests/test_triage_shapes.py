@@ -204,3 +204,57 @@ def test_a_round_three_shape_is_read_from_its_line(text: str, klass: str, subjec
 ])
 def test_a_warning_or_a_fallback_claims_nothing(text: str) -> None:
     assert explain_text(text).klass is None
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule"), [
+    ("327.4  #9 0x00005ddc0509e1bd clang::Parser::ParseExternalDeclaration(clang::"
+     "ParsedAttributes&) (/opt/rocm-7.2.1/lib/llvm/bin/clang-22+0x4a941bd)",
+     "compiler-crash", "clang", "llvm-stack-frame"),
+    ("hipModuleLoad failed: C:\\venv\\Lib\\site-packages\\_rocm_sdk_libraries_gfx110X_all\\bin"
+     "\\hipblaslt\\library/Kernels.so-000-gfx1102-xnack-.hsaco", "math-library", "hipblaslt",
+     "math-library-module-load"),
+    ("[hipSPARSELt configure] CMake Error at cmake/hipsparselt_supported_architectures.cmake:42"
+     " (message):\n[hipSPARSELt configure]   Unsupported GPU target: gfx1201", "math-library",
+     "hipsparselt", "library-unsupported-target"),
+    ("  ╰─▶ Because filelock was not found in the package registry and torch==2.9.0+rocm7.10 "
+     "depends on filelock, we can conclude", "python-packaging", "filelock",
+     "uv-not-in-registry"),
+    ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+     "    PyTorch 2.10.0+cu128 with CUDA 1208 (you have 2.11.0+rocm7.13.0)",
+     "python-packaging", "xformers", "extension-built-for-cuda-torch"),
+    ("ERROR: No matching distribution found for pytorch-triton-rocm==2.2.0 (from torch)",
+     "triton", "triton", "no-distribution"),
+    ("OSError: [WinError 126] The specified module could not be found. Error loading "
+     "\"C:\\venv\\Lib\\site-packages\\torch\\lib\\torch_hip.dll\" or one of its dependencies.",
+     "import", "torch_hip.dll", "windows-torch-dll"),
+    ("/x/fused_dense_hip.hip:63:7: error: use of undeclared identifier 'CUBLAS_COMPUTE_64F'",
+     "hipify", "fused_dense_hip.hip", "hipified-unknown-type"),
+])
+def test_a_round_four_shape_is_read_from_its_line(text: str, klass: str, subject: str,
+                                                   rule: str) -> None:
+    found = explain_text(text)
+    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
+
+
+def test_an_unsupported_target_without_a_library_in_sight_claims_nothing() -> None:
+    assert explain_text("Unsupported GPU target: gfx1201").klass is None
+
+
+def test_a_loader_error_from_one_of_two_rocm_installs_is_the_install() -> None:
+    lines = ['  File "/opt/rocm-7.1.1/libexec/amdsmi_cli/amdsmi_init.py", line 38',
+             "AttributeError: /opt/rocm-7.0.1/lib/libamd_smi.so: undefined symbol: "
+             "amdsmi_get_gpu_partition_metrics_info"]
+    found = explain_text("\n".join(lines))
+    assert (found.klass, found.subject, found.rule) == ("rocm-install", "libamd_smi",
+                                                        "mixed-rocm-installs")
+    assert "/opt/rocm-7.0.1" in found.cause and "/opt/rocm-7.1.1" in found.cause
+    assert [a.klass for a in found.alternatives] == ["import"]
+    # One install named: the loader error stands.
+    assert explain_text(lines[1]).klass == "import"
+
+
+def test_miopen_build_errors_need_an_assembler_error_to_blame_the_target() -> None:
+    error = "MIOpen(HIP): Error [BuildOcl] comgr status = ERROR (1)"
+    assert explain_text(error).klass is None
+    found = explain_text(":14:20: error: not a valid operand.\n" + error)
+    assert (found.klass, found.subject) == ("math-library", "miopen")

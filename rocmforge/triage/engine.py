@@ -55,6 +55,10 @@ _DEVICE_WEAK = re.compile(
 )
 STRONG_WEIGHT = 100
 
+# Versioned ROCm roots a log names (/opt/rocm-7.0.1): two of them are two installs.
+_ROCM_ROOT = re.compile(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)\b")
+MAX_ROOTS = 8
+
 # A long line with this many " -" flags is an echoed compile or link command.
 COMMAND_FLAGS = 12
 _CMAKE_HEADER = re.compile(r"^CMake (Error|Warning|Deprecation Warning)\b")
@@ -73,6 +77,7 @@ class _Scan:
     requires_seen: set[str] = field(default_factory=set)
     unless_seen: set[str] = field(default_factory=set)
     requires_line: dict[str, int] = field(default_factory=dict)
+    rocm_roots: list[str] = field(default_factory=list)
     lines_read: int = 0
 
 
@@ -115,7 +120,8 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
                     continue
                 if view is None:
                     view = LineView(text=stripped, indented=indented, cmake_block=block,
-                                    previous=tuple(recent), step=step)
+                                    previous=tuple(recent), step=step,
+                                    rocm_roots=tuple(state.rocm_roots))
                 reading = rule.read(found, view)
                 if reading is None:
                     continue
@@ -134,6 +140,10 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
         for rule in voiders:
             if rule.unless is not None and rule.unless.search(stripped):
                 state.unless_seen.add(rule.id)
+        if "/rocm-" in stripped and len(state.rocm_roots) < MAX_ROOTS:
+            for version in _ROCM_ROOT.findall(stripped):
+                if version not in state.rocm_roots and len(state.rocm_roots) < MAX_ROOTS:
+                    state.rocm_roots.append(version)
         if not command and "gfx" in stripped and "[code object" not in stripped:
             for regex, weight in ((_DEVICE_STRONG, STRONG_WEIGHT), (_DEVICE_WEAK, 1)):
                 hits = [next(g for g in m.groups() if g) for m in regex.finditer(stripped)]

@@ -399,7 +399,8 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
     # unreadable, another format) proves nothing about the kernels: no claim.
     if "GPU arch" not in view.text and "No such file" not in view.text:
         return None
-    lib = "hipblaslt" if "hipblaslt" in view.text.lower() else "rocblas"
+    lower = view.text.lower()
+    lib = next((name for name in ("hipsparselt", "hipblaslt") if name in lower), "rocblas")
     arch = match.groupdict().get("arch") or "{device}"
     return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for the "
                    f"GPU's target {arch}: the installed {lib} was built without it",
@@ -470,6 +471,15 @@ def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
     name = re.split(r"[<>=!~; ]", name)[0].lower()
     if not name:
         return None
+    if name in ("pytorch-triton-rocm", "pytorch-triton", "triton-rocm"):
+        return Reading(subject="triton", klass="triton",
+                       cause=f"pip found no {name} release that torch pins: PyTorch publishes "
+                             "its ROCm Triton (pytorch-triton-rocm) on its own wheel index, not "
+                             "on PyPI, so a torch wheel installed from a file or another index "
+                             "cannot get its Triton",
+                       fix="install with the PyTorch ROCm index that torch came from (`pip "
+                           "install --index-url https://download.pytorch.org/whl/rocmX.Y "
+                           "...`), or install the pinned pytorch-triton-rocm wheel first")
     return Reading(subject=name, cause=f"pip found no release of {name} that fits: the index "
                    "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python and "
                    "platform, or no network", fix=f"use an index that carries {name} (add "
@@ -574,7 +584,14 @@ def _ck_error(match: re.Match[str], view: LineView) -> Reading | None:
     if "needs target feature" in view.text:
         why = "; it uses instructions (" + view.text.rsplit("needs target feature", 1)[1].strip() \
             + ") this target does not have"
-    return _ck_reading(match.group("file").rsplit("/", 1)[-1], why)
+    reading = _ck_reading(match.group("file").rsplit("/", 1)[-1], why)
+    if "flash_attn" in match.group("file") or "flash-attention" in match.group("file"):
+        # flash-attention's own CK backend: on other targets its Triton backend builds.
+        return Reading(subject=reading.subject, klass=reading.klass, cause=reading.cause,
+                       fix="build flash-attention with its Triton backend on this target "
+                           "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE): its CK backend builds "
+                           "only for the CDNA targets CK supports (GPU_ARCHS=gfx90a;gfx942)")
+    return reading
 
 
 _LLVM_PROGRAM = re.compile(r"(?:^|[/\\\s])(?P<prog>llc|opt|llvm-link|ld\.lld|lld|clang[\w.+-]*)"

@@ -285,7 +285,7 @@ def _pep668(match: re.Match[str], view: LineView) -> Reading | None:
         subject="pip", cause="pip refused to install into the system Python "
         "(externally-managed-environment, PEP 668): the build ran pip outside a virtual "
         "environment", fix="run the build inside a venv (`python -m venv .venv` and its "
-        "python), as the kit's own venv step does; never --break-system-packages")
+        "python), as the kit's own venv step does; do not override pip's refusal")
 
 
 _PYPI_TORCH = re.compile(r"Downloading \S*?\btorch-(?P<ver>\d[\w.]*)-cp\d+-cp\d+\w*-"
@@ -326,8 +326,9 @@ def _cuda_path_with_rocm_torch(match: re.Match[str], view: LineView) -> Reading 
         "/ CUDA_HOME) although the torch installed is a ROCm build: this release of the package "
         "has no ROCm build, or its ROCm path was not selected",
         fix="use a release (or fork) of the package with ROCm support and build it against the "
-            "ROCm torch (`pip install --no-build-isolation .`); for flash-attention its ROCm "
-            "backend (CK or Triton)")
+            "ROCm torch without build isolation (`pip install --no-build-isolation .`), with "
+            "ROCM_HOME (or ROCM_PATH) set and hipcc on PATH so torch's cpp_extension finds "
+            "ROCm; for flash-attention its ROCm backend (CK or Triton)")
 
 
 def _hip_lang_missing(match: re.Match[str], view: LineView) -> Reading | None:
@@ -393,13 +394,16 @@ def _ck_config_component(match: re.Match[str], view: LineView) -> Reading | None
 
 def _hipified_unknown_type(match: re.Match[str], view: LineView) -> Reading | None:
     source = match.group("file").rsplit("/", 1)[-1]
+    name = match.group("type")
+    how = ("hipify left this CUDA name as it was (this torch's hipify has no mapping for it)"
+           if name.lower().startswith("cu") else "the HIP headers do not declare it")
     return Reading(
-        subject=source, cause=f"the hipified source {source} uses {match.group('type')}, which "
-        "the HIP headers do not declare: torch's hipify maps CUDA names differently in this "
-        "release (PyTorch 2.1 moved cuBLAS from rocBLAS to hipBLAS names) than the sources "
-        "were written for", fix="build the extension release (or branch) written for this "
-        "PyTorch's hipify mapping (e.g. ROCm/apex's branch for torch >= 2.1), or a PyTorch "
-        "the sources match")
+        subject=source, cause=f"the hipified source {source} uses {name}: {how}; torch's "
+        "hipify maps CUDA names differently in this release (PyTorch 2.1 moved cuBLAS from "
+        "rocBLAS to hipBLAS names) than the sources were written for",
+        fix="build the extension release (or branch) written for this PyTorch's hipify "
+            "mapping (e.g. ROCm/apex's branch for torch >= 2.1), or a PyTorch the sources "
+            "match")
 
 
 def _windows_crash(match: re.Match[str], view: LineView) -> Reading | None:
@@ -439,6 +443,122 @@ def _windows_space_path(match: re.Match[str], view: LineView) -> Reading | None:
         "installer, points hipcc at that other install instead of its own",
         fix="unset HIP_PATH (or point it at the ROCm the build uses) in the shell that builds, "
             "or uninstall the HIP SDK; `invoke doctor` shows what HIP_PATH points at")
+
+
+# --- found by scoring round r4 ----------------------------------------------------------------
+
+def _llvm_frame(match: re.Match[str], view: LineView) -> Reading | None:
+    program = match.group("prog")
+    subject = "clang" if program.startswith("clang") else program
+    return Reading(
+        subject=subject, cause=f"{program} crashed (the log shows its stack frames): a bug of "
+        "the compiler hit by this source, not an error in the source",
+        fix=f"use another release of {subject} (a newer ROCm, or the ROCm the project "
+            "names), or build that source at a commit known to compile; report the crash "
+            "upstream with the preprocessed source")
+
+
+def _sdk_preload_key(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("name")
+    return Reading(
+        subject=name, cause=f"torch asked the installed rocm-sdk packages (rocm_sdk) to preload "
+        f"{name} at import, and they do not have it: the torch wheel and the rocm-sdk packages "
+        f"come from different builds or target families ({name} is not built for every target)",
+        fix=f"install torch and the rocm[libraries] packages from the same index and nightly "
+            f"(the one for your GPU family), so torch preloads only what they ship (a torch "
+            f"that preloads {name} needs rocm-sdk packages that have it); `rocm-sdk test` "
+            f"lists what is there")
+
+
+def _windows_torch_dll(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject=match.group("dll"), cause=f"Windows could not load {match.group('dll')} or a "
+        "DLL it needs (the HIP runtime amdhip64_N.dll of the rocm_sdk packages): another "
+        "amdhip64 (the display driver's, in System32) was loaded first, or the rocm_sdk "
+        "packages that match torch are not installed",
+        fix="import torch before any package that loads HIP itself (triton, for one): torch "
+            "sets up the rocm_sdk DLL folders on import; and install the rocm[libraries] "
+            "packages torch was built with")
+
+
+def _math_module_load(match: re.Match[str], view: LineView) -> Reading | None:
+    library, arch = match.group("lib").lower(), match.group("arch")
+    return Reading(
+        subject=library, cause=f"{library} could not load its kernels for {arch} ({library}'s "
+        f"code object files for {arch} are not in the install or wheel)",
+        fix=f"install a {library} whose library folder holds {arch}'s kernels (the ROCm packages "
+            f"or wheels for your GPU family, at a nightly that ships them); until then keep "
+            f"torch off {library} for this GPU"
+            + (" (TORCH_BLAS_PREFER_HIPBLASLT=0)" if library == "hipblaslt" else ""))
+
+
+_MATH_NAMES = ("hipsparselt", "hipblaslt", "rocblas", "miopen", "rocsparse", "rocfft",
+               "composable_kernel")
+
+
+def _unsupported_target(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    context = " ".join((*view.previous[-4:], view.text)).lower()
+    library = next((name for name in _MATH_NAMES if name in context), "")
+    if not library:
+        return None
+    return Reading(
+        subject=library, cause=f"{library} does not support {arch}: its configure checks the "
+        f"target list against the targets it has kernels for",
+        fix=f"leave {library} out for {arch} (build it only for the targets it lists), or "
+            f"configure it without device kernels where it offers that; torch builds without "
+            f"{library} for that target")
+
+
+def _miopen_build(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="miopen", cause="MIOpen could not compile one of its kernels for the GPU's "
+        "target ({device}) at run time: that kernel's source (inline assembly) is not valid "
+        "for this target in this MIOpen release",
+        fix="use an MIOpen release that supports this target (a newer ROCm), or keep the "
+            "failing op off MIOpen (torch.backends.cudnn.enabled = False)")
+
+
+def _uv_not_in_registry(match: re.Match[str], view: LineView) -> Reading | None:
+    package = match.group("pkg")
+    return Reading(
+        subject=package, cause=f"the resolver found no {package} on the only index it was "
+        f"given, and {match.group('who')} depends on it: the index (a ROCm family index) "
+        f"does not mirror {package}",
+        fix=f"add an index that carries {package} (`--extra-index-url https://pypi.org/simple`"
+            f", or uv's index strategy setting), or install {package} first")
+
+
+def _built_for_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
+    package = ""
+    for line in reversed(view.previous[-3:]):
+        named = re.search(r"(?P<pkg>[\w-]+) was built for:", line)
+        if named:
+            package = named.group("pkg").lower()
+            break
+    if not package:
+        return None
+    return Reading(
+        subject=package, cause=f"the installed {package} is a CUDA build (for torch "
+        f"{match.group('built')}) but torch is {match.group('have')}: its compiled extensions "
+        "cannot load", fix=f"remove that {package} wheel and install a ROCm build of {package} "
+        f"for this torch (or build it from source against it); keep pip from pulling "
+        f"PyPI's CUDA {package}")
+
+
+def _mixed_roots(match: re.Match[str], view: LineView) -> Reading | None:
+    version = match.group("ver")
+    others = [v for v in view.rocm_roots if v != version]
+    if not others:
+        return None
+    where, library = match.group("where"), match.group("lib")
+    return Reading(
+        subject=library, cause=f"two ROCm installs are mixed: {where} comes from "
+        f"/opt/rocm-{version} while the same program also runs from /opt/rocm-{others[0]}, so "
+        f"a component of one release loads the other release's {library}",
+        fix=f"use one ROCm install: remove /opt/rocm-{version} (or /opt/rocm-{others[0]}) and "
+            "whatever still points at it (a Python package left in site-packages, an "
+            "ld.so.conf.d file, LD_LIBRARY_PATH); `invoke doctor` lists the installs it finds")
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -566,9 +686,10 @@ SHAPES: tuple[Rule, ...] = (
          read=_ck_config_component, source="CMake include() of a package config's component "
          "file; ROCm/composable_kernel#1646"),
     Rule(id="hipified-unknown-type", klass="hipify",
-         triggers=("unknown type name 'hip",),
-         pattern=_rx(r"(?P<file>[\w./\\+-]+_hip\.(?:hip|cpp|cu|h))(?::\d+)+: error: unknown "
-                     r"type name '(?P<type>hip\w+)'"),
+         triggers=("unknown type name '", "use of undeclared identifier '"),
+         pattern=_rx(r"(?P<file>[\w./\\+-]+_hip\.(?:hip|cpp|cu|h))(?::\d+)+: error: "
+                     r"(?:unknown type name|use of undeclared identifier) "
+                     r"'(?P<type>(?:hip|cu|CU)\w+)'"),
          read=_hipified_unknown_type, source="ROCm/apex#115 (hipblasOperation_t after "
          "PyTorch 2.1's hipify change)"),
     Rule(id="windows-compiler-crash", klass="compiler-crash", tier=2,
@@ -595,4 +716,54 @@ SHAPES: tuple[Rule, ...] = (
                      r"command"),
          requires=_rx(r"hipcc|hipconfig"),
          read=_windows_space_path, source="cmd.exe's error; ROCm/TheRock#1200"),
+    Rule(id="llvm-stack-frame", klass="compiler-crash", tier=2,
+         triggers=("+0x",),
+         pattern=_rx(r"#\d+ 0x[0-9a-f]{6,} .*\((?:\S*[/\\])?(?P<prog>clang[\w.+-]*?|llc|opt|"
+                     r"lld|ld\.lld)(?:\.exe)?\+0x[0-9a-f]+\)"),
+         read=_llvm_frame, source="LLVM's symbolized stack trace; ggml-org/llama.cpp#24964"),
+    Rule(id="rocm-sdk-preload", klass="import",
+         triggers=("KeyError",),
+         pattern=_rx(r"KeyError: '(?P<name>(?!gfx)[a-z][\w-]*)'"),
+         requires=_rx(r"rocm_sdk[/\\]__init__\.py\S*, line \d+, in (?:find_libraries|"
+                      r"preload_libraries)"),
+         read=_sdk_preload_key, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:"
+         "build_tools/packaging/python/"
+         "templates/rocm/src/rocm_sdk (preload_libraries, `rocm-sdk test`); ROCm/TheRock#2345"),
+    Rule(id="windows-torch-dll", klass="import",
+         triggers=("WinError 126",),
+         pattern=_rx(r"WinError 126\].*Error loading \"\S*?(?P<dll>torch_hip\.dll|c10_hip\.dll)"),
+         read=_windows_torch_dll, source="torch/__init__.py _load_dll_libraries; "
+         "triton-lang/triton-windows#35"),
+    Rule(id="math-library-module-load", klass="math-library",
+         triggers=("hipModuleLoad failed",),
+         pattern=_rx(r"hipModuleLoad failed: \S*?[/\\](?P<lib>hipblaslt|rocblas|hipsparselt)"
+                     r"[/\\]library[/\\]\S*?(?P<arch>gfx[0-9a-f]{3,4})"),
+         read=_math_module_load, source="ROCm/TheRock#2847, #6641 (lazy Tensile kernels "
+         "missing from a wheel or build)"),
+    Rule(id="library-unsupported-target", klass="math-library",
+         triggers=("Unsupported GPU target",),
+         pattern=_rx(r"Unsupported GPU target: (?P<arch>gfx[0-9a-f]{3,4})"),
+         read=_unsupported_target, source="hipSPARSELt's cmake/hipsparselt_supported_"
+         "architectures.cmake; ROCm/TheRock#2042"),
+    Rule(id="miopen-runtime-build", klass="math-library",
+         triggers=("MIOpen",),
+         pattern=_rx(r"MIOpen\(HIP\): Error \[(?:BuildOcl|BuildHip)\]"),
+         requires=_rx(r"not a valid operand|cannot compile inline asm|instruction not supported "
+                      r"on this GPU|invalid instruction"),
+         read=_miopen_build, source="MIOpen's run-time kernel build; ROCm/MIOpen#3796"),
+    Rule(id="uv-not-in-registry", klass="python-packaging",
+         triggers=("was not found in the package registry",),
+         pattern=_rx(r"Because (?P<pkg>[\w.-]+) was not found in the package registry and "
+                     r"(?P<who>\S+) depends on"),
+         read=_uv_not_in_registry, source="uv's resolver; ROCm/TheRock#2344"),
+    Rule(id="extension-built-for-cuda-torch", klass="python-packaging",
+         triggers=("you have",),
+         pattern=_rx(r"PyTorch (?P<built>\S+\+cu\d+)\b.*\(you have (?P<have>\S+\+rocm[\w.]*)\)"),
+         read=_built_for_other_torch, source="xformers' build-info check; unslothai/unsloth#11639"),
+    Rule(id="mixed-rocm-installs", klass="rocm-install", tier=0,
+         triggers=("/opt/rocm-",),
+         pattern=_rx(r"(?P<where>/opt/rocm-(?P<ver>\d+\.\d+(?:\.\d+)?)/\S*?(?P<lib>lib[\w+-]+)"
+                     r"\.so[\w.]*): (?:undefined symbol|cannot open shared object)"),
+         read=_mixed_roots, source="ROCm/amdsmi#186 (the 7.1.1 CLI loading 7.0.1's "
+         "libamd_smi.so)"),
 )
