@@ -258,3 +258,34 @@ def test_miopen_build_errors_need_an_assembler_error_to_blame_the_target() -> No
     assert explain_text(error).klass is None
     found = explain_text(":14:20: error: not a valid operand.\n" + error)
     assert (found.klass, found.subject) == ("math-library", "miopen")
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule"), [
+    ("CMake Error at CMakeLists.txt:66 (find_package):\n"
+     '  By not providing "Findhsa-runtime64.cmake" in CMAKE_MODULE_PATH this\n'
+     "  project has asked CMake to find a package configuration file provided by\n"
+     '  "hsa-runtime64", but CMake did not find one.', "missing-component", "hsa-runtime64",
+     "cmake-config-name-wrapped"),
+    ("WARNING: rocm 7.14.0a20260519 does not provide the extra 'device-gfx950'",
+     "python-packaging", "rocm", "rocm-missing-extra"),
+    ("RuntimeError: operator torchvision::nms does not exist", "python-packaging",
+     "torchvision", "torchvision-ops-missing"),
+    ("Fatal error in launcher: Unable to create process using '\"D:\\old\\python_env\\python.exe"
+     "\"  \"D:\\new\\python_env\\Scripts\\rocm-sdk.exe\" path --root': The system cannot find "
+     "the file specified.", "rocm-install", "rocm-sdk", "stale-launcher"),
+    ("UserWarning: Flash attention on Current AMD GPU is still experimental. Enable it with "
+     "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1.", "aotriton", "aotriton",
+     "aotriton-experimental"),
+    ("In file included from /x/main_hip.cpp:5:\n/v/site-packages/torch/include/ATen/hip/"
+     "Exceptions.h:4:10: fatal error: 'hipblas/hipblas.h' file not found", "rocm-install",
+     "hipblas", "missing-header"),
+])
+def test_a_late_round_four_shape_is_read_from_its_line(text: str, klass: str, subject: str,
+                                                        rule: str) -> None:
+    found = explain_text(text)
+    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
+
+
+def test_a_library_header_missing_from_a_plain_compile_stays_a_missing_component() -> None:
+    found = explain_text("/src/x.cpp:4:10: fatal error: 'hipblas/hipblas.h' file not found")
+    assert (found.klass, found.subject) == ("missing-component", "hipblas")

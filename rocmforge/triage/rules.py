@@ -107,7 +107,23 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
                 "hipify step does this for PyTorch")
     if header.startswith(("ck/", "ck_tile/")):
         return _ck_reading(header)
-    if header.startswith("hip/") and any(_TORCH_INCLUDE.search(p) for p in view.previous):
+    torch_driven = any(_TORCH_INCLUDE.search(p) for p in (*view.previous, view.text))
+    row = owners.header_owner(header)
+    if torch_driven and row is not None and not header.startswith("hip/"):
+        # A ROCm library's header missing from a compile an installed torch drives: the
+        # include root torch passes is a part of the install without it (TheRock's
+        # _rocm_sdk_core holds the runtime, _rocm_sdk_devel the libraries' headers).
+        return Reading(
+            subject=row.name, klass="rocm-install",
+            cause=f"a compile driven by the installed torch (its torch/include headers) did not "
+                  f"find {header} ({row.name}'s header): the ROCm include root torch passes "
+                  "comes from ROCM_HOME / ROCM_PATH or torch's own guess, and it is a part of "
+                  f"the install without {row.name}'s headers (TheRock's runtime-only "
+                  "_rocm_sdk_core, or another ROCm)",
+            fix="export ROCM_HOME and ROCM_PATH to the ROCm root that holds the libraries' "
+                "headers (TheRock wheels: `rocm-sdk path --root`, the devel package), or "
+                f"install {row.name}'s development files ({row.install_hint()}), then run again")
+    if header.startswith("hip/") and torch_driven:
         # A compile that an installed torch drives (cpp_extension, Inductor's AOTI) takes its
         # ROCm include folder from ROCM_HOME/ROCM_PATH or its own guess; HIP's headers exist
         # wherever ROCm does, so the folder it took is the wrong one.
@@ -121,7 +137,6 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
             fix="export ROCM_HOME and ROCM_PATH to the root of the ROCm install whose include/ "
                 "holds hip/hip_runtime.h (TheRock wheels: `rocm-sdk path --root`), then run "
                 "again")
-    row = owners.header_owner(header)
     if row is None:
         return None
     return Reading(

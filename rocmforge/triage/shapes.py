@@ -561,6 +561,51 @@ def _mixed_roots(match: re.Match[str], view: LineView) -> Reading | None:
             "ld.so.conf.d file, LD_LIBRARY_PATH); `invoke doctor` lists the installs it finds")
 
 
+# --- found by scoring round r4's late cases ---------------------------------------------------
+
+def _config_name_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block == "warning" or not view.previous or \
+            not view.previous[-1].endswith("package configuration file provided by"):
+        return None
+    name = match.group("name")
+    return _package(name, f"CMake found no package configuration file for {name}: the "
+                    "{label} component is not installed in the prefixes CMake searched "
+                    "(CMAKE_PREFIX_PATH)")
+
+
+def _missing_extra(match: re.Match[str], view: LineView) -> Reading | None:
+    extra = match.group("extra")
+    return Reading(
+        subject="rocm", cause=f"pip resolved a rocm {match.group('ver')} that does not "
+        f"provide the extra '{extra}', so the device package it names is not installed: the "
+        "index served a rocm distribution (another platform's, or an sdist) without that "
+        "target's extra", fix="install from the index for your GPU family, or name the "
+        "device package itself (rocm-sdk-device-<gfx>) at the same version as rocm; check "
+        "with `pip install --dry-run` that it is listed")
+
+
+def _torchvision_ops(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="torchvision", cause=f"torchvision's compiled operators are not registered "
+        f"({match.group('op')} does not exist): the installed torchvision was not built "
+        "against this torch (another release or variant, e.g. PyPI's beside a ROCm torch)",
+        fix="install the torchvision built for this torch (the same ROCm index and nightly, "
+            "or `invoke build` with the companion), with `pip install --no-deps` so torch "
+            "stays")
+
+
+def _stale_launcher(match: re.Match[str], view: LineView) -> Reading | None:
+    python, script = match.group("python"), match.group("script")
+    name = script.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".exe")
+    return Reading(
+        subject=name, klass="rocm-install" if name.startswith("rocm") else "",
+        cause=f"the {name} launcher still points at {python}, a Python that is no longer "
+        "there: the environment was moved or renamed after the package was installed",
+        fix=f"reinstall the package that provides {name} in the environment where it is now "
+            "(`pip install --force-reinstall --no-deps <package>`), or recreate the "
+            "environment instead of renaming it")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -766,4 +811,24 @@ SHAPES: tuple[Rule, ...] = (
                      r"\.so[\w.]*): (?:undefined symbol|cannot open shared object)"),
          read=_mixed_roots, source="ROCm/amdsmi#186 (the 7.1.1 CLI loading 7.0.1's "
          "libamd_smi.so)"),
+    Rule(id="cmake-config-name-wrapped", klass="missing-component",
+         triggers=("but CMake did not find one",),
+         pattern=_rx(r"^\"(?P<name>[\w.+-]+)\", but CMake did not find one"),
+         read=_config_name_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx (the "
+         "package name wrapped onto its own line); ROCm/TheRock#1555"),
+    Rule(id="rocm-missing-extra", klass="python-packaging",
+         triggers=("does not provide the extra",),
+         pattern=_rx(r"\brocm (?P<ver>\S+) does not provide the extra '(?P<extra>[\w-]+)'"),
+         read=_missing_extra, source="pip's warning; ROCm/TheRock#5347"),
+    Rule(id="torchvision-ops-missing", klass="python-packaging",
+         triggers=("does not exist",),
+         pattern=_rx(r"operator (?P<op>torchvision::\w+) does not exist"),
+         read=_torchvision_ops, source="torch.library's error when torchvision's C++ ops did "
+         "not load; ROCm/pytorch#3109"),
+    Rule(id="stale-launcher", klass="python-packaging",
+         triggers=("Fatal error in launcher",),
+         pattern=_rx(r"Fatal error in launcher: Unable to create process using "
+                     r"'\"(?P<python>[^\"]+)\"\s+\"(?P<script>[^\"]+)\""),
+         read=_stale_launcher, source="pip's Windows script launcher (distlib); "
+         "patientx-cfz/comfyui-rocm#30"),
 )
