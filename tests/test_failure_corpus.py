@@ -9,6 +9,7 @@ whose class is "" must stay unexplained: triage claims nothing there.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -72,3 +73,26 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def test_the_readme_figures_are_the_measured_ones() -> None:
+    """The README's triage section states the rule count, the corpus size and the score: each
+    is what the code and the corpus give now."""
+    from rocmforge.triage import all_rules
+    from rocmforge.triage.table import load_signatures
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    rules = re.search(r"(\d+) rules: (\d+) parsers for shapes .*? and (\d+) exact-message "
+                      r"signatures", text)
+    assert rules is not None
+    total, signatures = len(all_rules()), len(load_signatures())
+    assert (int(rules[1]), int(rules[2]), int(rules[3])) == (
+        total, total - signatures, signatures)
+    measured = re.search(r"corpus in `tests/failures` \((\d+) real failures: .*?; (\d+) of them "
+                         r"negatives .*?\): (\d+) right .*?, (\d+) partly, (\d+) not explained, "
+                         r"(\d+) wrong", text)
+    assert measured is not None
+    outcomes = [verdict(c)[0] for c in ALL]
+    assert tuple(int(g) for g in measured.groups()) == (
+        len(ALL), sum(1 for c in ALL if not c.klass), outcomes.count("right"),
+        outcomes.count("partial"), outcomes.count("silent"), outcomes.count("wrong"))
