@@ -1,73 +1,27 @@
 """The failure corpus (tests/failures): every real failure explained right, and none wrong.
 
 Each case is a real log (a public thread's lines, or real tools' output made by
-tests/failures/make/) and the answer the thread established. A case whose class is "" must stay
-unexplained: triage claims nothing there. `python tests/test_failure_corpus.py` prints the
-score per class (the README's figures).
+tests/failures/make/) and the answer the thread established: cases/ and every held-out round
+once it is scored (rounds/*/cases, tests/failures/ROUNDS.md); the verdict is score.py's. A case
+whose class is "" must stay unexplained: triage claims nothing there.
+`python tests/test_failure_corpus.py` prints the score per class (the README's figures).
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rocmforge.triage import CLASSES, explain_lines  # noqa: E402
+from rocmforge.triage import CLASSES  # noqa: E402
 
-CASES = ROOT / "tests" / "failures" / "cases"
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    log: Path
-    source: str
-    step: str
-    klass: str
-    subject: str
-    cause_words: tuple[str, ...]
-    fix_words: tuple[str, ...]
-
-
-def load_cases() -> list[Case]:
-    cases = []
-    for meta in sorted(CASES.glob("*.toml")):
-        data = tomllib.loads(meta.read_text())
-        cases.append(Case(id=meta.stem, log=meta.with_suffix(".log"), source=data["source"],
-                          step=data.get("step", ""), klass=data["class"],
-                          subject=data.get("subject", ""),
-                          cause_words=tuple(data.get("cause_words", ())),
-                          fix_words=tuple(data.get("fix_words", ()))))
-    return cases
-
-
-def verdict(case: Case) -> tuple[str, str]:
-    """('right' | 'wrong' | 'unexplained' | 'partial', why) for one case."""
-    with case.log.open(encoding="utf-8", errors="replace") as handle:
-        got = explain_lines(handle, step=case.step)
-    if not case.klass:
-        if got.klass is None:
-            return "right", ""
-        return "wrong", f"claimed {got.klass}/{got.subject} on a log that proves nothing"
-    if got.klass is None:
-        return "unexplained", "nothing claimed"
-    if got.klass != case.klass:
-        return "wrong", f"class {got.klass} ({got.rule}), expected {case.klass}"
-    if case.subject and got.subject.lower() != case.subject.lower():
-        return "partial", f"subject {got.subject!r}, expected {case.subject!r}"
-    cause, fix = got.cause.lower(), got.fix.lower()
-    missing = [w for w in case.cause_words if w.lower() not in cause]
-    missing += [f"fix:{w}" for w in case.fix_words if w.lower() not in fix]
-    if missing:
-        return "partial", f"missing words {missing}"
-    return "right", ""
-
+sys.path.insert(0, str(ROOT / "tests" / "failures"))
+from score import Case, load_cases, verdict  # noqa: E402
 
 ALL = load_cases()
 
@@ -119,3 +73,26 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def test_the_readme_figures_are_the_measured_ones() -> None:
+    """The README's triage section states the rule count, the corpus size and the score: each
+    is what the code and the corpus give now."""
+    from rocmforge.triage import all_rules
+    from rocmforge.triage.table import load_signatures
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    rules = re.search(r"(\d+) rules: (\d+) parsers for shapes .*? and (\d+) exact-message "
+                      r"signatures", text)
+    assert rules is not None
+    total, signatures = len(all_rules()), len(load_signatures())
+    assert (int(rules[1]), int(rules[2]), int(rules[3])) == (
+        total, total - signatures, signatures)
+    measured = re.search(r"corpus in `tests/failures` \((\d+) real failures: .*?; (\d+) of them "
+                         r"negatives .*?\): (\d+) right .*?, (\d+) partly, (\d+) not explained, "
+                         r"(\d+) wrong", text)
+    assert measured is not None
+    outcomes = [verdict(c)[0] for c in ALL]
+    assert tuple(int(g) for g in measured.groups()) == (
+        len(ALL), sum(1 for c in ALL if not c.klass), outcomes.count("right"),
+        outcomes.count("partial"), outcomes.count("silent"), outcomes.count("wrong"))

@@ -16,6 +16,7 @@ from rocmforge.triage.logread import NotText, bounded_lines
 from rocmforge.triage.model import CLASSES, SCHEMA, Diagnosis, Evidence
 from rocmforge.triage.rule import Rule
 from rocmforge.triage.rules import RULES
+from rocmforge.triage.shapes import SHAPES
 from rocmforge.triage.table import load_signatures
 
 __all__ = ["CLASSES", "SCHEMA", "Diagnosis", "Evidence", "NotText", "all_rules",
@@ -25,7 +26,7 @@ __all__ = ["CLASSES", "SCHEMA", "Diagnosis", "Evidence", "NotText", "all_rules",
 @cache
 def all_rules() -> tuple[Rule, ...]:
     """The code rules and the table's signatures, in that order (ties go to the code)."""
-    return RULES + tuple(s.as_rule() for s in load_signatures())
+    return RULES + SHAPES + tuple(s.as_rule() for s in load_signatures())
 
 
 def explain_lines(lines: Iterable[str], step: str = "",

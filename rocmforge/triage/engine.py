@@ -18,7 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from rocmforge.triage.lines import clean
-from rocmforge.triage.model import Diagnosis, Evidence, Finding
+from rocmforge.triage.model import Alternative, Diagnosis, Evidence, Finding
 from rocmforge.triage.rule import LineView, Rule
 
 MAX_EVIDENCE = 30
@@ -47,12 +47,17 @@ _DEVICE_STRONG = re.compile(
     r"|^\s*Name:\s+(?P<c>gfx[0-9a-f]{3,4})\s*$"
     r"|amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})\S* - \[Not Found\]"
     r"|for ISA: amdgcn-amd-amdhsa--(?P<e>gfx[0-9a-f]{3,4})"
+    r"|device ISA amdgcn-amd-amdhsa--(?P<f>gfx[0-9a-f]{3,4})"
 )
 _DEVICE_WEAK = re.compile(
     r"(?<!hipv4-)amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})"
     r"|(?i:device|GPU|arch(?:itecture)?|compiling for|ISA)\W{1,3}(?P<e>gfx[0-9a-f]{3,4})\b"
 )
 STRONG_WEIGHT = 100
+
+# Versioned ROCm roots a log names (/opt/rocm-7.0.1): two of them are two installs.
+_ROCM_ROOT = re.compile(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)\b")
+MAX_ROOTS = 8
 
 # A long line with this many " -" flags is an echoed compile or link command.
 COMMAND_FLAGS = 12
@@ -72,6 +77,7 @@ class _Scan:
     requires_seen: set[str] = field(default_factory=set)
     unless_seen: set[str] = field(default_factory=set)
     requires_line: dict[str, int] = field(default_factory=dict)
+    rocm_roots: list[str] = field(default_factory=list)
     lines_read: int = 0
 
 
@@ -114,7 +120,8 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
                     continue
                 if view is None:
                     view = LineView(text=stripped, indented=indented, cmake_block=block,
-                                    previous=tuple(recent), step=step)
+                                    previous=tuple(recent), step=step,
+                                    rocm_roots=tuple(state.rocm_roots))
                 reading = rule.read(found, view)
                 if reading is None:
                     continue
@@ -133,6 +140,10 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
         for rule in voiders:
             if rule.unless is not None and rule.unless.search(stripped):
                 state.unless_seen.add(rule.id)
+        if "/rocm-" in stripped and len(state.rocm_roots) < MAX_ROOTS:
+            for version in _ROCM_ROOT.findall(stripped):
+                if version not in state.rocm_roots and len(state.rocm_roots) < MAX_ROOTS:
+                    state.rocm_roots.append(version)
         if not command and "gfx" in stripped and "[code object" not in stripped:
             for regex, weight in ((_DEVICE_STRONG, STRONG_WEIGHT), (_DEVICE_WEAK, 1)):
                 hits = [next(g for g in m.groups() if g) for m in regex.finditer(stripped)]
@@ -177,24 +188,31 @@ def _trim(state: _Scan) -> None:
         del state.kept[lineno]
 
 
+def usable(findings: list[Finding], rules: Iterable[Rule], requires_seen: set[str],
+           unless_seen: AbstractSet[str] = frozenset()) -> list[Finding]:
+    """The findings that stand, strongest first: conditions that cause every later error
+    (tier 0), then root causes, then symptoms (tier 2), each by line. A finding whose rule
+    needs context the log does not hold, or whose lines the log shows to be symptoms, is
+    dropped."""
+    needs = {r.id for r in rules if r.requires is not None}
+    kept = [f for f in findings if (f.rule not in needs or f.rule in requires_seen)
+            and f.rule not in unless_seen]
+    return sorted(kept, key=lambda f: (f.tier, f.lineno))
+
+
 def choose(findings: list[Finding], rules: Iterable[Rule], requires_seen: set[str],
            unless_seen: AbstractSet[str] = frozenset()) -> Finding | None:
-    """The finding that explains the log: conditions that cause every later error (tier 0)
-    first, then the earliest root cause, then symptoms (tier 2). A finding whose rule needs
-    context the log does not hold, or whose lines the log shows to be symptoms, is none."""
-    needs = {r.id for r in rules if r.requires is not None}
-    usable = [f for f in findings if (f.rule not in needs or f.rule in requires_seen)
-              and f.rule not in unless_seen]
-    if not usable:
-        return None
-    return min(usable, key=lambda f: (f.tier, f.lineno))
+    """The finding that explains the log (the strongest that stands), or None."""
+    ranked = usable(findings, rules, requires_seen, unless_seen)
+    return ranked[0] if ranked else None
 
 
 def diagnose(lines: Iterable[str], rules: Iterable[Rule], step: str = "",
              run: Mapping[str, str] | None = None) -> Diagnosis:
     rules = tuple(rules)
     state = scan(lines, rules, step)
-    chosen = choose(state.findings, rules, state.requires_seen, state.unless_seen)
+    ranked = usable(state.findings, rules, state.requires_seen, state.unless_seen)
+    chosen = ranked[0] if ranked else None
     if chosen is None:
         return Diagnosis(klass=None, subject="", cause="", fix="", rule="",
                          evidence=_evidence(state, None), step=step)
@@ -206,7 +224,25 @@ def diagnose(lines: Iterable[str], rules: Iterable[Rule], step: str = "",
     return Diagnosis(klass=chosen.klass, subject=subject.format_map(fill),
                      cause=chosen.cause.format_map(fill), fix=chosen.fix.format_map(fill),
                      rule=chosen.rule, evidence=_evidence(state, chosen), source=chosen.source,
-                     step=step)
+                     step=step, alternatives=_alternatives(state, chosen, ranked[1:], fill))
+
+
+def _alternatives(state: _Scan, chosen: Finding, others: list[Finding],
+                  fill: Mapping[str, str]) -> tuple[Alternative, ...]:
+    """One alternative per other class some standing finding names, strongest first."""
+    out: list[Alternative] = []
+    classes = {chosen.klass}
+    for other in others:
+        if other.klass in classes:
+            continue
+        classes.add(other.klass)
+        subject = other.subject
+        if subject == "{device}":
+            subject = fill.get("device") or "PYTORCH_ROCM_ARCH"
+        out.append(Alternative(klass=other.klass, subject=subject.format_map(fill),
+                               rule=other.rule, evidence=Evidence(
+                                   lineno=other.lineno, text=state.kept.get(other.lineno, ""))))
+    return tuple(out)
 
 
 def _device(state: _Scan) -> str:

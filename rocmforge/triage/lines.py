@@ -18,8 +18,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07"
 _PREFIXES = re.compile(
     r"^(?:"
     r"\ufeff"                                                    # a byte-order mark
-    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"  # ISO / Actions
-    r"|\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]\s*"  # Jenkins
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s"  # ISO / Actions
+    r"|\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] ?"  # Jenkins
     r"|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s+"                         # 12:34:56 / [12:34:56]
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d\s+"                     # Jan 25 20:48:51
     r"|\[[^\]\n]{0,40}\d\d:\d\d:\d\d[^\]\n]{0,20}\]\s*"               # dmesg -T, any locale

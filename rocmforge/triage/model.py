@@ -65,6 +65,17 @@ class Evidence:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Alternative:
+    """Another class the log also fits, weaker than the answer: its rule, subject and the line
+    that shows it (so a reader can weigh it)."""
+
+    klass: str
+    subject: str
+    rule: str
+    evidence: Evidence
+
+
+@dataclass(frozen=True, kw_only=True)
 class Diagnosis:
     """What triage concluded about a log. `klass` is None when nothing was explained: then
     `evidence` holds the lines that look like errors and no cause is claimed."""
@@ -77,6 +88,9 @@ class Diagnosis:
     evidence: tuple[Evidence, ...]
     source: str = ""
     step: str = ""
+    alternatives: tuple[Alternative, ...] = ()
+    """Other classes some line of the log fits (one per class, strongest first); never set
+    when nothing was explained."""
 
     @property
     def explained(self) -> bool:
@@ -93,4 +107,7 @@ class Diagnosis:
             "step": self.step or None,
             "source": self.source or None,
             "evidence": [{"line": e.lineno, "text": e.text} for e in self.evidence],
+            "alternatives": [{"class": a.klass, "subject": a.subject or None, "rule": a.rule,
+                              "evidence": {"line": a.evidence.lineno, "text": a.evidence.text}}
+                             for a in self.alternatives],
         }

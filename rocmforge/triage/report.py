@@ -42,6 +42,10 @@ def render_text(found: Diagnosis, source: str, width: int = 80) -> str:
         para("cause", found.cause)
         para("fix", found.fix)
         para("rule", f"{found.rule}" + (f" (from {found.source})" if found.source else ""))
+        if found.alternatives:
+            para("also", "; ".join(f"{a.klass} ({a.subject}, line {a.evidence.lineno})"
+                                   for a in found.alternatives)
+                 + ": weaker readings of this log, see --json")
         heading = f"the lines it rests on ({source}):"
     else:
         para("class", "none: no known failure explains this log, so no cause is claimed")

@@ -38,6 +38,9 @@ class LineView:
     previous: tuple[str, ...]
     """The few cleaned lines before this one, oldest first."""
     step: str
+    rocm_roots: tuple[str, ...] = ()
+    """The versions of the versioned ROCm roots (/opt/rocm-7.1.1 → 7.1.1) that earlier lines
+    of the log named, first seen first (a few at most)."""
 
 
 Reader = Callable[["re.Match[str]", LineView], Reading | None]

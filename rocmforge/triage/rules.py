@@ -46,6 +46,8 @@ def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
     # words after "-- " are a status line for an optional package.
     if view.cmake_block != "error" or view.text.startswith("--"):
         return None
+    if match.group("name") == "NCCL":
+        return None  # CUDA's; a ROCm build asks for RCCL (rocmforge.triage.shapes: cuda-nccl)
     return _package_reading(match.group("name"), "missing: " + match.group("missing").strip())
 
 
@@ -72,6 +74,9 @@ def _pkgconfig_missing(match: re.Match[str], view: LineView) -> Reading | None:
 
 _CUDA_HEADER_TREE = re.compile(
     r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
+
+
+_TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
 
 
 def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
@@ -102,7 +107,36 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
                 "hipify step does this for PyTorch")
     if header.startswith(("ck/", "ck_tile/")):
         return _ck_reading(header)
+    torch_driven = any(_TORCH_INCLUDE.search(p) for p in (*view.previous, view.text))
     row = owners.header_owner(header)
+    if torch_driven and row is not None and not header.startswith("hip/"):
+        # A ROCm library's header missing from a compile an installed torch drives: the
+        # include root torch passes is a part of the install without it (TheRock's
+        # _rocm_sdk_core holds the runtime, _rocm_sdk_devel the libraries' headers).
+        return Reading(
+            subject=row.name, klass="rocm-install",
+            cause=f"a compile driven by the installed torch (its torch/include headers) did not "
+                  f"find {header} ({row.name}'s header): the ROCm include root torch passes "
+                  "comes from ROCM_HOME / ROCM_PATH or torch's own guess, and it is a part of "
+                  f"the install without {row.name}'s headers (TheRock's runtime-only "
+                  "_rocm_sdk_core, or another ROCm)",
+            fix="export ROCM_HOME and ROCM_PATH to the ROCm root that holds the libraries' "
+                "headers (TheRock wheels: `rocm-sdk path --root`, the devel package), or "
+                f"install {row.name}'s development files ({row.install_hint()}), then run again")
+    if header.startswith("hip/") and torch_driven:
+        # A compile that an installed torch drives (cpp_extension, Inductor's AOTI) takes its
+        # ROCm include folder from ROCM_HOME/ROCM_PATH or its own guess; HIP's headers exist
+        # wherever ROCm does, so the folder it took is the wrong one.
+        return Reading(
+            subject=header, klass="rocm-install",
+            cause=f"a compile driven by the installed torch (its torch/include headers) did not "
+                  f"find {header}: the ROCm include folder torch passes comes from ROCM_HOME / "
+                  "ROCM_PATH or torch's own guess, and it is not the ROCm install that holds "
+                  "HIP's headers (unset, or a layout torch does not know, such as TheRock's "
+                  "wheels)",
+            fix="export ROCM_HOME and ROCM_PATH to the root of the ROCm install whose include/ "
+                "holds hip/hip_runtime.h (TheRock wheels: `rocm-sdk path --root`), then run "
+                "again")
     if row is None:
         return None
     return Reading(
@@ -233,10 +267,24 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
              "LD_LIBRARY_PATH) and check with `ldd`"))
 
 
+_LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: error")
+
+
 def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
+    if _LINKER_SAYS.search(view.text):
+        return None  # a linker's undefined symbol (rocmforge.triage.shapes), not the loader's
     raw = match.group("sym")
     symbol = demangle(raw)
     where = match.group("where") or ""
+    if "/triton/" in where:
+        return Reading(
+            subject="triton", klass="triton",
+            cause=f"Triton's HIP driver module ({where.rsplit('/', 1)[-1]}, compiled by Triton "
+                  f"at run time) needs {symbol}, which the loaded HIP runtime does not export: "
+                  "the Triton build was made for another ROCm than torch's libamdhip64",
+            fix="install the Triton built for torch's ROCm (the pytorch-triton-rocm that torch's "
+                "release pins, from the same index), remove other triton packages, and clear "
+                "Triton's cache (~/.triton, /tmp/torchinductor_*)")
     if "cxx11" in raw:
         return Reading(
             subject=symbol,
@@ -244,6 +292,18 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
                   "ABI (_GLIBCXX_USE_CXX11_ABI) or against another torch",
             fix="rebuild the extension against the installed torch with the same compiler and "
                 "ABI (`--no-build-isolation`, torch from the same build)")
+    if where and symbol.startswith("_Z") and symbol == raw:
+        # A C++ name the log cut short (it does not demangle): the library that needs it is
+        # what the log proves.
+        library = where.rsplit("/", 1)[-1]
+        return Reading(
+            subject=library,
+            cause=f"{where} needs a C++ symbol ({raw[:60]}…) that the libraries loaded with it "
+                  f"do not export: {library} was built against other releases of its "
+                  "dependencies than the ones loaded (a self-built or mixed install)",
+            fix=f"use {library} and the libraries it was built with from one install or one "
+                f"build (`ldd -r {where}` lists what it cannot resolve); or rebuild "
+                f"{library.split('.so')[0]} against the libraries that are installed")
     row = owners.symbol_owner(symbol)
     owner = (f"ROCm's {row.name}" if row else
              "torch" if symbol.startswith(("at::", "c10::", "torch::", "caffe2::")) else "")
@@ -269,6 +329,12 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
         fix = ("find which copy is loaded (`ldd` on the library, or LD_DEBUG=libs) and remove "
                "the stale one from the loader path (LD_LIBRARY_PATH, /etc/ld.so.conf.d), or "
                "rebuild against the installed release")
+        library = where.rsplit("/", 1)[-1]
+        if where and not _ROCM_ISH.match(library) and not _TORCH_OWN.match(library):
+            fix += ("; if no library defines it (`nm -D` of the extension's own files), the "
+                    f"extension {library} declares an op whose source its ROCm build does not "
+                    "compile (a CUDA-only kernel): build a release of it that leaves the op "
+                    "out on ROCm")
     return Reading(subject=symbol, cause=cause, fix=fix)
 
 
@@ -348,7 +414,8 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
     # unreadable, another format) proves nothing about the kernels: no claim.
     if "GPU arch" not in view.text and "No such file" not in view.text:
         return None
-    lib = "hipblaslt" if "hipblaslt" in view.text.lower() else "rocblas"
+    lower = view.text.lower()
+    lib = next((name for name in ("hipsparselt", "hipblaslt") if name in lower), "rocblas")
     arch = match.groupdict().get("arch") or "{device}"
     return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for the "
                    f"GPU's target {arch}: the installed {lib} was built without it",
@@ -360,6 +427,8 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
 
 
 def _blaslt_arch(match: re.Match[str], view: LineView) -> Reading | None:
+    if "Overriding blas backend" in view.text:
+        return None  # torch's notice that it fell back to hipBLAS: a warning, nothing failed
     return Reading(subject="hipblaslt", cause="hipBLASLt does not support the GPU's target "
                    "({device}): it has no kernels for it, so the matmuls that use it fail",
                    fix="use rocBLAS for this GPU (`export TORCH_BLAS_PREFER_HIPBLASLT=0`), or "
@@ -417,6 +486,15 @@ def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
     name = re.split(r"[<>=!~; ]", name)[0].lower()
     if not name:
         return None
+    if name in ("pytorch-triton-rocm", "pytorch-triton", "triton-rocm"):
+        return Reading(subject="triton", klass="triton",
+                       cause=f"pip found no {name} release that torch pins: PyTorch publishes "
+                             "its ROCm Triton (pytorch-triton-rocm) on its own wheel index, not "
+                             "on PyPI, so a torch wheel installed from a file or another index "
+                             "cannot get its Triton",
+                       fix="install with the PyTorch ROCm index that torch came from (`pip "
+                           "install --index-url https://download.pytorch.org/whl/rocmX.Y "
+                           "...`), or install the pinned pytorch-triton-rocm wheel first")
     return Reading(subject=name, cause=f"pip found no release of {name} that fits: the index "
                    "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python and "
                    "platform, or no network", fix=f"use an index that carries {name} (add "
@@ -504,10 +582,11 @@ def _aotriton_error(match: re.Match[str], view: LineView) -> Reading | None:
 
 def _ck_reading(where: str, why: str = "") -> Reading:
     return Reading(subject="composable_kernel", klass="composable-kernel",
-                   cause=f"a Composable Kernel (CK) source failed to compile for {{device}} "
-                   f"({where}){why}: CK's kernels are written for the targets and ROCm release "
-                   "CK supports (its MFMA/WMMA paths: CDNA gfx90a, gfx942, gfx950), and other "
-                   "targets or a CK submodule at another commit fail like this",
+                   cause="a Composable Kernel (CK, composable_kernel) source failed to "
+                   f"compile for {{device}} ({where}){why}: CK's kernels are written for the "
+                   "targets and ROCm release CK supports (its MFMA/WMMA paths: CDNA gfx90a, "
+                   "gfx942, gfx950), and other targets or a CK submodule at another commit "
+                   "fail like this",
                    fix="leave Composable Kernel out for {gfx} (`USE_ROCM_CK_GEMM=0 "
                    "USE_ROCM_CK_SDPA=0`, features ck=off), or build only for targets "
                    "composable_kernel supports with the ROCm release the PyTorch release "
@@ -520,16 +599,44 @@ def _ck_error(match: re.Match[str], view: LineView) -> Reading | None:
     if "needs target feature" in view.text:
         why = "; it uses instructions (" + view.text.rsplit("needs target feature", 1)[1].strip() \
             + ") this target does not have"
-    return _ck_reading(match.group("file").rsplit("/", 1)[-1], why)
+    reading = _ck_reading(match.group("file").rsplit("/", 1)[-1], why)
+    if "flash_attn" in match.group("file") or "flash-attention" in match.group("file"):
+        # flash-attention's own CK backend: on other targets its Triton backend builds.
+        return Reading(subject=reading.subject, klass=reading.klass, cause=reading.cause,
+                       fix="build flash-attention with its Triton backend on this target "
+                           "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE): its CK backend builds "
+                           "only for the CDNA targets CK supports (GPU_ARCHS=gfx90a;gfx942)")
+    return reading
+
+
+_LLVM_PROGRAM = re.compile(r"(?:^|[/\\\s])(?P<prog>llc|opt|llvm-link|ld\.lld|lld|clang[\w.+-]*)"
+                           r"(?:\.exe)?(?:\(|\s+-)")
 
 
 def _compiler_crash(match: re.Match[str], view: LineView) -> Reading | None:
     prog = "gcc" if "internal compiler error" in view.text else "clang"
+    if prog == "clang":
+        # The LLVM program that crashed, when its path or stack frames are in sight (hcc's
+        # llc, llvm-link); clang under any version suffix is clang.
+        for line in (view.text, *reversed(view.previous)):
+            named = _LLVM_PROGRAM.search(line)
+            if named:
+                found = named.group("prog")
+                prog = "clang" if found.startswith("clang") else found
+                break
     return Reading(subject=prog, cause=f"the compiler ({prog}) crashed (an internal compiler "
                    "error, not a problem in the source it was given)", fix="rerun the step "
                    "once (a crash under memory pressure is not repeatable); if it repeats, use "
                    "another release of the compiler (a newer ROCm, or --gcc/--clang N) and "
                    "report it upstream with the preprocessed source the crash message names")
+
+
+def _stack_dump(match: re.Match[str], view: LineView) -> Reading | None:
+    # LLVM prints "Stack dump:" and then "0. Program arguments: <program> …" on the next line,
+    # which names the program that crashed: that line gives the finding.
+    if view.text.startswith("Stack dump:"):
+        return None
+    return _compiler_crash(match, view)
 
 
 def _hipify_fail(match: re.Match[str], view: LineView) -> Reading | None:
@@ -621,16 +728,6 @@ def _flash_attention_arch(match: re.Match[str], view: LineView) -> Reading | Non
                    "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE) or PyTorch's own SDPA")
 
 
-def _miopen_kdb(match: re.Match[str], view: LineView) -> Reading | None:
-    arch = match.group("arch")
-    return Reading(subject="miopen", cause=f"MIOpen has no precompiled kernel database for "
-                   f"{arch} ({match.group('file')}): it compiles its kernels at run time "
-                   "(slow first runs); this is a warning, not the error that stopped the run",
-                   fix=f"install MIOpen's kernel package for {arch} (ROCm's miopen-hip-"
-                   f"{arch}kdb), or ignore the warning; if the run failed, the cause is "
-                   "elsewhere in the log")
-
-
 def _oom_kernel(match: Groups, view: LineView) -> Reading | None:
     task = match.groupdict().get("task") or ""
     return Reading(subject="memory", cause="the kernel's out-of-memory killer ended a process "
@@ -713,8 +810,10 @@ def _isolated_torch(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
-    here, there = match.group("file"), " ".join(view.previous[-1:]) + " " + view.text
-    twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu)", view.text + " " + there)
+    objects = re.findall(r"[\w+-]+\.o\b", view.text)
+    here = objects[0] if objects else match.group("file")
+    there = " ".join(view.previous[-1:]) + " " + view.text
+    twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu|o)\b", view.text + " " + there)
     if twin is None:
         return None
     return Reading(subject=demangle(match.group("sym")), cause=f"{twin.group(0)}, the hipified "
@@ -732,17 +831,23 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 RULES: tuple[Rule, ...] = (
     Rule(id="disk-full", klass="disk-full", tier=0,
-         triggers=("No space left", "no space left", "Disk quota exceeded", "ENOSPC", "Errno 28"),
-         pattern=_rx(r"(?i)no space left on device|disk quota exceeded|\bENOSPC\b|\[Errno 28\]"),
-         read=_disk_full, source="glibc strerror(ENOSPC, EDQUOT); real output in tests/failures"),
+         triggers=("No space left", "no space left", "Disk quota exceeded", "ENOSPC", "Errno 28",
+                   "diskspace", "disk space"),
+         pattern=_rx(r"(?i)no space left on device|disk quota exceeded|\bENOSPC\b|\[Errno 28\]"
+                     r"|Available diskspace is less than|running out of disk space"),
+         read=_disk_full, source="glibc strerror(ENOSPC, EDQUOT); real output in tests/failures; "
+         "a CI runner's low-disk warning (issue 40's example shape)"),
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
          pattern=_rx(r"Killed signal terminated program (?P<prog>\S+)"
                      r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
                      r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
-                     r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"),
-         read=lambda m, v: _killed(_Alias(m, prog="prog2"), v),
+                     r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"
+                     r"|(?:(?P<prog3>cc1plus|cc1|clang[\w.+-]*|ld(?:\.\w+)?|lld|hipcc|[gc]\+\+)"
+                     r"\S*:? (?:was |got )?|\b(?:was|got) )killed by the kernel"),
+         read=lambda m, v: _killed(_Alias(m, prog="prog2") if m.group("prog2") else
+                                   _Alias(m, prog="prog3"), v),
          source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,
          triggers=("memory exhausted", "out of memory", "Out of memory", "bad_alloc",
@@ -935,11 +1040,6 @@ RULES: tuple[Rule, ...] = (
                      r"Flash-Attention"),
          read=_flash_attention_arch,
          source="Dao-AILab/flash-attention setup.py; ROCm/flash-attention#37"),
-    Rule(id="miopen-kdb", klass="math-library", tier=2,
-         triggers=("Missing system database file",),
-         pattern=_rx(r"MIOpen\S*: Warning \[\w+\] Missing system database file: "
-                     r"(?P<file>(?P<arch>gfx[0-9a-f]{3,4})\w*\.kdb)"),
-         read=_miopen_kdb, source="ROCm/MIOpen#1606"),
     Rule(id="cuda-toolkit-path", klass="rocm-disabled",
          triggers=("CUDA_TOOLKIT_ROOT_DIR", "No CMAKE_CUDA_COMPILER could be found"),
          pattern=_rx(r"^Specify CUDA_TOOLKIT_ROOT_DIR|No CMAKE_CUDA_COMPILER could be found"),
@@ -979,15 +1079,16 @@ RULES: tuple[Rule, ...] = (
          read=_isolated_torch, source="pip's PEP 517 build isolation; vllm-project/vllm#17445"),
     Rule(id="hipified-duplicate", klass="link",
          triggers=("multiple definition of",),
-         pattern=_rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o)):\S*: multiple definition of "
-                     r"[`'](?P<sym>[^'`]+)'"),
+         pattern=_rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp)):\S*: multiple definition of\s+"
+                     r"[`'‘](?P<sym>[^'`’]+)['’]"),
          read=_hip_duplicate, source="pytorch/vision#9298 (vision.cpp and vision_hip.cpp both "
          "compiled)"),
     Rule(id="llvm-stack-dump", klass="compiler-crash", tier=2,
-         triggers=("RunSignalHandlers", "Stack dump:", "Running pass '"),
+         triggers=("RunSignalHandlers", "Stack dump:", "Running pass '", "Program arguments:"),
          pattern=_rx(r"llvm\S*RunSignalHandlers|_ZN4llvm3sys17RunSignalHandlersEv|^Stack dump:"
-                     r"|^\d+\.\s+Running pass '[^']+' on (?:module|function)"),
-         read=_compiler_crash, source="LLVM's PrettyStackTrace and signal handler output"),
+                     r"|^\d+\.\s+Running pass '[^']+' on (?:module|function)"
+                     r"|^0\.\s+Program arguments: "),
+         read=_stack_dump, source="LLVM's PrettyStackTrace and signal handler output"),
 )
 
 
