@@ -48,18 +48,7 @@ def make_sdk_wheels(folder: Path, version: str, family: str,
         f"{family_pkg}/__init__.py": "",
         f"{family_pkg}/lib/libhipblas.so": shared_library(libs, "hipblas"),
     })
-    devel_files: dict[str, str | bytes] = {
-        "_rocm_sdk_devel/__init__.py": "",
-        "_rocm_sdk_devel/.info/version": f"{version}\n",
-        "_rocm_sdk_devel/lib/llvm/bin/clang": "",
-        "_rocm_sdk_devel/lib/llvm/lib/clang/23/include/.keep": "",
-        "_rocm_sdk_devel/lib/cmake/hip/hip-config-version.cmake":
-            f'set(PACKAGE_VERSION "{version}")\n',
-    }
-    for target in targets:
-        devel_files[f"_rocm_sdk_devel/lib/llvm/amdgcn/bitcode/oclc_isa_version_{target[3:]}.bc"] \
-            = "BC"
-    devel = make_wheel(folder, "rocm-sdk-devel", version, devel_files)
+    devel = _devel_wheel(folder, version, targets)
     return [rocm, core, libraries, devel]
 
 
@@ -162,6 +151,13 @@ def make_multi_arch_sdk(folder: Path, version: str, targets: tuple[str, ...],
                           {f"_rocm_sdk_libraries/.kpack/blas_lib_{t}.kpack": b"KPAK"},
                           metadata=f"Requires-Dist: rocm-sdk-libraries=={version}\n")
                for t in targets]
+    devel = _devel_wheel(folder, version, targets)
+    return [rocm, core, libraries, *devices, devel]
+
+
+def _devel_wheel(folder: Path, version: str, targets: tuple[str, ...]) -> Path:
+    """rocm-sdk-devel: the version file, a clang with its resource folder, HIP's CMake config
+    version, and one device library per target (the facts the SDK's install says itself)."""
     devel_files: dict[str, str | bytes] = {
         "_rocm_sdk_devel/__init__.py": "",
         "_rocm_sdk_devel/.info/version": f"{version}\n",
@@ -173,8 +169,7 @@ def make_multi_arch_sdk(folder: Path, version: str, targets: tuple[str, ...],
     for target in targets:
         devel_files[f"_rocm_sdk_devel/lib/llvm/amdgcn/bitcode/oclc_isa_version_{target[3:]}.bc"] \
             = "BC"
-    devel = make_wheel(folder, "rocm-sdk-devel", version, devel_files)
-    return [rocm, core, libraries, *devices, devel]
+    return make_wheel(folder, "rocm-sdk-devel", version, devel_files)
 
 
 def serve_wheels(httpserver: Any, wheels: list[Path], prefix: str = "/simple") -> str:
