@@ -1,31 +1,105 @@
-"""Torch protected in every venv the kit fills: a pip constraint pinning the wheels of dist/.
+"""Torch protected in every venv the kit fills: a pip constraint pinning the wheels of dist/,
+written where pip's own precedence lets no other setting replace it.
 
-Owns: `constraint_lines` (pure: `name==version` for each wheel file name, in the order given)
-and `protect_venv` (writes <venv>/rocmforge-constraints.txt and the venv's own pip.conf, pip's
-per-environment configuration file at sys.prefix, whose `constraint` applies to every `pip
-install` run with that venv's pip). A later `pip install X` that would replace torch, Triton, a
-companion or an extension with another version then stops with pip's resolution conflict,
-instead of silently swapping the self-built torch for PyPI's. Must not: decide which wheels a
-venv holds (the install steps, `invoke install` and `nox -s verify` pass them).
+pip takes one value of `constraint` for `pip install` (pip 23.2.1 and 26.3 alike, read in
+pip/_internal/configuration.py and pip/_internal/cli/parser.py): the files are read in the order
+global (/etc/xdg/pip, /etc), user (~/.pip, ~/.config/pip), site (the venv's own pip.conf),
+PIP_CONFIG_FILE (OVERRIDE_ORDER), a later file's value replacing an earlier one; then the
+sections are taken in the order [global], [install], PIP_* variables (`override_order`), an
+empty value dropped. So a `[global] constraint` in the venv is replaced by any `[install]
+constraint` of the user's, by PIP_CONFIG_FILE's `[install]` and by PIP_CONSTRAINT. The kit
+therefore writes (all in the venv):
+
+- rocmforge-constraints.txt: `name==version` per wheel (`constraint_lines`);
+- pip.conf `[install] constraint`: the user's own constraint files (the value pip would take
+  from the global, user and site files without the kit) and then the kit's, so the highest
+  file setting names both; the line it replaced is kept above it as a comment and put back by
+  `release_venv`; every other line of the file (comments included) stays as it was;
+- a `.pth` hook in site-packages (`HOOK_TEXT`), run by the venv's interpreter when it starts
+  pip: when PIP_CONSTRAINT is set, or PIP_CONFIG_FILE sets a `constraint`, it puts that value
+  and then the kit's file into PIP_CONSTRAINT, the one setting above every file.
+
+A `pip install -c FILE` adds to the configured list (optparse's append), so it keeps the pin.
+Owns: those files and `pin_problems` (what voids the pin in an environment). Must not: decide
+which wheels a venv holds (the install steps, `invoke install` and `nox -s verify` pass them).
 """
 
 from __future__ import annotations
 
 import configparser
-import io
-from collections.abc import Iterable
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
+from rocmforge.errors import UsageError
+
 CONSTRAINTS_NAME = "rocmforge-constraints.txt"
 UNPINNED_NAME = "rocmforge-unpinned.conf"
+HOOK_MODULE = "_rocmforge_pin"
+HOOK_PTH = "_rocmforge_pin.pth"
+# For the kit's own wheel builds (`pip wheel`, whose section is [wheel], not [install]) and a
+# kit `pip install` while the pin is lifted: empty values replace the venv's (and the hook skips).
 UNPINNED_TEXT = ("# Written by rocmforge: named by PIP_CONFIG_FILE for the kit's own wheel builds "
                  "only,\n# so the venv's pin does not refuse the new version being built.\n"
-                 "[global]\nconstraint =\n")
+                 "[global]\nconstraint =\n[install]\nconstraint =\n")
 PIP_CONF = "pip.conf"
 HEADER = ("# Written by rocmforge: the wheels this venv got from the kit's dist/. pip reads this "
-          "file\n# through pip.conf (constraint); remove that line to let pip replace them.\n")
+          "file\n# through pip.conf ([install] constraint); `invoke install` rewrites it.\n")
+MARK = "# rocmforge pin: the line below names your constraint files and then the kit's"
+WAS = "# rocmforge was: "
+_OPTION = re.compile(r"\s*constraint\s*[=:]", re.IGNORECASE)
+_SECTION = re.compile(r"\s*\[(?P<name>[^\]]*)\]")
+
+# Run at the start of every interpreter of the venv (site.py executes a .pth line that begins
+# with `import`); it acts only in a pip process and only when an environment variable would
+# replace the venv's pip.conf. {ours} and {unpinned} are filled in by `protect_venv`.
+HOOK_TEXT = '''"""Written by rocmforge (sources/constraints.py): keeps this venv's pin of the kit's
+wheels when PIP_CONSTRAINT or PIP_CONFIG_FILE would replace it. Remove {pth} to drop it."""
+import os
+import sys
+
+OURS = {ours!r}
+UNPINNED = {unpinned!r}
+
+
+def _is_pip():
+    argv = list(getattr(sys, "orig_argv", sys.argv))
+    if "-m" in argv and argv[argv.index("-m") + 1:argv.index("-m") + 2] == ["pip"]:
+        return True
+    return os.path.basename(sys.argv[0] if sys.argv else "").startswith("pip")
+
+
+def hold():
+    if not _is_pip() or os.environ.get("PIP_CONFIG_FILE") == UNPINNED \\
+            or not os.path.isfile(OURS):
+        return
+    value = os.environ.get("PIP_CONSTRAINT", "").split()
+    if not value:
+        conf = os.environ.get("PIP_CONFIG_FILE", "")
+        if not conf or not os.path.isfile(conf):
+            return
+        import configparser
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(conf, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            return
+        # The file's [install] value replaces the venv's; its [global] one would be replaced by
+        # the venv's [install] (the kit's): both are kept, with the kit's file after them.
+        value = parser.get("install", "constraint", fallback="").split() or \
+            parser.get("global", "constraint", fallback="").split()
+        if not value:
+            return
+    if OURS not in value:
+        os.environ["PIP_CONSTRAINT"] = " ".join([*value, OURS])
+
+
+hold()
+'''
 
 
 def constraint_lines(wheel_names: Iterable[str]) -> list[str]:
@@ -41,72 +115,247 @@ def constraint_lines(wheel_names: Iterable[str]) -> list[str]:
     return list(lines.values())
 
 
-def protect_venv(prefix: Path, wheel_names: Iterable[str]) -> Path | None:
-    """Write the constraint file into the venv at `prefix` and add it to the `constraint` of its
-    pip.conf [global] (a constraint of the user's own stays; other settings stay). Also writes
-    the config that lifts the pin for the kit's own wheel builds (`unpinned_env`). Returns the
+def pip_config_files(environ: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
+    """pip's global and user configuration files on Linux, in its load order
+    (pip/_internal/configuration.py get_configuration_files, appdirs.site_config_dirs: each
+    $XDG_CONFIG_DIRS entry (default /etc/xdg) + /pip, then /etc; user: ~/.pip, then
+    $XDG_CONFIG_HOME (default ~/.config) + /pip)."""
+    home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    dirs = [d for d in (environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":") if d]
+    user_dir = environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    return ([Path(d) / "pip" / PIP_CONF for d in dirs] + [Path("/etc") / PIP_CONF],
+            [home / ".pip" / PIP_CONF, Path(user_dir) / "pip" / PIP_CONF])
+
+
+def read_pip_conf(path: Path) -> configparser.RawConfigParser:
+    """The file as pip parses it (RawConfigParser, strict); a UsageError (one paragraph, exit 2)
+    when pip could not read it either."""
+    parser = configparser.RawConfigParser()
+    if not path.is_file():
+        return parser
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(
+            f"{path} is not a pip configuration file pip can read ({first})",
+            "the kit pins the venv's torch through it, and pip itself stops on every command "
+            "while it is malformed; nothing was changed",
+            f"correct or remove {path} (an INI file: `[install]` then `constraint = FILE`), "
+            "then run the command again",
+        ) from None
+    return parser
+
+
+def check_pip_configuration(prefix: Path, environ: Mapping[str, str]) -> None:
+    """UsageError (one paragraph, exit 2) when a pip configuration file pip would read in the
+    venv at `prefix` cannot be parsed: the venv's, a global, a user one, PIP_CONFIG_FILE's.
+    Called before the kit changes the venv, so nothing is changed."""
+    global_files, user_files = pip_config_files(environ)
+    named = environ.get("PIP_CONFIG_FILE", "")
+    for path in [*global_files, *user_files, prefix / PIP_CONF,
+                 *([Path(named)] if named and named != os.devnull else [])]:
+        read_pip_conf(path)
+
+
+def own_constraints(site: configparser.RawConfigParser, environ: Mapping[str, str]) -> list[str]:
+    """The constraint files pip would take for `pip install` from the global and user files
+    and the venv's pip.conf (`site`, without the kit's line): per section the last file's value,
+    [install] over [global], an empty value dropped (pip/_internal/cli/parser.py
+    _get_ordered_configuration_items)."""
+    global_files, user_files = pip_config_files(environ)
+    found: dict[str, str] = {}
+    for parser in [*(read_pip_conf(p) for p in [*global_files, *user_files]), site]:
+        for section in ("global", "install"):
+            if parser.has_option(section, "constraint"):
+                found[section] = parser.get(section, "constraint")
+    for section in ("install", "global"):
+        if found.get(section, "").split():
+            return found[section].split()
+    return []
+
+
+def protect_venv(prefix: Path, wheel_names: Iterable[str],
+                 environ: Mapping[str, str] | None = None) -> Path | None:
+    """Pin the venv at `prefix` to `wheel_names` (the module's docstring says how). Returns the
     constraint file; None when pip could not read it there (pip splits a config value on white
-    space: a venv path with a space cannot be named) and nothing was written."""
+    space: a venv path with a space cannot be named) and nothing was written. A pip.conf pip
+    cannot parse (the venv's, the user's or a global one): UsageError, nothing written."""
     from rocmforge.fsutil import write_atomic
 
+    environ = os.environ if environ is None else environ
     constraints = prefix / CONSTRAINTS_NAME
     if any(ch.isspace() for ch in str(constraints)):
         return None
+    conf = prefix / PIP_CONF
+    check_pip_configuration(prefix, environ)  # before anything is written
+    text = _without_pin(conf.read_text(encoding="utf-8") if conf.is_file() else "",
+                        str(constraints))
+    site_conf = configparser.RawConfigParser()
+    site_conf.read_string(text, source=str(conf))
+    theirs = own_constraints(site_conf, environ)
     write_atomic(constraints, HEADER + "".join(f"{line}\n"
                                                for line in constraint_lines(wheel_names)))
     write_atomic(prefix / UNPINNED_NAME, UNPINNED_TEXT)
-    config, conf = _config(prefix)
-    if not config.has_section("global"):
-        config.add_section("global")
-    theirs = [v for v in config.get("global", "constraint", fallback="").split()
-              if v != str(constraints)]
-    config.set("global", "constraint", " ".join([*theirs, str(constraints)]))
-    _write(config, conf)
+    write_atomic(conf, _with_pin(text, [*theirs, str(constraints)]))
+    site = site_packages(prefix)
+    if site is not None:
+        write_atomic(site / f"{HOOK_MODULE}.py", HOOK_TEXT.format(
+            ours=str(constraints), unpinned=str(prefix / UNPINNED_NAME), pth=HOOK_PTH))
+        write_atomic(site / HOOK_PTH, f"import {HOOK_MODULE}\n")
     return constraints
 
 
 def release_venv(prefix: Path) -> bool:
     """Lift the kit's pin while the kit itself changes the venv (the build's requirements, a new
-    Triton, the pip SDK, the install of new wheels): the kit's file leaves pip.conf's
-    `constraint` (a constraint of the user's own stays). Returns whether it was there."""
+    Triton, the pip SDK, the install of new wheels): the `constraint` line the kit replaced is
+    put back as it was, the hook leaves site-packages. Returns whether a pin was there."""
+    from rocmforge.fsutil import write_atomic
+
+    site = site_packages(prefix)
+    had_hook = site is not None and (site / HOOK_PTH).is_file()
+    if site is not None:
+        for name in (HOOK_PTH, f"{HOOK_MODULE}.py"):
+            (site / name).unlink(missing_ok=True)
     conf = prefix / PIP_CONF
     if not conf.is_file():
-        return False
-    config, conf = _config(prefix)
-    ours = str(prefix / CONSTRAINTS_NAME)
-    values = config.get("global", "constraint", fallback="").split() \
-        if config.has_section("global") else []
-    if ours not in values:
-        return False
-    kept = [v for v in values if v != ours]
-    if kept:
-        config.set("global", "constraint", " ".join(kept))
-    else:
-        config.remove_option("global", "constraint")
-    _write(config, conf)
-    return True
+        return had_hook
+    text = conf.read_text(encoding="utf-8")
+    kept = _without_pin(text, str(prefix / CONSTRAINTS_NAME))
+    if kept != text:
+        write_atomic(conf, kept)
+    return had_hook or kept != text
 
 
 def unpinned_env(prefix: Path) -> dict[str, str]:
     """The variable that lifts the venv's pin for one command (the kit's own `pip wheel` of a
     companion or extension, whose new version the old pin would refuse): pip loads the file
-    PIP_CONFIG_FILE names last, and an empty `constraint` there replaces the venv's. It only
-    disables the user's per-user pip.conf for that command, which `pip wheel --no-deps` of a
-    local tree does not need."""
+    PIP_CONFIG_FILE names last, its empty `constraint` values replace the venv's, and the hook
+    leaves this command alone. It also disables the user's per-user pip.conf for that command,
+    which `pip wheel --no-deps` of a local tree does not need."""
     return {"PIP_CONFIG_FILE": str(prefix / UNPINNED_NAME)}
 
 
-def _config(prefix: Path) -> tuple[configparser.ConfigParser, Path]:
-    config = configparser.ConfigParser(interpolation=None)
-    conf = prefix / PIP_CONF
-    if conf.is_file():
-        config.read(conf, encoding="utf-8")
-    return config, conf
+def site_packages(prefix: Path) -> Path | None:
+    """The venv's purelib folder (lib/pythonX.Y/site-packages), None when there is not one."""
+    found = sorted(prefix.glob("lib/python*/site-packages"))
+    return found[0] if len(found) == 1 else None
 
 
-def _write(config: configparser.ConfigParser, conf: Path) -> None:
-    from rocmforge.fsutil import write_atomic
+@dataclass(frozen=True, kw_only=True)
+class PinState:
+    """What pip would take as `constraint` for `pip install` in a venv, and whether the kit's
+    file is in it."""
 
-    text = io.StringIO()
-    config.write(text)
-    write_atomic(conf, text.getvalue())
+    constraints: tuple[str, ...]
+    source: str
+    holds: bool
+
+
+def effective_pin(prefix: Path, environ: Mapping[str, str]) -> PinState:
+    """pip's value of `constraint` for `pip install` with the venv at `prefix`, in `environ`
+    (pip's precedence, the module's docstring), the kit's hook applied as it would apply."""
+    ours = str(prefix / CONSTRAINTS_NAME)
+    hooked = site_packages(prefix)
+    hooked_on = hooked is not None and (hooked / HOOK_PTH).is_file()
+    env_value = environ.get("PIP_CONSTRAINT", "").split()
+    env_file = environ.get("PIP_CONFIG_FILE", "")
+    files: list[Path] = []
+    global_files, user_files = pip_config_files(environ)
+    files += global_files
+    if not (env_file and Path(env_file).exists()):
+        files += user_files
+    files.append(prefix / PIP_CONF)
+    if env_file:
+        files.append(Path(env_file))
+    found: dict[str, tuple[str, str]] = {}
+    for path in files:
+        parser = read_pip_conf(path)
+        for section in ("global", "install"):
+            if parser.has_option(section, "constraint"):
+                found[section] = (parser.get(section, "constraint"), f"{path} [{section}]")
+    hook_applies = hooked_on and os.path.isfile(ours) and env_file != str(
+        prefix / UNPINNED_NAME)
+    if env_value:
+        values = env_value + ([ours] if hook_applies and ours not in env_value else [])
+        return PinState(constraints=tuple(values), source="PIP_CONSTRAINT",
+                        holds=ours in values)
+    if hook_applies and env_file and Path(env_file).is_file():
+        named = read_pip_conf(Path(env_file))
+        value = named.get("install", "constraint", fallback="").split() or \
+            named.get("global", "constraint", fallback="").split()
+        if value:
+            values = value + ([ours] if ours not in value else [])
+            return PinState(constraints=tuple(values), holds=True,
+                            source=f"PIP_CONSTRAINT, set by the kit's hook from {env_file}")
+    for section in ("install", "global"):
+        value_text, source = found.get(section, ("", ""))
+        if value_text.split():
+            return PinState(constraints=tuple(value_text.split()), source=source,
+                            holds=ours in value_text.split())
+    return PinState(constraints=(), source="", holds=False)
+
+
+def _with_pin(text: str, values: Sequence[str]) -> str:
+    """`text` (a pip.conf without the kit's pin) with `constraint = values` in its [install]
+    section, the option it replaces kept above it as `# rocmforge was:` lines."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    start = next((i for i, line in enumerate(lines) if (m := _SECTION.match(line))
+                  and m["name"].strip() == "install"), None)
+    if start is None:
+        return "".join(lines) + "[install]\n" + MARK + "\n" + f"constraint = {' '.join(values)}\n"
+    end = next((i for i in range(start + 1, len(lines)) if _SECTION.match(lines[i])), len(lines))
+    first = next((i for i in range(start + 1, end) if _OPTION.match(lines[i])), None)
+    block = [MARK + "\n"]
+    if first is None:
+        at, stop = start + 1, start + 1
+    else:
+        at, stop = first, _option_end(lines, first, end)
+        block += [WAS + line for line in lines[first:stop]]
+    block.append(f"constraint = {' '.join(values)}\n")
+    return "".join(lines[:at] + block + lines[stop:])
+
+
+def _without_pin(text: str, ours: str) -> str:
+    """`text` with the kit's pin block replaced by the lines it replaced; an older kit's
+    `[global] constraint` naming `ours` loses that file (its own line, nothing else)."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].rstrip("\n") != MARK:
+            out.append(lines[i])
+            i += 1
+            continue
+        i += 1
+        while i < len(lines) and lines[i].startswith(WAS):
+            out.append(lines[i][len(WAS):])
+            i += 1
+        if i < len(lines) and _OPTION.match(lines[i]):
+            i = _option_end(lines, i, len(lines))
+    return _drop_old_global("".join(out), ours)
+
+
+def _option_end(lines: Sequence[str], first: int, end: int) -> int:
+    """The line after an option's value: continuation lines are the indented ones after it."""
+    stop = first + 1
+    while stop < end and lines[stop].strip() and lines[stop][:1] in (" ", "\t"):
+        stop += 1
+    return stop
+
+
+def _drop_old_global(text: str, ours: str) -> str:
+    """An earlier kit wrote `constraint = ... <venv>/rocmforge-constraints.txt` into [global]:
+    that file name leaves the line (the line goes when nothing else is on it)."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if _OPTION.match(line) and ours in line.split():
+            key, _, value = line.partition("=") if "=" in line else line.partition(":")
+            kept = [v for v in value.split() if v != ours]
+            if not kept:
+                continue
+            line = f"{key.rstrip()} = {' '.join(kept)}\n"
+        out.append(line)
+    return "".join(out)

@@ -61,8 +61,11 @@ def install_pinned(ctx: ActionContext, python: str, wheels: Sequence[str],
     """Install `wheels` into the build venv and then pin it to `pinned` (rocmforge.sources.
     constraints): the old pin is lifted first (it would refuse the new versions), and the new
     one is written only once pip succeeded, so a later `pip install` there cannot swap torch."""
-    from rocmforge.sources.constraints import protect_venv, release_venv
+    import os
 
+    from rocmforge.sources.constraints import check_pip_configuration, protect_venv, release_venv
+
+    check_pip_configuration(ctx.workdir.venv, os.environ)  # a bad pip.conf: before pip runs
     release_venv(ctx.workdir.venv)
     ctx.run(pip_install_argv(python, wheels))
     written = protect_venv(ctx.workdir.venv, [Path(w).name for w in pinned])
@@ -156,14 +159,16 @@ def install_pinned_venv(argv: Sequence[str]) -> tuple[bool, list[str]]:
     installed when it is a venv (rocmforge.sources.constraints; an interpreter that is not a
     venv is left alone). The old pin is lifted first. Returns (pip succeeded, lines to show)."""
     import contextlib
+    import os
     import sys
 
-    from rocmforge.sources.constraints import protect_venv, release_venv
+    from rocmforge.sources.constraints import check_pip_configuration, protect_venv, release_venv
 
     asked = process.run([argv[0], "-c", "import sys; print(sys.prefix if sys.prefix != "
                          "sys.base_prefix else '')"])
     venv = Path(asked.stdout.strip()) if asked.ok and asked.stdout.strip() else None
     if venv is not None:
+        check_pip_configuration(venv, os.environ)  # a bad pip.conf: exit 2 before pip runs
         with contextlib.suppress(OSError):
             release_venv(venv)
     result = process.run(list(argv), log=sys.stdout)
