@@ -18,14 +18,13 @@ import pytest
 from buildhelpers import make_wheel
 
 from rocmforge.errors import UsageError
+from rocmforge.probes.pip_pin import effective_pin, site_packages
 from rocmforge.sources.constraints import (
     CONSTRAINTS_NAME,
     HOOK_PTH,
     MARK,
-    effective_pin,
     protect_venv,
     release_venv,
-    site_packages,
 )
 
 MINE = "six==1.0\n"
@@ -89,6 +88,7 @@ def _pip_refuses(base: Path, want: str, *flags: str, **env: str) -> bool:
     ("PIP_CONFIG_FILE [global]", "", {"PIP_CONFIG_FILE": "{envconf_global}"}),
     ("user [install] constraint", "[install]\nconstraint = {mine}\n", {}),
     ("user [global] constraint", "[global]\nconstraint = {mine}\n", {}),
+    ("PIP_CONFIG_FILE /dev/null", "", {"PIP_CONFIG_FILE": os.devnull}),
 ])
 def test_the_pin_holds_and_the_users_constraint_stays(base: Path, case: str, user_conf: str,
                                                       env: dict[str, str]) -> None:
@@ -100,11 +100,13 @@ def test_the_pin_holds_and_the_users_constraint_stays(base: Path, case: str, use
     venv = _pin(base, user_conf.format(**names))
     env = {k: v.format(**names) for k, v in env.items()}
     assert _pip_refuses(base, "torch==1.0", **env), case
-    # The user's own constraint applies inside the venv too (no setting of theirs: six is free).
-    assert _pip_refuses(base, "six==2.0", **env) == (case != "nothing set"), case
+    # The user's own constraint applies inside the venv too (no setting of theirs: six is free;
+    # PIP_CONFIG_FILE=/dev/null makes pip read no file, the user's included).
+    theirs = case not in ("nothing set", "PIP_CONFIG_FILE /dev/null")
+    assert _pip_refuses(base, "six==2.0", **env) == theirs, case
     state = effective_pin(venv, _env(base, **env))
     assert state.holds and str(venv / CONSTRAINTS_NAME) in state.constraints
-    assert (names["mine"] in state.constraints) == (case != "nothing set")
+    assert (names["mine"] in state.constraints) == theirs
 
 
 def test_a_constraint_on_the_command_line_keeps_the_pin(base: Path) -> None:
@@ -178,3 +180,111 @@ def test_an_unparseable_pip_conf_is_one_paragraph_and_nothing_written(base: Path
                           env=_env(base), capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     (venv / "pip.conf").unlink()
+
+
+def test_doctor_says_when_the_pin_is_voided_or_torch_was_replaced(base: Path) -> None:
+    """doctor's rows (plan.hazard_rows.pin_rows) from the real venv: OK while pip reads the
+    pin; WARN when the hook is gone and PIP_CONSTRAINT replaces it; WARN "venv torch" when real
+    pip replaced the built torch with another version, and when it put the same version back
+    from an index (no PEP 610 direct_url.json naming a wheel file)."""
+    from rocmforge.plan.hazard_rows import pin_rows
+    from rocmforge.probes.hazards import Hazards, probe_pins
+
+    venv = _pin(base)
+    state_dir = base / "state"
+    rows = pin_rows(Hazards(pins=probe_pins(venv, state_dir, _env(base))))
+    assert [(r.check, r.status) for r in rows] == [("venv pin", "OK")]
+    assert rows[0].detail == (f"`pip install` in {venv} keeps torch==2.9.1: pip takes its "
+                              f"constraint from {venv / 'pip.conf'} [install]")
+    site = site_packages(venv)
+    assert site is not None
+    (site / HOOK_PTH).unlink()
+    mine = str(base / "mine.txt")
+    rows = pin_rows(Hazards(pins=probe_pins(venv, state_dir, _env(base, PIP_CONSTRAINT=mine))))
+    assert [(r.check, r.status) for r in rows] == [("venv pin", "WARN")]
+    assert rows[0].detail == (f"`pip install` in {venv} can replace torch==2.9.1: in this "
+                              f"shell pip takes its constraint from PIP_CONSTRAINT ({mine}), "
+                              "which does not name the kit's file")
+    assert not _pip_refuses(base, "torch==1.0", PIP_CONSTRAINT=mine)  # what the row says
+    python = str(venv / "bin" / "python")
+    # Real pip replaces the built torch, with the pin lifted the way a user could.
+    for folder, want in (("index", "torch==1.0"), ("same", "torch==2.9.1")):
+        if folder == "same":
+            make_wheel(base / "same", "torch", "2.9.1", {"torch/__init__.py": "# PyPI's"})
+        subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                        "--no-index", "--find-links", str(base / folder), want],
+                       env=_env(base, PIP_CONFIG_FILE=str(venv / "rocmforge-unpinned.conf")),
+                       check=True, timeout=300)
+        rows = pin_rows(Hazards(pins=probe_pins(venv, state_dir, _env(base))))
+        torch_row = [r for r in rows if r.check == "venv torch"]
+        assert len(torch_row) == 1 and torch_row[0].status == "WARN"
+        assert torch_row[0].detail.startswith(
+            f"{venv}: torch 1.0 is installed, the pin says 2.9.1" if folder == "index" else
+            f"{venv}: torch 2.9.1 was installed from an index, not from a wheel file of the "
+            "kit's dist/")
+        assert torch_row[0].fix.startswith(f"invoke install --python {python}")
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _invoke(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_invoke_install_with_an_unparseable_pip_conf_is_exit_2(tmp_path: Path) -> None:
+    from conftest import put_wheels
+
+    from rocmforge.knowledge.manifest import build_manifest, write_manifest
+
+    root = tmp_path / "w"
+    doc = build_manifest(targets=["gfx1100"], wheels={"torch": "torch-2.9.1-py3-none-any.whl",
+                                                      "triton": ""},
+                         lock=None, toolchain={}, env={}, steps=[], plan_settings={},
+                         created="t")
+    put_wheels(root / "dist", doc, ["torch-2.9.1-py3-none-any.whl"])
+    write_manifest(root / "dist" / "manifest.json", doc)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")],
+                   check=True, timeout=300)
+    (root / "venv" / "pip.conf").write_text("[global\ntimeout = 3\n")
+    done = _invoke("install", "--work-dir", str(root))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"rocmforge: {root / 'venv' / 'pip.conf'} is not a pip "
+                                  "configuration file pip can read (File contains no section "
+                                  "headers.")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert (root / "venv" / "pip.conf").read_text() == "[global\ntimeout = 3\n"
+    assert not (root / "venv" / CONSTRAINTS_NAME).exists()
+
+
+def test_the_plan_shows_the_pin_as_an_effect(tmp_path: Path) -> None:
+    import json
+
+    work = tmp_path / "w"
+    done = _invoke("plan", "--json", "--arch", "gfx1100", "--work-dir", str(work))
+    assert done.returncode == 0, done.stderr
+    steps = {s["name"]: s for s in json.loads(done.stdout)["steps"]}
+    effects = steps["install"]["effects"]
+    venv = work / "venv"
+    assert effects["writes"] == [
+        str(venv / "pip.conf"), str(venv / CONSTRAINTS_NAME),
+        str(venv / "rocmforge-unpinned.conf"),
+        str(venv / "lib" / "python*" / "site-packages" / HOOK_PTH),
+        str(venv / "lib" / "python*" / "site-packages" / "_rocmforge_pin.py")]
+    assert effects["notes"][1].startswith(f"pins {venv}: {venv / 'pip.conf'} [install] "
+                                          "constraint names your own constraint files, then "
+                                          f"{venv / CONSTRAINTS_NAME}")
+
+
+def test_doctor_reads_every_venv_invoke_install_pinned(base: Path) -> None:
+    from rocmforge.probes.hazards import probe_pins
+    from rocmforge.sources.constraints import record_pinned
+
+    venv = _pin(base)
+    state_dir = base / "state-list"
+    assert probe_pins(None, state_dir, _env(base)) == ()
+    record_pinned(state_dir, venv)
+    record_pinned(state_dir, venv)
+    assert (state_dir / "pinned-venvs.txt").read_text() == f"{venv}\n"
+    assert [r.prefix for r in probe_pins(None, state_dir, _env(base))] == [venv]

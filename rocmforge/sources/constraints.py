@@ -20,8 +20,9 @@ therefore writes (all in the venv):
   and then the kit's file into PIP_CONSTRAINT, the one setting above every file.
 
 A `pip install -c FILE` adds to the configured list (optparse's append), so it keeps the pin.
-Owns: those files and `pin_problems` (what voids the pin in an environment). Must not: decide
-which wheels a venv holds (the install steps, `invoke install` and `nox -s verify` pass them).
+Owns: writing and lifting those files, and the work dir's list of pinned venvs (reading them:
+rocmforge.probes.pip_pin). Must not: decide which wheels a venv holds (the install steps,
+`invoke install` and `nox -s verify` pass them).
 """
 
 from __future__ import annotations
@@ -30,23 +31,32 @@ import configparser
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from rocmforge.errors import UsageError
+from rocmforge.probes.pip_pin import (
+    CONSTRAINTS_NAME,
+    HOOK_MODULE,
+    HOOK_PTH,
+    PINNED_LIST,
+    PIP_CONF,
+    UNPINNED_NAME,
+    check_pip_configuration,
+    pinned_venvs,
+    pip_config_files,
+    read_pip_conf,
+    site_packages,
+)
 
-CONSTRAINTS_NAME = "rocmforge-constraints.txt"
-UNPINNED_NAME = "rocmforge-unpinned.conf"
-HOOK_MODULE = "_rocmforge_pin"
-HOOK_PTH = "_rocmforge_pin.pth"
+__all__ = ["CONSTRAINTS_NAME", "HOOK_PTH", "check_pip_configuration", "constraint_lines",
+           "pin_effects", "protect_venv", "record_pinned", "release_venv", "unpinned_env"]
+
 # For the kit's own wheel builds (`pip wheel`, whose section is [wheel], not [install]) and a
 # kit `pip install` while the pin is lifted: empty values replace the venv's (and the hook skips).
 UNPINNED_TEXT = ("# Written by rocmforge: named by PIP_CONFIG_FILE for the kit's own wheel builds "
                  "only,\n# so the venv's pin does not refuse the new version being built.\n"
                  "[global]\nconstraint =\n[install]\nconstraint =\n")
-PIP_CONF = "pip.conf"
 HEADER = ("# Written by rocmforge: the wheels this venv got from the kit's dist/. pip reads this "
           "file\n# through pip.conf ([install] constraint); `invoke install` rewrites it.\n")
 MARK = "# rocmforge pin: the line below names your constraint files and then the kit's"
@@ -78,8 +88,8 @@ def hold():
             or not os.path.isfile(OURS):
         return
     value = os.environ.get("PIP_CONSTRAINT", "").split()
-    if not value:
-        conf = os.environ.get("PIP_CONFIG_FILE", "")
+    conf = os.environ.get("PIP_CONFIG_FILE", "")
+    if not value and conf != os.devnull:  # /dev/null: pip reads no file, the venv's included
         if not conf or not os.path.isfile(conf):
             return
         import configparser
@@ -113,49 +123,6 @@ def constraint_lines(wheel_names: Iterable[str]) -> list[str]:
             continue
         lines.setdefault(str(canonicalize_name(dist)), f"{canonicalize_name(dist)}=={version}")
     return list(lines.values())
-
-
-def pip_config_files(environ: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
-    """pip's global and user configuration files on Linux, in its load order
-    (pip/_internal/configuration.py get_configuration_files, appdirs.site_config_dirs: each
-    $XDG_CONFIG_DIRS entry (default /etc/xdg) + /pip, then /etc; user: ~/.pip, then
-    $XDG_CONFIG_HOME (default ~/.config) + /pip)."""
-    home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    dirs = [d for d in (environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":") if d]
-    user_dir = environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-    return ([Path(d) / "pip" / PIP_CONF for d in dirs] + [Path("/etc") / PIP_CONF],
-            [home / ".pip" / PIP_CONF, Path(user_dir) / "pip" / PIP_CONF])
-
-
-def read_pip_conf(path: Path) -> configparser.RawConfigParser:
-    """The file as pip parses it (RawConfigParser, strict); a UsageError (one paragraph, exit 2)
-    when pip could not read it either."""
-    parser = configparser.RawConfigParser()
-    if not path.is_file():
-        return parser
-    try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(
-            f"{path} is not a pip configuration file pip can read ({first})",
-            "the kit pins the venv's torch through it, and pip itself stops on every command "
-            "while it is malformed; nothing was changed",
-            f"correct or remove {path} (an INI file: `[install]` then `constraint = FILE`), "
-            "then run the command again",
-        ) from None
-    return parser
-
-
-def check_pip_configuration(prefix: Path, environ: Mapping[str, str]) -> None:
-    """UsageError (one paragraph, exit 2) when a pip configuration file pip would read in the
-    venv at `prefix` cannot be parsed: the venv's, a global, a user one, PIP_CONFIG_FILE's.
-    Called before the kit changes the venv, so nothing is changed."""
-    global_files, user_files = pip_config_files(environ)
-    named = environ.get("PIP_CONFIG_FILE", "")
-    for path in [*global_files, *user_files, prefix / PIP_CONF,
-                 *([Path(named)] if named and named != os.devnull else [])]:
-        read_pip_conf(path)
 
 
 def own_constraints(site: configparser.RawConfigParser, environ: Mapping[str, str]) -> list[str]:
@@ -236,64 +203,28 @@ def unpinned_env(prefix: Path) -> dict[str, str]:
     return {"PIP_CONFIG_FILE": str(prefix / UNPINNED_NAME)}
 
 
-def site_packages(prefix: Path) -> Path | None:
-    """The venv's purelib folder (lib/pythonX.Y/site-packages), None when there is not one."""
-    found = sorted(prefix.glob("lib/python*/site-packages"))
-    return found[0] if len(found) == 1 else None
+def pin_effects(prefix: Path) -> tuple[tuple[str, ...], str]:
+    """What pinning the venv at `prefix` writes (for the plan's effects) and one sentence that
+    says what the pin is."""
+    writes = (str(prefix / PIP_CONF), str(prefix / CONSTRAINTS_NAME),
+              str(prefix / UNPINNED_NAME),
+              str(prefix / "lib" / "python*" / "site-packages" / HOOK_PTH),
+              str(prefix / "lib" / "python*" / "site-packages" / f"{HOOK_MODULE}.py"))
+    note = (f"pins {prefix}: {prefix / PIP_CONF} [install] constraint names your own "
+            f"constraint files, then {prefix / CONSTRAINTS_NAME} (name==version of each wheel "
+            f"installed); {HOOK_PTH} keeps it under PIP_CONSTRAINT and PIP_CONFIG_FILE")
+    return writes, note
 
 
-@dataclass(frozen=True, kw_only=True)
-class PinState:
-    """What pip would take as `constraint` for `pip install` in a venv, and whether the kit's
-    file is in it."""
+def record_pinned(state_dir: Path, prefix: Path) -> None:
+    """Add `prefix` to the list of venvs the kit pinned (doctor reads it)."""
+    from rocmforge.fsutil import write_atomic
 
-    constraints: tuple[str, ...]
-    source: str
-    holds: bool
-
-
-def effective_pin(prefix: Path, environ: Mapping[str, str]) -> PinState:
-    """pip's value of `constraint` for `pip install` with the venv at `prefix`, in `environ`
-    (pip's precedence, the module's docstring), the kit's hook applied as it would apply."""
-    ours = str(prefix / CONSTRAINTS_NAME)
-    hooked = site_packages(prefix)
-    hooked_on = hooked is not None and (hooked / HOOK_PTH).is_file()
-    env_value = environ.get("PIP_CONSTRAINT", "").split()
-    env_file = environ.get("PIP_CONFIG_FILE", "")
-    files: list[Path] = []
-    global_files, user_files = pip_config_files(environ)
-    files += global_files
-    if not (env_file and Path(env_file).exists()):
-        files += user_files
-    files.append(prefix / PIP_CONF)
-    if env_file:
-        files.append(Path(env_file))
-    found: dict[str, tuple[str, str]] = {}
-    for path in files:
-        parser = read_pip_conf(path)
-        for section in ("global", "install"):
-            if parser.has_option(section, "constraint"):
-                found[section] = (parser.get(section, "constraint"), f"{path} [{section}]")
-    hook_applies = hooked_on and os.path.isfile(ours) and env_file != str(
-        prefix / UNPINNED_NAME)
-    if env_value:
-        values = env_value + ([ours] if hook_applies and ours not in env_value else [])
-        return PinState(constraints=tuple(values), source="PIP_CONSTRAINT",
-                        holds=ours in values)
-    if hook_applies and env_file and Path(env_file).is_file():
-        named = read_pip_conf(Path(env_file))
-        value = named.get("install", "constraint", fallback="").split() or \
-            named.get("global", "constraint", fallback="").split()
-        if value:
-            values = value + ([ours] if ours not in value else [])
-            return PinState(constraints=tuple(values), holds=True,
-                            source=f"PIP_CONSTRAINT, set by the kit's hook from {env_file}")
-    for section in ("install", "global"):
-        value_text, source = found.get(section, ("", ""))
-        if value_text.split():
-            return PinState(constraints=tuple(value_text.split()), source=source,
-                            holds=ours in value_text.split())
-    return PinState(constraints=(), source="", holds=False)
+    listed = pinned_venvs(state_dir)
+    if prefix not in listed:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(state_dir / PINNED_LIST,
+                     "".join(f"{p}\n" for p in [*listed, prefix]))
 
 
 def _with_pin(text: str, values: Sequence[str]) -> str:

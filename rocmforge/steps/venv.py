@@ -154,15 +154,22 @@ def pip_install_argv(python: str, wheels: Sequence[str]) -> list[str]:
     return [python, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels]
 
 
-def install_pinned_venv(argv: Sequence[str]) -> tuple[bool, list[str]]:
+def install_pinned_venv(argv: Sequence[str],
+                        state_dir: Path | None = None) -> tuple[bool, list[str]]:
     """`invoke install`: run pip's `argv` (install_argv), then pin the target to the wheels it
     installed when it is a venv (rocmforge.sources.constraints; an interpreter that is not a
-    venv is left alone). The old pin is lifted first. Returns (pip succeeded, lines to show)."""
+    venv is left alone). The old pin is lifted first; a venv pinned is added to `state_dir`'s
+    list, which `doctor` checks. Returns (pip succeeded, lines to show)."""
     import contextlib
     import os
     import sys
 
-    from rocmforge.sources.constraints import check_pip_configuration, protect_venv, release_venv
+    from rocmforge.sources.constraints import (
+        check_pip_configuration,
+        protect_venv,
+        record_pinned,
+        release_venv,
+    )
 
     asked = process.run([argv[0], "-c", "import sys; print(sys.prefix if sys.prefix != "
                          "sys.base_prefix else '')"])
@@ -182,4 +189,7 @@ def install_pinned_venv(argv: Sequence[str]) -> tuple[bool, list[str]]:
     if written is None:
         return True, [f"note: {venv} is not pinned to these wheels (pip cannot read a "
                       "constraint file whose path has a space)"]
+    if state_dir is not None:
+        with contextlib.suppress(OSError):
+            record_pinned(state_dir, venv)
     return True, [f"pinned {venv} to these wheels ({written})"]
