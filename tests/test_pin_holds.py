@@ -288,3 +288,14 @@ def test_doctor_reads_every_venv_invoke_install_pinned(base: Path) -> None:
     record_pinned(state_dir, venv)
     assert (state_dir / "pinned-venvs.txt").read_text() == f"{venv}\n"
     assert [r.prefix for r in probe_pins(None, state_dir, _env(base))] == [venv]
+
+
+def test_the_pip_script_is_held_as_python_m_pip_is(base: Path) -> None:
+    """`venv/bin/pip install` (the console script, not `python -m pip`) under PIP_CONSTRAINT."""
+    _pin(base)
+    mine = str(base / "mine.txt")
+    done = subprocess.run([str(base / "venv" / "bin" / "pip"), "install", "--dry-run",
+                           "--no-index", "--find-links", str(base / "index"), "torch==1.0"],
+                          env=_env(base, PIP_CONSTRAINT=mine), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode != 0 and "conflict" in (done.stdout + done.stderr).lower()

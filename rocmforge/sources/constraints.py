@@ -195,10 +195,11 @@ def release_venv(prefix: Path) -> bool:
 
 
 def unpinned_env(prefix: Path) -> dict[str, str]:
-    """The variable that lifts the venv's pin for one command (the kit's own `pip wheel` of a
-    companion or extension, whose new version the old pin would refuse): pip loads the file
+    """The variable that lifts the venv's pin for one command: pip loads the file
     PIP_CONFIG_FILE names last, its empty `constraint` values replace the venv's, and the hook
-    leaves this command alone. It also disables the user's per-user pip.conf for that command,
+    leaves this command alone. The kit's `pip wheel` of a companion or extension carries it
+    (`pip wheel` reads [wheel], not [install], so the pin does not refuse it anyway; an older
+    kit's [global] pin would). It also disables the user's per-user pip.conf for that command,
     which `pip wheel --no-deps` of a local tree does not need."""
     return {"PIP_CONFIG_FILE": str(prefix / UNPINNED_NAME)}
 
