@@ -133,6 +133,19 @@ def test_an_unlisted_wheel_in_dist_is_refused_by_install(tmp_path: Path) -> None
     with pytest.raises(UsageError) as refused:
         install_argv(workdir_for(root))
     assert refused.value.what == f"dist/ and its manifest disagree: {unlisted}"
+    # The build's up-to-date check reads the same record: collect's output is not there.
+    from rocmforge.execute.model import Step
+    from rocmforge.execute.states import missing_outputs
+
+    collect = Step(name="companions-collect", argv=("companions-collect",), why="",
+                   kind="python", outputs=(str(root / "dist" / "manifest.json"),))
+    assert missing_outputs(collect) == [unlisted]
+    # And nox -s verify's planner refuses it with the same sentence.
+    from rocmforge.sessions.support import find_wheels
+
+    with pytest.raises(UsageError) as verify:
+        find_wheels(root / "dist", read_manifest(root / "dist" / "manifest.json"))
+    assert verify.value.what == refused.value.what
 
 
 def test_a_companion_record_that_disagrees_with_files_is_refused(tmp_path: Path) -> None:
