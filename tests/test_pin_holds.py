@@ -196,10 +196,25 @@ def test_doctor_says_when_the_pin_is_voided_or_torch_was_replaced(base: Path) ->
     assert [(r.check, r.status) for r in rows] == [("venv pin", "OK")]
     assert rows[0].detail == (f"`pip install` in {venv} keeps torch==2.9.1: pip takes its "
                               f"constraint from {venv / 'pip.conf'} [install]")
+    # A constraint the user adds to their own pip.conf after the pin: the kit's line (a copy
+    # taken at pin time) replaces it in the venv, and doctor says so.
+    mine = str(base / "mine.txt")
+    user = base / "home" / ".config" / "pip" / "pip.conf"
+    user.write_text(f"[global]\nconstraint = {mine}\n")
+    assert not _pip_refuses(base, "six==2.0")
+    rows = pin_rows(Hazards(pins=probe_pins(venv, state_dir, _env(base))))
+    assert [(r.check, r.status) for r in rows] == [("venv pin", "WARN")]
+    assert rows[0].detail == (f"`pip install` in {venv} keeps torch==2.9.1, but not your "
+                              f"constraint file(s) {mine}: your pip configuration named them "
+                              "after the kit wrote the venv's line, which replaces them there")
+    _pin(base, f"[global]\nconstraint = {mine}\n")  # what the fix does: the line again
+    assert _pip_refuses(base, "six==2.0")
+    rows = pin_rows(Hazards(pins=probe_pins(venv, state_dir, _env(base))))
+    assert [(r.check, r.status) for r in rows] == [("venv pin", "OK")]
+    user.unlink()
     site = site_packages(venv)
     assert site is not None
     (site / HOOK_PTH).unlink()
-    mine = str(base / "mine.txt")
     rows = pin_rows(Hazards(pins=probe_pins(venv, state_dir, _env(base, PIP_CONSTRAINT=mine))))
     assert [(r.check, r.status) for r in rows] == [("venv pin", "WARN")]
     assert rows[0].detail == (f"`pip install` in {venv} can replace torch==2.9.1: in this "

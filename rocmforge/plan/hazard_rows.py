@@ -72,6 +72,14 @@ def pin_rows(hazards: Hazards) -> list[DoctorRow]:
         state = report.state
         pinned = ", ".join(f"{n}=={v}" for n, v in report.pins[:3]) + \
             (" …" if len(report.pins) > 3 else "")
+        if state.holds and report.left_out:
+            rows.append(DoctorRow(
+                check="venv pin", status="WARN",
+                detail=f"`pip install` in {report.prefix} keeps {pinned}, but not your "
+                f"constraint file(s) {' '.join(report.left_out)}: your pip configuration "
+                "named them after the kit wrote the venv's line, which replaces them there",
+                fix=f"invoke install --python {python}   # writes the line again with them"))
+            continue
         if state.holds:
             rows.append(DoctorRow(
                 check="venv pin", status="OK",

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import configparser
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,11 @@ HOOK_MODULE = "_rocmforge_pin"
 HOOK_PTH = "_rocmforge_pin.pth"
 PIP_CONF = "pip.conf"
 PINNED_LIST = "pinned-venvs.txt"  # in the work dir's state/: one venv prefix a line
+# The kit's block in a venv's pip.conf [install]: MARK, the replaced option as WAS lines, then
+# the kit's `constraint` line (rocmforge.sources.constraints writes it).
+MARK = "# rocmforge pin: the line below names your constraint files and then the kit's"
+WAS = "# rocmforge was: "
+OPTION = re.compile(r"\s*constraint\s*[=:]", re.IGNORECASE)
 
 
 def pip_config_files(environ: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
@@ -149,6 +155,9 @@ class PinReport:
     pins: tuple[tuple[str, str], ...]
     replaced: tuple[str, ...]
     state: PinState
+    left_out: tuple[str, ...] = ()
+    """Constraint files the user's pip configuration names now that the kit's line (a copy
+    taken at pin time) does not: the line replaces them in this venv."""
 
 
 def pinned_venvs(state_dir: Path) -> list[Path]:
@@ -191,8 +200,77 @@ def pin_report(prefix: Path, environ: Mapping[str, str]) -> PinReport | None:
         if not (url.startswith("file://") and url.endswith(".whl")):
             replaced.append(f"{name} {have} was installed from an index, not from a wheel "
                             "file of the kit's dist/")
+    left_out: list[str] = []
     try:
         state = effective_pin(prefix, environ)
+        if state.source == f"{prefix / PIP_CONF} [install]":  # the kit's line is what pip takes
+            text = (prefix / PIP_CONF).read_text(encoding="utf-8")
+            site = configparser.RawConfigParser()
+            site.read_string(without_pin(text, str(constraints)))
+            left_out = [c for c in own_constraints(site, environ) if c not in state.constraints]
     except UsageError as exc:
         state = PinState(constraints=(), source=exc.what, holds=False)
-    return PinReport(prefix=prefix, pins=pins, replaced=tuple(replaced), state=state)
+    except (OSError, configparser.Error):
+        pass
+    return PinReport(prefix=prefix, pins=pins, replaced=tuple(replaced), state=state,
+                     left_out=tuple(left_out))
+
+
+def own_constraints(site: configparser.RawConfigParser, environ: Mapping[str, str]) -> list[str]:
+    """The constraint files pip would take for `pip install` from the global and user files
+    and the venv's pip.conf (`site`, without the kit's line): per section the last file's value,
+    [install] over [global], an empty value dropped (pip/_internal/cli/parser.py
+    _get_ordered_configuration_items)."""
+    global_files, user_files = pip_config_files(environ)
+    found: dict[str, str] = {}
+    for parser in [*(read_pip_conf(p) for p in [*global_files, *user_files]), site]:
+        for section in ("global", "install"):
+            if parser.has_option(section, "constraint"):
+                found[section] = parser.get(section, "constraint")
+    for section in ("install", "global"):
+        if found.get(section, "").split():
+            return found[section].split()
+    return []
+
+
+def without_pin(text: str, ours: str) -> str:
+    """`text` with the kit's pin block replaced by the lines it replaced; an older kit's
+    `[global] constraint` naming `ours` loses that file (its own line, nothing else)."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].rstrip("\n") != MARK:
+            out.append(lines[i])
+            i += 1
+            continue
+        i += 1
+        while i < len(lines) and lines[i].startswith(WAS):
+            out.append(lines[i][len(WAS):])
+            i += 1
+        if i < len(lines) and OPTION.match(lines[i]):
+            i = option_end(lines, i, len(lines))
+    return _drop_old_global("".join(out), ours)
+
+
+def option_end(lines: Sequence[str], first: int, end: int) -> int:
+    """The line after an option's value: continuation lines are the indented ones after it."""
+    stop = first + 1
+    while stop < end and lines[stop].strip() and lines[stop][:1] in (" ", "\t"):
+        stop += 1
+    return stop
+
+
+def _drop_old_global(text: str, ours: str) -> str:
+    """An earlier kit wrote `constraint = ... <venv>/rocmforge-constraints.txt` into [global]:
+    that file name leaves the line (the line goes when nothing else is on it)."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if OPTION.match(line) and ours in line.split():
+            key, _, value = line.partition("=") if "=" in line else line.partition(":")
+            kept = [v for v in value.split() if v != ours]
+            if not kept:
+                continue
+            line = f"{key.rstrip()} = {' '.join(kept)}\n"
+        out.append(line)
+    return "".join(out)

@@ -39,17 +39,21 @@ from rocmforge.probes.pip_pin import (
     CONSTRAINTS_NAME,
     HOOK_MODULE,
     HOOK_PTH,
+    MARK,
+    OPTION,
     PINNED_LIST,
     PIP_CONF,
     UNPINNED_NAME,
+    WAS,
     check_pip_configuration,
+    option_end,
+    own_constraints,
     pinned_venvs,
-    pip_config_files,
-    read_pip_conf,
     site_packages,
+    without_pin,
 )
 
-__all__ = ["CONSTRAINTS_NAME", "HOOK_PTH", "check_pip_configuration", "constraint_lines",
+__all__ = ["CONSTRAINTS_NAME", "HOOK_PTH", "MARK", "check_pip_configuration", "constraint_lines",
            "pin_effects", "protect_venv", "record_pinned", "release_venv", "unpinned_env"]
 
 # For the kit's own wheel builds (`pip wheel`, whose section is [wheel], not [install]) and a
@@ -59,9 +63,6 @@ UNPINNED_TEXT = ("# Written by rocmforge: named by PIP_CONFIG_FILE for the kit's
                  "[global]\nconstraint =\n[install]\nconstraint =\n")
 HEADER = ("# Written by rocmforge: the wheels this venv got from the kit's dist/. pip reads this "
           "file\n# through pip.conf ([install] constraint); `invoke install` rewrites it.\n")
-MARK = "# rocmforge pin: the line below names your constraint files and then the kit's"
-WAS = "# rocmforge was: "
-_OPTION = re.compile(r"\s*constraint\s*[=:]", re.IGNORECASE)
 _SECTION = re.compile(r"\s*\[(?P<name>[^\]]*)\]")
 
 # Run at the start of every interpreter of the venv (site.py executes a .pth line that begins
@@ -125,23 +126,6 @@ def constraint_lines(wheel_names: Iterable[str]) -> list[str]:
     return list(lines.values())
 
 
-def own_constraints(site: configparser.RawConfigParser, environ: Mapping[str, str]) -> list[str]:
-    """The constraint files pip would take for `pip install` from the global and user files
-    and the venv's pip.conf (`site`, without the kit's line): per section the last file's value,
-    [install] over [global], an empty value dropped (pip/_internal/cli/parser.py
-    _get_ordered_configuration_items)."""
-    global_files, user_files = pip_config_files(environ)
-    found: dict[str, str] = {}
-    for parser in [*(read_pip_conf(p) for p in [*global_files, *user_files]), site]:
-        for section in ("global", "install"):
-            if parser.has_option(section, "constraint"):
-                found[section] = parser.get(section, "constraint")
-    for section in ("install", "global"):
-        if found.get(section, "").split():
-            return found[section].split()
-    return []
-
-
 def protect_venv(prefix: Path, wheel_names: Iterable[str],
                  environ: Mapping[str, str] | None = None) -> Path | None:
     """Pin the venv at `prefix` to `wheel_names` (the module's docstring says how). Returns the
@@ -156,7 +140,7 @@ def protect_venv(prefix: Path, wheel_names: Iterable[str],
         return None
     conf = prefix / PIP_CONF
     check_pip_configuration(prefix, environ)  # before anything is written
-    text = _without_pin(conf.read_text(encoding="utf-8") if conf.is_file() else "",
+    text = without_pin(conf.read_text(encoding="utf-8") if conf.is_file() else "",
                         str(constraints))
     site_conf = configparser.RawConfigParser()
     site_conf.read_string(text, source=str(conf))
@@ -188,7 +172,7 @@ def release_venv(prefix: Path) -> bool:
     if not conf.is_file():
         return had_hook
     text = conf.read_text(encoding="utf-8")
-    kept = _without_pin(text, str(prefix / CONSTRAINTS_NAME))
+    kept = without_pin(text, str(prefix / CONSTRAINTS_NAME))
     if kept != text:
         write_atomic(conf, kept)
     return had_hook or kept != text
@@ -239,55 +223,14 @@ def _with_pin(text: str, values: Sequence[str]) -> str:
     if start is None:
         return "".join(lines) + "[install]\n" + MARK + "\n" + f"constraint = {' '.join(values)}\n"
     end = next((i for i in range(start + 1, len(lines)) if _SECTION.match(lines[i])), len(lines))
-    first = next((i for i in range(start + 1, end) if _OPTION.match(lines[i])), None)
+    first = next((i for i in range(start + 1, end) if OPTION.match(lines[i])), None)
     block = [MARK + "\n"]
     if first is None:
         at, stop = start + 1, start + 1
     else:
-        at, stop = first, _option_end(lines, first, end)
+        at, stop = first, option_end(lines, first, end)
         block += [WAS + line for line in lines[first:stop]]
     block.append(f"constraint = {' '.join(values)}\n")
     return "".join(lines[:at] + block + lines[stop:])
 
 
-def _without_pin(text: str, ours: str) -> str:
-    """`text` with the kit's pin block replaced by the lines it replaced; an older kit's
-    `[global] constraint` naming `ours` loses that file (its own line, nothing else)."""
-    lines = text.splitlines(keepends=True)
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].rstrip("\n") != MARK:
-            out.append(lines[i])
-            i += 1
-            continue
-        i += 1
-        while i < len(lines) and lines[i].startswith(WAS):
-            out.append(lines[i][len(WAS):])
-            i += 1
-        if i < len(lines) and _OPTION.match(lines[i]):
-            i = _option_end(lines, i, len(lines))
-    return _drop_old_global("".join(out), ours)
-
-
-def _option_end(lines: Sequence[str], first: int, end: int) -> int:
-    """The line after an option's value: continuation lines are the indented ones after it."""
-    stop = first + 1
-    while stop < end and lines[stop].strip() and lines[stop][:1] in (" ", "\t"):
-        stop += 1
-    return stop
-
-
-def _drop_old_global(text: str, ours: str) -> str:
-    """An earlier kit wrote `constraint = ... <venv>/rocmforge-constraints.txt` into [global]:
-    that file name leaves the line (the line goes when nothing else is on it)."""
-    out = []
-    for line in text.splitlines(keepends=True):
-        if _OPTION.match(line) and ours in line.split():
-            key, _, value = line.partition("=") if "=" in line else line.partition(":")
-            kept = [v for v in value.split() if v != ours]
-            if not kept:
-                continue
-            line = f"{key.rstrip()} = {' '.join(kept)}\n"
-        out.append(line)
-    return "".join(out)
