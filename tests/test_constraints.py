@@ -50,9 +50,10 @@ def test_a_path_with_a_space_is_not_pinned(tmp_path: Path) -> None:
 
 
 def test_the_kits_wheel_build_is_not_refused_by_the_old_pin(tmp_path: Path) -> None:
-    """Real pip: a venv pinned to myext 1.0 refuses `pip wheel` of myext 2.0 (the issue the
-    review found for a companion or extension rebuilt at a new ref); with unpinned_env, pip
-    builds it, and the pin still holds for everything else."""
+    """Real pip: the pin is pip.conf's [install] constraint (issue 39 item 4), which `pip wheel`
+    (its own section, [wheel]) does not read: the kit's `pip wheel` of myext 2.0 in a venv
+    pinned to myext 1.0 builds, with or without unpinned_env; `pip install` of it is refused
+    by the pin, and unpinned_env lifts it for one command."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
                    check=True)
@@ -63,9 +64,15 @@ def test_the_kits_wheel_build_is_not_refused_by_the_old_pin(tmp_path: Path) -> N
     protect_venv(venv, ["myext-1.0-py3-none-any.whl"])
     argv = [str(venv / "bin" / "python"), "-m", "pip", "wheel", "--no-deps",
             "--no-build-isolation", "-w", str(tmp_path / "out"), "."]
-    refused = subprocess.run(argv, cwd=project, capture_output=True, text=True)
-    assert refused.returncode != 0 and "myext" in refused.stdout + refused.stderr
-    built = subprocess.run(argv, cwd=project, capture_output=True, text=True,
-                           env={"PATH": "/usr/bin:/bin", **unpinned_env(venv)})
-    assert built.returncode == 0, built.stdout + built.stderr
+    for env in ({"PATH": "/usr/bin:/bin"}, {"PATH": "/usr/bin:/bin", **unpinned_env(venv)}):
+        built = subprocess.run(argv, cwd=project, capture_output=True, text=True, env=env)
+        assert built.returncode == 0, built.stdout + built.stderr
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["myext-2.0-py3-none-any.whl"]
+    install = [str(venv / "bin" / "python"), "-m", "pip", "install", "--dry-run", "--no-deps",
+               "--no-index", str(tmp_path / "out" / "myext-2.0-py3-none-any.whl")]
+    refused = subprocess.run(install, capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin"})
+    assert refused.returncode != 0 and "myext" in refused.stdout + refused.stderr
+    lifted = subprocess.run(install, capture_output=True, text=True,
+                            env={"PATH": "/usr/bin:/bin", **unpinned_env(venv)})
+    assert lifted.returncode == 0, lifted.stdout + lifted.stderr

@@ -164,8 +164,11 @@ def wheel_problems(manifest: Manifest, *, deep: bool) -> list[str]:
     """Where dist/ and the manifest disagree, one sentence each ([] = they agree): a wheel
     named with a path (only plain file names in dist/ are the build's), one that is gone or is
     not a regular file, one without a record in "files", or whose size (and with `deep`, its
-    sha256) is not the recorded one. Cheap without `deep` (a stat per wheel); `deep` reads
-    every wheel (install and verify do, before putting them into a venv)."""
+    sha256) is not the recorded one; a companion entry whose sha256 is not its "files" record;
+    a wheel in dist/ the manifest does not list. The one check of the one record that `invoke
+    install`, `nox -s verify` and the build's up-to-date test all make. Cheap without `deep` (a
+    stat per wheel); `deep` reads every wheel (install and verify do, before putting them into
+    a venv)."""
     dist = manifest.path.parent
     files = manifest.doc.get("files", {})
     files = files if isinstance(files, Mapping) else {}
@@ -191,7 +194,32 @@ def wheel_problems(manifest: Manifest, *, deep: bool) -> list[str]:
         if deep and file_record(path)["sha256"] != record["sha256"]:
             problems.append(f"{path} is not the file {manifest.path.name} records (sha256 "
                             "differs)")
+    return problems + _second_records(manifest, files) + _unlisted(manifest)
+
+
+def _second_records(manifest: Manifest, files: Mapping[str, object]) -> list[str]:
+    """A companion entry's own sha256 that is not the "files" record of its wheel: the one
+    record ("files") is what every reader checks, and a manifest that says two things about one
+    wheel is refused rather than believed either way."""
+    problems = []
+    with contextlib.suppress(ConfigError):  # a malformed section lists no companion wheel
+        for name, record in manifest.companions.items():
+            kept = files.get(record.wheel)
+            if record.sha256 and isinstance(kept, Mapping) and \
+                    kept.get("sha256") != record.sha256.lower():
+                problems.append(f"{manifest.path.name} records two sha256 for {record.wheel} "
+                                f"(companions.{name} and files)")
     return problems
+
+
+def _unlisted(manifest: Manifest) -> list[str]:
+    """A wheel in dist/ that the manifest does not list (a collect killed between its copy and
+    its manifest, or a wheel put there by hand): `pip install dist/*.whl` would take it, and
+    `invoke install` would leave it out, so every reader refuses the pair."""
+    dist = manifest.path.parent
+    listed = set(listed_wheels(manifest))
+    return [f"{path} is in dist/ but {manifest.path.name} does not list it"
+            for path in sorted(dist.glob("*.whl")) if path.name not in listed]
 
 
 def refuse_disagreeing_dist(manifest: Manifest) -> None:

@@ -179,6 +179,9 @@ def plan_build(
     rocm_root = str(getattr(rocm, "root", "") or "")
     rocm_version = str(getattr(rocm, "version", "") or "")
     source_inputs = {"repo": str(settings.pytorch_repo), "ref": str(settings.pytorch_ref)}
+    from rocmforge.sources.constraints import CONSTRAINTS_NAME, pin_effects
+
+    pin_writes, pin_note = pin_effects(workdir.venv)  # the install steps pin the build venv
 
     steps: list[Step] = [
         Step(
@@ -386,11 +389,14 @@ def plan_build(
             name="install",
             kind="python",
             argv=("install", venv_python),
-            why="install the dist/ wheels into the build venv (verify uses its own venvs)",
+            why="install the dist/ wheels into the build venv (verify uses its own venvs), "
+            f"then pin it to them ({workdir.venv / 'pip.conf'} [install] constraint: "
+            f"{workdir.venv / CONSTRAINTS_NAME})",
             effects=Effects(commands=((venv_python, "-m", "pip", "install", "--no-deps",
                                        "--force-reinstall", f"{workdir.dist}/<triton wheel>",
                                        f"{workdir.dist}/<torch wheel>"),),
-                            notes=("the wheel names are the ones collect recorded",)),
+                            writes=pin_writes,
+                            notes=("the wheel names are the ones collect recorded", pin_note)),
             env=pip_env,
             inputs={"dist": str(workdir.dist)},
         ),

@@ -29,7 +29,7 @@ from rocmforge.knowledge.companions import (
     parse_requests,
 )
 from rocmforge.knowledge.extensions import FORM_FOLDER, ExtensionChoice
-from rocmforge.sources.constraints import unpinned_env
+from rocmforge.sources.constraints import pin_effects, unpinned_env
 
 if TYPE_CHECKING:
     from rocmforge.settings import Settings
@@ -165,11 +165,14 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
             name="companions-install",
             kind="python",
             argv=("companions-install", venv_python),
-            why="install the companion wheels into the build venv",
+            why="install the companion wheels into the build venv, then pin it to them and "
+            "to torch",
             effects=Effects(commands=((venv_python, "-m", "pip", "install", "--no-deps",
                                        "--force-reinstall",
                                        *(f"{workdir.dist}/<{n} wheel>" for n in names)),),
-                            notes=("the wheel names are the ones companions-collect recorded",)),
+                            writes=pin_effects(workdir.venv)[0],
+                            notes=("the wheel names are the ones companions-collect recorded",
+                                   pin_effects(workdir.venv)[1])),
             env=dict(pip_env),
             inputs={"companions": names, "dist": str(workdir.dist)},
         ),

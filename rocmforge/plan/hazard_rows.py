@@ -39,7 +39,10 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
             "installed",
             fix=f"{venv}/bin/python -m pip uninstall -y "
             + " ".join(sorted({f.split()[0] for f in hazards.venv_foreign}))))
-    if hazards.venv_torch and hazards.built_torch and hazards.venv_torch != hazards.built_torch:
+    rows += pin_rows(hazards)
+    pinned = {str(r.prefix) for r in hazards.pins}
+    if hazards.venv_torch and hazards.built_torch and hazards.venv_torch != hazards.built_torch \
+            and venv not in pinned:  # a pinned build venv: its "venv torch" row is pin_rows
         rows.append(DoctorRow(
             check="venv torch", status="WARN",
             detail=f"the build venv ({venv}) has torch {hazards.venv_torch}, but the finished "
@@ -58,6 +61,49 @@ def _thrust_packages(layout: str) -> str:
     rows = {c.name: c for c in load_components()}
     names = {rows[n].install_hint(layout) for n in ("rocthrust", "hipcub") if n in rows}
     return "; ".join(sorted(names))
+
+
+def pin_rows(hazards: Hazards) -> list[DoctorRow]:
+    """Per venv the kit pinned: "venv torch" when a pinned wheel was replaced (another version,
+    or the same version from an index), "venv pin" when pip in this environment would not read
+    the kit's constraint file (and OK when it would)."""
+    rows: list[DoctorRow] = []
+    for report in hazards.pins:
+        python = f"{report.prefix}/bin/python"
+        if report.replaced:
+            rows.append(DoctorRow(
+                check="venv torch", status="WARN",
+                detail=f"{report.prefix}: " + "; ".join(report.replaced) + ": something "
+                "replaced what the kit built and pinned there (extensions built now would be "
+                "built against it)",
+                fix=f"invoke install --python {python}   # puts the built wheels back and pins "
+                "the venv to them"))
+        state = report.state
+        pinned = ", ".join(f"{n}=={v}" for n, v in report.pins[:3]) + \
+            (" …" if len(report.pins) > 3 else "")
+        if state.holds and report.left_out:
+            rows.append(DoctorRow(
+                check="venv pin", status="WARN",
+                detail=f"`pip install` in {report.prefix} keeps {pinned}, but not your "
+                f"constraint file(s) {' '.join(report.left_out)}: your pip configuration "
+                "named them after the kit wrote the venv's line, which replaces them there",
+                fix=f"invoke install --python {python}   # writes the line again with them"))
+            continue
+        if state.holds:
+            rows.append(DoctorRow(
+                check="venv pin", status="OK",
+                detail=f"`pip install` in {report.prefix} keeps {pinned}: pip takes its "
+                f"constraint from {state.source}"))
+            continue
+        rows.append(DoctorRow(
+            check="venv pin", status="WARN",
+            detail=f"`pip install` in {report.prefix} can replace {pinned}: in this shell pip "
+            + (f"takes its constraint from {state.source} ({' '.join(state.constraints)}), "
+               if state.constraints else f"reads no constraint ({state.source}), "
+               if state.source else "reads no constraint, ")
+            + "which does not name the kit's file",
+            fix=f"invoke install --python {python}   # writes the pin and its hook again"))
+    return rows
 
 
 def _thrust_rows(hazards: Hazards, layout: str = "") -> list[DoctorRow]:

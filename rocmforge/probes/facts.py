@@ -140,7 +140,7 @@ def gather_facts(
     work = workdir_for(settings.work_dir)
     hazards = probe_hazards(rocm_root=rocm.root if rocm else None, checkout=work.pytorch,
                             sources=work.src, venv=work.venv, environ=environ, root=root,
-                            dist=work.dist)
+                            dist=work.dist, state=work.state)
     return Facts(
         rocm_installs=installs,
         rocm=rocm,

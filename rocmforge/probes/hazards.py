@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rocmforge.probes.pip_pin import PinReport
+
 # The HIP runtime and the HSA runtime: one copy each, from the install the build uses.
 RUNTIME_LIBRARIES = ("libamdhip64.so", "libhsa-runtime64.so")
 # CMake 4 removed compatibility with projects that declare a minimum below this.
@@ -56,11 +58,13 @@ class Hazards:
     """The torch version installed in the build venv ('' when none)."""
     built_torch: str = ""
     """The torch version of the wheel dist/manifest.json names ('' without a finished build)."""
+    pins: tuple[PinReport, ...] = ()
+    """Each venv the kit pinned (the build venv, those `invoke install` filled) as it is now."""
 
 
 def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Path | None,
                   venv: Path | None, environ: Mapping[str, str], root: Path = Path("/"),
-                  dist: Path | None = None) -> Hazards:
+                  dist: Path | None = None, state: Path | None = None) -> Hazards:
     return Hazards(
         cuda_thrust=tuple(cuda_thrust_folders(environ, root)),
         rocthrust=rocthrust(rocm_root),
@@ -72,7 +76,18 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         venv_setuptools=dist_version(venv, "setuptools") if venv else "",
         venv_torch=dist_version(venv, "torch") if venv else "",
         built_torch=manifest_torch(dist) if dist else "",
+        pins=probe_pins(venv, state, environ),
     )
+
+
+def probe_pins(venv: Path | None, state: Path | None,
+               environ: Mapping[str, str]) -> tuple[PinReport, ...]:
+    """The pin of the build venv and of every venv the work dir's list names (pip_pin)."""
+    from rocmforge.probes.pip_pin import pin_report, pinned_venvs
+
+    venvs = [*([venv] if venv else []), *(pinned_venvs(state) if state else [])]
+    reports = (pin_report(v, environ) for v in dict.fromkeys(venvs))
+    return tuple(r for r in reports if r is not None)
 
 
 def manifest_torch(dist: Path) -> str:

@@ -68,7 +68,11 @@ def verify(session: nox.Session, target: str) -> None:
     # of anything that wants another torch stops there instead of replacing the one under test.
     from rocmforge.sources.constraints import protect_venv
 
-    protect_venv(Path(session.virtualenv.location), [w.name for w in plan.wheels.paths])
+    try:
+        protect_venv(Path(session.virtualenv.location), [w.name for w in plan.wheels.paths])
+    except RocmforgeError as exc:  # a pip.conf pip cannot parse: one paragraph, exit 2
+        nox_support.bail(exc)
+        return
     # the kit itself: verify + the offload-bundle reader for `static`
     session.install(str(nox_support.kit_copy(ROOT, Path(session.create_tmp()))))
     plan.report.parent.mkdir(parents=True, exist_ok=True)

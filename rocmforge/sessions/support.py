@@ -3,8 +3,8 @@
 Owns: choosing the session targets (the manifest, or config/ when ROCMFORGE_VERIFY_TARGETS asks),
 finding exactly one torch and one Triton wheel for this Python (none when the build skipped
 Triton: the manifest says so, and the `triton` check is left out with that reason), the
-companion wheels the manifest names (torchvision, torchaudio: exactly those files, sha256-checked
-where the manifest records a hash), and the verify command line.
+companion and extension wheels the manifest lists (the one record `invoke install` reads too:
+every listed wheel sha256-checked, and no other wheel in dist/), and the verify command line.
 Bad input raises a RocmforgeError; `bail()` turns it into one paragraph on stderr and exit 2, so
 nox prints no traceback.
 Must not: create venvs or run anything (the noxfile does), or raise while nox collects sessions
@@ -13,7 +13,6 @@ Must not: create venvs or run anything (the noxfile does), or raise while nox co
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from rocmforge.errors import RocmforgeError, TargetError, UsageError
 from rocmforge.knowledge.manifest import (
     MANIFEST_NAME,
     Manifest,
+    listed_wheels,
     manifest_in,
     refuse_disagreeing_dist,
 )
@@ -164,11 +164,12 @@ def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
             raise UsageError(f"{manifest.path} names wheels that are not in {dist}: "
                              f"{', '.join(missing)}", "They were moved or deleted after the build",
                              "run `invoke build` again, or copy the wheels back")
+        # The one record `invoke install` and the build's up-to-date test read too: every wheel
+        # it lists is in dist/ with its recorded sha256, and dist/ holds no other wheel.
+        refuse_disagreeing_dist(manifest)
         # An empty (or absent) Triton entry: the build skipped Triton; verify what was built.
-        found = WheelSet(torch=named["torch"], triton=named.get("triton"),
-                         companions=companion_wheels(dist, manifest))
-        refuse_disagreeing_dist(manifest)  # after the companions' own, more precise checks
-        return found
+        return WheelSet(torch=named["torch"], triton=named.get("triton"),
+                        companions=companion_wheels(dist, manifest))
     wheels = sorted(dist.glob("*.whl")) if dist.is_dir() else []
     torches = [w for w in wheels if wheel_dist(w) == "torch"]
     tritons = [w for w in wheels if wheel_provider(w.name)]
@@ -194,52 +195,12 @@ def find_wheels(dist: Path, manifest: Manifest | None) -> WheelSet:
     return WheelSet(torch=torches[0], triton=tritons[0])
 
 
-# The companions a manifest may name (dist/manifest.json "wheels" and "companions" keys).
-COMPANION_NAMES = ("torchvision", "torchaudio")
-
-
 def companion_wheels(dist: Path, manifest: Manifest) -> tuple[Path, ...]:
-    """The companion wheels the manifest names, in COMPANION_NAMES order, then its extensions'
-    (kind "extension"): `wheels[<name>]`, else
-    `companions[<name>]["wheel"]` ("" or absent: not built). Each must be in `dist` and, where
-    the manifest records its sha256 (`companions[<name>]["sha256"]`), hash to it: a wheel
-    rebuilt or swapped after the build is not the one the manifest describes."""
-    section = manifest.doc.get("companions")
-    # Then the extensions it built (entries of kind "extension"), in the manifest's order.
-    extensions = tuple(name for name, entry in section.items()
-                       if isinstance(entry, dict) and entry.get("kind") == "extension") \
-        if isinstance(section, dict) else ()
-    found = []
-    for name in (*COMPANION_NAMES, *extensions):
-        entry = section.get(name) if isinstance(section, dict) else None
-        entry = entry if isinstance(entry, dict) else {}
-        wheel = manifest.wheels.get(name) or entry.get("wheel") or ""
-        if not isinstance(wheel, str) or not wheel:
-            continue
-        path = dist / wheel
-        if not path.is_file():
-            raise UsageError(f"{manifest.path} names the {name} wheel {wheel}, which is not in "
-                             f"{dist}", "It was moved or deleted after the build",
-                             "run `invoke build` again, or copy the wheel back")
-        recorded = entry.get("sha256")
-        if isinstance(recorded, str) and recorded:
-            actual = file_sha256(path)
-            if actual != recorded.lower():
-                raise UsageError(
-                    f"{path} has sha256 {actual}, but {manifest.path} records {recorded}",
-                    "The wheel was rebuilt or replaced after the build that wrote the manifest, "
-                    "so it is not the one the manifest describes",
-                    f"run `invoke build --with {name}` again, or restore the built wheel")
-        found.append(path)
-    return tuple(found)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The companion and extension wheels the manifest lists (knowledge.manifest.listed_wheels,
+    the list `invoke install` takes), in its order, after torch and Triton. Checked against dist/
+    by refuse_disagreeing_dist, the one check every reader makes."""
+    named = {manifest.wheels.get("torch"), manifest.wheels.get("triton")}
+    return tuple(dist / name for name in listed_wheels(manifest) if name not in named)
 
 
 def check_wheel_python(wheel: Path, supported: Iterable[object], python: str) -> None:

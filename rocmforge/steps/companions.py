@@ -214,7 +214,7 @@ def wheel_prefix(package: str) -> str:
 
 def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.errors import ConfigError
-    from rocmforge.knowledge.manifest import read_manifest, write_manifest
+    from rocmforge.knowledge.manifest import file_record, read_manifest, write_manifest
     from rocmforge.steps.outputs import copy_atomically
 
     dist = ctx.workdir.dist
@@ -230,13 +230,11 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
             "run the build again: collect and every step after it run",
         ) from None
     doc: dict[str, object] = dict(manifest.doc)
-    wheels: dict[str, str] = dict(manifest.wheels)
+    earlier: dict[str, str] = dict(manifest.wheels)
+    wheels = {k: v for k, v in earlier.items() if k in ("torch", "triton")}
     section: dict[str, object] = {}
     files = _torch_files(doc, wheels)
-    # First the manifest without any companion: a wheel replaced below (same name, another
-    # build) is then never listed with the old one's sha256, whatever instant a kill comes.
-    write_manifest(path, {**doc, "companions": {}, "files": files,
-                          "wheels": {k: v for k, v in wheels.items() if k in ("torch", "triton")}})
+    sources: list[Path] = []
     for name, package in zip(names, packages, strict=True):
         folder = _tree(ctx, name) / "dist"
         # A generic extension (git+URL, a folder) names no package: the wheel its build left.
@@ -246,39 +244,28 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
             raise StepFailed(f"The {name} build left no {pattern} in {folder}",
                              "the build step succeeded but did not package a wheel",
                              f"read logs/{name}-build.log")
-        wheel = copy_atomically(built[-1], dist)
-        ctx.say(f"dist: {wheel.name}")
-        earlier = str(wheels.get(name, "") or "")
-        if earlier and earlier != wheel.name and Path(earlier).name == earlier \
-                and (dist / earlier).is_file():
-            (dist / earlier).unlink()
-            ctx.say(f"removed {dist / earlier}: an earlier build's {name} wheel")
-        wheels[name] = wheel.name
+        source = built[-1]
+        sources.append(source)
+        # The record is the built file's: its copy in dist/ is byte for byte the same.
+        record = file_record(source)
+        files[source.name] = record
+        wheels[name] = source.name
         checkout = ctx.details_of(f"{name}-checkout")
         paired = ctx.details_of(f"{name}-pairing")
         patched = ctx.details_of(f"{name}-patches")
-        entry: dict[str, object] = {
-            "version": paired.get("version", "") or wheel.name.split("-")[1],
+        section[name] = {
+            "version": paired.get("version", "") or source.name.split("-")[1],
             "ref": checkout.get("ref", ""),
             "commit": checkout.get("commit", ""), "repo": checkout.get("repo", ""),
-            "wheel": wheel.name,
-            "sha256": _record(files, wheel)["sha256"],
+            "wheel": source.name,
+            "sha256": record["sha256"],
             "torch": paired.get("torch", ""), "requires": paired.get("requires", ""),
             "patches": patched.get("patches", []),
             # An extension's own facts: its backend, the variables its build had, the module
             # verify imports and the op it runs (knowledge.extensions).
             **{key: paired[key] for key in ("kind", "backend", "variables", "module", "verify")
                if key in paired},
-        }
-        section[name] = entry  # an extension without a stated version: its wheel's (PEP 427)
-    for gone in sorted(set(wheels) - {"torch", "triton", *names}):
-        # A companion an earlier build made and this one does not (--with torchvision after
-        # --with torchvision,torchaudio): its wheel leaves dist/, as torch's collect does for a
-        # Triton wheel the build no longer makes, so dist/ holds this build's wheels only.
-        earlier = str(wheels.pop(gone) or "")
-        if earlier and Path(earlier).name == earlier and (dist / earlier).is_file():
-            (dist / earlier).unlink()
-            ctx.say(f"removed {dist / earlier}: this build makes no {gone}")
+        }  # an extension without a stated version: its wheel's (PEP 427)
     doc["wheels"] = wheels
     doc["companions"] = section
     doc["files"] = files
@@ -290,8 +277,26 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
         doc["lock"] = read_toml(ctx.workdir.lock_file)
     doc["steps"] = [{"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}
                     for r in ctx.results]
+    # The order that keeps dist/ and the manifest one record at every instant (a SIGKILL
+    # anywhere, tests/test_one_record.py): the manifest listing the new wheels goes first (a
+    # listed wheel not yet copied, or an old file of its name, is refused by every reader),
+    # then the copies, then the earlier build's wheels it no longer lists (until they are gone,
+    # an unlisted wheel in dist/ is refused the same way).
     write_manifest(path, doc)
     ctx.say(f"wrote {path}")
+    for source in sources:
+        wheel = copy_atomically(source, dist)
+        ctx.say(f"dist: {wheel.name}")
+    for name, old in sorted(earlier.items()):
+        if name in ("torch", "triton") or not old or old == wheels.get(name) \
+                or Path(old).name != old or not (dist / old).is_file():
+            continue
+        # A companion an earlier build made in another version, or not at all this time
+        # (--with torchvision after --with torchvision,torchaudio): its wheel leaves dist/, as
+        # torch's collect does for a Triton the build no longer makes.
+        (dist / old).unlink()
+        ctx.say(f"removed {dist / old}: " + (f"an earlier build's {name} wheel" if name in names
+                                             else f"this build makes no {name}"))
     return {name: str(wheels[name]) for name in names}
 
 
@@ -300,14 +305,6 @@ def _torch_files(doc: Mapping[str, object], wheels: Mapping[str, str]) -> dict[s
     files = doc.get("files", {})
     keep = {wheels.get("torch", ""), wheels.get("triton", "")} - {""}
     return {k: v for k, v in files.items() if k in keep} if isinstance(files, Mapping) else {}
-
-
-def _record(files: dict[str, object], wheel: Path) -> Mapping[str, object]:
-    from rocmforge.knowledge.manifest import file_record
-
-    record = file_record(wheel)
-    files[wheel.name] = record
-    return record
 
 
 def install(build: PreparedBuild, ctx: ActionContext) -> Details:

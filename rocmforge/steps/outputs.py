@@ -76,15 +76,17 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
     if features is not None:  # name -> {"built": bool, "why": str}: what verify checks per part
         doc["features"] = {name: dict(entry) for name, entry in features.items()}
     doc["files"] = files
-    path = write_manifest(dist / "manifest.json", doc)
-    ctx.say(f"wrote {path}")
     # A wheel an earlier build listed and this one does not (a Triton of another pin) would
-    # sit next to the new one: `pip install dist/*.whl` would get two `triton` providers.
+    # sit next to the new one: `pip install dist/*.whl` would get two `triton` providers. It
+    # goes while there is no manifest, so no instant shows a manifest beside a wheel it does
+    # not list (every reader refuses that pair: knowledge.manifest.wheel_problems).
     for name in sorted(earlier - {torch_wheel.name, triton_name}):
         stale = dist / name
         if stale.is_file():
             stale.unlink()
             ctx.say(f"removed {stale}: an earlier build's wheel, not in this manifest")
+    path = write_manifest(dist / "manifest.json", doc)
+    ctx.say(f"wrote {path}")
     return {"torch": torch_wheel.name, "triton": triton_name}
 
 

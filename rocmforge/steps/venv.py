@@ -61,8 +61,11 @@ def install_pinned(ctx: ActionContext, python: str, wheels: Sequence[str],
     """Install `wheels` into the build venv and then pin it to `pinned` (rocmforge.sources.
     constraints): the old pin is lifted first (it would refuse the new versions), and the new
     one is written only once pip succeeded, so a later `pip install` there cannot swap torch."""
-    from rocmforge.sources.constraints import protect_venv, release_venv
+    import os
 
+    from rocmforge.sources.constraints import check_pip_configuration, protect_venv, release_venv
+
+    check_pip_configuration(ctx.workdir.venv, os.environ)  # a bad pip.conf: before pip runs
     release_venv(ctx.workdir.venv)
     ctx.run(pip_install_argv(python, wheels))
     written = protect_venv(ctx.workdir.venv, [Path(w).name for w in pinned])
@@ -151,19 +154,28 @@ def pip_install_argv(python: str, wheels: Sequence[str]) -> list[str]:
     return [python, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels]
 
 
-def install_pinned_venv(argv: Sequence[str]) -> tuple[bool, list[str]]:
+def install_pinned_venv(argv: Sequence[str],
+                        state_dir: Path | None = None) -> tuple[bool, list[str]]:
     """`invoke install`: run pip's `argv` (install_argv), then pin the target to the wheels it
     installed when it is a venv (rocmforge.sources.constraints; an interpreter that is not a
-    venv is left alone). The old pin is lifted first. Returns (pip succeeded, lines to show)."""
+    venv is left alone). The old pin is lifted first; a venv pinned is added to `state_dir`'s
+    list, which `doctor` checks. Returns (pip succeeded, lines to show)."""
     import contextlib
+    import os
     import sys
 
-    from rocmforge.sources.constraints import protect_venv, release_venv
+    from rocmforge.sources.constraints import (
+        check_pip_configuration,
+        protect_venv,
+        record_pinned,
+        release_venv,
+    )
 
     asked = process.run([argv[0], "-c", "import sys; print(sys.prefix if sys.prefix != "
                          "sys.base_prefix else '')"])
     venv = Path(asked.stdout.strip()) if asked.ok and asked.stdout.strip() else None
     if venv is not None:
+        check_pip_configuration(venv, os.environ)  # a bad pip.conf: exit 2 before pip runs
         with contextlib.suppress(OSError):
             release_venv(venv)
     result = process.run(list(argv), log=sys.stdout)
@@ -177,4 +189,7 @@ def install_pinned_venv(argv: Sequence[str]) -> tuple[bool, list[str]]:
     if written is None:
         return True, [f"note: {venv} is not pinned to these wheels (pip cannot read a "
                       "constraint file whose path has a space)"]
+    if state_dir is not None:
+        with contextlib.suppress(OSError):
+            record_pinned(state_dir, venv)
     return True, [f"pinned {venv} to these wheels ({written})"]

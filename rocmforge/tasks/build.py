@@ -159,12 +159,13 @@ def install(c: Context, python: str = "", **flags: object) -> None:
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, **settings_of_flags(flags))
-    argv = install_argv(workdir_for(settings.work_dir), python)
+    workdir = workdir_for(settings.work_dir)
+    argv = install_argv(workdir, python)
     print("+ " + shlex.join(argv))
     if is_dry(c):
         return
     with holding_work_dir(settings, "install"):
-        ok, said = install_pinned_venv(argv)
+        ok, said = install_pinned_venv(argv, workdir.state)
     for line in said:
         print(line)
     if not ok:
