@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.targets import TargetId
+    from rocmforge.probes.sccache_start import SccacheStart
 
 import dataclasses
 import os
@@ -55,6 +56,9 @@ class Facts:
     # The targets each ROCm library PyTorch links has code for (probes.library_code); None: not
     # probed (only doctor and the build's preflight read the libraries).
     library_code: tuple[LibraryCode, ...] | None = None
+    # sccache started with the SCCACHE_* storage the build inherits (probes.sccache_start);
+    # None: not probed (no sccache in use, no storage variable, or the kit's cache_remote).
+    sccache_start: SccacheStart | None = None
 
 
 # Variables from the caller's environment that change what a build does; doctor reports them.
@@ -140,7 +144,8 @@ def gather_facts(
     work = workdir_for(settings.work_dir)
     hazards = probe_hazards(rocm_root=rocm.root if rocm else None, checkout=work.pytorch,
                             sources=work.src, venv=work.venv, environ=environ, root=root,
-                            dist=work.dist)
+                            dist=work.dist, work_dir=work.root)
+    system_facts = system.result()
     return Facts(
         rocm_installs=installs,
         rocm=rocm,
@@ -148,12 +153,26 @@ def gather_facts(
         path_warnings=path_variable_warnings(installs, environ),
         hipcc_owner=next((i for i in installs if i.hipcc_on_path), None),
         gpus=gpus.result(),
-        system=system.result(),
+        system=system_facts,
         environ_flags={k: environ[k] for k in REPORTED_VARIABLES if k in environ},
         compilers=compilers,
         host_compiler=chosen,
         hazards=hazards,
+        sccache_start=_sccache_start(settings, system_facts, environ),
     )
+
+
+def _sccache_start(settings, system: SystemFacts, environ: Mapping[str, str]
+                   ) -> SccacheStart | None:
+    """Start sccache with the inherited SCCACHE_* storage when the build would use sccache
+    (cache auto or sccache, sccache on PATH) and the kit's cache_remote does not set it."""
+    from rocmforge.probes.sccache_start import probe_sccache_start, storage_variables
+
+    sccache = dict(getattr(system, "compiler_caches", {}) or {}).get("sccache")
+    if (not sccache or getattr(settings, "cache", "auto") not in ("auto", "sccache")
+            or getattr(settings, "cache_remote", "") or not storage_variables(environ)):
+        return None
+    return probe_sccache_start(sccache, environ)
 
 
 def choose_host_compiler(
