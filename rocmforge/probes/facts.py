@@ -169,8 +169,11 @@ def _sccache_start(settings, system: SystemFacts, environ: Mapping[str, str]
     from rocmforge.probes.sccache_start import probe_sccache_start, storage_variables
 
     sccache = dict(getattr(system, "compiler_caches", {}) or {}).get("sccache")
-    if (not sccache or getattr(settings, "cache", "auto") not in ("auto", "sccache")
-            or getattr(settings, "cache_remote", "") or not storage_variables(environ)):
+    mode: str = getattr(settings, "cache", "auto")
+    remote: str = getattr(settings, "cache_remote", "")
+    if not sccache or mode not in ("auto", "sccache") or remote:
+        return None
+    if not storage_variables(environ):
         return None
     return probe_sccache_start(sccache, environ)
 

@@ -7,8 +7,9 @@ CMake 4 against submodules that still declare `cmake_minimum_required` below 3.5
 `triton` or a non-ROCm torch already in the build venv, libstdc++'s assertions switched on by
 the flag variables in any spelling distributions use (ROCm/composable_kernel#1405,
 NixOS/nixpkgs#468809), and a temp directory on another, smaller filesystem than the work dir
-(pytorch/pytorch#2046). Owns: reading the folders, files and variables that show them. Must not: run programs, write anything or judge (plan/hazard_rows.py
-turns these facts into doctor rows).
+(pytorch/pytorch#2046). Owns: reading the folders, files and variables that show them (and
+dpkg's package lists, to say which package installed a file). Must not: run programs, write
+anything or judge (plan/hazard_rows.py turns these facts into doctor rows).
 """
 
 from __future__ import annotations
