@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import missing_real_part
-from test_doctor import ROCM, facts, row
+from test_doctor import ROCM, facts, row, system
 
 from rocmforge.knowledge.releases import pytorch_release_for
 from rocmforge.plan.doctor import diagnose
@@ -296,7 +296,6 @@ def test_sccache_with_a_live_redis_is_ok(tmp_path: Path) -> None:
 
 def test_sccache_is_started_only_when_the_build_would_use_it_with_a_storage() -> None:
     from rocmforge.probes.facts import _sccache_start
-    from test_doctor import system
 
     with_sccache = system(compiler_caches={"sccache": "/no/such/sccache"})
     redis = {"SCCACHE_REDIS": "redis://127.0.0.1:1"}
