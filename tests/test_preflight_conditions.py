@@ -27,6 +27,7 @@ from rocmforge.plan.hazard_rows import hazard_rows, sccache_rows
 from rocmforge.probes.hazards import (
     Hazards,
     assertion_flags,
+    probe_hazards,
     runtime_copies,
     temp_space,
 )
@@ -327,3 +328,58 @@ def test_a_rocm_newer_than_the_wheels_warns_with_a_fix(ref: str, version: str,
     assert found.status == "WARN"
     assert "usually fine" not in found.detail and "ROCm/pytorch#2325" in found.detail
     assert found.fix == fix
+
+
+# --- AOTRITON_INSTALLED_PREFIX --------------------------------------------------------------
+
+FAKE_TREE = Path(__file__).resolve().parent / "fixtures" / "fakepytorch"
+
+
+@pytest.mark.needs_tool("ninja")
+def test_a_prefix_without_the_library_the_tree_links_fails_before_ninja_would(
+        tmp_path: Path) -> None:
+    """Reproduced with real cmake and ninja on the fixture tree's aotriton.cmake (as upstream's,
+    it links ${__AOTRITON_INSTALL_DIR}/lib/libaotriton_v2.so): a prefix with lib/ and include/
+    but no library configures, then ninja stops; the row says so before."""
+    prefix = tmp_path / "aotriton"
+    (prefix / "lib").mkdir(parents=True)
+    (prefix / "include").mkdir()
+    env = {**os.environ, "AOTRITON_INSTALLED_PREFIX": str(prefix), "ROCM_PATH": "/usr"}
+    if not Path("/usr/include/hip/hip_version.h").is_file():
+        missing_real_part("Debian's HIP headers are missing (see .ci/run)")
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-G", "Ninja", "-S", str(FAKE_TREE / "cmake" / "aotriton_fixture"),
+                    "-B", str(build)], env=env, check=True, capture_output=True, timeout=120)
+    done = subprocess.run(["ninja", "-C", str(build)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    assert (f"'{prefix}/lib/libaotriton_v2.so', needed by 'libtorch_sdpa.so', missing and no "
+            "known rule to make it") in done.stdout + done.stderr
+    hazards = probe_hazards(rocm_root=None, checkout=FAKE_TREE, sources=None, venv=None,
+                            environ={"AOTRITON_INSTALLED_PREFIX": str(prefix)})
+    status, detail, fix = _rows(hazards)["AOTriton prefix"]
+    assert status == "FAIL"
+    assert detail.startswith(f"AOTRITON_INSTALLED_PREFIX={prefix} lacks lib/libaotriton_v2.so, ")
+    assert fix.startswith("unset AOTRITON_INSTALLED_PREFIX   #")
+    (prefix / "lib" / "libaotriton_v2.so").write_bytes(b"")
+    assert _rows(probe_hazards(rocm_root=None, checkout=FAKE_TREE, sources=None, venv=None,
+                               environ={"AOTRITON_INSTALLED_PREFIX": str(prefix)}))[
+        "AOTriton prefix"][0] == "OK"
+
+
+def test_older_trees_link_the_static_library() -> None:
+    """PyTorch 2.3-2.4's aotriton.cmake linked the static archive (the gfx803 thread's ninja
+    error names lib/libaotriton_v2.a); the lines as upstream wrote them."""
+    from rocmforge.probes.hazards import aotriton_uses
+
+    text = ("  target_link_libraries(__caffe2_aotriton INTERFACE "
+            "${__AOTRITON_INSTALL_DIR}/lib/libaotriton_v2.a)\n"
+            "  target_include_directories(__caffe2_aotriton INTERFACE "
+            "${__AOTRITON_INSTALL_DIR}/include)\n")
+    assert aotriton_uses(text) == ("lib/libaotriton_v2.a", "include")
+    assert aotriton_uses("add_library(__caffe2_aotriton INTERFACE)\n") == ()
+
+
+def test_no_prefix_variable_no_row() -> None:
+    assert probe_hazards(rocm_root=None, checkout=FAKE_TREE, sources=None, venv=None,
+                         environ={}).aotriton_prefix is None

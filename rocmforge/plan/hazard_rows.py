@@ -50,6 +50,7 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
             fix=f"invoke install --python {venv}/bin/python   # puts the built wheels back and "
             "pins the venv to them"))
     rows += _assertion_rows(hazards)
+    rows += _aotriton_prefix_rows(hazards)
     rows += _temp_rows(hazards, work_dir)
     return rows
 
@@ -124,6 +125,28 @@ def _runtime_rows(hazards: Hazards) -> list[DoctorRow]:
         "was built using' another release)"
         + (f"; {', '.join(kept)} belongs to the system: keep it" if kept else ""),
         fix="; ".join(fixes))]
+
+
+def _aotriton_prefix_rows(hazards: Hazards) -> list[DoctorRow]:
+    """AOTRITON_INSTALLED_PREFIX without a file the checkout's aotriton.cmake links: configure
+    passes and ninja stops ("'<prefix>/lib/libaotriton_v2.a', needed by
+    'lib/libtorch_hip.so', missing and no known rule to make it":
+    robertrosenbusch/gfx803_rocm62_pt24#2; reproduced with the fixture tree's aotriton.cmake)."""
+    found = hazards.aotriton_prefix
+    if found is None:
+        return []
+    shown = f"AOTRITON_INSTALLED_PREFIX={found.prefix}"
+    if not found.missing:
+        return [DoctorRow(check="AOTriton prefix", status="OK",
+                          detail=f"{shown} has what the checkout's aotriton.cmake uses: "
+                          + ", ".join(found.used))]
+    return [DoctorRow(
+        check="AOTriton prefix", status="FAIL",
+        detail=f"{shown} lacks {', '.join(found.missing)}, which the checkout's "
+        f"cmake/External/aotriton.cmake uses (it uses {', '.join(found.used)}): configure "
+        "passes, then ninja stops with 'missing and no known rule to make it'",
+        fix="unset AOTRITON_INSTALLED_PREFIX   # the build then takes the AOTriton the "
+        "checkout pins (`invoke fetch` unpacks it for an offline build)")]
 
 
 def _assertion_rows(hazards: Hazards) -> list[DoctorRow]:

@@ -36,6 +36,15 @@ _SKIP_DIRS = {".git", "build", "node_modules", "__pycache__", "test", "tests", "
 # and the variables whose flags reach a build's compiles. Fedora's rpm build flags and Arch's
 # makepkg.conf spell it -Wp,-D_GLIBCXX_ASSERTIONS; others -D_GLIBCXX_ASSERTIONS or -D NAME.
 ASSERTION_MACROS = ("_GLIBCXX_ASSERTIONS", "_GLIBCXX_DEBUG")
+# PyTorch's AOTriton CMake file, and what it takes from the install dir (AOTRITON_INSTALLED_PREFIX
+# when set): the files named in target_link_libraries / target_include_directories of
+# __caffe2_aotriton (lib/libaotriton_v2.a in 2.3-2.4 era trees, lib/libaotriton_v2.so later).
+AOTRITON_CMAKE = "cmake/External/aotriton.cmake"
+AOTRITON_PREFIX_VARIABLE = "AOTRITON_INSTALLED_PREFIX"
+_AOTRITON_USES = re.compile(
+    r"target_(?:link_libraries|include_directories)\s*\(\s*__caffe2_aotriton\s+INTERFACE"
+    r"\s+([^)]*)\)")
+_INSTALL_DIR = "${__AOTRITON_INSTALL_DIR}/"
 FLAG_VARIABLES = ("CPPFLAGS", "CFLAGS", "CXXFLAGS", "HIPFLAGS")
 
 
@@ -62,6 +71,16 @@ class FlagFound:
     """The flags as written (`-Wp,-D_GLIBCXX_ASSERTIONS`, `-D _GLIBCXX_DEBUG`)."""
     without: str
     """The variable's value with those flags taken out (other -Wp options kept)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AotritonPrefix:
+    """AOTRITON_INSTALLED_PREFIX against what the checkout's aotriton.cmake takes from it."""
+
+    prefix: Path
+    used: tuple[str, ...]
+    """Paths under the prefix the tree links or includes ('lib/libaotriton_v2.so', 'include')."""
+    missing: tuple[str, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +122,8 @@ class Hazards:
     """Flag variables that define _GLIBCXX_ASSERTIONS or _GLIBCXX_DEBUG, in any spelling."""
     temp: TempSpace | None = None
     """The temp directory (None: not probed)."""
+    aotriton_prefix: AotritonPrefix | None = None
+    """Set when AOTRITON_INSTALLED_PREFIX is and the checkout's aotriton.cmake could be read."""
 
 
 def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Path | None,
@@ -121,7 +142,35 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         built_torch=manifest_torch(dist) if dist else "",
         assertion_flags=tuple(assertion_flags(environ)),
         temp=temp_space(environ, work_dir, root) if work_dir is not None else None,
+        aotriton_prefix=aotriton_prefix(environ, checkout) if checkout else None,
     )
+
+
+# --- a preinstalled AOTriton ----------------------------------------------------------------
+
+def aotriton_uses(text: str) -> tuple[str, ...]:
+    """The paths under the AOTriton install dir an aotriton.cmake links or includes."""
+    used: list[str] = []
+    for match in _AOTRITON_USES.finditer(text):
+        used += [w.removeprefix(_INSTALL_DIR) for w in match.group(1).split()
+                 if w.startswith(_INSTALL_DIR)]
+    return tuple(dict.fromkeys(used))
+
+
+def aotriton_prefix(environ: Mapping[str, str], checkout: Path) -> AotritonPrefix | None:
+    value = environ.get(AOTRITON_PREFIX_VARIABLE, "")
+    if not value:
+        return None
+    try:
+        text = (checkout / AOTRITON_CMAKE).read_text(errors="replace")
+    except OSError:
+        return None
+    used = aotriton_uses(text)
+    if not used:
+        return None
+    prefix = Path(value)
+    return AotritonPrefix(prefix=prefix, used=used,
+                          missing=tuple(u for u in used if not (prefix / u).exists()))
 
 
 # --- compile flags --------------------------------------------------------------------------
