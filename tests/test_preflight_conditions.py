@@ -383,3 +383,63 @@ def test_older_trees_link_the_static_library() -> None:
 def test_no_prefix_variable_no_row() -> None:
     assert probe_hazards(rocm_root=None, checkout=FAKE_TREE, sources=None, venv=None,
                          environ={}).aotriton_prefix is None
+
+
+# --- CMAKE_PREFIX_PATH ----------------------------------------------------------------------
+
+DEBIAN_CMAKE = DEBIAN_LIBS / "cmake"
+
+
+def _broken_prefix(root: Path) -> Path:
+    """Debian's real rocrand CMake config in a prefix without rocRAND's files: the shape of an
+    install that kept its configs and lost what they name."""
+    if not (DEBIAN_CMAKE / "rocrand" / "rocrand-config.cmake").is_file():
+        missing_real_part("Debian's librocrand-dev CMake config is missing (see .ci/run)")
+    folder = root / "lib" / "x86_64-linux-gnu" / "cmake"
+    folder.mkdir(parents=True)
+    shutil.copytree(DEBIAN_CMAKE / "rocrand", folder / "rocrand")
+    return root
+
+
+@pytest.mark.needs_tool("cmake")
+def test_a_prefix_whose_config_does_not_configure_fails_first_and_warns_behind(
+        tmp_path: Path) -> None:
+    from rocmforge.plan.hazard_rows import prefix_rows
+    from rocmforge.probes.cmake_prefix import probe_prefix_path
+
+    broken = _broken_prefix(tmp_path / "stale-rocm")
+    environ = {**os.environ, "CMAKE_PREFIX_PATH": f"{broken}:/usr"}
+    began = time.monotonic()
+    found = probe_prefix_path(environ, ["rocrand", "hip"], cmake="cmake")
+    assert time.monotonic() - began < 6.0
+    assert [(c.entry, c.package, c.configures) for c in found] == [
+        (str(broken), "rocrand", False), ("/usr", "rocrand", True), ("/usr", "hip", True)]
+    assert found[0].error.startswith(
+        f"CMake Error at {broken}/lib/x86_64-linux-gnu/cmake/rocrand/rocrand-config.cmake")
+    assert f"{broken}/include referenced by variable rocRAND_INCLUDE_DIR does not exist" in (
+        found[0].error)
+    (row,) = prefix_rows(found)
+    assert (row.check, row.status) == ("CMAKE_PREFIX_PATH", "FAIL")
+    assert row.fix == "export CMAKE_PREFIX_PATH=/usr"
+    # Behind a working entry the broken one is not what configure loads: a warning.
+    behind = probe_prefix_path({**os.environ, "CMAKE_PREFIX_PATH": f"/usr:{broken}"},
+                               ["rocrand"], cmake="cmake")
+    (row,) = prefix_rows(behind)
+    assert row.status == "WARN" and "/usr comes first and is used" in row.detail
+    # The fix, run by bash, leaves a path whose configs all configure.
+    done = subprocess.run(["bash", "-c", prefix_rows(found)[0].fix
+                           + ' && printf %s "$CMAKE_PREFIX_PATH"'], capture_output=True,
+                          text=True, timeout=30, check=True)
+    fixed = probe_prefix_path({**os.environ, "CMAKE_PREFIX_PATH": done.stdout}, ["rocrand"],
+                              cmake="cmake")
+    assert [r.status for r in prefix_rows(fixed)] == ["OK"]
+
+
+def test_a_prefix_past_the_bound_is_not_called_ok(tmp_path: Path) -> None:
+    from rocmforge.plan.hazard_rows import prefix_rows
+    from rocmforge.probes.cmake_prefix import probe_prefix_path
+
+    found = probe_prefix_path({**os.environ, "CMAKE_PREFIX_PATH": "/usr"}, ["rocrand"],
+                              cmake="cmake", timeout=0.0)
+    assert [c.configures for c in found] == [None]
+    assert [r.status for r in prefix_rows(found)] == ["WARN"]

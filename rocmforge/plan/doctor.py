@@ -641,9 +641,10 @@ def _hazard_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
 
 
 def _sccache_rows(facts: Facts) -> list[DoctorRow]:
-    from rocmforge.plan.hazard_rows import sccache_rows
+    from rocmforge.plan.hazard_rows import prefix_rows, sccache_rows
 
-    return sccache_rows(getattr(facts, "sccache_start", None))
+    return (sccache_rows(getattr(facts, "sccache_start", None))
+            + prefix_rows(getattr(facts, "prefix_configs", ())))
 
 
 def _python_rows(system: SystemFacts, release: PytorchRelease) -> list[DoctorRow]:

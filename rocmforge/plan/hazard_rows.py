@@ -8,8 +8,10 @@ Owns: the verdict and the fix of each row. A row appears only where the probe fo
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 from rocmforge.plan.doctor import DoctorRow
+from rocmforge.probes.cmake_prefix import PackageConfig
 from rocmforge.probes.hazards import Hazards, describe
 from rocmforge.probes.sccache_start import SccacheStart
 from rocmforge.versions import version_key
@@ -52,6 +54,47 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
     rows += _assertion_rows(hazards)
     rows += _aotriton_prefix_rows(hazards)
     rows += _temp_rows(hazards, work_dir)
+    return rows
+
+
+def prefix_rows(configs: Sequence[PackageConfig]) -> list[DoctorRow]:
+    """Package configs on CMAKE_PREFIX_PATH that do not configure. PyTorch's LoadHIP appends the
+    ROCm install after the user's entries, so the first entry holding a package is the one
+    configure loads: broken there FAILs; broken behind a working one is a WARN."""
+    if not configs:
+        return []
+    rows: list[DoctorRow] = []
+    first: dict[str, PackageConfig] = {}
+    for config in configs:
+        first.setdefault(config.package, config)
+    entries = list(dict.fromkeys(c.entry for c in configs))
+    for config in configs:
+        if config.configures is not False:
+            continue
+        shadowed = first[config.package] is not config
+        keep = [e for e in entries if e != config.entry]
+        rows.append(DoctorRow(
+            check="CMAKE_PREFIX_PATH", status="WARN" if shadowed else "FAIL",
+            detail=f"find_package({config.package}) from {config.entry} does not configure "
+            f"({config.config}): {config.error}"
+            + (f"; {first[config.package].entry} comes first and is used" if shadowed else
+               "; PyTorch's configure would stop there (rocm-arch/python-pytorch-rocm#35, "
+               "ROCm/TheRock#558)"),
+            fix="export CMAKE_PREFIX_PATH=" + shlex.quote(":".join(keep))
+            if keep else "unset CMAKE_PREFIX_PATH"))
+    untried = [c for c in configs if c.configures is None]
+    if untried:
+        rows.append(DoctorRow(
+            check="CMAKE_PREFIX_PATH", status="WARN",
+            detail="not checked within 5 s: " + ", ".join(
+                f"{c.package} ({c.entry})" for c in untried),
+            fix="invoke doctor   # again when the machine is less busy (each cmake run is "
+            "bounded; the whole check gets 5 s)"))
+    if not rows:
+        rows.append(DoctorRow(
+            check="CMAKE_PREFIX_PATH", status="OK",
+            detail=f"{len(configs)} ROCm package config(s) configure with cmake: "
+            + ", ".join(sorted({c.package for c in configs}))))
     return rows
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.targets import TargetId
+    from rocmforge.probes.cmake_prefix import PackageConfig
     from rocmforge.probes.sccache_start import SccacheStart
 
 import dataclasses
@@ -59,6 +60,9 @@ class Facts:
     # sccache started with the SCCACHE_* storage the build inherits (probes.sccache_start);
     # None: not probed (no sccache in use, no storage variable, or the kit's cache_remote).
     sccache_start: SccacheStart | None = None
+    # Each ROCm component's CMake config on CMAKE_PREFIX_PATH, configured with the real cmake
+    # (probes.cmake_prefix); () when the variable is unset or names none.
+    prefix_configs: tuple[PackageConfig, ...] = ()
 
 
 # Variables from the caller's environment that change what a build does; doctor reports them.
@@ -159,7 +163,20 @@ def gather_facts(
         host_compiler=chosen,
         hazards=hazards,
         sccache_start=_sccache_start(settings, system_facts, environ),
+        prefix_configs=_prefix_configs(system_facts, environ),
     )
+
+
+def _prefix_configs(system: SystemFacts, environ: Mapping[str, str]
+                    ) -> tuple[PackageConfig, ...]:
+    """The ROCm components' configs on CMAKE_PREFIX_PATH, configured (5 s in all)."""
+    if not environ.get("CMAKE_PREFIX_PATH") or system.cmake.path is None:
+        return ()
+    from rocmforge.knowledge.components import load_components
+    from rocmforge.probes.cmake_prefix import probe_prefix_path
+
+    return probe_prefix_path(environ, [c.name for c in load_components()],
+                             cmake=str(system.cmake.path))
 
 
 def _sccache_start(settings, system: SystemFacts, environ: Mapping[str, str]
