@@ -443,3 +443,73 @@ def test_a_prefix_past_the_bound_is_not_called_ok(tmp_path: Path) -> None:
                               cmake="cmake", timeout=0.0)
     assert [c.configures for c in found] == [None]
     assert [r.status for r in prefix_rows(found)] == ["WARN"]
+
+
+# --- Composable Kernel's targets ------------------------------------------------------------
+
+# The shape of CK's include/ck/ck.hpp (ROCm/composable_kernel@1f6512d9: group macros such as
+# __gfx103__ from a `defined(...)` list continued over lines, then the buffer resource defined
+# per group), written here with fewer targets; gfx1033 is in no group, as in TheRock#4768.
+CK_LIKE = """\
+#if defined(__gfx908__) || defined(__gfx90a__)
+#define __gfx9__
+#endif
+#if defined(__gfx1030__) || defined(__gfx1031__) || \\
+    defined(__gfx1032__) || defined(__gfx10_3_generic__)
+#define __gfx103__
+#endif
+#ifndef __HIP_DEVICE_COMPILE__
+#define CK_BUFFER_RESOURCE_3RD_DWORD -1
+#elif defined(__gfx906__) || defined(__gfx9__)
+#define CK_BUFFER_RESOURCE_3RD_DWORD 0x00020000
+#elif defined(__gfx103__)
+#define CK_BUFFER_RESOURCE_3RD_DWORD 0x31014000
+#endif
+"""
+
+
+def _ck_tree(root: Path) -> Path:
+    header = root / "third_party" / "composable_kernel" / "include" / "ck" / "ck.hpp"
+    header.parent.mkdir(parents=True)
+    header.write_text(CK_LIKE)
+    return root
+
+
+@pytest.mark.needs_tool("clang-22")
+def test_a_target_in_no_ck_group_is_named_and_really_fails(tmp_path: Path) -> None:
+    from rocmforge.plan.hazard_rows import ck_rows
+
+    tree = _ck_tree(tmp_path / "pytorch")
+    hazards = probe_hazards(rocm_root=None, checkout=tree, sources=None, venv=None, environ={})
+    assert hazards.ck_targets == ("gfx10-3-generic", "gfx1030", "gfx1031", "gfx1032", "gfx906",
+                                  "gfx908", "gfx90a")
+    (row,) = ck_rows(hazards, ["gfx1030", "gfx1033"], ck_on=False)
+    assert (row.check, row.status) == ("Composable Kernel", "WARN")
+    assert "no target group holding gfx1033" in row.detail
+    assert row.fix == "invoke build --arch gfx1030   # without gfx1033"
+    assert ck_rows(hazards, ["gfx1033"], ck_on=True)[0].status == "FAIL"
+    assert ck_rows(hazards, ["gfx90a", "gfx1031"], ck_on=True)[0].status == "OK"
+    # What the build would hit: clang-22 compiling device code that uses the macro.
+    source = tmp_path / "k.hip"
+    source.write_text('#include "ck/ck.hpp"\n__attribute__((global)) void k(int* x) '
+                      "{ x[0] = CK_BUFFER_RESOURCE_3RD_DWORD; }\n")
+    include = tree / "third_party" / "composable_kernel" / "include"
+    results = {}
+    for target in ("gfx1030", "gfx1033"):
+        done = subprocess.run(["clang-22", "-x", "hip", f"--offload-arch={target}",
+                               "--cuda-device-only", "-nogpuinc", "-nogpulib", "-I",
+                               str(include), "-c", "-o", str(tmp_path / f"{target}.o"),
+                               str(source)], capture_output=True, text=True, timeout=120)
+        results[target] = (done.returncode, done.stderr)
+    assert results["gfx1030"][0] == 0, results["gfx1030"][1]
+    assert results["gfx1033"][0] != 0
+    assert "use of undeclared identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'" in results["gfx1033"][1]
+
+
+def test_no_vendored_ck_no_row(tmp_path: Path) -> None:
+    from rocmforge.plan.hazard_rows import ck_rows
+
+    hazards = probe_hazards(rocm_root=None, checkout=tmp_path, sources=None, venv=None,
+                            environ={})
+    assert hazards.ck_targets is None
+    assert ck_rows(hazards, ["gfx1033"], ck_on=True) == []

@@ -89,6 +89,7 @@ def diagnose(
     rows += _compiler_rows(facts, settings, release)
     rows += _tool_rows(facts, release)
     rows += _hazard_rows(facts, settings)
+    rows += _ck_rows(facts, targets, settings)
     rows += _sccache_rows(facts)
     rows += _machine_rows(facts, settings)
     return tuple(rows)
@@ -638,6 +639,14 @@ def _hazard_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
                        venv=str(workdir_for(settings.work_dir).venv),
                        layout=facts.rocm.layout if facts.rocm is not None else "",
                        work_dir=str(workdir_for(settings.work_dir).root))
+
+
+def _ck_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings) -> list[DoctorRow]:
+    from rocmforge.plan.hazard_rows import ck_rows
+
+    processors = list(dict.fromkeys(t.base for t in targets))
+    return ck_rows(facts.hazards, processors,
+                   ck_on=dict(settings.features).get("ck") == "on")
 
 
 def _sccache_rows(facts: Facts) -> list[DoctorRow]:

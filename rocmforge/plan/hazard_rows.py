@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from rocmforge.plan.doctor import DoctorRow
 from rocmforge.probes.cmake_prefix import PackageConfig
-from rocmforge.probes.hazards import Hazards, describe
+from rocmforge.probes.hazards import CK_HEADER, Hazards, describe
 from rocmforge.probes.sccache_start import SccacheStart
 from rocmforge.versions import version_key
 
@@ -55,6 +55,36 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
     rows += _aotriton_prefix_rows(hazards)
     rows += _temp_rows(hazards, work_dir)
     return rows
+
+
+def ck_rows(hazards: Hazards | None, processors: Sequence[str], *,
+            ck_on: bool) -> list[DoctorRow]:
+    """Requested targets the checkout's Composable Kernel has no buffer resource for: every CK
+    kernel compiled for them fails (ROCm/TheRock#4768, gfx1033; the fix, rocm-libraries#5141,
+    is in the ROCm/pytorch release branches' submodule). A FAIL when the ck feature is on; a
+    WARN otherwise (whether a tree compiles CK without it depends on the release)."""
+    if hazards is None or hazards.ck_targets is None or not processors:
+        return []
+    covered = set(hazards.ck_targets)
+    missing = [p for p in processors if p not in covered]
+    where = f"the checkout's {CK_HEADER}"
+    if not missing:
+        return [DoctorRow(check="Composable Kernel", status="OK",
+                          detail=f"{where} defines its buffer resource for "
+                          + ", ".join(processors))]
+    rest = [p for p in processors if p in covered]
+    return [DoctorRow(
+        check="Composable Kernel", status="FAIL" if ck_on else "WARN",
+        detail=f"{where} defines CK_BUFFER_RESOURCE_3RD_DWORD for no target group holding "
+        f"{', '.join(missing)}: each CK kernel compiled for it stops with \"use of undeclared "
+        "identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'\" (ROCm/TheRock#4768)"
+        + ("; the ck feature is on" if ck_on else
+           "; CK is compiled with the ck feature (USE_ROCM_CK_GEMM/SDPA) and by builds that "
+           "turn it on themselves"),
+        fix=(f"invoke build --arch {shlex.quote(','.join(rest))}   # without "
+             f"{', '.join(missing)}" if rest else
+             "build a checkout whose third_party/composable_kernel lists the target "
+             "(rocm-libraries#5141 added gfx1033)"))]
 
 
 def prefix_rows(configs: Sequence[PackageConfig]) -> list[DoctorRow]:
@@ -217,12 +247,13 @@ def _temp_rows(hazards: Hazards, work_dir: str) -> list[DoctorRow]:
     temp = hazards.temp
     if temp is None:
         return []
-    name = "TMPDIR" if temp.via == "TMPDIR" else "/tmp (no TMPDIR)"
+    name = "TMPDIR" if temp.via == "TMPDIR" else "no TMPDIR"
     move = f"mkdir -p {shlex.quote(work_dir + '/tmp')} && export TMPDIR=" + shlex.quote(
         work_dir + "/tmp")
     if not temp.exists:
         return [DoctorRow(check="temp dir", status="FAIL",
-                          detail=f"{name} is {temp.path}, which does not exist: compilers "
+                          detail=f"the temp dir ({name}) is {temp.path}, which does not exist: "
+                          "compilers "
                           "stop with 'Cannot create temporary file'", fix=move)]
     where = f"{temp.free_gib:.1f} GiB free at {temp.path} ({name})"
     if temp.same_filesystem_as_work:

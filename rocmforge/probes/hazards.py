@@ -45,6 +45,11 @@ _AOTRITON_USES = re.compile(
     r"target_(?:link_libraries|include_directories)\s*\(\s*__caffe2_aotriton\s+INTERFACE"
     r"\s+([^)]*)\)")
 _INSTALL_DIR = "${__AOTRITON_INSTALL_DIR}/"
+# Composable Kernel as the checkout vendors it: its ck.hpp defines CK_BUFFER_RESOURCE_3RD_DWORD
+# per target group; a target in no group leaves it undefined and every CK kernel fails for it
+# ("use of undeclared identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'", ROCm/TheRock#4768: gfx1033).
+CK_HEADER = "third_party/composable_kernel/include/ck/ck.hpp"
+_DEFINED = re.compile(r"defined\s*\(\s*(__gfx\w+__)\s*\)")
 FLAG_VARIABLES = ("CPPFLAGS", "CFLAGS", "CXXFLAGS", "HIPFLAGS")
 
 
@@ -124,6 +129,9 @@ class Hazards:
     """The temp directory (None: not probed)."""
     aotriton_prefix: AotritonPrefix | None = None
     """Set when AOTRITON_INSTALLED_PREFIX is and the checkout's aotriton.cmake could be read."""
+    ck_targets: tuple[str, ...] | None = None
+    """The processors the checkout's Composable Kernel defines its buffer resource for (None:
+    no vendored CK, or its ck.hpp has no such definition)."""
 
 
 def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Path | None,
@@ -143,7 +151,51 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         assertion_flags=tuple(assertion_flags(environ)),
         temp=temp_space(environ, work_dir, root) if work_dir is not None else None,
         aotriton_prefix=aotriton_prefix(environ, checkout) if checkout else None,
+        ck_targets=ck_targets(checkout) if checkout else None,
     )
+
+
+# --- Composable Kernel ----------------------------------------------------------------------
+
+def _logical_lines(text: str) -> list[str]:
+    return text.replace("\\\n", " ").splitlines()
+
+
+def ck_covered(text: str) -> tuple[str, ...] | None:
+    """The processors a ck.hpp defines CK_BUFFER_RESOURCE_3RD_DWORD for: the `defined(...)`
+    of each #if/#elif that leads to its #define, with the file's own group macros
+    (`#if defined(__gfx1030__) || ... / #define __gfx103__`) expanded. None without one."""
+    lines = [line.strip() for line in _logical_lines(text)]
+    groups: dict[str, set[str]] = {}
+    for index, line in enumerate(lines[:-1]):
+        following = lines[index + 1]
+        if line.startswith("#if") and following.startswith("#define __gfx"):
+            name = following.split()[1]
+            groups.setdefault(name, set()).update(_DEFINED.findall(line))
+    wanted: set[str] = set()
+    for index, line in enumerate(lines):
+        if line.startswith("#define CK_BUFFER_RESOURCE_3RD_DWORD") and index:
+            condition = lines[index - 1]
+            if condition.startswith(("#elif", "#if")):
+                wanted.update(_DEFINED.findall(condition))
+    if not wanted:
+        return None
+    covered: set[str] = set()
+    todo = list(wanted)
+    while todo:
+        macro = todo.pop()
+        if macro in groups:
+            todo += [m for m in groups.pop(macro) if m not in covered]
+        else:
+            covered.add(macro)
+    return tuple(sorted(m.strip("_").replace("_", "-") for m in covered))
+
+
+def ck_targets(checkout: Path) -> tuple[str, ...] | None:
+    try:
+        return ck_covered((checkout / CK_HEADER).read_text(errors="replace"))
+    except OSError:
+        return None
 
 
 # --- a preinstalled AOTriton ----------------------------------------------------------------
