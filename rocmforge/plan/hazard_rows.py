@@ -258,7 +258,8 @@ def _temp_rows(hazards: Hazards, work_dir: str) -> list[DoctorRow]:
     where = f"{temp.free_gib:.1f} GiB free at {temp.path} ({name})"
     if temp.same_filesystem_as_work:
         return [DoctorRow(check="temp dir", status="OK",
-                          detail=f"{where}, the work dir's filesystem (the disk row counts it)")]
+                          detail=f"{temp.path} ({name}) is on the work dir's filesystem (the "
+                          "disk row counts its space)")]
     if temp.free_gib < TEMP_FAIL_GIB:
         return [DoctorRow(check="temp dir", status="FAIL",
                           detail=f"{where}, another filesystem than the work dir's; below "
