@@ -644,7 +644,7 @@ def _hazard_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
 def _ck_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings) -> list[DoctorRow]:
     from rocmforge.plan.hazard_rows import ck_rows
 
-    processors = list(dict.fromkeys(t.base for t in targets))
+    processors = list(dict.fromkeys(str(t).split(":")[0] for t in targets))
     return ck_rows(facts.hazards, processors,
                    ck_on=dict(settings.features).get("ck") == "on")
 
