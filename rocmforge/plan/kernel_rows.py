@@ -69,6 +69,14 @@ def kernel_rows(found: Sequence[LibraryCode] | None, targets: Sequence[TargetId]
                     f"install ({packages or 'TheRock multi-arch: rocm-sdk-device-<target>'}; "
                     "RFC0008), or pass --rocm-path to an install that has them"))
             continue
+        if library.workaround and library.need == "optional":
+            # An optional library torch can be kept off: the variables, not a reinstall.
+            rows.append(DoctorRow(
+                check=f"kernels {library.name}", status=status,
+                detail=f"{where} holds code for {held}, none for {', '.join(missing)}: "
+                       f"{library.used_for}{cached}",
+                fix=library.workaround))
+            continue
         if packages:
             rows.append(DoctorRow(
                 check=f"kernels {library.name}", status=status,

@@ -595,5 +595,11 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
         found += cache_doctor_rows(inputs.settings, facts, inputs.targets, environ=os.environ)
     if inputs.features is not None:  # a feature asked for that cannot be built FAILs here
         found += inputs.features.rows
+    # The files configure downloads (AOTriton): gone (FAIL), or not checkable offline (WARN).
+    from rocmforge.plan.download_rows import aotriton_download_doctor
+
+    found += tuple(aotriton_download_doctor(inputs.settings, facts,
+                                            [str(t) for t in inputs.targets], inputs.pytorch,
+                                            inputs.features))
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)

@@ -178,8 +178,10 @@ PROBE_STD = "-std=c++17"
 
 
 def host_macro_flags(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The -D/-U words of CPPFLAGS, CXXFLAGS and HIPFLAGS, in that order (unsplittable text is
-    skipped: the build would stop on it with its own message)."""
+    """The macro definitions and undefinitions of CPPFLAGS, CXXFLAGS and HIPFLAGS, in that
+    order, as -D/-U words: `-DNAME`, `-D NAME` and the preprocessor list distributions use,
+    `-Wp,-D_FORTIFY_SOURCE=2,-D_GLIBCXX_ASSERTIONS` (unsplittable text is skipped: the build
+    would stop on it with its own message)."""
     import shlex
 
     words: list[str] = []
@@ -188,7 +190,14 @@ def host_macro_flags(environ: Mapping[str, str]) -> tuple[str, ...]:
             split = shlex.split(environ.get(name, ""))
         except ValueError:
             continue
-        words += [w for w in split if w.startswith(("-D", "-U")) and len(w) > 2]
+        for index, word in enumerate(split):
+            if word in ("-D", "-U") and index + 1 < len(split):
+                words.append(word + split[index + 1])
+            elif word.startswith(("-D", "-U")) and len(word) > 2:
+                words.append(word)
+            elif word.startswith("-Wp,"):
+                words += [w for w in word.split(",")[1:] if w.startswith(("-D", "-U"))
+                          and len(w) > 2]
     return tuple(words)
 
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.targets import TargetId
+    from rocmforge.probes.cmake_prefix import PackageConfig
+    from rocmforge.probes.sccache_start import SccacheStart
 
 import dataclasses
 import os
@@ -55,6 +57,12 @@ class Facts:
     # The targets each ROCm library PyTorch links has code for (probes.library_code); None: not
     # probed (only doctor and the build's preflight read the libraries).
     library_code: tuple[LibraryCode, ...] | None = None
+    # sccache started with the SCCACHE_* storage the build inherits (probes.sccache_start);
+    # None: not probed (no sccache in use, no storage variable, or the kit's cache_remote).
+    sccache_start: SccacheStart | None = None
+    # Each ROCm component's CMake config on CMAKE_PREFIX_PATH, configured with the real cmake
+    # (probes.cmake_prefix); () when the variable is unset or names none.
+    prefix_configs: tuple[PackageConfig, ...] = ()
 
 
 # Variables from the caller's environment that change what a build does; doctor reports them.
@@ -140,7 +148,8 @@ def gather_facts(
     work = workdir_for(settings.work_dir)
     hazards = probe_hazards(rocm_root=rocm.root if rocm else None, checkout=work.pytorch,
                             sources=work.src, venv=work.venv, environ=environ, root=root,
-                            dist=work.dist, state=work.state)
+                            dist=work.dist, state=work.state, work_dir=work.root)
+    system_facts = system.result()
     return Facts(
         rocm_installs=installs,
         rocm=rocm,
@@ -148,12 +157,42 @@ def gather_facts(
         path_warnings=path_variable_warnings(installs, environ),
         hipcc_owner=next((i for i in installs if i.hipcc_on_path), None),
         gpus=gpus.result(),
-        system=system.result(),
+        system=system_facts,
         environ_flags={k: environ[k] for k in REPORTED_VARIABLES if k in environ},
         compilers=compilers,
         host_compiler=chosen,
         hazards=hazards,
+        sccache_start=_sccache_start(settings, system_facts, environ),
+        prefix_configs=_prefix_configs(system_facts, environ),
     )
+
+
+def _prefix_configs(system: SystemFacts, environ: Mapping[str, str]
+                    ) -> tuple[PackageConfig, ...]:
+    """The ROCm components' configs on CMAKE_PREFIX_PATH, configured (5 s in all)."""
+    if not environ.get("CMAKE_PREFIX_PATH") or system.cmake.path is None:
+        return ()
+    from rocmforge.knowledge.components import load_components
+    from rocmforge.probes.cmake_prefix import probe_prefix_path
+
+    return probe_prefix_path(environ, [c.name for c in load_components()],
+                             cmake=str(system.cmake.path))
+
+
+def _sccache_start(settings, system: SystemFacts, environ: Mapping[str, str]
+                   ) -> SccacheStart | None:
+    """Start sccache with the inherited SCCACHE_* storage when the build would use sccache
+    (cache auto or sccache, sccache on PATH) and the kit's cache_remote does not set it."""
+    from rocmforge.probes.sccache_start import probe_sccache_start, storage_variables
+
+    sccache = dict(getattr(system, "compiler_caches", {}) or {}).get("sccache")
+    mode: str = getattr(settings, "cache", "auto")
+    remote: str = getattr(settings, "cache_remote", "")
+    if not sccache or mode not in ("auto", "sccache") or remote:
+        return None
+    if not storage_variables(environ):
+        return None
+    return probe_sccache_start(sccache, environ)
 
 
 def choose_host_compiler(

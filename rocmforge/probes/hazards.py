@@ -4,16 +4,21 @@ Each comes from failures users really hit (tests/failures): CUDA's thrust shadow
 (ROCm/pytorch#361), a second HIP or HSA runtime on the loader or link path (mixed installs),
 CMake 4 against submodules that still declare `cmake_minimum_required` below 3.5, setuptools
 82 against setup.py files that import `pkg_resources` (pytorch/vision#9380), and a CUDA
-`triton` or a non-ROCm torch already in the build venv. Owns: reading the folders, files and
-variables that show them. Must not: run programs, write anything or judge (plan/hazard_rows.py
-turns these facts into doctor rows).
+`triton` or a non-ROCm torch already in the build venv, libstdc++'s assertions switched on by
+the flag variables in any spelling distributions use (ROCm/composable_kernel#1405,
+NixOS/nixpkgs#468809), and a temp directory on another, smaller filesystem than the work dir
+(pytorch/pytorch#2046). Owns: reading the folders, files and variables that show them (and
+dpkg's package lists, to say which package installed a file). Must not: run programs, write
+anything or judge (plan/hazard_rows.py turns these facts into doctor rows).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +34,74 @@ _PKG_RESOURCES = re.compile(r"^\s*(?:import pkg_resources|from pkg_resources imp
 _SKIP_DIRS = {".git", "build", "node_modules", "__pycache__", "test", "tests", "docs", "examples"}
 
 
+# libstdc++'s macros that turn on its assertions (_GLIBCXX_DEBUG implies _GLIBCXX_ASSERTIONS),
+# and the variables whose flags reach a build's compiles. Fedora's rpm build flags and Arch's
+# makepkg.conf spell it -Wp,-D_GLIBCXX_ASSERTIONS; others -D_GLIBCXX_ASSERTIONS or -D NAME.
+ASSERTION_MACROS = ("_GLIBCXX_ASSERTIONS", "_GLIBCXX_DEBUG")
+# PyTorch's AOTriton CMake file, and what it takes from the install dir (AOTRITON_INSTALLED_PREFIX
+# when set): the files named in target_link_libraries / target_include_directories of
+# __caffe2_aotriton (lib/libaotriton_v2.a in 2.3-2.4 era trees, lib/libaotriton_v2.so later).
+AOTRITON_CMAKE = "cmake/External/aotriton.cmake"
+AOTRITON_PREFIX_VARIABLE = "AOTRITON_INSTALLED_PREFIX"
+_AOTRITON_USES = re.compile(
+    r"target_(?:link_libraries|include_directories)\s*\(\s*__caffe2_aotriton\s+INTERFACE"
+    r"\s+([^)]*)\)")
+_INSTALL_DIR = "${__AOTRITON_INSTALL_DIR}/"
+# Composable Kernel as the checkout vendors it: its ck.hpp defines CK_BUFFER_RESOURCE_3RD_DWORD
+# per target group; a target in no group leaves it undefined and every CK kernel fails for it
+# ("use of undeclared identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'", ROCm/TheRock#4768: gfx1033).
+CK_HEADER = "third_party/composable_kernel/include/ck/ck.hpp"
+_DEFINED = re.compile(r"defined\s*\(\s*(__gfx\w+__)\s*\)")
+FLAG_VARIABLES = ("CPPFLAGS", "CFLAGS", "CXXFLAGS", "HIPFLAGS")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Found:
     """A file or folder that shows a hazard, and how it is reached (a variable, a config)."""
 
     path: Path
     via: str
+    owner: str = ""
+    """The distro package (dpkg) that installed the file ('' when none did)."""
+    conf: str = ""
+    """The ld.so.conf file it is reached through, relative to the root ('' for a variable)."""
+    conf_owner: str = ""
+    """The distro package that installed that ld.so.conf file ('' when none did)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FlagFound:
+    """A flag variable that turns libstdc++'s assertions on."""
+
+    variable: str
+    words: tuple[str, ...]
+    """The flags as written (`-Wp,-D_GLIBCXX_ASSERTIONS`, `-D _GLIBCXX_DEBUG`)."""
+    without: str
+    """The variable's value with those flags taken out (other -Wp options kept)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AotritonPrefix:
+    """AOTRITON_INSTALLED_PREFIX against what the checkout's aotriton.cmake takes from it."""
+
+    prefix: Path
+    used: tuple[str, ...]
+    """Paths under the prefix the tree links or includes ('lib/libaotriton_v2.so', 'include')."""
+    missing: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TempSpace:
+    """The folder compilers and pip write their temporary files to."""
+
+    path: Path
+    via: str
+    """"TMPDIR", or "default" (no TMPDIR: /tmp)."""
+    exists: bool
+    free_gib: float
+    """Free space for this user (0 when the folder does not exist)."""
+    same_filesystem_as_work: bool
+    """True when it shares the work dir's filesystem (the disk row already counts it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,11 +127,21 @@ class Hazards:
     """The torch version of the wheel dist/manifest.json names ('' without a finished build)."""
     pins: tuple[PinReport, ...] = ()
     """Each venv the kit pinned (the build venv, those `invoke install` filled) as it is now."""
+    assertion_flags: tuple[FlagFound, ...] = ()
+    """Flag variables that define _GLIBCXX_ASSERTIONS or _GLIBCXX_DEBUG, in any spelling."""
+    temp: TempSpace | None = None
+    """The temp directory (None: not probed)."""
+    aotriton_prefix: AotritonPrefix | None = None
+    """Set when AOTRITON_INSTALLED_PREFIX is and the checkout's aotriton.cmake could be read."""
+    ck_targets: tuple[str, ...] | None = None
+    """The processors the checkout's Composable Kernel defines its buffer resource for (None:
+    no vendored CK, or its ck.hpp has no such definition)."""
 
 
 def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Path | None,
                   venv: Path | None, environ: Mapping[str, str], root: Path = Path("/"),
-                  dist: Path | None = None, state: Path | None = None) -> Hazards:
+                  dist: Path | None = None, state: Path | None = None,
+                  work_dir: Path | None = None) -> Hazards:
     return Hazards(
         cuda_thrust=tuple(cuda_thrust_folders(environ, root)),
         rocthrust=rocthrust(rocm_root),
@@ -77,6 +154,10 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         venv_torch=dist_version(venv, "torch") if venv else "",
         built_torch=manifest_torch(dist) if dist else "",
         pins=probe_pins(venv, state, environ),
+        assertion_flags=tuple(assertion_flags(environ)),
+        temp=temp_space(environ, work_dir, root) if work_dir is not None else None,
+        aotriton_prefix=aotriton_prefix(environ, checkout) if checkout else None,
+        ck_targets=ck_targets(checkout) if checkout else None,
     )
 
 
@@ -88,6 +169,151 @@ def probe_pins(venv: Path | None, state: Path | None,
     venvs = [*([venv] if venv else []), *(pinned_venvs(state) if state else [])]
     reports = (pin_report(v, environ) for v in dict.fromkeys(venvs))
     return tuple(r for r in reports if r is not None)
+
+
+# --- Composable Kernel ----------------------------------------------------------------------
+
+def _logical_lines(text: str) -> list[str]:
+    return text.replace("\\\n", " ").splitlines()
+
+
+def ck_covered(text: str) -> tuple[str, ...] | None:
+    """The processors a ck.hpp defines CK_BUFFER_RESOURCE_3RD_DWORD for: the `defined(...)`
+    of each #if/#elif that leads to its #define, with the file's own group macros
+    (`#if defined(__gfx1030__) || ... / #define __gfx103__`) expanded. None without one."""
+    lines = [line.strip() for line in _logical_lines(text)]
+    groups: dict[str, set[str]] = {}
+    for index, line in enumerate(lines[:-1]):
+        following = lines[index + 1]
+        if line.startswith("#if") and following.startswith("#define __gfx"):
+            name = following.split()[1]
+            groups.setdefault(name, set()).update(_DEFINED.findall(line))
+    wanted: set[str] = set()
+    for index, line in enumerate(lines):
+        if line.startswith("#define CK_BUFFER_RESOURCE_3RD_DWORD") and index:
+            condition = lines[index - 1]
+            if condition.startswith(("#elif", "#if")):
+                wanted.update(_DEFINED.findall(condition))
+    if not wanted:
+        return None
+    covered: set[str] = set()
+    todo = list(wanted)
+    while todo:
+        macro = todo.pop()
+        if macro in groups:
+            todo += [m for m in groups.pop(macro) if m not in covered]
+        else:
+            covered.add(macro)
+    return tuple(sorted(m.strip("_").replace("_", "-") for m in covered))
+
+
+def ck_targets(checkout: Path) -> tuple[str, ...] | None:
+    try:
+        return ck_covered((checkout / CK_HEADER).read_text(errors="replace"))
+    except OSError:
+        return None
+
+
+# --- a preinstalled AOTriton ----------------------------------------------------------------
+
+def aotriton_uses(text: str) -> tuple[str, ...]:
+    """The paths under the AOTriton install dir an aotriton.cmake links or includes."""
+    used: list[str] = []
+    for match in _AOTRITON_USES.finditer(text):
+        used += [w.removeprefix(_INSTALL_DIR) for w in match.group(1).split()
+                 if w.startswith(_INSTALL_DIR)]
+    return tuple(dict.fromkeys(used))
+
+
+def aotriton_prefix(environ: Mapping[str, str], checkout: Path) -> AotritonPrefix | None:
+    value = environ.get(AOTRITON_PREFIX_VARIABLE, "")
+    if not value:
+        return None
+    try:
+        text = (checkout / AOTRITON_CMAKE).read_text(errors="replace")
+    except OSError:
+        return None
+    used = aotriton_uses(text)
+    if not used:
+        return None
+    prefix = Path(value)
+    return AotritonPrefix(prefix=prefix, used=used,
+                          missing=tuple(u for u in used if not (prefix / u).exists()))
+
+
+# --- compile flags --------------------------------------------------------------------------
+
+def _asserting(definition: str) -> bool:
+    """`-D_GLIBCXX_ASSERTIONS`, `-D_GLIBCXX_ASSERTIONS=1`, `_GLIBCXX_DEBUG` (after -D)."""
+    name = definition.removeprefix("-D").split("=", 1)[0]
+    return name in ASSERTION_MACROS
+
+
+def assertion_flags(environ: Mapping[str, str]) -> Iterable[FlagFound]:
+    """Each flag variable whose words leave libstdc++'s assertions on: `-DNAME[=v]`, `-D NAME`,
+    and `-Wp,...,-DNAME,...` (the preprocessor list Fedora and Arch use), unless a later
+    `-UNAME` takes it back. Unsplittable text is skipped (the build stops on it itself)."""
+    for name in FLAG_VARIABLES:
+        try:
+            words = shlex.split(environ.get(name, ""))
+        except ValueError:
+            continue
+        kept: list[str] = []
+        found: list[str] = []
+        index = 0
+        while index < len(words):
+            word = words[index]
+            if word == "-D" and index + 1 < len(words) and _asserting(words[index + 1]):
+                found.append(f"-D {words[index + 1]}")
+                index += 2
+                continue
+            if word.startswith("-D") and _asserting(word):
+                found.append(word)
+            elif word.startswith("-Wp,"):
+                parts = word.split(",")[1:]
+                hits = [p for p in parts if p.startswith("-D") and _asserting(p)]
+                if hits:
+                    found.append(word)
+                    rest = [p for p in parts if p not in hits]
+                    if rest:
+                        kept.append(",".join(["-Wp", *rest]))
+                else:
+                    kept.append(word)
+            elif word.startswith("-U") and word[2:] in ASSERTION_MACROS:
+                found = []  # taken back: what follows decides
+                kept.append(word)
+            else:
+                kept.append(word)
+            index += 1
+        if found:
+            yield FlagFound(variable=name, words=tuple(found), without=shlex.join(kept))
+
+
+# --- the temp directory ---------------------------------------------------------------------
+
+def _existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def temp_space(environ: Mapping[str, str], work_dir: Path, root: Path = Path("/")) -> TempSpace:
+    """Where GCC, clang/hipcc and pip put their temporary files: TMPDIR, else /tmp; its free
+    space and whether it is the work dir's filesystem."""
+    value = environ.get("TMPDIR", "")
+    path = Path(value) if value else root / "tmp"
+    via = "TMPDIR" if value else "default"
+    if not path.is_dir():
+        return TempSpace(path=path, via=via, exists=False, free_gib=0.0,
+                         same_filesystem_as_work=False)
+    stat = os.statvfs(path)
+    free = stat.f_bavail * stat.f_frsize / 2**30
+    try:
+        same = os.stat(path).st_dev == os.stat(_existing(work_dir)).st_dev
+    except OSError:
+        same = False
+    return TempSpace(path=path, via=via, exists=True, free_gib=free,
+                     same_filesystem_as_work=same)
 
 
 def manifest_torch(dist: Path) -> str:
@@ -145,9 +371,37 @@ def loader_folders(environ: Mapping[str, str], root: Path) -> list[Found]:
     out: list[Found] = []
     for name in ("LD_LIBRARY_PATH", "LIBRARY_PATH"):
         out += [Found(path=Path(p), via=name) for p in environ.get(name, "").split(":") if p]
-    out += [Found(path=Path(p), via=f"ld.so.conf ({source})")
+    out += [Found(path=Path(p), via=f"ld.so.conf ({source})", conf=source)
             for p, source in _ld_so_conf(root / "etc" / "ld.so.conf", root, depth=0)]
     return out
+
+
+def package_owners(paths: Iterable[str], root: Path) -> dict[str, str]:
+    """The dpkg package that installed each of `paths` (absolute, as the package lists them),
+    read from var/lib/dpkg/info/*.list; a path no list names is left out."""
+    wanted = set(paths)
+    owners: dict[str, str] = {}
+    if not wanted:
+        return owners
+    for listing in sorted((root / "var" / "lib" / "dpkg" / "info").glob("*.list")):
+        try:
+            lines = listing.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        package = listing.name.removesuffix(".list").split(":")[0]
+        for line in lines:
+            if line in wanted and line not in owners:
+                owners[line] = package
+    return owners
+
+
+def _listed(path: Path, root: Path) -> list[str]:
+    """The names a package list may use for `path` under `root`: as found and resolved."""
+    names = []
+    for candidate in (path, path.resolve()):
+        if candidate.is_relative_to(root):
+            names.append("/" + str(candidate.relative_to(root)).lstrip("/"))
+    return names
 
 
 def _ld_so_conf(path: Path, root: Path, depth: int) -> Iterable[tuple[str, str]]:
@@ -180,6 +434,7 @@ def runtime_copies(rocm_root: Path | None, environ: Mapping[str, str], root: Pat
         return
     own = rocm_root.resolve()
     seen: set[Path] = set()
+    copies: list[Found] = []
     for folder in loader_folders(environ, root):
         for name in RUNTIME_LIBRARIES:
             for match in sorted(folder.path.glob(name + "*")):
@@ -188,7 +443,19 @@ def runtime_copies(rocm_root: Path | None, environ: Mapping[str, str], root: Pat
                     continue
                 seen.add(real)
                 if not real.is_relative_to(own):
-                    yield Found(path=match, via=folder.via)
+                    copies.append(Found(path=match, via=folder.via, conf=folder.conf))
+    if not copies:
+        return
+    # Who installed each copy and each ld.so.conf file: a distro package's file is removed
+    # with the package, never by hand.
+    names = {f: _listed(f.path, root) for f in copies}
+    confs = {f.conf: "/" + f.conf.lstrip("/") for f in copies if f.conf}
+    owners = package_owners([n for listed in names.values() for n in listed]
+                            + list(confs.values()), root)
+    for found in copies:
+        owner = next((owners[n] for n in names[found] if n in owners), "")
+        conf_owner = owners.get(confs.get(found.conf, ""), "")
+        yield dataclasses.replace(found, owner=owner, conf_owner=conf_owner)
 
 
 # --- the checkout ---------------------------------------------------------------------------

@@ -25,8 +25,9 @@ from pathlib import Path
 
 from rocmforge.errors import EnvironmentFailed, RocmforgeError, UsageError
 from rocmforge.knowledge.features import image_covers
+from rocmforge.probes.hazards import AOTRITON_CMAKE
 
-CMAKE_FILE = "cmake/External/aotriton.cmake"
+CMAKE_FILE = AOTRITON_CMAKE
 VERSION_FILE = ".ci/docker/aotriton_version.txt"
 DEFAULT_BASE_URL = "https://github.com/ROCm/aotriton/releases/download/"
 MARKER = ".rocmforge-aotriton"  # written last into a complete prefix: its content names the files

@@ -22,7 +22,9 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.plan.cache_doctor import cache_doctor_rows
     from rocmforge.plan.doctor import diagnose, doctor_json, exit_status
+    from rocmforge.plan.download_rows import aotriton_download_doctor
     from rocmforge.plan.prepare import doctor_facts
+    from rocmforge.plan.sdk_index_row import sdk_index_rows
     from rocmforge.plan.triton_probe_rows import triton_probe_rows
     from rocmforge.probes.probe_store import enabled
     from rocmforge.render import emit_json, print_table
@@ -37,6 +39,9 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
         rows += triton_probe_rows(found.triton, pin_version=found.release.triton_version)
     if found.features is not None:  # the optional parts: components found / missing, targets
         rows += found.features.rows
+    rows += tuple(aotriton_download_doctor(settings, facts, [str(t) for t in targets],
+                                           found.pytorch, found.features))
+    rows += tuple(sdk_index_rows(settings, facts, [str(t) for t in targets]))
     rows += cache_doctor_rows(settings, facts, targets, environ=os.environ,
                               use_cache=use_cache, pytorch=found.pytorch,
                               components=found.components)
