@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.execute.model import Effects, Plan, Step
 from rocmforge.knowledge.triton import TRITON_MODES
+from rocmforge.sources.upstream_fixes import as_rows as fix_rows
+from rocmforge.sources.upstream_fixes import digest_inputs as fix_digest_inputs
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from rocmforge.plan.rocm_sdk import SdkPlan
     from rocmforge.probes.facts import Facts
     from rocmforge.settings import Settings
+    from rocmforge.sources.upstream_fixes import FixDecision
 
 # What the triton-targets step runs inside the build venv (rocmforge.probes.triton_codegen).
 TRITON_CODEGEN_SCRIPT = "rocmforge/probes/triton_codegen.py"
@@ -145,6 +148,7 @@ def plan_build(
     stale_companions: Sequence[str] = (),
     rocm_facts: RocmFacts | None = None,
     sdk: SdkPlan | None = None,
+    upstream_fixes: Sequence[FixDecision] = (),
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
@@ -154,8 +158,11 @@ def plan_build(
     checkout exists; before, an estimate that the tree-facts step checks right after the
     checkout); `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is
     what the work dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by
-    `invoke plan`. `companion_table` is config/companions.toml (loaded here when the settings
-    name companions and it is not given).
+    `invoke plan`. `upstream_fixes` is config/upstream_fixes.toml decided for this build
+    (rocmforge.sources.upstream_fixes.decide): the entries it needs, or may need once the tree's
+    version is read, enter the patches step's digest. `companion_table` is
+    config/companions.toml (loaded here when the settings name companions and it is not
+    given).
     """
     check_ref_name(str(settings.pytorch_ref))
     companions = planned_companions(settings, options, companion_table, targets=tuple(targets),
@@ -242,10 +249,15 @@ def plan_build(
             "to do)",
             effects=Effects(reads=tuple(sorted(k.split(":", 1)[1] for k in (patch_inputs or {}))),
                             writes=(src,),
+                            fetches=tuple(f"{settings.pytorch_repo} {d.fix.sha} ({d.fix.id})"
+                                          for d in upstream_fixes if d.needed or d.pending),
                             notes=("`git apply` of each patch whose Applies-To matches the "
-                                   "tree's version.txt",)),
+                                   "tree's version.txt, with the diff of each upstream fix "
+                                   "this build needs (config/upstream_fixes.toml), all or "
+                                   "nothing",)),
             cwd=src,
-            inputs={**source_inputs, **dict(sorted((patch_inputs or {}).items()))},
+            inputs={**source_inputs, **dict(sorted((patch_inputs or {}).items())),
+                    **fix_digest_inputs(upstream_fixes)},
         ),
         Step(
             name="venv",
@@ -459,6 +471,8 @@ def plan_build(
         "compilers": dict(compilers),
         "origins": dict(getattr(settings, "origins", {}) or {}),
     }
+    if upstream_fixes:
+        resolved["upstream_fixes"] = fix_rows(upstream_fixes)
     if companions:
         resolved["companions"] = [c.as_dict() for c in companions]
     if sources:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
     from rocmforge.sources.checkout import SetAsideStash
     from rocmforge.sources.lockfile import Lock
+    from rocmforge.sources.patches import PatchReport
 
 
 def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -166,7 +167,10 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
         set_aside = [{"path": s.path, "paths": s.paths, "stash": s.stash} for s in stashes]
     if head:  # before any edit: an interrupted patch or hipify still counts as the kit's
         record_kit_edits(ctx.workdir, head)
-    reports = patch_sources(build.inputs.settings)
+    from rocmforge.plan.prepare import fix_conditions
+
+    reports = patch_sources(build.inputs.settings, conditions=fix_conditions(build.inputs))
+    _record_fixes(ctx.workdir, reports)
     applied: list[str] = []
     for report in reports:
         if not report.statuses:
@@ -175,7 +179,26 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
             ctx.say(f"{status.patch.project}/{status.patch.name}: "
                     + ("applied now" if status.patch.name in report.changed else status.state))
         applied += [f"{report.tree.name}/{name}" for name in report.changed]
-    return {"applied": applied, "set_aside": set_aside}
+    from rocmforge.sources import locked_fixes
+
+    fixes = [{"id": f.id, "sha": f.sha, "state": f.state, "sha256": f.sha256}
+             for f in locked_fixes(reports)]
+    return {"applied": applied, "set_aside": set_aside, "upstream_fixes": fixes}
+
+
+def _record_fixes(workdir: WorkDir, reports: Sequence[PatchReport]) -> None:
+    """The upstream fixes of this build into rocmforge.lock (the checkout wrote the rest)."""
+    import dataclasses
+
+    from rocmforge.sources import locked_fixes
+    from rocmforge.sources.lockfile import read_lock, write_lock
+
+    if not workdir.lock_file.is_file():
+        return
+    lock = read_lock(workdir.lock_file)
+    fixes = locked_fixes(reports)
+    if lock.upstream_fixes != fixes:
+        write_lock(workdir.lock_file, dataclasses.replace(lock, upstream_fixes=fixes))
 
 
 def _stash_words(whose: str) -> str:
