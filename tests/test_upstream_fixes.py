@@ -5,6 +5,7 @@ conflict, reverted, and recorded in the lock and the patches step's digest."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import subprocess
@@ -38,18 +39,22 @@ ROCM7 = BuildConditions(rocm_version="7.0.2", targets=("gfx1100",), compiler="cl
 
 def test_the_kits_table_loads_with_its_sources() -> None:
     fixes = {f.id: f for f in load_fixes()}
-    assert set(fixes) == {"warpsize-host", "aotriton-rocm70-sha256"}
+    assert set(fixes) == {"warpsize-host", "aotriton-rocm70-sha256", "int4mm-memcpy-gfx90x"}
     warp = fixes["warpsize-host"]
     assert warp.sha == "04bd7e6850e8efec77994963ffee87549555b9c3"
     assert warp.verified and str(warp.pytorch) == "<2.8,>=2.7" and str(warp.rocm) == ">=7.0"
     assert "ROCm/TheRock@edc11168" in warp.sha_source and warp.thread == "ROCm/TheRock#1048"
     assert not fixes["aotriton-rocm70-sha256"].verified
+    int4 = fixes["int4mm-memcpy-gfx90x"]
+    assert (int4.sha, int4.platform, int4.targets) == (
+        "0f60458c8ecafe0168363347cfecefdfb7dd8489", "windows",
+        ("gfx900", "gfx906", "gfx908", "gfx90a"))
 
 
 def _row(**over: object) -> dict[str, object]:
     row: dict[str, object] = {
         "id": "x", "sha": "a" * 40, "sha_source": "s", "verified": True, "pytorch": ">=2.9",
-        "rocm": "", "targets": [], "compiler": "", "title": "t", "why": "w", "thread": "o/r#1"}
+        "rocm": "", "targets": [], "compiler": "", "platform": "", "title": "t", "why": "w", "thread": "o/r#1"}
     row.update(over)
     return row
 
@@ -60,8 +65,10 @@ def _row(**over: object) -> dict[str, object]:
     ({"compiler": "msvc"}, "is not a compiler family"),
     ({"why": ""}, "why is empty"),
     ({"verified": "yes"}, "should be bool"),
+    ({"platform": "darwin"}, "is not a platform"),
     ({"shaa": "x"}, 'Unknown key "shaa"'),
-], ids=["short-sha", "bad-range", "compiler", "empty-why", "verified-type", "typo"])
+], ids=["short-sha", "bad-range", "compiler", "empty-why", "verified-type", "platform",
+                                                   "typo"])
 def test_a_malformed_entry_is_exit_2(over: dict[str, object], words: str) -> None:
     with pytest.raises(ConfigError) as err:
         parse_fixes({"fix": [_row(**over)]}, source="t.toml")
@@ -108,6 +115,16 @@ def test_target_and_compiler_conditions() -> None:
     ok = decide(fixes, BuildConditions(pytorch_version="2.9.1", targets=("gfx950", "gfx942"),
                                        compiler="gcc"))[0]
     assert ok.needed and ok.reason == "PyTorch 2.9.1 is >=2.9, targets gfx950, compiler gcc"
+
+
+def test_a_windows_only_failure_is_skipped_on_linux() -> None:
+    cond = BuildConditions(pytorch_version="2.10.0", rocm_version="7.13.0",
+                           targets=("gfx90a", "gfx1100"))
+    (d,) = [d for d in decide(load_fixes(), cond) if d.fix.id == "int4mm-memcpy-gfx90x"]
+    assert (d.needed, d.reason) == (False, "fails on windows only, not linux")
+    on_windows = decide(load_fixes(), dataclasses.replace(cond, platform="windows"))
+    (w,) = [d for d in on_windows if d.fix.id == "int4mm-memcpy-gfx90x"]
+    assert (w.needed, w.reason) == (True, "PyTorch 2.10.0 is <2.12,>=2.9, targets gfx90a")
 
 
 @pytest.mark.parametrize(("exe", "family"), [
@@ -173,7 +190,7 @@ def _table(folder: Path, entries: dict[str, str]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     body = "".join(
         f'[[fix]]\nid = "{fid}"\nsha = "{sha}"\nsha_source = "test fixture"\nverified = true\n'
-        f'pytorch = ">=2.9,<2.10"\nrocm = ">=7.0"\ntargets = []\ncompiler = ""\n'
+        f'pytorch = ">=2.9,<2.10"\nrocm = ">=7.0"\ntargets = []\ncompiler = ""\nplatform = ""\n'
         f'title = "{fid}"\nwhy = "{fid} breaks"\nthread = "o/r#{i}"\n\n'
         for i, (fid, sha) in enumerate(entries.items()))
     (folder / "upstream_fixes.toml").write_text(body)
@@ -310,7 +327,9 @@ def test_invoke_plan_lists_each_fix_with_its_reason(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     start = lines.index("upstream fixes (config/upstream_fixes.toml)")
     assert lines[start + 1].split() == ["fix", "commit", "verdict", "why"]
-    assert [line.split(None, 3) for line in lines[start + 3:start + 5]] == [
+    assert [line.split(None, 3) for line in lines[start + 3:start + 6]] == [
         ["warpsize-host", "04bd7e6850e8", "skipped", "ROCm 5.2 is not >=7.0"],
-        ["aotriton-rocm70-sha256", "06a67a8948da", "skipped", "ROCm 5.2 is not <7.1,>=7.0"]]
-    assert all(len(line) <= 80 for line in lines[start:start + 5])
+        ["aotriton-rocm70-sha256", "06a67a8948da", "skipped", "ROCm 5.2 is not <7.1,>=7.0"],
+        ["int4mm-memcpy-gfx90x", "0f60458c8eca", "skipped",
+         "fails on windows only, not linux"]]
+    assert all(len(line) <= 80 for line in lines[start:start + 6])

@@ -423,7 +423,8 @@ def fix_conditions(inputs: BuildInputs, version: str = "") -> BuildConditions:
     return BuildConditions(
         pytorch_version=version, rocm_version=str(rocm.version) if rocm is not None else "",
         targets=inputs.target_names,
-        compiler=compiler_family(str(inputs.compilers.get("cxx", ""))))
+        compiler=compiler_family(str(inputs.compilers.get("cxx", ""))),
+        platform="windows" if sys.platform == "win32" else "linux")
 
 
 def upstream_fix_decisions(inputs: BuildInputs, version: str) -> tuple[FixDecision, ...]:

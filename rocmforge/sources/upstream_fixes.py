@@ -32,9 +32,10 @@ from rocmforge.sources.patches import Patch, PatchHeader
 
 FIXES_FILE = "upstream_fixes.toml"
 COMPILER_FAMILIES = ("", "clang", "gcc")
+PLATFORMS = ("", "linux", "windows")
 _ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _KEYS = ("id", "sha", "sha_source", "verified", "pytorch", "rocm", "targets", "compiler",
-         "title", "why", "thread")
+         "platform", "title", "why", "thread")
 
 # How an entry's diff is known to the patch series: "upstream/<id>" beside "pytorch/0001-x".
 FIX_PROJECT = "upstream"
@@ -52,6 +53,7 @@ class UpstreamFix:
     rocm: SpecifierSet | None  # None = any ROCm
     targets: tuple[str, ...]  # () = any target
     compiler: str  # "" = any compiler
+    platform: str  # "linux", "windows", or "" = any
     title: str
     why: str
     thread: str
@@ -69,6 +71,7 @@ class BuildConditions:
     rocm_version: str = ""
     targets: tuple[str, ...] = ()
     compiler: str = ""  # family of the C++ compiler the build uses: "clang", "gcc" or ""
+    platform: str = "linux"  # the kit builds on Linux; "windows" where a build runs there
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +123,10 @@ def parse_fixes(table: Mapping[str, object], *, source: str) -> tuple[UpstreamFi
             raise ConfigError(f"{where}.compiler = {text['compiler']!r} is not a compiler family",
                               "the condition compares the family of the build's C++ compiler",
                               f"use one of: {', '.join(repr(c) for c in COMPILER_FAMILIES)}")
+        if text["platform"] not in PLATFORMS:
+            raise ConfigError(f"{where}.platform = {text['platform']!r} is not a platform",
+                              "the condition compares the system the build runs on",
+                              f"use one of: {', '.join(repr(p) for p in PLATFORMS)}")
         for key in ("sha_source", "title", "why", "thread"):
             if not text[key]:
                 raise ConfigError(f"{where}.{key} is empty",
@@ -132,7 +139,8 @@ def parse_fixes(table: Mapping[str, object], *, source: str) -> tuple[UpstreamFi
             pytorch=_spec(text["pytorch"], f"{where}.pytorch"),
             rocm=_spec(text["rocm"], f"{where}.rocm") if text["rocm"] else None,
             targets=tuple(expect_type(t, str, where=f"{where}.targets") for t in targets),
-            compiler=text["compiler"], title=text["title"], why=text["why"],
+            compiler=text["compiler"], platform=text["platform"], title=text["title"],
+            why=text["why"],
             thread=text["thread"]))
     ids = [f.id for f in fixes]
     if len(set(ids)) != len(ids):
@@ -173,6 +181,8 @@ def _base(version: str) -> Version | None:
 def _build_conditions(fix: UpstreamFix, cond: BuildConditions) -> tuple[bool, list[str]]:
     """Whether the conditions other than the tree's version hold, with each one said."""
     said: list[str] = []
+    if fix.platform and fix.platform != cond.platform:
+        return False, [f"fails on {fix.platform} only, not {cond.platform}"]
     if fix.rocm is not None:
         rocm = _base(cond.rocm_version) if cond.rocm_version else None
         if rocm is None:
