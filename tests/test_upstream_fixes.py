@@ -54,7 +54,8 @@ def test_the_kits_table_loads_with_its_sources() -> None:
 def _row(**over: object) -> dict[str, object]:
     row: dict[str, object] = {
         "id": "x", "sha": "a" * 40, "sha_source": "s", "verified": True, "pytorch": ">=2.9",
-        "rocm": "", "targets": [], "compiler": "", "platform": "", "title": "t", "why": "w", "thread": "o/r#1"}
+        "rocm": "", "targets": [], "compiler": "", "platform": "", "title": "t", "why": "w",
+        "thread": "o/r#1"}
     row.update(over)
     return row
 
