@@ -14,6 +14,11 @@ from pathlib import Path
 
 import pytest
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("clang-22", "clang-offload-bundler-22",
                                                        "git")]
 
@@ -112,3 +117,24 @@ def test_build_fetches_applies_and_records_upstream_fixes(tmp_path: Path) -> Non
     third = run_build(work, repo, environ={"ROCMFORGE_CONFIG_DIR": str(config)})
     assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
     assert "==> patches: done (stamp matches), skipped" in third.stdout + third.stderr
+    # The checkout's re-check rewrote the lock; the fixes still in the tree stay in it, so the
+    # lock and manifest.json still agree.
+    relocked = tomllib.loads((work / "rocmforge.lock").read_text())
+    assert relocked["upstream_fixes"] == manifest["upstream_fixes"]
+
+    # The lock of that build, built again after the table lost an entry: refused before the
+    # tree is touched (exit 2), since the lock reproduces the tree with both fixes.
+    from test_build_e2e import REPO_ROOT, build_argv, build_env
+
+    mine = tmp_path / "my.lock"
+    shutil.copy(work / "rocmforge.lock", mine)
+    state = (_git(tree, "rev-parse", "HEAD"), _git(tree, "status", "--porcelain"))
+    _config(tmp_path, {"one": first_sha})
+    argv = [a for a in build_argv(work, repo, "gfx1100") if a not in ("--ref", "v2.8.0")]
+    done = subprocess.run([*argv, "--lock", str(mine)], cwd=REPO_ROOT,
+                          env=build_env(ROCMFORGE_CONFIG_DIR=str(config)), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"The upstream fixes this build needs differ from {mine}: two " \
+        f"{second_sha[:12]}." in " ".join((done.stdout + done.stderr).split())
+    assert (_git(tree, "rev-parse", "HEAD"), _git(tree, "status", "--porcelain")) == state

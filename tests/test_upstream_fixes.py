@@ -17,9 +17,21 @@ from gitfixtures import FakeRemotes, build_remotes, commit_files, git, make_patc
 
 from rocmforge.errors import ConfigError
 from rocmforge.settings import Settings
-from rocmforge.sources import checkout_pytorch, locked_fixes, patch_sources
+from rocmforge.sources import (
+    check_locked_fixes,
+    checkout_pytorch,
+    locked_fixes,
+    patch_sources,
+)
 from rocmforge.sources.git import FetchFailed
-from rocmforge.sources.lockfile import Lock, LockedFix, read_lock, render_lock, write_lock
+from rocmforge.sources.lockfile import (
+    Lock,
+    LockedFix,
+    LockError,
+    read_lock,
+    render_lock,
+    write_lock,
+)
 from rocmforge.sources.patches import PatchError
 from rocmforge.sources.upstream_fixes import (
     BuildConditions,
@@ -161,6 +173,22 @@ def test_lock_round_trip(tmp_path: Path) -> None:
             f'sha256 = "{"d" * 64}"\n') in text
     assert read_lock(tmp_path / "rocmforge.lock") == lock
     assert render_lock(read_lock(tmp_path / "rocmforge.lock")) == text
+
+
+def test_a_locked_build_needs_the_fixes_its_lock_records() -> None:
+    fixes = parse_fixes({"fix": [_row(id="a"), _row(id="b", sha="b" * 40, rocm=">=7.0")]},
+                        source="t")
+    lock = Lock(pytorch_repo="r", pytorch_ref="v", pytorch_commit="c" * 40, upstream_fixes=(
+        LockedFix(id="a", sha="a" * 40, state="applied", sha256="d" * 64),
+        LockedFix(id="b", sha="b" * 40, state="absorbed")))
+    rocm7 = BuildConditions(pytorch_version="2.9.1", rocm_version="7.0.2")
+    check_locked_fixes(lock, Path("my.lock"), decide(fixes, rocm7))  # the same two: fine
+    rocm6 = BuildConditions(pytorch_version="2.9.1", rocm_version="6.4.3")
+    with pytest.raises(LockError) as err:
+        check_locked_fixes(lock, Path("my.lock"), decide(fixes, rocm6))
+    assert err.value.exit_code == 2
+    assert err.value.paragraph().startswith(
+        "The upstream fixes this build needs differ from my.lock: b bbbbbbbbbbbb.")
 
 
 # ------------------------------------------------------------------------- real git, file://

@@ -245,8 +245,8 @@ def plan_build(
             name="patches",
             kind="python",
             argv=("patches",),
-            why="apply the kit's patch series for this PyTorch version (none selected = nothing "
-            "to do)",
+            why="apply the kit's patch series for this PyTorch version and the upstream fixes "
+            "this build needs (none selected = nothing to do)",
             effects=Effects(reads=tuple(sorted(k.split(":", 1)[1] for k in (patch_inputs or {}))),
                             writes=(src,),
                             fetches=tuple(f"{settings.pytorch_repo} {d.fix.sha} ({d.fix.id})"

@@ -231,10 +231,25 @@ def checkout_pytorch(
     if locked is not None:
         _compare_with_lock(locked, lock, lock_path or Path())
         lock = locked
+    else:
+        lock = _kept_fixes(work.lock_file, lock)
     if write:
         mark_work_dir(work.state)  # the kit made this work dir: `invoke clean` may clean it
         write_lock(work.lock_file, lock)
     return result, lock, work.lock_file
+
+
+def _kept_fixes(path: Path, lock: Lock) -> Lock:
+    """`lock` with the [[upstream_fixes]] the work dir's lock records for the same commit: the
+    patches step wrote them, and a checkout that stays on that commit (the build's re-check of
+    a branch or tag) leaves its tree, fixes applied, as it is. Another commit: none."""
+    try:
+        earlier = read_lock(path) if path.is_file() else None
+    except LockError:
+        return lock
+    if earlier is None or earlier.pytorch_commit != lock.pytorch_commit:
+        return lock
+    return dataclasses.replace(lock, upstream_fixes=earlier.upstream_fixes)
 
 
 def _compare_with_lock(locked: Lock, found: Lock, lock_path: Path) -> None:
@@ -378,6 +393,23 @@ def fix_decisions(conditions: BuildConditions, version: str) -> tuple[FixDecisio
     from rocmforge.sources.upstream_fixes import decide, load_fixes
 
     return decide(load_fixes(), dataclasses.replace(conditions, pytorch_version=version))
+
+
+def check_locked_fixes(lock: Lock, lock_path: Path, decisions: Sequence[FixDecision]) -> None:
+    """A build of a lock that records upstream fixes needs exactly those (id and commit) before
+    anything changes; otherwise the kit's table or the build's conditions changed since."""
+    want = {(f.id, f.sha) for f in lock.upstream_fixes}
+    have = {(d.fix.id, d.fix.sha) for d in decisions if d.needed}
+    if want == have:
+        return
+    names = ", ".join(sorted(f"{i} {s[:12]}" for i, s in want ^ have))
+    raise LockError(
+        f"The upstream fixes this build needs differ from {lock_path}: {names}",
+        "the lock reproduces exactly the tree it describes, fixes included; "
+        "config/upstream_fixes.toml or the build's ROCm, targets or compiler changed since",
+        "build with the kit version and conditions that wrote the lock, or write a new lock "
+        "with `invoke checkout`",
+    )
 
 
 def locked_fixes(reports: Sequence[PatchReport]) -> tuple[LockedFix, ...]:

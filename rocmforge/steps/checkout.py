@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rocmforge.sources.checkout import SetAsideStash
     from rocmforge.sources.lockfile import Lock
     from rocmforge.sources.patches import PatchReport
+    from rocmforge.sources.upstream_fixes import BuildConditions
 
 
 def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -149,9 +150,12 @@ def checkout_fingerprint(lock: Lock) -> str:
 
 
 def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.plan.prepare import fix_conditions
     from rocmforge.sources import patch_sources
     from rocmforge.sources.checkout import head_commit, set_aside_changes
 
+    conditions = fix_conditions(build.inputs)
+    _check_locked_fixes(build, conditions)  # before anything is set aside or applied
     tree = ctx.workdir.pytorch
     head = head_commit(tree)
     set_aside: list[dict[str, object]] = []
@@ -167,9 +171,7 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
         set_aside = [{"path": s.path, "paths": s.paths, "stash": s.stash} for s in stashes]
     if head:  # before any edit: an interrupted patch or hipify still counts as the kit's
         record_kit_edits(ctx.workdir, head)
-    from rocmforge.plan.prepare import fix_conditions
-
-    reports = patch_sources(build.inputs.settings, conditions=fix_conditions(build.inputs))
+    reports = patch_sources(build.inputs.settings, conditions=conditions)
     _record_fixes(ctx.workdir, reports)
     applied: list[str] = []
     for report in reports:
@@ -184,6 +186,26 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
     fixes = [{"id": f.id, "sha": f.sha, "state": f.state, "sha256": f.sha256}
              for f in locked_fixes(reports)]
     return {"applied": applied, "set_aside": set_aside, "upstream_fixes": fixes}
+
+
+def _check_locked_fixes(build: PreparedBuild, conditions: BuildConditions) -> None:
+    """A build of a lock file (--lock) whose [[upstream_fixes]] differ from what this build
+    needs stops here, before any edit (LockError, exit 2). A lock without the section (written
+    by `invoke checkout`, which knows no build conditions) records none to compare."""
+    from pathlib import Path
+
+    from rocmforge.sources import check_locked_fixes, fix_decisions
+    from rocmforge.sources.checkout import read_tree_version
+    from rocmforge.sources.lockfile import read_lock
+
+    settings = build.inputs.settings
+    if not settings.lock_file:
+        return
+    path = Path(settings.lock_file)
+    lock = read_lock(path)
+    if lock.upstream_fixes:
+        version = read_tree_version(build.inputs.workdir.pytorch)
+        check_locked_fixes(lock, path, fix_decisions(conditions, version))
 
 
 def _record_fixes(workdir: WorkDir, reports: Sequence[PatchReport]) -> None:
