@@ -90,6 +90,7 @@ def test_build_fetches_applies_and_records_upstream_fixes(tmp_path: Path) -> Non
     first = run_build(work, repo, environ={"ROCMFORGE_CONFIG_DIR": str(config)})
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     tree = work / "src" / "pytorch"
+    assert f"upstream fix one (pytorch/pytorch@{first_sha[:12]}): applied" in first.stdout
     assert (tree / "FIX_ONE.txt").read_text() == "one\n"
     assert _git(tree, "rev-parse", "HEAD") == _git(repo, "rev-parse", "v2.8.0^{commit}")
     lock = (work / "rocmforge.lock").read_text()

@@ -22,8 +22,7 @@ from rocmforge.workdir import WorkDir
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
     from rocmforge.sources.checkout import SetAsideStash
-    from rocmforge.sources.lockfile import Lock
-    from rocmforge.sources.patches import PatchReport
+    from rocmforge.sources.lockfile import Lock, LockedFix
     from rocmforge.sources.upstream_fixes import BuildConditions
 
 
@@ -171,8 +170,14 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
         set_aside = [{"path": s.path, "paths": s.paths, "stash": s.stash} for s in stashes]
     if head:  # before any edit: an interrupted patch or hipify still counts as the kit's
         record_kit_edits(ctx.workdir, head)
+    from rocmforge.sources import locked_fixes
+
     reports = patch_sources(build.inputs.settings, conditions=conditions)
-    _record_fixes(ctx.workdir, reports)
+    fixes = locked_fixes(reports)
+    _record_fixes(ctx.workdir, fixes)
+    for fix in fixes:  # on the console: the tree now differs from the upstream commit
+        ctx.notice(f"upstream fix {fix.id} (pytorch/pytorch@{fix.sha[:12]}): {fix.state}"
+                   + (", the tree already has it" if fix.state == "absorbed" else ""))
     applied: list[str] = []
     for report in reports:
         if not report.statuses:
@@ -181,11 +186,9 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
             ctx.say(f"{status.patch.project}/{status.patch.name}: "
                     + ("applied now" if status.patch.name in report.changed else status.state))
         applied += [f"{report.tree.name}/{name}" for name in report.changed]
-    from rocmforge.sources import locked_fixes
-
-    fixes = [{"id": f.id, "sha": f.sha, "state": f.state, "sha256": f.sha256}
-             for f in locked_fixes(reports)]
-    return {"applied": applied, "set_aside": set_aside, "upstream_fixes": fixes}
+    return {"applied": applied, "set_aside": set_aside,
+            "upstream_fixes": [{"id": f.id, "sha": f.sha, "state": f.state, "sha256": f.sha256}
+                               for f in fixes]}
 
 
 def _check_locked_fixes(build: PreparedBuild, conditions: BuildConditions) -> None:
@@ -208,17 +211,15 @@ def _check_locked_fixes(build: PreparedBuild, conditions: BuildConditions) -> No
         check_locked_fixes(lock, path, fix_decisions(conditions, version))
 
 
-def _record_fixes(workdir: WorkDir, reports: Sequence[PatchReport]) -> None:
+def _record_fixes(workdir: WorkDir, fixes: tuple[LockedFix, ...]) -> None:
     """The upstream fixes of this build into rocmforge.lock (the checkout wrote the rest)."""
     import dataclasses
 
-    from rocmforge.sources import locked_fixes
     from rocmforge.sources.lockfile import read_lock, write_lock
 
     if not workdir.lock_file.is_file():
         return
     lock = read_lock(workdir.lock_file)
-    fixes = locked_fixes(reports)
     if lock.upstream_fixes != fixes:
         write_lock(workdir.lock_file, dataclasses.replace(lock, upstream_fixes=fixes))
 
