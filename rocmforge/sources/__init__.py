@@ -1,9 +1,12 @@
-"""Sources: PyTorch at a ref, Triton at the commit that ref pins, the patch series, the lock file.
+"""Sources: PyTorch at a ref, Triton at the commit that ref pins, the patch series, the known
+upstream fixes, the lock file.
 
 Owns: the few entry points the tasks and the build planner call (`checkout_pytorch`,
-`checkout_triton`, `patch_sources`, `describe_sources`, `patch_digest_inputs`); they combine
-the modules below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py`
-plan argv lists and call it; `triton_pin.py` and `lockfile.py` parse and write files. Must not:
+`checkout_triton`, `patch_sources`, `describe_sources`, `patch_digest_inputs`, and for the
+upstream fixes `fix_decisions`, `locked_fixes`, `check_locked_fixes`); they combine the modules
+below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py`,
+`upstream_fixes.py` plan argv lists and call it; `triton_pin.py` and `lockfile.py` parse and
+write files. Must not:
 build, install, or write outside the kit's work dir (the patch series is read from patches/).
 """
 
@@ -65,9 +68,12 @@ PROJECTS = ("pytorch", "triton")
 __all__ = [
     "PATCHES_ROOT",
     "SourcesSummary",
+    "check_locked_fixes",
     "checkout_pytorch",
     "checkout_triton",
     "describe_sources",
+    "fix_decisions",
+    "locked_fixes",
     "patch_sources",
     "patch_digest_inputs",
     "series_root",
