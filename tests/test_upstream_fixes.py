@@ -16,6 +16,7 @@ import pytest
 from gitfixtures import FakeRemotes, build_remotes, commit_files, git, make_patch, tree_state
 
 from rocmforge.errors import ConfigError
+from rocmforge.execute.model import Step
 from rocmforge.settings import Settings
 from rocmforge.sources import (
     check_locked_fixes,
@@ -35,6 +36,7 @@ from rocmforge.sources.lockfile import (
 from rocmforge.sources.patches import PatchError
 from rocmforge.sources.upstream_fixes import (
     BuildConditions,
+    FixDecision,
     compiler_family,
     decide,
     digest_inputs,
@@ -160,6 +162,12 @@ def test_digest_holds_entries_this_build_may_need() -> None:
     assert digest_inputs(decide(more, cond)) == {"fix:a": f"{'a' * 40} >=2.9",
                                                  "fix:b": f"{'b' * 40} >=2.9"}
     assert digest_inputs(decide(other_rocm, cond)) == digest_inputs(decide(base, cond))
+    # Reading version.txt after the checkout changes no digest, whichever range it falls in.
+    for version in ("2.9.1", "2.7.0"):
+        after = decide(more, dataclasses.replace(cond, pytorch_version=version))
+        assert digest_inputs(after) == digest_inputs(decide(more, cond))
+    unverified = parse_fixes({"fix": [_row(id="u", verified=False)]}, source="t")
+    assert digest_inputs(decide(unverified, cond)) == {}
 
 
 def test_lock_round_trip(tmp_path: Path) -> None:
@@ -363,3 +371,35 @@ def test_invoke_plan_lists_each_fix_with_its_reason(tmp_path: Path) -> None:
         ["int4mm-memcpy-gfx90x", "0f60458c8eca", "skipped",
          "fails on windows only, not linux"]]
     assert all(len(line) <= 80 for line in lines[start:start + 6])
+
+
+def _patches_step(decisions: tuple[FixDecision, ...]) -> Step:
+    """The patches step of a pure plan (tests/test_build_plan.py's minimal inputs)."""
+    from types import SimpleNamespace
+
+    from rocmforge.plan.build_plan import plan_build
+    from rocmforge.workdir import workdir_for
+
+    settings = SimpleNamespace(
+        pytorch_repo="https://github.com/pytorch/pytorch.git", pytorch_ref="v2.7.1", mirrors={},
+        triton_index="https://i/rocm{rocm}", triton_repo="", origins={}, triton_mode="auto",
+        skip_preflight=False, venv_system_site_packages=False)
+    facts = SimpleNamespace(rocm=SimpleNamespace(root=Path("/opt/rocm-7.0.2"), version="7.0.2"))
+    plan = plan_build(settings, facts, ("gfx1100",), workdir=workdir_for("/w"),  # type: ignore[arg-type]
+                      env={"PYTORCH_ROCM_ARCH": "gfx1100"}, compilers={"cxx": "/usr/bin/g++"},
+                      upstream_fixes=decisions)
+    return next(s for s in plan.steps if s.name == "patches")
+
+
+def test_plan_digest_is_the_same_before_and_after_the_checkout() -> None:
+    fixes = load_fixes()
+    before = _patches_step(decide(fixes, ROCM7))
+    on_27 = _patches_step(decide(fixes, dataclasses.replace(ROCM7, pytorch_version="2.7.1")))
+    on_29 = _patches_step(decide(fixes, dataclasses.replace(ROCM7, pytorch_version="2.9.1")))
+    assert before.digest() == on_27.digest() == on_29.digest()
+    assert before.inputs["fix:warpsize-host"] == (
+        "04bd7e6850e8efec77994963ffee87549555b9c3 <2.8,>=2.7")
+    assert "fix:aotriton-rocm70-sha256" not in before.inputs  # unverified: never fetched
+    rocm6 = _patches_step(decide(fixes, BuildConditions(rocm_version="6.4.3")))
+    assert rocm6.digest() != before.digest()
+    assert not any(k.startswith("fix:") for k in rocm6.inputs)

@@ -249,8 +249,12 @@ def plan_build(
             "this build needs (none selected = nothing to do)",
             effects=Effects(reads=tuple(sorted(k.split(":", 1)[1] for k in (patch_inputs or {}))),
                             writes=(src,),
-                            fetches=tuple(f"{settings.pytorch_repo} {d.fix.sha} ({d.fix.id})"
-                                          for d in upstream_fixes if d.needed or d.pending),
+                            # the digest's entries (fix_digest_inputs): the same before and
+                            # after the checkout reads version.txt
+                            fetches=tuple(f"{settings.pytorch_repo} {d.fix.sha} ({d.fix.id}, "
+                                          f"for PyTorch {d.fix.pytorch})"
+                                          for d in upstream_fixes
+                                          if d.conditions_hold and d.fix.verified),
                             notes=("`git apply` of each patch whose Applies-To matches the "
                                    "tree's version.txt, with the diff of each upstream fix "
                                    "this build needs (config/upstream_fixes.toml), all or "

@@ -82,6 +82,9 @@ class FixDecision:
     needed: bool  # every condition holds: the patches step fetches and applies it
     reason: str
     pending: bool = False  # the build conditions hold, the tree's version is not known yet
+    # ROCm, targets, compiler and platform hold (the tree's version aside): what the digest
+    # keys on, so that reading version.txt after the checkout never changes it
+    conditions_hold: bool = False
 
 
 # ------------------------------------------------------------------------------------- the table
@@ -213,29 +216,32 @@ def decide(fixes: Sequence[UpstreamFix], cond: BuildConditions) -> tuple[FixDeci
             continue
         version = _base(cond.pytorch_version) if cond.pytorch_version else None
         if version is None:
-            out.append(FixDecision(fix=fix, needed=False, pending=True, reason=(
-                f"decided after the checkout: PyTorch {fix.pytorch} "
-                + ("and " + ", ".join(said) if said else "on any ROCm"))))
+            out.append(FixDecision(fix=fix, needed=False, pending=True, conditions_hold=True,
+                                   reason=(f"decided after the checkout: PyTorch {fix.pytorch} "
+                                           + ("and " + ", ".join(said) if said
+                                              else "on any ROCm"))))
             continue
         if not fix.pytorch.contains(version, prereleases=True):
-            out.append(FixDecision(fix=fix, needed=False,
+            out.append(FixDecision(fix=fix, needed=False, conditions_hold=True,
                                    reason=f"PyTorch {cond.pytorch_version} is not {fix.pytorch}"))
             continue
         why = ", ".join([f"PyTorch {cond.pytorch_version} is {fix.pytorch}", *said])
         if not fix.verified:
-            out.append(FixDecision(fix=fix, needed=False, reason=(
+            out.append(FixDecision(fix=fix, needed=False, conditions_hold=True, reason=(
                 f"{why}, but its SHA is unverified ({fix.sha_source}): not applied")))
             continue
-        out.append(FixDecision(fix=fix, needed=True, reason=why))
+        out.append(FixDecision(fix=fix, needed=True, conditions_hold=True, reason=why))
     return tuple(out)
 
 
 def digest_inputs(decisions: Sequence[FixDecision]) -> dict[str, str]:
-    """The patches step's digest part: every entry the build needs or may need once the tree's
-    version is read (its SHA and version range), so a new or edited entry reruns the build; an
-    entry for another ROCm, target or compiler leaves the digest alone."""
+    """The patches step's digest part: every verified entry whose ROCm, target, compiler and
+    platform conditions hold for this build (its SHA and version range), whatever the tree's
+    version, so the digest is the same before and after the checkout reads version.txt (the
+    rule patch_digest_inputs follows); a new or edited entry reruns the build, an entry for
+    another ROCm, target, compiler or platform leaves the digest alone."""
     return {f"fix:{d.fix.id}": f"{d.fix.sha} {d.fix.pytorch}"
-            for d in decisions if d.needed or (d.pending and d.fix.verified)}
+            for d in decisions if d.conditions_hold and d.fix.verified}
 
 
 def as_rows(decisions: Sequence[FixDecision]) -> list[dict[str, object]]:
