@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.execute.model import Effects, Plan, Step
 from rocmforge.knowledge.triton import TRITON_MODES
+from rocmforge.sources.upstream_fixes import as_rows as fix_rows
+from rocmforge.sources.upstream_fixes import digest_inputs as fix_digest_inputs
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from rocmforge.plan.rocm_sdk import SdkPlan
     from rocmforge.probes.facts import Facts
     from rocmforge.settings import Settings
+    from rocmforge.sources.upstream_fixes import FixDecision
 
 # What the triton-targets step runs inside the build venv (rocmforge.probes.triton_codegen).
 TRITON_CODEGEN_SCRIPT = "rocmforge/probes/triton_codegen.py"
@@ -147,6 +150,7 @@ def plan_build(
     rocm_facts: RocmFacts | None = None,
     sdk: SdkPlan | None = None,
     extension_sources: Sequence[ExtensionSource] | None = None,
+    upstream_fixes: Sequence[FixDecision] = (),
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
@@ -156,8 +160,11 @@ def plan_build(
     checkout exists; before, an estimate that the tree-facts step checks right after the
     checkout); `patch_inputs` maps each patch of the kit's series to its sha256; `sources` is
     what the work dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by
-    `invoke plan`. `companion_table` is config/companions.toml (loaded here when the settings
-    name companions and it is not given).
+    `invoke plan`. `upstream_fixes` is config/upstream_fixes.toml decided for this build
+    (rocmforge.sources.upstream_fixes.decide): the entries it needs, or may need once the tree's
+    version is read, enter the patches step's digest. `companion_table` is
+    config/companions.toml (loaded here when the settings name companions and it is not
+    given).
     """
     check_ref_name(str(settings.pytorch_ref))
     companions = planned_companions(settings, options, companion_table, targets=tuple(targets),
@@ -243,14 +250,23 @@ def plan_build(
             name="patches",
             kind="python",
             argv=("patches",),
-            why="apply the kit's patch series for this PyTorch version (none selected = nothing "
-            "to do)",
+            why="apply the kit's patch series for this PyTorch version and the upstream fixes "
+            "this build needs (none selected = nothing to do)",
             effects=Effects(reads=tuple(sorted(k.split(":", 1)[1] for k in (patch_inputs or {}))),
                             writes=(src,),
+                            # the digest's entries (fix_digest_inputs): the same before and
+                            # after the checkout reads version.txt
+                            fetches=tuple(f"{settings.pytorch_repo} {d.fix.sha} ({d.fix.id}, "
+                                          f"for PyTorch {d.fix.pytorch})"
+                                          for d in upstream_fixes
+                                          if d.conditions_hold and d.fix.verified),
                             notes=("`git apply` of each patch whose Applies-To matches the "
-                                   "tree's version.txt",)),
+                                   "tree's version.txt, with the diff of each upstream fix "
+                                   "this build needs (config/upstream_fixes.toml), all or "
+                                   "nothing",)),
             cwd=src,
-            inputs={**source_inputs, **dict(sorted((patch_inputs or {}).items()))},
+            inputs={**source_inputs, **dict(sorted((patch_inputs or {}).items())),
+                    **fix_digest_inputs(upstream_fixes)},
         ),
         Step(
             name="venv",
@@ -468,6 +484,8 @@ def plan_build(
         "compilers": dict(compilers),
         "origins": dict(getattr(settings, "origins", {}) or {}),
     }
+    if upstream_fixes:
+        resolved["upstream_fixes"] = fix_rows(upstream_fixes)
     if companions:
         resolved["companions"] = [c.as_dict() for c in companions]
     if sources:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from rocmforge.probes.facts import Facts
     from rocmforge.probes.rocm_components import ComponentFound
     from rocmforge.probes.triton_targets import TritonProbeReport
+    from rocmforge.sources.upstream_fixes import BuildConditions, FixDecision
     from rocmforge.toolchain.select import CompilerChoice, Judge
     from rocmforge.workdir import WorkDir
 
@@ -403,6 +404,7 @@ def prepare_build(
     summary = describe_sources(settings)
     sources = summary.as_dict() if summary.pytorch_commit else None
     extensions = extension_sources_of(settings, inputs.workdir, release.ref_version)
+    fixes = upstream_fix_decisions(inputs, summary.pytorch_version)
     plan = plan_build(settings, inputs.facts, inputs.target_names, workdir=inputs.workdir,
                       env=dict(inputs.env), compilers=inputs.compilers, options=options,
                       preflight=rows, patch_inputs=patch_digest_inputs(series_root(settings)),
@@ -410,7 +412,7 @@ def prepare_build(
                       stale_companions=() if settings.companions
                       else companions_in_dist(inputs.workdir),
                       rocm_facts=rocm_facts_of(inputs), sdk=inputs.sdk,
-                      extension_sources=extensions)
+                      extension_sources=extensions, upstream_fixes=fixes)
     return PreparedBuild(inputs=inputs, options=options, preflight=rows, plan=plan,
                          extension_sources=extensions)
 
@@ -452,6 +454,27 @@ def extensions_in_dist(workdir: WorkDir) -> tuple[tuple[str, str, str], ...]:
                   str(entry.get("commit", "") or entry.get("version", "")))
                  for name, entry in raw.items()
                  if isinstance(entry, dict) and entry.get("kind") == "extension")
+
+
+def fix_conditions(inputs: BuildInputs, version: str = "") -> BuildConditions:
+    """The build's side of config/upstream_fixes.toml's conditions: the tree's version.txt
+    ("" before the checkout), the install's ROCm version, the targets, the C++ compiler's
+    family. One place for the plan and the patches step."""
+    from rocmforge.sources.upstream_fixes import BuildConditions, compiler_family
+
+    rocm = inputs.facts.rocm
+    return BuildConditions(
+        pytorch_version=version, rocm_version=str(rocm.version) if rocm is not None else "",
+        targets=inputs.target_names,
+        compiler=compiler_family(str(inputs.compilers.get("cxx", ""))),
+        platform="windows" if sys.platform == "win32" else "linux")
+
+
+def upstream_fix_decisions(inputs: BuildInputs, version: str) -> tuple[FixDecision, ...]:
+    """config/upstream_fixes.toml against this build (see fix_conditions)."""
+    from rocmforge.sources.upstream_fixes import decide, load_fixes
+
+    return decide(load_fixes(), fix_conditions(inputs, version))
 
 
 def rocm_facts_of(inputs: BuildInputs) -> RocmFacts | None:

@@ -20,7 +20,8 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
     """Targets, every resolved setting, and the resolved commits once a checkout exists."""
     rows = [("targets", ";".join(plan.targets))]
     for key, value in plan.settings.items():
-        if key in ("origins", "sources", "companions", "rocm_facts", "pytorch_facts"):
+        if key in ("origins", "sources", "companions", "rocm_facts", "pytorch_facts",
+                   "upstream_fixes"):
             continue  # the facts have tables of their own (fact_rows)
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
@@ -67,6 +68,18 @@ def fact_rows(doc: Mapping[str, object]) -> list[tuple[str, str, str]]:
 def _mapping(value: object) -> Mapping[str, object]:
     """A nested part of the plan document ({} when it is missing or not a mapping)."""
     return value if isinstance(value, Mapping) else {}
+
+
+def fix_rows(plan: Plan) -> list[tuple[str, str, str, str]]:
+    """fix, commit (12 digits), verdict (applies / after checkout / skipped), why: the plan's
+    config/upstream_fixes.toml decisions (rocmforge.sources.upstream_fixes.as_rows)."""
+    entries = plan.settings.get("upstream_fixes")
+    rows = []
+    for entry in entries if isinstance(entries, list) else []:
+        row = _mapping(entry)
+        rows.append((str(row.get("id", "")), str(row.get("sha", ""))[:12],
+                     str(row.get("verdict", "")), str(row.get("reason", ""))))
+    return rows
 
 
 def step_rows(plan: Plan, states: list[str]) -> list[tuple[str, str, str, str, str]]:

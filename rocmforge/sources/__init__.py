@@ -1,18 +1,25 @@
-"""Sources: PyTorch at a ref, Triton at the commit that ref pins, the patch series, the lock file.
+"""Sources: PyTorch at a ref, Triton at the commit that ref pins, the patch series, the known
+upstream fixes, the lock file.
 
 Owns: the few entry points the tasks and the build planner call (`checkout_pytorch`,
-`checkout_triton`, `patch_sources`, `describe_sources`, `patch_digest_inputs`); they combine
-the modules below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py`
-plan argv lists and call it; `triton_pin.py` and `lockfile.py` parse and write files. Must not:
+`checkout_triton`, `patch_sources`, `describe_sources`, `patch_digest_inputs`, and for the
+upstream fixes `fix_decisions`, `locked_fixes`, `check_locked_fixes`); they combine the modules
+below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py`,
+`upstream_fixes.py` plan argv lists and call it; `triton_pin.py` and `lockfile.py` parse and
+write files. Must not:
 build, install, or write outside the kit's work dir (the patch series is read from patches/).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from packaging.specifiers import SpecifierSet
 
 from rocmforge.errors import RocmforgeError
 from rocmforge.knowledge.toml_files import kit_data_dir
@@ -24,6 +31,7 @@ from rocmforge.sources.checkout import (
 )
 from rocmforge.sources.lockfile import (
     Lock,
+    LockedFix,
     LockedPatch,
     LockedSubmodule,
     LockError,
@@ -31,8 +39,12 @@ from rocmforge.sources.lockfile import (
     write_lock,
 )
 from rocmforge.sources.patches import (
+    ABSORBED,
+    APPLIED,
+    APPLIES,
     Patch,
     PatchError,
+    PatchHeader,
     PatchReport,
     PatchStatus,
     apply_series,
@@ -47,6 +59,7 @@ from rocmforge.workdir import WorkDir, mark_work_dir, workdir_for
 if TYPE_CHECKING:
     from rocmforge.fsutil import JSONDoc
     from rocmforge.settings import Settings
+    from rocmforge.sources.upstream_fixes import BuildConditions, FixDecision
 
 # The kit's own patch folder (the repository root's patches/).
 PATCHES_ROOT = kit_data_dir("patches")
@@ -55,9 +68,12 @@ PROJECTS = ("pytorch", "triton")
 __all__ = [
     "PATCHES_ROOT",
     "SourcesSummary",
+    "check_locked_fixes",
     "checkout_pytorch",
     "checkout_triton",
     "describe_sources",
+    "fix_decisions",
+    "locked_fixes",
     "patch_sources",
     "patch_digest_inputs",
     "series_root",
@@ -221,10 +237,25 @@ def checkout_pytorch(
     if locked is not None:
         _compare_with_lock(locked, lock, lock_path or Path())
         lock = locked
+    else:
+        lock = _kept_fixes(work.lock_file, lock)
     if write:
         mark_work_dir(work.state)  # the kit made this work dir: `invoke clean` may clean it
         write_lock(work.lock_file, lock)
     return result, lock, work.lock_file
+
+
+def _kept_fixes(path: Path, lock: Lock) -> Lock:
+    """`lock` with the [[upstream_fixes]] the work dir's lock records for the same commit: the
+    patches step wrote them, and a checkout that stays on that commit (the build's re-check of
+    a branch or tag) leaves its tree, fixes applied, as it is. Another commit: none."""
+    try:
+        earlier = read_lock(path) if path.is_file() else None
+    except LockError:
+        return lock
+    if earlier is None or earlier.pytorch_commit != lock.pytorch_commit:
+        return lock
+    return dataclasses.replace(lock, upstream_fixes=earlier.upstream_fixes)
 
 
 def _compare_with_lock(locked: Lock, found: Lock, lock_path: Path) -> None:
@@ -269,15 +300,67 @@ def checkout_triton(settings: Settings) -> tuple[CheckoutResult, TritonPin]:
     return result, pin
 
 
+# Where the patches step keeps the diffs of the upstream fixes it fetched (per work dir).
+FIXES_DIR = "upstream-fixes"
+
+
+def _upstream_patches(settings: Settings, work: WorkDir, tree: Path,
+                      decisions: Sequence[FixDecision]) -> tuple[list[Patch], list[PatchStatus]]:
+    """The diffs of the needed fixes the tree lacks (fetched by SHA), and a status for each
+    fix whose commit HEAD already contains (absorbed, nothing fetched)."""
+    from rocmforge.sources.checkout import git_config_for
+    from rocmforge.sources.upstream_fixes import FIX_PROJECT, fetch_fix, in_history
+
+    patches: list[Patch] = []
+    absorbed: list[PatchStatus] = []
+    config = git_config_for(str(settings.pytorch_repo), settings.mirrors)
+    for decision in decisions:
+        if not decision.needed:
+            continue
+        fix = decision.fix
+        if in_history(tree, fix.sha):
+            header = PatchHeader(applies_to=fix.pytorch, why=fix.why, upstream_status="merged",
+                                 upstream_url=fix.url)
+            ghost = Patch(path=work.state / FIXES_DIR / f"{fix.id}.patch", project=FIX_PROJECT,
+                          header=header, sha256="")
+            absorbed.append(PatchStatus(patch=ghost, state=ABSORBED))
+            continue
+        patches.append(fetch_fix(tree, fix, remote=str(settings.pytorch_repo),
+                                 dest=work.state / FIXES_DIR, config=config))
+    return patches, absorbed
+
+
+def _fetched_patches(work: WorkDir) -> list[Patch]:
+    """Every upstream-fix diff an earlier patches step left (for --revert)."""
+    from rocmforge.sources.upstream_fixes import FIX_PROJECT, load_fixes
+
+    by_id = {f.id: f for f in load_fixes()}
+    found: list[Patch] = []
+    folder = work.state / FIXES_DIR
+    for path in sorted(folder.glob("*.patch")) if folder.is_dir() else ():
+        fix = by_id.get(path.stem)
+        header = PatchHeader(applies_to=fix.pytorch if fix else SpecifierSet(),
+                             why=fix.why if fix else "an upstream fix", upstream_status="merged",
+                             upstream_url=fix.url if fix else "")
+        data = path.read_bytes()
+        found.append(Patch(path=path, project=FIX_PROJECT, header=header,
+                           sha256=hashlib.sha256(data).hexdigest()))
+    return found
+
+
 def patch_sources(
     settings: Settings,
     *,
     check_only: bool = False,
     revert: bool = False,
     patches_root: Path | None = None,
+    conditions: BuildConditions | None = None,
 ) -> tuple[PatchReport, ...]:
     """Apply (or revert) the series of each checked-out project; every series is parsed and
-    checked before any tree changes."""
+    checked before any tree changes. With `conditions` (the build's ROCm, targets, compiler),
+    the upstream fixes of config/upstream_fixes.toml that this tree and build need are fetched
+    by SHA and go into the PyTorch tree with our own patches, in the same all-or-nothing
+    apply; their statuses have project "upstream". A revert also reverses fetched fixes."""
     work = workdir_for(settings.work_dir)
     patches_root = patches_root or series_root(settings)
     jobs: list[tuple[Path, tuple[Patch, ...], str]] = []
@@ -288,7 +371,15 @@ def patch_sources(
             "run `invoke checkout` first",
         )
     version = read_tree_version(work.pytorch)
-    jobs.append((work.pytorch, _series_for(patches_root, "pytorch", version), version))
+    absorbed: list[PatchStatus] = []
+    extra: list[Patch] = []
+    if revert:
+        extra = _fetched_patches(work)
+    elif conditions is not None:
+        extra, absorbed = _upstream_patches(settings, work, work.pytorch,
+                                            fix_decisions(conditions, version))
+    jobs.append((work.pytorch, _series_for(patches_root, "pytorch", version) + tuple(extra),
+                 version))
     if head_commit(work.triton):
         pin = read_pin_from_tree(work.pytorch)
         jobs.append((work.triton, _series_for(patches_root, "triton", pin.version), pin.version))
@@ -296,9 +387,53 @@ def patch_sources(
     # Dry pass over every tree first: a stale patch in the second series changes nothing.
     for tree, patches, ver in jobs:
         action(tree, patches, version=ver, check_only=True)
-    if check_only:
-        return tuple(action(t, p, version=v, check_only=True) for t, p, v in jobs)
-    return tuple(action(t, p, version=v) for t, p, v in jobs)
+    reports = [action(t, p, version=v, check_only=check_only) for t, p, v in jobs]
+    if absorbed:
+        first = reports[0]
+        reports[0] = dataclasses.replace(first, statuses=first.statuses + tuple(absorbed))
+    return tuple(reports)
+
+
+def fix_decisions(conditions: BuildConditions, version: str) -> tuple[FixDecision, ...]:
+    """config/upstream_fixes.toml decided for this build and the tree's version."""
+    from rocmforge.sources.upstream_fixes import decide, load_fixes
+
+    return decide(load_fixes(), dataclasses.replace(conditions, pytorch_version=version))
+
+
+def check_locked_fixes(lock: Lock, lock_path: Path, decisions: Sequence[FixDecision]) -> None:
+    """A build of a lock that records upstream fixes needs exactly those (id and commit) before
+    anything changes; otherwise the kit's table or the build's conditions changed since."""
+    want = {(f.id, f.sha) for f in lock.upstream_fixes}
+    have = {(d.fix.id, d.fix.sha) for d in decisions if d.needed}
+    if want == have:
+        return
+    names = ", ".join(sorted(f"{i} {s[:12]}" for i, s in want ^ have))
+    raise LockError(
+        f"The upstream fixes this build needs differ from {lock_path}: {names}",
+        "the lock reproduces exactly the tree it describes, fixes included; "
+        "config/upstream_fixes.toml or the build's ROCm, targets or compiler changed since",
+        "build with the kit version and conditions that wrote the lock, or write a new lock "
+        "with `invoke checkout`",
+    )
+
+
+def locked_fixes(reports: Sequence[PatchReport]) -> tuple[LockedFix, ...]:
+    """What the lock records of the upstream fixes after an apply: applied (by this call or an
+    earlier one) with the diff's sha256, or absorbed (the tree had it)."""
+    from rocmforge.sources.upstream_fixes import FIX_PROJECT, load_fixes
+
+    shas = {f.id: f.sha for f in load_fixes()}
+    out: list[LockedFix] = []
+    for report in reports:
+        for status in report.statuses:
+            if status.patch.project != FIX_PROJECT:
+                continue
+            fix_id = status.patch.path.stem
+            state = "applied" if status.state in (APPLIES, APPLIED) else "absorbed"
+            out.append(LockedFix(id=fix_id, sha=shas.get(fix_id, ""), state=state,
+                                 sha256=status.patch.sha256 if state == "applied" else ""))
+    return tuple(out)
 
 
 def describe_sources(settings: Settings, *,

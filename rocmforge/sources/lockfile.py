@@ -27,6 +27,7 @@ else:  # pragma: no cover - Python 3.10
 
 LOCK_SCHEMA = 1
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+FIX_STATES = ("applied", "absorbed")
 
 
 class LockError(RocmforgeError):
@@ -44,6 +45,17 @@ class LockedPatch:
     project: str
     file: str  # relative to the kit's patches/ folder, e.g. pytorch/0001-x.patch
     sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LockedFix:
+    """An upstream commit (config/upstream_fixes.toml) the patches step put in the tree, or
+    found already there ("absorbed"); `sha256` is that of the diff applied ("" when absorbed)."""
+
+    id: str
+    sha: str  # the commit on pytorch/pytorch
+    state: str  # "applied" or "absorbed"
+    sha256: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +83,9 @@ class Lock:
     # Written by each companion's patches step after torch's checkout wrote the rest; a lock
     # without the section (older kits, or a build without --with) reads as ().
     companions: tuple[LockedCompanion, ...] = ()
+    # Written by the patches step (after checkout wrote the rest): the upstream fixes of this
+    # build's conditions; a lock without the section reads as ().
+    upstream_fixes: tuple[LockedFix, ...] = ()
 
     def all_patches(self) -> tuple[LockedPatch, ...]:
         """Torch's and Triton's patches, then each companion's."""
@@ -142,6 +157,15 @@ def render_lock(lock: Lock) -> str:
             f"project = {q(patch.project)}",
             f"file = {q(patch.file)}",
             f"sha256 = {q(patch.sha256)}",
+        ]
+    for fix in lock.upstream_fixes:
+        lines += [
+            "",
+            "[[upstream_fixes]]",
+            f"id = {q(fix.id)}",
+            f"sha = {q(fix.sha)}",
+            f"state = {q(fix.state)}",
+            f"sha256 = {q(fix.sha256)}",
         ]
     for comp in lock.companions:
         lines += [
@@ -227,6 +251,7 @@ def read_lock(path: Path) -> Lock:
         for p in data.get("patches", [])
     )
     companions = tuple(_companion(c, path) for c in data.get("companions", []))
+    fixes = tuple(_fix(f, path) for f in data.get("upstream_fixes", []))
     if len({c.name for c in companions}) != len(companions):
         raise _bad(path, "a companion is named twice in [[companions]]")
     return Lock(
@@ -239,6 +264,22 @@ def read_lock(path: Path) -> Lock:
         triton_version=_text(triton, "version", path, "triton", required=False),
         patches=patches,
         companions=companions,
+        upstream_fixes=fixes,
+    )
+
+
+def _fix(table: object, path: Path) -> LockedFix:
+    if not isinstance(table, dict):
+        raise _bad(path, "[[upstream_fixes]] holds something that is not a table")
+    where = "upstream_fixes"
+    state = _text(table, "state", path, where)
+    if state not in FIX_STATES:
+        raise _bad(path, f"{where}.state = {state!r} is not one of {', '.join(FIX_STATES)}")
+    return LockedFix(
+        id=_text(table, "id", path, where),
+        sha=_text(table, "sha", path, where, pattern=FULL_SHA),
+        state=state,
+        sha256=_text(table, "sha256", path, where, pattern=_SHA256, required=False),
     )
 
 

@@ -211,6 +211,17 @@ def classify(tree: Path, patches: Sequence[Patch]) -> tuple[PatchStatus, ...]:
 
 
 def _stale_error(tree: Path, statuses: Sequence[PatchStatus], action: str) -> PatchError:
+    upstream = [s.patch for s in statuses if s.state == STALE and s.patch.project == "upstream"]
+    if upstream:  # a commit of config/upstream_fixes.toml (rocmforge.sources.upstream_fixes)
+        names = "; ".join(f"{p.path.stem} ({p.header.upstream_url})" for p in upstream)
+        return PatchError(
+            f"Not {action} any patch in {tree}: the upstream fix {names} conflicts with this "
+            "tree",
+            "its diff neither applies nor is already in the tree: the release changed those "
+            "lines since (a backport by hand is needed) or another patch touches them",
+            "narrow the entry's pytorch range in config/upstream_fixes.toml, or carry a rebased "
+            "copy in patches/pytorch/; nothing in the tree was changed",
+        )
     lines = "; ".join(
         f"stale: {s.patch.name} ({s.patch.header.why})" for s in statuses if s.state == STALE
     )

@@ -22,7 +22,8 @@ from rocmforge.workdir import WorkDir
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
     from rocmforge.sources.checkout import SetAsideStash
-    from rocmforge.sources.lockfile import Lock
+    from rocmforge.sources.lockfile import Lock, LockedFix
+    from rocmforge.sources.upstream_fixes import BuildConditions
 
 
 def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -148,9 +149,12 @@ def checkout_fingerprint(lock: Lock) -> str:
 
 
 def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
+    from rocmforge.plan.prepare import fix_conditions
     from rocmforge.sources import patch_sources
     from rocmforge.sources.checkout import head_commit, set_aside_changes
 
+    conditions = fix_conditions(build.inputs)
+    _check_locked_fixes(build, conditions)  # before anything is set aside or applied
     tree = ctx.workdir.pytorch
     head = head_commit(tree)
     set_aside: list[dict[str, object]] = []
@@ -166,7 +170,14 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
         set_aside = [{"path": s.path, "paths": s.paths, "stash": s.stash} for s in stashes]
     if head:  # before any edit: an interrupted patch or hipify still counts as the kit's
         record_kit_edits(ctx.workdir, head)
-    reports = patch_sources(build.inputs.settings)
+    from rocmforge.sources import locked_fixes
+
+    reports = patch_sources(build.inputs.settings, conditions=conditions)
+    fixes = locked_fixes(reports)
+    _record_fixes(ctx.workdir, fixes)
+    for fix in fixes:  # on the console: the tree now differs from the upstream commit
+        ctx.notice(f"upstream fix {fix.id} (pytorch/pytorch@{fix.sha[:12]}): {fix.state}"
+                   + (", the tree already has it" if fix.state == "absorbed" else ""))
     applied: list[str] = []
     for report in reports:
         if not report.statuses:
@@ -175,7 +186,42 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
             ctx.say(f"{status.patch.project}/{status.patch.name}: "
                     + ("applied now" if status.patch.name in report.changed else status.state))
         applied += [f"{report.tree.name}/{name}" for name in report.changed]
-    return {"applied": applied, "set_aside": set_aside}
+    return {"applied": applied, "set_aside": set_aside,
+            "upstream_fixes": [{"id": f.id, "sha": f.sha, "state": f.state, "sha256": f.sha256}
+                               for f in fixes]}
+
+
+def _check_locked_fixes(build: PreparedBuild, conditions: BuildConditions) -> None:
+    """A build of a lock file (--lock) whose [[upstream_fixes]] differ from what this build
+    needs stops here, before any edit (LockError, exit 2). A lock without the section (written
+    by `invoke checkout`, which knows no build conditions) records none to compare."""
+    from pathlib import Path
+
+    from rocmforge.sources import check_locked_fixes, fix_decisions
+    from rocmforge.sources.checkout import read_tree_version
+    from rocmforge.sources.lockfile import read_lock
+
+    settings = build.inputs.settings
+    if not settings.lock_file:
+        return
+    path = Path(settings.lock_file)
+    lock = read_lock(path)
+    if lock.upstream_fixes:
+        version = read_tree_version(build.inputs.workdir.pytorch)
+        check_locked_fixes(lock, path, fix_decisions(conditions, version))
+
+
+def _record_fixes(workdir: WorkDir, fixes: tuple[LockedFix, ...]) -> None:
+    """The upstream fixes of this build into rocmforge.lock (the checkout wrote the rest)."""
+    import dataclasses
+
+    from rocmforge.sources.lockfile import read_lock, write_lock
+
+    if not workdir.lock_file.is_file():
+        return
+    lock = read_lock(workdir.lock_file)
+    if lock.upstream_fixes != fixes:
+        write_lock(workdir.lock_file, dataclasses.replace(lock, upstream_fixes=fixes))
 
 
 def _stash_words(whose: str) -> str:

@@ -70,6 +70,10 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
     doc["source"] = dict(ctx.details_of("checkout"))
     doc["pytorch"] = dict(ctx.details_of("tree-facts"))
     doc["triton_targets"] = dict(ctx.details_of("triton-targets"))
+    # The upstream commits the patches step applied or found in the tree (also in doc["lock"]).
+    # Read from the lock, which the patches step rewrote: right on a resumed build too.
+    fixes = lock.get("upstream_fixes", [])
+    doc["upstream_fixes"] = list(fixes) if isinstance(fixes, list) else []
     sdk = ctx.details_of("rocm-sdk")
     if sdk:  # the pip ROCm SDK the wheel was built against, as the venv's rocm-sdk reported it
         doc["rocm_sdk"] = dict(sdk)

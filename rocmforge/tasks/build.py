@@ -52,6 +52,7 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
         fact_rows,
         facts_title,
         feature_rows,
+        fix_rows,
         settings_rows,
         step_rows,
         with_features,
@@ -73,6 +74,10 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
         if isinstance(doc, dict):
             print_table(facts_title(kind, doc, table_file), ("fact", "value", "source"),
                         fact_rows(doc))
+    fixes = fix_rows(the_plan)
+    if fixes:
+        print_table("upstream fixes (config/upstream_fixes.toml)",
+                    ("fix", "commit", "verdict", "why"), fixes)
     for note in (*(locked.notes() if locked else ()), *the_plan.notes):
         say(f"note: {note}")
     print_table("steps", ("#", "step", "state", "command", "why"), step_rows(the_plan, states))
