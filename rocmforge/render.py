@@ -6,11 +6,12 @@ Must not: decide what a report contains; callers pass rows already computed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
 STATUS_STYLES = {
@@ -259,3 +260,39 @@ def wrap_whole(text: str, width: int, *, initial_indent: str = "",
     return [line.replace(_KEEP, " ") for line in textwrap.wrap(
         kept, width=width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
         break_long_words=False, break_on_hyphens=False)]
+
+
+class TaskNamed:
+    """A text stream that writes every message with the kit's commands as the user must type
+    them (`errors.task_names`: `invoke rocm.build` where the kit is mounted as `rocm`). The one
+    place a kit task's output passes through, whoever prints it (runner lines, triage fixes,
+    notes, tables, Invoke's own Exit message); everything else is the wrapped stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from rocmforge.errors import task_names
+
+        self._stream.write(task_names(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def tasks_as_typed() -> Iterator[None]:
+    """While a kit task runs in a repository that mounts the kit as `rocm`, stdout and stderr
+    name its tasks as `invoke rocm.<task>`; elsewhere nothing changes."""
+    from rocmforge.errors import is_vendored
+
+    if not is_vendored() or isinstance(sys.stdout, TaskNamed):
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TaskNamed(sys.stdout), TaskNamed(sys.stderr)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved

@@ -34,6 +34,15 @@ def _verify_targets() -> list[str]:
 _TARGETS = _verify_targets()
 
 
+def _as_typed() -> dict[str, str]:
+    """The environment that makes the programs a session runs (`rocmforge build`, the verify
+    suite: both from a copy of the kit, which holds no vendoring record) name the kit's tasks
+    as this project reaches them: `invoke rocm.build` in a repository that vendored the kit."""
+    from rocmforge.errors import TASK_PREFIX_ENV, is_vendored
+
+    return {TASK_PREFIX_ENV: "rocm." if is_vendored() else ""}
+
+
 # Nothing to verify (no manifest, or an unreadable one): the session only reports that, so it
 # gets no venv (nox would make one before the body runs).
 # Targets named by ROCMFORGE_VERIFY_TARGETS with no torch wheel in dist/ are nothing to verify
@@ -58,8 +67,10 @@ def verify(session: nox.Session, target: str) -> None:
     except RocmforgeError as exc:
         nox_support.bail(exc)
         return
+    from rocmforge.errors import task_names
+
     for note in plan.notes():
-        session.warn(note)
+        session.warn(task_names(note))
     # A torch built against TheRock's pip SDK requires rocm[libraries]: from the SDK's index.
     sdk_index = nox_support.sdk_index(plan.manifest)
     session.install(*(str(wheel) for wheel in plan.wheels.paths),
@@ -73,7 +84,7 @@ def verify(session: nox.Session, target: str) -> None:
     session.install(str(nox_support.kit_copy(ROOT, Path(session.create_tmp()))))
     plan.report.parent.mkdir(parents=True, exist_ok=True)
     plan.report.unlink(missing_ok=True)
-    session.run(*plan.verify_argv("python"), success_codes=[0, 1, 2])
+    session.run(*plan.verify_argv("python"), success_codes=[0, 1, 2], env=_as_typed())
     code = nox_support.read_report_exit(plan.report)
     if code is None:
         nox_support.bail(UsageError(
@@ -82,7 +93,8 @@ def verify(session: nox.Session, target: str) -> None:
             "", f"check the wheels in {dist}; `python -m rocmforge.verify` inside "
             f"{session.virtualenv.location} shows the same error"))
     if code:
-        session.error(f"verify({target}) found failures: see the table above and {plan.report}")
+        session.error(task_names(
+            f"verify({target}) found failures: see the table above and {plan.report}"))
 
 
 @nox.session(default=False, reuse_venv=False)
@@ -99,4 +111,5 @@ def build(session: nox.Session) -> None:
     given = any(a in ("-w", "--work-dir") or a.startswith("--work-dir=")
                 for a in session.posargs)
     work = [] if given else ["--work-dir", str(project_work_dir(PROJECT, os.environ))]
-    session.run("rocmforge", "build", "--python", python, *work, *session.posargs)
+    session.run("rocmforge", "build", "--python", python, *work, *session.posargs,
+                env=_as_typed())

@@ -20,7 +20,9 @@ from rocmforge.tasks._flags import flagged
 @reported
 def fetch(c: Context, rocm: str = "", hip: str = "", base_url: str = "",
           **flags: object) -> None:
-    """Download and unpack what configure would download (AOTriton) so the build runs offline.
+    """Download what configure would fetch (AOTriton).
+
+    Download and unpack what configure would download (AOTriton) so the build runs offline.
     --rocm/--hip: the release to fetch for instead of the install's (HIP's is what newer
     aotriton.cmake files look the runtime up by; without --hip, --rocm's table row says it)."""
     import os

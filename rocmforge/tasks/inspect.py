@@ -40,7 +40,9 @@ def inspect(
     deep: bool = False,
     json: bool = False,
 ) -> None:
-    """Show the GPU targets a wheel, directory or .so really contains (offload bundles).
+    """Show the GPU targets a wheel or .so contains.
+
+    Show the GPU targets a wheel, directory or .so really contains (offload bundles).
 
     Several paths: `rocmforge inspect dist/*.whl build/lib` takes every word as a path. Invoke
     takes one positional value per task, so there quote them as one argument
