@@ -111,9 +111,11 @@ def test_each_task_opens_with_one_short_sentence() -> None:
     """`invoke --list` shows a docstring's first line: a whole sentence, short enough that
     Invoke never wraps it at 80 columns (the longest vendored name, rocm.triton.checkout,
     leaves 54), and with no command in it (Invoke's wrapping would split one)."""
+    from invoke import Collection
+
     from rocmforge.tasks import ns
 
-    def firsts(collection: object) -> list[str]:
+    def firsts(collection: Collection) -> list[str]:
         lines = [str(t.__doc__).strip().splitlines()[0] for t in collection.tasks.values()]
         for sub in collection.collections.values():
             lines += firsts(sub)
