@@ -34,6 +34,28 @@ def _verify_targets() -> list[str]:
 _TARGETS = _verify_targets()
 
 
+def _no_uv_probe() -> None:
+    """nox asks for uv before it makes any virtualenv, whatever the backend, and logs "uv binary
+    not found." in every session of a machine without uv. Where uv is absent (no `uv` on PATH,
+    no UV variable, no uv package beside nox), nox is told so up front, through the module
+    values its own lookup reads first (nox.virtualenv._uv_state: "respecting monkeypatched
+    values"); with uv present, nox looks for itself as before."""
+    import importlib.util
+    import shutil
+
+    if os.environ.get("UV") or shutil.which("uv") or importlib.util.find_spec("uv"):
+        return
+    try:
+        from nox import virtualenv
+        from packaging.version import Version
+    except ImportError:
+        return
+    virtualenv.HAS_UV, virtualenv.UV, virtualenv.UV_VERSION = False, "uv", Version("0.0")
+
+
+_no_uv_probe()
+
+
 def _as_typed() -> dict[str, str]:
     """The environment that makes the programs a session runs (`rocmforge build`, the verify
     suite: both from a copy of the kit, which holds no vendoring record) name the kit's tasks
