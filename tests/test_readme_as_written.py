@@ -66,3 +66,17 @@ def test_nox_says_nothing_about_a_missing_uv(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "in the venv" in done.stdout + done.stderr
     assert "uv binary not found" not in done.stdout + done.stderr
+
+
+def test_verify_on_a_stand_in_torch_is_one_paragraph(tmp_path: Path) -> None:
+    """`nox -s verify` on the fixture build's wheel (a torch package without torch.cuda):
+    one paragraph and exit 2, not an AttributeError traceback first."""
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text('__version__ = "2.8.0a0"\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}
+    done = subprocess.run([sys.executable, "-m", "rocmforge.verify", "--only", "build"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert (f"the torch that imports here ({tmp_path / 'torch' / '__init__.py'}) is not a "
+            "PyTorch: it has no torch.cuda, torch.version. Nothing was checked") in done.stderr
