@@ -51,8 +51,21 @@ NETWORK = {
         "the nightly index",
     "invoke checkout": "clones PyTorch from GitHub",
     "invoke build --rocm-path /opt/rocm-7.0.2": "clones PyTorch from GitHub (and that ROCm)",
+    "git -C .rocmforge/src/pytorch stash push -u": "needs a checkout (GitHub)",
+    "nox -s build": "clones PyTorch from GitHub",
     "bash .ci/run": "installs toolchains from the network, then the whole suite (hours)",
 }
+# These read a build's output (wheels, logs): the build clones PyTorch first.
+NETWORK.update({
+    "invoke triage .rocmforge/logs/build.log --step build": "a build's log (the build clones)",
+    "invoke triage build.log --step build --json": "a build's log (the build clones)",
+    "invoke inspect .rocmforge/dist/torch-*.whl --expect gfx1100": "a build's wheel",
+    "invoke inspect .rocmforge/dist/torch-*.whl --expect \"gfx1100;gfx942\"": "a build's wheel",
+    "rocmforge inspect .rocmforge/dist/*.whl build/lib": "a build's wheels",
+    "invoke inspect '.rocmforge/dist/*.whl build/lib'": "a build's wheels",
+    "invoke install --python ~/venvs/torch/bin/python": "a build's wheels",
+    "nox -s verify": "a build's wheels",
+})
 GPU = {
     "invoke verify --device cuda --json /tmp/verify.json": "a GPU for --device cuda",
 }
@@ -65,13 +78,13 @@ MACHINE = {
     "python3 -m pytest -q": "the whole suite (hours on this machine)",
     "python setup.py bdist_wheel": "PyTorch's own command, run by the build inside its tree",
     "python -m build --wheel --no-isolation": "PyTorch's own command, inside its tree",
-    "nox -s build": "clones PyTorch from GitHub",
+    "pip uninstall torchvision": "removes a package from this environment",
     "invoke vendor --into ../your-repo": "writes beside the clone (run with a folder there)",
     "invoke vendor --into ../their-repo": "writes beside the clone (run with a folder there)",
     "invoke vendor --into ../their-repo --update": "writes beside the clone",
 }
 _FRAGMENT = re.compile(r"[<>…\[\]]|\.\.\.|\bX\b|^(pip|git) \S+( --?\S+)?$|^invoke \S+ --\S+$"
-                       r"|^\$ |^'|^(class|cause|fix|rule|the lines)\b|^\d+:|^`")
+                       r"|^'")
 
 
 def readme_commands(text: str) -> list[str]:
@@ -80,7 +93,10 @@ def readme_commands(text: str) -> list[str]:
         if block.group(1) not in ("", "sh", "bash", "console", "shell"):
             continue
         joined = re.sub(r"\\\n", " ", block.group(2))
-        for line in joined.splitlines():
+        lines = joined.splitlines()
+        if any(line.startswith("$ ") for line in lines):  # a transcript: its commands only
+            lines = [line[2:] for line in lines if line.startswith("$ ")]
+        for line in lines:
             line = line.split("  #")[0].strip()
             if line and not line.startswith("#"):
                 found.append(" ".join(line.split()))
@@ -132,8 +148,12 @@ def main() -> int:
                 ok = code in (0, 1, 2, 3) and not traceback
                 key = "ran here" if ok else "failed here"
                 counts[key].append(command)
+                said = ""
+                if code not in (0, "timeout"):
+                    last = [x for x in (done.stderr or done.stdout).splitlines() if x.strip()]
+                    said = f": {last[-1][:150]}" if last else ""
                 print(f"{key:<30} {command}  (exit {code}{', traceback' if traceback else ''}, "
-                      f"{time.monotonic() - started:.1f} s)")
+                      f"{time.monotonic() - started:.1f} s{said})")
     print()
     print("| outcome | commands |")
     print("| --- | --- |")
