@@ -68,7 +68,11 @@ NETWORK.update({
 })
 GPU = {
     "invoke verify --device cuda --json /tmp/verify.json": "a GPU for --device cuda",
+    "invoke plan": "without --arch the targets are the GPUs' (exit 2 here: none)",
+    "invoke env": "without --arch the targets are the GPUs' (exit 2 here: none)",
 }
+# Task names in prose (`invoke triage` explains …): a task that needs its argument.
+NAMES = {"invoke inspect", "invoke triage"}
 MACHINE = {
     "invoke --print-completion-script bash > ~/.invoke-completion.sh": "writes to ~",
     "echo 'source ~/.invoke-completion.sh' >> ~/.bashrc": "edits ~/.bashrc",
@@ -126,7 +130,8 @@ def main() -> int:
         env["HIP_PLATFORM"] = "amd"
         env["NO_COLOR"] = "1"
         for command in commands:
-            if _FRAGMENT.search(command) or command.startswith(("invoke rocm.", "nox -s verify(")):
+            if _FRAGMENT.search(command) or command in NAMES \
+                    or command.startswith(("invoke rocm.", "nox -s verify(")):
                 counts["fragment"].append(command)
                 continue
             for table, key in ((NETWORK, "needs network"), (GPU, "needs an AMD GPU"),
