@@ -167,16 +167,18 @@ def test_every_command_the_kit_prints_there_names_a_rocm_task(tmp_path: Path) ->
     oom.write_text("FAILED: torch_cuda.cpp.o\n"
                    "c++: fatal error: Killed signal terminated program cc1plus\n"
                    "ninja: build stopped: subcommand failed.\n")
-    # The boundary that cannot exist in this process: a torch that does not import.
+    # A Python without torch (this one has it): a torch package that is not there.
     no_torch = tmp_path / "no_torch"
     (no_torch / "torch").mkdir(parents=True)
-    (no_torch / "torch" / "__init__.py").write_text('raise ImportError("no torch here")\n')
+    (no_torch / "torch" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
     pythonpath = os.pathsep.join([str(no_torch), os.environ.get("PYTHONPATH", "")])
 
     runs: dict[str, tuple[tuple[str, ...], dict[str, str], str]] = {
         "triage": (("rocm.triage", str(oom)), {}, "ROCMFORGE_MAX_JOBS=4 invoke rocm.build"),
         "clean": (("rocm.clean", "-w", str(work)), {}, "`invoke rocm.clean --logs`"),
-        "verify": (("rocm.verify",), {"PYTHONPATH": pythonpath}, "torch does not import"),
+        "verify": (("rocm.verify",), {"PYTHONPATH": pythonpath},
+                   "`invoke rocm.install --python"),
         "doctor": (("rocm.doctor", "--arch", "gfx1100", "-w", str(work)), {},
                    "invoke rocm.doctor --arch gfx1100"),
         "build": (("rocm.build", "--arch", "gfx1100", "-w", str(work)), {},
