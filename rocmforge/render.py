@@ -280,8 +280,9 @@ def _command_spans(text: str) -> list[tuple[int, int]]:
     prose or a `#` comment; also a run of two or more flags (`--device=/dev/kfd
     --device=/dev/dri`)."""
     words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
-    if len(words) > 1 and words[0][2] == "+":  # the runner's `+ (cd DIR) argv`: all of it
-        return [(words[0][0], words[-1][1])]
+    if len(words) > 1 and words[0][2] == "+":  # the runner's `+ (cd DIR) argv  # what`
+        argv = next((i for i, w in enumerate(words) if w[2] == "#"), len(words))
+        return [(words[0][0], words[argv - 1][1])]
     spans: list[tuple[int, int]] = []
     index = 0
     while index < len(words):

@@ -241,7 +241,11 @@ def test_a_command_in_backticks_is_never_split_across_lines() -> None:
      "rerun resumes where it stopped", "ROCMFORGE_MAX_JOBS=4 invoke build,"),
     ("+ (cd /tmp/w/src/pytorch) /usr/bin/python3 -m pip wheel --no-build-isolation -v .",
      "+ (cd /tmp/w/src/pytorch) /usr/bin/python3 -m pip wheel --no-build-isolation -v ."),
-], ids=["flags-in-a-comment", "sudo", "export", "env-prefixed", "runner-line"])
+    ("+ (cd /tmp/w/src/pytorch) [python] triton auto /tmp/w/venv/bin/python  # Triton for "
+     "the pin: prebuilt wheel (sha256-checked) or source build",
+     "+ (cd /tmp/w/src/pytorch) [python] triton auto /tmp/w/venv/bin/python"),
+], ids=["flags-in-a-comment", "sudo", "export", "env-prefixed", "runner-line",
+        "runner-line-comment"])
 @pytest.mark.parametrize("width", [40, 60, 80])
 def test_a_command_outside_backticks_is_never_split(text: str, command: str,
                                                     width: int) -> None:
