@@ -306,3 +306,19 @@ def test_a_vendored_repo_on_a_real_terminal(tmp_path, cols: int) -> None:
     assert "`invoke rocm.doctor --arch gfx1100" in screens["build"]
     listed = [line for line in screens["list"].splitlines()[2:] if line.strip()]
     assert all(line.startswith("  ") and not line.startswith("   ") for line in listed), listed
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100])
+def test_triage_text_keeps_its_fix_command_whole(width: int) -> None:
+    """Issue 41 item 6: `invoke triage` piped (its text wrapped at 100) or on a terminal split
+    ``invoke doctor --arch`` from ``gfx9999``; its paragraphs now wrap through wrap_whole."""
+    from rocmforge.triage.model import Diagnosis
+    from rocmforge.triage.report import render_text
+
+    found = Diagnosis(klass="unsupported-arch", subject="gfx9999", cause="the compiler does "
+                      "not know the offload target gfx9999",
+                      fix="drop gfx9999 from --arch or use a newer ROCm/LLVM that supports it; "
+                      "`invoke doctor --arch gfx9999` compiles a kernel for it and says which "
+                      "targets this toolchain accepts", rule="unsupported-arch", evidence=())
+    text = render_text(found, "build.log", width=width)
+    assert any("`invoke doctor --arch gfx9999`" in line for line in text.splitlines()), text
