@@ -16,6 +16,7 @@ from rocmforge.sessions.definitions import build, verify  # noqa: E402,F401  (re
 nox.needs_version = ">=2024.4.15"
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
+nox.options.default_venv_backend = "virtualenv"
 
 
 @nox.session

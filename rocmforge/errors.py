@@ -11,6 +11,7 @@ exit, or import anything heavy; the task layer turns an error into output and an
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 
@@ -21,10 +22,24 @@ _TASK_IN_COMMAND = re.compile(r"`invoke((?: --?[a-z][a-z-]*)*) (?!rocm\.)([a-z][
                               r"[a-z0-9_-]*)?)")
 
 
-@functools.cache
+# Set by `rocmforge.tasks.mount` (a tasks.py that adds the installed kit as `rocm`) and by the
+# nox sessions of a vendored copy for the `rocmforge` program they run: "rocm." or "".
+TASK_PREFIX_ENV = "ROCMFORGE_TASK_PREFIX"
+
+
 def is_vendored() -> bool:
-    """True when this copy of the kit was vendored into another repository whose tasks.py adds
-    its tasks as the `rocm` collection (the record says `"task_prefix": "rocm."`)."""
+    """True when the user reaches the kit's tasks as `invoke rocm.<task>`: ROCMFORGE_TASK_PREFIX
+    says so (a tasks.py that mounted the kit, a nox session of a vendored copy), or this copy
+    was vendored into another repository whose tasks.py adds it as the `rocm` collection (the
+    record says `"task_prefix": "rocm."`)."""
+    given = os.environ.get(TASK_PREFIX_ENV)
+    if given is not None:
+        return given == "rocm."
+    return _recorded_vendored()
+
+
+@functools.cache
+def _recorded_vendored() -> bool:
     import json
 
     try:

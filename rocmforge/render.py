@@ -6,11 +6,12 @@ Must not: decide what a report contains; callers pass rows already computed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
 STATUS_STYLES = {
@@ -246,16 +247,122 @@ def fit(text: str, stream: TextIO) -> str:
 
 _TICKED = re.compile(r"`[^`\n]*`")
 _KEEP = "\x00"  # stands for a space inside a command while the line is wrapped
+# Where a command outside backticks starts: a program the kit's messages name, an environment
+# assignment (`ROCMFORGE_MAX_JOBS=4 invoke build`), or the runner's `+ argv` line.
+_PROGRAMS = frozenset({
+    "invoke", "nox", "rocmforge", "sudo", "export", "unset", "eval", "pip", "pip3", "python",
+    "python3", "cmake", "git", "modprobe", "apt", "apt-get", "dnf", "usermod", "newgrp",
+    "ccache", "sccache", "docker", "podman", "hipcc", "hipconfig", "amdgpu-install",
+    "pyenv", "update-alternatives", "ln", "rm", "echo", "cd", "source", "conda", "uv",
+})
+_ASSIGNMENT = re.compile(r"[A-Z][A-Z0-9_]*=\S*")
+# Words that end a command in a sentence ("run invoke doctor and read its FAIL rows", "hipcc of
+# this ROCm"); so does a capitalised word that is not an assignment ("ROCm", "HIP_PATH").
+_PROSE = frozenset({
+    "and", "or", "then", "to", "if", "when", "which", "that", "the", "a", "an", "is", "are",
+    "with", "for", "in", "on", "from", "so", "as", "but", "#", "of", "this", "its", "it", "not",
+    "does", "do", "can", "cannot", "be", "by", "at", "was", "were", "has", "have", "will",
+    "would", "should", "may", "must", "only", "also", "no", "before", "after", "until", "while",
+    "where", "again", "first", "see", "says", "said", "finds", "found", "runs", "ran", "run",
+})
+
+
+def _argument(word: str) -> bool:
+    """A word that can continue a command: not prose, not a capitalised word of a sentence."""
+    if word in _PROSE:
+        return False
+    return not word[:1].isupper() or _ASSIGNMENT.fullmatch(word.rstrip(",;.:)")) is not None
+
+
+def _command_spans(text: str) -> list[tuple[int, int]]:
+    """Where the commands outside backticks are: from a program word (or `KEY=VALUE` before
+    one) over its arguments, up to a word that ends a clause (`,` `;` `.` `:` `)`), a word of
+    prose or a `#` comment; also a run of two or more flags (`--device=/dev/kfd
+    --device=/dev/dri`)."""
+    words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
+    if len(words) > 1 and words[0][2] == "+":  # the runner's `+ (cd DIR) argv  # what`
+        argv = next((i for i, w in enumerate(words) if w[2] == "#"), len(words))
+        return [(words[0][0], words[argv - 1][1])]
+    spans: list[tuple[int, int]] = []
+    index = 0
+    while index < len(words):
+        start, _, word = words[index]
+        bare = word.lstrip("(")
+        is_flag = bare.startswith("-") and len(bare) > 1 and bare[1:2] != " "
+        starts = bare in _PROGRAMS or _ASSIGNMENT.fullmatch(bare.rstrip(",;.:)")) is not None
+        if not starts and not (is_flag and index + 1 < len(words)
+                               and words[index + 1][2].startswith("-")):
+            index += 1
+            continue
+        end = words[index][1]
+        last = index
+        while not words[last][2].endswith((",", ";", ".", ":", ")")) \
+                and last + 1 < len(words) and _argument(words[last + 1][2]):
+            if not starts and not words[last + 1][2].startswith("-"):
+                break  # a run of flags ends at the first word that is not one
+            last += 1
+            end = words[last][1]
+        if last > index:
+            spans.append((start, end))
+        index = last + 1
+    return spans
+
+
+def keep_commands(text: str) -> str:
+    """`text` with the spaces inside each command (in backticks, or recognised by
+    `_command_spans`) replaced by a placeholder, so a wrapper cannot break a line there."""
+    kept = _TICKED.sub(lambda m: m.group().replace(" ", _KEEP), text)
+    out, at = [], 0
+    for start, end in _command_spans(kept):
+        out += [kept[at:start], kept[start:end].replace(" ", _KEEP)]
+        at = end
+    return "".join(out) + kept[at:]
 
 
 def wrap_whole(text: str, width: int, *, initial_indent: str = "",
                subsequent_indent: str = "") -> list[str]:
     """`text` wrapped at `width` between words, never inside a word (a path, a URL) nor inside
-    a command in backticks: a command pastes from one line. One longer than the line stands
-    alone on its own line."""
+    a command (in backticks, or a program with its arguments: `export CC=gcc-12`, `sudo
+    modprobe amdgpu`, `invoke doctor --arch gfx1100`): a command pastes from one line. One
+    longer than the line stands alone on its own line."""
     import textwrap
 
-    kept = _TICKED.sub(lambda m: m.group().replace(" ", _KEEP), text)
     return [line.replace(_KEEP, " ") for line in textwrap.wrap(
-        kept, width=width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
-        break_long_words=False, break_on_hyphens=False)]
+        keep_commands(text), width=width, initial_indent=initial_indent,
+        subsequent_indent=subsequent_indent, break_long_words=False, break_on_hyphens=False)]
+
+
+class TaskNamed:
+    """A text stream that writes every message with the kit's commands as the user must type
+    them (`errors.task_names`: `invoke rocm.build` where the kit is mounted as `rocm`). The one
+    place a kit task's output passes through, whoever prints it (runner lines, triage fixes,
+    notes, tables, Invoke's own Exit message); everything else is the wrapped stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from rocmforge.errors import task_names
+
+        self._stream.write(task_names(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def tasks_as_typed() -> Iterator[None]:
+    """While a kit task runs in a repository that mounts the kit as `rocm`, stdout and stderr
+    name its tasks as `invoke rocm.<task>`; elsewhere nothing changes."""
+    from rocmforge.errors import is_vendored
+
+    if not is_vendored() or isinstance(sys.stdout, TaskNamed):
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TaskNamed(sys.stdout), TaskNamed(sys.stderr)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved

@@ -96,9 +96,10 @@ SETTING_NAMES = tuple(f.name for f in dataclasses.fields(Settings) if f.name != 
 _CACHE_CHOICES = ("auto", "ccache", "sccache", "none")
 # ROCMFORGE_* variables that are not settings: read by knowledge.toml_files (CONFIG_DIR), by the
 # nox sessions (VERIFY_TARGETS, DIST) before any Settings exist, and by probes.tool_cache
-# (CACHE_DIR), probes.probe_store (PROBE_CACHE) and probes (PROBE_TIMEOUT_S).
+# (CACHE_DIR), probes.probe_store (PROBE_CACHE), probes (PROBE_TIMEOUT_S) and errors
+# (TASK_PREFIX: how messages name the kit's tasks).
 _NOT_SETTINGS = ("config_dir", "verify_targets", "dist", "cache_dir", "probe_cache",
-                 "probe_timeout_s")
+                 "probe_timeout_s", "task_prefix")
 
 
 def defaults_from_config(directory: str | os.PathLike[str] | None = None) -> dict[str, object]:

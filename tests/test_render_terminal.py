@@ -228,3 +228,97 @@ def test_a_command_in_backticks_is_never_split_across_lines() -> None:
     assert "`invoke doctor --arch gfx1100 --rocm-path /opt/rocm-<version>`" in ticked[0]
     assert max(len(line) for line in lines if line not in ticked) <= 60
     assert " ".join(" ".join(lines).split()) == text
+
+
+@pytest.mark.parametrize(("text", "command"), [
+    ("fix: sudo modprobe amdgpu   # in a container: --device=/dev/kfd --device=/dev/dri",
+     "--device=/dev/kfd --device=/dev/dri"),
+    ("fix: sudo modprobe amdgpu   # in a container: --device=/dev/kfd --device=/dev/dri",
+     "sudo modprobe amdgpu"),
+    ("    export CMAKE_CXX_COMPILER_LAUNCHER=/root/.pyenv/versions/3.11.7/bin/sccache",
+     "export CMAKE_CXX_COMPILER_LAUNCHER=/root/.pyenv/versions/3.11.7/bin/sccache"),
+    ("MAX_JOBS was not set; rerun with fewer, e.g. ROCMFORGE_MAX_JOBS=4 invoke build, and the "
+     "rerun resumes where it stopped", "ROCMFORGE_MAX_JOBS=4 invoke build,"),
+    ("+ (cd /tmp/w/src/pytorch) /usr/bin/python3 -m pip wheel --no-build-isolation -v .",
+     "+ (cd /tmp/w/src/pytorch) /usr/bin/python3 -m pip wheel --no-build-isolation -v ."),
+    ("+ (cd /tmp/w/src/pytorch) [python] triton auto /tmp/w/venv/bin/python  # Triton for "
+     "the pin: prebuilt wheel (sha256-checked) or source build",
+     "+ (cd /tmp/w/src/pytorch) [python] triton auto /tmp/w/venv/bin/python"),
+], ids=["flags-in-a-comment", "sudo", "export", "env-prefixed", "runner-line",
+        "runner-line-comment"])
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_a_command_outside_backticks_is_never_split(text: str, command: str,
+                                                    width: int) -> None:
+    """Issue 41 item 6: a command the kit prints without backticks (a fix, an `export` line, a
+    runner line) is on one line whatever the width; the prose around it still wraps."""
+    from rocmforge.render import wrap_whole
+
+    lines = wrap_whole(text, width, subsequent_indent="  ")
+    assert any(command in line for line in lines), lines
+    assert " ".join(" ".join(lines).split()) == " ".join(text.split())
+    assert all(len(line) <= width for line in lines if command not in line), lines
+
+
+def test_prose_is_not_taken_for_a_command() -> None:
+    from rocmforge.render import _command_spans
+
+    text = ("the python env: not in a venv, and pip's output above says why; the kit invokes "
+            "nothing else")
+    assert [text[a:b] for a, b in _command_spans(text)] == ["python env:"]
+
+
+@pytest.mark.slow
+@pytest.mark.needs_tool("script")
+@pytest.mark.parametrize("cols", [80, 120])
+def test_a_vendored_repo_on_a_real_terminal(tmp_path, cols: int) -> None:
+    """Issue 41 items 1 and 6, on a real terminal (script(1)) in a repository that vendored the
+    kit: every command doctor's fixes and the preflight stop print is on one screen line, names
+    `invoke rocm.<task>`, and `--list` is one line a task."""
+    import json
+    import re
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_vendored_commands import ONLY_TASKS, _invoke, unprefixed, vendored_repo
+
+    from rocmforge.render import _command_spans, keep_commands
+
+    repo = vendored_repo(tmp_path / "repo", ONLY_TASKS)
+    work = ["-w", str(tmp_path / "w")]
+    doc = json.loads(_invoke(repo, "rocm.doctor", "--arch", "gfx1100", "--json", *work).stdout)
+    fixes = [row["fix"] for row in doc["rows"] if row["fix"]]
+    commands = {m.group()[1:-1] for fix in fixes for m in re.finditer(r"`[^`]+`", fix)}
+    commands |= {keep_commands(fix)[a:b].replace("\x00", " ") for fix in fixes
+                 for a, b in _command_spans(keep_commands(fix))}
+    commands = {c for c in commands if " " in c}
+    assert any(c.startswith("invoke rocm.doctor") for c in commands), commands
+    invoke = [sys.executable, "-m", "invoke"]
+    screens = {name: _on_terminal([*invoke, *args], cols, repo) for name, args in (
+        ("doctor", ("rocm.doctor", "--arch", "gfx1100", *work)),
+        ("build", ("rocm.build", "--arch", "gfx1100", *work)),
+        ("list", ("--list",)))}
+    for name, screen in screens.items():
+        assert unprefixed(screen) == [], (name, unprefixed(screen))
+    lines = [" ".join(line.split()) for line in screens["doctor"].splitlines()]
+    split = [c for c in commands if not any(c in line for line in lines)]
+    assert split == [], split
+    assert "`invoke rocm.doctor --arch gfx1100" in screens["build"]
+    listed = [line for line in screens["list"].splitlines()[2:] if line.strip()]
+    assert all(line.startswith("  ") and not line.startswith("   ") for line in listed), listed
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100])
+def test_triage_text_keeps_its_fix_command_whole(width: int) -> None:
+    """Issue 41 item 6: `invoke triage` piped (its text wrapped at 100) or on a terminal split
+    ``invoke doctor --arch`` from ``gfx9999``; its paragraphs now wrap through wrap_whole."""
+    from rocmforge.triage.model import Diagnosis
+    from rocmforge.triage.report import render_text
+
+    found = Diagnosis(klass="unsupported-arch", subject="gfx9999", cause="the compiler does "
+                      "not know the offload target gfx9999",
+                      fix="drop gfx9999 from --arch or use a newer ROCm/LLVM that supports it; "
+                      "`invoke doctor --arch gfx9999` compiles a kernel for it and says which "
+                      "targets this toolchain accepts", rule="unsupported-arch", evidence=())
+    text = render_text(found, "build.log", width=width)
+    assert any("`invoke doctor --arch gfx9999`" in line for line in text.splitlines()), text

@@ -78,8 +78,12 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_terminal_gets_a_live_line_that_is_cleared(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_terminal_gets_a_live_line_that_is_cleared(tmp_path: Path, monkeypatch,
+                                                   columns: str) -> None:
+    # The console's width is the test's (COLUMNS), never the terminal pytest runs in.
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("COLUMNS", columns)
     console = _Terminal()
     steps = (Step(name="noisy", argv=(PY, "-c", "print('compiling kernel.hip')"), why="one"),)
     _runner(tmp_path, steps, console).execute()
@@ -87,6 +91,16 @@ def test_terminal_gets_a_live_line_that_is_cleared(tmp_path: Path, monkeypatch) 
     assert "\r\x1b[K[1/1] noisy  " in out and "compiling kernel.hip" in out
     # The live line is wiped before the status line, which starts a clean row.
     assert "\r\x1b[K\x1b[1;32m[1/1] noisy ... " in out
+
+
+def test_the_live_line_is_cut_at_the_consoles_width(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("COLUMNS", "40")
+    console = _Terminal()
+    steps = (Step(name="noisy", argv=(PY, "-c", "print('x' * 100)"), why="one"),)
+    _runner(tmp_path, steps, console).execute()
+    drawn = [part for part in console.getvalue().split("\r\x1b[K") if part.startswith("[1/1]")]
+    assert drawn and all(len(part) == 39 for part in drawn), drawn
 
 
 def test_a_notice_reaches_the_quiet_console_and_the_log(tmp_path: Path) -> None:

@@ -166,3 +166,15 @@ def test_gfx12_5_target_ids_have_no_features_as_clang_22_says(target: str, tmp_p
         parse_targets(target, load_arch_table())
     plain = target.split(":")[0]
     assert [str(t) for t in parse_targets(plain, load_arch_table())] == [plain]
+
+
+def test_the_unknown_target_message_names_the_tables_range() -> None:
+    """Issue 41 item 8: the range in the message is the table's, so every name it accepts
+    (gfx1310 included) lies inside it."""
+    table = load_arch_table()
+    with pytest.raises(TargetError) as caught:
+        parse_targets("gfx9999", table)
+    processors = [n for n in table.names() if not n.endswith("-generic")]
+    assert "gfx1310" in processors
+    assert "(gfx900 .. gfx1310 and the gfxN-generic targets)" in str(caught.value)
+    assert parse_targets("gfx1310", table)

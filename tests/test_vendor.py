@@ -74,8 +74,8 @@ def test_plan_never_overwrites_their_tasks_py(their_repo: Path) -> None:
         "third_party/rocmforge/rocmforge/__init__.py": "create",
     }
     assert plan.instructions[:2] == (
-        "import rocm_tasks",
-        "ns.add_collection(rocm_tasks.ns, name='rocm')",
+        "import rocm_tasks  # at the end of tasks.py",
+        "ns = rocm_tasks.mount(globals())",
     )
     # nox does not put the noxfile's folder on sys.path: the path line comes before the import.
     assert plan.instructions[2:] == (
@@ -153,7 +153,8 @@ def test_vendored_kit_works_from_their_repo(their_repo: Path) -> None:
     lines = [line[4:] for line in printed.splitlines() if line.startswith("    ")]
     nox_lines = [line for line in lines if "in noxfile.py" in line]
     task_lines = [line for line in lines if line not in nox_lines]
-    assert task_lines == ["import rocm_tasks", "ns.add_collection(rocm_tasks.ns, name='rocm')"]
+    assert task_lines == ["import rocm_tasks  # at the end of tasks.py",
+                          "ns = rocm_tasks.mount(globals())"]
     assert len(nox_lines) == 2 and nox_lines[1].startswith("import rocm_nox")
     with (their_repo / "tasks.py").open("a") as handle:
         handle.write("\n" + "\n".join(task_lines) + "\n")

@@ -38,7 +38,6 @@ import contextlib
 import io
 import os
 import shlex
-import shutil
 import signal
 import sys
 import threading
@@ -146,7 +145,10 @@ class _LiveLine:
         return len(text)
 
     def _draw(self, now: float) -> None:
-        width = shutil.get_terminal_size((100, 20)).columns - 1
+        from rocmforge.render import terminal_width
+
+        # The console's own width (COLUMNS wins), as for every other line the runner prints.
+        width = terminal_width(self.console) - 1
         done = self.progress.text()
         line = (f"{self.label}  {now - self.started:.1f} s  " + (f"{done}  " if done else "")
                 + self._last)

@@ -140,10 +140,20 @@ def _known_arch(target: TargetId, token: str, table: ArchTable) -> GpuArch:
         )
     raise TargetError(
         f'"{token}" is not a GPU target the kit knows.{_did_you_mean(target.base, table)}',
-        "targets are LLVM AMDGPU processor names (gfx900 .. gfx1251 and the gfxN-generic "
+        f"targets are LLVM AMDGPU processor names ({_name_range(table)} and the gfxN-generic "
         "targets) or aliases of them, listed in config/arches.toml and config/aliases.toml",
         f"use a known target or alias, e.g. {_EXAMPLES}",
     )
+
+
+def _name_range(table: ArchTable) -> str:
+    """`gfx900 .. gfx1310`: the lowest and highest processor in the table (generic targets
+    left out), so the message follows config/arches.toml."""
+    processors = [n for n in table.names() if re.fullmatch(r"gfx\d+[0-9a-z]{2}", n)]
+    if not processors:
+        return "none"
+    ordered = sorted(processors, key=lambda n: (int(n[3:-2]), n[-2:]))
+    return f"{ordered[0]} .. {ordered[-1]}"
 
 
 def _did_you_mean(word: str, table: ArchTable) -> str:

@@ -34,6 +34,37 @@ def _verify_targets() -> list[str]:
 _TARGETS = _verify_targets()
 
 
+def _no_uv_probe() -> None:
+    """nox asks for uv before it makes any virtualenv, whatever the backend, and logs "uv binary
+    not found." in every session of a machine without uv. Where uv is absent (no `uv` on PATH,
+    no UV variable, no uv package beside nox), nox is told so up front, through the module
+    values its own lookup reads first (nox.virtualenv._uv_state: "respecting monkeypatched
+    values"); with uv present, nox looks for itself as before."""
+    import importlib.util
+    import shutil
+
+    if os.environ.get("UV") or shutil.which("uv") or importlib.util.find_spec("uv"):
+        return
+    try:
+        from nox import virtualenv
+        from packaging.version import Version
+    except ImportError:
+        return
+    virtualenv.HAS_UV, virtualenv.UV, virtualenv.UV_VERSION = False, "uv", Version("0.0")
+
+
+_no_uv_probe()
+
+
+def _as_typed() -> dict[str, str]:
+    """The environment that makes the programs a session runs (`rocmforge build`, the verify
+    suite: both from a copy of the kit, which holds no vendoring record) name the kit's tasks
+    as this project reaches them: `invoke rocm.build` in a repository that vendored the kit."""
+    from rocmforge.errors import TASK_PREFIX_ENV, is_vendored
+
+    return {TASK_PREFIX_ENV: "rocm." if is_vendored() else ""}
+
+
 # Nothing to verify (no manifest, or an unreadable one): the session only reports that, so it
 # gets no venv (nox would make one before the body runs).
 # Targets named by ROCMFORGE_VERIFY_TARGETS with no torch wheel in dist/ are nothing to verify
@@ -58,8 +89,10 @@ def verify(session: nox.Session, target: str) -> None:
     except RocmforgeError as exc:
         nox_support.bail(exc)
         return
+    from rocmforge.errors import task_names
+
     for note in plan.notes():
-        session.warn(note)
+        session.warn(task_names(note))
     # A torch built against TheRock's pip SDK requires rocm[libraries]: from the SDK's index.
     sdk_index = nox_support.sdk_index(plan.manifest)
     session.install(*(str(wheel) for wheel in plan.wheels.paths),
@@ -77,7 +110,7 @@ def verify(session: nox.Session, target: str) -> None:
     session.install(str(nox_support.kit_copy(ROOT, Path(session.create_tmp()))))
     plan.report.parent.mkdir(parents=True, exist_ok=True)
     plan.report.unlink(missing_ok=True)
-    session.run(*plan.verify_argv("python"), success_codes=[0, 1, 2])
+    session.run(*plan.verify_argv("python"), success_codes=[0, 1, 2], env=_as_typed())
     code = nox_support.read_report_exit(plan.report)
     if code is None:
         nox_support.bail(UsageError(
@@ -86,7 +119,8 @@ def verify(session: nox.Session, target: str) -> None:
             "", f"check the wheels in {dist}; `python -m rocmforge.verify` inside "
             f"{session.virtualenv.location} shows the same error"))
     if code:
-        session.error(f"verify({target}) found failures: see the table above and {plan.report}")
+        session.error(task_names(
+            f"verify({target}) found failures: see the table above and {plan.report}"))
 
 
 @nox.session(default=False, reuse_venv=False)
@@ -103,4 +137,5 @@ def build(session: nox.Session) -> None:
     given = any(a in ("-w", "--work-dir") or a.startswith("--work-dir=")
                 for a in session.posargs)
     work = [] if given else ["--work-dir", str(project_work_dir(PROJECT, os.environ))]
-    session.run("rocmforge", "build", "--python", python, *work, *session.posargs)
+    session.run("rocmforge", "build", "--python", python, *work, *session.posargs,
+                env=_as_typed())

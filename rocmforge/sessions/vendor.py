@@ -112,8 +112,8 @@ def tasks_adapter(prefix: str) -> str:
         "import sys\n"
         "from pathlib import Path\n\n"
         f"sys.path.insert(0, str(Path(__file__).resolve().parent / {prefix!r}))\n\n"
-        "from rocmforge.tasks import ns  # noqa: E402\n\n"
-        '__all__ = ["ns"]\n'
+        "from rocmforge.tasks import mount, ns  # noqa: E402\n\n"
+        '__all__ = ["mount", "ns"]\n'
     )
 
 
@@ -132,6 +132,11 @@ def nox_adapter(prefix: str) -> str:
         f"sys.path.insert(0, str(Path(__file__).resolve().parent / {prefix!r}))\n\n"
         "from rocmforge.sessions.definitions import *  # noqa: E402,F401,F403  (the sessions)\n"
     )
+
+
+# The lines a tasks.py needs at its end to reach the kit as `invoke rocm.<task>`: its own tasks
+# stay (rocmforge.tasks.mount keeps an explicit `ns`, or collects its @task functions).
+TASKS_LINES = ("import rocm_tasks  # at the end of tasks.py", "ns = rocm_tasks.mount(globals())")
 
 
 def plan_vendor(
@@ -192,7 +197,8 @@ def plan_vendor(
     their_noxfile = (existing.get("noxfile.py") or b"").decode("utf-8", "replace")
     # Lines already in their files (an earlier vendoring, --update) are not asked for again.
     if tasks_name == "rocm_tasks.py" and "rocm_tasks" not in their_tasks:
-        instructions += ["import rocm_tasks", "ns.add_collection(rocm_tasks.ns, name='rocm')"]
+        # At the end of tasks.py, whether it has an explicit `ns` or only @task functions.
+        instructions += list(TASKS_LINES)
     # nox imports the noxfile without putting its folder on sys.path (unlike Invoke with
     # tasks.py), so a bare `import rocm_nox` fails there: the printed lines add the folder first.
     if "rocm_nox" not in their_noxfile:

@@ -1,17 +1,20 @@
 """The kit's Invoke collection, named `rocm`.
 
 A checkout's top-level tasks.py uses it as its root namespace (`invoke build ...`); another repo
-adds it with `ns.add_collection(rocmforge.tasks.ns)` (`invoke rocm.build ...`). Defaults come from
+mounts it beside its own tasks with `ns = rocmforge.tasks.mount(globals())` at the end of its
+tasks.py (`invoke rocm.build ...`, see `mount`). Defaults come from
 config/defaults.toml through `Collection.configure`, so that repo's invoke.yaml can override them
 under `rocm:`. Each task module keeps its heavy imports inside the task bodies.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
-from invoke import Collection
+from invoke import Collection, Task
 
 from rocmforge.tasks import (
     build,
@@ -77,6 +80,30 @@ def _collection() -> Collection:
     except Exception:  # noqa: BLE001 - a broken config/ is reported by the task that reads it
         ns.configure({"rocm": {}})
     return ns
+
+
+def mount(their_globals: Mapping[str, object]) -> Collection:
+    """The root collection of another repository's tasks.py with the kit added as `rocm`.
+
+    Called as `ns = rocmforge.tasks.mount(globals())` (or `rocm_tasks.mount`, vendored) at the
+    end of their tasks.py, it works for both common shapes: a file with an explicit `ns` (or
+    `namespace`) Collection gets the kit added to it; a file with only `@task` functions, which
+    Invoke would have collected by itself, gets a collection of those tasks first (assigning
+    `ns` alone would hide them). From then on every command the kit prints names its tasks as
+    `invoke rocm.<task>` (errors.TASK_PREFIX_ENV, also for the programs the kit runs)."""
+    from rocmforge.errors import TASK_PREFIX_ENV
+
+    theirs = next((value for key in ("ns", "namespace")
+                   if isinstance(value := their_globals.get(key), Collection)), None)
+    if theirs is None:
+        theirs = Collection()
+        tasks = {id(v): v for v in their_globals.values() if isinstance(v, Task)}
+        for value in tasks.values():
+            theirs.add_task(value)
+    if "rocm" not in theirs.collections:
+        theirs.add_collection(ns, name="rocm")
+    os.environ[TASK_PREFIX_ENV] = "rocm."
+    return theirs
 
 
 check_project_yaml()

@@ -20,7 +20,31 @@ from rocmforge.settings import FLAG_BY_NAME, flag_default
 
 
 class TableTask(Task):
-    """A Task whose arguments take their short flag and help from the flag table."""
+    """A Task whose arguments take their short flag and help from the flag table, and whose
+    words (its docstring in `--list`, its flags' help, everything it prints while it runs) name
+    the kit's tasks as the user must type them (render.tasks_as_typed)."""
+
+    def __init__(self, body: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        self._doc = ""
+        super().__init__(body, *args, **kwargs)
+
+    # Invoke shows `task.__doc__` in `--list` and `--help`: read through task_names, so a
+    # repository that mounts the kit as `rocm` sees `invoke rocm.env` there too.
+    @property  # type: ignore[override]
+    def __doc__(self) -> str:  # type: ignore[override]
+        from rocmforge.errors import task_names
+
+        return task_names(self._doc)
+
+    @__doc__.setter
+    def __doc__(self, value: str | None) -> None:
+        self._doc = value or ""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from rocmforge.render import tasks_as_typed
+
+        with tasks_as_typed():
+            return super().__call__(*args, **kwargs)
 
     def arg_opts(self, name: str, default: str, taken_names: set[str]) -> dict[str, object]:
         flag = FLAG_BY_NAME.get(name)
@@ -33,6 +57,9 @@ class TableTask(Task):
         if flag.short:
             opts["names"].append(flag.short)
         opts.setdefault("help", flag.help)
+        from rocmforge.errors import task_names
+
+        opts["help"] = task_names(str(opts["help"])) if opts.get("help") else opts.get("help")
         return opts
 
 

@@ -46,7 +46,9 @@ def _resume_hint(arch: str) -> str:
 @flagged(BUILD_FLAGS, help={"json": "print the plan as versioned JSON (rocmforge.plan/1)"})
 @reported
 def plan(c: Context, json: bool = False, **flags: object) -> None:
-    """Show what `invoke build` would do: resolved settings and every step, nothing run."""
+    """Show what a build would do; nothing runs.
+
+    Show what `invoke build` would do: resolved settings and every step, nothing run."""
     from rocmforge.execute.states import planned_states
     from rocmforge.plan.report import (
         fact_rows,
@@ -89,7 +91,9 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
 @flagged(BUILD_FLAGS)
 @reported
 def build(c: Context, verbose: bool = False, **flags: object) -> None:
-    """Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step.
+    """Build PyTorch wheels for the GPU targets.
+
+    Build PyTorch for the GPU targets: resumable; `invoke --dry build` shows every step.
     The console shows the step lines; each step's output is in <work>/logs/<step>.log."""
     from rocmforge.execute.runner import run_plan
     from rocmforge.steps import build_actions
@@ -156,7 +160,9 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     "python": "interpreter of the environment to install into (default: the build venv)"})
 @reported
 def install(c: Context, python: str = "", **flags: object) -> None:
-    """Install the wheels in dist/ into an environment (never an externally managed one)."""
+    """Install the built wheels into an environment.
+
+    Install the wheels in dist/ into an environment (never an externally managed one)."""
     import shlex
 
     from rocmforge.errors import StepFailed
@@ -182,7 +188,9 @@ def install(c: Context, python: str = "", **flags: object) -> None:
 @reported
 def clean(c: Context, all: bool = False, logs: bool = False,  # noqa: A002 - flag name
           **flags: object) -> None:
-    """Remove what the kit built: the CMake build dir and stamps; logs/ stays unless --logs
+    """Remove the CMake build dir and the stamps.
+
+    Remove what the kit built: the CMake build dir and stamps; logs/ stays unless --logs
     (--all: the whole work dir)."""
     from rocmforge.execute.clean import clean_work_dir
     from rocmforge.workdir import workdir_for

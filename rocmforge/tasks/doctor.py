@@ -16,7 +16,9 @@ from rocmforge.tasks._flags import flagged
 @flagged(("arch", "rocm_path", "work_dir", "ref", "repo", "gcc", "clang", "allow_compiler"))
 @reported
 def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: object) -> None:
-    """Check this machine can build PyTorch for the targets; each FAIL comes with its fix."""
+    """Check that this machine can build PyTorch.
+
+    Check this machine can build PyTorch for the targets; each FAIL comes with its fix."""
     import os
 
     from rocmforge.knowledge.arches import load_arch_table
@@ -65,7 +67,9 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
 @flagged(("arch", "rocm_path", "gcc", "clang", "work_dir", "ref", "allow_compiler"))
 @reported
 def env(c: Context, format: str = "sh", **flags: object) -> None:  # noqa: A002 - the flag
-    """Print the build environment, quoted so that eval "$(invoke env ...)" is safe."""
+    """Print the build environment as shell lines.
+
+    Print the build environment, quoted so that eval "$(invoke env ...)" is safe."""
     import sys
 
     from rocmforge.errors import UsageError

@@ -8,6 +8,7 @@ Imports only invoke and _common at module level. Must not: download or unpack it
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from invoke import Context
 
@@ -15,12 +16,18 @@ from rocmforge.settings import settings_of_flags
 from rocmforge.tasks._common import is_dry, reported, settings_for
 from rocmforge.tasks._flags import flagged
 
+if TYPE_CHECKING:
+    from rocmforge.settings import Settings
+    from rocmforge.workdir import WorkDir
+
 
 @flagged(("arch", "work_dir"))
 @reported
 def fetch(c: Context, rocm: str = "", hip: str = "", base_url: str = "",
           **flags: object) -> None:
-    """Download and unpack what configure would download (AOTriton) so the build runs offline.
+    """Download what configure would fetch (AOTriton).
+
+    Download and unpack what configure would download (AOTriton) so the build runs offline.
     --rocm/--hip: the release to fetch for instead of the install's (HIP's is what newer
     aotriton.cmake files look the runtime up by; without --hip, --rocm's table row says it)."""
     import os
@@ -38,10 +45,22 @@ def fetch(c: Context, rocm: str = "", hip: str = "", base_url: str = "",
     settings = settings_for(c, **settings_of_flags(flags))
     workdir = workdir_for(settings.work_dir)
     if not checkout_matches(settings, workdir):
-        raise UsageError(
-            f"No checkout of {settings.pytorch_repo} at {settings.pytorch_ref} in {workdir.src}",
-            "what configure downloads (AOTriton's version, files and sha256) is read from the tree",
-            "run `invoke checkout` first")
+        built = _checkout_in(workdir)
+        if built is None:
+            raise UsageError(
+                f"No checkout of {settings.pytorch_repo} at {settings.pytorch_ref} in "
+                f"{workdir.src}",
+                "what configure downloads (AOTriton's version, files and sha256) is read from "
+                "the tree", "run `invoke checkout` first")
+        if _named(settings, "pytorch_ref") or _named(settings, "pytorch_repo"):
+            raise UsageError(
+                f"The checkout in {workdir.src} is of {built[0]} at {built[1]}, not of "
+                f"{settings.pytorch_repo} at {settings.pytorch_ref} as the settings name",
+                "fetch reads what to download from the checkout the build will use",
+                "run `invoke checkout` for that ref first, or drop the ref/repo setting to fetch "
+                "for the checkout that is there")
+        # A build with --repo/--ref left its checkout here: fetch for that tree (fetch has no
+        # such flags, and the build after it reads the same tree).
     from rocmforge.plan.rocm_facts import hip_version_of
     from rocmforge.probes.rocm import RocmInstall
 
@@ -84,6 +103,28 @@ def fetch(c: Context, rocm: str = "", hip: str = "", base_url: str = "",
             f"{fetched.release.source} looks it up by HIP's major.minor")
     say(f"AOTriton {fetched.release.version} for {fetched.rocm} unpacked in {prefix}; the build "
         "sets AOTRITON_INSTALLED_PREFIX to it")
+
+
+def _checkout_in(workdir: WorkDir) -> tuple[str, str] | None:
+    """(repository, ref) of the checkout in the work dir, from the lock file its checkout
+    wrote; None when there is none or it cannot be read."""
+    from rocmforge.errors import RocmforgeError
+    from rocmforge.sources.lockfile import read_lock
+
+    if not (workdir.pytorch / "version.txt").exists() or not workdir.lock_file.is_file():
+        return None
+    try:
+        lock = read_lock(workdir.lock_file)
+    except RocmforgeError:
+        return None
+    return lock.pytorch_repo, lock.pytorch_ref
+
+
+def _named(settings: Settings, name: str) -> bool:
+    """Whether a layer above config/defaults.toml (invoke.yaml, ROCMFORGE_*) set `name`."""
+    from rocmforge.settings import BUILT_IN, DEFAULTS_SOURCE
+
+    return settings.origins.get(name) not in (DEFAULTS_SOURCE, BUILT_IN)
 
 
 TASKS: tuple = (fetch,)

@@ -40,7 +40,9 @@ def inspect(
     deep: bool = False,
     json: bool = False,
 ) -> None:
-    """Show the GPU targets a wheel, directory or .so really contains (offload bundles, and
+    """Show the GPU targets a wheel or .so contains.
+
+    Show the GPU targets a wheel, directory or .so really contains (offload bundles, and
     the .kpack archives a kpack-split library names: give device wheels with their host wheel).
 
     Several paths: `rocmforge inspect dist/*.whl build/lib` takes every word as a path. Invoke

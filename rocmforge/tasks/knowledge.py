@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 @reported
 def knowledge(c: Context, tree: str = "", ref: str = "", json: bool = False,
               **flags: object) -> None:
-    """Show what the kit reads from a PyTorch tree and from the ROCm install, where each fact
+    """Show the facts the kit reads, with their sources.
+
+    Show what the kit reads from a PyTorch tree and from the ROCm install, where each fact
     came from, and the table row beside it (the tree and the install win; disagreements are
     listed)."""
     from rocmforge import render

@@ -21,7 +21,9 @@ from rocmforge.tasks._flags import TableTask
 @reported
 def matrix(c: Context, ref: list[str] | None = None, group: list[str] | None = None,
            arch: str = "", workflow: bool = False) -> None:
-    """Many machines: the (ref x target group) build matrix as JSON, or --workflow a workflow."""
+    """Print the build matrix for many machines.
+
+    Many machines: the (ref x target group) build matrix as JSON, or --workflow a workflow."""
     import json
     import sys
     from pathlib import Path

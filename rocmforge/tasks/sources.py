@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 @flagged(("ref", "repo", "lock", "work_dir"))
 @reported
 def checkout(c: Context, **flags: object) -> None:
-    """Check out PyTorch at a ref with its submodules; never overwrites local changes."""
+    """Check out PyTorch at a ref, with submodules.
+
+    Check out PyTorch at a ref with its submodules; never overwrites local changes."""
     from rocmforge.render import count, say
     from rocmforge.sources import checkout_pytorch
 
@@ -44,7 +46,9 @@ def checkout(c: Context, **flags: object) -> None:
 @flagged(("work_dir",))
 @reported
 def patch(c: Context, check: bool = False, revert: bool = False, **flags: object) -> None:
-    """Apply the patch series whose Applies-To range matches the checkout, all or nothing."""
+    """Apply the patch series that fits the checkout.
+
+    Apply the patch series whose Applies-To range matches the checkout, all or nothing."""
     from rocmforge.render import print_table
     from rocmforge.settings import settings_of_flags
     from rocmforge.sources import patch_sources
@@ -88,7 +92,9 @@ def patch_summary(reports: Sequence[PatchReport], *, check: bool, revert: bool) 
 @reported
 def pin(c: Context, ref: str = "", json: bool = False, timeout: str = "10",
         **flags: object) -> None:
-    """Print the Triton commit, version, repository and wheel name the PyTorch ref pins."""
+    """Print the Triton commit the PyTorch ref pins.
+
+    Print the Triton commit, version, repository and wheel name the PyTorch ref pins."""
     # `timeout` is text, not float: Invoke casts typed flags inside its parser, so a bad value
     # would end in a traceback there instead of this task's one-paragraph error.
     from rocmforge.errors import UsageError
@@ -131,7 +137,9 @@ def pin(c: Context, ref: str = "", json: bool = False, timeout: str = "10",
 @flagged(name="checkout")
 @reported
 def triton_checkout(c: Context) -> None:
-    """Check out Triton at exactly the commit the PyTorch checkout pins, with submodules."""
+    """Check out the Triton commit PyTorch pins.
+
+    Check out Triton at exactly the commit the PyTorch checkout pins, with submodules."""
     from rocmforge.render import say
     from rocmforge.sources import checkout_triton
 

@@ -17,7 +17,9 @@ from rocmforge.tasks._flags import flagged
 def toolchain(
     c: Context, system: bool = False, restore: bool = False, json: bool = False, **flags: object
 ) -> None:
-    """Show, pick or switch the host compilers (build-only CC/CXX, or --system, --restore)."""
+    """Show, pick or switch the host compilers.
+
+    Show, pick or switch the host compilers (build-only CC/CXX, or --system, --restore)."""
     from rocmforge.toolchain.cli import run_toolchain
 
     run_toolchain(

@@ -18,7 +18,9 @@ from rocmforge.tasks._flags import flagged
 @flagged(positional=["log"])
 @reported
 def triage(c: Context, log: str | None = None, step: str = "", json: bool = False) -> None:
-    """Explain a failed build's log: the class, what it is about, the cause, the fix, and the
+    """Explain a failed build's log and give its fix.
+
+    Explain a failed build's log: the class, what it is about, the cause, the fix, and the
     log lines that show it. Any log: a step's log under <work>/logs, a CI log (timestamps,
     docker and ##[error] prefixes are read through), pip's output, or - for stdin.
     Exit 0: explained; 1: not explained (the error-looking lines are shown); 2: bad input.

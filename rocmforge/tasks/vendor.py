@@ -21,7 +21,9 @@ def vendor(
     update: bool = False,
     json: bool = False,
 ) -> None:
-    """Copy the kit (package, config/, patches/, task and nox adapters) into another repo."""
+    """Copy the kit into another repository.
+
+    Copy the kit (package, config/, patches/, task and nox adapters) into another repo."""
     from pathlib import Path
 
     from rocmforge.errors import UsageError

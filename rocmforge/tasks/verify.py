@@ -21,7 +21,9 @@ from rocmforge.verify.model import CHECK_NAMES
 @reported
 def verify(c: Context, json: str = "", device: str = "auto", only: str = "", expect: str = "",
            comm_sizes: str = "", comm_timeout: str = "") -> None:
-    """Check the installed PyTorch on this machine's GPUs (table + JSON report)."""
+    """Check the installed PyTorch on this GPU machine.
+
+    Check the installed PyTorch on this machine's GPUs (table + JSON report)."""
     # comm_timeout is text, not float: Invoke casts typed flags inside its parser (a traceback on
     # `--comm-timeout abc`); the verify command line checks it and exits 2 with one paragraph.
     from rocmforge.verify.__main__ import main

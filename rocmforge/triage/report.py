@@ -8,8 +8,8 @@ Must not: decide anything about the log.
 from __future__ import annotations
 
 import re
-import textwrap
 
+from rocmforge.render import wrap_whole
 from rocmforge.triage.model import Diagnosis
 
 # The kit's step names (rocmforge.steps, rocmforge.plan.build_plan) and verify; a companion's
@@ -33,9 +33,9 @@ def render_text(found: Diagnosis, source: str, width: int = 80) -> str:
     out: list[str] = []
 
     def para(label: str, text: str) -> None:
-        out.append(textwrap.fill(text, width=width, initial_indent=f"{label:<8}",
-                                 subsequent_indent=" " * 8, break_long_words=False,
-                                 break_on_hyphens=False))
+        # Words whole, and a command (in backticks or not) never split across lines.
+        out.append("\n".join(wrap_whole(text, width, initial_indent=f"{label:<8}",
+                                         subsequent_indent=" " * 8)))
 
     if found.explained:
         para("class", f"{found.klass} ({found.subject})" if found.subject else str(found.klass))

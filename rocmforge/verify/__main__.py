@@ -140,6 +140,17 @@ def import_torch() -> ModuleType:
             f"environment ({sys.executable} -m pip install --force-reinstall <torch wheel>) and "
             "run again."
         ) from None
+    missing = [name for name in ("cuda", "__version__", "version") if not hasattr(torch, name)]
+    if missing:
+        # A stand-in module named torch (a test fixture's wheel, a stub package, a folder named
+        # torch on sys.path): every check would fail with an AttributeError traceback.
+        where = getattr(torch, "__file__", None) or "an unknown place"
+        raise BadInput(
+            f"the torch that imports here ({where}) is not a PyTorch: it has no "
+            f"{', '.join('torch.' + n for n in missing)}. Nothing was checked: it is a stand-in "
+            "(a test fixture's wheel, a stub package, a folder named torch on the import path). "
+            "Fix: install a PyTorch wheel from a real build into this environment, or run from "
+            "a folder without a torch/ of its own.")
     return torch
 
 
