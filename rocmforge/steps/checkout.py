@@ -101,9 +101,10 @@ def _recorded_doc(workdir: WorkDir, head: str) -> dict[str, object]:
 def user_edits(workdir: WorkDir, head: str) -> tuple[str, ...]:
     """The paths of the tree at `head` (submodule files as `<submodule>/<file>`) that the kit's
     finished edits do not account for: added, changed (size or mtime) or removed since the
-    record hipify wrote. A path the kit edited that is back at the commit now is nobody's edit. () when the tree is exactly as the kit left it, and when no finished record of the
-    kit's edits names `head` (a patches or hipify step that did not finish: its edits cannot
-    be told from others, and are set aside as the kit's; docs/decisions.md)."""
+    record hipify wrote. A path the kit edited that is back at the commit now is nobody's edit.
+    () when the tree is exactly as the kit left it, and when no finished record of the kit's
+    edits names `head` (a patches or hipify step that did not finish: its edits cannot be told
+    from others, and are set aside as before; docs/decisions.md)."""
     from rocmforge.sources.checkout import tree_entries
 
     doc = _recorded_doc(workdir, head)
