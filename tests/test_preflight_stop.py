@@ -1,0 +1,74 @@
+"""A preflight stop ends short (issue 41 item 4): the count of FAIL rows, their names, the first
+fix and the doctor command that shows them all, as the user types it; the rows and their fixes
+are printed once, above it. Before, the stop was a 40-line paragraph at 80 columns repeating
+every row and every fix joined by `;`.
+
+Real tools: Debian's ROCm 5.2 here cannot build gfx1100 (6 FAIL rows), on a real terminal
+(script(1)) at 80 columns.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("script", "hipcc")]
+
+
+def _screen(argv: list[str], cwd: Path, cols: int = 80) -> tuple[str, int]:
+    env = {**os.environ, "HIP_PLATFORM": "amd", "PYTHONPATH": str(REPO)}
+    env.pop("NO_COLOR", None)
+    command = f"stty cols {cols} rows 50; {shlex.join(argv)}; echo rc=$?"
+    done = subprocess.run(["script", "-qec", command, "/dev/null"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stdout).replace("\r", "")
+    rc = int(re.findall(r"^rc=(\d+)$", shown, re.M)[-1])
+    return shown, rc
+
+
+def test_a_preflight_stop_ends_with_the_count_the_first_fix_and_how_to_see_all(
+        tmp_path: Path) -> None:
+    invoke = [sys.executable, "-m", "invoke", "-r", str(REPO)]
+    screen, rc = _screen([*invoke, "build", "--arch", "gfx1100"], tmp_path)
+    assert rc == 1, screen
+    stop = screen[screen.index("rocmforge: Preflight found"):screen.index("\nrc=")]
+    words = " ".join(stop.split())
+    assert words.startswith(
+        "rocmforge: Preflight found 6 FAIL rows that would make the build fail: ROCm for "
+        "PyTorch, ROCm components, compile gfx1100, device lib gfx1100, kernels rocsparse, "
+        "kernels rocrand. Each is shown above with its fix;"), words
+    assert ("Fix: first, ROCm for PyTorch: install ROCm 6.4 and pass --rocm-path "
+            "/opt/rocm-6.4.x") in words
+    assert words.endswith("then all of them with their fixes: `invoke doctor --arch gfx1100`."), \
+        words
+    lines = stop.splitlines()
+    assert len(lines) <= 8, stop  # was 40
+    assert all(len(line) <= 80 for line in lines), stop
+    # The rows themselves, each fix once, are above the stop; the stop does not repeat them.
+    assert "fix: install hiprand: libhiprand-dev (Debian)" in " ".join(screen.split())
+    assert "hiprand" not in words
+    assert not (tmp_path / ".rocmforge" / "src").exists()
+    # The doctor command it names runs as written, and shows the same 6 FAIL rows.
+    doctor, code = _screen([*invoke, "doctor", "--arch", "gfx1100"], tmp_path)
+    assert code == 1, doctor
+    assert "6 FAIL" in doctor
+
+
+def test_the_doctor_command_carries_the_flags_that_change_its_verdicts() -> None:
+    from rocmforge.settings import Settings
+    from rocmforge.steps.prepare import doctor_command
+
+    assert doctor_command(Settings(arch="gfx1100")) == "invoke doctor --arch gfx1100"
+    assert doctor_command(Settings(arch="gfx90a;gfx942", rocm_path="/opt/rocm-6.4.1",
+                                   pytorch_ref="v2.8.0", gcc=12, allow_compiler=True,
+                                   work_dir="/tmp/my work")) == (
+        "invoke doctor --arch 'gfx90a;gfx942' --rocm-path /opt/rocm-6.4.1 --ref v2.8.0 "
+        "--gcc 12 --allow-compiler --work-dir '/tmp/my work'")
