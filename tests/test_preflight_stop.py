@@ -64,7 +64,7 @@ def test_a_preflight_stop_ends_with_the_count_the_first_fix_and_how_to_see_all(
 
 def test_the_doctor_command_carries_the_flags_that_change_its_verdicts() -> None:
     from rocmforge.settings import Settings
-    from rocmforge.steps.prepare import doctor_command
+    from rocmforge.plan.report import doctor_command
 
     assert doctor_command(Settings(arch="gfx1100")) == "invoke doctor --arch gfx1100"
     assert doctor_command(Settings(arch="gfx90a;gfx942", rocm_path="/opt/rocm-6.4.1",
@@ -72,3 +72,25 @@ def test_the_doctor_command_carries_the_flags_that_change_its_verdicts() -> None
                                    work_dir="/tmp/my work")) == (
         "invoke doctor --arch 'gfx90a;gfx942' --rocm-path /opt/rocm-6.4.1 --ref v2.8.0 "
         "--gcc 12 --allow-compiler --work-dir '/tmp/my work'")
+
+
+@pytest.mark.parametrize("extra, verdict", [
+    ([], "verdict: preflight would stop this build (4 FAIL: ROCm for PyTorch, ROCm components, "
+         "kernels rocsparse, kernels rocrand); next: `invoke doctor --arch gfx1100` shows each "
+         "fix"),
+    (["--skip-preflight"], "verdict: preflight is skipped, nothing stops the build before it "
+                           "compiles; next: `invoke -r {repo} build --arch gfx1100 "
+                           "--skip-preflight`"),
+])
+def test_plan_leads_with_the_verdict_and_ends_with_it(tmp_path: Path, extra: list[str],
+                                                       verdict: str) -> None:
+    """Issue 41 item 5: plan's one line to act on sat at line ~88 of 232 at 80 columns."""
+    invoke = [sys.executable, "-m", "invoke", "-r", str(REPO)]
+    screen, rc = _screen([*invoke, "plan", "--arch", "gfx1100", *extra], tmp_path)
+    assert rc == 0, screen
+    lines = screen[:screen.index("\nrc=")].splitlines()
+    head = lines[:lines.index("rocmforge plan: settings")]
+    assert " ".join(" ".join(head).split()) == verdict.format(repo=REPO), head
+    tail = lines[-len(head):]
+    assert tail == head, (tail, head)
+    assert all(len(line) <= 80 for line in head)

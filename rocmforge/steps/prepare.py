@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from rocmforge.plan.prepare import PreflightRow, PreparedBuild
-    from rocmforge.settings import Settings
 
 
 def preflight(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -40,6 +39,7 @@ def preflight_stop(failed: Sequence[PreflightRow], build: PreparedBuild) -> Step
     """The end of a preflight stop: how many FAIL, the first one's fix, and how to see them all
     (each row and its fix are already printed above it; issue 41 item 4: the message repeated
     every row and every fix, 40 lines at 80 columns)."""
+    from rocmforge.plan.report import doctor_command
     from rocmforge.render import count
 
     names = ", ".join(dict.fromkeys(row.check for row in failed))
@@ -53,29 +53,6 @@ def preflight_stop(failed: Sequence[PreflightRow], build: PreparedBuild) -> Step
         (f"first, {first.check}: {first.fix}; then {see_all}" if first
          else see_all[0].upper() + see_all[1:]),
     )
-
-
-def doctor_command(settings: Settings) -> str:
-    """`invoke doctor` with the flags of this build that change doctor's verdicts (the ref only
-    when it is not config/defaults.toml's)."""
-    from rocmforge.settings import defaults_from_config
-
-    argv = ["invoke", "doctor"]
-    if settings.arch:
-        argv += ["--arch", settings.arch]
-    if settings.rocm_path:
-        argv += ["--rocm-path", settings.rocm_path]
-    if settings.pytorch_ref and settings.pytorch_ref != defaults_from_config().get("pytorch_ref"):
-        argv += ["--ref", settings.pytorch_ref]
-    if settings.gcc:
-        argv += ["--gcc", str(settings.gcc)]
-    if settings.clang:
-        argv += ["--clang", str(settings.clang)]
-    if settings.allow_compiler:
-        argv.append("--allow-compiler")
-    if settings.work_dir != ".rocmforge":
-        argv += ["--work-dir", settings.work_dir]
-    return shlex.join(argv)
 
 
 def compilers(build: PreparedBuild, ctx: ActionContext) -> Details:
