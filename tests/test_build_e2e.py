@@ -304,10 +304,10 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
     # allow_triton_gap lets the build go on (the gap is in the manifest).
     gap = {"ROCMFORGE_ALLOW_TRITON_GAP": "true"}
     bad = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index, **gap})
-    assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr[-3000:]
+    assert bad.returncode == 3, bad.stdout[-3000:] + bad.stderr[-3000:]  # README "Exit codes"
     assert "==> [8/17] triton:" in bad.stdout
-    assert (f"rocmforge: The download of {wheel.name} does not match its published sha256"
-            in bad.stderr)
+    assert (f"rocmforge: The download of {wheel.name} from {index.rsplit('/simple', 1)[0]}"
+            f"/files/{wheel.name} does not match its published sha256" in bad.stderr)
     assert "triton" not in stamps(work)
     assert [p.name for p in (work / "downloads").iterdir()] == []
     assert "pytorch-triton-rocm" not in _venv_dists(work)

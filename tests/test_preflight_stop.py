@@ -63,8 +63,8 @@ def test_a_preflight_stop_ends_with_the_count_the_first_fix_and_how_to_see_all(
 
 
 def test_the_doctor_command_carries_the_flags_that_change_its_verdicts() -> None:
-    from rocmforge.settings import Settings
     from rocmforge.plan.report import doctor_command
+    from rocmforge.settings import Settings
 
     assert doctor_command(Settings(arch="gfx1100")) == "invoke doctor --arch gfx1100"
     assert doctor_command(Settings(arch="gfx90a;gfx942", rocm_path="/opt/rocm-6.4.1",

@@ -732,9 +732,14 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 RULES: tuple[Rule, ...] = (
     Rule(id="disk-full", klass="disk-full", tier=0,
-         triggers=("No space left", "no space left", "Disk quota exceeded", "ENOSPC", "Errno 28"),
-         pattern=_rx(r"(?i)no space left on device|disk quota exceeded|\bENOSPC\b|\[Errno 28\]"),
-         read=_disk_full, source="glibc strerror(ENOSPC, EDQUOT); real output in tests/failures"),
+         triggers=("No space left", "no space left", "Disk quota exceeded", "ENOSPC", "Errno 28",
+                   "Errno 27", "File size limit exceeded"),
+         pattern=_rx(r"(?i)no space left on device|disk quota exceeded|\bENOSPC\b|\[Errno 2[78]\]"
+                     r"|file size limit exceeded"),
+         read=_disk_full, source="glibc strerror(ENOSPC, EDQUOT); EFBIG ([Errno 27] File too "
+         "large) and SIGXFSZ (`clang++: error: unable to execute command: File size limit "
+         "exceeded`) from the fixture build under a file-size limit, here "
+         "(tests/test_download_codes.py); real output in tests/failures"),
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
          pattern=_rx(r"Killed signal terminated program (?P<prog>\S+)"
