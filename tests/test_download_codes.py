@@ -2,8 +2,8 @@
 the real `invoke` command line:
 
 - a file that a server answers with HTTP 404 or 500 -> 3, "Cannot fetch <file> from <url>: the
-  server answered HTTP <status>" (AOTriton's files via `invoke fetch`; Triton's wheel shares
-  `download_verified`, tests/test_triton_wheel.py);
+  server answered HTTP <status>" (AOTriton's files via `invoke fetch`; Triton's wheel in a
+  build: tests/test_build_e2e.py::test_triton_wheel_from_index_wrong_then_right_sha256);
 - a file whose bytes do not match its sha256 -> 3, "The download of <file> from <url> does not
   match its published sha256" (`invoke fetch` here; Triton's wheel in a build:
   tests/test_build_e2e.py::test_triton_wheel_from_index_wrong_then_right_sha256);
