@@ -201,8 +201,8 @@ def discard_or_keep_fix(path: Path) -> str:
         f"to keep them run `git -C {p} stash push -u` (and `git -C {p} submodule foreach "
         f"--recursive git stash push -u` for changes inside submodules); to discard them run "
         f"`git -C {p} reset --hard && git -C {p} clean -fd` (and `git -C {p} submodule foreach "
-        "--recursive git reset --hard` and `... git clean -fd` for submodules); then run the "
-        "task again"
+        f"--recursive git reset --hard` and `git -C {p} submodule foreach --recursive git clean "
+        "-fd` for submodules); then run the task again"
     )
 
 
