@@ -187,3 +187,14 @@ def test_a_users_edit_on_top_of_the_kits_stops_the_build(tmp_path: Path) -> None
     kept = _build_at(work, repo, "v2.8.1")
     assert kept.returncode == 0, kept.stdout[-3000:] + kept.stderr[-3000:]
     assert "+2.8.0a0+mine" in _git(tree, "stash", "show", "-p", "stash@{0}")
+    # The second way out: discard them, with the commands the message names; the build goes on
+    # and hipifies afresh.
+    (tree / "mine.txt").write_text("an untracked file of mine\n")
+    stopped = _build_at(work, repo, "v2.8.1")
+    assert stopped.returncode == 2 and "(1 path: mine.txt)" in stopped.stderr, stopped.stderr
+    _git(tree, "reset", "--hard")
+    _git(tree, "clean", "-fd")
+    discarded = _build_at(work, repo, "v2.8.1")
+    assert discarded.returncode == 0, discarded.stdout[-3000:] + discarded.stderr[-3000:]
+    assert not (tree / "mine.txt").exists()
+    assert (tree / "csrc" / "kernel.hip").is_file()
