@@ -171,9 +171,16 @@ def disk_full(exc: OSError, where: object, *, path: object = None) -> DiskFull |
 
     if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return None
+    return disk_refused(path or exc.filename or where, exc.strerror or str(exc), where)
+
+
+def disk_refused(target: object, reason: str, where: object,
+                 kept: str = "nothing half-written was kept") -> DiskFull:
+    """The one message of a write the disk refused (README "Exit codes": exit 3), wherever it
+    happens: in the kit (`disk_full`) or in a build step's own process (the step's log)."""
     return DiskFull(
-        f"The disk refused a write to {path or exc.filename or where}: {exc.strerror or exc}",
+        f"The disk refused a write to {target}: {reason}",
         "the file system is full, over a quota, or the file is above a size limit "
-        "(ulimit -f); nothing half-written was kept",
+        f"(ulimit -f); {kept}",
         f"free space there (`df -h {where}`), then run the same command again",
     )

@@ -15,7 +15,7 @@ first answers 403 (a firewall's proxy), then serves a corrupt file, then the rea
 stopped before the offline build (its port refuses connections: any download would fail).
 
 Order (one work dir, as a user would go): build without fetch -> FAIL naming AOTriton's download
-and `invoke fetch`; fetch with a wrong file -> exit 2, nothing unpacked; fetch -> prefix; server
+and `invoke fetch`; fetch with a wrong file -> exit 3, nothing unpacked; fetch -> prefix; server
 stopped; build -> PASS, the wheel holds the prefix's libaotriton_v2.so and a library linked to it.
 """
 
@@ -115,13 +115,13 @@ def test_fetch_then_offline_build_and_without_fetch_a_clear_failure(tmp_path: Pa
         assert not (work / "src" / "pytorch" / "torch" / "lib" / "libaotriton_v2.so").exists()
         assert not (work / "dist" / "manifest.json").exists()
 
-        # 2. A fetch that receives another file: exit 2, AOTriton named, nothing unpacked.
+        # 2. A fetch that receives another file: exit 3, AOTriton named, nothing unpacked.
         answers.append(Response(tarball[: len(tarball) // 2] + b"x" * 64))
         bad = subprocess.run(fetch_argv(work, base), cwd=REPO_ROOT, env=fetch_env(repo),
                              capture_output=True, text=True, timeout=120)
-        assert bad.returncode == 2, bad.stdout + bad.stderr
-        assert f"Fetching AOTriton 0.10b's runtime failed: The download of {TARBALL} does not " \
-               "match its published sha256" in bad.stderr
+        assert bad.returncode == 3, bad.stdout + bad.stderr  # README "Exit codes"
+        assert (f"Fetching AOTriton 0.10b's runtime failed: The download of {TARBALL} from "
+                f"{base}0.10b/{TARBALL} does not match its published sha256") in bad.stderr
         assert f"expected {sha}" in bad.stderr
         assert "tree: cmake/External/aotriton.cmake" in bad.stderr
         assert "Traceback" not in bad.stderr

@@ -299,15 +299,32 @@ def test_triton_wheel_from_index_wrong_then_right_sha256(shared, tmp_path: Path,
     subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--no-deps",
                     "-q", str(cuda)], check=True)
 
+    # The index lists the wheel, whose server answers 500: exit 3, the message every file's
+    # HTTP error has (README "Exit codes"; issue 41 item 9).
+    httpserver.clear()
+    index = httpserver.url_for("/simple")
+    httpserver.expect_request("/simple/pytorch-triton-rocm/").respond_with_json(
+        {"meta": {"api-version": "1.0"}, "name": "pytorch-triton-rocm",
+         "files": [{"filename": wheel.name, "url": f"/files/{wheel.name}",
+                    "hashes": {"sha256": sha256_of(wheel)}}]},
+        content_type="application/vnd.pypi.simple.v1+json")
+    httpserver.expect_request(f"/files/{wheel.name}").respond_with_data("down", status=500)
+    refused = run_build(work, repo, triton="auto",
+                        environ={"ROCMFORGE_TRITON_INDEX": index,
+                                 "ROCMFORGE_ALLOW_TRITON_GAP": "true"})
+    assert refused.returncode == 3, refused.stdout[-3000:] + refused.stderr[-3000:]
+    assert (f"rocmforge: Cannot fetch {wheel.name} from {index.rsplit('/simple', 1)[0]}/files/"
+            f"{wheel.name}: the server answered HTTP 500") in refused.stderr
+
     index = serve_index(httpserver, "pytorch-triton-rocm", wheel, "0" * 64)
     # The fixture Triton is a stub that cannot compile a kernel: the target probe FAILs it, and
     # allow_triton_gap lets the build go on (the gap is in the manifest).
     gap = {"ROCMFORGE_ALLOW_TRITON_GAP": "true"}
     bad = run_build(work, repo, triton="auto", environ={"ROCMFORGE_TRITON_INDEX": index, **gap})
-    assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr[-3000:]
+    assert bad.returncode == 3, bad.stdout[-3000:] + bad.stderr[-3000:]  # README "Exit codes"
     assert "==> [8/17] triton:" in bad.stdout
-    assert (f"rocmforge: The download of {wheel.name} does not match its published sha256"
-            in bad.stderr)
+    assert (f"rocmforge: The download of {wheel.name} from {index.rsplit('/simple', 1)[0]}"
+            f"/files/{wheel.name} does not match its published sha256" in bad.stderr)
     assert "triton" not in stamps(work)
     assert [p.name for p in (work / "downloads").iterdir()] == []
     assert "pytorch-triton-rocm" not in _venv_dists(work)

@@ -145,3 +145,56 @@ def test_build_does_not_set_aside_edits_of_a_tree_the_kit_never_edited(tmp_path:
         build.stderr)
     assert _status(tree) == before
     assert _git(tree, "stash", "list") == ""
+
+
+def test_a_users_edit_on_top_of_the_kits_stops_the_build(tmp_path: Path) -> None:
+    """Issue 41 item 3: the user's edit of a built tree was stashed with the kit's and the wheel
+    built without it. Now it stops (exit 2), names the file and the two ways out, stashes
+    nothing and builds nothing, for a rebuild of the same tag and for a move to another."""
+    from test_build_e2e import make_fixture_repo
+
+    repo = make_fixture_repo(tmp_path / "pytorch")
+    work = tmp_path / "work"
+    tree = work / "src" / "pytorch"
+    first = _build_at(work, repo, "v2.8.0")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "next")
+    _git(repo, "tag", "v2.8.1")
+    wheel = sorted((work / "dist").glob("torch-*.whl"))
+    wheel_bytes = wheel[0].read_bytes()
+    # The user edits a file hipify left alone and one hipify wrote.
+    (tree / "version.txt").write_text("2.8.0a0+mine\n")
+    hip = tree / "csrc" / "kernel.hip"
+    hip.write_text(hip.read_text() + "// mine\n")
+    before = _status(tree)
+    for ref in ("v2.8.0", "v2.8.1"):
+        done = _build_at(work, repo, ref)
+        assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+        doing = f"checking out {ref}"  # the checkout re-checks the tree first, stops there
+        assert (f"rocmforge: {tree} has local changes the kit did not make (2 paths: "
+                f"version.txt, csrc/kernel.hip); not {doing}") in done.stderr
+        assert f"to keep them run `git -C {tree} stash push -u`" in done.stderr
+        assert (f"to discard them run `git -C {tree} reset --hard && git -C {tree} clean -fd`"
+                in done.stderr)
+        assert "Traceback" not in done.stderr
+        assert _status(tree) == before
+        assert _git(tree, "stash", "list") == ""
+        assert [p.read_bytes() for p in (work / "dist").glob("torch-*.whl")] == [wheel_bytes]
+    assert "// mine" in hip.read_text()
+    assert (tree / "version.txt").read_text() == "2.8.0a0+mine\n"
+    # The first way out, as the message says: keep them in a stash; the build then goes on.
+    _git(tree, "stash", "push", "-u")
+    kept = _build_at(work, repo, "v2.8.1")
+    assert kept.returncode == 0, kept.stdout[-3000:] + kept.stderr[-3000:]
+    assert "+2.8.0a0+mine" in _git(tree, "stash", "show", "-p", "stash@{0}")
+    # The second way out: discard them, with the commands the message names; the build goes on
+    # and hipifies afresh.
+    (tree / "mine.txt").write_text("an untracked file of mine\n")
+    stopped = _build_at(work, repo, "v2.8.1")
+    assert stopped.returncode == 2 and "(1 path: mine.txt)" in stopped.stderr, stopped.stderr
+    _git(tree, "reset", "--hard")
+    _git(tree, "clean", "-fd")
+    discarded = _build_at(work, repo, "v2.8.1")
+    assert discarded.returncode == 0, discarded.stdout[-3000:] + discarded.stderr[-3000:]
+    assert not (tree / "mine.txt").exists()
+    assert (tree / "csrc" / "kernel.hip").is_file()

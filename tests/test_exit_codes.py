@@ -84,5 +84,7 @@ def test_3_when_the_disk_refuses_a_write(tmp_path: Path) -> None:
                           env={**os.environ, "NO_COLOR": "1"}, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 3, done.stderr
-    assert done.stderr.startswith("rocmforge: The operating system refused a file operation")
+    # The disk's one message (README "Exit codes"), not "a path in the settings or flags".
+    assert done.stderr.startswith("rocmforge: The disk refused a write to "), done.stderr
+    assert "settings or flags" not in done.stderr
     assert "File too large" in done.stderr and "Traceback" not in done.stderr

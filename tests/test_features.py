@@ -409,21 +409,22 @@ def test_wrong_hash_unpacks_nothing(tmp_path: Path, httpserver) -> None:
     base = _serve(httpserver)
     with pytest.raises(RocmforgeError, match="Fetching AOTriton 9.9b's runtime failed: The "
                        "download of aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz "
-                       "does not match its published sha256") as err:
+                       "from .* does not match its published sha256") as err:
         fetch_from_tree(_tree(tmp_path, rt70="ab" * 32), "7.0", ["gfx942"], tmp_path / "aotriton",
                         tmp_path / "downloads", base_url=base, progress=False)
-    assert err.value.exit_code == 2
+    assert err.value.exit_code == 3  # README "Exit codes": the server sent another file
     _nothing_kept(tmp_path)
 
 
 def test_404_unpacks_nothing(tmp_path: Path, httpserver) -> None:
     httpserver.expect_request("/9.9b/aotriton-9.9b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz"
                               ).respond_with_data("not here", status=404)
-    with pytest.raises(RocmforgeError, match="Fetching AOTriton 9.9b's runtime failed: .* failed "
-                       "with HTTP 404") as err:
+    with pytest.raises(RocmforgeError, match="Fetching AOTriton 9.9b's runtime failed: Cannot "
+                       "fetch .*: the server answered HTTP 404") as err:
         fetch_from_tree(_tree(tmp_path), "7.0", ["gfx942"], tmp_path / "aotriton",
                         tmp_path / "downloads", base_url=httpserver.url_for("/"), progress=False)
     text = str(err.value)
+    assert err.value.exit_code == 3  # README "Exit codes"
     assert "listed by the index" not in text  # the wheel-index wording is not AOTriton's
     assert "the URL and sha256 come from tree: cmake/External/aotriton.cmake" in text
     assert "--base-url (or PYTORCH_AOTRITON_BASE_URL)" in text

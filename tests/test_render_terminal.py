@@ -178,6 +178,7 @@ def test_doctor_plan_and_a_failed_build_fit_a_real_terminal(tmp_path, cols: int)
     text survives."""
     import json
     import os
+    import re
     import subprocess
     import sys
     from pathlib import Path
@@ -201,6 +202,8 @@ def test_doctor_plan_and_a_failed_build_fit_a_real_terminal(tmp_path, cols: int)
             body = line.strip()
             if len(line.rstrip()) <= cols or " " not in body.split(": ", 1)[-1]:
                 continue  # fits, or one unbreakable word (a path, a URL) on its own line
+            if re.fullmatch(r"`[^`]+`(?: shows each fix)?[.;]?", body):
+                continue  # a command to paste, never split, on a line of its own
             assert any(body.endswith(c) for c in commands), (name, cols, line)
     plan_words = " ".join(screens["plan"].split())
     for command in commands:

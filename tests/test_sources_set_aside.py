@@ -199,3 +199,32 @@ def test_set_aside_line_says_whose_edits_they_are(tmp_path: Path) -> None:
     assert mixed.startswith("set aside yours and the kit's edits of cccccccccccc (why)")
     assert set_aside_line(tmp_path, stashes, "c" * 40, "why").startswith(
         "set aside the kit's edits of")
+
+
+def test_user_edits_names_what_the_kit_did_not_edit(remotes: FakeRemotes, tmp_path: Path) -> None:
+    """Issue 41 item 3: the record hipify writes names each file the kit left edited; a file
+    added, changed or removed since is the user's and is named, submodule files with their
+    submodule's path."""
+    from rocmforge.sources.checkout import tree_entries
+    from rocmforge.sources.checkout import tree_state as state_of
+    from rocmforge.steps.checkout import user_edits
+
+    work = workdir_for(str(tmp_path / "work"))
+    tree = work.pytorch
+    _checkout(remotes, tree, "v2.8.0")
+    head = git("rev-parse", "HEAD", cwd=tree)
+    _dirty(tree)
+    assert user_edits(work, head) == ()  # nothing recorded: cannot tell, set aside as today
+    record_kit_edits(work, head)
+    assert user_edits(work, head) == ()  # an unfinished kit edit: the same
+    record_kit_edits(work, head, state=state_of(tree), entries=tree_entries(tree))
+    assert user_edits(work, head) == ()  # exactly as the kit left it
+    assert user_edits(work, "f" * 40) == ()  # a record of another commit says nothing
+    (tree / "src/a_hip.py").write_text("hipified, then mine\n")
+    (tree / "third_party/sub/mine.c").write_text("int mine;\n")
+    (tree / "third_party/sub/sub.c").unlink()  # a tracked file the kit edited, removed
+    (tree / "third_party/sub/sub_hip.c").unlink()  # the kit wrote it: nothing is lost
+    assert sorted(user_edits(work, head)) == [
+        "src/a_hip.py", "third_party/sub/mine.c", "third_party/sub/sub.c"]
+    git("checkout", "--", "src/a.py", cwd=tree)  # a kit edit back at the commit: nobody's
+    assert "src/a.py" not in user_edits(work, head)

@@ -227,8 +227,9 @@ def test_truncated_body_leaves_nothing(httpserver, tmp_path, wheel_bytes):
 
 def test_http_error_on_download(httpserver, tmp_path):
     httpserver.expect_request(f"/files/{GOOD_NAME}").respond_with_data("gone", status=404)
-    with pytest.raises(DownloadFailed, match="failed with HTTP 404"):
+    with pytest.raises(DownloadFailed, match="the server answered HTTP 404") as info:
         download_verified(httpserver.url_for(f"/files/{GOOD_NAME}"), "a" * 64, tmp_path, False)
+    assert info.value.exit_code == 3  # README "Exit codes": a server's HTTP error
     assert os.listdir(tmp_path) == []
 
 

@@ -402,6 +402,11 @@ class StepRunner:
             raise
         except OSError as exc:
             self._record(step, "failed", started)
+            from rocmforge.errors import disk_full
+
+            full = disk_full(exc, self.workdir.root)
+            if full is not None:  # the disk's one message (README "Exit codes")
+                raise full.in_step(str(log_path), self.resume_hint) from None
             raise EnvironmentFailed(
                 f"Step {step.name} failed: {exc.strerror or exc} ({exc.filename or 'no file'})",
                 "the operating system refused a write or read (a full disk or a missing "
@@ -596,6 +601,18 @@ class StepRunner:
         for line in lines:
             self._say(f"    {line}")
         self._say("----")
+        if explained.klass == "disk-full":
+            # The step's own process hit a full disk: the disk's one message and exit 3
+            # (README "Exit codes"), not a failed check.
+            from rocmforge.errors import disk_refused
+
+            words = ("no space left", "disk quota", "file size limit", "file too large",
+                     "enospc", "errno 28", "errno 27")
+            line = next((x.strip() for x in lines if any(w in x.lower() for w in words)),
+                        "no space left on device")
+            raise disk_refused(self.workdir.root, line, self.workdir.root,
+                               kept=f"no stamp was written for step {step.name}").in_step(
+                str(log_path), self.resume_hint)
         cause = explained.cause
         if explained.signature_id:
             cause = f"{cause}; class {explained.klass} (known failure `{explained.signature_id}`)"

@@ -11,6 +11,7 @@ environment; callers pass the versions they probed.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from rocmforge.errors import UsageError
@@ -58,6 +59,28 @@ def toolchain_command(kind: str, major: int) -> str:
     return f"invoke toolchain --{'gcc' if kind == 'gcc' else 'clang'} {major}"
 
 
+def accepted_command(picks: Collection[tuple[str, int]],
+                     installed: Collection[tuple[str, int]] | None,
+                     *, prefer: str, rocm_name: str) -> str:
+    """The command a fix names: `invoke toolchain --<kind> N` for a compiler the build accepts
+    for this ROCm (`picks`, recommended_compilers' order, `prefer`'s kind first). With
+    `installed` ((kind, major) pairs of this machine) only an installed one, so the command is
+    one the kit then accepts (issue 41 item 7); when none of them is installed, says so and
+    names what to install first. `installed` None: the first pick, installed or not."""
+    order = sorted(picks, key=lambda p: p[0] != prefer)
+    if not order:
+        return "`invoke toolchain` lists what is installed"
+    if installed is None:
+        return toolchain_command(*order[0])
+    have = set(installed)
+    for kind, major in order:
+        if (kind, major) in have:
+            return toolchain_command(kind, major)
+    kind, major = order[0]
+    return (f"install {_NAMES[kind]} {major} (no compiler installed here is one the build accepts "
+            f"for {rocm_name}), then {toolchain_command(kind, major)}")
+
+
 def recommended_compilers(rocm: RocmRelease, torch: PytorchRelease) -> tuple[tuple[str, int], ...]:
     """(kind, major) pairs in preference order: ROCm guidance that PyTorch's floor allows.
 
@@ -82,9 +105,12 @@ def cmake_minimum(torch: PytorchRelease) -> str:
 
 
 def judge_compiler(
-    kind: str, version: str, rocm: RocmRelease, torch: PytorchRelease
+    kind: str, version: str, rocm: RocmRelease, torch: PytorchRelease,
+    installed: Collection[tuple[str, int]] | None = None,
 ) -> CompilerVerdict:
-    """Judge `kind` ("gcc", "g++", "clang", "clang++", "amdclang") at `version` ("11.4.0")."""
+    """Judge `kind` ("gcc", "g++", "clang", "clang++", "amdclang") at `version` ("11.4.0").
+    `installed`: the (kind, major) pairs of this machine, so a fix names only a compiler that
+    is there (`accepted_command`)."""
     family = _KINDS.get(kind.strip().lower())
     if family is None:
         raise UsageError(
@@ -106,8 +132,11 @@ def judge_compiler(
     rocm_name = _rocm_label(rocm)
     torch_name = f"PyTorch {torch.version}"
     picks = recommended_compilers(rocm, torch)
-    best_gcc = next(m for k, m in picks if k == "gcc")
     best_clang = next(m for k, m in picks if k == "clang")
+
+    def command(prefer: str) -> str:
+        return accepted_command(picks, installed, prefer=prefer, rocm_name=rocm_name)
+
     table_text = f"GCC {_or(rocm.gcc_recommended)} or Clang {_or(rocm.clang_recommended)}"
 
     def verdict(status: str, reason: str, fix: str = "") -> CompilerVerdict:
@@ -120,9 +149,11 @@ def judge_compiler(
             why = (f"{torch_name} is C++20 and its configure requires GCC >= {torch.gcc_min}"
                    if torch.cxx_std >= 20 else
                    f"its CMake stops with 'GCC-{torch.gcc_min} or newer is required'")
-            fix = toolchain_command("gcc", best_gcc)
-            if major == floor[0]:
-                fix = f"install GCC {torch.gcc_min} or newer, then {fix}"
+            fix = command("gcc")
+            if major == floor[0]:  # the installed GCC of that major is the one too old
+                best_gcc = next(m for k, m in picks if k == "gcc")
+                fix = (f"install GCC {torch.gcc_min} or newer, then "
+                       f"{toolchain_command('gcc', best_gcc)}")
             return verdict(FAIL, f"GCC {version} is older than {torch_name} accepts: {why}", fix)
         if major in {m for k, m in picks if k == "gcc"}:
             return verdict(OK, f"GCC {major} is the kit's choice for {rocm_name} and meets "
@@ -133,13 +164,13 @@ def judge_compiler(
                 f"GCC {version} is newer than the kit's choice for {rocm_name} ({table_text}): "
                 f"amdclang then compiles HIP files against GCC {major}'s libstdc++, and newer "
                 "libstdc++ headers often break HIP device code or the link",
-                f"{toolchain_command('gcc', best_gcc)} (or --allow-compiler to keep GCC {major})",
+                f"{command('gcc')} (or --allow-compiler to keep GCC {major})",
             )
         return verdict(
             WARN,
             f"GCC {version} meets {torch_name}'s floor (GCC >= {torch.gcc_min}) but is not "
             f"the kit's choice for {rocm_name} ({table_text})",
-            f"{toolchain_command('gcc', best_gcc)} (or --allow-compiler to keep GCC {major})",
+            f"{command('gcc')} (or --allow-compiler to keep GCC {major})",
         )
 
     # Clang, either a distro clang or ROCm's own amdclang.
@@ -149,7 +180,7 @@ def judge_compiler(
             f"{shown} {major} is refused by {torch_name}: it is C++{torch.cxx_std} and its "
             f"configure requires Clang >= {torch.clang_min} (clang 14/15 fail on C++20 ranges "
             "with libstdc++)",
-            f"{toolchain_command('clang', best_clang)} (or {toolchain_command('gcc', best_gcc)})",
+            command("clang"),
         )
     if family == "rocm-clang":
         return verdict(OK, f"{shown} {major} is the compiler that ships with {rocm_name} and "
@@ -168,7 +199,7 @@ def judge_compiler(
         f"Clang {version} is not the kit's choice for {rocm_name} ({table_text}"
         + (f"; {torch_name} needs Clang >= {torch.clang_min}" if torch.clang_min else "")
         + ")",
-        f"{toolchain_command('clang', best_clang)} (or --allow-compiler to keep Clang {major})",
+        f"{command('clang')} (or --allow-compiler to keep Clang {major})",
     )
 
 

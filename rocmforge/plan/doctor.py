@@ -523,13 +523,14 @@ def _compiler_rows(facts: Facts, settings: Settings,
                 "the compiler was not judged",
             )
         ]
-    verdict = judge_compiler(chosen.kind, chosen.version, rocm, torch)
+    verdict = judge_compiler(chosen.kind, chosen.version, rocm, torch,
+                             installed={(c.kind, c.major) for c in compilers if c.origin != "rocm"})
     # One verdict for doctor, toolchain and the build: the build refuses a compiler the table
     # warns about (a judged WARN) as it refuses a FAIL, unless allow_compiler; then both are WARN.
     graded, reason = build_verdict(verdict.status, verdict.reason,
                                    allow_compiler=settings.allow_compiler)
     status: Status = "OK" if graded == "OK" else ("WARN" if graded == "WARN" else "FAIL")
-    fix = _build_compiler_fix(verdict.fix) if status != "OK" else ""
+    fix = _build_compiler_fix(verdict.fix, settings.arch) if status != "OK" else ""
     if status == "FAIL" and not fix:
         fix = ("sudo apt-get install gcc-11 g++-11 && invoke doctor --gcc 11; for this build "
                "only: `invoke build --gcc 11`")
@@ -543,14 +544,17 @@ def _compiler_rows(facts: Facts, settings: Settings,
     ]
 
 
-def _build_compiler_fix(fix: str) -> str:
-    """`invoke toolchain --gcc 11 (...)` -> also the build-only form `invoke build --gcc 11`."""
+def _build_compiler_fix(fix: str, arch: str = "") -> str:
+    """`invoke toolchain --gcc 11 (...)` -> also the build-only form `invoke build --arch A
+    --gcc 11` (the build refuses to run without a target: issue 41 item 7)."""
     import re
+    import shlex
 
     match = re.search(r"invoke toolchain (--(?:gcc|clang) \d+)", fix)
     if not match or "invoke build" in fix:
         return fix
-    return f"{fix}; for this build only: `invoke build {match.group(1)}`"
+    target = f"--arch {shlex.quote(arch)}" if arch else "--arch <target>"
+    return f"{fix}; for this build only: `invoke build {target} {match.group(1)}`"
 
 
 # --- build tools ----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from rocmforge.execute.model import Plan
 
 if TYPE_CHECKING:
     from rocmforge.plan.features import FeaturePlan
+    from rocmforge.settings import Settings
 
 
 def settings_rows(plan: Plan) -> list[tuple[str, str]]:
@@ -103,3 +104,45 @@ def with_features(doc: Mapping[str, object], features: FeaturePlan | None) -> di
     if features is not None:
         out["features"] = features.to_json()
     return out
+
+
+def doctor_command(settings: Settings) -> str:
+    """`invoke doctor` with the flags of this build that change doctor's verdicts (the ref only
+    when it is not config/defaults.toml's)."""
+    from rocmforge.settings import defaults_from_config
+
+    argv = ["invoke", "doctor"]
+    if settings.arch:
+        argv += ["--arch", settings.arch]
+    if settings.rocm_path:
+        argv += ["--rocm-path", settings.rocm_path]
+    if settings.pytorch_ref and settings.pytorch_ref != defaults_from_config().get("pytorch_ref"):
+        argv += ["--ref", settings.pytorch_ref]
+    if settings.gcc:
+        argv += ["--gcc", str(settings.gcc)]
+    if settings.clang:
+        argv += ["--clang", str(settings.clang)]
+    if settings.allow_compiler:
+        argv.append("--allow-compiler")
+    if settings.work_dir != ".rocmforge":
+        argv += ["--work-dir", settings.work_dir]
+    return shlex.join(argv)
+
+
+def plan_verdict(plan: Plan, *, build_command: str, doctor: str) -> str:
+    """The one line to act on, which `invoke plan` prints first and last (issue 41 item 5: it
+    sat at line ~88 of 232 at 80 columns): whether preflight would stop the build, and the
+    command to run next."""
+    stops = next((n for n in plan.notes if n.startswith("preflight would stop")), "")
+    first = plan.steps[0] if plan.steps and plan.steps[0].name == "preflight" else None
+    failing = [str(x) for x in first.inputs.get("fail_rows", ())] if first else []
+    if stops and failing:
+        return (f"verdict: preflight would stop this build ({len(failing)} FAIL: "
+                f"{', '.join(failing)}); next: `{doctor}` shows each fix")
+    if first is not None and first.inputs.get("skip") == "True":
+        return ("verdict: preflight is skipped, nothing stops the build before it compiles; "
+                f"next: `{build_command}`")
+    if stops:  # a forecast without rows (the pip SDK is not installed yet)
+        return f"verdict: {stops.split(';')[0]}; next: `{doctor}` shows each fix"
+    return ("verdict: preflight finds no FAIL here (plan does not run the per-target compile "
+            f"checks; the build's preflight does); next: `{build_command}`")

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocmforge.errors import EnvironmentFailed, RocmforgeError, UsageError
+from rocmforge.errors import RocmforgeError, UsageError
 from rocmforge.knowledge.features import image_covers
 from rocmforge.probes.hazards import AOTRITON_CMAKE
 
@@ -334,9 +334,10 @@ def _download(fetch: AotritonFetch, artifact: Artifact, downloads: Path, *, prog
             "PYTORCH_AOTRITON_BASE_URL) pointing at a mirror that serves AOTriton's release files "
             "under <version>/<file name>; to build without it set features "
             "flash_attention=off and mem_efficient_attention=off")
-        # The network failing (no answer, a reset, a timeout) is the environment: exit 3, as for
-        # every fetch; a wrong hash or a missing file stays 2 (the URL or mirror is to fix).
-        failed.exit_code = exc.exit_code if isinstance(exc, EnvironmentFailed) else 2
+        # One condition, one code (README "Exit codes"): the download's own code, as for every
+        # fetch: a server that does not answer, answers an HTTP error or sends bytes of another
+        # sha256 is the environment (3); a tree whose sha256 is no hash is bad input (2).
+        failed.exit_code = exc.exit_code
         raise failed from None
 
 

@@ -198,10 +198,11 @@ def discard_or_keep_fix(path: Path) -> str:
     """How to keep or discard local changes, as commands the user can paste."""
     p = shlex.quote(str(path))
     return (
-        f"to keep them run `git -C {p} stash push` (and `git -C {p} submodule foreach --recursive "
-        f"git stash push` for changes inside submodules); to discard them run `git -C {p} reset "
-        f"--hard && git -C {p} submodule foreach --recursive git reset --hard`; then run the task "
-        "again"
+        f"to keep them run `git -C {p} stash push -u` (and `git -C {p} submodule foreach "
+        f"--recursive git stash push -u` for changes inside submodules); to discard them run "
+        f"`git -C {p} reset --hard && git -C {p} clean -fd` (and `git -C {p} submodule foreach "
+        f"--recursive git reset --hard` and `git -C {p} submodule foreach --recursive git clean "
+        "-fd` for submodules); then run the task again"
     )
 
 
@@ -526,16 +527,14 @@ def _fetch(run: _Runner, url: str, target: ResolvedRef, name: str = "the reposit
         )
 
 
-def tree_state(tree: Path) -> str:
-    """A fingerprint of a tree's local changes (tracked and untracked, in the tree and each
-    initialised submodule): the paths git reports and each file's size and mtime. Equal after
-    the kit's own edits and unchanged since; different after `git reset --hard`, a user's edit
-    or an added file. "" when `tree` is no git tree."""
-    import hashlib
-
+def tree_entries(tree: Path) -> tuple[tuple[str, str, str], ...]:
+    """The local changes of a tree (tracked and untracked, in the tree and each initialised
+    submodule) as (repository, `git status --porcelain` entry, "size:mtime_ns" or "gone"),
+    the facts `tree_state` digests and the kit-edits record keeps to name a user's edit.
+    () when `tree` is no git tree."""
     if not (tree / ".git").exists():
-        return ""
-    digest = hashlib.sha256()
+        return ()
+    entries: list[tuple[str, str, str]] = []
     subs = [s.path for s in submodule_states(tree) if s.flag != "-"]
     for rel in [".", *sorted(subs)]:
         repo = tree if rel == "." else tree / rel
@@ -550,7 +549,21 @@ def tree_state(tree: Path) -> str:
                 facts = f"{info.st_size}:{info.st_mtime_ns}"
             except OSError:
                 facts = "gone"
-            digest.update(f"{rel}\0{entry}\0{facts}\n".encode())
+            entries.append((rel, entry, facts))
+    return tuple(entries)
+
+
+def tree_state(tree: Path) -> str:
+    """A fingerprint of a tree's local changes (`tree_entries`: the paths git reports and each
+    file's size and mtime). Equal after the kit's own edits and unchanged since; different
+    after `git reset --hard`, a user's edit or an added file. "" when `tree` is no git tree."""
+    import hashlib
+
+    if not (tree / ".git").exists():
+        return ""
+    digest = hashlib.sha256()
+    for rel, entry, facts in tree_entries(tree):
+        digest.update(f"{rel}\0{entry}\0{facts}\n".encode())
     return digest.hexdigest()
 
 

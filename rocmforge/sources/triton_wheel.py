@@ -66,6 +66,36 @@ class DownloadInterrupted(DownloadFailed, EnvironmentFailed):
     last byte): exit 3, as every failed fetch; nothing was kept, so a rerun starts it again."""
 
 
+def download_refused(name: str, url: str, status: int) -> DownloadInterrupted:
+    """A server that answers a file's download with an HTTP error (404, 500, ...): the remote
+    does not serve what it lists (README "Exit codes": exit 3, one message for every download:
+    Triton's wheel, AOTriton's files)."""
+    return DownloadInterrupted(
+        f"Cannot fetch {name} from {url}: the server answered HTTP {status}",
+        "the server (or the mirror set for it) does not serve the file it is asked for",
+        "nothing was kept; check the URL's server or mirror setting, or retry later")
+
+
+def checksum_mismatch(name: str, url: str, expected: str, actual: str,
+                      size: int) -> DownloadInterrupted:
+    """Bytes that do not match the published sha256 (README "Exit codes": exit 3, one message
+    for every download): the server or a proxy sent another file."""
+    return DownloadInterrupted(
+        f"The download of {name} from {url} does not match its published sha256",
+        f"expected {expected}, got {actual} ({size} bytes): the server or a proxy in between "
+        "sent another file",
+        "nothing was kept; retry, and if it persists use another server or mirror")
+
+
+def page_of_wrong_shape(index_url: str, project: str, url: str, why: str) -> IndexUnavailable:
+    """An index page that is no project page (README "Exit codes": exit 3, as an index that
+    cannot be reached)."""
+    return IndexUnavailable(
+        f"The package index {index_url} sent a project page for {project} that is no PEP 503 "
+        f"or PEP 691 page ({url})", why,
+        "retry later (a proxy may have cut or replaced the page); " + index_fix())
+
+
 def _interrupted(name: str, url: str, problem: str, why: str) -> DownloadInterrupted:
     return DownloadInterrupted(
         f"Cannot fetch {name} from {url}: {problem}", why,
@@ -171,21 +201,24 @@ class IndexClient:
             try:
                 doc = response.json()
             except ValueError as exc:
-                raise IndexUnavailable(
-                    f"The package index {self.index_url} sent a project page for {project} that "
-                    f"is not JSON ({url})",
+                raise page_of_wrong_shape(
+                    self.index_url, project, url,
                     f"its Content-Type says {PEP691_JSON}, but the body does not parse: {exc}",
-                    "retry later (a proxy may have cut the page); " + index_fix(),
                 ) from None
             files = parse_pep691(doc, base_url=response.url)
             if files is None:
-                raise IndexUnavailable(
-                    f"The package index {self.index_url} sent a project page for {project} "
-                    f"without the shape PEP 691 defines ({url})",
-                    "its 'files' must be a list of objects whose 'hashes' is an object",
-                    "retry later; " + index_fix(),
-                )
+                raise page_of_wrong_shape(
+                    self.index_url, project, url,
+                    "its 'files' must be a list of objects whose 'hashes' is an object")
             return files
+        body = response.text.lower()
+        if not any(tag in body for tag in ("<a", "<html", "<body", "<!doctype")):
+            # PEP 503: "a valid HTML5 page"; one without a single tag is not an empty project
+            # but another page (a proxy's error text, a cut-off download).
+            raise page_of_wrong_shape(
+                self.index_url, project, url,
+                f"its body ({len(response.text)} characters, Content-Type "
+                f"{content_type or 'not given'}) has no HTML tag and no link")
         return parse_pep503(response.text, base_url=response.url)
 
 
@@ -397,11 +430,7 @@ def download_verified(
                                    f"{type(exc).__name__}: {exc}") from None
             with response:
                 if response.status_code != 200:
-                    raise DownloadFailed(
-                        f"Downloading {name} failed with HTTP {response.status_code}",
-                        f"{url} is listed by the index but could not be fetched",
-                        "retry later or use another index",
-                    )
+                    raise download_refused(name, url, response.status_code)
                 total = int(response.headers.get("Content-Length") or 0)
                 received = _copy(response, tmp, digest, name, total, progress, url=url)
             tmp.flush()
@@ -411,12 +440,7 @@ def download_verified(
                                "bytes)", "the connection ended before the last byte")
         actual = digest.hexdigest()
         if actual != expected:
-            raise DownloadFailed(
-                f"The download of {name} does not match its published sha256",
-                f"expected {expected}, got {actual} ({received} bytes)",
-                "retry; if it persists the index or a proxy serves a corrupt file, so use "
-                "another index or build Triton from source. Nothing was kept",
-            )
+            raise checksum_mismatch(name, url, expected, actual, received)
         os.replace(tmp_name, final)
         tmp_name = ""
         return final

@@ -33,6 +33,8 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     settings = build.inputs.settings
     old_head = head_commit(ctx.workdir.pytorch)
     evidence = kit_edits_evidence(ctx.workdir, old_head) if old_head else ""
+    if evidence:
+        stop_on_user_edits(ctx.workdir, old_head, f"checking out {settings.pytorch_ref}")
     whose = whose_edits(ctx.workdir, old_head) if evidence else ""
     set_aside = (f"rocmforge: {_stash_words(whose)} of {old_head} before moving to "
                  f"{settings.pytorch_ref}") if evidence else ""
@@ -66,27 +68,78 @@ KIT_EDITS_SCHEMA = "rocmforge.kit-edits/1"
 KIT_EDIT_STEPS = ("patches", "hipify")
 
 
-def record_kit_edits(workdir: WorkDir, commit: str, *, state: str = "") -> None:
+def record_kit_edits(workdir: WorkDir, commit: str, *, state: str = "",
+                     entries: Sequence[tuple[str, str, str]] = ()) -> None:
     """Say (atomically) that the kit is about to edit the tree checked out at `commit`; with
     `state` (sources.checkout.tree_state after hipify), what the tree looks like once the kit's
-    edits are done, so a later run can tell the kit's edits from a reset or a user's edit."""
+    edits are done, so a later run can tell the kit's edits from a reset or a user's edit, and
+    `entries` (sources.checkout.tree_entries at the same moment), which file each edit is, so a
+    user's edit can be named."""
     from rocmforge.fsutil import write_atomic
 
     doc = {"schema": KIT_EDITS_SCHEMA, "tree": str(workdir.pytorch), "commit": commit,
-           "steps": list(KIT_EDIT_STEPS), "state": state}
+           "steps": list(KIT_EDIT_STEPS), "state": state,
+           "entries": [[rel, entry[3:], facts] for rel, entry, facts in entries]}
     write_atomic(workdir.state / KIT_EDITS_FILE, json.dumps(doc, indent=2) + "\n")
 
 
 def recorded_state(workdir: WorkDir, head: str) -> str:
     """The tree state the kit left after its edits of `head` ("" when none is recorded)."""
+    return str(_recorded_doc(workdir, head).get("state", "") or "")
+
+
+def _recorded_doc(workdir: WorkDir, head: str) -> dict[str, object]:
     try:
         doc = json.loads((workdir.state / KIT_EDITS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return ""
+        return {}
     if isinstance(doc, dict) and doc.get("schema") == KIT_EDITS_SCHEMA \
             and doc.get("commit") == head:
-        return str(doc.get("state", "") or "")
-    return ""
+        return doc
+    return {}
+
+
+def user_edits(workdir: WorkDir, head: str) -> tuple[str, ...]:
+    """The paths of the tree at `head` (submodule files as `<submodule>/<file>`) that the kit's
+    finished edits do not account for: added, changed (size or mtime) or removed since the
+    record hipify wrote. A path the kit edited that is back at the commit now is nobody's edit.
+    () when the tree is exactly as the kit left it, and when no finished record of the kit's
+    edits names `head` (a patches or hipify step that did not finish: its edits cannot be told
+    from others, and are set aside as before; docs/decisions.md)."""
+    from rocmforge.sources.checkout import tree_entries
+
+    doc = _recorded_doc(workdir, head)
+    kept = doc.get("entries")
+    if not doc.get("state") or not isinstance(kept, list):
+        return ()
+    kit = {(str(e[0]), str(e[1])): str(e[2]) for e in kept
+           if isinstance(e, list) and len(e) == 3}
+    found: list[str] = []
+    for rel, entry, facts in tree_entries(workdir.pytorch):
+        if kit.get((rel, entry[3:])) == facts:
+            continue
+        found.append(entry[3:] if rel == "." else f"{rel}/{entry[3:]}")
+    return tuple(found)
+
+
+def stop_on_user_edits(workdir: WorkDir, head: str, doing: str) -> None:
+    """Raise DirtyTree (exit 2, nothing stashed or built) when the tree has edits the kit did
+    not make: the kit sets aside only its own edits, and a wheel built without the user's
+    edit would not be what they asked for (README: "A tree with edits the kit did not make
+    stops the build instead")."""
+    from rocmforge.sources.checkout import DirtyTree, discard_or_keep_fix
+
+    found = user_edits(workdir, head)
+    if not found:
+        return
+    shown = ", ".join(found[:5]) + (" ..." if len(found) > 5 else "")
+    raise DirtyTree(
+        f"{workdir.pytorch} has local changes the kit did not make ({count(len(found), 'path')}: "
+        f"{shown}); not {doing}",
+        "the kit sets aside only its own edits (patches, hipify); building on would leave "
+        "yours out of the wheel",
+        discard_or_keep_fix(workdir.pytorch),
+    )
 
 
 def whose_edits(workdir: WorkDir, head: str) -> str:
@@ -161,6 +214,7 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
     if head and kit_edits_evidence(ctx.workdir, head):
         # The series is applied to the pristine tree, never on top of an earlier series: a
         # patch removed from the series or edited since must not stay applied (issue 14 5b/c).
+        stop_on_user_edits(ctx.workdir, head, "applying the patch series again")
         whose = whose_edits(ctx.workdir, head)
         stashes = set_aside_changes(tree, f"rocmforge: {_stash_words(whose)} of {head} before "
                                           "applying the patch series again")
@@ -254,7 +308,7 @@ def _drop_sdk_init(ctx: ActionContext) -> None:
 def hipify(build: PreparedBuild, ctx: ActionContext) -> Details:
     """PyTorch's own hipify (tools/amd_build/build_amd.py, run by the venv's Python), then the
     record of the tree state the kit's edits left, which the tree-facts re-check compares."""
-    from rocmforge.sources.checkout import head_commit, tree_state
+    from rocmforge.sources.checkout import head_commit, tree_entries, tree_state
 
     if build.inputs.sdk is None:
         _drop_sdk_init(ctx)
@@ -263,5 +317,5 @@ def hipify(build: PreparedBuild, ctx: ActionContext) -> Details:
     head = head_commit(tree)
     state = tree_state(tree)
     if head:
-        record_kit_edits(ctx.workdir, head, state=state)
+        record_kit_edits(ctx.workdir, head, state=state, entries=tree_entries(tree))
     return {"state": state}

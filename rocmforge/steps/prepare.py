@@ -15,7 +15,9 @@ from rocmforge.errors import StepFailed
 from rocmforge.execute.actions import ActionContext, Details
 
 if TYPE_CHECKING:
-    from rocmforge.plan.prepare import PreparedBuild
+    from collections.abc import Sequence
+
+    from rocmforge.plan.prepare import PreflightRow, PreparedBuild
 
 
 def preflight(build: PreparedBuild, ctx: ActionContext) -> Details:
@@ -29,15 +31,28 @@ def preflight(build: PreparedBuild, ctx: ActionContext) -> Details:
             ctx.say(f"      fix: {row.fix}")
     failed = [row for row in rows if row.status == "FAIL"]
     if failed:
-        raise StepFailed(
-            f"Preflight found {len(failed)} problem(s) that would make the build fail: "
-            + "; ".join(f"{row.check} ({row.detail})" for row in failed),
-            "doctor's FAIL rows are known to end a build, often hours in",
-            # A target's "compile" and "device lib" rows share one fix: say it once.
-            "; ".join(dict.fromkeys(row.fix for row in failed if row.fix))
-            or "run `invoke doctor` for details",
-        )
+        raise preflight_stop(failed, build)
     return {"rows": len(rows), "warnings": sum(1 for r in rows if r.status == "WARN")}
+
+
+def preflight_stop(failed: Sequence[PreflightRow], build: PreparedBuild) -> StepFailed:
+    """The end of a preflight stop: how many FAIL, the first one's fix, and how to see them all
+    (each row and its fix are already printed above it; issue 41 item 4: the message repeated
+    every row and every fix, 40 lines at 80 columns)."""
+    from rocmforge.plan.report import doctor_command
+    from rocmforge.render import count
+
+    names = ", ".join(dict.fromkeys(row.check for row in failed))
+    first = next((row for row in failed if row.fix), None)
+    see_all = f"all of them with their fixes: `{doctor_command(build.inputs.settings)}`"
+    return StepFailed(
+        f"Preflight found {count(len(failed), 'FAIL row')} that would make the build fail: "
+        f"{names}",
+        "each is shown above with its fix; doctor's FAIL rows are known to end a build, "
+        "often hours in",
+        (f"first, {first.check}: {first.fix}; then {see_all}" if first
+         else see_all[0].upper() + see_all[1:]),
+    )
 
 
 def compilers(build: PreparedBuild, ctx: ActionContext) -> Details:

@@ -89,4 +89,7 @@ def _kit_edits_drift(ctx: ActionContext) -> str:
         return ""
     if not local_changes(tree):
         return "it has no local changes: reset to its commit"
+    from rocmforge.steps.checkout import stop_on_user_edits
+
+    stop_on_user_edits(ctx.workdir, head, "applying the kit's patches and hipify again")
     return "files were changed, added or removed after the kit's edits"

@@ -53,10 +53,17 @@ def reported(func: F) -> F:
             # did not check itself: still one paragraph and exit 2, not a traceback; a full disk
             # or an I/O error is the environment's (exit 3).
             import errno
+            import sys
 
-            from rocmforge.errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT
+            from rocmforge.errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, disk_full
+            from rocmforge.render import fit
 
-            environment = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG)
+            full = disk_full(exc, Path(exc.filename).parent if exc.filename else Path.cwd(),
+                             path=exc.filename or "a file the system did not name")
+            if full is not None:  # the disk's one message (README "Exit codes"), not a path's
+                raise Exit(fit(f"rocmforge: {full.paragraph()}", sys.stderr),
+                           code=full.exit_code) from None
+            environment = (errno.EIO,)
             code = EXIT_ENVIRONMENT if exc.errno in environment else EXIT_BAD_INPUT
             raise Exit(f"rocmforge: {os_error_paragraph(exc)}", code=code) from None
 

@@ -34,6 +34,19 @@ def _prepare(c: Context, flags: Mapping[str, object], *,
     return prepared, locked
 
 
+def _build_command(arch: str) -> str:
+    """`invoke plan …` as the build it plans: the same words, `build` for `plan`, no --json."""
+    import shlex
+    import sys
+
+    argv = [a for a in sys.argv[1:] if a not in ("--json",)]
+    for i, word in enumerate(argv):
+        if word == "plan" or word.endswith(".plan"):
+            argv[i] = word[: -len("plan")] + "build"
+            return "invoke " + shlex.join(argv)
+    return f"invoke build --arch {shlex.quote(arch)}"
+
+
 def _resume_hint(arch: str) -> str:
     import shlex
     import sys
@@ -49,12 +62,16 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
     """Show what a build would do; nothing runs.
 
     Show what `invoke build` would do: resolved settings and every step, nothing run."""
+    import sys
+
     from rocmforge.execute.states import planned_states
     from rocmforge.plan.report import (
+        doctor_command,
         fact_rows,
         facts_title,
         feature_rows,
         fix_rows,
+        plan_verdict,
         settings_rows,
         step_rows,
         with_features,
@@ -69,6 +86,9 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
         emit_json({**document, "lock": locked.as_dict()} if locked else document)
         return
     states = planned_states(the_plan, prepared.inputs.workdir)
+    verdict = plan_verdict(the_plan, build_command=_build_command(prepared.inputs.settings.arch),
+                           doctor=doctor_command(prepared.inputs.settings))
+    say(verdict)
     print_table("rocmforge plan: settings", ("setting", "value"), settings_rows(the_plan))
     for key, kind, table_file in (("pytorch_facts", "PyTorch", "config/pytorch.toml"),
                                   ("rocm_facts", "ROCm", "config/rocm.toml")):
@@ -86,6 +106,8 @@ def plan(c: Context, json: bool = False, **flags: object) -> None:
     if prepared.inputs.features is not None:
         print_table("features", ("feature", "built", "why", "variables"),
                     feature_rows(prepared.inputs.features))
+    sys.stdout.flush()  # the verdict comes after the tables, also through a pipe
+    say(verdict)
 
 
 @flagged(BUILD_FLAGS)

@@ -45,17 +45,41 @@ JSON_SCHEMA = "rocmforge.toolchain/1"
 
 
 def version_flag(flag: str, value: object) -> int:
-    """Invoke hands `--gcc` over as "" (absent), True (given without a value) or the text."""
+    """Invoke hands `--gcc` over as "" (absent), True (given without a value) or the text.
+    True -> -1: `missing_version` says what to write, once the machine's compilers are known."""
     if value is True:
-        raise UsageError(
-            f"--{flag} was given without a version",
-            f"--{flag} takes the major version to build with",
-            f"write e.g. `invoke toolchain --{flag} {11 if flag == 'gcc' else 16}`; "
-            "`invoke toolchain` alone lists what is installed",
-        )
+        return -1
     if value in ("", None, False):
         return 0
     return parse_version_flag(flag, value)
+
+
+def missing_version(flag: str, inventory: ToolchainInventory, ctx: PolicyContext) -> UsageError:
+    """`--clang` without a version: the example is an installed compiler of that kind that the
+    build accepts for this machine's ROCm (issue 41 item 7: `--clang 16` was suggested on ROCm
+    5.2, which refuses it), or says there is none."""
+    from rocmforge.knowledge.compiler_policy import toolchain_command
+
+    name = "GCC" if flag == "gcc" else "Clang"
+    installed = sorted({c.major for c in inventory.installed(flag)}, reverse=True)
+    if ctx.judge is None:
+        accepted = installed
+    else:
+        rank = {major: i for i, (kind, major) in enumerate(ctx.recommended) if kind == flag}
+        accepted = sorted(
+            (c.major for c in inventory.installed(flag)
+             if ctx.judge(flag, c.version).status == "OK"),
+            key=lambda m: (rank.get(m, len(rank)), -m))
+    if accepted:
+        fix = (f"write e.g. `{toolchain_command(flag, accepted[0])}` (installed here"
+               + (f", and a {name} the build accepts for {ctx.rocm_label}" if ctx.judge else "")
+               + "); `invoke toolchain` alone lists what is installed")
+    else:
+        fix = (f"no {name} installed here is one the build accepts for {ctx.rocm_label}"
+               + (f" (found: {', '.join(f'{name} {m}' for m in installed)})" if installed else "")
+               + "; `invoke toolchain` alone lists what is installed and the kit's choice")
+    return UsageError(f"--{flag} was given without a version",
+                      f"--{flag} takes the major version to build with", fix)
 
 
 def run_toolchain(
@@ -73,7 +97,9 @@ def run_toolchain(
 ) -> CompilerChoice | None:
     gcc_major = version_flag("gcc", gcc)
     clang_major = version_flag("clang", clang)
-    if restore and (gcc_major or clang_major or system):
+    missing = [f for f, m in (("gcc", gcc_major), ("clang", clang_major)) if m < 0]
+    gcc_major, clang_major = max(gcc_major, 0), max(clang_major, 0)
+    if restore and (gcc_major or clang_major or system or missing):
         raise UsageError(
             "--restore cannot be combined with --gcc, --clang or --system",
             "restore puts back the saved state; it does not choose a compiler",
@@ -109,6 +135,8 @@ def run_toolchain(
         altdir=settings.alternatives_altdir,
         admindir=settings.alternatives_admindir,
     )
+    if missing:
+        raise missing_version(missing[0], inventory, ctx)
     if system and not (want_gcc or want_clang):
         raise UsageError(
             "--system needs the compiler to switch to",
@@ -133,7 +161,8 @@ def run_toolchain(
             raise
         choice_error = exc.paragraph()
     if explicit and choice is not None and not as_json:  # JSON reports the verdict instead
-        _refuse_what_the_build_refuses(choice, ctx, allow_compiler=settings.allow_compiler)
+        _refuse_what_the_build_refuses(choice, ctx, allow_compiler=settings.allow_compiler,
+                                       installed=_pairs_installed(inventory))
     if system and choice is not None:
         chosen = inventory.find(choice.kind, choice.major)
         assert chosen is not None  # choose_build_compilers found it
@@ -197,8 +226,14 @@ def run_toolchain(
     return choice
 
 
+def _pairs_installed(inventory: ToolchainInventory) -> tuple[tuple[str, int], ...]:
+    """(kind, major) of each host compiler on this machine (the ROCm clang is not one)."""
+    return tuple(sorted({(c.kind, c.major) for c in inventory.compilers if c.origin != "rocm"}))
+
+
 def _refuse_what_the_build_refuses(choice: CompilerChoice, ctx: PolicyContext, *,
-                                   allow_compiler: bool) -> None:
+                                   allow_compiler: bool,
+                                   installed: tuple[tuple[str, int], ...] = ()) -> None:
     """One verdict for toolchain, doctor and the build: a compiler the table warns about is
     refused here as the build's preflight refuses it (nothing printed to eval, nothing
     switched), unless --allow-compiler."""
@@ -206,7 +241,8 @@ def _refuse_what_the_build_refuses(choice: CompilerChoice, ctx: PolicyContext, *
 
     if ctx.judge is None:
         return
-    verdict = ctx.judge(choice.kind, choice.version)
+    verdict = (ctx.judge_here(choice.kind, choice.version, installed) if ctx.judge_here
+               else ctx.judge(choice.kind, choice.version))
     graded, reason = build_verdict(verdict.status, verdict.reason, allow_compiler=allow_compiler)
     if graded != "FAIL":
         return

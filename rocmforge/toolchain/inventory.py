@@ -8,7 +8,7 @@ compiler policy, and the rows of `invoke toolchain`'s tables. Must not: change a
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +62,9 @@ class PolicyContext:
     rocm_llvm_major: int = 0
     rocm_root: Path | None = None
     note: str = ""
+    # The judge again, given the (kind, major) pairs installed here: its fix then names only a
+    # compiler this machine has (compiler_policy.accepted_command). None with `judge`.
+    judge_here: Callable[[str, str, Collection[tuple[str, int]]], Verdict] | None = None
 
 
 def policy_context(
@@ -108,8 +111,14 @@ def policy_context(
         verdict = compiler_policy.judge_compiler(kind, version, rocm_release, torch_release)
         return Verdict(status=verdict.status, reason=verdict.reason, fix=verdict.fix)
 
+    def judge_here(kind: str, version: str, installed: Collection[tuple[str, int]]) -> Verdict:
+        verdict = compiler_policy.judge_compiler(kind, version, rocm_release, torch_release,
+                                                 installed=installed)
+        return Verdict(status=verdict.status, reason=verdict.reason, fix=verdict.fix)
+
     recommended = tuple(_pairs(compiler_policy.recommended_compilers(rocm_release, torch_release)))
     return PolicyContext(
+        judge_here=judge_here,
         rocm_label=install.label,
         torch_ref=pytorch_ref,
         judge=judge,

@@ -832,11 +832,15 @@ def _rx(pattern: str) -> re.Pattern[str]:
 RULES: tuple[Rule, ...] = (
     Rule(id="disk-full", klass="disk-full", tier=0,
          triggers=("No space left", "no space left", "Disk quota exceeded", "ENOSPC", "Errno 28",
-                   "diskspace", "disk space"),
-         pattern=_rx(r"(?i)no space left on device|disk quota exceeded|\bENOSPC\b|\[Errno 28\]"
+                   "diskspace", "disk space", "Errno 27", "File size limit exceeded"),
+         pattern=_rx(r"(?i)no space left on device|disk quota exceeded|\bENOSPC\b|\[Errno 2[78]\]"
+                     r"|file size limit exceeded"
                      r"|Available diskspace is less than|running out of disk space"),
-         read=_disk_full, source="glibc strerror(ENOSPC, EDQUOT); real output in tests/failures; "
-         "a CI runner's low-disk warning (issue 40's example shape)"),
+         read=_disk_full, source="glibc strerror(ENOSPC, EDQUOT); EFBIG ([Errno 27] File too "
+         "large) and SIGXFSZ (`clang++: error: unable to execute command: File size limit "
+         "exceeded`) from the fixture build under a file-size limit, here "
+         "(tests/test_download_codes.py); real output in tests/failures; a CI runner's low-disk "
+         "warning (issue 40's example shape)"),
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
          pattern=_rx(r"Killed signal terminated program (?P<prog>\S+)"
