@@ -1,8 +1,13 @@
-"""Shared test fixtures.
+"""Shared test fixtures, and the guard that keeps tests/unit free of tools.
 
 Real tools are used wherever they exist here (gcc/clang, hipcc, git, update-alternatives); a test
 that needs one skips with the reason only when the executable is missing. The only fakes are the
 AMD-GPU boundary: fake ROCm trees, KFD sysfs trees and captured rocminfo output, named as such.
+
+Tests are laid out as they run (issue 42 item 6): tests/unit holds pure tests (no process, no
+socket: no git, compilers, servers, pip or venvs), tests/integration everything that runs a real
+tool. While a test under tests/unit sets up, runs or tears down, starting a process or opening a
+socket raises ToolInUnitTest, and fails the test even where the code under test caught it.
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -51,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_import(module): needs an importable module")
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
+def _check_markers(item: pytest.Item) -> None:
     for mark in item.iter_markers(name="needs_tool"):
         for name in mark.args:
             _TOOLS_USED.add(name)
@@ -75,6 +82,83 @@ def _importable(module: str) -> bool:
 
 
 _IMPORTABLE: dict[str, bool] = {}
+
+
+UNIT_TESTS = Path(__file__).resolve().parent / "unit"
+
+
+class ToolInUnitTest(AssertionError):
+    """A test under tests/unit started a process or opened a socket (not an OSError, so code
+    that handles a missing tool does not take it for one)."""
+
+
+# What starts another program, and what reaches a server: every way in the standard library
+# ends in one of these (subprocess and asyncio through Popen._execute_child).
+_PROCESS_STARTS = ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "execv", "execve",
+                   "execvp", "execvpe", "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve",
+                   "spawnvp", "spawnvpe", "popen")
+
+
+def _is_unit_test(item: pytest.Item) -> bool:
+    return UNIT_TESTS in item.path.parents
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    _check_markers(item)
+    return (yield from _refusing_tools(item, "set-up"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    return (yield from _refusing_tools(item, "test"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object]:
+    return (yield from _refusing_tools(item, "tear-down"))
+
+
+def _refusing_tools(item: pytest.Item, phase: str) -> Generator[None, object, object]:
+    """Run one phase of a test; under tests/unit with every process start and socket refused
+    (as cibuildwheel's unit tests refuse subprocess.Popen), fixtures of any scope included."""
+    if not _is_unit_test(item):
+        return (yield)
+    started: list[str] = []
+
+    def refuse(what: str) -> ToolInUnitTest:
+        started.append(what)
+        return ToolInUnitTest(
+            f"this unit test's {phase} {what}. Unit tests run no tool: no process, "
+            "no socket (git, compilers, servers, pip, venvs). Move it to tests/integration.")
+
+    def no_child(_self: object, args: object, *_rest: object, **_named: object) -> None:
+        argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)  # type: ignore[call-overload]
+        raise refuse(f"started the process {' '.join(map(str, argv))[:200]!r}")
+
+    def no_os_call(name: str) -> object:
+        def refused(*args: object, **_named: object) -> None:
+            raise refuse(f"called os.{name}{args[:2]!r}"[:200])
+        return refused
+
+    def no_socket(name: str) -> object:
+        def refused(_self: socket.socket, address: object) -> None:
+            raise refuse(f"opened a socket ({name} {address!r})")
+        return refused
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subprocess.Popen, "_execute_child", no_child)
+        for name in _PROCESS_STARTS:
+            if hasattr(os, name):
+                patch.setattr(os, name, no_os_call(name))
+        patch.setattr(socket.socket, "connect", no_socket("connect"))
+        patch.setattr(socket.socket, "connect_ex", no_socket("connect"))
+        patch.setattr(socket.socket, "bind", no_socket("bind"))
+        result = yield
+    if started:  # the code under test caught the error and carried on: still a failure
+        raise ToolInUnitTest(f"this unit test's {phase} {started[0]} (and caught the "
+                             "error). Unit tests run no tool. Move it to tests/integration.")
+    return result
 
 
 def _version_line(name: str) -> str:
