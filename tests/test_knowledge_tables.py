@@ -4,10 +4,7 @@ doctor's CMake message and `invoke plan --ref <commit>`."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -183,26 +180,6 @@ def test_doctor_never_calls_a_branch_name_a_pytorch_version() -> None:
         "cmake 3.25.1 at /usr/bin/cmake is older than 3.27, the minimum for PyTorch at 'oom' "
         "(its version.txt decides once checked out; until then the newest table row, 2.17, is "
         "an estimate)")
-
-
-def _plan_json(ref: str, tmp_path: Path) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "invoke", "plan", "--arch", "gfx1100", "--json",
-         "--work-dir", str(tmp_path / "w"), "--ref", ref],
-        cwd=KIT, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def test_plan_of_a_commit_claims_no_release(tmp_path: Path) -> None:
-    plan = _plan_json(SHA, tmp_path)
-    assert plan["settings"]["pytorch_version"] == ""
-    assert (f"pytorch_version is not known before the checkout: '{SHA}' names no release, so "
-            "its version.txt decides; until then the newest table row's facts are an estimate"
-            ) in plan["notes"]
-    tagged = _plan_json("v2.9.1", tmp_path)
-    assert tagged["settings"]["pytorch_version"] == "2.9.1"
-    assert not any("not known before the checkout" in n for n in tagged["notes"])
 
 
 def test_hipfile_and_libhipcxx_are_asked_for_only_from_their_rocm() -> None:
