@@ -157,3 +157,12 @@ def test_link_chain_relative_links(tmp_path: Path) -> None:
     (tmp_path / "a").symlink_to("real")
     (tmp_path / "b").symlink_to("a")
     assert link_chain(tmp_path / "b") == (tmp_path / "b", tmp_path / "a", tmp_path / "real")
+
+
+def test_non_compiler_named_gcc_is_ignored(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "gcc-13"
+    script.write_text("#!/bin/sh\necho 'not a compiler'\n")
+    script.chmod(0o755)
+    assert find_host_compilers(str(bin_dir)) == ()
