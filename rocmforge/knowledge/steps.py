@@ -60,6 +60,11 @@ class StepSpec:
         """The step name a triage rule names to cover this step."""
         return self.like or self.name
 
+    @property
+    def label(self) -> str:
+        """How it reads for people: its name."""
+        return self.name
+
 
 @dataclass(frozen=True, kw_only=True)
 class StepFamily:
@@ -79,6 +84,10 @@ class StepFamily:
     def pattern(self) -> str:
         """How the family reads for people: `<add-on>-build`, `<add-on>-prepare-<n>`."""
         return f"<add-on>-{self.suffix}" + ("-<n>" if self.numbered else "")
+
+    @property
+    def label(self) -> str:
+        return self.pattern
 
     def name_for(self, addon: str, number: int = 0) -> str:
         """The step of this family for `addon` (and, numbered, its `number`th one)."""
@@ -176,8 +185,10 @@ FAMILIES: tuple[StepFamily, ...] = (
                summary="the add-on's wheel against the installed torch"),
 )
 
+ENTRIES: tuple[StepSpec | StepFamily, ...] = (*STEPS, *FAMILIES)
+"""Every step, then every family: the README's step table, row by row."""
 _BY_NAME = {spec.name: spec for spec in STEPS}
-ACTIONS: frozenset[str] = frozenset(a for entry in (*STEPS, *FAMILIES) for a in entry.actions)
+ACTIONS: frozenset[str] = frozenset(a for entry in ENTRIES for a in entry.actions)
 """Every in-process action a plan may name: steps.STAGES has exactly these."""
 
 
@@ -238,7 +249,7 @@ def kinds() -> tuple[str, ...]:
 
 def names_for_people() -> str:
     """Every step and family, for a message: `preflight, ..., verify, <add-on>-build ...`."""
-    return ", ".join([*(spec.name for spec in STEPS), *(f.pattern for f in FAMILIES)])
+    return ", ".join(entry.label for entry in ENTRIES)
 
 
 def check_step(name: object, *, where: str) -> str:
@@ -289,7 +300,7 @@ def check_planned(steps: Iterable[tuple[str, str, str]]) -> None:
 
 
 def _every_name() -> tuple[str, ...]:
-    return tuple([*(s.name for s in STEPS), *(f.pattern for f in FAMILIES)])
+    return tuple(entry.label for entry in ENTRIES)
 
 
 def _did_you_mean(name: object, choices: Iterable[str]) -> str:

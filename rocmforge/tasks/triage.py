@@ -29,8 +29,8 @@ def triage(c: Context, log: str | None = None, step: str = "", json: bool = Fals
 
     from rocmforge import render
     from rocmforge.errors import UsageError
-    from rocmforge.triage import NotText, bounded_lines, explain_file, explain_lines
     from rocmforge.knowledge.steps import names_for_people
+    from rocmforge.triage import NotText, bounded_lines, explain_file, explain_lines
     from rocmforge.triage.report import known_step, render_text
 
     if not log:
