@@ -254,3 +254,28 @@ def test_stages_and_places_are_the_declared_ones() -> None:
     for entry in registry.ENTRIES:
         assert set(entry.reads) | set(entry.writes) <= set(get_args(registry.Place))
     assert stages[0] == "prepare" and registry.step("verify").stage == "verify"
+
+
+def test_an_action_asking_for_a_step_the_registry_lacks_is_a_bug_not_an_empty_answer() -> None:
+    import io
+
+    from rocmforge.execute.actions import ActionContext, StepResult
+    from rocmforge.execute.model import Step
+
+    ran = StepResult(name="collect", status="ran", duration_s=1.0, digest="d",
+                     details={"torch": "torch-2.8.0.whl"})
+    ctx = ActionContext(step=Step(name="install", argv=("install",), why="", kind="python"),
+                        workdir=WORK, results=(ran,), log=io.StringIO(),
+                        run_argv=None)  # type: ignore[arg-type]  # never called here
+    assert ctx.details_of("collect") == {"torch": "torch-2.8.0.whl"}
+    assert ctx.details_of("triton") == {}  # a step that did not run
+    with pytest.raises(ValueError, match="'colect'"):
+        ctx.details_of("colect")
+
+
+def test_every_step_the_kits_actions_ask_about_is_in_the_registry() -> None:
+    asked = set()
+    for source in (ROOT / "rocmforge").rglob("*.py"):
+        asked |= set(re.findall(r'details_of\("([^"]+)"\)', source.read_text()))
+    assert len(asked) >= 8
+    assert all(registry.is_known(name) for name in asked), asked
