@@ -133,3 +133,20 @@ def test_the_records_keep_their_shape() -> None:
     extension = _extension().as_dict()
     assert (extension["kind"], extension["verify"], extension["pre_build"]) == (
         "extension", "linear8bitlt", [["cmake", "--build", "build"]])
+
+
+def test_one_table_names_every_add_on_with_its_kind_source_variables_and_op() -> None:
+    from rocmforge.knowledge.addons import KIND_COMPANION, load_addons
+
+    table = load_addons()
+    assert table.names == ("torchvision", "torchaudio", "flash-attention", "bitsandbytes",
+                           "xformers", "vllm", "apex")
+    vision, flash, bnb = (table.addons[n] for n in ("torchvision", "flash-attention",
+                                                   "bitsandbytes"))
+    assert (vision.kind, vision.repo, vision.targets_var, dict(vision.switches),
+            vision.verify) == (KIND_COMPANION, "https://github.com/pytorch/vision.git", "",
+                               {"FORCE_CUDA": "1"}, "")
+    assert (flash.kind, flash.targets_var, dict(flash.switches), flash.verify) == (
+        KIND_EXTENSION, "GPU_ARCHS", {"BUILD_TARGET": "rocm"}, "flash_attn_func")
+    assert (bnb.package, bnb.targets_var, bnb.verify) == (
+        "bitsandbytes", "BNB_ROCM_ARCH", "linear8bitlt")

@@ -48,14 +48,13 @@ PIP_WHEEL = ("-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-de
 def companion_choices(settings: Settings, table: CompanionTable,
                       torch_version: str) -> tuple[CompanionChoice, ...]:
     """What to do about each companion the settings name (in the order given)."""
+    from rocmforge.knowledge.addons import load_addons
     from rocmforge.knowledge.extensions import load_extensions, split_with
 
     words, _ = split_with(settings.companions, load_extensions())
     requests = parse_requests(words, table)
-    from rocmforge.knowledge.extensions import load_extensions as _extensions
-
     unknown = sorted(set(settings.companion_repos) - set(table.names)
-                     - set(_extensions().names))
+                     - set(load_addons().names))
     if unknown:
         raise UsageError(
             f"setting companion_repos names {', '.join(unknown)}, which is no companion",
