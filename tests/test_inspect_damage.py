@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from rocmforge.inspect import inspect_paths, walk_fatbin
-from rocmforge.inspect.bundles import BytesSource
+from rocmforge.inspect.byte_source import BytesSource
 from rocmforge.inspect.elf import read_host_layout
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 

@@ -15,7 +15,6 @@ Must not: open files, walk directories, print, or raise anything but `BundleForm
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -27,9 +26,10 @@ import threading
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.inspect.byte_source import BufferSource, ByteSource
 from rocmforge.inspect.elf import EM_AMDGPU, ElfReadError, decode_code_object_header
 
 PLAIN_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
@@ -42,58 +42,6 @@ _CODE_OBJECT_HEADER = 64
 
 class BundleFormatError(RocmforgeError):
     """Bundle bytes that do not follow the format: truncated, sizes that lie, bad compression."""
-
-
-class ByteSource(Protocol):
-    """Random access to a byte range; short reads mean the range ends there."""
-
-    def read_at(self, offset: int, size: int) -> bytes: ...
-
-
-class BufferSource:
-    """A ByteSource over [base, base+size) of a buffer: bytes, or an mmap of the whole file.
-
-    The walk recognises it and slices the buffer directly instead of calling `read_at`.
-    """
-
-    __slots__ = ("base", "buffer", "size")
-
-    def __init__(self, buffer: bytes | mmap.mmap, base: int = 0, size: int | None = None) -> None:
-        self.buffer = buffer
-        self.base = base
-        self.size = len(buffer) - base if size is None else size
-
-    def read_at(self, offset: int, size: int) -> bytes:
-        if offset < 0 or size <= 0 or offset >= self.size:
-            return b""
-        end = min(offset + size, self.size)
-        return bytes(self.buffer[self.base + offset : self.base + end])
-
-    def release_before(self, offset: int) -> None:
-        """Unmap the pages before `offset` that the walk is done with (mmap only).
-
-        Each page fault maps its neighbours too (fault-around), so without this a walk over a
-        1 GiB file would end with most of it counted in the process's RSS. The pages stay in
-        the page cache; only this process's mapping of them goes.
-        """
-        if not isinstance(self.buffer, mmap.mmap):
-            return
-        end = (self.base + offset) // mmap.PAGESIZE * mmap.PAGESIZE
-        start = self.base // mmap.PAGESIZE * mmap.PAGESIZE
-        if end > start:
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                self.buffer.madvise(mmap.MADV_DONTNEED, start, end - start)
-
-
-class BytesSource(BufferSource):
-    """A ByteSource over bytes already in memory (tests, fuzzing)."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(bytes(data))
-
-    @property
-    def data(self) -> bytes:
-        return bytes(self.buffer)
 
 
 @dataclass(frozen=True, kw_only=True)

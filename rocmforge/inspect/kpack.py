@@ -40,13 +40,13 @@ from rocmforge.inspect.bundles import (
     AMDGPU_TRIPLE,
     Bundle,
     BundleFormatError,
-    ByteSource,
     CodeObjectCheck,
     MachName,
     Row,
     check_code_object,
     parse_entry_id,
 )
+from rocmforge.inspect.byte_source import ByteSource
 
 MAGIC = b"KPAK"
 VERSION = 1

@@ -21,7 +21,6 @@ from rocmforge.inspect.rawcode import RawCodeObject
 
 if TYPE_CHECKING:
     from rocmforge.fsutil import JSONDoc
-    from rocmforge.inspect.verdict import Verdict
     from rocmforge.knowledge.targets import TargetId
 
 SCHEMA = "rocmforge.inspect/1"
@@ -31,6 +30,20 @@ LIKELY_CAUSE = (
     "and that the build was not reused from a configure with another arch list "
     "(build/CMakeCache.txt)"
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """What `invoke inspect` concludes (inspect/verdict.py judges): exit_code 0 or 1; `problems`
+    say why it is 1, `notes` are worth saying either way."""
+
+    exit_code: int
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def message(self) -> str:
+        return " ".join(self.problems or self.notes)
 
 
 @dataclass(frozen=True, kw_only=True)
