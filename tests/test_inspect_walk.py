@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from rocmforge.inspect import inspect_paths, to_json
-from rocmforge.inspect.bundles import BUNDLE_ALIGN, Limits, walk_fatbin
+from rocmforge.inspect.bundle_records import Limits
+from rocmforge.inspect.bundles import BUNDLE_ALIGN, walk_fatbin
 from rocmforge.inspect.byte_source import BytesSource, StreamSource
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 

@@ -18,7 +18,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rocmforge.inspect.bundles import AMDGPU_TRIPLE, EntryId, MachName
+from rocmforge.inspect.bundle_records import AMDGPU_TRIPLE, EntryId, MachName
 from rocmforge.inspect.byte_source import BufferSource, ByteSource
 from rocmforge.inspect.elf import EM_AMDGPU, SectionSpan, decode_code_object_header
 

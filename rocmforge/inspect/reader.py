@@ -31,14 +31,8 @@ from rocmforge.inspect.assembly import (
     damaged_file_report,
     readable_fatbin,
 )
-from rocmforge.inspect.bundles import (
-    DEFAULT_LIMITS,
-    FatbinScan,
-    Limits,
-    MachName,
-    scan_raw_bytes,
-    walk_fatbin,
-)
+from rocmforge.inspect.bundle_records import DEFAULT_LIMITS, FatbinScan, Limits, MachName
+from rocmforge.inspect.bundles import scan_raw_bytes, walk_fatbin
 from rocmforge.inspect.byte_source import (
     BufferSource,
     ByteSource,

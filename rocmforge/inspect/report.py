@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from rocmforge.inspect.bundles import Bundle, Damage, EntryId
+from rocmforge.inspect.bundle_records import Bundle, Damage, EntryId
 from rocmforge.inspect.kpack import KpackRef
 from rocmforge.inspect.rawcode import RawCodeObject
 
