@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rocmforge.inspect import inspect_paths, missing_targets
-from rocmforge.inspect.bundles import BytesSource
+from rocmforge.inspect.byte_source import BytesSource
 from rocmforge.inspect.kpack import KpackFormatError, parse_marker, read_archive
 from rocmforge.inspect.reader import default_mach_name
 from rocmforge.inspect.verdict import judge

@@ -36,17 +36,17 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.inspect.bundles import (
+from rocmforge.inspect.bundle_records import (
     AMDGPU_TRIPLE,
     Bundle,
     BundleFormatError,
-    ByteSource,
     CodeObjectCheck,
     MachName,
     Row,
-    check_code_object,
     parse_entry_id,
 )
+from rocmforge.inspect.byte_source import ByteSource
+from rocmforge.inspect.code_object_check import check_code_object
 
 MAGIC = b"KPAK"
 VERSION = 1

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rocmforge.inspect.assembly import ReadOptions
-from rocmforge.inspect.bundles import ByteSource
+from rocmforge.inspect.byte_source import ByteSource, StreamSource, member_data_offset
 from rocmforge.inspect.kpack import (
     ARCH_PLACEHOLDER,
     SUFFIX,
@@ -218,7 +218,6 @@ def _read(place: Place, read: dict[Place, KpackArchive | str],
 
 def _read_place(place: Place, options: ReadOptions) -> KpackArchive:
     kind, path, member = place
-    from rocmforge.inspect.reader import StreamSource, member_data_offset
 
     if kind == "file":
         with open(path, "rb", buffering=0) as handle:

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from rocmforge.inspect.bundles import Bundle, Damage, EntryId
+from rocmforge.inspect.bundle_records import Bundle, Damage, EntryId
 from rocmforge.inspect.kpack import KpackRef
 from rocmforge.inspect.rawcode import RawCodeObject
 
 if TYPE_CHECKING:
     from rocmforge.fsutil import JSONDoc
-    from rocmforge.inspect.verdict import Verdict
     from rocmforge.knowledge.targets import TargetId
 
 SCHEMA = "rocmforge.inspect/1"
@@ -31,6 +30,20 @@ LIKELY_CAUSE = (
     "and that the build was not reused from a configure with another arch list "
     "(build/CMakeCache.txt)"
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """What `invoke inspect` concludes (inspect/verdict.py judges): exit_code 0 or 1; `problems`
+    say why it is 1, `notes` are worth saying either way."""
+
+    exit_code: int
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def message(self) -> str:
+        return " ".join(self.problems or self.notes)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,31 +4,24 @@ Exit 0 means proven: every library was read whole and, with `--expect`, every ex
 is in every library with device code, and some library has device code at all. Exit 1: a
 check failed (a FAIL row, no HIP device code with `--expect`, a missing target). Bad input
 (exit 2) is found before reading, by the task.
-Owns: that decision, as a pure function of the report. Must not: read files or print.
+Owns: that decision, as a pure function of the report (the `Verdict` record it returns lives in
+inspect/report.py, whose JSON document carries it). Must not: read files or print.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from rocmforge.inspect.report import LIKELY_CAUSE, InspectReport, LibraryReport, MissingTarget
+from rocmforge.inspect.report import (
+    LIKELY_CAUSE,
+    InspectReport,
+    LibraryReport,
+    MissingTarget,
+    Verdict,
+)
 
 CPU_ONLY = "no HIP device code: a CPU-only build"
 _NAMED = 5  # files named in a sentence before "and N more"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Verdict:
-    """exit_code 0 or 1; `problems` say why it is 1, `notes` are worth saying either way."""
-
-    exit_code: int
-    problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    @property
-    def message(self) -> str:
-        return " ".join(self.problems or self.notes)
 
 
 def judge(
