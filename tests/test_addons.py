@@ -136,7 +136,8 @@ def test_the_records_keep_their_shape() -> None:
 
 
 def test_one_table_names_every_add_on_with_its_kind_source_variables_and_op() -> None:
-    from rocmforge.knowledge.addons import KIND_COMPANION, load_addons
+    from rocmforge.knowledge.addon_table import load_addons
+    from rocmforge.knowledge.addons import KIND_COMPANION
 
     table = load_addons()
     assert table.names == ("torchvision", "torchaudio", "flash-attention", "bitsandbytes",

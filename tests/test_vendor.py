@@ -311,7 +311,11 @@ def test_vendored_nox_sessions_use_the_work_dir_of_invoke_rocm_build(tmp_path: P
     assert "Triton was skipped by the build" in verified.stderr, verified.stderr[-3000:]
     # The verify venv is pinned to the wheels under test (issue 33 item 3).
     venv = next((repo / ".nox").glob("verify*"))
-    assert f"constraint = {venv / 'rocmforge-constraints.txt'}" in (venv / "pip.conf").read_text()
+    # The venv's pip.conf names the kit's constraint file last (after the user's own, which pip
+    # would otherwise have read: this machine's /etc/xdg/pip/pip.conf has one).
+    line = next(x for x in (venv / "pip.conf").read_text().splitlines()
+                if x.startswith("constraint = "))
+    assert line.split()[-1] == str(venv / "rocmforge-constraints.txt"), line
     assert "torch==2.8.0a0" in (venv / "rocmforge-constraints.txt").read_text()
     assert "--only build,arch,static,ops,blas,attention,memory,perf,comm,companions,extensions" \
         in verified.stderr

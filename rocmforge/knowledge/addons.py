@@ -3,8 +3,8 @@ bitsandbytes, ...) have in common, once.
 
 Owns: the kinds (`KIND_COMPANION`, `KIND_EXTENSION`); the verify ops a recipe may name with
 their tolerance (`VERIFY_OPS`: the one list; verify's `extensions` check implements exactly
-these); `AddOn` and `load_addons` (every add-on the kit knows by name, of either file: kind,
-source, targets variable, switches, verify op); `read_addons` (the one reader of an add-on
+these); `AddOn` (one add-on of either file: kind, source, targets variable, switches, verify op;
+`addon_table.load_addons` lists them all); `read_addons` (the one reader of an add-on
 table: its section, each entry a table, its keys checked, a `verify` op checked against
 `VERIFY_OPS`, all as ConfigError naming the file); and `AddOnChoice` (what a build does about
 one add-on, whatever its kind: the fields a kind does not use stay empty, so the planners read
@@ -54,33 +54,6 @@ class AddOn:
     targets_var: str  # "" = the torch build's own PYTORCH_ROCM_ARCH, in its environment
     switches: Mapping[str, str]  # the variables of its ROCm build (a backend's come on top)
     verify: str = ""  # one of VERIFY_OPS, "" = import only (or a check of its own)
-
-
-@dataclass(frozen=True, kw_only=True)
-class AddOnTable:
-    """Every add-on of config/companions.toml and config/extensions.toml, in that order."""
-
-    addons: Mapping[str, AddOn]
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(self.addons)
-
-
-def load_addons(directory: str | Path | None = None) -> AddOnTable:
-    """The companions and the extension recipes as add-ons (each file read by its own kind's
-    loader, which goes through `read_addons`)."""
-    from rocmforge.knowledge.companions import load_companions
-    from rocmforge.knowledge.extensions import load_extensions
-
-    found = {c.name: AddOn(kind=KIND_COMPANION, name=c.name, repo=c.repo, package=c.package,
-                           targets_var="", switches=c.build_env)
-             for c in load_companions(directory).companions.values()}
-    found.update({r.name: AddOn(kind=KIND_EXTENSION, name=r.name, repo=r.repo,
-                                package=r.package, targets_var=r.targets_var, switches=r.env,
-                                verify=r.verify)
-                  for r in load_extensions(directory).recipes.values()})
-    return AddOnTable(addons=MappingProxyType(found))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -48,7 +48,7 @@ PIP_WHEEL = ("-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-de
 def companion_choices(settings: Settings, table: CompanionTable,
                       torch_version: str) -> tuple[CompanionChoice, ...]:
     """What to do about each companion the settings name (in the order given)."""
-    from rocmforge.knowledge.addons import load_addons
+    from rocmforge.knowledge.addon_table import load_addons
     from rocmforge.knowledge.extensions import load_extensions, split_with
 
     words, _ = split_with(settings.companions, load_extensions())

@@ -160,7 +160,7 @@ def _locked_companions(settings: Settings, lock: Lock, path: Path
     else:
         ignored = tuple(given) if given and sorted(
             _name_and_ref(w)[0] for w in given) != sorted(locked) else ()
-    from rocmforge.knowledge.addons import load_addons
+    from rocmforge.knowledge.addon_table import load_addons
 
     # A name the kit knows (a companion, a recipe) is built from the lock's repository; any
     # other extension's word (git+<repo>@<commit>, a folder) carries its source itself.
@@ -195,7 +195,7 @@ def _name_and_ref(word: str) -> tuple[str, str]:
 def _locked_word(name: str, repo: str, commit: str) -> str:
     """The `--with` word that rebuilds a locked companion or extension at its commit: its name,
     or `git+<repo>@<commit>` for an extension no recipe names."""
-    from rocmforge.knowledge.addons import load_addons
+    from rocmforge.knowledge.addon_table import load_addons
     from rocmforge.knowledge.extensions import GIT_PREFIX
 
     if not commit:  # a plain folder: built from its path again (its digest is its version)
