@@ -840,6 +840,7 @@ RULES: tuple[Rule, ...] = (
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
          pattern=_rx(r"Killed signal terminated program (?P<prog>\S+)"
+                     r"|internal compiler error: Killed \(program (?P<prog4>\S+)\)"
                      r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
                      r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
@@ -847,6 +848,7 @@ RULES: tuple[Rule, ...] = (
                      r"|(?:(?P<prog3>cc1plus|cc1|clang[\w.+-]*|ld(?:\.\w+)?|lld|hipcc|[gc]\+\+)"
                      r"\S*:? (?:was |got )?|\b(?:was|got) )killed by the kernel"),
          read=lambda m, v: _killed(_Alias(m, prog="prog2") if m.group("prog2") else
+                                   _Alias(m, prog="prog4") if m.group("prog4") else
                                    _Alias(m, prog="prog3"), v),
          source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,

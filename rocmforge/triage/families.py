@@ -1,0 +1,384 @@
+"""Generic message families, read by their values rather than by one thread's wording.
+
+Owns: rules for the messages a tool prints for any library, package, program or version (the
+loader's version-check error for any versioned symbol set, lld's "unable to find library", a
+shell reporting a SIGKILLed job, CMake's "No CMAKE_<LANG>_COMPILER", pip's unsupported-wheel and
+resolver-conflict errors, a ROCm tool missing from its install, a too old GCC). Each reader
+parses the value (library, package, program, version) out of the message and declines where the
+message alone does not prove a cause. Must not: read files, run programs or pick between
+findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule
+
+_JOBS_FIX = ("{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per compile job, "
+             "and the rerun resumes where it stopped")
+
+# Programs of a build whose SIGKILL is the out-of-memory killer's in practice (compilers,
+# linkers, the LLVM tools a HIP device link runs).
+_BUILD_PROGRAM = re.compile(
+    r"^(?:cc1plus|cc1|c\+\+|g\+\+(?:-\d+)?|gcc(?:-\d+)?|clang(?:\+\+)?(?:-\d+)?|amdclang\+\+|"
+    r"hipcc(?:\.pl)?|nvcc|ld(?:\.\w+)?|lld|collect2|llvm-link|llc|opt|lto1|ninja)$")
+
+
+def _glibc_version(match: re.Match[str], view: LineView) -> Reading | None:
+    if re.match(r"^\S*\bld\S*: ", view.text):
+        return None  # the linker's check at build time, not the loader's
+    version = match.group("ver")
+    needer = (match.group("by") or "").rsplit("/", 1)[-1]
+    who = needer or "a binary"
+    return Reading(
+        subject=version,
+        cause=f"{who} was built against glibc with {version}, newer than this system's "
+              "C library: a wheel or binary built on a newer distribution than the one it "
+              "runs on",
+        fix="use a build made for this distribution's glibc (a manylinux wheel whose tag is "
+            "not newer than `ldd --version` shows), or build it here from source, or run on a "
+            "distribution with that glibc")
+
+
+def _libstdcxx_unnamed(match: re.Match[str], view: LineView) -> Reading | None:
+    version = match.group("ver")
+    needer = match.group("by").rsplit("/", 1)[-1]
+    return Reading(
+        subject=version,
+        cause=f"{needer} needs {version}, which the libstdc++ loaded at run time does not "
+              "have: it was built with a newer GCC's libstdc++ than the one found first (often "
+              "a conda env's or an old system copy)",
+        fix="run with the libstdc++ of the compiler that built it (install the newer "
+            "libstdc++6, or put its folder first on LD_LIBRARY_PATH; in conda: `conda install "
+            "-c conda-forge libstdcxx-ng`), or rebuild with the system GCC (--gcc N)")
+
+
+def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("lib")
+    if "::" in name:
+        return None  # an unresolved CMake imported target passed through as -l
+    library = "lib" + name
+    return Reading(
+        subject=library,
+        cause=f"the linker (lld) could not find {library}: it is not installed, or not in any "
+              "folder on the link path",
+        fix=f"install the development package that provides {library}.so (or .a), or add the "
+            "folder that holds it to the link path (-L, LIBRARY_PATH, or CMAKE_PREFIX_PATH for "
+            f"a CMake package); a ROCm install may keep it in lib64 (`ls /opt/rocm*/lib*/"
+            f"{library}.*`)")
+
+
+def _shell_killed(match: re.Match[str], view: LineView) -> Reading | None:
+    program = match.group("cmd").strip("'\"").rsplit("/", 1)[-1]
+    if not _BUILD_PROGRAM.match(program):
+        return None  # a job of unknown kind: SIGKILL alone does not prove memory ran out
+    return Reading(
+        subject=program,
+        cause=f"the shell reports {program} was killed (SIGKILL), almost always the "
+              "out-of-memory killer: too many parallel jobs for this machine's memory",
+        fix=_JOBS_FIX)
+
+
+def _cmake_no_compiler(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error" and not view.text.startswith("CMake Error"):
+        return None
+    lang = match.group("lang") or match.group("lang2") or match.group("lang3")
+    if lang == "HIP":
+        return Reading(
+            subject="hipcc", klass="rocm-install",
+            cause="CMake found no HIP compiler: the ROCm install the build uses has no "
+                  "llvm/bin/clang++ (rocm-llvm not installed), or ROCM_PATH / HIP_PATH / "
+                  "CMAKE_HIP_COMPILER point at a folder without it",
+            fix="install ROCm's compiler (rocm-llvm, hipcc) and point the build at that ROCm "
+                "(`invoke build --rocm-path /opt/rocm-X.Y`, or CMAKE_HIP_COMPILER="
+                "<rocm>/llvm/bin/clang++); `invoke doctor` shows the ROCm the kit found")
+    name = "gcc" if lang == "C" else "g++"
+    return Reading(
+        subject=name,
+        cause=f"CMake found no {lang} compiler: none is installed, or CC / CXX (or "
+              f"CMAKE_{lang}_COMPILER) name a program that does not exist",
+        fix=f"install the host compiler (e.g. `apt install {name}` or build-essential), or "
+            "unset CC/CXX or point them at an installed compiler, then configure from a clean "
+            "build folder")
+
+
+_WHEEL = re.compile(r"(?P<pkg>[A-Za-z0-9][\w.]*?)-(?P<ver>\d[\w.+!-]*?)-(?P<py>[\w.]+)-"
+                    r"(?P<abi>[\w.]+)-(?P<plat>[\w.]+)\.whl")
+
+
+def _unsupported_wheel(match: re.Match[str], view: LineView) -> Reading | None:
+    wheel = _WHEEL.search(match.group("wheel"))
+    if wheel is None:
+        return None
+    package = wheel.group("pkg").lower().replace("_", "-")
+    return Reading(
+        subject=package,
+        cause=f"pip refused {match.group('wheel').rsplit('/', 1)[-1]}: its tags (Python "
+              f"{wheel.group('py')}, platform {wheel.group('plat')}) do not match this "
+              "interpreter and system (another Python version, or another OS or CPU)",
+        fix="install the wheel built for this Python and platform (`python -m pip debug "
+            "--verbose` lists the tags it accepts; the index lists one wheel per cpXY), or use "
+            "the Python version the wheel was built for")
+
+
+def _resolver_conflict(match: re.Match[str], view: LineView) -> Reading | None:
+    first = match.group("pkg").split("==")[0].split("[")[0].lower()
+    return Reading(
+        subject=first,
+        cause="pip could not resolve the requirements: the versions asked for (a pinned "
+              f"{first} and what the other packages require of it) exclude each other, or the "
+              "index holds no build of one of them for this torch/ROCm",
+        fix="pin versions that belong together (torch, torchvision and torchaudio of one "
+            "release, from one index: the ROCm index of that torch), or drop the pin that "
+            "conflicts; pip's lines above say which package asked for what")
+
+
+_ROCM_TOOL = re.compile(r"^(?:hipconfig|rocminfo|rocm_agent_enumerator|rocm-smi|amd-smi|"
+                        r"amdclang\+\+|amdclang|clang\+\+|clang|offload-arch|roc-obj-ls|"
+                        r"hipify-perl|llvm-link|ld\.lld)$")
+
+
+def _rocm_tool_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    tool = path.rsplit("/", 1)[-1]
+    if not _ROCM_TOOL.match(tool) or "/hip/bin/" in path:
+        return None  # hipcc, and the old <rocm>/hip layout, are the table's (a stale HIP_PATH)
+    root = match.group("root")
+    return Reading(
+        subject=tool,
+        cause=f"{path} does not exist: the ROCm install at {root} lacks {tool} (a partial "
+              "install, a runtime-only package set, or a ROCm path that points at another "
+              "layout than the one installed)",
+        fix=f"install the ROCm package that provides {tool} in {root}, or point ROCM_PATH / "
+            "HIP_PATH (`invoke build --rocm-path`) at the ROCm install that has it; `invoke "
+            "doctor` shows each install and what it holds")
+
+
+def _old_gcc(match: re.Match[str], view: LineView) -> Reading | None:
+    need = match.group("need") or match.group("need2") or ""
+    return Reading(
+        subject="gcc",
+        cause="the host GCC is older than the sources support" +
+              (f" (they need GCC {need} or later)" if need else ""),
+        fix="install a newer GCC and build with it (`invoke build --gcc N`, or CC/CXX="
+            "gcc-N/g++-N), then configure from a clean build folder")
+
+
+def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
+    dll = match.group("dll")
+    if dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
+        return None  # windows-torch-dll (shapes.py) names the Triton/driver cause for these
+    return Reading(
+        subject=dll,
+        cause=f"Windows could not load {dll} or a DLL it depends on (WinError 126): a "
+              "dependency is missing from the DLL search path (the ROCm/HIP runtime DLLs, "
+              "the MSVC runtime) or comes from another install than the one it was built with",
+        fix="install the Visual C++ redistributable and the ROCm runtime the wheel was built "
+            "for (TheRock's rocm wheels in the same venv), then import torch before other "
+            "packages; `where amdhip64*.dll` shows which runtime Windows finds first")
+
+
+def _dll_load_failed(match: re.Match[str], view: LineView) -> Reading | None:
+    module = match.group("mod")
+    return Reading(
+        subject=module,
+        cause=f"Windows could not load the extension module {module} or a DLL it depends on: "
+              "a dependency (the ROCm/HIP runtime DLLs, the MSVC runtime, torch's own DLLs) "
+              "is missing from the DLL search path or is another build's",
+        fix="install the Visual C++ redistributable and the ROCm runtime the package was built "
+            "for in the same environment, import torch first, and reinstall the package built "
+            "for this torch")
+
+
+def _hip_runtime_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="hip",
+        cause="clang compiled HIP code without finding the HIP runtime headers and library: "
+              "neither --rocm-path nor ROCM_PATH / HIP_PATH points at a ROCm install that has "
+              "include/hip (a stale HIP_PATH, an SDK laid out as wheels, or hip-devel not "
+              "installed)",
+        fix="point the compile at the ROCm install: set ROCM_PATH and HIP_PATH to its root (or "
+            "pass --rocm-path=<rocm>), unset a stale HIP_PATH; install ROCm's HIP development "
+            "package where it is split out; `invoke doctor` shows the ROCm the kit found")
+
+
+def _no_nvidia_driver(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="USE_ROCM",
+        cause="the imported torch is a CUDA build (it looks for an NVIDIA driver): a torch "
+              "without ROCm support was installed, e.g. pulled from PyPI by another package's "
+              "requirements",
+        fix="install a ROCm build of torch (from PyTorch's ROCm index, --index-url "
+            "https://download.pytorch.org/whl/rocmX.Y, or the kit's wheel) and check "
+            "`python -c 'import torch; print(torch.version.hip)'` prints a version")
+
+
+def _companion_cuda_versions(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="torchvision",
+        cause=f"torch ({match.group('torch')}) and torchvision ({match.group('vision')}) were "
+              "built for different GPU toolkit versions: they come from different indexes or "
+              "releases",
+        fix="install torch and torchvision of one release from one index (the ROCm index of "
+            "that torch), e.g. reinstall both in one pip command")
+
+
+def _impimporter(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="setuptools",
+        cause="an old setuptools/pkg_resources (or pip) runs on Python 3.12+, which removed "
+              "pkgutil.ImpImporter",
+        fix="upgrade the packaging tools in the environment (`python -m pip install -U pip "
+            "setuptools wheel`), or use a Python version the pinned tools support")
+
+
+def _bdist_wheel(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="wheel",
+        cause="setup.py was asked to build a wheel but the wheel package (bdist_wheel) is not "
+              "installed in the environment that runs it",
+        fix="install it first (`python -m pip install wheel`, or an up-to-date setuptools, "
+            "which provides bdist_wheel itself), then rerun")
+
+
+def _numpy_abi(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="numpy",
+        cause="a compiled module was built against another NumPy major version than the one "
+              "installed (NumPy 1.x binaries under NumPy 2, or the reverse)",
+        fix="install the NumPy the module was built for (`pip install 'numpy<2'`), or a build "
+            "of the module made for the installed NumPy")
+
+
+_WRAPPED_PACKAGE = re.compile(r"configuration file for package \"(?P<name>[^\"]+)\" that is\s*$")
+
+
+def _incompatible_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error" or not view.previous:
+        return None
+    head = _WRAPPED_PACKAGE.search(view.previous[-1])
+    if head is None:
+        return None
+    name = head.group("name")
+    label = name.lower()
+    return Reading(
+        subject=label,
+        cause=f"CMake found {name}, but not in a version the caller accepts (requested "
+              f"{match.group('want')}): the ROCm install found is another release than the "
+              "one the tree asks for, or two ROCm installs are mixed",
+        fix=f"build against one ROCm install whose {label} matches the tree (`invoke build "
+            "--rocm-path /opt/rocm-X.Y`; `invoke doctor` shows each install and its "
+            "components' versions), or use a release of the tree that supports that ROCm")
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+FAMILIES: tuple[Rule, ...] = (
+    Rule(id="glibc-version", klass="import",
+         triggers=("GLIBC_",),
+         pattern=_rx(r"version [`'](?P<ver>GLIBC_[\d.]+)' not found"
+                     r"(?: \(required by (?P<by>[^)\s]+)\))?"),
+         read=_glibc_version, source="glibc's dl-version.c version-check error "
+         "(\"version `%s' not found (required by %s)\")"),
+    Rule(id="libstdcxx-version-unnamed", klass="import",
+         triggers=("GLIBCXX_", "CXXABI_"),
+         pattern=_rx(r"^version [`'](?P<ver>(?:GLIBCXX|CXXABI)_[\d.]+)' not found "
+                     r"\(required by (?P<by>[^)\s]+)\)"),
+         read=_libstdcxx_unnamed, source="glibc's dl-version.c (the loaded library's name on "
+         "the line before, cut by the log)"),
+    Rule(id="lld-no-library", klass="link",
+         triggers=("unable to find library -l",),
+         pattern=_rx(r"\bld\.lld\S*: error: unable to find library -l(?P<lib>[\w.:+-]+)"),
+         read=_lld_no_library, source="llvm/llvm-project lld/ELF/Driver.cpp "
+         "(\"unable to find library -l\")"),
+    Rule(id="shell-killed", klass="out-of-memory", tier=0,
+         triggers=(" Killed ",),
+         pattern=_rx(r"(?:^|: )(?:line \d+: )?\d+ Killed\s+(?:\S+=\S+\s+)*(?P<cmd>\S+)"),
+         read=_shell_killed, source="bash/dash job report for a SIGKILLed command "
+         "(\"<pid> Killed <command>\"); ROCm/AMDMIGraphX#419"),
+    Rule(id="cmake-no-compiler", klass="host-compiler",
+         triggers=("No CMAKE_", "_COMPILER not set", "is not a full path to an existing "
+                   "compiler"),
+         pattern=_rx(r"No CMAKE_(?P<lang>C|CXX|HIP)_COMPILER could be found"
+                     r"|CMAKE_(?P<lang2>C|CXX|HIP)_COMPILER not set, after EnableLanguage"
+                     r"|^The CMAKE_(?P<lang3>HIP)_COMPILER:\s*$"),
+         read=_cmake_no_compiler, source="Kitware/CMake Modules/CMakeDetermine<LANG>Compiler"
+         ".cmake and cmGlobalGenerator.cxx"),
+    Rule(id="pip-unsupported-wheel", klass="python-packaging",
+         triggers=("is not a supported wheel on this platform",),
+         pattern=_rx(r"(?P<wheel>\S+\.whl) is not a supported wheel on this platform"),
+         read=_unsupported_wheel, source="pypa/pip src/pip/_internal/req/constructors.py "
+         "(\"is not a supported wheel on this platform\")"),
+    Rule(id="pip-resolver-conflict", klass="python-packaging",
+         triggers=("because these package versions have conflicting dependencies",),
+         pattern=_rx(r"Cannot install (?P<pkg>[\w.\[\]=<>!~-]+)(?:,| and) .*because these "
+                     r"package versions have conflicting dependencies"),
+         read=_resolver_conflict, source="pypa/pip src/pip/_internal/resolution/"
+         "resolvelib/factory.py (ResolutionImpossible report)"),
+    Rule(id="rocm-tool-missing", klass="rocm-install",
+         triggers=("/opt/rocm",),
+         pattern=_rx(r"(?:No such file or directory: '|: )(?P<path>(?P<root>/opt/rocm[\w.-]*)"
+                     r"/\S*?bin/[\w.+-]+)(?:'|: (?:command )?not found|: No such file or "
+                     r"directory)"),
+         read=_rocm_tool_missing, source="the shell's and Python's errors for a missing "
+         "program under a ROCm root"),
+    Rule(id="gcc-too-old", klass="host-compiler",
+         triggers=("too old version of GCC", "or later is required", "or newer is required",
+                   "or higher is required"),
+         pattern=_rx(r"too old version of GCC\. We need GCC (?P<need>\d+)"
+                     r"|\b(?:GCC|gcc|g\+\+) (?:version )?(?P<need2>\d+(?:\.\d+)*) or "
+                     r"(?:later|newer|higher) is required"),
+         read=_old_gcc, source="pytorch/pytorch c10/util/C++17.h (\"You're trying to build "
+         "PyTorch with a too old version of GCC\")"),
+    Rule(id="windows-dll-load", klass="import",
+         triggers=("WinError 126",),
+         pattern=_rx(r"WinError 126\].*Error loading \"[^\"]*?(?P<dll>[\w.+-]+\.dll)\""),
+         read=_windows_dll, source="torch/__init__.py _load_dll_libraries (\"Error loading "
+         "... or one of its dependencies\")"),
+    Rule(id="dll-load-failed", klass="import",
+         triggers=("DLL load failed while importing",),
+         pattern=_rx(r"DLL load failed while importing (?P<mod>[\w.]+)"),
+         read=_dll_load_failed, source="CPython's Windows extension loader "
+         "(Python/dynload_win.c)"),
+    Rule(id="hip-runtime-missing", klass="rocm-install",
+         triggers=("cannot find HIP runtime",),
+         pattern=_rx(r"cannot find HIP runtime; provide its path via"),
+         read=_hip_runtime_missing, source="llvm-project clang/include/clang/Basic/"
+         "DiagnosticDriverKinds.td err_drv_no_hip_runtime (commit not read); "
+         "ROCm/legacy-rocm-build#6285"),
+    Rule(id="cuda-torch-no-driver", klass="rocm-disabled",
+         triggers=("Found no NVIDIA driver on your system",),
+         pattern=_rx(r"Found no NVIDIA driver on your system"),
+         read=_no_nvidia_driver, source="pytorch/pytorch c10/cuda/CUDAFunctions.cpp "
+         "(TORCH_CHECK \"Found no NVIDIA driver on your system\"; commit not read)"),
+    Rule(id="companion-cuda-versions", klass="python-packaging",
+         triggers=("were compiled with different CUDA major versions",),
+         pattern=_rx(r"PyTorch and torchvision were compiled with different CUDA major "
+                     r"versions\. PyTorch has CUDA Version=(?P<torch>\S+?)\.? and torchvision "
+                     r"has CUDA Version=(?P<vision>\S+?)\.?(?:\s|$)"),
+         read=_companion_cuda_versions, source="pytorch/vision torchvision/extension.py "
+         "_check_cuda_version (commit not read)"),
+    Rule(id="setuptools-impimporter", klass="python-packaging",
+         triggers=("ImpImporter",),
+         pattern=_rx(r"module 'pkgutil' has no attribute 'ImpImporter'"),
+         read=_impimporter, source="CPython 3.12 removed pkgutil.ImpImporter (What's New in "
+         "3.12); old pkg_resources uses it"),
+    Rule(id="no-bdist-wheel", klass="python-packaging",
+         triggers=("invalid command 'bdist_wheel'",),
+         pattern=_rx(r"invalid command 'bdist_wheel'"),
+         read=_bdist_wheel, source="distutils' command lookup when the wheel package is absent"),
+    Rule(id="numpy-abi", klass="python-packaging",
+         triggers=("compiled using NumPy 1.x", "numpy.dtype size changed"),
+         pattern=_rx(r"A module that was compiled using NumPy 1\.x cannot be run in"
+                     r"|numpy\.dtype size changed, may indicate binary incompatibility"),
+         read=_numpy_abi, source="numpy/_core (the NumPy 2 ABI check); numpy's dtype size "
+         "check"),
+    Rule(id="cmake-incompatible-wrapped", klass="missing-component",
+         triggers=("compatible with requested version",),
+         pattern=_rx(r'^compatible with requested version\s+"?(?P<want>[^"]+?)"?\.?\s*$'),
+         read=_incompatible_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx (the "
+         "message wrapped by CMake's formatter)"),
+)

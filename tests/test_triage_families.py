@@ -1,0 +1,86 @@
+"""The generic message families (rocmforge.triage.families): each reads its value (library,
+package, program, version) out of the message a tool prints for any of them, and declines
+where the line alone proves no cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmforge.triage import explain_text
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule"), [
+    ("ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found "
+     "(required by /x/torch/lib/libtorch_cpu.so)", "import", "GLIBC_2.32", "glibc-version"),
+    ("version `GLIBCXX_3.4.32' not found (required by /opt/rocm/lib/libamdhip64.so)",
+     "import", "GLIBCXX_3.4.32", "libstdcxx-version-unnamed"),
+    ("ld.lld: error: unable to find library -lrocblas", "link", "librocblas",
+     "lld-no-library"),
+    ("/bin/sh: line 1: 12345 Killed                  /usr/bin/c++ -o foo.o -c foo.cpp",
+     "out-of-memory", "c++", "shell-killed"),
+    ("c++: internal compiler error: Killed (program cc1plus)", "out-of-memory", "cc1plus",
+     "compiler-killed"),
+    ("CMake Error at CMakeLists.txt:5 (project):\n  No CMAKE_HIP_COMPILER could be found.",
+     "rocm-install", "hipcc", "cmake-no-compiler"),
+    ("CMake Error at CMakeLists.txt:5 (project):\n  No CMAKE_CXX_COMPILER could be found.",
+     "host-compiler", "g++", "cmake-no-compiler"),
+    ("ERROR: torch-2.5.0+rocm6.2-cp310-cp310-linux_x86_64.whl is not a supported wheel on "
+     "this platform.", "python-packaging", "torch", "pip-unsupported-wheel"),
+    ("ERROR: Cannot install torch==2.4.0 and torchvision==0.20.0 because these package "
+     "versions have conflicting dependencies.", "python-packaging", "torch",
+     "pip-resolver-conflict"),
+    ("/bin/sh: 1: /opt/rocm/bin/hipconfig: not found", "rocm-install", "hipconfig",
+     "rocm-tool-missing"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: '/opt/rocm-6.2.0/bin/rocminfo'",
+     "rocm-install", "rocminfo", "rocm-tool-missing"),
+    ('#error "You\'re trying to build PyTorch with a too old version of GCC. We need GCC 9 or '
+     'later."', "host-compiler", "gcc", "gcc-too-old"),
+    ('OSError: [WinError 126] The specified module could not be found. Error loading '
+     '"C:\\venv\\lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.',
+     "import", "c10.dll", "windows-dll-load"),
+    ("ImportError: DLL load failed while importing _C: The specified module could not be "
+     "found.", "import", "_C", "dll-load-failed"),
+    ("clang++: error: cannot find HIP runtime; provide its path via '--rocm-path', or pass "
+     "'-nogpuinc' to build without HIP runtime", "rocm-install", "hip", "hip-runtime-missing"),
+    ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+     "NVIDIA GPU and installed a driver", "rocm-disabled", "USE_ROCM", "cuda-torch-no-driver"),
+    ("RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA "
+     "major versions. PyTorch has CUDA Version=6.2 and torchvision has CUDA Version=5.7. "
+     "Please reinstall", "python-packaging", "torchvision", "companion-cuda-versions"),
+    ("AttributeError: module 'pkgutil' has no attribute 'ImpImporter'. Did you mean: "
+     "'zipimporter'?", "python-packaging", "setuptools", "setuptools-impimporter"),
+    ("error: invalid command 'bdist_wheel'", "python-packaging", "wheel", "no-bdist-wheel"),
+    ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may "
+     "crash.", "python-packaging", "numpy", "numpy-abi"),
+    ('CMake Error at /opt/rocm/lib/cmake/hip/hip-config.cmake:10 (find_package):\n'
+     '  Could not find a configuration file for package "amd_comgr" that is\n'
+     '  compatible with requested version "2.0".', "missing-component", "amd_comgr",
+     "cmake-incompatible-wrapped"),
+])
+def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
+    found = explain_text(text)
+    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
+
+
+@pytest.mark.parametrize("text", [
+    # a SIGKILLed job that is no compiler or linker: memory is not proven
+    "/bin/sh: line 1: 12345 Killed                  python train.py",
+    # the linker's glibc check at build time is no loader error
+    "/usr/bin/ld: /usr/lib/libfoo.so: version `GLIBC_2.34' not found",
+    # hipcc under the old <rocm>/hip layout is the stale-HIP_PATH signature's, not a tool gap
+    "sh: 1: /opt/rocm-7.2.3/hip/bin/hipconfig: not found",
+    # a program under /opt/rocm that is no ROCm tool
+    "/bin/sh: 1: /opt/rocm/bin/my_script: not found",
+    # the wrapped version line outside a CMake error block
+    '  Could not find a configuration file for package "amd_comgr" that is\n'
+    '  compatible with requested version "2.0".',
+    # the CXX compiler CMake names may be hipcc: no reading of the bare block header
+    "CMake Error at CMakeLists.txt:5 (project):\n  The CMAKE_CXX_COMPILER:\n\n"
+    "    /opt/rocm/bin/hipcc\n\n  is not a full path to an existing compiler tool.",
+    # pip's post-install notice is no failure
+    "torchvision 0.20.0+rocm6.2 requires torch==2.5.0, but you have torch 2.6.0 which is "
+    "incompatible.",
+])
+def test_a_family_claims_nothing_without_proof(text: str) -> None:
+    found = explain_text(text)
+    assert found.klass is None, (found.rule, found.subject)
