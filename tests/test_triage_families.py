@@ -77,6 +77,12 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
     # the CXX compiler CMake names may be hipcc: no reading of the bare block header
     "CMake Error at CMakeLists.txt:5 (project):\n  The CMAKE_CXX_COMPILER:\n\n"
     "    /opt/rocm/bin/hipcc\n\n  is not a full path to an existing compiler tool.",
+    # torchvision's own warning that its optional image extension did not load
+    "/x/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
+    "'libc10_hip.so: cannot open shared object file: No such file or directory'If you don't "
+    "plan on using image functionality from `torchvision.io`, you can ignore this warning.",
+    "/x/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
+    "'/x/torchvision/image.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev'",
     # pip's post-install notice is no failure
     "torchvision 0.20.0+rocm6.2 requires torch==2.5.0, but you have torch 2.6.0 which is "
     "incompatible.",
@@ -84,3 +90,11 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
 def test_a_family_claims_nothing_without_proof(text: str) -> None:
     found = explain_text(text)
     assert found.klass is None, (found.rule, found.subject)
+
+
+def test_a_loader_error_a_program_reports_as_its_warning_still_counts() -> None:
+    """vLLM reports its own extension's loader error as a WARNING line: that is the failure."""
+    found = explain_text("WARNING 05-22 08:41:53 [rocm.py:44] Failed to import from vllm._C "
+                         "with ImportError('/x/vllm/_C.abi3.so: undefined symbol: "
+                         "_ZN3c103hip19getCurrentHIPStreamEa')")
+    assert (found.klass, found.rule) == ("import", "undefined-symbol")

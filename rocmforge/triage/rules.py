@@ -229,8 +229,16 @@ _ROCM_ISH = re.compile(r"^lib(?:rocm|hip|hsa|amd|roc|miopen|rccl|rocprofiler|roc
 _TORCH_OWN = re.compile(r"^lib(?:torch|c10|shm|caffe2_nvrtc|aoti)[\w.+-]*\.so")
 
 
+# A loader error a program reports as a warning it carries on past (torchvision's optional
+# image extension, a tool's "(ignored)" plug-in): the failure, if any, is elsewhere.
+# A warning alone is not enough: vLLM reports its own extension's loader error as a WARNING.
+_WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension")
+
+
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
     library = match.group("lib")
+    if _WARNED_ONLY.search(view.text):
+        return None
     if _TORCH_OWN.match(library):
         return Reading(
             subject=library,
@@ -273,6 +281,8 @@ _LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s
 def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
     if _LINKER_SAYS.search(view.text):
         return None  # a linker's undefined symbol (rocmforge.triage.shapes), not the loader's
+    if _WARNED_ONLY.search(view.text):
+        return None
     raw = match.group("sym")
     symbol = demangle(raw)
     where = match.group("where") or ""
