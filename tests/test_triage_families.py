@@ -56,6 +56,12 @@ from rocmforge.triage import explain_text
      '  Could not find a configuration file for package "amd_comgr" that is\n'
      '  compatible with requested version "2.0".', "missing-component", "amd_comgr",
      "cmake-incompatible-wrapped"),
+    ("'gfx1151' is not a recognized processor for this target (ignoring processor)",
+     "gpu-target", "gfx1151", "llvm-unknown-target"),
+    ("RuntimeError: Unsupported GPU architecture: gfx1030", "gpu-target", "gfx1030",
+     "gpu-target-not-supported"),
+    ("AssertionError: gfx1036 is not supported", "gpu-target", "gfx1036",
+     "gpu-target-not-supported"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)
@@ -83,6 +89,10 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
     "plan on using image functionality from `torchvision.io`, you can ignore this warning.",
     "/x/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
     "'/x/torchvision/image.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev'",
+    # a target left out with a warning: the build goes on
+    "warning: unsupported GPU architecture 'gfx1151', skipping",
+    # a math library's own target list is the math-library shape's, with its context
+    "rocBLAS: Unsupported GPU architecture: gfx1036 is not supported by this rocblas",
     # pip's post-install notice is no failure
     "torchvision 0.20.0+rocm6.2 requires torch==2.5.0, but you have torch 2.6.0 which is "
     "incompatible.",

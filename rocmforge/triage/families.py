@@ -272,6 +272,40 @@ def _incompatible_wrapped(match: re.Match[str], view: LineView) -> Reading | Non
             "components' versions), or use a release of the tree that supports that ROCm")
 
 
+def _llvm_unknown_target(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch") or match.group("arch2")
+    return Reading(
+        subject=arch.split(":")[0],
+        cause=f"the compiler's LLVM does not know the target {arch}: the ROCm/LLVM release (or "
+              "a bundled LLVM, e.g. Triton's) is older than the target, or the name is wrong",
+        fix=f"use a ROCm/LLVM release that supports {arch} (a newer ROCm), or build for a "
+            "target it knows (`invoke build --arch <gfx…>`); `invoke doctor --arch "
+            f"{arch.split(':')[0]}` compiles a kernel for it and says which targets the "
+            "toolchain accepts")
+
+
+_MATH_OR_CK = ("hipsparselt", "hipblaslt", "rocblas", "miopen", "rocsparse", "rocfft",
+               "composable_kernel", "ck_tile", "tensile", "aotriton")
+
+
+def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | None:
+    lower = view.text.lower()
+    if "warning" in lower or "skipping" in lower or "ignoring" in lower:
+        return None  # the target is left out and the build goes on
+    context = " ".join((*view.previous[-4:], view.text)).lower()
+    if any(name in context for name in _MATH_OR_CK):
+        return None  # a math library's or CK's own target list (shapes: math-library)
+    arch = match.group("arch") or match.group("arch2") or match.group("arch3")
+    return Reading(
+        subject=arch.split(":")[0],
+        cause=f"the package (or the toolchain) does not support the target {arch}: its own "
+              "list of targets leaves it out, or this release predates it",
+        fix=f"build for a target the package supports (its GPU target list: GPU_TARGETS / "
+            f"GPU_ARCHS / PYTORCH_ROCM_ARCH), use a release that adds {arch}, or leave the "
+            "package out; HSA_OVERRIDE_GFX_VERSION presents the GPU as a supported target of "
+            "the same family (e.g. 11.0.0 for RDNA3), at your own risk")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -381,4 +415,19 @@ FAMILIES: tuple[Rule, ...] = (
          pattern=_rx(r'^compatible with requested version\s+"?(?P<want>[^"]+?)"?\.?\s*$'),
          read=_incompatible_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx (the "
          "message wrapped by CMake's formatter)"),
+    Rule(id="llvm-unknown-target", klass="gpu-target",
+         triggers=("is not a recognized processor for this target", "unknown target CPU"),
+         pattern=_rx(r"'(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)' is not a recognized processor for "
+                     r"this target|unknown target CPU '(?P<arch2>gfx[0-9a-f]{3,4}[\w:+-]*)'"),
+         read=_llvm_unknown_target, source="LLVM MCSubtargetInfo (\"is not a recognized "
+         "processor for this target\"), clang's err_target_unknown_cpu"),
+    Rule(id="gpu-target-not-supported", klass="gpu-target",
+         triggers=("gfx",),
+         pattern=_rx(r"(?i)(?:unsupported|unknown) (?:gpu |amdgpu |hip )?(?:architecture|arch|"
+                     r"target)s?:?\s*'?(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)"
+                     r"|(?:architecture|arch|target) '?(?P<arch2>gfx[0-9a-f]{3,4}[\w:+-]*)'? "
+                     r"is not supported"
+                     r"|^\W*(?:\w+Error: )?(?P<arch3>gfx[0-9a-f]{3,4}[\w:+-]*)'? is not supported"),
+         read=_target_not_supported, source="the target checks packages run on their own "
+         "target tables (flash-attention's setup.py, xformers, CMake GPU_TARGETS checks)"),
 )
