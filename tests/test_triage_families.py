@@ -62,6 +62,15 @@ from rocmforge.triage import explain_text
      "gpu-target-not-supported"),
     ("AssertionError: gfx1036 is not supported", "gpu-target", "gfx1036",
      "gpu-target-not-supported"),
+    ("  ╰─▶ Because torch==2.7.0+rocm6.3 has no wheels with a matching platform tag and you "
+     "require torch==2.7.0+rocm6.3, we can conclude", "python-packaging", "torch",
+     "no-platform-wheel"),
+    ("ERROR: Package 'vllm' requires a different Python: 3.8.10 not in '>=3.9'",
+     "python-packaging", "vllm", "requires-python"),
+    ("ImportError: cannot import name 'packaging' from 'pkg_resources'", "python-packaging",
+     "setuptools", "pkg-resources-packaging"),
+    ("TypeError: canonicalize_version() got an unexpected keyword argument "
+     "'strip_trailing_zero'", "python-packaging", "packaging", "packaging-too-old"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)

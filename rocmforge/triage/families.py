@@ -306,6 +306,50 @@ def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | Non
             "the same family (e.g. 11.0.0 for RDNA3), at your own risk")
 
 
+def _no_platform_wheel(match: re.Match[str], view: LineView) -> Reading | None:
+    package = (match.group("pkg") or match.group("pkg2")).lower()
+    version = match.group("ver") or match.group("ver2")
+    return Reading(
+        subject=package,
+        cause=f"the index has {package} {version}, but no wheel of it for this Python and "
+              "platform (another Python version, OS or CPU than the wheels were built for)",
+        fix=f"use a Python version (and platform) {package} {version} has wheels for (the "
+            "index page lists one wheel per cpXY and platform), or another version of it that "
+            "has one for this Python")
+
+
+def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
+    package = match.group("pkg").lower()
+    return Reading(
+        subject=package,
+        cause=f"{package} requires Python {match.group('spec')}, and this environment runs "
+              f"Python {match.group('have')}",
+        fix=f"create the environment with a Python that {package} supports "
+            f"({match.group('spec')}), or install a release of {package} that supports this "
+            "Python")
+
+
+def _pkg_resources_packaging(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="setuptools",
+        cause="the code imports `packaging` from pkg_resources, which newer setuptools no "
+              "longer exposes (an older torch's cpp_extension does this)",
+        fix="pin setuptools below 70 in the build environment (`python -m pip install "
+            "'setuptools<70'`; with build isolation: PIP_CONSTRAINT), or use a torch whose "
+            "cpp_extension imports packaging directly")
+
+
+def _packaging_too_old(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="packaging",
+        cause="setuptools calls packaging's canonicalize_version(strip_trailing_zero=...), "
+              "which the installed packaging is too old to have: setuptools was upgraded and "
+              "packaging was not",
+        fix="upgrade packaging next to setuptools (`python -m pip install -U packaging "
+            "setuptools`), or pin setuptools to a release that matches the installed "
+            "packaging")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -405,9 +449,11 @@ FAMILIES: tuple[Rule, ...] = (
          pattern=_rx(r"invalid command 'bdist_wheel'"),
          read=_bdist_wheel, source="distutils' command lookup when the wheel package is absent"),
     Rule(id="numpy-abi", klass="python-packaging",
-         triggers=("compiled using NumPy 1.x", "numpy.dtype size changed"),
+         triggers=("compiled using NumPy 1.x", "numpy.dtype size changed",
+                   "multiarray failed to import"),
          pattern=_rx(r"A module that was compiled using NumPy 1\.x cannot be run in"
-                     r"|numpy\.dtype size changed, may indicate binary incompatibility"),
+                     r"|numpy\.dtype size changed, may indicate binary incompatibility"
+                     r"|numpy\.(?:_?core\.)?multiarray failed to import"),
          read=_numpy_abi, source="numpy/_core (the NumPy 2 ABI check); numpy's dtype size "
          "check"),
     Rule(id="cmake-incompatible-wrapped", klass="missing-component",
@@ -430,4 +476,31 @@ FAMILIES: tuple[Rule, ...] = (
                      r"|^\W*(?:\w+Error: )?(?P<arch3>gfx[0-9a-f]{3,4}[\w:+-]*)'? is not supported"),
          read=_target_not_supported, source="the target checks packages run on their own "
          "target tables (flash-attention's setup.py, xformers, CMake GPU_TARGETS checks)"),
+    Rule(id="no-platform-wheel", klass="python-packaging",
+         triggers=("has no wheels with a matching platform tag",
+                   "doesn't have a source distribution or wheel for the current platform"),
+         pattern=_rx(r"(?P<pkg>[A-Za-z][\w.-]*)==(?P<ver>\S+) has no wheels with a matching "
+                     r"platform tag"
+                     r"|Distribution `(?P<pkg2>[A-Za-z][\w.-]*)==(?P<ver2>[^\s`]+)[^`]*` can't be "
+                     r"installed because it doesn't have a source distribution or wheel for the "
+                     r"current platform"),
+         read=_no_platform_wheel, source="astral-sh/uv resolver messages (no matching "
+         "platform tag; no wheel for the current platform)"),
+    Rule(id="requires-python", klass="python-packaging",
+         triggers=("requires a different Python",),
+         pattern=_rx(r"Package '(?P<pkg>[\w.-]+)' requires a different Python: (?P<have>\S+) "
+                     r"not in '(?P<spec>[^']+)'"),
+         read=_requires_python, source="pypa/pip src/pip/_internal/resolution (Requires-Python "
+         "check)"),
+    Rule(id="pkg-resources-packaging", klass="python-packaging",
+         triggers=("from 'pkg_resources'",),
+         pattern=_rx(r"cannot import name 'packaging' from 'pkg_resources'"),
+         read=_pkg_resources_packaging, source="pypa/setuptools#4385 (v70.0.0 removed "
+         "pkg_resources.packaging; torch 2.1's cpp_extension imports it)"),
+    Rule(id="packaging-too-old", klass="python-packaging",
+         triggers=("strip_trailing_zero",),
+         pattern=_rx(r"canonicalize_version\(\) got an unexpected keyword argument "
+                     r"'strip_trailing_zero'"),
+         read=_packaging_too_old, source="pypa/setuptools#4483 (setuptools >= 71 with an "
+         "older packaging)"),
 )
