@@ -71,6 +71,10 @@ from rocmforge.triage import explain_text
      "setuptools", "pkg-resources-packaging"),
     ("TypeError: canonicalize_version() got an unexpected keyword argument "
      "'strip_trailing_zero'", "python-packaging", "packaging", "packaging-too-old"),
+    ("/x/foo.hip:3:10: fatal error: 'cusolverDn.h' file not found", "hipify", "cusolverDn.h",
+     "missing-header"),
+    ("/x/foo.cpp:3:10: fatal error: nvToolsExt.h: No such file or directory", "hipify",
+     "nvToolsExt.h", "missing-header"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)

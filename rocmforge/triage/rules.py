@@ -95,7 +95,8 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
                            + ") and point the build at that ROCm (`invoke build "
                            "--rocm-path`); `invoke doctor` checks both")
     if header.startswith(("cuda", "cuda_runtime", "cublas", "cudnn", "curand", "cusparse",
-                          "nvrtc", "nccl.h")):
+                          "nvrtc", "nccl.h", "cufft", "cusolver", "cupti", "cuComplex.h",
+                          "nvToolsExt", "nvtx3/", "nvml.h", "cooperative_groups.h")):
         return Reading(
             subject=header, klass="hipify",
             cause=f"a HIP compile includes the CUDA header {header}: the source was not "
