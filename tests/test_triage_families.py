@@ -75,6 +75,14 @@ from rocmforge.triage import explain_text
      "missing-header"),
     ("/x/foo.cpp:3:10: fatal error: nvToolsExt.h: No such file or directory", "hipify",
      "nvToolsExt.h", "missing-header"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'cmake'", "cmake", "cmake",
+     "cmake-missing"),
+    ("CMake Error at CMakeLists.txt:5 (project):\n  Generator\n\n    Ninja\n\n  does not "
+     "match the generator used previously: Unix Makefiles", "cmake", "cmake",
+     "cmake-stale-cache"),
+    ("CMake Error in CMakeLists.txt:\n  The CMAKE_HIP_ARCHITECTURES:\n\n    gfx1151\n\n  do "
+     "not all work with this compiler.", "gpu-target", "gfx1151",
+     "hip-architectures-rejected"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)

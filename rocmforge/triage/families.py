@@ -350,6 +350,42 @@ def _packaging_too_old(match: re.Match[str], view: LineView) -> Reading | None:
             "packaging")
 
 
+def _cmake_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="cmake",
+        cause="the build runs cmake, and no cmake program is on PATH in the environment that "
+              "runs it (with pip's build isolation: not among the build requirements)",
+        fix="install CMake into the build environment (`python -m pip install cmake`, or the "
+            "distribution's cmake package), or with build isolation add it to the build "
+            "requirements / use --no-build-isolation with cmake installed")
+
+
+def _stale_cache(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="cmake",
+        cause="the build folder holds a CMakeCache.txt from another configure (another "
+              "generator, or another source or build folder): CMake refuses to reuse it",
+        fix="remove the build folder (or its CMakeCache.txt and CMakeFiles/) and configure "
+            "again; `invoke build` with a fresh --work-dir does this")
+
+
+_GFX = re.compile(r"\b(gfx[0-9a-f]{3,4}[\w:+-]*)")
+
+
+def _hip_architectures_rejected(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error":
+        return None
+    named = [m.group(1) for line in view.previous for m in _GFX.finditer(line)]
+    arch = named[0].split(":")[0] if len(set(named)) == 1 else "PYTORCH_ROCM_ARCH"
+    return Reading(
+        subject=arch,
+        cause="CMake's HIP compiler rejected the target list (CMAKE_HIP_ARCHITECTURES): the "
+              "ROCm/LLVM release does not know one of the targets, or its name is wrong",
+        fix="build only for targets this ROCm's compiler supports (`invoke build --arch "
+            "<gfx…>`; `invoke doctor --arch <gfx…>` compiles a kernel for one), or use a newer "
+            "ROCm that supports the target")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -503,4 +539,23 @@ FAMILIES: tuple[Rule, ...] = (
                      r"'strip_trailing_zero'"),
          read=_packaging_too_old, source="pypa/setuptools#4483 (setuptools >= 71 with an "
          "older packaging)"),
+    Rule(id="cmake-missing", klass="cmake",
+         triggers=("cmake", "CMake must be installed"),
+         pattern=_rx(r"No such file or directory: '(?:\S*/)?cmake'|(?:^|: )cmake: (?:command )?"
+                     r"not found|CMake must be installed to build"),
+         read=_cmake_missing, source="the shell's and Python's errors for a missing program; "
+         "setup.py build_ext helpers (\"CMake must be installed to build the following "
+         "extensions\")"),
+    Rule(id="cmake-stale-cache", klass="cmake",
+         triggers=("does not match the generator used previously",
+                   "is different than the directory"),
+         pattern=_rx(r"does not match the generator used previously"
+                     r"|CMakeCache\.txt directory \S+ is different than the directory"),
+         read=_stale_cache, source="Kitware/CMake cmake.cxx / cmGlobalGenerator (generator and "
+         "cache directory checks)"),
+    Rule(id="hip-architectures-rejected", klass="gpu-target",
+         triggers=("do not all work with this compiler",),
+         pattern=_rx(r"do not all work with this compiler"),
+         read=_hip_architectures_rejected, source="Kitware/CMake Modules/"
+         "CMakeTestHIPCompiler / CMAKE_<LANG>_ARCHITECTURES check"),
 )
