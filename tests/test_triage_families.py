@@ -83,6 +83,17 @@ from rocmforge.triage import explain_text
     ("CMake Error in CMakeLists.txt:\n  The CMAKE_HIP_ARCHITECTURES:\n\n    gfx1151\n\n  do "
      "not all work with this compiler.", "gpu-target", "gfx1151",
      "hip-architectures-rejected"),
+    ("torch._inductor.exc.TritonMissing: Cannot find a working triton installation. Either "
+     "the package is not installed or it is too old.", "triton", "triton", "triton-missing"),
+    ("AttributeError: module 'triton.language' has no attribute 'constexpr_function'",
+     "triton", "triton", "triton-attribute"),
+    ("/usr/bin/ld: cannot find -lamdhip64: No such file or directory\n"
+     "subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/x/main.c', '-O3', "
+     "'-shared', '-fPIC', '-o', '/tmp/x/hip_utils.cpython-310-x86_64-linux-gnu.so', "
+     "'-lamdhip64']' returned non-zero exit status 1.", "triton", "triton",
+     "triton-launcher-build"),
+    ("Installed torch 2.5.0+rocm6.2\nAssertionError: libcuda.so cannot found!", "triton",
+     "triton", "triton-libcuda"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)
@@ -114,6 +125,10 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
     "warning: unsupported GPU architecture 'gfx1151', skipping",
     # a math library's own target list is the math-library shape's, with its context
     "rocBLAS: Unsupported GPU architecture: gfx1036 is not supported by this rocblas",
+    # an optional import the program carries on without
+    "Warning: No module named 'triton'",
+    # Triton's CUDA backend on a log that shows no ROCm: a real CUDA failure, not ours
+    "AssertionError: libcuda.so cannot found!",
     # pip's post-install notice is no failure
     "torchvision 0.20.0+rocm6.2 requires torch==2.5.0, but you have torch 2.6.0 which is "
     "incompatible.",

@@ -386,6 +386,53 @@ def _hip_architectures_rejected(match: re.Match[str], view: LineView) -> Reading
             "ROCm that supports the target")
 
 
+_TRITON_FIX = ("install the Triton the installed torch pins (`pip install "
+               "pytorch-triton-rocm==<pin>` from the torch's ROCm index; `invoke triton.pin` "
+               "names the pin), never PyPI's CUDA `triton`; `pip list | grep -i triton` "
+               "shows what is installed")
+
+
+def _triton_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    if "warning" in view.text.lower():
+        return None  # an optional import that the program carries on without
+    return Reading(
+        subject="triton",
+        cause="torch's compiler (inductor, torch.compile) needs Triton and no working Triton "
+              "is installed in this Python (not installed, or too old for this torch)",
+        fix=_TRITON_FIX)
+
+
+def _triton_attribute(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="triton",
+        cause=f"code uses {match.group('mod')}.{match.group('name')}, which the installed "
+              "Triton does not have: the Triton is another release than the one this torch "
+              "(or package) was written for",
+        fix=_TRITON_FIX)
+
+
+def _triton_launcher(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="triton",
+        cause="Triton compiles a small C launcher (main.c) with the system C compiler at run "
+              "time, and that compile failed: Python's headers (python3-dev) or the HIP "
+              "runtime's link library (libamdhip64.so) are not where it looks, or no C "
+              "compiler is installed",
+        fix="install the Python development headers (e.g. `apt install python3-dev`) and a C "
+            "compiler, and make libamdhip64.so findable (the ROCm lib folder on LIBRARY_PATH and "
+            "LD_LIBRARY_PATH; Triton's AMD driver also reads TRITON_LIBHIP_PATH); the lines "
+            "above the command say which one failed")
+
+
+def _triton_libcuda(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="triton",
+        cause="Triton's CUDA backend looked for libcuda.so on a ROCm machine: the installed "
+              "`triton` is PyPI's CUDA build (it shadows the ROCm Triton torch needs)",
+        fix="remove it and install the ROCm one (`pip uninstall -y triton`, then "
+            "`pip install pytorch-triton-rocm==<pin>` from the torch's ROCm index)")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -558,4 +605,26 @@ FAMILIES: tuple[Rule, ...] = (
          pattern=_rx(r"do not all work with this compiler"),
          read=_hip_architectures_rejected, source="Kitware/CMake Modules/"
          "CMakeTestHIPCompiler / CMAKE_<LANG>_ARCHITECTURES check"),
+    Rule(id="triton-missing", klass="triton",
+         triggers=("No module named 'triton'", "Cannot find a working triton installation"),
+         pattern=_rx(r"No module named 'triton'\s*$|Cannot find a working triton installation"),
+         read=_triton_missing, source="torch._inductor.exc.TritonMissing (\"Cannot find a "
+         "working triton installation\"); Python's import error"),
+    Rule(id="triton-attribute", klass="triton",
+         triggers=("module 'triton",),
+         pattern=_rx(r"module '(?P<mod>triton(?:\.\w+)*)' has no attribute '(?P<name>\w+)'"),
+         read=_triton_attribute, source="Python's AttributeError on a Triton module (a "
+         "Triton/torch release mismatch)"),
+    Rule(id="triton-launcher-build", klass="triton", tier=0,
+         triggers=("CalledProcessError",),
+         pattern=_rx(r"CalledProcessError: Command '\[.*main\.c'.*(?:hip_utils|cuda_utils|"
+                     r"__triton_launcher)"),
+         read=_triton_launcher, source="triton-lang/triton python/triton/runtime/build.py "
+         "(_build: the launcher compiled with the system C compiler)"),
+    Rule(id="triton-libcuda", klass="triton",
+         triggers=("libcuda.so cannot found",),
+         pattern=_rx(r"libcuda\.so cannot found"),
+         requires=_rx(r"(?i)rocm|\bhip\b|gfx\d"),
+         read=_triton_libcuda, source="triton-lang/triton backends/nvidia/driver.py "
+         "(libcuda_dirs' assertion)"),
 )
