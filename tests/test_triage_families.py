@@ -94,6 +94,30 @@ from rocmforge.triage import explain_text
      "triton-launcher-build"),
     ("Installed torch 2.5.0+rocm6.2\nAssertionError: libcuda.so cannot found!", "triton",
      "triton", "triton-libcuda"),
+    # r5's shapes, each on its thread's line (tests/failures/rounds/r5) or a variant of it
+    (">>> RuntimeError: cannot initialize HIP without the ATen_hip library", "rocm-disabled",
+     "USE_ROCM", "aten-hip-missing"),
+    ("CMake Error at foo.cmake:3 (cmake_policy):\n  Policy CMP0048 may not be set to OLD "
+     "behavior because this version of CMake", "cmake", "cmake", "cmake-policy-removed"),
+    ("RuntimeError: CUDA error: HIPBLAS_STATUS_NOT_SUPPORTED when calling `hipblasLtMatmul( "
+     "ltHandle)`", "math-library", "hipblaslt", "blas-status-at-call"),
+    ("make: /usr/bin/hipcc: No such file or directory", "rocm-install", "hipcc",
+     "hipcc-path-missing"),
+    ("D:\\rocm\\bin\\hipcc.exe -Og hello.cpp\n'D:\\rocm\\bin\\clang++' is not "
+     "recognized as an internal or external command,", "rocm-install", "hipcc",
+     "windows-hip-compiler-missing"),
+    ("rocBLAS error: Could not load /opt/rocm-6.0.0/lib/rocblas/library/"
+     "TensileLibrary_lazy_gfx1030.dat", "rocm-install", "/opt/rocm-6.0.0",
+     "tensile-unloadable"),
+    ("rocBLAS error: Cannot read /x/torch/lib/rocblas/library/TensileLibrary.dat:\n"
+     "  Illegal seek for GPU arch : gfx906", "math-library", "rocblas", "tensile-arch-wrapped"),
+    ("--   * gfx1100 : AMD RX 7900 XTX\nCMake Error at cmake/therock_subproject.cmake:1399 "
+     "(message):\n  Subproject therock-boost requires dist AMDGPU targets but none were set.",
+     "gpu-target", "gfx1100", "therock-no-targets"),
+    ("/app/vllm/csrc/hip_view.hip:21:34: error: no member named 'layout' in "
+     "'torch::stable::Tensor'\n/usr/local/lib/python3.12/dist-packages/torch/include/torch/"
+     "csrc/stable/ops.h:470:13: note: passing argument", "python-packaging", "torch",
+     "torch-api-mismatch"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)
@@ -129,6 +153,14 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
     "Warning: No module named 'triton'",
     # Triton's CUDA backend on a log that shows no ROCm: a real CUDA failure, not ours
     "AssertionError: libcuda.so cannot found!",
+    # a BLAS allocation failure is memory, not missing kernels
+    "RuntimeError: CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling `hipblasCreate(handle)`",
+    # a missing cmd.exe program on a log without hipcc
+    "'C:\\x\\bin\\clang++' is not recognized as an internal or external command,",
+    # a torch API error in torch's own build (no installed torch's headers): no claim
+    "/x/ext/foo.cpp:10:5: error: no member named 'getCurrentCUDAStream' in namespace 'at::cuda'",
+    # the wrapped arch line without rocBLAS' "Cannot read" before it
+    "  Illegal seek for GPU arch : gfx906",
     # pip's post-install notice is no failure
     "torchvision 0.20.0+rocm6.2 requires torch==2.5.0, but you have torch 2.6.0 which is "
     "incompatible.",

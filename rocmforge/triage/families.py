@@ -433,6 +433,128 @@ def _triton_libcuda(match: re.Match[str], view: LineView) -> Reading | None:
             "`pip install pytorch-triton-rocm==<pin>` from the torch's ROCm index)")
 
 
+def _aten_hip_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="USE_ROCM",
+        cause="the torch that ran was built without ROCm (no ATen_hip library): its configure "
+              "did not find ROCm, or it was built for the CPU or for CUDA",
+        fix="rebuild with ROCm found at configure (USE_ROCM=1, ROCM_PATH set; `invoke build "
+            "--rocm-path /opt/rocm-X.Y`, whose verify step checks torch.version.hip), or "
+            "install a ROCm build of torch")
+
+
+def _policy_removed(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="cmake",
+        cause=f"this CMake no longer supports the OLD behaviour of policy {match.group('policy')}"
+              " that a CMake file of the project (or a dependency) still sets: the CMake is "
+              "newer (CMake 4) than the project was written for",
+        fix="configure with a CMake the project supports (`python -m pip install 'cmake<4'` in "
+            "the build venv), or update the project to a release whose cmake_policy calls "
+            "ask for the NEW behaviour")
+
+
+def _blas_status(match: re.Match[str], view: LineView) -> Reading | None:
+    call = match.group("call")
+    library = "hipblaslt" if call.lower().startswith("hipblaslt") else "rocblas"
+    return Reading(
+        subject=library,
+        cause=f"the GPU's first BLAS call ({call}) failed inside {library} "
+              f"({match.group('status')}): most often {library} has no kernels (Tensile "
+              "library) for this GPU's target, so the call cannot run",
+        fix=f"check that {library} ships kernels for the GPU's gfx target (`ls "
+            f"$ROCM_PATH/lib/{library}/library/` lists one file set per gfx target); use a "
+            "ROCm or torch build that has them, or present the GPU as a supported target of "
+            "its family (HSA_OVERRIDE_GFX_VERSION=10.3.0 for RDNA2, 11.0.0 for RDNA3)")
+
+
+def _hipcc_path_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    return Reading(
+        subject="hipcc",
+        cause=f"the build runs hipcc as {path}, which does not exist: the Makefile or script "
+              "hard-codes a path of another ROCm layout (hipcc is <rocm>/bin/hipcc, e.g. "
+              "/opt/rocm/bin/hipcc)",
+        fix="point the build at the real hipcc (set HIPCC / ROCM_PATH, or edit the hard-coded "
+            "path to $ROCM_PATH/bin/hipcc; unset a HIP_PATH left from the old <rocm>/hip "
+            "layout), or put <rocm>/bin on PATH")
+
+
+def _windows_compiler_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    program = re.split(r"[\\/]", path)[-1]
+    return Reading(
+        subject="hipcc",
+        cause=f"hipcc ran {program} as {path}, which Windows cannot find: hipcc looks for the "
+              "compiler next to itself, and this ROCm layout keeps it elsewhere (TheRock: "
+              "lib\\llvm\\bin), or HIP_PATH / HIP_CLANG_PATH point at another install",
+        fix="point hipcc at its clang++ (HIP_CLANG_PATH=<rocm>\\lib\\llvm\\bin, HIP_PATH="
+            "<rocm>), or use a ROCm release whose hipcc knows the layout")
+
+
+_ROOT_OF = re.compile(r"^(?P<root>.*?)[\\/]lib(?:64)?[\\/](?:rocblas|hipblaslt)[\\/]")
+
+
+def _tensile_unloadable(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    root = _ROOT_OF.match(path)
+    where = root.group("root") if root else path.rsplit("/", 1)[0]
+    return Reading(
+        subject=where, klass="rocm-install",
+        cause=f"rocBLAS found its kernel library {path.rsplit('/', 1)[-1]} but could not load "
+              f"it: the file is another rocBLAS release's than the librocblas running (two ROCm "
+              f"installs in one process, e.g. a torch wheel's bundled ROCm and the system "
+              f"ROCm at {where})",
+        fix="keep torch, its extensions and the system ROCm on one ROCm release (reinstall the "
+            "extension built against the torch wheel's ROCm, or a torch for the system ROCm); "
+            "unset LD_LIBRARY_PATH / ROCBLAS_TENSILE_LIBPATH entries that point at another "
+            "ROCm; `ldd` on the extension shows which rocBLAS it loads")
+
+
+def _tensile_arch_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    if not view.previous or not re.search(r"Cannot read \S*TensileLibrary", view.previous[-1]):
+        return None
+    arch = match.group("arch")
+    lower = view.previous[-1].lower()
+    library = next((n for n in ("hipsparselt", "hipblaslt") if n in lower), "rocblas")
+    return Reading(
+        subject=library,
+        cause=f"{library} has no kernels (Tensile library files) for the GPU's target {arch}: "
+              f"it looked for {arch}'s file and did not find it (the error after 'Cannot read' "
+              "is a leftover errno), and the installed release was built without it",
+        fix=f"use a ROCm (or torch wheel) whose {library} ships kernels for {arch} (`ls "
+            f"$ROCM_PATH/lib/{library}/library/*{arch}*`), or build {library} for it; "
+            "HSA_OVERRIDE_GFX_VERSION presents the GPU as a supported target of its family")
+
+
+def _therock_no_targets(match: re.Match[str], view: LineView) -> Reading | None:
+    named = [m.group(1) for line in view.previous for m in _GFX.finditer(line)]
+    dist = match.group("dist")
+    return Reading(
+        subject=named[0].split(":")[0] if named else "{device}",
+        cause=f"TheRock's subproject {match.group('sub')} needs the "
+              f"{'dist ' if dist else ''}AMDGPU target list and it is empty: "
+              + ("THEROCK_DIST_AMDGPU_FAMILIES and THEROCK_DIST_AMDGPU_TARGETS are unset and "
+                 "the dist list defaults to THEROCK_AMDGPU_FAMILIES only, not to "
+                 "THEROCK_AMDGPU_TARGETS" if dist else
+                 "neither THEROCK_AMDGPU_FAMILIES nor THEROCK_AMDGPU_TARGETS selects a target "
+                 "it supports"),
+        fix="configure with the GPU's family or target in THEROCK_AMDGPU_FAMILIES (e.g. "
+            "-DTHEROCK_AMDGPU_FAMILIES=gfx1100, which the dist list defaults to), or set "
+            "THEROCK_DIST_AMDGPU_FAMILIES as well as THEROCK_AMDGPU_TARGETS")
+
+
+def _torch_api_mismatch(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="torch",
+        cause=f"the extension's sources use {match.group('member')} of {match.group('cls')}, "
+              "which the installed torch's headers do not have: the torch installed is "
+              "another (older or newer) release than the one the sources were written for",
+        fix="install the torch release the package pins for this version (its requirements "
+            "or setup.py name it; for ROCm from the matching ROCm index), or build a release "
+            "of the package written for the installed torch")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -627,4 +749,61 @@ FAMILIES: tuple[Rule, ...] = (
          requires=_rx(r"(?i)rocm|\bhip\b|gfx\d"),
          read=_triton_libcuda, source="triton-lang/triton backends/nvidia/driver.py "
          "(libcuda_dirs' assertion)"),
+    Rule(id="aten-hip-missing", klass="rocm-disabled",
+         triggers=("ATen_hip",),
+         pattern=_rx(r"(?i)cannot initialize HIP without (?:the )?ATen_hip library"),
+         read=_aten_hip_missing, source="pytorch/pytorch aten/src/ATen/detail/"
+         "HIPHooksInterface.h (\"Cannot initialize HIP without ATen_hip library.\"; commit "
+         "not read)"),
+    Rule(id="cmake-policy-removed", klass="cmake",
+         triggers=("may not be set to OLD behavior",),
+         pattern=_rx(r"Policy (?P<policy>CMP\d+) may not be set to OLD behavior because this "
+                     r"version of CMake"),
+         read=_policy_removed, source="Kitware/CMake cmPolicies.cxx (a removed policy's OLD "
+         "behaviour; CMake 4.0 removed those before 3.5); ROCm/TheRock#318"),
+    Rule(id="blas-status-at-call", klass="math-library",
+         triggers=("HIPBLAS_STATUS_",),
+         pattern=_rx(r"(?P<status>HIPBLAS_STATUS_(?:INTERNAL_ERROR|NOT_SUPPORTED|ARCH_MISMATCH|"
+                     r"EXECUTION_FAILED)) when calling `(?P<call>hipblas\w+)"),
+         read=_blas_status, source="torch's TORCH_CUDABLAS_CHECK message (\"... when calling "
+         "`hipblas...`\"); ROCm/rocm-libraries#8539"),
+    Rule(id="hipcc-path-missing", klass="rocm-install",
+         triggers=("hipcc",),
+         pattern=_rx(r"^(?:make(?:\[\d+\])?|\S*sh): (?:\d+: )?(?P<path>/\S*/hipcc): "
+                     r"(?:No such file or directory|not found)"),
+         read=_hipcc_path_missing, source="make's and the shell's errors for a missing "
+         "program; broncotc/bitsandbytes-rocm#5"),
+    Rule(id="windows-hip-compiler-missing", klass="rocm-install",
+         triggers=("is not recognized as an internal or external command",),
+         pattern=_rx(r"^'(?P<path>[^']*[\\/](?:clang\+\+|clang|lld-link|ld\.lld)(?:\.exe)?)' "
+                     r"is not recognized as an internal or external command"),
+         requires=_rx(r"(?i)hipcc"),
+         read=_windows_compiler_missing, source="cmd.exe's error for a missing program; "
+         "ROCm/TheRock#410"),
+    Rule(id="tensile-unloadable", klass="rocm-install",
+         triggers=("Could not load",),
+         pattern=_rx(r"rocBLAS error: Could not load (?P<path>\S*TensileLibrary\S*)"),
+         read=_tensile_unloadable, source="ROCm/rocBLAS library/src/tensile_host.cpp ('Could "
+         "not load' when the file exists but Tensile cannot read it; 'Cannot read' when it "
+         "does not exist); ROCm/pytorch#1340"),
+    Rule(id="tensile-arch-wrapped", klass="math-library",
+         triggers=("for GPU arch",),
+         pattern=_rx(r"^(?!.*Cannot read).*\bfor GPU arch\s*:\s*(?P<arch>gfx[0-9a-f]{3,4})"),
+         read=_tensile_arch_wrapped, source="ROCm/rocBLAS library/src/tensile_host.cpp "
+         "(\"Cannot read <path>: <errno> for GPU arch : <gfx>\" and the list of available "
+         "files, the line wrapped); ROCm/legacy-rocm-build#6049"),
+    Rule(id="therock-no-targets", klass="gpu-target",
+         triggers=("AMDGPU targets but none were",),
+         pattern=_rx(r"Subproject (?P<sub>\S+) requires (?P<dist>dist )?AMDGPU targets but none "
+                     r"were (?:set|selected)"),
+         read=_therock_no_targets, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:"
+         "cmake/therock_subproject.cmake (FATAL_ERROR), CMakeLists.txt (dist families default "
+         "to THEROCK_AMDGPU_FAMILIES); ROCm/TheRock#3519"),
+    Rule(id="torch-api-mismatch", klass="python-packaging",
+         triggers=("no member named",),
+         pattern=_rx(r"error: no member named '(?P<member>\w+)' in (?:namespace )?"
+                     r"'(?P<cls>(?:torch|at|c10)::[\w:]+)'"),
+         requires=_rx(r"(?:site|dist)-packages/torch/include/"),
+         read=_torch_api_mismatch, source="clang's err_no_member on a torch API, in a build "
+         "whose torch headers come from an installed torch; vllm-project/vllm#44641"),
 )

@@ -23,10 +23,17 @@ _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
 
 # --- missing components -----------------------------------------------------------------------
 
+# CMake packages of ROCm's build helpers, not components: the package that installs them.
+# ROCm/rocm-cmake@11bcc88221a938e8755b8cbfc3f53a3be8744d7f:share/rocm/cmake/ROCMConfig.cmake
+# (what find_package(ROCM) finds).
+_HELPER_PACKAGE = {"rocm": "rocm-cmake (ROCMConfig.cmake; apt/dnf: rocm-cmake)"}
+
+
 def _package_reading(name: str, how: str) -> Reading:
     row = owners.component(name)
     label = row.name if row else name.lower()
-    fix = (f"install {label}'s development package ({owners.install_hint(row, label)}) into the "
+    hint = _HELPER_PACKAGE.get(label) or owners.install_hint(row, label)
+    fix = (f"install {label}'s development package ({hint}) into the "
            "ROCm install the build uses, or point CMake at it (`invoke build --rocm-path "
            f"/opt/rocm-X.Y` or CMAKE_PREFIX_PATH=<prefix>); `invoke doctor` lists every "
            "component the tree's LoadHIP.cmake requires and which are missing")
@@ -211,14 +218,22 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
 
 def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None:
     named = match.group("what") or ""
+    owner = _RELOC_OWNER.search(view.text)
     return Reading(
-        subject=named.split(".so")[0] or "libtorch_hip",
+        subject=named.split(".so")[0] or (owner.group(1).lower() if owner else "libtorch_hip"),
         cause="a relocation overflowed while linking (R_X86_64 offsets are limited to ±2 GiB): "
               "the library being linked, usually libtorch_hip.so with device code for many "
               "targets, grew past 2 GiB",
-        fix="build for fewer GPU targets (`invoke build --arch <your gfx>`: each target adds its "
-            "device code to the library), or link with -mcmodel=medium / compressed offload "
-            "bundles (--offload-compress) where the release supports them")
+        fix="build for fewer GPU targets, each arch adds its device code (`invoke build --arch "
+            "<your gfx>`, PYTORCH_ROCM_ARCH; "
+            "a project's own list, e.g. AOTriton's target list), or link with "
+            "-mcmodel=medium / compressed offload bundles (--offload-compress) where the "
+            "release supports them")
+
+
+# A relocation error names the function whose code overflowed (`aotriton::v2::flash::…`,
+# `composable_kernel`'s `ck::…`): the project it belongs to is the subject.
+_RELOC_OWNER = re.compile(r"\b(aotriton|ck_tile|ck|flash|fbgemm|hipblaslt|rocblas)::")
 
 
 # --- loader (import after install) -----------------------------------------------------------
@@ -396,8 +411,9 @@ def _disk_full(match: re.Match[str], view: LineView) -> Reading | None:
                    "writes to) is full (ENOSPC) or "
                    "over its quota: the work dir, the temp dir ($TMPDIR, /tmp), pip's cache or "
                    "the compile cache", fix="free space there (`df -h . $TMPDIR` shows which one "
-                   "is full; a PyTorch ROCm build needs about 40 GB free for one target), or move "
-                   "the work dir (--work-dir) or TMPDIR to a larger disk, then rerun")
+                   "is full; a PyTorch ROCm build needs about 40 GB free for one target; pip's "
+                   "cache keeps every wheel it downloaded: `pip cache purge`, or PIP_NO_CACHE_DIR="
+                   "1), or move the work dir (--work-dir) or TMPDIR to a larger disk, then rerun")
 
 
 # --- GPU targets ----------------------------------------------------------------------------
@@ -484,12 +500,22 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
     if not isolated and view.step not in ("build-requirements", "build", "venv", "triton",
                                           "hipify", "configure", ""):
         return None
+    package = _DIST_NAME.get(top, top)
+    named = f" (pip installs the module {top} as {package})" if package != top else ""
     return Reading(subject=top, cause=f"a build script imports {top}, which is not installed "
                    "in the Python that runs it (a build requirement missing from the venv, or "
                    "pip's isolated build environment)",
-                   fix=f"install the build requirements into the build venv (`python -m pip "
-                   f"install -r requirements.txt`, which lists {top} for PyTorch), and build "
-                   "with --no-build-isolation")
+                   fix=f"install {package}{named} into the Python the build runs (`python -m "
+                   f"pip install {package}`; for PyTorch `python -m pip install -r "
+                   "requirements.txt` lists its build requirements), and build with "
+                   "--no-build-isolation")
+
+
+# Modules whose package on PyPI has another name (pip cannot install `yaml`).
+_DIST_NAME = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow",
+              "sklearn": "scikit-learn", "skimage": "scikit-image", "attr": "attrs",
+              "dateutil": "python-dateutil", "Crypto": "pycryptodome", "git": "GitPython",
+              "zmq": "pyzmq"}
 
 
 def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
@@ -507,10 +533,12 @@ def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
                            "install --index-url https://download.pytorch.org/whl/rocmX.Y "
                            "...`), or install the pinned pytorch-triton-rocm wheel first")
     return Reading(subject=name, cause=f"pip found no release of {name} that fits: the index "
-                   "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python and "
-                   "platform, or no network", fix=f"use an index that carries {name} (add "
-                   "--extra-index-url https://pypi.org/simple or fix the mirror), or install it "
-                   "from a local wheel first")
+                   "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python "
+                   "version and platform, or no network", fix=f"use an index that carries {name} "
+                   "for this Python (a new Python often has no wheels yet: compare `python "
+                   "--version` with the cpXY tags the index lists, and create the venv with a "
+                   "Python it has, e.g. 3.12), add --extra-index-url https://pypi.org/simple or "
+                   "fix the mirror, or install it from a local wheel first")
 
 
 # --- CMake ----------------------------------------------------------------------------------
@@ -536,7 +564,8 @@ def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
                    "libstdc++-N-dev` for N = the newest /usr/lib/gcc/x86_64-linux-gnu/N: "
                    "libstdc++-12-dev on Ubuntu 22.04, libstdc++-14-dev on 24.04), or "
                    "choose a GCC that has them (`invoke build --gcc 12`, which passes "
-                   "--gcc-install-dir)")
+                   "--gcc-install-dir; clang's --gcc-toolchain=<prefix> or a clang++.cfg next "
+                   "to ROCm's clang does the same)")
 
 
 def _host_in_device(match: Groups, view: LineView) -> Reading | None:
