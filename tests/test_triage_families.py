@@ -118,6 +118,17 @@ from rocmforge.triage import explain_text
      "'torch::stable::Tensor'\n/usr/local/lib/python3.12/dist-packages/torch/include/torch/"
      "csrc/stable/ops.h:470:13: note: passing argument", "python-packaging", "torch",
      "torch-api-mismatch"),
+    ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total "
+     "capacity of 287.98 GiB of which 275.86 GiB is free. 1.05 GiB allowed; Of the allocated",
+     "out-of-memory", "set_per_process_memory_fraction", "gpu-memory-fraction"),
+    ("rocBLAS error: Cannot read D:\\rocm\\bin\\/rocblas/library/TensileLibrary.dat: No such "
+     "file or directory for GPU arch : gfx1100\n List of available TensileLibrary Files :",
+     "missing-component", "rocblas", "tensile-folder-empty"),
+    ("      20 errors generated when compiling for gfx1100.\n      failed to execute:clang++ "
+     "-I/x/xformers/csrc/attention/hip_fmha", "gpu-target", "gfx1100",
+     "ck-target-compile-errors"),
+    ("x.c:15:10: fatal error: hip/hip_runtime_api.h: No such file or directory",
+     "rocm-install", "ROCM_HOME", "missing-header"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)
@@ -161,6 +172,11 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
     "/x/ext/foo.cpp:10:5: error: no member named 'getCurrentCUDAStream' in namespace 'at::cuda'",
     # the wrapped arch line without rocBLAS' "Cannot read" before it
     "  Illegal seek for GPU arch : gfx906",
+    # a GPU out of memory without a cap proves no cap
+    "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 15.98 GiB of which 0 bytes is free.",
+    # errors for an MI target are the sources' own, not an unsupported target
+    "      3 errors generated when compiling for gfx942.\n      -I/x/csrc/attention/hip_fmha",
     # pip's post-install notice is no failure
     "torchvision 0.20.0+rocm6.2 requires torch==2.5.0, but you have torch 2.6.0 which is "
     "incompatible.",
@@ -176,3 +192,12 @@ def test_a_loader_error_a_program_reports_as_its_warning_still_counts() -> None:
                          "with ImportError('/x/vllm/_C.abi3.so: undefined symbol: "
                          "_ZN3c103hip19getCurrentHIPStreamEa')")
     assert (found.klass, found.rule) == ("import", "undefined-symbol")
+
+
+def test_a_tensile_list_that_names_files_is_a_missing_target_not_a_missing_folder() -> None:
+    found = explain_text(
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such "
+        "file or directory for GPU arch : gfx906\n List of available TensileLibrary Files : \n"
+        "\"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat\"")
+    assert (found.klass, found.subject, found.rule) == ("math-library", "rocblas",
+                                                        "tensile-library")

@@ -292,6 +292,8 @@ def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | Non
     lower = view.text.lower()
     if "warning" in lower or "skipping" in lower or "ignoring" in lower:
         return None  # the target is left out and the build goes on
+    if "Unsupported GPU target:" in view.text:
+        return None  # a math library's configure check (shapes: math-library) when one is named
     context = " ".join((*view.previous[-4:], view.text)).lower()
     if any(name in context for name in _MATH_OR_CK):
         return None  # a math library's or CK's own target list (shapes: math-library)
@@ -555,6 +557,52 @@ def _torch_api_mismatch(match: re.Match[str], view: LineView) -> Reading | None:
             "of the package written for the installed torch")
 
 
+def _memory_fraction(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="set_per_process_memory_fraction",
+        cause=f"the GPU allocation failed against a per-process cap ({match.group('cap')} "
+              "allowed), not against the GPU's free memory: torch prints 'allowed' only when "
+              "a memory fraction is set (torch.cuda.set_per_process_memory_fraction), by the "
+              "program or left set by earlier code in the same process",
+        fix="raise or reset the cap (torch.cuda.set_per_process_memory_fraction(1.0) after the "
+            "code that lowered it), or find what set the memory_fraction; in a test suite, "
+            "the test that sets it must restore it")
+
+
+def _tensile_folder_empty(match: re.Match[str], view: LineView) -> Reading | None:
+    head = next((line for line in reversed(view.previous) if "Cannot read" in line), "")
+    where = re.search(r"Cannot read (?P<path>\S+?)[\\/]?(?:TensileLibrary\S*?):", head)
+    lower = head.lower()
+    library = next((n for n in ("hipsparselt", "hipblaslt") if n in lower), "rocblas")
+    folder = where.group("path") if where else f"{library}/library"
+    return Reading(
+        subject=library,
+        cause=f"{library} found no TensileLibrary files at all in {folder} (its list of "
+              "available files is empty): the kernel library folder is not installed where "
+              f"the loaded {library} looks (next to the library: bin\\ on Windows, lib/ on "
+              "Linux), not just one target's file",
+        fix=f"install {library}'s kernel library folder ({library}/library, shipped with its "
+            f"runtime package) where the loaded {library} looks, or point "
+            f"{library.upper()}_TENSILE_LIBPATH at the folder that holds it")
+
+
+_MI_TARGETS = ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
+
+
+def _ck_target_errors(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    if arch in _MI_TARGETS:
+        return None  # a supported target: the errors are the sources' own
+    return Reading(
+        subject=arch,
+        cause=f"the sources fail to compile for {arch}: the project's Composable Kernel "
+              "attention kernels use MFMA instructions of the MI-series targets (gfx90a, "
+              f"gfx942, gfx950) and do not support {arch}",
+        fix="build for a target the project supports (gfx90a, gfx942 or gfx950: "
+            "PYTORCH_ROCM_ARCH / GPU_ARCHS), or on this GPU use an attention path without "
+            "these kernels (PyTorch's SDPA, flash-attention's Triton backend)")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -806,4 +854,24 @@ FAMILIES: tuple[Rule, ...] = (
          requires=_rx(r"(?:site|dist)-packages/torch/include/"),
          read=_torch_api_mismatch, source="clang's err_no_member on a torch API, in a build "
          "whose torch headers come from an installed torch; vllm-project/vllm#44641"),
+    Rule(id="gpu-memory-fraction", klass="out-of-memory",
+         triggers=(" allowed;",),
+         pattern=_rx(r"out of memory\. Tried to allocate .*? (?P<cap>[\d.]+ [KMGT]?i?B) "
+                     r"allowed;"),
+         read=_memory_fraction, source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (the "
+         "OOM message adds '<size> allowed; ' only when set_fraction; commit not read); "
+         "ROCm/TheRock#2118"),
+    Rule(id="tensile-folder-empty", klass="missing-component", tier=0,
+         triggers=("List of available TensileLibrary Files",),
+         pattern=_rx(r"List of available TensileLibrary Files\s*:\s*$"),
+         unless=_rx(r"TensileLibrary_\w+\.(?:dat|co)|^\W*(?:\.\.\.\s*)?gfx[0-9a-f]{3,4}"
+                    r"(?:\s+gfx[0-9a-f]{3,4})+"),
+         read=_tensile_folder_empty, source="ROCm/rocBLAS library/src/tensile_host.cpp (the "
+         "list of available files after 'Cannot read ... for GPU arch'); ROCm/TheRock#571"),
+    Rule(id="ck-target-compile-errors", klass="gpu-target", tier=2,
+         triggers=("generated when compiling for",),
+         pattern=_rx(r"\d+ errors? generated when compiling for (?P<arch>gfx[0-9a-f]{3,4})"),
+         requires=_rx(r"hip_fmha|ck_tile|composable_kernel|csrc/attention/hip"),
+         read=_ck_target_errors, source="clang's error count per offload target; "
+         "facebookresearch/xformers#1222 (CK tiled FMHA on gfx1100)"),
 )

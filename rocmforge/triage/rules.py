@@ -145,6 +145,19 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
             fix="export ROCM_HOME and ROCM_PATH to the root of the ROCm install whose include/ "
                 "holds hip/hip_runtime.h (TheRock wheels: `rocm-sdk path --root`), then run "
                 "again")
+    if header.startswith("hip/"):
+        # HIP's headers come with every ROCm install (<rocm>/include/hip): the include path
+        # the build passed does not point at one (an extension's Makefile or setup.py takes it
+        # from ROCM_HOME / ROCM_PATH; a host compile lacks hipcc's include flags).
+        return Reading(
+            subject="ROCM_HOME", klass="rocm-install",
+            cause=f"the compile did not find {header}, which every ROCm install has under "
+                  "<rocm>/include: the include path the build passed does not point at the "
+                  "ROCm install (it takes the root from ROCM_HOME / ROCM_PATH / HIP_PATH, unset "
+                  "or stale, or a host compile ran without hipcc's include flags)",
+            fix="export ROCM_HOME (and ROCM_PATH) to the ROCm root whose include/hip holds the "
+                "header (e.g. /opt/rocm) and build again; if no ROCm install has it, install "
+                "ROCm's HIP development package")
     if row is None:
         return None
     return Reading(
