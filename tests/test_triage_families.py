@@ -129,6 +129,8 @@ from rocmforge.triage import explain_text
      "ck-target-compile-errors"),
     ("x.c:15:10: fatal error: hip/hip_runtime_api.h: No such file or directory",
      "rocm-install", "ROCM_HOME", "missing-header"),
+    ('OSError: libhiprtc.so: cannot open shared object file: No such file or directory',
+     "import", "libhiprtc.so", "cannot-open-so"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)
@@ -201,3 +203,10 @@ def test_a_tensile_list_that_names_files_is_a_missing_target_not_a_missing_folde
         "\"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat\"")
     assert (found.klass, found.subject, found.rule) == ("math-library", "rocblas",
                                                         "tensile-library")
+
+
+def test_an_unversioned_rocm_library_names_the_wheels_lookup() -> None:
+    """r5's ROCm/pytorch#3334: only a development install has the unversioned symlink."""
+    found = explain_text("OSError: libhiprtc.so: cannot open shared object file: No such file "
+                         "or directory")
+    assert "rocm_sdk.find_libraries" in found.fix and "unversioned" in found.cause

@@ -293,6 +293,19 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
                 f"{package}: `sudo apt-get install {package}`; elsewhere the compat package of "
                 f"{stem}), or rebuild the binary against the release the system has; `ldd` "
                 "shows every library it still misses")
+    if library.endswith(".so") and _ROCM_ISH.match(library):
+        # An unversioned name is the development symlink (code that dlopens libX.so itself):
+        # runtime-only installs and TheRock's Python wheels ship only libX.so.N.
+        return Reading(
+            subject=library,
+            cause=f"the program loads {library} by its unversioned name, which only a ROCm "
+                  "development install provides (a symlink to the versioned soname): this "
+                  "install has only the versioned library (a runtime-only install, or TheRock's "
+                  "wheels, which keep it inside the _rocm_sdk_core package off the loader path)",
+            fix=f"with TheRock's wheels, resolve it through rocm_sdk (rocm_sdk.find_libraries, "
+                f"or LD_LIBRARY_PATH=$(rocm-sdk path --root)/lib), or install the ROCm "
+                f"development package that provides {library}; code that loads it should ask "
+                "for the versioned name")
     return Reading(
         subject=library,
         cause=f"the loader could not find {library}{hint}: {which} is not installed, not on the "
