@@ -131,6 +131,11 @@ from rocmforge.triage import explain_text
      "rocm-install", "ROCM_HOME", "missing-header"),
     ('OSError: libhiprtc.so: cannot open shared object file: No such file or directory',
      "import", "libhiprtc.so", "cannot-open-so"),
+    ("RuntimeError: rocblas_status_internal_error when calling rocblas_gemm_ex",
+     "math-library", "rocblas", "blas-status-at-call"),
+    ("CMake Error at cmake/therock_amdgpu_targets.cmake:294 (message):\n  THEROCK_AMDGPU_FAMILIES "
+     "value 'gfx1100' unknown. Available: gfx110X-all gfx120X-all", "gpu-target", "gfx1100",
+     "therock-target-choice"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)
@@ -179,6 +184,8 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
     "capacity of 15.98 GiB of which 0 bytes is free.",
     # errors for an MI target are the sources' own, not an unsupported target
     "      3 errors generated when compiling for gfx942.\n      -I/x/csrc/attention/hip_fmha",
+    # a library's own target check (rocWMMA): not claimed as a plain target problem
+    "error: target 'gfx1036' is not supported by rocWMMA",
     # pip's post-install notice is no failure
     "torchvision 0.20.0+rocm6.2 requires torch==2.5.0, but you have torch 2.6.0 which is "
     "incompatible.",

@@ -285,7 +285,7 @@ def _llvm_unknown_target(match: re.Match[str], view: LineView) -> Reading | None
 
 
 _MATH_OR_CK = ("hipsparselt", "hipblaslt", "rocblas", "miopen", "rocsparse", "rocfft",
-               "composable_kernel", "ck_tile", "tensile", "aotriton")
+               "composable_kernel", "ck_tile", "tensile", "aotriton", "rocwmma")
 
 
 def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | None:
@@ -457,12 +457,13 @@ def _policy_removed(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _blas_status(match: re.Match[str], view: LineView) -> Reading | None:
-    call = match.group("call")
+    call = match.group("call") or match.group("call2")
+    status = match.group("status") or match.group("status2")
     library = "hipblaslt" if call.lower().startswith("hipblaslt") else "rocblas"
     return Reading(
         subject=library,
         cause=f"the GPU's first BLAS call ({call}) failed inside {library} "
-              f"({match.group('status')}): most often {library} has no kernels (Tensile "
+              f"({status}): most often {library} has no kernels (Tensile "
               "library) for this GPU's target, so the call cannot run",
         fix=f"check that {library} ships kernels for the GPU's gfx target (`ls "
             f"$ROCM_PATH/lib/{library}/library/` lists one file set per gfx target); use a "
@@ -601,6 +602,23 @@ def _ck_target_errors(match: re.Match[str], view: LineView) -> Reading | None:
         fix="build for a target the project supports (gfx90a, gfx942 or gfx950: "
             "PYTORCH_ROCM_ARCH / GPU_ARCHS), or on this GPU use an attention path without "
             "these kernels (PyTorch's SDPA, flash-attention's Triton backend)")
+
+
+def _therock_target_choice(match: re.Match[str], view: LineView) -> Reading | None:
+    value = match.group("value") or match.group("target") or ""
+    gfx = _GFX.search(value)
+    what = (f"the {match.group('var')} value '{value}' is not a family TheRock knows"
+            if match.group("var") else
+            f"TheRock does not know the target '{value}'" if value else
+            "no AMDGPU target was selected")
+    return Reading(
+        subject=gfx.group(1).split(":")[0] if gfx else "{device}",
+        cause=f"TheRock's configure stopped: {what} (families are named like gfx110X-all, "
+              "targets like gfx1100; the message lists the ones this checkout has)",
+        fix="configure with a family from the list (-DTHEROCK_AMDGPU_FAMILIES=gfx110X-all) or "
+            "a single target via -DTHEROCK_AMDGPU_TARGETS=gfx1100 (with "
+            "THEROCK_DIST_AMDGPU_FAMILIES for dist projects); a target the list lacks needs a "
+            "newer TheRock")
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -810,9 +828,11 @@ FAMILIES: tuple[Rule, ...] = (
          read=_policy_removed, source="Kitware/CMake cmPolicies.cxx (a removed policy's OLD "
          "behaviour; CMake 4.0 removed those before 3.5); ROCm/TheRock#318"),
     Rule(id="blas-status-at-call", klass="math-library",
-         triggers=("HIPBLAS_STATUS_",),
+         triggers=("HIPBLAS_STATUS_", "rocblas_status_"),
          pattern=_rx(r"(?P<status>HIPBLAS_STATUS_(?:INTERNAL_ERROR|NOT_SUPPORTED|ARCH_MISMATCH|"
-                     r"EXECUTION_FAILED)) when calling `(?P<call>hipblas\w+)"),
+                     r"EXECUTION_FAILED)) when calling `(?P<call>hipblas\w+)"
+                     r"|(?P<status2>rocblas_status_(?:internal_error|not_implemented|"
+                     r"arch_mismatch)) when calling `?(?P<call2>rocblas_\w+)"),
          read=_blas_status, source="torch's TORCH_CUDABLAS_CHECK message (\"... when calling "
          "`hipblas...`\"); ROCm/rocm-libraries#8539"),
     Rule(id="hipcc-path-missing", klass="rocm-install",
@@ -874,4 +894,11 @@ FAMILIES: tuple[Rule, ...] = (
          requires=_rx(r"hip_fmha|ck_tile|composable_kernel|csrc/attention/hip"),
          read=_ck_target_errors, source="clang's error count per offload target; "
          "facebookresearch/xformers#1222 (CK tiled FMHA on gfx1100)"),
+    Rule(id="therock-target-choice", klass="gpu-target",
+         triggers=("AMDGPU_FAMILIES value", "Unknown AMDGPU target", "No AMDGPU target selected"),
+         pattern=_rx(r"(?P<var>THEROCK_(?:DIST_|TEST_)?AMDGPU_FAMILIES) value '(?P<value>[^']*)' "
+                     r"unknown|Unknown AMDGPU target '(?P<target>[^']*)'"
+                     r"|No AMDGPU target selected: make a selection via THEROCK_AMDGPU_FAMILIES"),
+         read=_therock_target_choice, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0"
+         ":cmake/therock_amdgpu_targets.cmake (FATAL_ERROR messages)"),
 )
