@@ -217,3 +217,11 @@ def test_an_unversioned_rocm_library_names_the_wheels_lookup() -> None:
     found = explain_text("OSError: libhiprtc.so: cannot open shared object file: No such file "
                          "or directory")
     assert "rocm_sdk.find_libraries" in found.fix and "unversioned" in found.cause
+
+
+def test_a_notice_that_may_not_stop_the_run_yields_to_any_root_cause() -> None:
+    """NumPy's 1.x/2.x banner, LLVM's 'ignoring processor' and pip's legacy bdist_wheel
+    fallback are tier 2: a later root cause in the same log is the answer."""
+    found = explain_text("A module that was compiled using NumPy 1.x cannot be run in\n"
+                         "ld.lld: error: unable to find library -lrocblas")
+    assert (found.klass, found.rule) == ("link", "lld-no-library")

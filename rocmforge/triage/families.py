@@ -715,11 +715,11 @@ FAMILIES: tuple[Rule, ...] = (
          pattern=_rx(r"module 'pkgutil' has no attribute 'ImpImporter'"),
          read=_impimporter, source="CPython 3.12 removed pkgutil.ImpImporter (What's New in "
          "3.12); old pkg_resources uses it"),
-    Rule(id="no-bdist-wheel", klass="python-packaging",
+    Rule(id="no-bdist-wheel", klass="python-packaging", tier=2,
          triggers=("invalid command 'bdist_wheel'",),
          pattern=_rx(r"invalid command 'bdist_wheel'"),
          read=_bdist_wheel, source="distutils' command lookup when the wheel package is absent"),
-    Rule(id="numpy-abi", klass="python-packaging",
+    Rule(id="numpy-abi", klass="python-packaging", tier=2,
          triggers=("compiled using NumPy 1.x", "numpy.dtype size changed",
                    "multiarray failed to import"),
          pattern=_rx(r"A module that was compiled using NumPy 1\.x cannot be run in"
@@ -732,7 +732,7 @@ FAMILIES: tuple[Rule, ...] = (
          pattern=_rx(r'^compatible with requested version\s+"?(?P<want>[^"]+?)"?\.?\s*$'),
          read=_incompatible_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx (the "
          "message wrapped by CMake's formatter)"),
-    Rule(id="llvm-unknown-target", klass="gpu-target",
+    Rule(id="llvm-unknown-target", klass="gpu-target", tier=2,
          triggers=("is not a recognized processor for this target", "unknown target CPU"),
          pattern=_rx(r"'(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)' is not a recognized processor for "
                      r"this target|unknown target CPU '(?P<arch2>gfx[0-9a-f]{3,4}[\w:+-]*)'"),
