@@ -186,6 +186,12 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
     "      3 errors generated when compiling for gfx942.\n      -I/x/csrc/attention/hip_fmha",
     # a library's own target check (rocWMMA): not claimed as a plain target problem
     "error: target 'gfx1036' is not supported by rocWMMA",
+    # plug-in loaders trying optional plug-ins (RDMA drivers in containers, ALSA modules)
+    "libibverbs: Warning: couldn't load driver 'libbnxt_re-rdmav34.so': libbnxt_re-rdmav34.so: "
+    "cannot open shared object file: No such file or directory",
+    "ALSA lib dlmisc.c:337:(snd1_dlobj_cache_get0) Cannot open shared library "
+    "libasound_module_pcm_pulse.so (libasound_module_pcm_pulse.so: cannot open shared object "
+    "file: No such file or directory)",
     # pip's post-install notice is no failure
     "torchvision 0.20.0+rocm6.2 requires torch==2.5.0, but you have torch 2.6.0 which is "
     "incompatible.",

@@ -261,7 +261,10 @@ _TORCH_OWN = re.compile(r"^lib(?:torch|c10|shm|caffe2_nvrtc|aoti)[\w.+-]*\.so")
 # A loader error a program reports as a warning it carries on past (torchvision's optional
 # image extension, a tool's "(ignored)" plug-in): the failure, if any, is elsewhere.
 # A warning alone is not enough: vLLM reports its own extension's loader error as a WARNING.
-_WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension")
+# Plug-in loaders that try every optional plug-in (libibverbs' RDMA drivers, ALSA's modules)
+# report each missing one the same way: not the failure either.
+_WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension"
+                          r"|couldn't load (?:driver|plugin)|^ALSA lib ")
 
 
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
