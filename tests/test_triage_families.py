@@ -136,6 +136,8 @@ from rocmforge.triage import explain_text
     ("CMake Error at cmake/therock_amdgpu_targets.cmake:294 (message):\n  THEROCK_AMDGPU_FAMILIES "
      "value 'gfx1100' unknown. Available: gfx110X-all gfx120X-all", "gpu-target", "gfx1100",
      "therock-target-choice"),
+    ("HSA_STATUS_ERROR: Unable to open /dev/kfd read-write: Permission denied",
+     "rocm-install", "/dev/kfd", "kfd-permission"),
 ])
 def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str) -> None:
     found = explain_text(text)

@@ -621,6 +621,17 @@ def _therock_target_choice(match: re.Match[str], view: LineView) -> Reading | No
             "newer TheRock")
 
 
+def _kfd_permission(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="/dev/kfd",
+        cause="the process may not open the GPU's device files (/dev/kfd, /dev/dri/renderD*): "
+              "the user is not in the groups that own them (render, video), or a container was "
+              "started without them",
+        fix="add the user to the render and video groups (`sudo usermod -aG render,video "
+            "$USER`, then log in again); in docker pass --device=/dev/kfd --device=/dev/dri "
+            "--group-add video (and render)")
+
+
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -901,4 +912,10 @@ FAMILIES: tuple[Rule, ...] = (
                      r"|No AMDGPU target selected: make a selection via THEROCK_AMDGPU_FAMILIES"),
          read=_therock_target_choice, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0"
          ":cmake/therock_amdgpu_targets.cmake (FATAL_ERROR messages)"),
+    Rule(id="kfd-permission", klass="rocm-install",
+         triggers=("/dev/kfd",),
+         pattern=_rx(r"Permission denied: '/dev/kfd'|Unable to open /dev/kfd read-write: "
+                     r"Permission denied|/dev/kfd: Permission denied"),
+         read=_kfd_permission, source="ROCm install docs, 'Configuring permissions for GPU "
+         "access' (render and video groups; docker --device=/dev/kfd --device=/dev/dri)"),
 )
