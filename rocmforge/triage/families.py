@@ -916,6 +916,7 @@ FAMILIES: tuple[Rule, ...] = (
          triggers=("/dev/kfd",),
          pattern=_rx(r"Permission denied: '/dev/kfd'|Unable to open /dev/kfd read-write: "
                      r"Permission denied|/dev/kfd: Permission denied"),
-         read=_kfd_permission, source="ROCm install docs, 'Configuring permissions for GPU "
-         "access' (render and video groups; docker --device=/dev/kfd --device=/dev/dri)"),
+         read=_kfd_permission, source="ROCm/ROCT-Thunk-Interface README (video group; /dev/kfd "
+         "owned by render since Ubuntu 20.04); ROCm/ROCm-docker#116 (the message, and "
+         "--device=/dev/kfd --device=/dev/dri --group-add video)"),
 )
