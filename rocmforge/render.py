@@ -213,12 +213,15 @@ def emit_json(document: object, stream: TextIO | None = None) -> None:
     stream.flush()
 
 
-def say(message: str, stream: TextIO | None = None) -> None:
-    """One line of narration on stderr so stdout stays clean for JSON and `eval`."""
+def say(message: str, stream: TextIO | None = None, *, whole: bool = False) -> None:
+    """One line of narration on stderr so stdout stays clean for JSON and `eval`. `whole`: a
+    line of code or a command to paste, never wrapped (a terminal may fold it; it stays one
+    line when copied)."""
     from rocmforge.errors import task_names
 
     stream = stream or sys.stderr
-    stream.write(fit(task_names(message.rstrip("\n")), stream) + "\n")
+    text = task_names(message.rstrip("\n"))
+    stream.write((text if whole else fit(text, stream)) + "\n")
     stream.flush()
 
 
