@@ -375,3 +375,29 @@ def test_damaged_archives_never_escape_as_other_errors(made) -> None:
             read_archive(BytesSource(damaged), len(damaged), default_mach_name())
 
     one()
+
+
+def test_make_kpack_script_has_usage_and_writes_a_split_install(tmp_path: Path) -> None:
+    """Defect 14: `make_kpack.py --help` made a folder named `--help/` holding a split install.
+    It prints usage now and writes nothing; a bad call is exit 2; OUTDIR still gets the
+    install."""
+    script = REPO / "tests" / "kpack" / "make_kpack.py"
+    helped = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stdout.startswith("usage: make_kpack.py [-h]")
+    assert "outdir" in helped.stdout
+    assert list(tmp_path.iterdir()) == []
+    bare = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert bare.returncode == 2
+    assert "the following arguments are required: outdir" in bare.stderr
+    assert list(tmp_path.iterdir()) == []
+    out = tmp_path / "prefix"
+    made = subprocess.run([sys.executable, str(script), str(out), "--libraries", "1",
+                           "--targets", "gfx1100"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == f"{out}\n"
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
+        ".kpack/k0_gfx1100.kpack", "lib/libk0.so"]
