@@ -455,3 +455,25 @@ def test_cli_corrupt_archive_is_named_on_the_library_and_in_the_cause(made,
     rows = [line.split()[0] for line in table.stdout.splitlines()
             if HOST_KEY in line or "torch_gfx1100.kpack" in line]  # fmt: skip
     assert "WARN" in rows and "FAIL" in rows and "OK" not in rows, table.stdout
+
+
+def test_missing_archive_cause_names_the_path_and_the_package() -> None:
+    """The cause text per layout: a torch wheel member, an SDK install, any other prefix; an
+    unreadable archive is matched by its file name (a symlinked folder shows another path)."""
+    from rocmforge.inspect.kpack import KpackRef, missing_archive_cause
+
+    ref = KpackRef(kernel_name="lib/librocsparse.so.1",
+                   search_paths=("../.kpack/rocsparse_@GFXARCH@.kpack",))  # fmt: skip
+    sdk = "/venv/lib/python3.12/site-packages/_rocm_sdk_libraries/lib/librocsparse.so.1"
+    said = missing_archive_cause(sdk, ref, "gfx942:xnack-", ())
+    assert ("no archive for gfx942:xnack- was given or found (/venv/lib/python3.12/site-packages/"
+            "_rocm_sdk_libraries/.kpack/rocsparse_gfx942.kpack). Fix: give "
+            "rocm_sdk_device_gfx942-*.whl on the same command line, or install it "
+            '(`pip install "rocm[device-gfx942]"`)') in said
+    other = missing_archive_cause("/opt/x/lib/librocsparse.so.1", ref, "gfx1100", ())
+    assert other.endswith("Fix: give the device package for gfx1100 (TheRock's "
+                          "*-device-gfx1100 wheel) on the same command line, or install it "
+                          "beside the host package")
+    broken = missing_archive_cause("/opt/x/lib/librocsparse.so.1", ref, "gfx1100",
+                                   ("/real/x/.kpack/rocsparse_gfx1100.kpack",))  # fmt: skip
+    assert "its gfx1100 archive /real/x/.kpack/rocsparse_gfx1100.kpack cannot be read" in broken

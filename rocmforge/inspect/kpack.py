@@ -111,7 +111,8 @@ def missing_archive_cause(library: str, ref: KpackRef, target: str,
     """Why a kpack-split library lacks `target`, and the fix: its archive for the target cannot
     be read, or no archive for it was given (the device package that holds it)."""
     wanted = archive_paths(library, ref, target)
-    broken = [u for u in unreadable if u.endswith(tuple(wanted))]
+    names = {posixpath.basename(w.replace(os.sep, "/")) for w in wanted}
+    broken = [u for u in unreadable if u.replace(os.sep, "/").rsplit("/", 1)[-1] in names]
     head = f"{library} keeps its device code in kpack archives (TheRock multi-arch) and "
     if broken:
         return (f"{head}its {target} archive {broken[0]} cannot be read (its FAIL row). Fix: "
