@@ -179,6 +179,9 @@ def inspect_paths(
         from rocmforge.inspect.kpack_links import link_kpack
 
         libraries, sources = link_kpack(libraries, sources, options)
+        # The archives in wheels and directories were passed over as non-ELF files; they are
+        # counted as archives now (an archive given by itself was never counted as skipped).
+        skipped = max(0, skipped - sum(s.archives for s in sources if s.kind != "kpack"))
     return InspectReport(libraries=tuple(libraries), skipped_files=skipped,
                          sources=tuple(sources), deep=deep)  # fmt: skip
 

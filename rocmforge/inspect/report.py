@@ -74,6 +74,8 @@ class LibraryReport:
     # entries are in `bundles`, container "kpack"). Status "split": no archive was found.
     kpack_ref: KpackRef | None = None
     kpack_archives: tuple[str, ...] = ()
+    kpack_unreadable: tuple[str, ...] = ()  # archives its marker names that cannot be read
+    archive: bool = False  # a row of a kpack archive itself (unreadable, or no library names it)
 
     @property
     def readable(self) -> bool:
@@ -219,6 +221,16 @@ class InspectReport:
         return tuple(lib for lib in self.libraries if lib.readable)
 
     @property
+    def elf_rows(self) -> tuple[LibraryReport, ...]:
+        """The rows of libraries and executables (not of kpack archives)."""
+        return tuple(lib for lib in self.libraries if not lib.archive)
+
+    @property
+    def archive_rows(self) -> tuple[LibraryReport, ...]:
+        """The rows of kpack archives: unreadable ones, and ones no library read here names."""
+        return tuple(lib for lib in self.libraries if lib.archive)
+
+    @property
     def errors(self) -> tuple[LibraryReport, ...]:
         return tuple(lib for lib in self.libraries if lib.status in ("error", "partial"))
 
@@ -326,7 +338,7 @@ def library_rows(report: InspectReport) -> list[tuple[str, ...]]:
             note_parts.append("kpack: " + ", ".join(_base(p) for p in lib.kpack_archives))
         status = {"ok": "OK", "partial": "FAIL", "rdc": "INFO", "split": "FAIL"}.get(
             lib.status, "INFO")
-        if lib.mismatches and status != "FAIL":
+        if (lib.mismatches or lib.kpack_unreadable) and status != "FAIL":
             status = "WARN"
         rows.append(
             (
@@ -481,9 +493,16 @@ def summary_rows(report: InspectReport) -> list[tuple[str, str]]:
     """The "Summary" table: libraries read, with device code, common targets, and per target
     the libraries lacking it (first five named)."""
     libs = report.with_device_code
+    elf = report.elf_rows
     rows = [
-        ("libraries read", f"{len(report.readable)} of {len(report.libraries)}"
+        ("libraries read", f"{sum(1 for lib in elf if lib.readable)} of {len(elf)}"
                            f" ({report.skipped_files} non-ELF files skipped)"),
+    ]
+    archives = sum(s.archives for s in report.sources)
+    if archives:
+        bad = sum(1 for lib in report.archive_rows if not lib.readable)
+        rows.append(("kpack archives", f"{archives - bad} of {archives} read"))
+    rows += [
         ("with device code", str(len(libs))),
         ("common to all", " ".join(report.common_targets) or "-"),
     ]
