@@ -22,15 +22,10 @@ import time
 import traceback
 from pathlib import Path
 
-from rocmforge.inspect.bundles import (
-    BundleFormatError,
-    BytesSource,
-    Limits,
-    parse_bundle_at,
-    walk_fatbin,
-)
+from rocmforge.inspect.bundle_records import BundleFormatError, Limits
+from rocmforge.inspect.bundles import parse_bundle_at, walk_fatbin
+from rocmforge.inspect.byte_source import BytesSource, StreamSource
 from rocmforge.inspect.elf import read_host_layout
-from rocmforge.inspect.reader import StreamSource
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 
 LIMITS = Limits(max_table_bytes=1 << 16, check_prefix_bytes=1 << 12, max_v1_inflate=1 << 22)

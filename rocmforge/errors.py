@@ -123,10 +123,12 @@ class EnvironmentFailed(RocmforgeError):
 
     exit_code = EXIT_ENVIRONMENT
 
-    def in_step(self, log: str, resume: str) -> EnvironmentFailed:
-        """The same error, as a build step's: its log and how to resume are added to the fix
-        (the steps already done are stamped, so re-running the command skips them)."""
-        step_fix = (f"the step's log is {log}; once that is fixed, {resume} (the steps already "
+    def in_step(self, log: str, resume: str, step: str = "") -> EnvironmentFailed:
+        """The same error, as a build step's: the step, its log and how to resume are added to
+        the fix (the steps already done are stamped, so re-running the command skips them)."""
+        which = (f"step {step} stopped and no stamp was written for it; its log is {log}"
+                 if step else f"the step's log is {log}")
+        step_fix = (f"{which}; once that is fixed, {resume} (the steps already "
                     "done are stamped and are not run again)")
         import copy
 

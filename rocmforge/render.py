@@ -29,8 +29,14 @@ def wants_plain(stream: TextIO | None = None) -> bool:
     stream = stream or sys.stdout
     if os.environ.get("NO_COLOR", "") != "":
         return True
+    return not on_terminal(stream)
+
+
+def on_terminal(stream: TextIO) -> bool:
+    """Whether `stream` is a terminal: its width rules apply (colour or not); a pipe or a file
+    gets the text unwrapped."""
     isatty = getattr(stream, "isatty", None)
-    return not (isatty and isatty())
+    return bool(isatty and isatty())
 
 
 def print_table(
@@ -49,7 +55,13 @@ def print_table(
     # repository that vendored the kit.
     table_rows = [[task_names("" if cell is None else str(cell)) for cell in row] for row in rows]
     if wants_plain(stream):
-        stream.write(plain_table(title, columns, table_rows))
+        text = plain_table(title, columns, table_rows)
+        if on_terminal(stream):  # NO_COLOR on a terminal: whole at its width, as blocks
+            width = terminal_width(stream)
+            if max((len(line) for line in text.splitlines()), default=0) > width:
+                text = block_table(title, columns, table_rows, width=width,
+                                   status_column=status_column)  # fmt: skip
+        stream.write(text)
         stream.flush()
         return
     from rich.console import Console
@@ -213,12 +225,15 @@ def emit_json(document: object, stream: TextIO | None = None) -> None:
     stream.flush()
 
 
-def say(message: str, stream: TextIO | None = None) -> None:
-    """One line of narration on stderr so stdout stays clean for JSON and `eval`."""
+def say(message: str, stream: TextIO | None = None, *, whole: bool = False) -> None:
+    """One line of narration on stderr so stdout stays clean for JSON and `eval`. `whole`: a
+    line of code or a command to paste, never wrapped (a terminal may fold it; it stays one
+    line when copied)."""
     from rocmforge.errors import task_names
 
     stream = stream or sys.stderr
-    stream.write(fit(task_names(message.rstrip("\n")), stream) + "\n")
+    text = task_names(message.rstrip("\n"))
+    stream.write((text if whole else fit(text, stream)) + "\n")
     stream.flush()
 
 
@@ -234,9 +249,9 @@ def terminal_width(stream: TextIO) -> int:
 
 def fit(text: str, stream: TextIO) -> str:
     """`text` wrapped at word boundaries to the terminal's width (continuation lines indented
-    two spaces), so a terminal does not cut words in two; unchanged when piped or NO_COLOR. A
-    word longer than the line (a path, a URL) stays whole on a line of its own."""
-    if wants_plain(stream):
+    two spaces), so a terminal does not cut words in two, with or without colour; unchanged
+    when piped. A word longer than the line (a path, a URL) stays whole on a line of its own."""
+    if not on_terminal(stream):
         return text
 
     width = max(terminal_width(stream), 40)

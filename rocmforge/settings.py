@@ -14,11 +14,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_hints
 
 from rocmforge.errors import UsageError
+from rocmforge.knowledge.cache_backends import CacheMode
 from rocmforge.knowledge.toml_files import config_dir, read_toml, suggest
-from rocmforge.knowledge.triton import TRITON_MODES
+from rocmforge.knowledge.triton import TritonMode
 
 if TYPE_CHECKING:
     from rocmforge.fsutil import JSONDoc
@@ -40,7 +41,7 @@ class Settings:
     mirrors: Mapping[str, str] = field(default_factory=dict)
     triton_repo: str = ""
     triton_index: str = ""
-    triton_mode: str = "auto"
+    triton_mode: TritonMode = "auto"
     allow_triton_gap: bool = False
     patches_dir: str = ""
     gcc: int = 0
@@ -48,7 +49,7 @@ class Settings:
     allow_compiler: bool = False
     max_jobs: int = 0
     mem_per_job_gib: float = 4.5
-    cache: str = "auto"
+    cache: CacheMode = "auto"
     cache_remote: str = ""
     python: str = ""
     build_env: Mapping[str, str] = field(default_factory=dict)
@@ -93,7 +94,11 @@ class Settings:
 
 
 SETTING_NAMES = tuple(f.name for f in dataclasses.fields(Settings) if f.name != "origins")
-_CACHE_CHOICES = ("auto", "ccache", "sccache", "none")
+# The settings typed with a Literal (cache, triton_mode): the values each accepts, in order.
+_CHOICES: Mapping[str, tuple[str, ...]] = {
+    name: get_args(hint) for name, hint in get_type_hints(Settings).items()
+    if get_origin(hint) is Literal
+}
 # ROCMFORGE_* variables that are not settings: read by knowledge.toml_files (CONFIG_DIR), by the
 # nox sessions (VERIFY_TARGETS, DIST) before any Settings exist, and by probes.tool_cache
 # (CACHE_DIR), probes.probe_store (PROBE_CACHE), probes (PROBE_TIMEOUT_S) and errors
@@ -211,9 +216,7 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
         if isinstance(default, tuple):
             return _to_words(value)
         text = str(value).strip() if value is not None else ""
-        if key == "cache" and text not in _CACHE_CHOICES:
-            raise ValueError
-        if key == "triton_mode" and text not in TRITON_MODES:
+        if key in _CHOICES and text not in _CHOICES[key]:
             raise ValueError
         if key == "cache_remote" and text:
             from rocmforge.knowledge.cache_backends import parse_remote
@@ -230,10 +233,8 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
 
 
 def _kind_name(default: Any, key: str) -> str:
-    if key == "cache":
-        return "one of " + ", ".join(_CACHE_CHOICES)
-    if key == "triton_mode":
-        return "one of " + ", ".join(TRITON_MODES)
+    if key in _CHOICES:
+        return "one of " + ", ".join(_CHOICES[key])
     if isinstance(default, bool):
         return "a boolean (true/false, 1/0, yes/no)"
     if isinstance(default, int):

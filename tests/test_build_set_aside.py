@@ -198,3 +198,40 @@ def test_a_users_edit_on_top_of_the_kits_stops_the_build(tmp_path: Path) -> None
     assert discarded.returncode == 0, discarded.stdout[-3000:] + discarded.stderr[-3000:]
     assert not (tree / "mine.txt").exists()
     assert (tree / "csrc" / "kernel.hip").is_file()
+
+
+def test_a_touch_or_restored_content_is_not_a_users_edit(tmp_path: Path) -> None:
+    """Defect 6: the kit-edits record kept size and mtime, so `touch` of a file hipify edited
+    (no content change), or an edit undone to the exact bytes, stopped the build as the user's
+    edit. The record keeps each file's content (git's blob id) now: only a real edit stops."""
+    from test_build_e2e import make_fixture_repo
+
+    repo = make_fixture_repo(tmp_path / "pytorch")
+    work = tmp_path / "work"
+    tree = work / "src" / "pytorch"
+    first = _build_at(work, repo, "v2.8.0")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    cmake = tree / "third_party" / "gloo" / "cmake" / "Hip.cmake"
+    kit_text = cmake.read_text()
+    recorded = (work / "state" / "kit-edits.json").read_text()
+    blob = _git(tree, "hash-object", "third_party/gloo/cmake/Hip.cmake")
+    assert f'"blob:{blob}"' in recorded  # the record holds what `git hash-object` says
+    stat = cmake.stat()
+    os.utime(cmake, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))  # `touch`
+    touched = _build_at(work, repo, "v2.8.0")
+    assert touched.returncode == 0, touched.stdout[-3000:] + touched.stderr[-3000:]
+    assert "did not make" not in touched.stderr
+    cmake.write_text(kit_text + "# mine\n")  # an edit, then undone to the exact bytes
+    cmake.write_text(kit_text)
+    restored = _build_at(work, repo, "v2.8.0")
+    assert restored.returncode == 0, restored.stdout[-3000:] + restored.stderr[-3000:]
+    assert "did not make" not in restored.stderr
+    cmake.write_text(kit_text + "# mine\n")  # a real edit stops the build
+    before = _status(tree)
+    edited = _build_at(work, repo, "v2.8.0")
+    assert edited.returncode == 2, edited.stdout[-3000:] + edited.stderr[-3000:]
+    assert (f"rocmforge: {tree} has local changes the kit did not make (1 path: "
+            "third_party/gloo/cmake/Hip.cmake)") in edited.stderr
+    assert "Traceback" not in edited.stderr
+    assert _status(tree) == before
+    assert cmake.read_text() == kit_text + "# mine\n"

@@ -14,9 +14,8 @@ from cachehelpers import running_redis
 from pytest_httpserver import HTTPServer
 
 from rocmforge.knowledge.cache_backends import parse_remote
-from rocmforge.plan.cache_doctor import cache_doctor_rows
 from rocmforge.plan.cache_rows import shared_cache_rows
-from rocmforge.plan.prepare import doctor_facts, resolve_build_inputs
+from rocmforge.plan.prepare import cache_doctor_rows, doctor_facts, resolve_build_inputs
 from rocmforge.probes.cache import (
     CacheCounters,
     CacheTool,

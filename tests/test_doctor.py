@@ -10,7 +10,8 @@ import pytest
 
 from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.knowledge.targets import requested_targets
-from rocmforge.plan.doctor import DoctorRow, diagnose, exit_status
+from rocmforge.plan.doctor import diagnose
+from rocmforge.plan.doctor_row import DoctorRow, exit_status
 from rocmforge.probes.compile_probe import TargetProbe
 from rocmforge.probes.facts import Facts
 from rocmforge.probes.gpus import GpuAgent, GpuScan
@@ -268,7 +269,7 @@ def test_python_outside_the_release_range_fails() -> None:
 def test_doctor_json_document_is_exact() -> None:
     from types import SimpleNamespace
 
-    from rocmforge.plan.doctor import doctor_json
+    from rocmforge.plan.doctor_row import doctor_json
 
     kept = TargetProbe(target="gfx1100", compiles=False,
                        compile_reason="this toolchain (LLVM 19) does not know gfx1100",

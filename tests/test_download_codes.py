@@ -142,8 +142,9 @@ def test_a_full_disk_inside_the_wheel_build_is_exit_3_with_the_disks_message(
     assert full.returncode == 3, out[-4000:]
     assert (f"rocmforge: The disk refused a write to {work}: clang++: error: unable to execute "
             "command: File size limit exceeded. The file system is full, over a quota, or the "
-            "file is above a size limit (ulimit -f); no stamp was written for step build") in \
+            "file is above a size limit (ulimit -f); the step runs again from its start.") in \
         " ".join(full.stderr.split()), out[-4000:]
+    assert "step build stopped and no stamp was written for it" in " ".join(full.stderr.split())
     assert "free space there (`df -h " in full.stderr
     assert "settings or flags" not in out
     assert "Traceback" not in full.stderr

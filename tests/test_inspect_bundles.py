@@ -15,14 +15,9 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rocmforge.inspect.bundles import (
-    BundleFormatError,
-    BytesSource,
-    Limits,
-    parse_bundle_at,
-    parse_entry_id,
-    walk_fatbin,
-)
+from rocmforge.inspect.bundle_records import BundleFormatError, Limits, parse_entry_id
+from rocmforge.inspect.bundles import parse_bundle_at, walk_fatbin
+from rocmforge.inspect.byte_source import BytesSource
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 
 # A fixed EF_AMDGPU_MACH table for unit tests (values from reference §1.2); the reader uses

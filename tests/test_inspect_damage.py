@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from rocmforge.inspect import inspect_paths, walk_fatbin
-from rocmforge.inspect.bundles import BytesSource
+from rocmforge.inspect.byte_source import BytesSource
 from rocmforge.inspect.elf import read_host_layout
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 
@@ -337,7 +337,7 @@ def test_cli_deep_exit_codes_on_damage_past_the_prefix(tmp_path: Path) -> None:
 
 
 def test_plain_walk_reads_the_first_code_objects_of_each_id_and_deep_reads_all() -> None:
-    from rocmforge.inspect.bundles import Limits
+    from rocmforge.inspect.bundle_records import Limits
 
     lying = plain_bundle([(HOST, b""), ("hipv4-amdgcn-amd-amdhsa--gfx90a", co(0x4C))])  # gfx942
     data = pad_to(FOUR) * 20 + pad_to(lying) + pad_to(FOUR)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rocmforge.inspect import inspect_paths, missing_targets
-from rocmforge.inspect.bundles import BytesSource
+from rocmforge.inspect.byte_source import BytesSource
 from rocmforge.inspect.kpack import KpackFormatError, parse_marker, read_archive
 from rocmforge.inspect.reader import default_mach_name
 from rocmforge.inspect.verdict import judge
@@ -375,3 +375,105 @@ def test_damaged_archives_never_escape_as_other_errors(made) -> None:
             read_archive(BytesSource(damaged), len(damaged), default_mach_name())
 
     one()
+
+
+def test_make_kpack_script_has_usage_and_writes_a_split_install(tmp_path: Path) -> None:
+    """Defect 14: `make_kpack.py --help` made a folder named `--help/` holding a split install.
+    It prints usage now and writes nothing; a bad call is exit 2; OUTDIR still gets the
+    install."""
+    script = REPO / "tests" / "kpack" / "make_kpack.py"
+    helped = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stdout.startswith("usage: make_kpack.py [-h]")
+    assert "outdir" in helped.stdout
+    assert list(tmp_path.iterdir()) == []
+    bare = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert bare.returncode == 2
+    assert "the following arguments are required: outdir" in bare.stderr
+    assert list(tmp_path.iterdir()) == []
+    out = tmp_path / "prefix"
+    made = subprocess.run([sys.executable, str(script), str(out), "--libraries", "1",
+                           "--targets", "gfx1100"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == f"{out}\n"
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
+        ".kpack/k0_gfx1100.kpack", "lib/libk0.so"]
+
+
+def test_cli_missing_device_wheel_names_the_wheel_not_the_compiler(made, tmp_path: Path) -> None:
+    """Defect 8: a host wheel with only its gfx1100 device wheel blamed PYTORCH_ROCM_ARCH /
+    CMakeCache.txt for gfx1101; the cause is the device wheel not given. The archive is counted
+    as an archive, not as a skipped non-ELF file."""
+    done = _cli(tmp_path, "inspect", str(made["host_whl"]), str(made["dev_gfx1100"]),
+                "--expect", "gfx1100,gfx1101")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    said = " ".join(done.stderr.split())
+    assert "PYTORCH_ROCM_ARCH" not in said and "CMakeCache" not in said
+    host = f"{made['host_whl']}!{HOST_KEY}"
+    assert (f"rocmforge: expected gfx1101 not found in 1 of 1 libraries with device code: "
+            f"{host} keeps its device code in kpack archives (TheRock multi-arch) and no archive "
+            "for gfx1101 was given or found (torch/.kpack/torch_gfx1101.kpack). Fix: give the "
+            "device wheel amd_torch_device_gfx1101-*.whl on the same command line, or install "
+            'it (`pip install "torch[device-gfx1101]"` from the multi-arch index).') in said
+    shown = " ".join(done.stdout.split())
+    # host wheel: __init__.py + 3 dist-info files; device wheel: 3 dist-info files.
+    assert "libraries read 1 of 1 (7 non-ELF files skipped)" in shown
+    assert "kpack archives 1 of 1 read" in shown
+
+
+def test_cli_corrupt_archive_is_named_on_the_library_and_in_the_cause(made,
+                                                                      tmp_path: Path) -> None:
+    """Defect 8: with a corrupt gfx1100 archive and a good gfx1101 one the library row said OK
+    without naming the broken archive, the summary blamed PYTORCH_ROCM_ARCH, and the archive
+    counted as a library ("1 of 2 libraries could not be read")."""
+    bad = make_kpack.wheel(tmp_path / "amd_torch_device_gfx1100-2.11.0-py3-none-any.whl",
+                           {"torch/.kpack/torch_gfx1100.kpack":
+                            make_kpack.truncated(made["kpack_gfx1100"])})  # fmt: skip
+    done = _cli(tmp_path, "inspect", str(made["host_whl"]), str(bad), str(made["dev_gfx1101"]),
+                "--expect", "gfx1100,gfx1101", "--json")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    member = f"{bad}!torch/.kpack/torch_gfx1100.kpack"
+    host = next(lib for lib in doc["libraries"] if lib["path"].endswith(HOST_KEY))
+    assert host["targets"] == ["gfx1101"]
+    assert (f"archive {member} cannot be read (its FAIL row): its target is not proven"
+            in host["notes"])
+    problems = doc["verdict"]["problems"]
+    assert problems[0].startswith(
+        f"1 of 2 kpack archives could not be read completely (FAIL rows above): {member}: ")
+    assert problems[1] == (
+        f"expected gfx1100 not found in 1 of 1 libraries with device code: {host['path']} keeps "
+        "its device code in kpack archives (TheRock multi-arch) and its gfx1100 archive "
+        f"{member} cannot be read (its FAIL row). Fix: download or reinstall that device "
+        "package.")
+    assert not any("PYTORCH_ROCM_ARCH" in p for p in problems)
+    assert doc["summary"]["skipped_files"] == 10  # 4 + 3 + 3 dist-info and __init__.py
+    table = _cli(tmp_path, "inspect", str(made["host_whl"]), str(bad), str(made["dev_gfx1101"]))
+    rows = [line.split()[0] for line in table.stdout.splitlines()
+            if HOST_KEY in line or "torch_gfx1100.kpack" in line]  # fmt: skip
+    assert "WARN" in rows and "FAIL" in rows and "OK" not in rows, table.stdout
+
+
+def test_missing_archive_cause_names_the_path_and_the_package() -> None:
+    """The cause text per layout: a torch wheel member, an SDK install, any other prefix; an
+    unreadable archive is matched by its file name (a symlinked folder shows another path)."""
+    from rocmforge.inspect.kpack import KpackRef, missing_archive_cause
+
+    ref = KpackRef(kernel_name="lib/librocsparse.so.1",
+                   search_paths=("../.kpack/rocsparse_@GFXARCH@.kpack",))  # fmt: skip
+    sdk = "/venv/lib/python3.12/site-packages/_rocm_sdk_libraries/lib/librocsparse.so.1"
+    said = missing_archive_cause(sdk, ref, "gfx942:xnack-", ())
+    assert ("no archive for gfx942:xnack- was given or found (/venv/lib/python3.12/site-packages/"
+            "_rocm_sdk_libraries/.kpack/rocsparse_gfx942.kpack). Fix: give "
+            "rocm_sdk_device_gfx942-*.whl on the same command line, or install it "
+            '(`pip install "rocm[device-gfx942]"`)') in said
+    other = missing_archive_cause("/opt/x/lib/librocsparse.so.1", ref, "gfx1100", ())
+    assert other.endswith("Fix: give the device package for gfx1100 (TheRock's "
+                          "*-device-gfx1100 wheel) on the same command line, or install it "
+                          "beside the host package")
+    broken = missing_archive_cause("/opt/x/lib/librocsparse.so.1", ref, "gfx1100",
+                                   ("/real/x/.kpack/rocsparse_gfx1100.kpack",))  # fmt: skip
+    assert "its gfx1100 archive /real/x/.kpack/rocsparse_gfx1100.kpack cannot be read" in broken

@@ -144,7 +144,7 @@ def test_large_members_are_read_in_parallel_threads_in_wheel_order(
 def test_forward_reader_reads_behind_its_window_by_inflating_again() -> None:
     import os
 
-    from rocmforge.inspect.bundles import BytesSource
+    from rocmforge.inspect.byte_source import BytesSource
     from rocmforge.inspect.member import BLOCK, ForwardMember, Rewind
 
     data = os.urandom(BLOCK * 3) + bytes(BLOCK * 9)  # 12 blocks, the last 9 compress well

@@ -250,7 +250,7 @@ def test_spread_paths_turns_later_words_into_path_flags() -> None:
 
 
 def test_judge_each_case() -> None:
-    from rocmforge.inspect.bundles import parse_entry_id
+    from rocmforge.inspect.bundle_records import parse_entry_id
     from rocmforge.inspect.report import InspectReport, LibraryReport, SourceRead
     from rocmforge.inspect.verdict import judge
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from rocmforge.inspect import inspect_paths, to_json
-from rocmforge.inspect.bundles import BUNDLE_ALIGN, BytesSource, Limits, walk_fatbin
-from rocmforge.inspect.reader import StreamSource
+from rocmforge.inspect.bundle_records import Limits
+from rocmforge.inspect.bundles import BUNDLE_ALIGN, walk_fatbin
+from rocmforge.inspect.byte_source import BytesSource, StreamSource
 from rocmforge.inspect.synthetic import ccob, code_object_header, pad_to, plain_bundle
 
 MACH = {0x3F: "gfx90a", 0x30: "gfx908", 0x41: "gfx1100", 0x4C: "gfx942"}

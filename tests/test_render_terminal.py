@@ -325,3 +325,74 @@ def test_triage_text_keeps_its_fix_command_whole(width: int) -> None:
                       "targets this toolchain accepts", rule="unsupported-arch", evidence=())
     text = render_text(found, "build.log", width=width)
     assert any("`invoke doctor --arch gfx9999`" in line for line in text.splitlines()), text
+
+
+def test_no_color_on_a_terminal_keeps_the_width_rules(monkeypatch) -> None:
+    """Defect 12: NO_COLOR on a terminal printed the wide plain table and unwrapped paragraphs.
+    Plain output on a terminal now obeys its width (blocks, wrapped words); piped, it is the
+    aligned plain table and the one-line paragraph as before."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "80")
+    rows = [("FAIL", "ROCm for PyTorch", "PyTorch 2.9.1 ships wheels for ROCm 6.3-6.4 " * 3,
+             "install ROCm 6.4 and pass --rocm-path /opt/rocm-6.4.x " * 2)]
+    columns = ("status", "check", "detail", "fix")
+    shown = _Terminal()
+    render.print_table("rocmforge doctor", columns, rows, status_column=0, stream=shown)
+    assert shown.getvalue() == render.block_table("rocmforge doctor", columns, rows, width=80,
+                                                  status_column=0)
+    assert max(len(line) for line in shown.getvalue().splitlines()) <= 80
+    assert "\x1b[" not in shown.getvalue()
+    piped = io.StringIO()
+    render.print_table("rocmforge doctor", columns, rows, status_column=0, stream=piped)
+    assert piped.getvalue() == render.plain_table("rocmforge doctor", columns, rows)
+    small = _Terminal()  # a plain table that fits stays a table
+    render.print_table("S", ("item", "value"), [("libraries read", "1 of 1")], stream=small)
+    assert small.getvalue() == render.plain_table("S", ("item", "value"),
+                                                  [("libraries read", "1 of 1")])
+    paragraph = "rocmforge: " + "a missing target and why " * 20
+    assert render.fit(paragraph, io.StringIO()) == paragraph
+    wrapped = render.fit(paragraph, _Terminal())
+    assert max(len(line) for line in wrapped.splitlines()) <= 80
+    assert " ".join(wrapped.split()) == " ".join(paragraph.split())
+
+
+@pytest.mark.slow
+@pytest.mark.needs_tool("script", "clang-22", "gcc", "objcopy")
+def test_doctor_and_inspect_with_no_color_fit_80_columns(tmp_path) -> None:
+    """Defect 12, as the user ran it: `NO_COLOR=1 invoke doctor` and `rocmforge inspect` in a
+    real 80-column pseudo-terminal: no line is wider, but for one unbreakable word (a path)."""
+    import os
+    import re
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    prefix = tmp_path / "prefix"
+    subprocess.run([sys.executable, str(root / "tests" / "kpack" / "make_kpack.py"), str(prefix),
+                    "--libraries", "1", "--targets", "gfx1100"], check=True, timeout=120,
+                   capture_output=True)  # fmt: skip
+    launcher = tmp_path / "rocmforge"
+    launcher.write_text("from rocmforge.cli import program\nprogram.run()\n")
+    env = {**os.environ, "HIP_PLATFORM": "amd", "NO_COLOR": "1", "PYTHONPATH": str(root)}
+    env.pop("COLUMNS", None)
+    screens = {}
+    for name, argv in (
+        ("doctor", [sys.executable, "-m", "invoke", "doctor", "--arch", "gfx1100", "-w",
+                    str(tmp_path / "w")]),
+        ("inspect", [sys.executable, str(launcher), "inspect", str(prefix), "--expect",
+                     "gfx1100,gfx1101"]),
+    ):
+        command = f"stty cols 80 rows 50; {shlex.join(argv)}"
+        shown = subprocess.run(["script", "-qec", command, "/dev/null"], cwd=root, env=env,
+                               capture_output=True, text=True, timeout=300).stdout
+        screens[name] = shown.replace("\r", "")
+        assert "\x1b[" not in re.sub(r"\x1b\[\?[0-9;]*[A-Za-z]", "", shown), name
+    for name, screen in screens.items():
+        wide = [line for line in screen.splitlines() if len(line.rstrip()) > 80
+                and " " in line.strip().split(": ", 1)[-1]]  # fmt: skip
+        assert wide == [], (name, wide)
+    assert "FAIL" in screens["doctor"] and "fix:" in screens["doctor"]
+    assert "expected gfx1101 not found in 1 of 1 libraries" in " ".join(
+        screens["inspect"].split())

@@ -228,3 +228,42 @@ def test_user_edits_names_what_the_kit_did_not_edit(remotes: FakeRemotes, tmp_pa
         "src/a_hip.py", "third_party/sub/mine.c", "third_party/sub/sub.c"]
     git("checkout", "--", "src/a.py", cwd=tree)  # a kit edit back at the commit: nobody's
     assert "src/a.py" not in user_edits(work, head)
+
+
+def test_user_edits_compare_content_and_read_an_older_size_mtime_record(
+    remotes: FakeRemotes, tmp_path: Path
+) -> None:
+    """Defect 6: entries hold git's blob id (what `git hash-object` prints), so a new mtime
+    with the same bytes is nobody's edit. A record written before (size:mtime_ns) still reads
+    as it did: a file as the kit left it is the kit's, a changed one the user's."""
+    import json
+    import os
+
+    from rocmforge.sources.checkout import content_facts, tree_entries
+    from rocmforge.sources.checkout import tree_state as state_of
+    from rocmforge.steps.checkout import user_edits
+
+    work = workdir_for(str(tmp_path / "work"))
+    tree = work.pytorch
+    _checkout(remotes, tree, "v2.8.0")
+    head = git("rev-parse", "HEAD", cwd=tree)
+    _dirty(tree)
+    a = tree / "src/a.py"
+    assert content_facts(a) == "blob:" + git("hash-object", "src/a.py", cwd=tree)
+    assert content_facts(tree / "src/none.py") == "gone"
+    record_kit_edits(work, head, state=state_of(tree), entries=tree_entries(tree))
+    state = state_of(tree)
+    info = a.stat()
+    os.utime(a, ns=(info.st_atime_ns, info.st_mtime_ns + 7_000_000_000))
+    assert user_edits(work, head) == ()
+    assert state_of(tree) == state
+    # The older record: size:mtime_ns per entry.
+    path = work.state / "kit-edits.json"
+    doc = json.loads(path.read_text())
+    for entry in doc["entries"]:
+        found = (tree / entry[0] / entry[1]).lstat()
+        entry[2] = f"{found.st_size}:{found.st_mtime_ns}"
+    path.write_text(json.dumps(doc))
+    assert user_edits(work, head) == ()
+    (tree / "src/a_hip.py").write_text("hipified, then mine\n")
+    assert user_edits(work, head) == ("src/a_hip.py",)

@@ -149,7 +149,9 @@ def test_vendored_kit_works_from_their_repo(their_repo: Path) -> None:
     assert (their_repo / "third_party/rocmforge/config/defaults.toml").is_file()
     assert "    import rocm_tasks" in result.stderr
     # Do literally what the printed instructions say: each line goes to the file it names.
-    printed = result.stderr.split("Add to that repo's tasks.py / noxfile.py:\n", 1)[1]
+    printed = result.stderr.split(
+        "Add to that repo's tasks.py / noxfile.py (each line whole):\n", 1)[1]
+    printed = printed.split("\nThen ", 1)[0]  # the setup hints' commands follow
     lines = [line[4:] for line in printed.splitlines() if line.startswith("    ")]
     nox_lines = [line for line in lines if "in noxfile.py" in line]
     task_lines = [line for line in lines if line not in nox_lines]
@@ -246,7 +248,9 @@ def _vendored_git_repo(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     done = _run([sys.executable, "-m", "invoke", "vendor", "--into", str(repo)], KIT)
     assert done.returncode == 0, done.stderr
-    printed = done.stderr.split("Add to that repo's tasks.py / noxfile.py:\n", 1)[1]
+    printed = done.stderr.split(
+        "Add to that repo's tasks.py / noxfile.py (each line whole):\n", 1)[1]
+    printed = printed.split("\nThen ", 1)[0]  # the setup hints' commands follow
     lines = [line[4:] for line in printed.splitlines() if line.startswith("    ")]
     with (repo / "tasks.py").open("a") as handle:
         handle.write("\n" + "\n".join(x for x in lines if "noxfile" not in x) + "\n")
@@ -268,7 +272,14 @@ def test_vendor_output_is_short_and_names_what_to_do(tmp_path: Path) -> None:
     assert len(out.splitlines()) < 40, out
     assert (repo / "third_party/rocmforge/setup.py").is_file()  # pip install of the copy
     pip_line = next(line for line in out.splitlines() if "python -m pip install" in line)
-    assert "'invoke>=2.2'" in pip_line and "'pyelftools>=0.31'" in pip_line
+    assert '"invoke>=2.2"' in pip_line and '"pyelftools>=0.31"' in pip_line
+    # One line that a shell splits into exactly the requirements of pyproject.toml.
+    import shlex
+
+    import tomllib
+
+    wanted = tomllib.loads((KIT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert shlex.split(pip_line.strip())[4:] == wanted
     assert "echo '.rocmforge/' >> .gitignore" in out
 
 
@@ -311,7 +322,11 @@ def test_vendored_nox_sessions_use_the_work_dir_of_invoke_rocm_build(tmp_path: P
     assert "Triton was skipped by the build" in verified.stderr, verified.stderr[-3000:]
     # The verify venv is pinned to the wheels under test (issue 33 item 3).
     venv = next((repo / ".nox").glob("verify*"))
-    assert f"constraint = {venv / 'rocmforge-constraints.txt'}" in (venv / "pip.conf").read_text()
+    # The venv's pip.conf names the kit's constraint file last (after the user's own, which pip
+    # would otherwise have read: this machine's /etc/xdg/pip/pip.conf has one).
+    line = next(x for x in (venv / "pip.conf").read_text().splitlines()
+                if x.startswith("constraint = "))
+    assert line.split()[-1] == str(venv / "rocmforge-constraints.txt"), line
     assert "torch==2.8.0a0" in (venv / "rocmforge-constraints.txt").read_text()
     assert "--only build,arch,static,ops,blas,attention,memory,perf,comm,companions,extensions" \
         in verified.stderr

@@ -71,7 +71,9 @@ def vendored_repo(root: Path, tasks_py: str) -> Path:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     done = _run([sys.executable, "-m", "invoke", "vendor", "--into", str(repo)], KIT)
     assert done.returncode == 0, done.stderr
-    printed = done.stderr.split("Add to that repo's tasks.py / noxfile.py:\n", 1)[1]
+    printed = done.stderr.split(
+        "Add to that repo's tasks.py / noxfile.py (each line whole):\n", 1)[1]
+    printed = printed.split("\nThen ", 1)[0]  # the setup hints' commands follow
     lines = [line[4:] for line in printed.splitlines() if line.startswith("    ")]
     tasks_lines = [line for line in lines if "noxfile" not in line]
     assert tasks_lines == ["import rocm_tasks  # at the end of tasks.py",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from rocmforge.execute.model import Step
+from rocmforge.knowledge.steps import is_known
 from rocmforge.workdir import WorkDir
 
 # What a step reports (stamped with it, shown in the manifest): JSON-like values.
@@ -77,7 +78,11 @@ class ActionContext:
     console_note: Callable[[str], None] | None = None
 
     def details_of(self, step_name: str) -> Details:
-        """What an earlier step of this run reported ({} when it did not run or report)."""
+        """What an earlier step of this run reported ({} when it did not run or report). A name
+        knowledge.steps does not list is a bug in the asking action (a ValueError), not a step
+        that did not run: a typo would otherwise read as {} and drop facts silently."""
+        if not is_known(step_name):
+            raise ValueError(f"details_of({step_name!r}): knowledge.steps lists no such step")
         for result in self.results:
             if result.name == step_name:
                 return result.details

@@ -398,7 +398,7 @@ class StepRunner:
             if isinstance(exc, EnvironmentFailed):  # a fetch, a disk: say where and how to resume
                 with contextlib.suppress(OSError), log_path.open("a", encoding="utf-8") as log:
                     log.write(f"rocmforge: {exc.paragraph()}\n")
-                raise exc.in_step(str(log_path), self.resume_hint) from None
+                raise exc.in_step(str(log_path), self.resume_hint, step.name) from None
             raise
         except OSError as exc:
             self._record(step, "failed", started)
@@ -406,7 +406,7 @@ class StepRunner:
 
             full = disk_full(exc, self.workdir.root)
             if full is not None:  # the disk's one message (README "Exit codes")
-                raise full.in_step(str(log_path), self.resume_hint) from None
+                raise full.in_step(str(log_path), self.resume_hint, step.name) from None
             raise EnvironmentFailed(
                 f"Step {step.name} failed: {exc.strerror or exc} ({exc.filename or 'no file'})",
                 "the operating system refused a write or read (a full disk or a missing "
@@ -611,8 +611,8 @@ class StepRunner:
             line = next((x.strip() for x in lines if any(w in x.lower() for w in words)),
                         "no space left on device")
             raise disk_refused(self.workdir.root, line, self.workdir.root,
-                               kept=f"no stamp was written for step {step.name}").in_step(
-                str(log_path), self.resume_hint)
+                               kept="the step runs again from its start").in_step(
+                str(log_path), self.resume_hint, step.name)
         cause = explained.cause
         if explained.signature_id:
             cause = f"{cause}; class {explained.klass} (known failure `{explained.signature_id}`)"

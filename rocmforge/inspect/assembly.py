@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rocmforge.inspect.bundles import (
+from rocmforge.inspect.bundle_records import (
     DEFAULT_LIMITS,
     Bundle,
     BundleFormatError,

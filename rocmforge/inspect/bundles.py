@@ -1,297 +1,62 @@
-"""Clang offload bundles: parsing bundle bytes into entries, and stepping from bundle to bundle.
+"""Clang offload bundles: walking a section from bundle to bundle and reading each one's table.
 
-Owns: the plain `__CLANG_OFFLOAD_BUNDLE__` layout and the compressed `CCOB` v1/v2/v3 headers
-(reference rocm-arch-toolchain.md §5.2, §5.3), entry-ID parsing (`hip`/`hipv4`, 3- or 4-field
-triples, target features, both host spellings), the bounded decompression of a compressed
-bundle's first bytes, and the cross-check of each code object's ELF header against its entry ID.
-A damaged entry table keeps the entries read before the damage (`Bundle.problem` says what was
-lost). `deep` walks decompress every compressed bundle whole (streamed, memory stays flat),
-compare it with the CCOB header's hash, and cross-check every code object and its extent.
+Owns: the plain `__CLANG_OFFLOAD_BUNDLE__` layout (reference rocm-arch-toolchain.md §5.2) and
+its entry table, parsed straight out of a buffer; a compressed bundle's table read from the
+bounded decompression ccob.py does; stepping over padding, finding the next bundle after
+damage, and the raw-byte scan of a file whose section table is lost. A damaged entry table keeps
+the entries read before the damage (`Bundle.problem` says what was lost). `deep` walks
+decompress every compressed bundle whole (streamed, memory stays flat), compare it with the
+CCOB header's hash, and cross-check every code object and its extent (code_object_check.py).
 Reads go through a `ByteSource` (offset, size) so a 1 GB section is never loaded: only headers,
 entry tables and 64-byte code-object headers are read. A `BufferSource` (an mmap of the file)
 is parsed in place with `struct.unpack_from`: the kernel pages in only what is touched.
+The records a walk returns and entry-ID parsing are in bundle_records.py.
 Must not: open files, walk directories, print, or raise anything but `BundleFormatError`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
 import hashlib
 import mmap
 import operator
 import re
 import struct
-import threading
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
-from rocmforge.errors import RocmforgeError
-from rocmforge.inspect.elf import EM_AMDGPU, ElfReadError, decode_code_object_header
-
-PLAIN_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
-CCOB_MAGIC = b"CCOB"
-AMDGPU_TRIPLE = "amdgcn-amd-amdhsa"
-_CCOB_METHODS = {0: "zlib", 1: "zstd"}  # llvm::compression::Format (OffloadBundle.h)
-_CCOB_HEADER_SIZE = {1: 20, 2: 24, 3: 32}
-_CODE_OBJECT_HEADER = 64
-
-
-class BundleFormatError(RocmforgeError):
-    """Bundle bytes that do not follow the format: truncated, sizes that lie, bad compression."""
-
-
-class ByteSource(Protocol):
-    """Random access to a byte range; short reads mean the range ends there."""
-
-    def read_at(self, offset: int, size: int) -> bytes: ...
-
-
-class BufferSource:
-    """A ByteSource over [base, base+size) of a buffer: bytes, or an mmap of the whole file.
-
-    The walk recognises it and slices the buffer directly instead of calling `read_at`.
-    """
-
-    __slots__ = ("base", "buffer", "size")
-
-    def __init__(self, buffer: bytes | mmap.mmap, base: int = 0, size: int | None = None) -> None:
-        self.buffer = buffer
-        self.base = base
-        self.size = len(buffer) - base if size is None else size
-
-    def read_at(self, offset: int, size: int) -> bytes:
-        if offset < 0 or size <= 0 or offset >= self.size:
-            return b""
-        end = min(offset + size, self.size)
-        return bytes(self.buffer[self.base + offset : self.base + end])
-
-    def release_before(self, offset: int) -> None:
-        """Unmap the pages before `offset` that the walk is done with (mmap only).
-
-        Each page fault maps its neighbours too (fault-around), so without this a walk over a
-        1 GiB file would end with most of it counted in the process's RSS. The pages stay in
-        the page cache; only this process's mapping of them goes.
-        """
-        if not isinstance(self.buffer, mmap.mmap):
-            return
-        end = (self.base + offset) // mmap.PAGESIZE * mmap.PAGESIZE
-        start = self.base // mmap.PAGESIZE * mmap.PAGESIZE
-        if end > start:
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                self.buffer.madvise(mmap.MADV_DONTNEED, start, end - start)
-
-
-class BytesSource(BufferSource):
-    """A ByteSource over bytes already in memory (tests, fuzzing)."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(bytes(data))
-
-    @property
-    def data(self) -> bytes:
-        return bytes(self.buffer)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Limits:
-    """Caps that keep memory flat and stop hostile inputs (zip bombs, absurd counts)."""
-
-    max_entries: int = 4096
-    max_id_length: int = 4096
-    # Decompressed bytes accepted to reach the end of a compressed bundle's entry table.
-    max_table_bytes: int = 1 << 20
-    # Decompressed bytes per compressed bundle spent on code-object header checks.
-    check_prefix_bytes: int = 32 << 10
-    # Plain bundles: code-object headers read per entry ID (each read touches a payload page);
-    # later ones are "not-checked" unless the walk is deep.
-    checks_per_id: int = 16
-    # zstd window cap (memory): frames that need more are reported, not decoded.
-    max_zstd_window: int = 1 << 27
-    # CCOB v1 has no total size: bytes we are willing to inflate to find a zlib stream's end.
-    max_v1_inflate: int = 1 << 32
-    # Damaged regions recorded (each followed by a search for the next bundle) before giving up.
-    max_damage: int = 1000
-
-
-DEFAULT_LIMITS = Limits()
-MachName = Callable[[int], "str | None"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class EntryId:
-    """One parsed entry ID, e.g. `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`."""
-
-    text: str
-    kind: str
-    triple: str
-    processor: str = ""
-    features: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def is_host(self) -> bool:
-        return self.kind == "host"
-
-    @property
-    def is_amdgpu(self) -> bool:
-        return not self.is_host and self.triple == AMDGPU_TRIPLE and self.processor != ""
-
-    @property
-    def target(self) -> str:
-        """Canonical target ID: processor, then features in alphabetical order."""
-        if not self.processor:
-            return ""
-        return ":".join([self.processor, *(f"{n}{v}" for n, v in sorted(self.features))])
-
-    def feature(self, name: str) -> str:
-        """'+', '-' or '' (Any) for a target feature."""
-        return dict(self.features).get(name, "")
-
-
-@dataclass(frozen=True, kw_only=True)
-class CodeObjectCheck:
-    """Result of comparing a code object's ELF header with its entry ID.
-
-    "damaged": the entry's bytes run past the bundle's data, or (deep) the code object's own
-    section header table runs past the entry; a damaged entry proves nothing.
-    """
-
-    status: str  # "ok", "mismatch", "not-checked", "host", "damaged"
-    detail: str = ""
-    code_object_version: int | None = None
-    e_flags: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Entry:
-    entry_id: EntryId
-    offset: int  # from the start of the (uncompressed) bundle
-    size: int
-    check: CodeObjectCheck
-
-
-# One entry as the walk stores it: (entry ID, offset, size, check). Plain tuples, because a
-# PyTorch library has tens of thousands of entries; `Bundle.entries` builds `Entry` values.
-Row = tuple[EntryId, int, int, CodeObjectCheck]
-
-
-class Bundle(NamedTuple):
-    """One bundle found in a section: where, how stored, and its entries.
-
-    A NamedTuple, not a frozen dataclass: a PyTorch library holds tens of thousands of bundles
-    and a frozen dataclass costs four times as much to make (one `object.__setattr__` per
-    field); it is as immutable. Build it with keywords.
-    """
-
-    offset: int  # from the start of the section
-    stored_size: int  # bytes it takes in the section
-    container: str  # "plain", "ccob-v1", "ccob-v2", "ccob-v3"
-    compression: str = ""  # "", "zlib", "zstd"
-    uncompressed_size: int = 0
-    rows: tuple[Row, ...] = ()
-    # What was wrong inside this bundle ("" when nothing): its rows are the entries that could
-    # be read. `size_known` False: the table broke off, so its extent is unknown and the walk
-    # looks for the next bundle magic.
-    problem: str = ""
-    size_known: bool = True
-    declared_entries: int = 0
-    # Deep walks: the payload decompressed whole and matched the CCOB header's hash.
-    verified: bool = False
-
-    @property
-    def compressed(self) -> bool:
-        """A compressed offload bundle (CCOB); kpack pseudo-bundles are not (kpack.py)."""
-        return self.container not in ("plain", "kpack")
-
-    @property
-    def entries(self) -> tuple[Entry, ...]:
-        return tuple(Entry(entry_id=i, offset=o, size=s, check=c) for i, o, s, c in self.rows)
-
-    @property
-    def device_entries(self) -> tuple[Entry, ...]:
-        return tuple(e for e in self.entries if not e.entry_id.is_host)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Damage:
-    """A malformed bundle, and where the walk found the next bundle magic (None: nowhere).
-
-    `entries_kept`: the bundle's table was read up to the damage and those entries are in the
-    scan's bundles (0: nothing of it could be read).
-    """
-
-    offset: int  # section offset of the malformed bundle
-    problem: str
-    resumed_at: int | None
-    entries_kept: int = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class FatbinScan:
-    """Every bundle read from one section, and each damaged region the walk stepped over."""
-
-    bundles: tuple[Bundle, ...]
-    damage: tuple[Damage, ...] = ()
-
-    @property
-    def problem(self) -> str:
-        return self.damage[0].problem if self.damage else ""
-
-    @property
-    def problem_offset(self) -> int | None:
-        return self.damage[0].offset if self.damage else None
-
-
-# ---------------------------------------------------------------------------------------------
-# Entry IDs
-
-
-@functools.lru_cache(maxsize=4096)
-def parse_entry_id(text: str) -> EntryId:
-    """Parse `<kind>-<triple>[-<target-id>]`, tolerant of 3/4-field triples (reference §5.2).
-
-    Cached: a PyTorch library repeats the same few IDs in thousands of bundles.
-    """
-    kind, sep, rest = text.partition("-")
-    if not sep or not kind or not rest:
-        raise BundleFormatError(f"entry ID {text!r} has no '<kind>-<triple>' form")
-    if kind == "host":
-        return EntryId(text=text, kind=kind, triple=rest.rstrip("-"))
-    if not rest.startswith(AMDGPU_TRIPLE):
-        # Another offload target (e.g. nvptx or an openmp host fallback): keep, not AMD GPU code.
-        return EntryId(text=text, kind=kind, triple=rest)
-    tail = rest[len(AMDGPU_TRIPLE) :]
-    if tail and not tail.startswith("-"):
-        raise BundleFormatError(f"entry ID {text!r}: triple {AMDGPU_TRIPLE!r} is followed by junk")
-    # 4-field triples put an (empty) environment between triple and target: `--gfx1100`; an old
-    # 3-field triple has one dash. A non-empty environment ends at the processor's `gfx`.
-    tail = tail.lstrip("-")
-    gfx_at = tail.find("gfx")
-    target = tail[gfx_at:] if gfx_at > 0 else tail
-    if not target:
-        raise BundleFormatError(f"entry ID {text!r} names no target processor")
-    processor, *feature_texts = target.split(":")
-    if not processor or not all(ch.isalnum() or ch == "-" for ch in processor):
-        raise BundleFormatError(f"entry ID {text!r}: {processor!r} is not a processor name")
-    features: list[tuple[str, str]] = []
-    for item in feature_texts:
-        name, sign = item[:-1], item[-1:]
-        if sign not in ("+", "-") or not name.isalpha():
-            raise BundleFormatError(
-                f"entry ID {text!r}: target feature {item!r} is not '<name>+' or '<name>-'"
-            )
-        features.append((name, sign))
-    return EntryId(
-        text=text,
-        kind=kind,
-        triple=AMDGPU_TRIPLE,
-        processor=processor.lower(),
-        features=tuple(features),
-    )
-
+from rocmforge.inspect.bundle_records import (
+    CCOB_MAGIC,
+    DEFAULT_LIMITS,
+    PLAIN_MAGIC,
+    Bundle,
+    BundleFormatError,
+    CodeObjectCheck,
+    Damage,
+    EntryId,
+    FatbinScan,
+    Limits,
+    MachName,
+    Row,
+    parse_entry_id,
+)
+from rocmforge.inspect.byte_source import BufferSource, ByteSource
+from rocmforge.inspect.ccob import (
+    Inflater,
+    WindowReader,
+    check_zstd_content_size,
+    parse_ccob_header,
+    v1_payload_length,
+    zstd_declared_size,
+    zstd_decompressor,
+    zstd_prefix,
+)
+from rocmforge.inspect.code_object_check import (
+    CODE_OBJECT_HEADER,
+    DAMAGED_SPAN,
+    NOT_READ,
+    check_code_object,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Plain bundles: the entry table is parsed straight out of a buffer (an mmap of the file, a
@@ -321,15 +86,6 @@ class _Table(NamedTuple):
     declared: int
 
 
-_DAMAGED_SPAN = CodeObjectCheck(
-    status="damaged", detail="its bytes run past the end of the bundle's data"
-)
-_NOT_READ = CodeObjectCheck(
-    status="not-checked",
-    detail="not read: the first code objects of each entry ID are (--deep reads every one)",
-)
-
-
 class _Layout(NamedTuple):
     """The shape of an entry table seen before: its IDs in order, and one struct that unpacks
     every entry header and ID in one call. A PyTorch library's thousands of bundles repeat a
@@ -340,7 +96,7 @@ class _Layout(NamedTuple):
     lengths: tuple[int, ...]
     raws: tuple[bytes, ...]
     rows_ids: tuple[EntryId, ...]
-    checks: tuple[CodeObjectCheck, ...]  # host entries' check; _NOT_READ for device entries
+    checks: tuple[CodeObjectCheck, ...]  # host entries' check; NOT_READ for device entries
     device_from: int  # entries from here on are device entries, the ones before host
     device_raws: tuple[bytes, ...]
 
@@ -349,390 +105,6 @@ def _joined(problems: list[str]) -> str:
     """The first three problems, and how many more there were."""
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
     return "; ".join(problems[:3]) + more
-
-
-def check_code_object(
-    entry_id: EntryId, header_bytes: bytes | None, mach_name: MachName, size: int = 0
-) -> CodeObjectCheck:
-    """Compare an entry's code-object ELF header with its ID (pure; the walk caches it).
-
-    With `size` (deep walks) the code object's section header table must also end within the
-    entry's `size` bytes: a code object cut short is "damaged".
-    """
-    if entry_id.is_host:
-        return CodeObjectCheck(status="host")
-    if header_bytes is None:
-        return CodeObjectCheck(
-            status="not-checked", detail="code object lies beyond the decompressed prefix"
-        )
-    if not entry_id.is_amdgpu:
-        return CodeObjectCheck(status="not-checked", detail="not an AMDGPU entry")
-    try:
-        header = decode_code_object_header(header_bytes)
-    except ElfReadError as exc:
-        return CodeObjectCheck(status="mismatch", detail=f"code object: {exc.what}")
-    version = header.code_object_version
-    base = CodeObjectCheck(status="ok", code_object_version=version, e_flags=header.e_flags)
-    if size and header.extent is not None and header.extent > size:
-        return CodeObjectCheck(
-            status="damaged",
-            detail=f"its ELF section headers end at byte {header.extent}, past the entry's "
-            f"{size} bytes (a cut or overwritten code object)",
-            code_object_version=version,
-            e_flags=header.e_flags,
-        )
-    problems: list[str] = []
-    if header.e_machine != EM_AMDGPU:
-        problems.append(f"e_machine is {header.e_machine}, not EM_AMDGPU ({EM_AMDGPU})")
-    else:
-        name = mach_name(header.mach)
-        if name is None:
-            return CodeObjectCheck(
-                status="not-checked",
-                detail=f"EF_AMDGPU_MACH {header.mach:#x} is not in the arch table",
-                code_object_version=version,
-                e_flags=header.e_flags,
-            )
-        if name != entry_id.processor:
-            problems.append(
-                f"ID says {entry_id.processor}, e_flags mach {header.mach:#x} is {name}"
-            )
-        if (version or 0) >= 4:
-            for feature, value in (("xnack", header.xnack), ("sramecc", header.sramecc)):
-                wanted = {"+": ("on",), "-": ("off",), "": ("any", "unsupported")}[
-                    entry_id.feature(feature)
-                ]
-                if value not in wanted:
-                    problems.append(
-                        f"ID says {feature}{entry_id.feature(feature) or ' any'}, "
-                        f"e_flags say {feature} {value}"
-                    )
-    if problems:
-        return CodeObjectCheck(
-            status="mismatch",
-            detail="; ".join(problems),
-            code_object_version=version,
-            e_flags=header.e_flags,
-        )
-    return base
-
-
-# ---------------------------------------------------------------------------------------------
-# Compressed bundles
-
-
-class _WindowReader:
-    """File-like `read(n)` over [start, end) of a ByteSource, for the decompressors.
-
-    Over a BufferSource it hands out memoryview slices (no copies) and offers the whole window
-    as `view`, which zstd reads in place; `close()` must run before the buffer's mmap closes.
-    """
-
-    def __init__(self, source: ByteSource, start: int, end: int) -> None:
-        self._source = source
-        self._pos = start
-        self._end = end
-        self.view: memoryview | None = None
-        if isinstance(source, BufferSource):
-            lo = source.base + start
-            hi = source.base + min(max(end, start), source.size)
-            self.view = memoryview(source.buffer)[lo:hi]
-            self._pos, self._end = 0, len(self.view)
-
-    def read(self, size: int = -1) -> bytes | memoryview:
-        if size < 0:
-            size = 1 << 16
-        size = min(size, self._end - self._pos)
-        if size <= 0:
-            return b""
-        data: bytes | memoryview
-        if self.view is not None:
-            data = self.view[self._pos : self._pos + size]
-        else:
-            data = self._source.read_at(self._pos, size)
-        self._pos += len(data)
-        return data
-
-    def close(self) -> None:
-        if self.view is not None:
-            self.view.release()
-            self.view = None
-
-
-class _Inflater:
-    """Decompresses a payload on demand, never producing more than `cap` bytes."""
-
-    def __init__(
-        self,
-        method: str,
-        reader: _WindowReader,
-        cap: int,
-        limits: Limits,
-        where: str,
-        declared: int,
-    ) -> None:
-        self._cap = cap
-        self._declared = declared
-        self._where = where
-        self.data = b""  # the decompressed prefix produced so far
-        self.ended = False
-        self._taken = 0
-        self._method = method
-        self._reader = reader
-        if method == "zstd":
-            import zstandard
-
-            self._zstd_error: type[Exception] = zstandard.ZstdError
-            dctx = _zstd_decompressor(limits.max_zstd_window)
-            # A zstd block (up to 128 KiB) is decoded whole: read it in one go, in place
-            # when the payload is mapped.
-            source = reader.view if reader.view is not None else reader
-            self._stream: Any = dctx.stream_reader(
-                source, read_size=131075, read_across_frames=False
-            )
-        else:
-            self._zlib = zlib.decompressobj()
-            self._pending = b""
-
-    def ensure(self, size: int) -> None:
-        """Grow `data` to `size` bytes (bounded by cap), or until the stream ends."""
-        size = min(size, self._cap)
-        have = len(self.data)
-        if have >= size or self.ended:
-            return
-        parts = [self.data] if have else []
-        try:
-            while have < size:
-                piece = self._next(max(size - have, 4096))
-                if not piece:
-                    self.ended = True
-                    break
-                parts.append(piece)
-                have += len(piece)
-        except self._errors() as exc:
-            raise BundleFormatError(
-                f"{self._where}: the {self._method} payload does not decompress ({exc})"
-            ) from None
-        finally:
-            self.data = parts[0] if len(parts) == 1 else b"".join(parts)
-        if self.ended:
-            raise self._ended_early(have)
-
-    def take(self, size: int) -> bytes:
-        """The next `size` decompressed bytes, without keeping them (deep checks)."""
-        parts: list[bytes] = []
-        have = 0
-        try:
-            while have < size:
-                piece = self._next(size - have)
-                if not piece:
-                    raise self._ended_early(self._taken + have)
-                parts.append(piece)
-                have += len(piece)
-        except self._errors() as exc:
-            raise BundleFormatError(
-                f"{self._where}: the {self._method} payload does not decompress ({exc})"
-            ) from None
-        self._taken += have
-        return parts[0] if len(parts) == 1 else b"".join(parts)
-
-    def expect_end(self) -> None:
-        """After the declared bytes: the stream must end there, neither later nor cut short."""
-        try:
-            extra = self._next(1)
-            cut = self._method == "zlib" and not self._zlib.eof
-        except self._errors() as exc:
-            raise BundleFormatError(
-                f"{self._where}: the {self._method} payload does not decompress ({exc})"
-            ) from None
-        if extra:
-            raise BundleFormatError(
-                f"{self._where}: the {self._method} payload holds more than the "
-                f"{self._declared} bytes the header declares (the header's sizes lie)"
-            )
-        if cut:
-            raise BundleFormatError(f"{self._where}: the zlib stream is truncated")
-
-    def _ended_early(self, got: int) -> BundleFormatError:
-        return BundleFormatError(
-            f"{self._where}: the {self._method} payload ends after "
-            f"{got} decompressed bytes, the header declares "
-            f"{self._declared} (the header's sizes lie, or the bundle is truncated)"
-        )
-
-    def close(self) -> None:
-        """Drop the decompressor (and with it its hold on the payload's buffer)."""
-        self._stream = None
-
-    def _errors(self) -> tuple[type[BaseException], ...]:
-        if self._method == "zstd":
-            return (self._zstd_error, ValueError, OSError)
-        return (zlib.error, ValueError)
-
-    def _next(self, want: int) -> bytes:
-        if self._method == "zstd":
-            return bytes(self._stream.read(want))
-        while True:
-            if self._zlib.eof:
-                return b""
-            data = self._zlib.unconsumed_tail or self._reader.read(16384)
-            if not data:
-                return b""
-            out = self._zlib.decompress(data, want)
-            if out:
-                return out
-
-
-_ZSTD = threading.local()
-
-
-def _zstd_decompressor(max_window: int) -> Any:
-    """One decompression context per thread and window cap, reused bundle after bundle (a
-    context is not threadsafe; wheel members are read in parallel threads)."""
-    import zstandard
-
-    contexts = _ZSTD.__dict__.setdefault("contexts", {})
-    dctx = contexts.get(max_window)
-    if dctx is None:
-        dctx = contexts[max_window] = zstandard.ZstdDecompressor(max_window_size=max_window)
-    return dctx
-
-
-def _zstd_prefix(dctx: Any, view: memoryview, want: int) -> bytes | None:
-    """The first `want` decompressed bytes of the zstd frame in `view` (fewer when it ends
-    first), or None when it does not decompress. The reader is gone before this returns, so
-    the caller can release `view`."""
-    import zstandard
-
-    reader = dctx.stream_reader(view, read_size=131075, read_across_frames=False)
-    try:
-        return bytes(reader.read(want))
-    except (zstandard.ZstdError, ValueError, OSError):
-        return None
-    finally:
-        del reader
-
-
-def _zstd_declared_size(buf: bytes | mmap.mmap, at: int, end: int) -> int | None:
-    """The content size the zstd frame header at `buf[at:]` declares (RFC 8878 3.1.1.1): -1
-    when it declares none, None when the bytes are not a frame header."""
-    if at + 6 > end or buf[at : at + 4] != b"\x28\xb5\x2f\xfd":
-        return None
-    descriptor = buf[at + 4]
-    fcs_flag, single = descriptor >> 6, (descriptor >> 5) & 1
-    if descriptor & 0x08:
-        return None  # the reserved bit
-    field = at + 5 + (0 if single else 1) + (0, 1, 2, 4)[descriptor & 3]
-    width = (1 if single else 0, 2, 4, 8)[fcs_flag]
-    if not width:
-        return -1
-    if field + width > end:
-        return None
-    value = int.from_bytes(buf[field : field + width], "little")
-    return value + 256 if width == 2 else value
-
-
-def parse_ccob_header(head: bytes, start: int) -> tuple[int, str, int | None, int, int]:
-    """(version, method, total size or None for v1, uncompressed size, header size)."""
-    if len(head) < 8 or head[:4] != CCOB_MAGIC:
-        raise BundleFormatError(f"truncated bundle: no complete CCOB header at {start:#x}")
-    version, method_code = struct.unpack_from("<HH", head, 4)
-    header_size = _CCOB_HEADER_SIZE.get(version)
-    if header_size is None:
-        raise BundleFormatError(f"CCOB at {start:#x} has version {version} (known: 1, 2, 3)")
-    if len(head) < header_size:
-        raise BundleFormatError(f"truncated bundle: CCOB v{version} header at {start:#x}")
-    method = _CCOB_METHODS.get(method_code)
-    if method is None:
-        raise BundleFormatError(
-            f"CCOB at {start:#x} uses compression method {method_code} (known: 0 zlib, 1 zstd)"
-        )
-    total: int | None
-    if version == 1:
-        total = None
-        (uncompressed,) = struct.unpack_from("<I", head, 8)
-    elif version == 2:
-        total, uncompressed = struct.unpack_from("<II", head, 8)
-    else:
-        total, uncompressed = struct.unpack_from("<QQ", head, 8)
-    return version, method, total, uncompressed, header_size
-
-
-def _check_zstd_content_size(
-    source: ByteSource, at: int, method: str, uncompressed: int, where: str
-) -> None:
-    """A zstd frame usually records its content size: it must equal the CCOB header's."""
-    if method != "zstd":
-        return
-    import zstandard
-
-    head = source.read_at(at, 18)
-    try:
-        content = zstandard.frame_content_size(head)
-    except zstandard.ZstdError:
-        return  # not a valid frame header: decompression reports it
-    if content >= 0 and content != uncompressed:
-        raise BundleFormatError(
-            f"{where} declares {uncompressed} uncompressed bytes, its zstd frame holds "
-            f"{content} (the header's sizes lie)"
-        )
-
-
-def _v1_payload_length(
-    source: ByteSource, start: int, end: int, method: str, limits: Limits, where: str
-) -> int:
-    """CCOB v1 has no total size: find where its compressed stream ends."""
-    if method == "zstd":
-        return _zstd_frame_length(source, start, end, where)
-    inflater = zlib.decompressobj()
-    reader = _WindowReader(source, start, end)
-    consumed = produced = 0
-    try:
-        while not inflater.eof:
-            data = inflater.unconsumed_tail or reader.read(1 << 16)
-            if not data:
-                raise BundleFormatError(f"{where}: zlib stream is truncated")
-            if not inflater.unconsumed_tail:
-                consumed += len(data)
-            produced += len(inflater.decompress(data, 1 << 16))
-            if produced > limits.max_v1_inflate:
-                raise BundleFormatError(
-                    f"{where}: more than {limits.max_v1_inflate} bytes inflated while looking "
-                    "for the end of a v1 zlib stream (possible zip bomb)"
-                )
-    except zlib.error as exc:
-        raise BundleFormatError(f"{where}: zlib payload does not decompress ({exc})") from None
-    return consumed - len(inflater.unused_data)
-
-
-def _zstd_frame_length(source: ByteSource, start: int, end: int, where: str) -> int:
-    """Length of the zstd frame at `start`, from its block headers (RFC 8878), no decoding."""
-    head = source.read_at(start, 18)
-    if len(head) < 6 or head[:4] != b"\x28\xb5\x2f\xfd":
-        raise BundleFormatError(f"{where}: payload is not a zstd frame")
-    descriptor = head[4]
-    fcs_flag, single, checksum, dict_flag = (
-        descriptor >> 6,
-        (descriptor >> 5) & 1,
-        (descriptor >> 2) & 1,
-        descriptor & 3,
-    )
-    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]
-    pos += (1 if single else 0, 2, 4, 8)[fcs_flag]
-    while True:
-        block = source.read_at(start + pos, 3)
-        if len(block) < 3:
-            raise BundleFormatError(f"{where}: zstd frame is truncated")
-        value = block[0] | block[1] << 8 | block[2] << 16
-        last, kind, size = value & 1, (value >> 1) & 3, value >> 3
-        if kind == 3:
-            raise BundleFormatError(f"{where}: zstd frame has a reserved block type")
-        pos += 3 + (1 if kind == 1 else size)
-        if start + pos > end:
-            raise BundleFormatError(f"{where}: zstd frame runs past the end of the section")
-        if last:
-            break
-    return pos + (4 if checksum else 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -900,7 +272,7 @@ class _Walk:
                     f"{offset:#x}+{size:#x}, past the end of its data ({limit:#x} bytes): the "
                     "bundle is truncated or its entry table lies"
                 )
-                rows.append((entry_id, offset, size, _DAMAGED_SPAN))
+                rows.append((entry_id, offset, size, DAMAGED_SPAN))
                 spans_past = True
                 continue
             header: bytes | None
@@ -908,14 +280,14 @@ class _Walk:
                 header = b""  # host: nothing to check; under 52 bytes: not an ELF, reported
             elif sampling and read_per_id.get(raw, 0) >= per_id:
                 # Enough of this ID's code objects were read: skip its payload pages.
-                rows.append((entry_id, offset, size, _NOT_READ))
+                rows.append((entry_id, offset, size, NOT_READ))
                 if offset + size > extent:
                     extent = offset + size
                 continue
             else:
                 if sampling:
                     read_per_id[raw] = read_per_id.get(raw, 0) + 1
-                head_end = at + offset + (size if size < _CODE_OBJECT_HEADER else 64)
+                head_end = at + offset + (size if size < CODE_OBJECT_HEADER else 64)
                 if head_end <= end:
                     header = buf[at + offset : head_end]
                 elif fallback is not None:
@@ -1002,7 +374,7 @@ class _Walk:
             unpack=struct.Struct("<24sQ" + "".join(f"QQQ{len(r)}s" for r in raws)).unpack_from,
             size=size, lengths=tuple(len(r) for r in raws), raws=raws,
             rows_ids=tuple(row[0] for row in rows),
-            checks=host_checks + (_NOT_READ,) * (count - device_from),
+            checks=host_checks + (NOT_READ,) * (count - device_from),
             device_from=device_from, device_raws=raws[device_from:],
         )  # fmt: skip
 
@@ -1077,12 +449,12 @@ class _Walk:
             if quick is not None:
                 return quick
         payload_end = pos + (total if total is not None else limit)
-        _check_zstd_content_size(self.source, pos + header_size, method, uncompressed, where)
-        reader = _WindowReader(self.source, pos + header_size, payload_end)
+        check_zstd_content_size(self.source, pos + header_size, method, uncompressed, where)
+        reader = WindowReader(self.source, pos + header_size, payload_end)
         cap = min(uncompressed, limits.max_table_bytes + limits.check_prefix_bytes)
         if self.deep:
             cap = min(uncompressed, limits.max_table_bytes)  # headers come from the full pass
-        inflater = _Inflater(method, reader, cap, limits, where, uncompressed)
+        inflater = Inflater(method, reader, cap, limits, where, uncompressed)
         try:
             table, problem = self._ccob_rows(inflater, cap, uncompressed, where)
         finally:
@@ -1094,7 +466,7 @@ class _Walk:
             problems.append(problem)
         verified = False
         if self.deep:
-            payload = _WindowReader(self.source, pos + header_size, payload_end)
+            payload = WindowReader(self.source, pos + header_size, payload_end)
             try:
                 rows, problem = self._verify_payload(
                     method, payload, uncompressed, head[header_size - 8 : header_size], rows, where
@@ -1108,7 +480,7 @@ class _Walk:
             total
             if total is not None
             else header_size
-            + _v1_payload_length(self.source, pos + header_size, pos + limit, method, limits, where)
+            + v1_payload_length(self.source, pos + header_size, pos + limit, method, limits, where)
         )
         return Bundle(offset=pos, stored_size=stored, container=f"ccob-v{version}",
                       compression=method, uncompressed_size=uncompressed, rows=rows,
@@ -1127,14 +499,14 @@ class _Walk:
         buf, limits = self.buf, self.limits
         assert buf is not None
         lo, hi = self.base + pos + header_size, self.base + pos + total
-        declared = _zstd_declared_size(buf, lo, hi)
+        declared = zstd_declared_size(buf, lo, hi)
         if declared is None or (declared >= 0 and declared != uncompressed):
             return None
         table_cap = min(uncompressed, limits.max_table_bytes)
         want = min(_CCOB_TABLE_GUESS, table_cap)
         view = memoryview(buf)[lo:hi]
         try:
-            prefix = _zstd_prefix(_zstd_decompressor(limits.max_zstd_window), view, want)
+            prefix = zstd_prefix(zstd_decompressor(limits.max_zstd_window), view, want)
         finally:
             view.release()
         if prefix is None or len(prefix) < want:
@@ -1150,14 +522,14 @@ class _Walk:
         have = len(prefix)
         for _, offset, size, check in table.rows:
             if (check.status == "not-checked" and check.code_object_version is None and size
-                    and have < offset + _CODE_OBJECT_HEADER <= budget):  # fmt: skip
+                    and have < offset + CODE_OBJECT_HEADER <= budget):  # fmt: skip
                 return None
         return Bundle(offset=pos, stored_size=total, container=f"ccob-v{version}",
                       compression="zstd", uncompressed_size=uncompressed, rows=table.rows,
                       declared_entries=table.declared)  # fmt: skip
 
     def _ccob_rows(
-        self, inflater: _Inflater, cap: int, uncompressed: int, where: str
+        self, inflater: Inflater, cap: int, uncompressed: int, where: str
     ) -> tuple[_Table, str]:
         """Decompress just the entry table and the code-object headers within budget.
 
@@ -1204,10 +576,10 @@ class _Walk:
             # Code-object headers past the prefix are checked while they fit the budget.
             budget = min(cap, table_bytes + limits.check_prefix_bytes)
             wanted = [
-                offset + _CODE_OBJECT_HEADER
+                offset + CODE_OBJECT_HEADER
                 for _, offset, size, check in table.rows
                 if check.code_object_version is None and check.status == "not-checked"
-                and size and len(prefix) < offset + _CODE_OBJECT_HEADER <= budget
+                and size and len(prefix) < offset + CODE_OBJECT_HEADER <= budget
             ]  # fmt: skip
             if not wanted or inflater.ended or len(prefix) >= budget:
                 return table, ""
@@ -1216,7 +588,7 @@ class _Walk:
     def _verify_payload(
         self,
         method: str,
-        reader: _WindowReader,
+        reader: WindowReader,
         uncompressed: int,
         digest: bytes,
         rows: tuple[Row, ...],
@@ -1235,7 +607,7 @@ class _Walk:
                          if not entry_id.is_host and size >= 52
                          and check.status != "damaged"})  # fmt: skip
         headers: dict[int, bytes] = {}
-        stream = _Inflater(method, reader, uncompressed, self.limits, where, uncompressed)
+        stream = Inflater(method, reader, uncompressed, self.limits, where, uncompressed)
         produced = 0
         tail = b""
         next_wanted = 0

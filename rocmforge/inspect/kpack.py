@@ -20,33 +20,42 @@ upstream code writes and reads it (ROCm/rocm-kpack@e3483286e751060b3a70b792792cc
   is the marker's `kernel_name` plus `#<index>` (`loader.cpp`: `kernel_name + "#" + co_index`);
 - placement (ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:
   docs/rfcs/RFC0008-Multi-Arch-Packaging.md §9): a device wheel holds
-  `torch/.kpack/torch_gfx942.kpack`, overlaying the host wheel's `torch/`.
+  `torch/.kpack/torch_gfx942.kpack`, overlaying the host wheel's `torch/`;
+- device packages (ROCm/TheRock@89553ce3:RELEASES.md, "Installing multi-arch PyTorch Python
+  packages": `pip install "torch[device-gfx1100]"` installs `amd-torch-device-gfx1100`, and
+  `torchvision[device-...]` the `amd-torchvision-device-*` ones;
+  build_tools/github_actions/tests/publish_pytorch_to_release_bucket_test.py: the wheel file
+  `amd_torch_device_gfx942-2.10.0-py3-none-linux_x86_64.whl`; the ROCm SDK's
+  `rocm[device-gfx...]` -> `rocm-sdk-device-gfx...`, config/rocm_sdk.toml).
 
 Owns: decoding a marker and an archive's header and TOC (with the `msgpack` library), and
 checking each entry's code-object header against its target, reading only the TOC and the
-first bytes of each blob (for zstd, the first bytes the frame inflates to).
+first bytes of each blob (for zstd, the first bytes the frame inflates to); the sentence that
+says which archive a split library lacks for a target, and which package holds it.
 Must not: open files, print, or read a blob whole.
 """
 
 from __future__ import annotations
 
+import os.path
+import posixpath
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.inspect.bundles import (
+from rocmforge.inspect.bundle_records import (
     AMDGPU_TRIPLE,
     Bundle,
     BundleFormatError,
-    ByteSource,
     CodeObjectCheck,
     MachName,
     Row,
-    check_code_object,
     parse_entry_id,
 )
+from rocmforge.inspect.byte_source import ByteSource
+from rocmforge.inspect.code_object_check import check_code_object
 
 MAGIC = b"KPAK"
 VERSION = 1
@@ -79,6 +88,55 @@ class KpackRef:
 
     kernel_name: str
     search_paths: tuple[str, ...]
+
+
+def archive_paths(library: str, ref: KpackRef, target: str) -> tuple[str, ...]:
+    """Where the marker of `library` (a path, or `wheel!member`) puts its archive for `target`:
+    each search path with the target's processor for `@GFXARCH@`, from the library's folder
+    (inside its wheel: the member path the device wheel would add)."""
+    base = target.split(":", 1)[0]
+    wheel, bang, member = library.rpartition("!")
+    out: list[str] = []
+    for search in ref.search_paths:
+        name = search.replace(ARCH_PLACEHOLDER, base)
+        if bang:
+            out.append(posixpath.normpath(posixpath.join(posixpath.dirname(member), name)))
+        else:
+            out.append(os.path.normpath(os.path.join(os.path.dirname(library), name)))
+    return tuple(dict.fromkeys(out))
+
+
+def missing_archive_cause(library: str, ref: KpackRef, target: str,
+                          unreadable: tuple[str, ...]) -> str:
+    """Why a kpack-split library lacks `target`, and the fix: its archive for the target cannot
+    be read, or no archive for it was given (the device package that holds it)."""
+    wanted = archive_paths(library, ref, target)
+    names = {posixpath.basename(w.replace(os.sep, "/")) for w in wanted}
+    broken = [u for u in unreadable if u.replace(os.sep, "/").rsplit("/", 1)[-1] in names]
+    head = f"{library} keeps its device code in kpack archives (TheRock multi-arch) and "
+    if broken:
+        return (f"{head}its {target} archive {broken[0]} cannot be read (its FAIL row). Fix: "
+                "download or reinstall that device package")
+    return (f"{head}no archive for {target} was given or found ({' or '.join(wanted)}). "
+            f"Fix: {_device_package(library, target)}")
+
+
+def _device_package(library: str, target: str) -> str:
+    """Which of TheRock's device packages holds the archive for `target` (module docstring)."""
+    base = target.split(":", 1)[0]
+    wheel, bang, member = library.rpartition("!")
+    dist = os.path.basename(wheel).split("-", 1)[0].lower() if bang else ""
+    parts = (member if bang else library).replace(os.sep, "/").split("/")
+    if dist in ("torch", "torchvision") or (not dist and (set(parts) & {"torch", "torchvision"})):
+        name = dist or ("torchvision" if "torchvision" in parts else "torch")
+        return (f"give the device wheel amd_{name}_device_{base}-*.whl on the same command "
+                f"line, or install it (`pip install \"{name}[device-{base}]\"` from the "
+                "multi-arch index)")
+    if dist.startswith("rocm_sdk") or any(p.startswith("_rocm_sdk") for p in parts):
+        return (f"give rocm_sdk_device_{base}-*.whl on the same command line, or install it "
+                f"(`pip install \"rocm[device-{base}]\"`)")
+    return (f"give the device package for {base} (TheRock's *-device-{base} wheel) on the same "
+            "command line, or install it beside the host package")
 
 
 @dataclass(frozen=True, kw_only=True)

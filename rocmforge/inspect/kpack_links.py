@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rocmforge.inspect.assembly import ReadOptions
-from rocmforge.inspect.bundles import ByteSource
+from rocmforge.inspect.byte_source import ByteSource, StreamSource, member_data_offset
 from rocmforge.inspect.kpack import (
     ARCH_PLACEHOLDER,
     SUFFIX,
@@ -85,11 +85,12 @@ def link_kpack(libraries: Sequence[LibraryReport], sources: Sequence[SourceRead]
             if isinstance(found, KpackArchive):
                 out.append(LibraryReport(
                     path=_display(place), status="ok", bundles=(found.bundle(found.entries),),
+                    archive=True,
                     notes=("kpack archive that no library read here names (give its host "
                            "library or wheel too)",)))  # fmt: skip
     for place, found in read.items():
         if isinstance(found, str):
-            out.append(LibraryReport(path=_display(place), status="error",
+            out.append(LibraryReport(path=_display(place), status="error", archive=True,
                                      error=f"not a readable kpack archive: {found}"))  # fmt: skip
     counted = [dataclasses.replace(s, archives=_count(s, in_wheels, on_disk)) for s in sources]
     return out, counted
@@ -125,8 +126,11 @@ def _linked(lib: LibraryReport, ref: KpackRef, places: list[Place], looked: list
         names.append(_display(place))
     if names:
         status = "ok" if lib.status in ("stripped", "ok") else lib.status
+        notes += [f"archive {d} cannot be read (its FAIL row): its target is not proven"
+                  for d in damaged]  # fmt: skip
         return dataclasses.replace(lib, status=status, bundles=tuple(bundles),
-                                   notes=tuple(notes), kpack_archives=tuple(names))  # fmt: skip
+                                   notes=tuple(notes), kpack_archives=tuple(names),
+                                   kpack_unreadable=tuple(damaged))  # fmt: skip
     if damaged:
         why = f"device code split out; archive {', '.join(damaged)} cannot be read (its row)"
     elif empty:
@@ -134,7 +138,8 @@ def _linked(lib: LibraryReport, ref: KpackRef, places: list[Place], looked: list
                f"{ref.kernel_name} (the name its marker gives)")
     else:
         why = f"device code split out; archive {' or '.join(looked)} not found"
-    return dataclasses.replace(lib, status="split", notes=tuple(notes), error=why)
+    return dataclasses.replace(lib, status="split", notes=tuple(notes), error=why,
+                               kpack_unreadable=tuple(damaged))  # fmt: skip
 
 
 def _places_for(display: str, ref: KpackRef, wheels: Sequence[str],
@@ -218,7 +223,6 @@ def _read(place: Place, read: dict[Place, KpackArchive | str],
 
 def _read_place(place: Place, options: ReadOptions) -> KpackArchive:
     kind, path, member = place
-    from rocmforge.inspect.reader import StreamSource, member_data_offset
 
     if kind == "file":
         with open(path, "rb", buffering=0) as handle:

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from rocmforge.inspect.bundles import ByteSource, FatbinScan, scan_raw_bytes
+from rocmforge.inspect.bundle_records import FatbinScan
+from rocmforge.inspect.bundles import scan_raw_bytes
+from rocmforge.inspect.byte_source import ByteSource
 from rocmforge.inspect.elf import ELF_MAGIC, ElfReadError, read_host_layout
 from rocmforge.inspect.rawcode import ELF64_LE, from_candidates, looks_like_code_object
 

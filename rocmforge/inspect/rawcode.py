@@ -18,13 +18,8 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rocmforge.inspect.bundles import (
-    AMDGPU_TRIPLE,
-    BufferSource,
-    ByteSource,
-    EntryId,
-    MachName,
-)
+from rocmforge.inspect.bundle_records import AMDGPU_TRIPLE, EntryId, MachName
+from rocmforge.inspect.byte_source import BufferSource, ByteSource
 from rocmforge.inspect.elf import EM_AMDGPU, SectionSpan, decode_code_object_header
 
 ELF64_LE = b"\x7fELF\x02\x01\x01"  # ident of an ELF64, little endian, version 1

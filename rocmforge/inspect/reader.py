@@ -14,11 +14,9 @@ Must not: write anything, extract wheels to disk, print, or load whole sections 
 from __future__ import annotations
 
 import contextlib
-import io
 import mmap
 import os
 import stat
-import struct
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -33,15 +31,13 @@ from rocmforge.inspect.assembly import (
     damaged_file_report,
     readable_fatbin,
 )
-from rocmforge.inspect.bundles import (
-    DEFAULT_LIMITS,
+from rocmforge.inspect.bundle_records import DEFAULT_LIMITS, FatbinScan, Limits, MachName
+from rocmforge.inspect.bundles import scan_raw_bytes, walk_fatbin
+from rocmforge.inspect.byte_source import (
     BufferSource,
     ByteSource,
-    FatbinScan,
-    Limits,
-    MachName,
-    scan_raw_bytes,
-    walk_fatbin,
+    StreamSource,
+    member_data_offset,
 )
 from rocmforge.inspect.elf import (
     ELF_MAGIC,
@@ -60,27 +56,6 @@ _TEXT_SUFFIXES = (
     ".yaml", ".yml", ".toml", ".cfg", ".typed", ".pth", ".csv", ".html", ".js", ".css",
 )  # fmt: skip
 _WHEEL_SUFFIXES = (".whl", ".zip")
-
-
-class StreamSource:
-    """ByteSource over [base, base+size) of a seekable binary stream."""
-
-    def __init__(self, stream: IO[bytes], base: int, size: int) -> None:
-        self._stream = stream
-        self._base = base
-        self._size = size
-        self._fd: int | None = None
-        if isinstance(stream, io.FileIO | io.BufferedReader):
-            self._fd = stream.fileno()  # pread: no seek, no 8 KiB buffer fill per small read
-
-    def read_at(self, offset: int, size: int) -> bytes:
-        if offset < 0 or size <= 0 or offset >= self._size:
-            return b""
-        size = min(size, self._size - offset)
-        if self._fd is not None:
-            return os.pread(self._fd, size, self._base + offset)
-        self._stream.seek(self._base + offset)
-        return self._stream.read(size)
 
 
 class _Positioned:
@@ -204,6 +179,9 @@ def inspect_paths(
         from rocmforge.inspect.kpack_links import link_kpack
 
         libraries, sources = link_kpack(libraries, sources, options)
+        # The archives in wheels and directories were passed over as non-ELF files; they are
+        # counted as archives now (an archive given by itself was never counted as skipped).
+        skipped = max(0, skipped - sum(s.archives for s in sources if s.kind != "kpack"))
     return InspectReport(libraries=tuple(libraries), skipped_files=skipped,
                          sources=tuple(sources), deep=deep)  # fmt: skip
 
@@ -412,16 +390,6 @@ def _inspect_member(
             return None
         cached: IO[bytes] = _BlockCache(member, info.file_size)  # type: ignore[assignment]
         return inspect_stream(cached, info.file_size, display, options)
-
-
-def member_data_offset(raw: IO[bytes], info: zipfile.ZipInfo) -> int:
-    """Where a member's (compressed) bytes start: after its local header."""
-    raw.seek(info.header_offset)
-    local = raw.read(30)
-    if len(local) < 30 or local[:4] != b"PK\x03\x04":
-        raise zipfile.BadZipFile(f"bad local header for {info.filename}")
-    name_len, extra_len = struct.unpack_from("<HH", local, 26)
-    return info.header_offset + 30 + name_len + extra_len
 
 
 def inspect_stream(

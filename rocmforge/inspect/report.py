@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from rocmforge.inspect.bundles import Bundle, Damage, EntryId
+from rocmforge.inspect.bundle_records import Bundle, Damage, EntryId
 from rocmforge.inspect.kpack import KpackRef
 from rocmforge.inspect.rawcode import RawCodeObject
 
 if TYPE_CHECKING:
     from rocmforge.fsutil import JSONDoc
-    from rocmforge.inspect.verdict import Verdict
     from rocmforge.knowledge.targets import TargetId
 
 SCHEMA = "rocmforge.inspect/1"
@@ -31,6 +30,20 @@ LIKELY_CAUSE = (
     "and that the build was not reused from a configure with another arch list "
     "(build/CMakeCache.txt)"
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """What `invoke inspect` concludes (inspect/verdict.py judges): exit_code 0 or 1; `problems`
+    say why it is 1, `notes` are worth saying either way."""
+
+    exit_code: int
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def message(self) -> str:
+        return " ".join(self.problems or self.notes)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +74,8 @@ class LibraryReport:
     # entries are in `bundles`, container "kpack"). Status "split": no archive was found.
     kpack_ref: KpackRef | None = None
     kpack_archives: tuple[str, ...] = ()
+    kpack_unreadable: tuple[str, ...] = ()  # archives its marker names that cannot be read
+    archive: bool = False  # a row of a kpack archive itself (unreadable, or no library names it)
 
     @property
     def readable(self) -> bool:
@@ -206,6 +221,16 @@ class InspectReport:
         return tuple(lib for lib in self.libraries if lib.readable)
 
     @property
+    def elf_rows(self) -> tuple[LibraryReport, ...]:
+        """The rows of libraries and executables (not of kpack archives)."""
+        return tuple(lib for lib in self.libraries if not lib.archive)
+
+    @property
+    def archive_rows(self) -> tuple[LibraryReport, ...]:
+        """The rows of kpack archives: unreadable ones, and ones no library read here names."""
+        return tuple(lib for lib in self.libraries if lib.archive)
+
+    @property
     def errors(self) -> tuple[LibraryReport, ...]:
         return tuple(lib for lib in self.libraries if lib.status in ("error", "partial"))
 
@@ -313,7 +338,7 @@ def library_rows(report: InspectReport) -> list[tuple[str, ...]]:
             note_parts.append("kpack: " + ", ".join(_base(p) for p in lib.kpack_archives))
         status = {"ok": "OK", "partial": "FAIL", "rdc": "INFO", "split": "FAIL"}.get(
             lib.status, "INFO")
-        if lib.mismatches and status != "FAIL":
+        if (lib.mismatches or lib.kpack_unreadable) and status != "FAIL":
             status = "WARN"
         rows.append(
             (
@@ -468,9 +493,16 @@ def summary_rows(report: InspectReport) -> list[tuple[str, str]]:
     """The "Summary" table: libraries read, with device code, common targets, and per target
     the libraries lacking it (first five named)."""
     libs = report.with_device_code
+    elf = report.elf_rows
     rows = [
-        ("libraries read", f"{len(report.readable)} of {len(report.libraries)}"
+        ("libraries read", f"{sum(1 for lib in elf if lib.readable)} of {len(elf)}"
                            f" ({report.skipped_files} non-ELF files skipped)"),
+    ]
+    archives = sum(s.archives for s in report.sources)
+    if archives:
+        bad = sum(1 for lib in report.archive_rows if not lib.readable)
+        rows.append(("kpack archives", f"{archives - bad} of {archives} read"))
+    rows += [
         ("with device code", str(len(libs))),
         ("common to all", " ".join(report.common_targets) or "-"),
     ]

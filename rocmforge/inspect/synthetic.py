@@ -13,7 +13,7 @@ import struct
 import zlib
 from collections.abc import Sequence
 
-from rocmforge.inspect.bundles import CCOB_MAGIC, PLAIN_MAGIC
+from rocmforge.inspect.bundle_records import CCOB_MAGIC, PLAIN_MAGIC
 
 
 def code_object_header(*, mach: int, xnack: str = "any", sramecc: str = "any",

@@ -4,31 +4,25 @@ Exit 0 means proven: every library was read whole and, with `--expect`, every ex
 is in every library with device code, and some library has device code at all. Exit 1: a
 check failed (a FAIL row, no HIP device code with `--expect`, a missing target). Bad input
 (exit 2) is found before reading, by the task.
-Owns: that decision, as a pure function of the report. Must not: read files or print.
+Owns: that decision, as a pure function of the report (the `Verdict` record it returns lives in
+inspect/report.py, whose JSON document carries it). Must not: read files or print.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from rocmforge.inspect.report import LIKELY_CAUSE, InspectReport, LibraryReport, MissingTarget
+from rocmforge.inspect.kpack import missing_archive_cause
+from rocmforge.inspect.report import (
+    LIKELY_CAUSE,
+    InspectReport,
+    LibraryReport,
+    MissingTarget,
+    Verdict,
+)
 
 CPU_ONLY = "no HIP device code: a CPU-only build"
 _NAMED = 5  # files named in a sentence before "and N more"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Verdict:
-    """exit_code 0 or 1; `problems` say why it is 1, `notes` are worth saying either way."""
-
-    exit_code: int
-    problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    @property
-    def message(self) -> str:
-        return " ".join(self.problems or self.notes)
 
 
 def judge(
@@ -54,7 +48,7 @@ def judge(
         what = first.error or first.status
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         problems.append(
-            f"{len(failed)} of {len(report.libraries)} libraries could not be read completely "
+            f"{_failed_count(report)} could not be read completely "
             f"(FAIL rows above): {first.path}: {what}{more}. A damaged or truncated file proves "
             "nothing about the targets it was built for. Fix: download or build it again"
         )
@@ -65,6 +59,19 @@ def judge(
                      "any (pass --expect TARGETS to make that a failure)")  # fmt: skip
     absent = [m for m in missing if not m.listed]
     unproven = [m for m in missing if m.listed]
+    split_refs = {lib.path: lib for lib in report.libraries if lib.kpack_ref is not None}
+    kpack_absent = [m for m in absent if m.path in split_refs]
+    absent = [m for m in absent if m.path not in split_refs]
+    for target in sorted({m.target for m in kpack_absent}):
+        pairs = [m for m in kpack_absent if m.target == target]
+        lib = split_refs[pairs[0].path]
+        assert lib.kpack_ref is not None
+        more = f" (and {len(pairs) - 1} more)" if len(pairs) > 1 else ""
+        problems.append(
+            f"expected {target} not found in {len(pairs)} of {len(report.with_device_code)} "
+            f"libraries with device code{more}: "
+            + missing_archive_cause(lib.path, lib.kpack_ref, target, lib.kpack_unreadable)
+        )
     if absent:
         targets = sorted({m.target for m in absent})
         problems.append(
@@ -82,6 +89,17 @@ def judge(
         )
     return Verdict(exit_code=1 if problems else 0, problems=tuple(_end(p) for p in problems),
                    notes=tuple(_end(n) for n in notes))  # fmt: skip
+
+
+def _failed_count(report: InspectReport) -> str:
+    """"1 of 2 libraries", "1 of 2 kpack archives", or both joined by "and"."""
+    parts = []
+    for rows, what in ((report.elf_rows, "libraries"), (report.archive_rows, "kpack archives")):
+        bad = sum(1 for lib in rows if lib.failed)
+        if bad:
+            total = len(rows) if what == "libraries" else sum(s.archives for s in report.sources)
+            parts.append(f"{bad} of {max(total, bad)} {what}")
+    return " and ".join(parts)
 
 
 def _no_device_code(report: InspectReport) -> str:

@@ -1,12 +1,13 @@
 """Shared compile-cache backends: config/cache.toml as typed data, and the `cache_remote` URL.
 
 Owns: `CacheBackends` (which URL schemes ccache and sccache store in, the variables that carry a
-URL to each, and the versions that brought them, each fact with its source in config/cache.toml),
-`RemoteCache` (one parsed `cache_remote` URL) and `parse_remote()`, which refuses what no cache
-can use: an unknown scheme, a URL without a host or bucket, a bad port, or a password (the build
-environment is written into `plan --json` and the manifest beside the wheel). Pure: no network,
-no subprocess. Must not: decide which cache is in use or probe its version (plan.cache_env and
-probes.cache do).
+URL to each, and the versions that brought them, each fact with its source in
+config/cache.toml), the `cache` setting's choices (`CacheMode`), `RemoteCache` (one parsed
+`cache_remote` URL) and `parse_remote()`, which refuses what no cache can use: an unknown
+scheme, a URL without a host or bucket, a bad port, or a password (the build environment is
+written into `plan --json` and the manifest beside the wheel). Pure: no network, no subprocess.
+Must not: decide which cache is in use or probe its version (plan.cache_env and probes.cache
+do).
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
 
 CACHE_FILE = "cache.toml"
+# The `cache` setting: which compiler cache a build uses (auto: sccache, else ccache, else none;
+# plan.environment.chosen_cache decides).
+CacheMode = Literal["auto", "ccache", "sccache", "none"]
+CACHE_MODES: tuple[CacheMode, ...] = get_args(CacheMode)
 Scheme = Literal["redis", "rediss", "s3", "gs", "http", "https"]
 SCHEMES: tuple[Scheme, ...] = ("redis", "rediss", "s3", "gs", "http", "https")
 # Ports a URL without one means (Redis's default port; HTTP's and HTTPS's).

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
@@ -22,11 +22,11 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from rocmforge.errors import ConfigError, UsageError
+from rocmforge.knowledge.addons import AddOnChoice, read_addons
 from rocmforge.knowledge.toml_files import (
     check_keys,
     config_dir,
     expect_type,
-    read_section,
     suggest,
 )
 
@@ -158,26 +158,8 @@ class Pairing:
         )
 
 
-@dataclass(frozen=True, kw_only=True)
-class CompanionChoice:
-    """What a build does about one companion: the repo and ref to build, the version the
-    table expects there ("" when only the checkout's version.txt can tell), where that came
-    from, or a skip with its reason (`skipped` non-empty: no steps for it)."""
-
-    name: str
-    package: str
-    repo: str
-    ref: str
-    version: str = ""
-    origin: str = ""  # "table", "rule", "ref", "main"
-    requires: str = ""
-    skipped: str = ""
-    build_env: Mapping[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, object]:
-        return {"name": self.name, "package": self.package, "repo": self.repo, "ref": self.ref,
-                "version": self.version, "origin": self.origin, "requires": self.requires,
-                "skipped": self.skipped, "build_env": dict(self.build_env)}
+# What a build does about one companion: the add-on choice every kind shares.
+CompanionChoice = AddOnChoice
 
 
 def _split(line: str) -> tuple[int, int]:
@@ -235,10 +217,12 @@ def choose(request: CompanionRequest, companion: Companion, torch_version: str, 
     checkout: the torch main branch). Pure. A ref whose version the tag states is checked
     here, before any step (UsageError naming both versions); a branch or commit is checked by
     the pairing step once its version.txt exists."""
-    def made(**kw: str) -> CompanionChoice:
+    def made(*, ref: str, origin: str, version: str = "", requires: str = "",
+             skipped: str = "") -> CompanionChoice:
         return CompanionChoice(name=companion.name, package=companion.package,
                                repo=repo or companion.repo, build_env=dict(companion.build_env),
-                               **kw)
+                               ref=ref, origin=origin, version=version, requires=requires,
+                               skipped=skipped)
 
     if request.ref:
         stated = version_of_ref(request.ref)
@@ -313,14 +297,12 @@ def load_companions(directory: str | Path | None = None) -> CompanionTable:
 @functools.cache
 def _load(path_text: str) -> CompanionTable:
     path = Path(path_text)
-    table = read_section(path, "companion")
     companions: dict[str, Companion] = {}
-    for name, raw in table.items():
-        where = f"{path} [companion.{name}]"
-        entry = expect_type(raw, dict, where=where)
-        check_keys(entry, where=where,
-                   required=("repo", "package", "tag", "main_ref", "build_env", "release"),
-                   optional=("torch_offset", "last_torch", "no_release"))
+    for read in read_addons(
+            path, "companion",
+            required=("repo", "package", "tag", "main_ref", "build_env", "release"),
+            optional=("torch_offset", "last_torch", "no_release")):
+        name, where, entry = read.name, read.where, read.entry
         env = expect_type(entry["build_env"], dict, where=f"{where} build_env")
         rows: list[CompanionRelease] = []
         for index, row in enumerate(expect_type(entry["release"], list, where=f"{where} release")):

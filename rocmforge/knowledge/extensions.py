@@ -27,8 +27,8 @@ from types import MappingProxyType
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from rocmforge.errors import ConfigError, UsageError
-from rocmforge.knowledge.companions import CompanionChoice
-from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_section
+from rocmforge.knowledge.addons import read_addons
+from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type
 
 EXTENSIONS_FILE = "extensions.toml"
 GIT_PREFIX = "git+"
@@ -91,39 +91,6 @@ class ExtensionTable:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(self.recipes)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExtensionChoice(CompanionChoice):
-    """A companion-like choice for an extension: built by the same steps (checkout, pairing,
-    patches, build, collect, install), with its recipe's variables, backend and commands.
-    `build_env` holds every variable its build gets on top of the torch build's."""
-
-    kind: str = "extension"
-    backend: str = ""
-    backend_note: str = ""
-    module: str = ""
-    pre_build: tuple[tuple[str, ...], ...] = ()
-    torch_pin_file: str = ""
-    torch_pin_pattern: str = ""
-    version_file: str = ""
-    version_pattern: str = ""
-    verify: str = ""
-    targets_file: str = ""
-    targets_pattern: str = ""
-    processors: tuple[str, ...] = ()  # the build's targets as processor names
-    reads: tuple[str, ...] = ()  # the files of the tree that read `read_vars`
-    read_vars: tuple[str, ...] = ()  # the recipe's own variables (targets, switches, backend)
-    note: str = ""
-    form: str = FORM_RECIPE
-    commit: str = ""  # what the ref named when the plan was made ("" = not known before)
-    digest: str = ""  # a plain folder's content digest
-
-    def as_dict(self) -> dict[str, object]:
-        return {**super().as_dict(), "kind": self.kind, "backend": self.backend,
-                "module": self.module, "pre_build": [list(a) for a in self.pre_build],
-                "torch_pin_file": self.torch_pin_file, "verify": self.verify,
-                "form": self.form, "commit": self.commit, "digest": self.digest}
 
 
 def split_with(items: Sequence[str], table: ExtensionTable) -> tuple[list[str], list[str]]:
@@ -398,16 +365,14 @@ def load_extensions(directory: str | Path | None = None) -> ExtensionTable:
 def _load(path_text: str) -> ExtensionTable:
     path = Path(path_text)
     recipes: dict[str, Recipe] = {}
-    for name, raw in read_section(path, "extension").items():
-        where = f"{path} [extension.{name}]"
-        entry = expect_type(raw, dict, where=where)
-        check_keys(entry, where=where,
-                   required=("repo", "ref", "package", "module", "targets_var", "env",
-                             "source"),
-                   optional=("targets_sep", "backend", "torch_pin_file", "torch_pin_pattern",
-                             "version_file", "version_pattern", "mem_per_job_gib", "jobs_vars",
-                             "targets_file", "targets_pattern", "torch_ref", "reads", "note",
-                             "pre_build", "verify"))
+    for read in read_addons(
+            path, "extension",
+            required=("repo", "ref", "package", "module", "targets_var", "env", "source"),
+            optional=("targets_sep", "backend", "torch_pin_file", "torch_pin_pattern",
+                      "version_file", "version_pattern", "mem_per_job_gib", "jobs_vars",
+                      "targets_file", "targets_pattern", "torch_ref", "reads", "note",
+                      "pre_build", "verify")):
+        name, where, entry = read.name, read.where, read.entry
         backends = []
         for index, item in enumerate(expect_type(entry.get("backend", []), list,
                                                  where=f"{where} backend")):
@@ -445,7 +410,8 @@ def _load(path_text: str) -> ExtensionTable:
             torch_pin_pattern=pattern,
             version_file=str(entry.get("version_file", "")),
             version_pattern=str(entry.get("version_pattern", "")),
-            mem_per_job_gib=float(entry.get("mem_per_job_gib", 0.0)),
+            mem_per_job_gib=float(expect_type(entry.get("mem_per_job_gib", 0.0), (int, float),
+                                              where=f"{where} mem_per_job_gib")),
             jobs_vars=tuple(str(v) for v in expect_type(entry.get("jobs_vars", ["MAX_JOBS"]),
                                                         list, where=f"{where} jobs_vars")),
             pre_build=pre,

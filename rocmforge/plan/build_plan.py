@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from rocmforge.errors import ConfigError, UsageError
 from rocmforge.execute.model import Effects, Plan, Step
+from rocmforge.knowledge.steps import check_planned
 from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.sources.upstream_fixes import as_rows as fix_rows
 from rocmforge.sources.upstream_fixes import digest_inputs as fix_digest_inputs
@@ -508,6 +509,8 @@ def plan_build(
     if rocm_facts is not None:
         resolved["rocm_facts"] = rocm_facts.as_dict()
         notes += rocm_facts.notes
+    # Every step named as knowledge.steps lists it (a typo here is a bug, not a user's).
+    check_planned((s.name, s.kind, s.argv[0] if s.argv else "") for s in steps)
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rocmforge.plan.doctor import DoctorRow
+from rocmforge.plan.doctor_row import DoctorRow
 
 if TYPE_CHECKING:
     from rocmforge.probes.cache import SharedCacheProbe, TrialCompile

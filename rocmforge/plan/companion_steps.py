@@ -17,18 +17,20 @@ adding torchvision to a finished build would rebuild torch.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import UsageError
 from rocmforge.execute.model import Effects, Step
+from rocmforge.knowledge.addons import KIND_COMPANION, KIND_EXTENSION
 from rocmforge.knowledge.companions import (
     CompanionChoice,
     CompanionTable,
     choose,
     parse_requests,
 )
-from rocmforge.knowledge.extensions import FORM_FOLDER, ExtensionChoice
+from rocmforge.knowledge.extensions import FORM_FOLDER
 from rocmforge.sources.constraints import pin_effects, unpinned_env
 
 if TYPE_CHECKING:
@@ -46,14 +48,13 @@ PIP_WHEEL = ("-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-de
 def companion_choices(settings: Settings, table: CompanionTable,
                       torch_version: str) -> tuple[CompanionChoice, ...]:
     """What to do about each companion the settings name (in the order given)."""
+    from rocmforge.knowledge.addon_table import load_addons
     from rocmforge.knowledge.extensions import load_extensions, split_with
 
     words, _ = split_with(settings.companions, load_extensions())
     requests = parse_requests(words, table)
-    from rocmforge.knowledge.extensions import load_extensions as _extensions
-
     unknown = sorted(set(settings.companion_repos) - set(table.names)
-                     - set(_extensions().names))
+                     - set(load_addons().names))
     if unknown:
         raise UsageError(
             f"setting companion_repos names {', '.join(unknown)}, which is no companion",
@@ -83,11 +84,10 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     for choice in built:
         tree = tree_of(workdir, choice.name)
         source = {"repo": choice.repo, "ref": choice.ref}
-        if isinstance(choice, ExtensionChoice) and choice.digest:  # a folder: its content
+        if choice.digest:  # a folder: its content
             source["digest"] = choice.digest
         steps += [
-            _folder_copy(choice, tree) if isinstance(choice, ExtensionChoice)
-            and choice.form == FORM_FOLDER else Step(
+            _folder_copy(choice, tree) if choice.form == FORM_FOLDER else Step(
                 name=f"{choice.name}-checkout",
                 kind="python",
                 argv=("companion-checkout", choice.name),
@@ -101,23 +101,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                 volatile=not _FULL_SHA.fullmatch(choice.ref.strip()),
                 outputs=(f"{tree}/.git",),
             ),
-            _extension_pairing(choice, tree, venv_python, source)
-            if isinstance(choice, ExtensionChoice) else Step(
-                name=f"{choice.name}-pairing",
-                kind="python",
-                argv=("companion-pairing", choice.name, venv_python),
-                why=f"{choice.name}'s version.txt against the torch installed in the build "
-                "venv: a release built for another torch stops here, before its build",
-                effects=Effects(reads=(f"{tree}/version.txt",),
-                                commands=((venv_python, "-c", "import torch; "
-                                           "print(torch.__version__)"),),
-                                notes=("the version.txt first, the version the table expects "
-                                       "second; the required torch from config/companions.toml",)),
-                # Not the torch version the plan knows: it reads "2.8.0" from a tag before the
-                # checkout and "2.8.0a0" from version.txt after, and the step checks the torch
-                # the venv really imports (a new torch redoes this step anyway: it comes later).
-                inputs={**source, "version": choice.version, "requires": choice.requires},
-            ),
+            _PER_KIND[choice.kind].pairing(choice, tree, venv_python, source),
             Step(
                 name=f"{choice.name}-patches",
                 kind="python",
@@ -180,7 +164,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     return steps
 
 
-def _folder_copy(choice: ExtensionChoice, tree: str) -> Step:
+def _folder_copy(choice: CompanionChoice, tree: str) -> Step:
     """A plain folder's "checkout": its files copied into the work dir, keyed by their digest
     (a changed file is a new digest, so the copy and every later step of it run again)."""
     return Step(
@@ -197,7 +181,28 @@ def _folder_copy(choice: ExtensionChoice, tree: str) -> Step:
     )
 
 
-def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
+def _companion_pairing(choice: CompanionChoice, tree: str, venv_python: str,
+                       source: Mapping[str, str]) -> Step:
+    """A companion's pairing: its version.txt against the torch the build venv imports."""
+    return Step(
+        name=f"{choice.name}-pairing",
+        kind="python",
+        argv=("companion-pairing", choice.name, venv_python),
+        why=f"{choice.name}'s version.txt against the torch installed in the build "
+        "venv: a release built for another torch stops here, before its build",
+        effects=Effects(reads=(f"{tree}/version.txt",),
+                        commands=((venv_python, "-c", "import torch; "
+                                   "print(torch.__version__)"),),
+                        notes=("the version.txt first, the version the table expects "
+                               "second; the required torch from config/companions.toml",)),
+        # Not the torch version the plan knows: it reads "2.8.0" from a tag before the
+        # checkout and "2.8.0a0" from version.txt after, and the step checks the torch
+        # the venv really imports (a new torch redoes this step anyway: it comes later).
+        inputs={**source, "version": choice.version, "requires": choice.requires},
+    )
+
+
+def _extension_pairing(choice: CompanionChoice, tree: str, venv_python: str,
                        source: Mapping[str, str]) -> Step:
     """An extension's pairing: the torch its tree pins (when its recipe names the file) against
     the torch the build venv imports, and its version from the file the recipe names."""
@@ -226,9 +231,8 @@ def _extension_pairing(choice: ExtensionChoice, tree: str, venv_python: str,
 def _pre_build_steps(choice: CompanionChoice, tree: str,
                      build_env: Mapping[str, str]) -> list[Step]:
     """The commands an extension's recipe runs in its tree before the wheel build (CMake for
-    bitsandbytes), each a plain step with the build's environment and its own variables."""
-    if not isinstance(choice, ExtensionChoice):
-        return []
+    bitsandbytes), each a plain step with the build's environment and its own variables; none
+    for an add-on without such commands (every companion)."""
     env = dict(sorted({**build_env, **choice.build_env}.items()))
     return [Step(name=f"{choice.name}-prepare-{index}", argv=argv,
                  why=f"{choice.name}'s own build before its wheel ({argv[0]}, from "
@@ -257,26 +261,48 @@ def clear_step(names: tuple[str, ...], workdir: WorkDir) -> Step:
 
 
 def companion_notes(choices: Sequence[CompanionChoice]) -> list[str]:
-    """One note per companion: what is built and why that ref, or why it is skipped."""
-    from rocmforge.plan.extensions import extension_notes
-
+    """One note per add-on: what is built and why that ref, or why it is skipped."""
     notes: list[str] = []
     for choice in choices:
-        if isinstance(choice, ExtensionChoice):
-            notes += extension_notes([choice])
-            continue
-        if choice.skipped:
-            notes.append(f"{choice.name} is skipped: {choice.skipped}")
-        else:
-            notes.append(f"{choice.name}: {choice.ref} from {choice.repo} ({_origin(choice)})")
+        notes += _PER_KIND[choice.kind].notes(choice)
     return notes
+
+
+def _companion_notes(choice: CompanionChoice) -> list[str]:
+    if choice.skipped:
+        return [f"{choice.name} is skipped: {choice.skipped}"]
+    return [f"{choice.name}: {choice.ref} from {choice.repo} ({_origin(choice)})"]
+
+
+def _extension_notes(choice: CompanionChoice) -> list[str]:
+    from rocmforge.plan.extensions import extension_notes
+
+    return extension_notes([choice])
+
+
+@dataclass(frozen=True, kw_only=True)
+class _KindSteps:
+    """What differs between the kinds of add-on in the plan: the step that pairs one with the
+    torch being built, its notes, and what "your ref" is checked by."""
+
+    pairing: Callable[[CompanionChoice, str, str, Mapping[str, str]], Step]
+    notes: Callable[[CompanionChoice], list[str]]
+    ref_checked: str  # "" = by the version its ref states (a companion's table)
+
+
+_PER_KIND: Mapping[str, _KindSteps] = {
+    KIND_COMPANION: _KindSteps(pairing=_companion_pairing, notes=_companion_notes,
+                               ref_checked=""),
+    KIND_EXTENSION: _KindSteps(pairing=_extension_pairing, notes=_extension_notes,
+                               ref_checked="its own torch pin is checked once checked out"),
+}
 
 
 def _origin(choice: CompanionChoice) -> str:
     if choice.origin == "recipe":
         return "the recipe's ref in config/extensions.toml; its own torch pin is checked"
-    if isinstance(choice, ExtensionChoice) and choice.origin == "ref":
-        return "your ref; its own torch pin is checked once checked out"
+    if choice.origin == "ref" and _PER_KIND[choice.kind].ref_checked:
+        return f"your ref; {_PER_KIND[choice.kind].ref_checked}"
     if choice.origin == "ref":
         return ("your ref; its version " + (f"{choice.version} needs torch {choice.requires}"
                                             if choice.requires else

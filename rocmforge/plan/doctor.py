@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from rocmforge.errors import RocmforgeError
+from rocmforge.plan.doctor_row import DoctorRow, Status
 from rocmforge.plan.environment import max_jobs
 from rocmforge.versions import version_key
 
@@ -38,27 +38,9 @@ if TYPE_CHECKING:
     from rocmforge.probes.system import SystemFacts
     from rocmforge.settings import Settings
 
-Status = Literal["OK", "WARN", "FAIL"]
 DISK_FAIL_GIB = 10.0
 DISK_WARN_GIB = 30.0
 ROCM_INSTALL_DOCS = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/"
-
-
-@dataclass(frozen=True, kw_only=True)
-class DoctorRow:
-    check: str
-    status: Status
-    detail: str
-    fix: str = ""
-
-    def to_json(self) -> dict[str, str]:
-        return {"check": self.check, "status": self.status, "detail": self.detail, "fix": self.fix}
-
-
-def exit_status(rows: Sequence[DoctorRow]) -> int:
-    """1 when any row FAILs (the build would fail), else 0."""
-    return 1 if any(r.status == "FAIL" for r in rows) else 0
-
 
 
 def diagnose(
@@ -818,28 +800,3 @@ def _machine_rows(facts: Facts, settings: Settings) -> list[DoctorRow]:
         detail = "member of render" if dev.in_render_group else "no `render` group on this system"
         rows.append(DoctorRow(check="render group", status="OK", detail=detail))
     return rows
-
-
-DOCTOR_SCHEMA = "rocmforge.doctor/1"
-
-
-def doctor_json(facts: Facts, targets: Sequence[TargetId],
-                rows: Sequence[DoctorRow]) -> dict[str, object]:
-    """The versioned document of `invoke doctor --json` (schema rocmforge.doctor/1)."""
-    from rocmforge import __version__
-
-    rocm = facts.rocm
-    return {
-        "schema": DOCTOR_SCHEMA,
-        "rocmforge_version": __version__,  # the kit that wrote it: for bug reports
-        "ok": exit_status(rows) == 0,
-        "targets": [str(t) for t in targets],
-        "rocm": None if rocm is None else {"root": str(rocm.root), "version": rocm.version,
-                                           "llvm_major": rocm.llvm_major},
-        "rows": [r.to_json() for r in rows],
-        # Each target's compile probe; cached_at: when a result came from the probe store
-        # ("" when the compile ran in this run).
-        "compile_probes": [{"target": p.target, "compiles": p.compiles,
-                            "reason": p.compile_reason, "cached_at": p.cached_at}
-                           for p in facts.target_probes],
-    }

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from rocmforge.plan.doctor import DoctorRow
+from rocmforge.plan.doctor_row import DoctorRow
 from rocmforge.probes.reachable import URL_TIMEOUT_S, UrlReach, probe_url
 
 if TYPE_CHECKING:

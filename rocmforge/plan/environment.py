@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from rocmforge.errors import UsageError
 
 if TYPE_CHECKING:
+    from rocmforge.knowledge.cache_backends import CacheMode
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.probes.facts import Facts
     from rocmforge.settings import Settings
@@ -53,7 +54,7 @@ def max_jobs(cores: int, mem_total_gib: float, per_job_gib: float) -> int:
 
 
 def compiler_cache_env(
-    mode: str,
+    mode: CacheMode,
     found: Mapping[str, str],
     *,
     rocm_version: str = "",
@@ -81,7 +82,7 @@ def compiler_cache_env(
     return items
 
 
-def chosen_cache(mode: str, found: Mapping[str, str]) -> str:
+def chosen_cache(mode: CacheMode, found: Mapping[str, str]) -> str:
     """The cache the `cache` setting picks ("" for none): `auto` takes sccache, else ccache,
     else nothing; a named cache that is not installed is a UsageError."""
     if mode == "none":

@@ -1,6 +1,6 @@
 """The extension part of the build plan: which extensions `--with` names, and how each is built.
 
-Owns: `extension_choices` (pure: each resolved ExtensionSource as an ExtensionChoice with its
+Owns: `extension_choices` (pure: each resolved ExtensionSource as an AddOnChoice with its
 repository, ref, the backend that covers the targets, and the variables of its build, MAX_JOBS
 and the variable its project reads lowered to what its compile jobs need), `build_order`
 (extensions the last build made from the same source first, in its order, then the new or
@@ -17,12 +17,12 @@ import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
+from rocmforge.knowledge.addons import KIND_EXTENSION, AddOnChoice
 from rocmforge.knowledge.companions import version_of_ref
 from rocmforge.knowledge.extensions import (
     FORM_FOLDER,
     FORM_RECIPE,
     TARGETS_FIELD,
-    ExtensionChoice,
     ExtensionSource,
     ExtensionTable,
     backend_for,
@@ -49,13 +49,13 @@ def library_version_short(rocm_version: str, hip_version: str = "") -> str:
 
 def extension_choices(sources: Sequence[ExtensionSource], table: ExtensionTable,
                       targets: Sequence[str], *, jobs: int, cores: int,
-                      mem_total_gib: float, rocm_short: str = "") -> tuple[ExtensionChoice, ...]:
+                      mem_total_gib: float, rocm_short: str = "") -> tuple[AddOnChoice, ...]:
     """What to build for each resolved extension (pure): the repository and ref, the backend
     that covers the targets (a UsageError when none does, before any step), and the variables
     of its build: the targets in its own variable, its ROCm switches, the backend's, and the
     job count lowered to what its compile jobs need (`jobs` is the torch build's MAX_JOBS), in
     every variable its project reads for it."""
-    chosen: list[ExtensionChoice] = []
+    chosen: list[AddOnChoice] = []
     for source in sources:
         recipe = recipe_for_source(source, table)
         backend = backend_for(recipe, targets)
@@ -78,8 +78,9 @@ def extension_choices(sources: Sequence[ExtensionSource], table: ExtensionTable,
                          f"need {cores * recipe.mem_per_job_gib:g} GiB, this machine has "
                          f"{mem_total_gib:.0f} GiB")
         fields = {TARGETS_FIELD: joined, ROCM_SHORT_FIELD: rocm_short}
-        chosen.append(ExtensionChoice(
-            name=source.name, package=recipe.package, repo=source.repo, ref=source.ref,
+        chosen.append(AddOnChoice(
+            kind=KIND_EXTENSION, name=source.name, package=recipe.package, repo=source.repo,
+            ref=source.ref,
             version=version_of_ref(source.ref) if source.form != FORM_FOLDER else "",
             origin="recipe" if source.form == FORM_RECIPE and not source.given_ref else "ref",
             build_env=MappingProxyType(dict(sorted(env.items()))),
@@ -128,7 +129,7 @@ def build_order(sources: Sequence[ExtensionSource],
     return (*kept, *(s for s in sources if s.name not in same))
 
 
-def extension_notes(choices: Sequence[ExtensionChoice]) -> list[str]:
+def extension_notes(choices: Sequence[AddOnChoice]) -> list[str]:
     """One note per extension: source, ref, backend, the variables that carry targets and
     backend."""
     notes = []

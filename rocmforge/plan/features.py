@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import UsageError
-from rocmforge.plan.doctor import DoctorRow
+from rocmforge.plan.doctor_row import DoctorRow
 
 if TYPE_CHECKING:
     from rocmforge.knowledge.components import Component

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from rocmforge.plan.doctor import DoctorRow
+from rocmforge.plan.doctor_row import DoctorRow
 from rocmforge.probes.cmake_prefix import PackageConfig
 from rocmforge.probes.hazards import CK_HEADER, Hazards, describe
 from rocmforge.probes.sccache_start import SccacheStart

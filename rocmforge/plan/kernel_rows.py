@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from rocmforge.knowledge.arches import ArchTable
 from rocmforge.knowledge.components import device_code_hint
 from rocmforge.knowledge.targets import TargetId
-from rocmforge.plan.doctor import DoctorRow, Status
+from rocmforge.plan.doctor_row import DoctorRow, Status
 from rocmforge.probes.library_code import LibraryCode
 
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rocmforge.knowledge.releases import PytorchRelease
     from rocmforge.knowledge.targets import TargetId
     from rocmforge.plan.build_plan import BuildOptions, PreflightRow
-    from rocmforge.plan.doctor import DoctorRow
+    from rocmforge.plan.doctor_row import DoctorRow
     from rocmforge.plan.features import FeaturePlan
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.plan.rocm_facts import RocmFacts
@@ -601,6 +601,36 @@ def shared_cache_env(settings: Settings, facts: Facts) -> list[tuple[str, str]]:
                             base_dir=str(workdir_for(settings.work_dir).root))
 
 
+def cache_doctor_rows(settings: Settings, facts: Facts, targets: Sequence[TargetId], *,
+                      environ: Mapping[str, str],
+                      use_cache: bool = False,
+                      pytorch: PytorchSide | None = None,
+                      components: tuple[tuple[Component, ComponentFound], ...] | None = None,
+                      ) -> tuple[DoctorRow, ...]:
+    """The cache rows for `invoke doctor`: () without a cache. The environment is the one the
+    build would make (resolve_build_inputs); a `cache_remote` it would refuse is one FAIL row.
+    `use_cache`: the HIP test compile's result may come from the probe store. `pytorch`,
+    `components`: the PyTorch side and the ROCm components the caller already read for these
+    facts (not read twice)."""
+    from rocmforge.errors import RocmforgeError
+    from rocmforge.plan.cache_doctor import probed_cache_rows, refused_config_row
+
+    try:
+        shared_cache_env(settings, facts)
+    except RocmforgeError as exc:
+        return (refused_config_row(exc),)
+    if not targets:
+        return ()
+    try:
+        inputs = resolve_build_inputs(settings, facts=facts, pytorch=pytorch,
+                                      components=components)
+    except RocmforgeError:
+        return ()  # no ROCm, no targets: doctor's other rows say so
+    return probed_cache_rows(dict(inputs.env), cache_remote=settings.cache_remote,
+                             hip_compiler=inputs.compilers.get("hip", ""),
+                             hip_target=str(targets[0]), environ=environ, use_cache=use_cache)
+
+
 def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ...]:
     """Doctor's rows for the build, as doctor judged them (its host-compiler row already is the
     build's verdict: a compiler the table warns about is refused unless allow_compiler)."""
@@ -611,11 +641,13 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
     found: tuple[DoctorRow, ...] = diagnose(
         facts, inputs.targets, inputs.settings, table=load_arch_table(), release=inputs.release,
         components=inputs.components)  # same install: target probes do not change it
-    if inputs.settings.cache_remote:
+    if inputs.settings.cache_remote and inputs.targets:
         # An unreachable shared cache stops sccache's server partway through the build.
-        from rocmforge.plan.cache_doctor import cache_doctor_rows
+        from rocmforge.plan.cache_doctor import probed_cache_rows
 
-        found += cache_doctor_rows(inputs.settings, facts, inputs.targets, environ=os.environ)
+        found += probed_cache_rows(dict(inputs.env), cache_remote=inputs.settings.cache_remote,
+                                   hip_compiler=inputs.compilers.get("hip", ""),
+                                   hip_target=str(inputs.targets[0]), environ=os.environ)
     if inputs.features is not None:  # a feature asked for that cannot be built FAILs here
         found += inputs.features.rows
     # The files configure downloads (AOTriton): gone (FAIL), or not checkable offline (WARN).

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import RocmforgeError
-from rocmforge.plan.doctor import DoctorRow
+from rocmforge.plan.doctor_row import DoctorRow
 
 if TYPE_CHECKING:
     from rocmforge.probes.facts import Facts

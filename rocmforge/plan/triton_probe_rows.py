@@ -11,7 +11,7 @@ the chosen Python) or print.
 
 from __future__ import annotations
 
-from rocmforge.plan.doctor import DoctorRow, Status
+from rocmforge.plan.doctor_row import DoctorRow, Status
 from rocmforge.probes.triton_targets import (
     LLD_FIX,
     Cause,

@@ -248,21 +248,31 @@ def kit_requirements(files: Mapping[str, bytes]) -> tuple[str, ...]:
     return tuple(str(r) for r in project.get("dependencies", []))
 
 
-def setup_hints(plan: VendorPlan, files: Mapping[str, bytes]) -> tuple[str, ...]:
-    """What the other repository needs besides the copied files: the kit's dependencies in the
-    environment that runs `invoke rocm.*` (nox's sessions install them themselves), and its
-    work dir (a PyTorch clone and a venv) kept out of git."""
-    import shlex
-
+def setup_hints(plan: VendorPlan, files: Mapping[str, bytes]) -> tuple[tuple[str, str], ...]:
+    """What the other repository needs besides the copied files, each as (what, the command):
+    the kit's dependencies in the environment that runs `invoke rocm.*` (nox's sessions install
+    them themselves), and its work dir (a PyTorch clone and a venv) kept out of git. The
+    command is one line to paste whole."""
     hints = []
     requirements = kit_requirements(files)
     if requirements:
-        hints.append(f"install the kit's dependencies where you run `invoke {plan.task_prefix}*`: "
-                     + shlex.join(["python", "-m", "pip", "install", *requirements]))
+        hints.append((f"install the kit's dependencies where you run `invoke {plan.task_prefix}*`",
+                      " ".join(["python -m pip install", *map(_sh_word, requirements)])))
     if not _ignores_work_dir(plan.dest / ".gitignore"):
-        hints.append("keep the work dir (a PyTorch clone, a venv, wheels) out of git: "
-                     "echo '.rocmforge/' >> .gitignore")
+        hints.append(("keep the work dir (a PyTorch clone, a venv, wheels) out of git",
+                      "echo '.rocmforge/' >> .gitignore"))
     return tuple(hints)
+
+
+def _sh_word(word: str) -> str:
+    """`word` quoted for a POSIX shell, in double quotes where that needs no escapes (a
+    requirement's marker holds single quotes: 'CPython' reads better than '"'"'CPython'"'"')."""
+    import re
+    import shlex
+
+    if re.fullmatch(r'[^"$`\\!]*', word):
+        return f'"{word}"' if re.search(r"[^\w@%+=:,./-]", word) else word
+    return shlex.quote(word)
 
 
 def _ignores_work_dir(gitignore: Path) -> bool:

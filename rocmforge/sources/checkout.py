@@ -14,6 +14,7 @@ so one map serves an air-gapped mirror of everything.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -527,9 +528,29 @@ def _fetch(run: _Runner, url: str, target: ResolvedRef, name: str = "the reposit
         )
 
 
+def content_facts(path: Path) -> str:
+    """What a local change holds, for telling edits apart: "blob:<git's blob id>" of a file
+    (what `git hash-object` prints, so a `touch` or an edit undone to the same bytes is no
+    change), "link:<target>" of a symlink, "gone" when nothing is there."""
+    import hashlib
+    import stat
+
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return f"link:{os.readlink(path)}"
+        blob = hashlib.sha1(b"blob %d\0" % info.st_size)
+        with path.open("rb") as stream:
+            for chunk in iter(lambda: stream.read(1 << 20), b""):
+                blob.update(chunk)
+    except OSError:
+        return "gone"
+    return f"blob:{blob.hexdigest()}"
+
+
 def tree_entries(tree: Path) -> tuple[tuple[str, str, str], ...]:
     """The local changes of a tree (tracked and untracked, in the tree and each initialised
-    submodule) as (repository, `git status --porcelain` entry, "size:mtime_ns" or "gone"),
+    submodule) as (repository, `git status --porcelain` entry, `content_facts` of the path),
     the facts `tree_state` digests and the kit-edits record keeps to name a user's edit.
     () when `tree` is no git tree."""
     if not (tree / ".git").exists():
@@ -543,20 +564,15 @@ def tree_entries(tree: Path) -> tuple[tuple[str, str, str], ...]:
         for entry in result.stdout.split("\0"):
             if len(entry) < 4:
                 continue
-            path = repo / entry[3:]
-            try:
-                info = path.lstat()
-                facts = f"{info.st_size}:{info.st_mtime_ns}"
-            except OSError:
-                facts = "gone"
-            entries.append((rel, entry, facts))
+            entries.append((rel, entry, content_facts(repo / entry[3:])))
     return tuple(entries)
 
 
 def tree_state(tree: Path) -> str:
     """A fingerprint of a tree's local changes (`tree_entries`: the paths git reports and each
-    file's size and mtime). Equal after the kit's own edits and unchanged since; different
-    after `git reset --hard`, a user's edit or an added file. "" when `tree` is no git tree."""
+    file's content). Equal after the kit's own edits and unchanged since (a `touch` changes
+    nothing); different after `git reset --hard`, a user's edit or an added file. "" when
+    `tree` is no git tree."""
     import hashlib
 
     if not (tree / ".git").exists():

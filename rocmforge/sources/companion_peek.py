@@ -62,18 +62,13 @@ def check_extension_pins(choices: Sequence[CompanionChoice], torch_version: str,
     that file at its ref, before the first step: a pin of another torch is a UsageError (both
     versions named); a file that cannot be read is a note (the pairing step checks again)."""
     from rocmforge.errors import UsageError
-    from rocmforge.knowledge.extensions import (
-        ExtensionChoice,
-        pin_matches,
-        pin_text,
-        torch_pin_in,
-    )
+    from rocmforge.knowledge.extensions import pin_matches, pin_text, torch_pin_in
 
     notes: list[str] = []
     if not torch_version:
         return notes
     for choice in choices:
-        if not isinstance(choice, ExtensionChoice) or not choice.torch_pin_file:
+        if not choice.torch_pin_file:  # none named (every companion: version.txt pairs it)
             continue
         text = peek(choice.repo, choice.ref, choice.torch_pin_file)
         if not text:
@@ -104,7 +99,6 @@ def check_extension_targets(
     does not list, or a variable it no longer reads, is a UsageError; files that cannot be
     read are a note (the pairing step checks again after the checkout)."""
     from rocmforge.knowledge.extensions import (
-        ExtensionChoice,
         targets_in,
         unaccepted_targets,
         unread_variables,
@@ -112,7 +106,7 @@ def check_extension_targets(
 
     notes: list[str] = []
     for choice in choices:
-        if not isinstance(choice, ExtensionChoice) or not (choice.targets_file or choice.reads):
+        if not (choice.targets_file or choice.reads):  # nothing to read (every companion)
             continue
         paths = (*((choice.targets_file,) if choice.targets_file else ()), *choice.reads)
         texts = dict(zip(paths, peek(choice.repo, choice.ref, paths), strict=True))

@@ -160,12 +160,11 @@ def _locked_companions(settings: Settings, lock: Lock, path: Path
     else:
         ignored = tuple(given) if given and sorted(
             _name_and_ref(w)[0] for w in given) != sorted(locked) else ()
-    from rocmforge.knowledge.companions import load_companions
-    from rocmforge.knowledge.extensions import load_extensions
+    from rocmforge.knowledge.addon_table import load_addons
 
     # A name the kit knows (a companion, a recipe) is built from the lock's repository; any
     # other extension's word (git+<repo>@<commit>, a folder) carries its source itself.
-    known = set(load_companions().names) | set(load_extensions().names)
+    known = set(load_addons().names)
     repos = {c.name: c.repo for c in lock.companions if c.name in known}
     repos.update({k: v for k, v in settings.companion_repos.items() if k in locked})
     chosen = tuple(_locked_word(c.name, c.repo, c.commit) for c in lock.companions)
@@ -196,11 +195,11 @@ def _name_and_ref(word: str) -> tuple[str, str]:
 def _locked_word(name: str, repo: str, commit: str) -> str:
     """The `--with` word that rebuilds a locked companion or extension at its commit: its name,
     or `git+<repo>@<commit>` for an extension no recipe names."""
-    from rocmforge.knowledge.companions import load_companions
-    from rocmforge.knowledge.extensions import GIT_PREFIX, load_extensions
+    from rocmforge.knowledge.addon_table import load_addons
+    from rocmforge.knowledge.extensions import GIT_PREFIX
 
     if not commit:  # a plain folder: built from its path again (its digest is its version)
         return repo
-    if name in load_companions().names or name in load_extensions().names:
+    if name in load_addons().addons:
         return f"{name}@{commit}"
     return f"{GIT_PREFIX}{repo}@{commit}"

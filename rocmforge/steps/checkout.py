@@ -101,7 +101,7 @@ def _recorded_doc(workdir: WorkDir, head: str) -> dict[str, object]:
 
 def user_edits(workdir: WorkDir, head: str) -> tuple[str, ...]:
     """The paths of the tree at `head` (submodule files as `<submodule>/<file>`) that the kit's
-    finished edits do not account for: added, changed (size or mtime) or removed since the
+    finished edits do not account for: added, changed (in content) or removed since the
     record hipify wrote. A path the kit edited that is back at the commit now is nobody's edit.
     () when the tree is exactly as the kit left it, and when no finished record of the kit's
     edits names `head` (a patches or hipify step that did not finish: its edits cannot be told
@@ -116,10 +116,24 @@ def user_edits(workdir: WorkDir, head: str) -> tuple[str, ...]:
            if isinstance(e, list) and len(e) == 3}
     found: list[str] = []
     for rel, entry, facts in tree_entries(workdir.pytorch):
-        if kit.get((rel, entry[3:])) == facts:
+        if _same_content(kit.get((rel, entry[3:])), facts, workdir.pytorch / rel / entry[3:]):
             continue
         found.append(entry[3:] if rel == "." else f"{rel}/{entry[3:]}")
     return tuple(found)
+
+
+def _same_content(recorded: str | None, facts: str, path: Path) -> bool:
+    """Whether a path holds what the kit left (`facts`: sources.checkout.content_facts now). A
+    record written before contents were kept has "size:mtime_ns" instead: compared as it was."""
+    if recorded is None or recorded == facts:
+        return recorded == facts
+    if recorded == "gone" or recorded.startswith(("blob:", "link:")):
+        return False
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return recorded == f"{info.st_size}:{info.st_mtime_ns}"
 
 
 def stop_on_user_edits(workdir: WorkDir, head: str, doing: str) -> None:

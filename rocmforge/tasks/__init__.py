@@ -29,14 +29,7 @@ from rocmforge.tasks import (
     vendor,
     verify,
 )
-
-
-def _project_dir(start: Path) -> Path | None:
-    """The folder Invoke takes tasks.py from: the nearest one at or above `start`."""
-    for folder in (start, *start.parents):
-        if (folder / "tasks.py").is_file():
-            return folder
-    return None
+from rocmforge.tasks._common import project_dir
 
 
 def check_project_yaml(start: Path | None = None) -> None:
@@ -45,7 +38,7 @@ def check_project_yaml(start: Path | None = None) -> None:
     Invoke parses that file itself after loading the tasks and answers a YAML error with a
     traceback; checking it here gives the user one paragraph instead.
     """
-    folder = _project_dir(start or Path.cwd())
+    folder = project_dir(start or Path.cwd())
     if folder is None:
         return
     for name in ("invoke.yaml", "invoke.yml"):

@@ -23,6 +23,14 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def project_dir(start: Path) -> Path | None:
+    """The folder Invoke takes tasks.py from: the nearest one at or above `start`."""
+    for folder in (start, *start.parents):
+        if (folder / "tasks.py").is_file():
+            return folder
+    return None
+
+
 def reported(func: F) -> F:
     """Run a task body; a RocmforgeError becomes its paragraph and exit code, nothing else."""
 
@@ -186,13 +194,12 @@ def anchored_work_dir(settings: Settings, cwd: Path | None = None) -> Settings:
     import dataclasses
 
     from rocmforge.settings import BUILT_IN, DEFAULTS_SOURCE
-    from rocmforge.tasks import _project_dir
 
     here = cwd or Path.cwd()
     if Path(settings.work_dir).is_absolute() or settings.origins.get("work_dir") not in (
             DEFAULTS_SOURCE, BUILT_IN):
         return settings
-    project = _project_dir(here)
+    project = project_dir(here)
     if project is None or project == here:
         return settings
     return dataclasses.replace(settings, work_dir=str(project / settings.work_dir))

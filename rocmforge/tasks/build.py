@@ -171,10 +171,10 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     for note in (*check_extension_pins(planned, torch_version),
                  *check_extension_targets(planned)):
         say(f"note: {note}")
-    from rocmforge.knowledge.extensions import ExtensionChoice
+    from rocmforge.knowledge.addons import KIND_EXTENSION
     from rocmforge.plan.extensions import extension_notes
 
-    for note in extension_notes([c for c in planned if isinstance(c, ExtensionChoice)]):
+    for note in extension_notes([c for c in planned if c.kind == KIND_EXTENSION]):
         say(note)
 
 

@@ -22,10 +22,16 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
     import os
 
     from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.plan.cache_doctor import cache_doctor_rows
-    from rocmforge.plan.doctor import diagnose, doctor_json, exit_status
+    from rocmforge.plan.doctor import diagnose
+    from rocmforge.plan.doctor_row import (
+        TABLE_COLUMNS,
+        doctor_json,
+        exit_status,
+        table_cells,
+        tally,
+    )
     from rocmforge.plan.download_rows import aotriton_download_doctor
-    from rocmforge.plan.prepare import doctor_facts
+    from rocmforge.plan.prepare import cache_doctor_rows, doctor_facts
     from rocmforge.plan.sdk_index_row import sdk_index_rows
     from rocmforge.plan.triton_probe_rows import triton_probe_rows
     from rocmforge.probes.probe_store import enabled
@@ -51,15 +57,8 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
     if json:
         emit_json(doctor_json(facts, targets, rows))
     else:
-        print_table(
-            "rocmforge doctor",
-            ("check", "status", "detail", "fix"),
-            [(r.check, r.status, r.detail, r.fix) for r in rows],
-            status_column=1,
-        )
-        failed = sum(r.status == "FAIL" for r in rows)
-        warned = sum(r.status == "WARN" for r in rows)
-        print(f"{failed} FAIL, {warned} WARN, {len(rows) - failed - warned} OK")
+        print_table("rocmforge doctor", TABLE_COLUMNS, table_cells(rows), status_column=1)
+        print(tally(rows))
     if code:
         raise Exit(code=code)
 

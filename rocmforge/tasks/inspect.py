@@ -109,9 +109,10 @@ def inspect(
                   " ".join(m.found)) for m in missing],
             )  # fmt: skip
     if verdict.exit_code:
-        raise Exit("rocmforge: " + " ".join(verdict.problems), code=verdict.exit_code)
+        raise Exit(render.fit("rocmforge: " + " ".join(verdict.problems), sys.stderr),
+                   code=verdict.exit_code)  # fmt: skip
     for note in verdict.notes:
-        print(f"rocmforge: {note}", file=sys.stderr)
+        print(render.fit(f"rocmforge: {note}", sys.stderr), file=sys.stderr)
 
 
 def _print_help() -> None:

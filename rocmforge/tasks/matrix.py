@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from invoke import Context, task
 
-from rocmforge.tasks._common import reported, settings_for
+from rocmforge.tasks._common import project_dir, reported, settings_for
 from rocmforge.tasks._flags import TableTask
 
 
@@ -41,10 +41,9 @@ def matrix(c: Context, ref: list[str] | None = None, group: list[str] | None = N
     if workflow:
         from rocmforge.errors import is_vendored
         from rocmforge.sessions.vendor import kit_root
-        from rocmforge.tasks import _project_dir
 
         kit_dir, prefix = ".", ""
-        project = _project_dir(Path.cwd())
+        project = project_dir(Path.cwd())
         if is_vendored() and project is not None and kit_root().is_relative_to(project):
             kit_dir, prefix = kit_root().relative_to(project).as_posix(), "rocm."
         sys.stdout.write(render_workflow(the_matrix, cache=settings.cache,

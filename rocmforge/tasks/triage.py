@@ -29,8 +29,9 @@ def triage(c: Context, log: str | None = None, step: str = "", json: bool = Fals
 
     from rocmforge import render
     from rocmforge.errors import UsageError
+    from rocmforge.knowledge.steps import names_for_people
     from rocmforge.triage import NotText, bounded_lines, explain_file, explain_lines
-    from rocmforge.triage.report import STEPS, known_step, render_text
+    from rocmforge.triage.report import known_step, render_text
 
     if not log:
         raise UsageError(
@@ -41,8 +42,8 @@ def triage(c: Context, log: str | None = None, step: str = "", json: bool = Fals
             "`... 2>&1 | invoke triage -`",
         )
     if step and not known_step(step):
-        print(f"rocmforge: --step {step!r} is not one of the kit's steps ({', '.join(STEPS)}, "
-              "<companion>-build); every rule is tried", file=sys.stderr)
+        print(f"rocmforge: --step {step!r} is not one of the kit's steps "
+              f"({names_for_people()}); every rule is tried", file=sys.stderr)
         step = ""
     if log == "-":
         stream = getattr(sys.stdin, "buffer", None)

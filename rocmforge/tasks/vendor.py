@@ -85,11 +85,12 @@ def vendor(
     kit.apply_vendor(plan)
     say(f"wrote {len(plan.writes())} file(s) under {dest}.")
     if plan.instructions:
-        say("Add to that repo's tasks.py / noxfile.py:")
+        say("Add to that repo's tasks.py / noxfile.py (each line whole):")
         for line in plan.instructions:
-            say("    " + line)
-    for hint in kit.setup_hints(plan, files):
-        say("Then " + hint)
+            say("    " + line, whole=True)
+    for what, command in kit.setup_hints(plan, files):
+        say(f"Then {what}:")
+        say("    " + command, whole=True)
 
 
 TASKS = (vendor,)

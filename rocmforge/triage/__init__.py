@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from rocmforge.triage.engine import diagnose
+from rocmforge.triage.families import FAMILIES
 from rocmforge.triage.logread import NotText, bounded_lines
 from rocmforge.triage.model import CLASSES, SCHEMA, Diagnosis, Evidence
 from rocmforge.triage.rule import Rule
@@ -26,7 +27,7 @@ __all__ = ["CLASSES", "SCHEMA", "Diagnosis", "Evidence", "NotText", "all_rules",
 @cache
 def all_rules() -> tuple[Rule, ...]:
     """The code rules and the table's signatures, in that order (ties go to the code)."""
-    return RULES + SHAPES + tuple(s.as_rule() for s in load_signatures())
+    return RULES + SHAPES + FAMILIES + tuple(s.as_rule() for s in load_signatures())
 
 
 def explain_lines(lines: Iterable[str], step: str = "",

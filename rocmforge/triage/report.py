@@ -7,24 +7,17 @@ Must not: decide anything about the log.
 
 from __future__ import annotations
 
-import re
-
+from rocmforge.knowledge import steps as registry
 from rocmforge.render import wrap_whole
 from rocmforge.triage.model import Diagnosis
 
-# The kit's step names (rocmforge.steps, rocmforge.plan.build_plan) and verify; a companion's
-# steps are `<name>-checkout/-pairing/-patches/-build`.
-STEPS: tuple[str, ...] = (
-    "preflight", "compilers", "checkout", "tree-facts", "patches", "venv", "build-requirements",
-    "triton", "triton-targets", "environment", "hipify", "stale-check", "configure",
-    "log-check", "build", "collect", "install", "companions-collect", "companions-install",
-    "companions-clear", "verify",
-)
-_COMPANION_STEP = re.compile(r"^[a-z][a-z0-9_.]*-(?:checkout|pairing|patches|build)$")
+# The kit's step names, from knowledge.steps (verify: an import or a first op after install);
+# an add-on's steps are `<add-on>-checkout/-pairing/-patches/-prepare-<n>/-build`.
+STEPS: tuple[str, ...] = tuple(spec.name for spec in registry.STEPS)
 
 
 def known_step(step: str) -> bool:
-    return not step or step in STEPS or bool(_COMPANION_STEP.match(step))
+    return not step or registry.is_known(step)
 
 
 def render_text(found: Diagnosis, source: str, width: int = 80) -> str:

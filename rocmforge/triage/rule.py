@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rocmforge.knowledge.steps import triage_kind
+
 
 @dataclass(frozen=True, kw_only=True)
 class Reading:
@@ -69,8 +71,6 @@ class Rule:
 
 
 def _step_kind(step: str) -> str:
-    """A companion's steps (`torchvision-build`) count as the step they mirror (`build`)."""
-    for kind in ("build", "checkout", "patches", "install", "collect"):
-        if step.endswith("-" + kind):
-            return kind
-    return step
+    """An add-on's steps (`torchvision-build`) count as the step they mirror (`build`), as
+    knowledge.steps says."""
+    return triage_kind(step)

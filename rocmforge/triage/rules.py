@@ -23,10 +23,17 @@ _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
 
 # --- missing components -----------------------------------------------------------------------
 
+# CMake packages of ROCm's build helpers, not components: the package that installs them.
+# ROCm/rocm-cmake@11bcc88221a938e8755b8cbfc3f53a3be8744d7f:share/rocm/cmake/ROCMConfig.cmake
+# (what find_package(ROCM) finds).
+_HELPER_PACKAGE = {"rocm": "rocm-cmake (ROCMConfig.cmake; apt/dnf: rocm-cmake)"}
+
+
 def _package_reading(name: str, how: str) -> Reading:
     row = owners.component(name)
     label = row.name if row else name.lower()
-    fix = (f"install {label}'s development package ({owners.install_hint(row, label)}) into the "
+    hint = _HELPER_PACKAGE.get(label) or owners.install_hint(row, label)
+    fix = (f"install {label}'s development package ({hint}) into the "
            "ROCm install the build uses, or point CMake at it (`invoke build --rocm-path "
            f"/opt/rocm-X.Y` or CMAKE_PREFIX_PATH=<prefix>); `invoke doctor` lists every "
            "component the tree's LoadHIP.cmake requires and which are missing")
@@ -95,7 +102,8 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
                            + ") and point the build at that ROCm (`invoke build "
                            "--rocm-path`); `invoke doctor` checks both")
     if header.startswith(("cuda", "cuda_runtime", "cublas", "cudnn", "curand", "cusparse",
-                          "nvrtc", "nccl.h")):
+                          "nvrtc", "nccl.h", "cufft", "cusolver", "cupti", "cuComplex.h",
+                          "nvToolsExt", "nvtx3/", "nvml.h", "cooperative_groups.h")):
         return Reading(
             subject=header, klass="hipify",
             cause=f"a HIP compile includes the CUDA header {header}: the source was not "
@@ -137,6 +145,19 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
             fix="export ROCM_HOME and ROCM_PATH to the root of the ROCm install whose include/ "
                 "holds hip/hip_runtime.h (TheRock wheels: `rocm-sdk path --root`), then run "
                 "again")
+    if header.startswith("hip/"):
+        # HIP's headers come with every ROCm install (<rocm>/include/hip): the include path
+        # the build passed does not point at one (an extension's Makefile or setup.py takes it
+        # from ROCM_HOME / ROCM_PATH; a host compile lacks hipcc's include flags).
+        return Reading(
+            subject="ROCM_HOME", klass="rocm-install",
+            cause=f"the compile did not find {header}, which every ROCm install has under "
+                  "<rocm>/include: the include path the build passed does not point at the "
+                  "ROCm install (it takes the root from ROCM_HOME / ROCM_PATH / HIP_PATH, unset "
+                  "or stale, or a host compile ran without hipcc's include flags)",
+            fix="export ROCM_HOME (and ROCM_PATH) to the ROCm root whose include/hip holds the "
+                "header (e.g. /opt/rocm) and build again; if no ROCm install has it, install "
+                "ROCm's HIP development package")
     if row is None:
         return None
     return Reading(
@@ -210,14 +231,22 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
 
 def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None:
     named = match.group("what") or ""
+    owner = _RELOC_OWNER.search(view.text)
     return Reading(
-        subject=named.split(".so")[0] or "libtorch_hip",
+        subject=named.split(".so")[0] or (owner.group(1).lower() if owner else "libtorch_hip"),
         cause="a relocation overflowed while linking (R_X86_64 offsets are limited to ±2 GiB): "
               "the library being linked, usually libtorch_hip.so with device code for many "
               "targets, grew past 2 GiB",
-        fix="build for fewer GPU targets (`invoke build --arch <your gfx>`: each target adds its "
-            "device code to the library), or link with -mcmodel=medium / compressed offload "
-            "bundles (--offload-compress) where the release supports them")
+        fix="build for fewer GPU targets, each arch adds its device code (`invoke build --arch "
+            "<your gfx>`, PYTORCH_ROCM_ARCH; "
+            "a project's own list, e.g. AOTriton's target list), or link with "
+            "-mcmodel=medium / compressed offload bundles (--offload-compress) where the "
+            "release supports them")
+
+
+# A relocation error names the function whose code overflowed (`aotriton::v2::flash::…`,
+# `composable_kernel`'s `ck::…`): the project it belongs to is the subject.
+_RELOC_OWNER = re.compile(r"\b(aotriton|ck_tile|ck|flash|fbgemm|hipblaslt|rocblas)::")
 
 
 # --- loader (import after install) -----------------------------------------------------------
@@ -229,8 +258,19 @@ _ROCM_ISH = re.compile(r"^lib(?:rocm|hip|hsa|amd|roc|miopen|rccl|rocprofiler|roc
 _TORCH_OWN = re.compile(r"^lib(?:torch|c10|shm|caffe2_nvrtc|aoti)[\w.+-]*\.so")
 
 
+# A loader error a program reports as a warning it carries on past (torchvision's optional
+# image extension, a tool's "(ignored)" plug-in): the failure, if any, is elsewhere.
+# A warning alone is not enough: vLLM reports its own extension's loader error as a WARNING.
+# Plug-in loaders that try every optional plug-in (libibverbs' RDMA drivers, ALSA's modules)
+# report each missing one the same way: not the failure either.
+_WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension"
+                          r"|couldn't load (?:driver|plugin)|^ALSA lib ")
+
+
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
     library = match.group("lib")
+    if _WARNED_ONLY.search(view.text):
+        return None
     if _TORCH_OWN.match(library):
         return Reading(
             subject=library,
@@ -256,6 +296,19 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
                 f"{package}: `sudo apt-get install {package}`; elsewhere the compat package of "
                 f"{stem}), or rebuild the binary against the release the system has; `ldd` "
                 "shows every library it still misses")
+    if library.endswith(".so") and _ROCM_ISH.match(library):
+        # An unversioned name is the development symlink (code that dlopens libX.so itself):
+        # runtime-only installs and TheRock's Python wheels ship only libX.so.N.
+        return Reading(
+            subject=library,
+            cause=f"the program loads {library} by its unversioned name, which only a ROCm "
+                  "development install provides (a symlink to the versioned soname): this "
+                  "install has only the versioned library (a runtime-only install, or TheRock's "
+                  "wheels, which keep it inside the _rocm_sdk_core package off the loader path)",
+            fix=f"with TheRock's wheels, resolve it through rocm_sdk (rocm_sdk.find_libraries, "
+                f"or LD_LIBRARY_PATH=$(rocm-sdk path --root)/lib), or install the ROCm "
+                f"development package that provides {library}; code that loads it should ask "
+                "for the versioned name")
     return Reading(
         subject=library,
         cause=f"the loader could not find {library}{hint}: {which} is not installed, not on the "
@@ -273,6 +326,8 @@ _LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s
 def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
     if _LINKER_SAYS.search(view.text):
         return None  # a linker's undefined symbol (rocmforge.triage.shapes), not the loader's
+    if _WARNED_ONLY.search(view.text):
+        return None
     raw = match.group("sym")
     symbol = demangle(raw)
     where = match.group("where") or ""
@@ -385,8 +440,9 @@ def _disk_full(match: re.Match[str], view: LineView) -> Reading | None:
                    "writes to) is full (ENOSPC) or "
                    "over its quota: the work dir, the temp dir ($TMPDIR, /tmp), pip's cache or "
                    "the compile cache", fix="free space there (`df -h . $TMPDIR` shows which one "
-                   "is full; a PyTorch ROCm build needs about 40 GB free for one target), or move "
-                   "the work dir (--work-dir) or TMPDIR to a larger disk, then rerun")
+                   "is full; a PyTorch ROCm build needs about 40 GB free for one target; pip's "
+                   "cache keeps every wheel it downloaded: `pip cache purge`, or PIP_NO_CACHE_DIR="
+                   "1), or move the work dir (--work-dir) or TMPDIR to a larger disk, then rerun")
 
 
 # --- GPU targets ----------------------------------------------------------------------------
@@ -473,12 +529,22 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
     if not isolated and view.step not in ("build-requirements", "build", "venv", "triton",
                                           "hipify", "configure", ""):
         return None
+    package = _DIST_NAME.get(top, top)
+    named = f" (pip installs the module {top} as {package})" if package != top else ""
     return Reading(subject=top, cause=f"a build script imports {top}, which is not installed "
                    "in the Python that runs it (a build requirement missing from the venv, or "
                    "pip's isolated build environment)",
-                   fix=f"install the build requirements into the build venv (`python -m pip "
-                   f"install -r requirements.txt`, which lists {top} for PyTorch), and build "
-                   "with --no-build-isolation")
+                   fix=f"install {package}{named} into the Python the build runs (`python -m "
+                   f"pip install {package}`; for PyTorch `python -m pip install -r "
+                   "requirements.txt` lists its build requirements), and build with "
+                   "--no-build-isolation")
+
+
+# Modules whose package on PyPI has another name (pip cannot install `yaml`).
+_DIST_NAME = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow",
+              "sklearn": "scikit-learn", "skimage": "scikit-image", "attr": "attrs",
+              "dateutil": "python-dateutil", "Crypto": "pycryptodome", "git": "GitPython",
+              "zmq": "pyzmq"}
 
 
 def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
@@ -496,10 +562,12 @@ def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
                            "install --index-url https://download.pytorch.org/whl/rocmX.Y "
                            "...`), or install the pinned pytorch-triton-rocm wheel first")
     return Reading(subject=name, cause=f"pip found no release of {name} that fits: the index "
-                   "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python and "
-                   "platform, or no network", fix=f"use an index that carries {name} (add "
-                   "--extra-index-url https://pypi.org/simple or fix the mirror), or install it "
-                   "from a local wheel first")
+                   "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python "
+                   "version and platform, or no network", fix=f"use an index that carries {name} "
+                   "for this Python (a new Python often has no wheels yet: compare `python "
+                   "--version` with the cpXY tags the index lists, and create the venv with a "
+                   "Python it has, e.g. 3.12), add --extra-index-url https://pypi.org/simple or "
+                   "fix the mirror, or install it from a local wheel first")
 
 
 # --- CMake ----------------------------------------------------------------------------------
@@ -525,7 +593,8 @@ def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
                    "libstdc++-N-dev` for N = the newest /usr/lib/gcc/x86_64-linux-gnu/N: "
                    "libstdc++-12-dev on Ubuntu 22.04, libstdc++-14-dev on 24.04), or "
                    "choose a GCC that has them (`invoke build --gcc 12`, which passes "
-                   "--gcc-install-dir)")
+                   "--gcc-install-dir; clang's --gcc-toolchain=<prefix> or a clang++.cfg next "
+                   "to ROCm's clang does the same)")
 
 
 def _host_in_device(match: Groups, view: LineView) -> Reading | None:
@@ -844,6 +913,7 @@ RULES: tuple[Rule, ...] = (
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
          pattern=_rx(r"Killed signal terminated program (?P<prog>\S+)"
+                     r"|internal compiler error: Killed \(program (?P<prog4>\S+)\)"
                      r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
                      r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
@@ -851,6 +921,7 @@ RULES: tuple[Rule, ...] = (
                      r"|(?:(?P<prog3>cc1plus|cc1|clang[\w.+-]*|ld(?:\.\w+)?|lld|hipcc|[gc]\+\+)"
                      r"\S*:? (?:was |got )?|\b(?:was|got) )killed by the kernel"),
          read=lambda m, v: _killed(_Alias(m, prog="prog2") if m.group("prog2") else
+                                   _Alias(m, prog="prog4") if m.group("prog4") else
                                    _Alias(m, prog="prog3"), v),
          source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,

@@ -1,7 +1,8 @@
 """The signature table (config/diagnostics.toml) as triage rules.
 
 Owns: reading the table strictly (unknown keys, empty values, duplicate ids, bad regexes and
-placeholders the pattern cannot fill are ConfigErrors at load) and turning each entry into a
+placeholders the pattern cannot fill, a `steps` entry naming no step of knowledge.steps are
+ConfigErrors at load) and turning each entry into a
 `Rule`. The table holds the exact messages of one program each (a CMake FATAL_ERROR text, the
 HIP runtime's error names, setup.py's download lines); the parsers for recurring shapes (linker,
 loader, CMake package lookups) live in `rules.py`. Must not: scan logs.
@@ -16,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from rocmforge.errors import ConfigError
+from rocmforge.knowledge.steps import check_step_kind
 from rocmforge.knowledge.toml_files import check_keys, config_dir, expect_type, read_toml
 from rocmforge.triage.model import CLASSES
 from rocmforge.triage.rule import LineView, Reading, Rule
@@ -99,7 +101,8 @@ def load_signatures(directory: str | None = None) -> tuple[Signature, ...]:
                                 where=f"{where} ({sig_id}).requires")
         steps: tuple[str, ...] = ()
         if "steps" in entry:
-            steps = tuple(expect_type(s, str, where=f"{where}.steps[]")
+            # A step name no step has would switch the signature off without a word.
+            steps = tuple(check_step_kind(s, where=f"{where} ({sig_id}).steps")
                           for s in expect_type(entry["steps"], list, where=f"{where}.steps"))
         tier = expect_type(entry.get("tier", 1), int, where=f"{where}.tier")
         for key in ("subject", "cause", "fix"):

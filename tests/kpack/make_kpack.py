@@ -7,7 +7,8 @@ rocmforge/inspect/kpack.py), with our own code: real clang-22 code objects (one 
 by gcc, the marker added with `objcopy --add-section`, `.hip_fatbin` then turned NOBITS as
 kpack's zero-paging leaves it), archives packed with `msgpack`, wheels written with zipfile and a
 RECORD in hex digests. Used by tests/test_inspect_kpack.py (into tmp_path) and
-benchmarks/kpack_speed.py; `python3 tests/kpack/make_kpack.py OUTDIR` makes one split install.
+benchmarks/kpack_speed.py; `python3 tests/kpack/make_kpack.py OUTDIR` makes one split install
+(`--help` for the options).
 """
 
 from __future__ import annotations
@@ -166,10 +167,30 @@ def split_install(root: Path, work: Path, *, libraries: int, targets: Sequence[s
     return written
 
 
-if __name__ == "__main__":
+def main(argv: Sequence[str] | None = None) -> int:
+    """`make_kpack.py OUTDIR`: write one split install (two libraries, gfx1100 and gfx1101)."""
+    import argparse
     import tempfile
 
-    out = Path(sys.argv[1])
+    parser = argparse.ArgumentParser(
+        prog="make_kpack.py",
+        description="Write a kpack-split install (lib/libk0.so, lib/libk1.so and their "
+                    ".kpack archives for gfx1100 and gfx1101) into OUTDIR, for rocmforge's "
+                    "inspect tests and benchmarks.")
+    parser.add_argument("outdir", type=Path, help="the folder to write (made if missing)")
+    parser.add_argument("--libraries", type=int, default=2, help="host libraries (default 2)")
+    parser.add_argument("--targets", default="gfx1100,gfx1101",
+                        help="comma-separated targets, one archive each per library "
+                             "(default gfx1100,gfx1101)")
+    args = parser.parse_args(argv)
+    targets = tuple(t for t in args.targets.split(",") if t)
+    if args.libraries < 1 or not targets:
+        parser.error("need at least one library and one target")
     with tempfile.TemporaryDirectory() as scratch:
-        split_install(out, Path(scratch), libraries=2, targets=("gfx1100", "gfx1101"))
-    print(out)
+        split_install(args.outdir, Path(scratch), libraries=args.libraries, targets=targets)
+    print(args.outdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -23,12 +23,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
+from rocmforge.knowledge.addons import VERIFY_OPS
 from rocmforge.verify.checks import CheckContext, no_binary_diagnosis, result
 from rocmforge.verify.checks.static import TIMEOUT_S, inspect_argv
 from rocmforge.verify.model import CheckResult, ExpectedExtension, Status
 
 NAME = "extensions"
-TOLERANCE = {"flash_attn_func": 2e-2, "linear8bitlt": 5e-2, "memory_efficient_attention": 2e-2}
+# The ops and their tolerance are knowledge.addons' VERIFY_OPS (a recipe naming another is
+# refused when config/extensions.toml loads); OPS below implements each of them.
+TOLERANCE = VERIFY_OPS
 
 
 def expected_from_manifest(doc: Mapping[str, object]) -> tuple[ExpectedExtension, ...]:

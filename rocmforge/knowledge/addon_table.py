@@ -1,0 +1,42 @@
+"""Every add-on the kit knows by name, of either table: config/companions.toml and
+config/extensions.toml read by their own loaders and listed as `AddOn` records.
+
+Owns: `AddOnTable` and `load_addons`. It sits above companions.py and extensions.py (which use
+addons.py's reader), so no module of knowledge/ imports its way back to itself. Must not: read
+a kind's own keys (the two loaders do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from rocmforge.knowledge.addons import KIND_COMPANION, KIND_EXTENSION, AddOn
+from rocmforge.knowledge.companions import load_companions
+from rocmforge.knowledge.extensions import load_extensions
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddOnTable:
+    """Every add-on of config/companions.toml and config/extensions.toml, in that order."""
+
+    addons: Mapping[str, AddOn]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.addons)
+
+
+def load_addons(directory: str | Path | None = None) -> AddOnTable:
+    """The companions and the extension recipes as add-ons (each file read by its own kind's
+    loader, which goes through `read_addons`)."""
+    found = {c.name: AddOn(kind=KIND_COMPANION, name=c.name, repo=c.repo, package=c.package,
+                           targets_var="", switches=c.build_env)
+             for c in load_companions(directory).companions.values()}
+    found.update({r.name: AddOn(kind=KIND_EXTENSION, name=r.name, repo=r.repo,
+                                package=r.package, targets_var=r.targets_var, switches=r.env,
+                                verify=r.verify)
+                  for r in load_extensions(directory).recipes.values()})
+    return AddOnTable(addons=MappingProxyType(found))

@@ -1,0 +1,312 @@
+"""The kit's steps, by name: the one list every other layer checks its step names against.
+
+Owns: every step name `invoke build` can plan (preflight ... install, the add-on steps), the
+step families an add-on's steps are named by (`<add-on>-build` for torchvision, flash-attention
+or any `--with` extension), and `verify` (an import or first op after the install, which triage
+is told about but no plan holds). Each entry says its pipeline stage, the in-process action
+that runs it (a "python" step's argv[0]; none for a command), what it reads and writes as
+places of the work dir (as far as the code knows: the plan's `Effects` say it per build, with
+paths), and the step it counts as for triage (`companions-install` as `install`). Also the
+check a config loader runs on a step name it reads (`check_step`, `check_step_kind`: a
+ConfigError, exit 2, when the file loads) and the one a planner runs on its plan
+(`check_planned`).
+Must not: plan, run or read anything. The order here is a plan's without `--rocm-sdk` (one
+with it moves venv, checkout and tree-facts before rocm-sdk); plan.build_plan decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from rocmforge.errors import ConfigError
+
+Stage = Literal["prepare", "sources", "venv", "rocm-sdk", "triton", "configure", "build",
+                "outputs", "add-ons", "verify"]
+"""The pipeline's stages (DESIGN.md "The pipeline behind `invoke build`"), in order."""
+
+STAGE_ORDER: tuple[Stage, ...] = ("prepare", "sources", "venv", "rocm-sdk", "triton",
+                                  "configure", "build", "outputs", "add-ons", "verify")
+
+Place = Literal["machine", "remote", "kit", "tree", "build-dir", "lock", "venv", "downloads",
+                "triton-tree", "state", "logs", "dist", "manifest", "add-on-tree",
+                "user-folder"]
+"""Where a step reads or writes: the machine (ROCm, compilers), a remote (git, an index), the
+kit's own files (patches/), the PyTorch tree and its CMake build dir, the work dir's lock file,
+build venv, downloads, Triton tree, state/, logs/, dist/ and dist/manifest.json, an add-on's
+tree under src/, and a folder of the user's (an extension given as a folder)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepSpec:
+    """One step the kit can plan, or that triage is told about (`planned=False`)."""
+
+    name: str
+    stage: Stage
+    summary: str
+    """One line for people (the README's step table)."""
+    actions: tuple[str, ...] = ()
+    """The in-process actions that run it (a "python" step's argv[0]); () = a command."""
+    reads: tuple[Place, ...] = ()
+    writes: tuple[Place, ...] = ()
+    like: str = ""
+    """For triage: the step a rule's `steps` names to cover this one ("" = itself)."""
+    planned: bool = True
+
+    @property
+    def kind(self) -> str:
+        """The step name a triage rule names to cover this step."""
+        return self.like or self.name
+
+    @property
+    def label(self) -> str:
+        """How it reads for people: its name."""
+        return self.name
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepFamily:
+    """The steps each add-on (companion or extension) gets, named `<add-on>-<suffix>`; a
+    numbered family (`prepare`) is `<add-on>-prepare-<n>`, n from 1."""
+
+    suffix: str
+    stage: Stage
+    summary: str
+    actions: tuple[str, ...] = ()
+    reads: tuple[Place, ...] = ()
+    writes: tuple[Place, ...] = ()
+    like: str = ""
+    numbered: bool = False
+
+    @property
+    def pattern(self) -> str:
+        """How the family reads for people: `<add-on>-build`, `<add-on>-prepare-<n>`."""
+        return f"<add-on>-{self.suffix}" + ("-<n>" if self.numbered else "")
+
+    @property
+    def label(self) -> str:
+        return self.pattern
+
+    def name_for(self, addon: str, number: int = 0) -> str:
+        """The step of this family for `addon` (and, numbered, its `number`th one)."""
+        if not ADDON_NAME.fullmatch(addon):
+            raise ValueError(f"{addon!r} is no add-on name ({ADDON_NAME.pattern})")
+        if self.numbered != (number > 0):
+            raise ValueError(f"the {self.pattern} family {'needs' if self.numbered else 'takes no'}"
+                             " number")
+        return f"{addon}-{self.suffix}" + (f"-{number}" if self.numbered else "")
+
+    def addon_of(self, name: str) -> str | None:
+        """The add-on a step of this family belongs to, or None when `name` is no member."""
+        tail = rf"-{re.escape(self.suffix)}" + (r"-[1-9][0-9]*" if self.numbered else "")
+        match = re.fullmatch(rf"({ADDON_NAME.pattern}){tail}", name)
+        return match.group(1) if match else None
+
+
+# What an add-on's name may be: a recipe's or companion's table name, or the name a `--with`
+# git URL or folder gets (knowledge.extensions: lower case, digits, `_`, `-`, `.`).
+ADDON_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+
+STEPS: tuple[StepSpec, ...] = (
+    StepSpec(name="preflight", stage="prepare", actions=("preflight",), reads=("machine",),
+             summary="doctor's rows for this build; a FAIL stops it"),
+    StepSpec(name="compilers", stage="prepare", actions=("compilers",), reads=("machine",),
+             summary="record the C, C++ and HIP compilers' versions"),
+    StepSpec(name="checkout", stage="sources", actions=("checkout",), reads=("remote",),
+             writes=("tree", "lock"), summary="PyTorch at the ref, with submodules"),
+    StepSpec(name="tree-facts", stage="sources", actions=("tree-facts",),
+             reads=("tree", "state"), summary="the checkout's own facts against the plan's"),
+    StepSpec(name="patches", stage="sources", actions=("patches",),
+             reads=("kit", "remote", "tree"), writes=("tree",),
+             summary="the kit's patch series and the upstream fixes"),
+    StepSpec(name="rocm-init", stage="rocm-sdk", actions=("rocm-init",), writes=("tree",),
+             summary="torch/_rocm_init.py, which loads the SDK (--rocm-sdk)"),
+    StepSpec(name="venv", stage="venv", writes=("venv",), summary="the build virtualenv"),
+    StepSpec(name="rocm-sdk", stage="rocm-sdk", actions=("rocm-sdk",), reads=("remote",),
+             writes=("venv",), summary="the pip ROCm SDK into the build venv (--rocm-sdk)"),
+    StepSpec(name="build-requirements", stage="venv", actions=("build-requirements",),
+             reads=("tree", "remote"), writes=("venv",),
+             summary="PyTorch's build requirements into the venv"),
+    StepSpec(name="triton", stage="triton", actions=("triton",), reads=("tree", "remote"),
+             writes=("downloads", "triton-tree", "venv"),
+             summary="the pinned Triton: a checked wheel, else a source build"),
+    StepSpec(name="triton-targets", stage="triton", actions=("triton-targets",),
+             reads=("venv",), summary="one Triton kernel per target"),
+    StepSpec(name="environment", stage="configure", actions=("environment",),
+             writes=("state",), summary="state/build-env.sh, the build's exports"),
+    StepSpec(name="hipify", stage="configure", actions=("hipify",), reads=("tree",),
+             writes=("tree", "state"), summary="the CUDA sources translated to HIP"),
+    StepSpec(name="stale-check", stage="configure", actions=("stale-check",),
+             reads=("build-dir",), writes=("build-dir",),
+             summary="a build dir made for other targets is cleaned"),
+    StepSpec(name="configure", stage="configure", reads=("tree",), writes=("build-dir",),
+             summary="CMake only (setuptools releases)"),
+    StepSpec(name="configure-check", stage="configure", actions=("log-check",),
+             reads=("logs",), summary="configure's summary says USE_ROCM : ON"),
+    StepSpec(name="build", stage="build", reads=("tree", "build-dir", "venv"),
+             writes=("build-dir", "tree"), summary="compile and package the torch wheel"),
+    StepSpec(name="build-check", stage="build", actions=("log-check",), reads=("logs",),
+             summary="the build's summary says USE_ROCM : ON (scikit-build-core)"),
+    StepSpec(name="collect", stage="outputs", actions=("collect",), reads=("tree", "venv"),
+             writes=("dist", "manifest"), summary="the wheels to dist/, and the manifest"),
+    StepSpec(name="install", stage="outputs", actions=("install",), reads=("dist",),
+             writes=("venv",), summary="the wheels into the build venv, pinned"),
+    StepSpec(name="companions-collect", stage="add-ons", actions=("companions-collect",),
+             reads=("add-on-tree",), writes=("dist", "manifest", "lock"), like="collect",
+             summary="the add-ons' wheels to dist/ and the manifest"),
+    StepSpec(name="companions-install", stage="add-ons", actions=("companions-install",),
+             reads=("dist",), writes=("venv",), like="install",
+             summary="the add-ons' wheels into the build venv, pinned"),
+    StepSpec(name="companions-clear", stage="add-ons", actions=("companions-clear",),
+             writes=("dist", "manifest", "lock"),
+             summary="an earlier build's add-on wheels out of dist/"),
+    StepSpec(name="verify", stage="verify", reads=("dist", "manifest"), planned=False,
+             summary="no build step: an import or first op after the install"),
+)
+
+FAMILIES: tuple[StepFamily, ...] = (
+    StepFamily(suffix="checkout", stage="add-ons",
+               actions=("companion-checkout", "extension-copy"),
+               reads=("remote", "user-folder"), writes=("add-on-tree",), like="checkout",
+               summary="the add-on at its ref (a folder: a copy of it)"),
+    StepFamily(suffix="pairing", stage="add-ons",
+               actions=("companion-pairing", "extension-pairing"),
+               reads=("add-on-tree", "venv"),
+               summary="the add-on's version and torch pin against the torch built"),
+    StepFamily(suffix="patches", stage="add-ons", actions=("companion-patches",),
+               reads=("kit",), writes=("add-on-tree", "lock"), like="patches",
+               summary="patches/<add-on>/ selected by its version"),
+    StepFamily(suffix="prepare", stage="add-ons", numbered=True, reads=("add-on-tree",),
+               writes=("add-on-tree",), summary="a recipe's own commands before its wheel"),
+    StepFamily(suffix="build", stage="add-ons", reads=("add-on-tree", "venv"),
+               writes=("add-on-tree",), like="build",
+               summary="the add-on's wheel against the installed torch"),
+)
+
+ENTRIES: tuple[StepSpec | StepFamily, ...] = (*STEPS, *FAMILIES)
+"""Every step, then every family: the README's step table, row by row."""
+_BY_NAME = {spec.name: spec for spec in STEPS}
+ACTIONS: frozenset[str] = frozenset(a for entry in ENTRIES for a in entry.actions)
+"""Every in-process action a plan may name: steps.STAGES has exactly these."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class KnownStep:
+    """A step name as the registry reads it: its entry, and the add-on of a family member."""
+
+    name: str
+    entry: StepSpec | StepFamily
+    addon: str = ""
+
+    @property
+    def kind(self) -> str:
+        """The step a triage rule names to cover this one (itself, unless `like` says)."""
+        return self.entry.like or self.name
+
+
+def lookup(name: str) -> KnownStep | None:
+    """What `name` is: a step, a member of a family (`torchvision-build`), or None."""
+    spec = _BY_NAME.get(name)
+    if spec is not None:
+        return KnownStep(name=name, entry=spec)
+    for family in FAMILIES:
+        addon = family.addon_of(name)
+        if addon is not None:
+            return KnownStep(name=name, entry=family, addon=addon)
+    return None
+
+
+def is_known(name: str) -> bool:
+    return lookup(name) is not None
+
+
+def step(name: str) -> StepSpec:
+    """The entry of a step named in the kit's own code (a KeyError is a typo in the kit)."""
+    return _BY_NAME[name]
+
+
+def family(suffix: str) -> StepFamily:
+    """The family of `<add-on>-<suffix>` (a KeyError is a typo in the kit)."""
+    for entry in FAMILIES:
+        if entry.suffix == suffix:
+            return entry
+    raise KeyError(suffix)
+
+
+def triage_kind(name: str) -> str:
+    """The step a triage rule names to cover `name`: `torchvision-build` counts as `build`,
+    `companions-install` as `install`; an unknown name as itself."""
+    known = lookup(name)
+    return known.kind if known is not None else name
+
+
+def kinds() -> tuple[str, ...]:
+    """What a triage rule's `steps` may name: every step that is its own kind."""
+    return tuple(spec.name for spec in STEPS if not spec.like)
+
+
+def names_for_people() -> str:
+    """Every step and family, for a message: `preflight, ..., verify, <add-on>-build ...`."""
+    return ", ".join(entry.label for entry in ENTRIES)
+
+
+def check_step(name: object, *, where: str) -> str:
+    """`name` when it is a step or a family member; else a ConfigError (exit 2) naming
+    `where` (the file and entry) and the names there are."""
+    if isinstance(name, str) and is_known(name):
+        return name
+    raise ConfigError(
+        f"{where} names the step {name!r}, which the kit does not have",
+        "a step name that matches no step would silently never apply",
+        f"use one of: {names_for_people()}" + _did_you_mean(name, _every_name()),
+    )
+
+
+def check_step_kind(name: object, *, where: str) -> str:
+    """`name` when a triage rule may name it (a step that is its own kind: `build` covers
+    every add-on's build); else a ConfigError (exit 2) naming `where`."""
+    if isinstance(name, str) and name in kinds():
+        return name
+    known = lookup(name) if isinstance(name, str) else None
+    if known is not None:
+        raise ConfigError(
+            f"{where} names the step {name!r}, which triage reads as {known.kind!r}",
+            f"a rule's steps name what a step counts as, so {name!r} would never match",
+            f"write {known.kind!r}",
+        )
+    raise ConfigError(
+        f"{where} names the step {name!r}, which the kit does not have",
+        "a rule whose steps match no step would silently never apply",
+        f"use one of: {', '.join(kinds())}" + _did_you_mean(name, kinds()),
+    )
+
+
+def check_planned(steps: Iterable[tuple[str, str, str]]) -> None:
+    """For a planner: each (name, kind, argv[0]) it made is a planned step of the registry,
+    and a "python" step runs one of that step's actions. A ValueError is a bug in the kit."""
+    for name, kind, first in steps:
+        known = lookup(name)
+        if known is None or (isinstance(known.entry, StepSpec) and not known.entry.planned):
+            raise ValueError(f"the plan has a step {name!r} that knowledge.steps does not list")
+        actions = known.entry.actions
+        if kind == "python" and first not in actions:
+            raise ValueError(f"step {name!r} runs the action {first!r}; knowledge.steps lists "
+                             f"{', '.join(actions) or 'none (a command)'}")
+        if kind != "python" and actions:
+            raise ValueError(f"step {name!r} is a command; knowledge.steps lists its actions "
+                             f"{', '.join(actions)}")
+
+
+def _every_name() -> tuple[str, ...]:
+    return tuple(entry.label for entry in ENTRIES)
+
+
+def _did_you_mean(name: object, choices: Iterable[str]) -> str:
+    import difflib
+
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
