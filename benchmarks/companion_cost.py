@@ -4,7 +4,7 @@ Makes git remotes of the fixture torch, torchvision and torchaudio (tests/fixtur
 builds torch alone in a fresh work dir, then runs the same build with `--with
 torchvision,torchaudio` (only the companion steps run: they come after torch's install) and
 prints each companion step's duration from its stamp, and both wall times. Needs clang-22 and
-git (like tests/test_build_companions.py).
+git (like tests/integration/test_build_companions.py).
 
     python3 benchmarks/companion_cost.py [--arch "gfx1100;gfx942"]
 """

@@ -6,7 +6,7 @@ work dir: (1) a build with a recipe extension, a `git+URL` one (no @ref: its def
 and a plain folder whose path has a space; (2) the same build with a clean git folder added;
 (3) the same with the plain folder's file edited; (4) the same without the plain folder. It
 prints, per build, the steps that ran (not the re-checks of volatile steps) and the wall time.
-Needs clang-22 and git (like tests/test_extension_sources.py).
+Needs clang-22 and git (like tests/integration/test_extension_sources.py).
 
     python3 benchmarks/extension_units.py [--arch gfx942]
 """

@@ -10,7 +10,7 @@ real clang-offload-bundler-22). No manifest is a consistent state (no finished b
 
     python3 benchmarks/kill_dist_manifest.py [--trials 50] [--seed 1]   # 50 kills
 
-Needs git and clang-22 (tools of tests/test_build_companions.py).
+Needs git and clang-22 (tools of tests/integration/test_build_companions.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Benchmark: failure triage time on large generated ninja logs with one OOM kill buried inside.
 
 Writes a synthetic ninja log of about 5 MB and about 50 MB (long HIP compile command lines,
-warnings, progress lines; the generator follows the idea of tests/test_diagnostics.py, without
+warnings, progress lines; the generator follows the idea of tests/unit/test_diagnostics.py, without
 importing the tests), buries one `clang++: error: unable to execute command: Killed` at 37 % of
 the file, and times what the runner does on a failed step: `diagnostics.triage_file` (streamed
 from disk) with the shipped config/diagnostics.toml. Checks the buried lines are among the shown

@@ -6,7 +6,7 @@ rocmforge/inspect/kpack.py), with our own code: real clang-22 code objects (one 
 `--cuda-device-only --no-gpu-bundle-output`), real host libraries (clang-22 HIP object linked
 by gcc, the marker added with `objcopy --add-section`, `.hip_fatbin` then turned NOBITS as
 kpack's zero-paging leaves it), archives packed with `msgpack`, wheels written with zipfile and a
-RECORD in hex digests. Used by tests/test_inspect_kpack.py (into tmp_path) and
+RECORD in hex digests. Used by tests/integration/test_inspect_kpack.py (into tmp_path) and
 benchmarks/kpack_speed.py; `python3 tests/kpack/make_kpack.py OUTDIR` makes one split install
 (`--help` for the options).
 """

@@ -1,0 +1,98 @@
+"""The failure corpus (tests/failures): every real failure explained right, and none wrong.
+
+Each case is a real log (a public thread's lines, or real tools' output made by
+tests/failures/make/) and the answer the thread established: cases/ and every held-out round
+once it is scored (rounds/*/cases, tests/failures/ROUNDS.md); the verdict is score.py's. A case
+whose class is "" must stay unexplained: triage claims nothing there.
+`python tests/integration/test_failure_corpus.py` prints the score per class (the README's figures).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from rocmforge.triage import CLASSES  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests" / "failures"))
+from score import Case, load_cases, verdict  # noqa: E402
+
+ALL = load_cases()
+
+
+def test_corpus_covers_every_class_with_at_least_60_cases() -> None:
+    assert len(ALL) >= 60
+    assert {c.klass for c in ALL if c.klass} == set(CLASSES)
+    for case in ALL:
+        assert case.log.is_file(), case.id
+        assert case.klass in CLASSES or case.klass == "", case.id
+        assert case.source.startswith("reproduced: make/") or "#" in case.source, case.id
+
+
+def test_reproduced_cases_name_a_script_that_exists() -> None:
+    for case in ALL:
+        if case.source.startswith("reproduced: "):
+            script = case.source.removeprefix("reproduced: ").split()[0]
+            assert (ROOT / "tests" / "failures" / script).is_file(), case.id
+
+
+@pytest.mark.parametrize("case", ALL, ids=[c.id for c in ALL])
+def test_no_case_is_explained_wrong(case: Case) -> None:
+    outcome, why = verdict(case)
+    assert outcome != "wrong", why
+
+
+def test_at_least_90_percent_explained_right() -> None:
+    outcomes = [verdict(c) for c in ALL]
+    right = sum(1 for o, _ in outcomes if o == "right")
+    failing = [(c.id, o, why) for c, (o, why) in zip(ALL, outcomes, strict=True) if o != "right"]
+    assert right / len(ALL) >= 0.9, failing
+
+
+def main() -> int:
+    by_class: dict[str, list[str]] = {}
+    for case in ALL:
+        outcome, why = verdict(case)
+        by_class.setdefault(case.klass or "(negative)", []).append(outcome)
+        if outcome != "right":
+            print(f"{outcome:11} {case.id}: {why}")
+    total = sum(len(v) for v in by_class.values())
+    right = sum(v.count("right") for v in by_class.values())
+    wrong = sum(v.count("wrong") for v in by_class.values())
+    for klass, outcomes in sorted(by_class.items()):
+        print(f"{klass:20} {outcomes.count('right')}/{len(outcomes)}")
+    print(f"total {right}/{total} right ({100 * right / total:.0f}%), {wrong} wrong")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+def test_the_readme_figures_are_the_measured_ones() -> None:
+    """The README's triage section states the rule count, the corpus size and the score: each
+    is what the code and the corpus give now."""
+    from rocmforge.triage import all_rules
+    from rocmforge.triage.table import load_signatures
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    rules = re.search(r"(\d+) rules: (\d+) parsers for shapes .*? and (\d+) exact-message "
+                      r"signatures", text)
+    assert rules is not None
+    total, signatures = len(all_rules()), len(load_signatures())
+    assert (int(rules[1]), int(rules[2]), int(rules[3])) == (
+        total, total - signatures, signatures)
+    measured = re.search(r"corpus in `tests/failures` \((\d+) real failures: .*?; (\d+) of them "
+                         r"negatives .*?\): (\d+) right .*?, (\d+) partly, (\d+) not explained, "
+                         r"(\d+) wrong", text)
+    assert measured is not None
+    outcomes = [verdict(c)[0] for c in ALL]
+    assert tuple(int(g) for g in measured.groups()) == (
+        len(ALL), sum(1 for c in ALL if not c.klass), outcomes.count("right"),
+        outcomes.count("partial"), outcomes.count("silent"), outcomes.count("wrong"))
