@@ -392,6 +392,7 @@ def test_a_build_without_companions_takes_the_earlier_ones_out_of_dist(
     assert not list((work / "dist").glob("torchvision-*.whl"))
     manifest = json.loads((work / "dist" / "manifest.json").read_text())
     assert "companions" not in manifest and "torchvision" not in manifest["wheels"]
+    assert "companions" not in manifest["settings"]  # this build asked for none
     assert "companions" not in tomllib.loads((work / "rocmforge.lock").read_text())
     assert_manifest_describes_wheel(work)
     again = invoke(argv("plan", work, remotes["pytorch"]), env)
@@ -400,5 +401,6 @@ def test_a_build_without_companions_takes_the_earlier_ones_out_of_dist(
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
     manifest = json.loads((work / "dist" / "manifest.json").read_text())
     assert manifest["companions"]["torchvision"]["wheel"] in manifest["wheels"].values()
+    assert [c["name"] for c in manifest["settings"]["companions"]] == ["torchvision"]
     assert (work / "dist" / manifest["wheels"]["torchvision"]).is_file()
     assert_manifest_describes_wheel(work)
