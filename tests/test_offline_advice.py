@@ -48,7 +48,8 @@ def assert_fetch_advice(done: subprocess.CompletedProcess[str], work: Path, url:
     assert git_says in message
     log = work / "logs" / "checkout.log"
     # The offline alternatives, then where the log is and how to resume.
-    assert (f"Fix: {offline_fix('PyTorch', url)}; the step's log is {log}; once that is fixed, "
+    assert (f"Fix: {offline_fix('PyTorch', url)}; step checkout stopped and no stamp was "
+            f"written for it; its log is {log}; once that is fixed, "
             "run `invoke build --arch gfx1100 --work-dir") in message
     assert "--repo /srv/git/pytorch.git" in message
     assert f"`git clone --mirror {url} /srv/git/pytorch.git`" in message

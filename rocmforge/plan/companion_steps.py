@@ -61,7 +61,7 @@ def companion_choices(settings: Settings, table: CompanionTable,
             "extension recipe",
             "companion_repos maps a companion's or a recipe's name to the repository to build "
             "it from",
-            f"use the names {', '.join((*table.names, *_extensions().names))}",
+            f"use the names {', '.join(load_addons().names)}",
         )
     return tuple(choose(r, table.get(r.name), torch_version,
                         repo=settings.companion_repos.get(r.name, ""))
