@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rocmforge import process
-from rocmforge.errors import EnvironmentFailed, RocmforgeError, StepFailed
+from rocmforge.errors import EXIT_BAD_INPUT, EnvironmentFailed, RocmforgeError, StepFailed
 from rocmforge.execute.actions import (
     ActionContext,
     ActionTable,
@@ -332,7 +332,11 @@ class StepRunner:
         if gone and read_stamp(self.workdir.state, steps[start_at].name) is not None:
             self._say(f"==> {steps[start_at].name}: its stamp matches, but {'; '.join(gone)}; "
                       "it runs again, and so does every step after it")
-        # Stamps after the first changed step describe a tree that is about to change.
+        # Stamps after the first changed step describe a tree that is about to change. They
+        # are kept in memory until that step succeeds: one that fails on bad input (exit 2:
+        # nothing was changed) gets them back, so the next good build resumes where it was.
+        kept = [stamp for step in steps[start_at:]
+                if (stamp := read_stamp(self.workdir.state, step.name)) is not None]
         for step in steps[start_at:]:
             remove_stamp(self.workdir.state, step.name)
         env_before = dict(self._env_before)
@@ -340,7 +344,13 @@ class StepRunner:
             step = steps[index]
             self._say(f"==> [{index + 1}/{len(steps)}] {step.name}: {step.why}")
             env_before = self._print_env(step, env_before)
-            self._run_step(step)
+            try:
+                self._run_step(step)
+            except RocmforgeError as exc:
+                if index == start_at and exc.exit_code == EXIT_BAD_INPUT:
+                    for stamp in kept:
+                        write_stamp(self.workdir.state, stamp)
+                raise
 
     def _log_path(self, step: Step) -> Path:
         return self.workdir.logs / f"{step.name}.log"
