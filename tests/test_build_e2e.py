@@ -219,6 +219,34 @@ def test_a_mistyped_ref_stops_before_any_step_and_the_next_build_resumes(shared)
     assert "==> [" not in good.stdout
 
 
+def test_a_step_that_fails_on_bad_input_leaves_the_other_stamps_valid(shared) -> None:
+    """The checkout step itself refuses (DirtyTree, exit 2: a user's edit in the tree, and a
+    ref that passes the pre-check): the stamps it removed before running come back, so once
+    the edit is gone the build with the old ref has nothing to do."""
+    repo, work, _ = shared
+    assert run_build(work, repo).returncode == 0
+    before = _stamp_files(work)
+    tree = work / "src" / "pytorch"
+    readme = tree / "README.md"
+    original = readme.read_bytes()
+    subprocess.run(["git", "-C", str(repo), "tag", "v2.7.9"], check=True)  # same commit
+    try:
+        readme.write_bytes(original + b"a user's edit\n")
+        refused = run_build(work, repo, ref="v2.7.9")
+        assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
+        assert "==> [3/16] checkout: PyTorch at v2.7.9" in refused.stdout
+        assert "has local changes the kit did not make (1 path: README.md)" in " ".join(
+            refused.stderr.split())
+        assert _stamp_files(work) == before
+    finally:
+        readme.write_bytes(original)
+        subprocess.run(["git", "-C", str(repo), "tag", "-d", "v2.7.9"], check=True,
+                       capture_output=True)
+    good = run_build(work, repo)
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    assert "==> [" not in good.stdout, good.stdout
+
+
 def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
