@@ -183,9 +183,10 @@ def test_ref_is_resolved_in_one_round_trip_naming_the_nearest_tags(
         resolve_pytorch_ref(settings(remotes, tmp_path, pytorch_ref="v2.9.2"))
     assert info.value.exit_code == 2
     assert info.value.paragraph() == (
-        f"'v2.9.2' is not a tag, branch or full commit of {remotes.pytorch_url}; it has v2.9.1, "
-        "v2.8.0, v2.4.0. The kit checks out only refs the remote really has. Fix: pass an existing tag "
-        "(e.g. v2.9.1), branch, or 40-hex commit with --ref (or the pytorch_ref setting).")
+        f"'v2.9.2' is not a tag, branch or full commit of {remotes.pytorch_url}; it has "
+        "v2.9.1, v2.8.0, v2.4.0. The kit checks out only refs the remote really has. Fix: pass "
+        "an existing tag (e.g. v2.9.1), branch, or 40-hex commit with --ref (or the "
+        "pytorch_ref setting).")
     assert list(tmp_path.iterdir()) == []
 
 
