@@ -4,10 +4,10 @@ upstream fixes, the lock file.
 Owns: the few entry points the tasks and the build planner call (`checkout_pytorch`,
 `resolve_pytorch_ref`, `checkout_triton`, `patch_sources`, `describe_sources`,
 `patch_digest_inputs`, and for the upstream fixes `fix_decisions`, `locked_fixes`,
-`check_locked_fixes`); they combine the modules below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py`,
-`upstream_fixes.py` plan argv lists and call it; `triton_pin.py` and `lockfile.py` parse and
-write files. Must not:
-build, install, or write outside the kit's work dir (the patch series is read from patches/).
+`check_locked_fixes`); they combine the modules below. `git.py` is the only module here that
+runs git; `checkout.py`, `patches.py`, `upstream_fixes.py` plan argv lists and call it;
+`triton_pin.py` and `lockfile.py` parse and write files. Must not: build, install, or write
+outside the kit's work dir (the patch series is read from patches/).
 """
 
 from __future__ import annotations
