@@ -7,7 +7,8 @@ console sees the step lines, the command of a command step, the elapsed time and
 triage; on a terminal one live line shows the running step, its elapsed time and its last output
 line; `verbose=True` also tees the whole output to the console), stamping a step (keyed
 by its digest) only after it succeeded, skipping steps whose stamp matches and redoing the first
-changed one and everything after it, the work-dir lock (rocmforge.execute.lock: the running step's
+changed one and everything after it (their stamps are removed before it runs and written back
+when it fails on bad input, exit 2, which promises nothing changed), the work-dir lock (rocmforge.execute.lock: the running step's
 process group is recorded in it), removing the temp files a killed run left
 (rocmforge.execute.leftovers) once the lock is held, Ctrl-C/SIGTERM handling (the step's process
 group gets SIGTERM, SIGKILL after `kill_grace_s` or at a second Ctrl-C, and the runner goes on,
