@@ -1,14 +1,14 @@
-"""The one executor: runs a Plan's steps, resumably, under a lock, and explains failures. Owns:
-running each Step's argv through `rocmforge.process.run` (no shell: its own process group, the
-step's env over the inherited one), printing `+ <argv>` and the environment variables that changed
-since the previous step, writing each step's output to `<work>/logs/<step>.log` (the console sees
-the step lines, the command of a command step, the elapsed time and, on failure, the triage; on a
-terminal one live line shows the running step, its elapsed time and its last output line;
-`verbose=True` also tees the whole output to the console), stamping a step (keyed by its digest)
-only after it succeeded, skipping steps whose stamp matches and redoing the first changed one and
-everything after it (their stamps are removed before it runs and written back when it fails on bad
-input, exit 2, which promises nothing changed), the work-dir lock (rocmforge.execute.lock: the
-running step's process group is recorded in it), removing the temp files a killed run left
+"""The one executor: runs a Plan's steps, resumably, under a lock, and explains failures.
+Owns: running each Step's argv through `rocmforge.process.run` (no shell: its own process group,
+the step's env over the inherited one), printing `+ <argv>` and the environment variables that
+changed since the previous step, writing each step's output to `<work>/logs/<step>.log` (the
+console sees the step lines, the command of a command step, the elapsed time and, on failure, the
+triage; on a terminal one live line shows the running step, its elapsed time and its last output
+line; `verbose=True` also tees the whole output to the console), stamping a step (keyed by its
+digest) only after it succeeded, skipping steps whose stamp matches and redoing the first changed
+one and everything after it (their stamps are removed before it runs and written back when it fails
+on bad input, exit 2, which promises nothing changed), the work-dir lock (rocmforge.execute.lock:
+the running step's process group is recorded in it), removing the temp files a killed run left
 (rocmforge.execute.leftovers) once the lock is held, Ctrl-C/SIGTERM handling (the step's process
 group gets SIGTERM, SIGKILL after `kill_grace_s` or at a second Ctrl-C, and the runner goes on,
 releasing the lock, only once the group is gone; no stamp is written and the resume command is
