@@ -269,6 +269,8 @@ def test_invoke_install_with_an_unparseable_pip_conf_is_exit_2(tmp_path: Path) -
                                   "configuration file pip can read (File contains no section "
                                   "headers.")
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    # Refused before the pip command is shown: nothing on stdout looks as if pip ran.
+    assert done.stdout == ""
     assert (root / "venv" / "pip.conf").read_text() == "[global\ntimeout = 3\n"
     assert not (root / "venv" / CONSTRAINTS_NAME).exists()
 
