@@ -69,12 +69,7 @@ def install_pinned(ctx: ActionContext, python: str, wheels: Sequence[str],
     release_venv(ctx.workdir.venv)
     ctx.run(pip_install_argv(python, wheels))
     written = protect_venv(ctx.workdir.venv, [Path(w).name for w in pinned])
-    if written is None:
-        ctx.notice(f"the build venv ({ctx.workdir.venv}) is not pinned to the built wheels: pip "
-                   "cannot read a constraint file whose path has a space")
-    else:
-        ctx.say(f"pinned the build venv to {', '.join(Path(w).name for w in pinned)} "
-                f"({written})")
+    ctx.say(f"pinned the build venv to {', '.join(Path(w).name for w in pinned)} ({written})")
 
 
 def externally_managed(python: str) -> str:
@@ -193,9 +188,6 @@ def install_pinned_venv(argv: Sequence[str],
     except OSError as exc:
         return True, [f"note: {venv} is not pinned to these wheels ({exc.strerror}: "
                       f"{exc.filename})"]
-    if written is None:
-        return True, [f"note: {venv} is not pinned to these wheels (pip cannot read a "
-                      "constraint file whose path has a space)"]
     if state_dir is not None:
         with contextlib.suppress(OSError):
             record_pinned(state_dir, venv)
