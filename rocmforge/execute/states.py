@@ -1,7 +1,8 @@
 """Where a plan stands in a work dir: which steps are done and where a build would start.
 
 Owns: the first step to run (the first whose stamp is missing, has another digest, or whose
-declared outputs are gone), a step's missing outputs, and each step's planned state for
+declared outputs are gone), a step's missing outputs, the stray wheels in dist/ (which re-run
+only the steps that write the manifest, not the builds), and each step's planned state for
 `invoke plan` and `--dry`. Read-only: it reads stamps and looks for outputs, nothing else, so
 `invoke plan` needs no runner. Must not: write, run, or lock anything (rocmforge.execute.runner).
 """
