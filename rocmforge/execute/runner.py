@@ -62,7 +62,7 @@ from rocmforge.execute.lock import BuildLock, lock_path
 from rocmforge.execute.model import Plan, Step
 from rocmforge.execute.progress import Progress, duration
 from rocmforge.execute.stamps import Stamp, read_stamp, remove_stamp, write_stamp
-from rocmforge.execute.states import first_to_run, missing_outputs
+from rocmforge.execute.states import first_to_run, missing_outputs, stray_wheels, writes_manifest
 from rocmforge.workdir import WorkDir, mark_work_dir
 
 if TYPE_CHECKING:
@@ -272,9 +272,13 @@ class StepRunner:
     def _print_dry(self, start_at: int) -> None:
         self._say(f"rocmforge: dry run, {len(self.plan.steps)} steps; nothing is run or written.")
         env_before = dict(self._env_before)
+        recollect = any(stray_wheels(step) for step in self.plan.steps[:start_at])
         for index, step in enumerate(self.plan.steps):
             if index >= start_at:
                 state = "would run"
+            elif recollect and writes_manifest(step):
+                state = ("stamp matches, would run again (dist/ holds a wheel the manifest "
+                         "does not list)")
             elif step.volatile:
                 state = ("stamp matches, would re-check (volatile: a change of what it resolves "
                          "to redoes every later step)")
@@ -308,7 +312,22 @@ class StepRunner:
 
     def _execute_from(self, start_at: int) -> None:
         steps = self.plan.steps
+        # A wheel in dist/ the manifest does not list voids no build: the collect steps (those
+        # writing the manifest) run again, and their collect removes it; the rest stay done.
+        stray = list(dict.fromkeys(Path(w).name for step in steps[:start_at]
+                                   for w in stray_wheels(step)))
+        recollect = [step for step in steps[:start_at] if stray and writes_manifest(step)]
+        if recollect:
+            self._say(f"==> dist/ holds {', '.join(stray)}, which its manifest does not list: "
+                      f"{', '.join(s.name for s in recollect)} run again, the builds stay done")
         for index, step in enumerate(steps[:start_at]):
+            if step in recollect:
+                if step is recollect[0]:  # a kill midway leaves them to run, never stale stamps
+                    for later in recollect:
+                        remove_stamp(self.workdir.state, later.name)
+                self._say(f"==> [{index + 1}/{len(steps)}] {step.name}: {step.why}")
+                self._run_step(step)
+                continue
             stamp = read_stamp(self.workdir.state, step.name)
             if step.volatile and stamp is not None:
                 if self._run_step(step, recheck=stamp):
@@ -326,7 +345,8 @@ class StepRunner:
                 )
             )
         if start_at >= len(steps):
-            self._say("rocmforge: every step is up to date; nothing to do.")
+            self._say("rocmforge: " + ("every other step is up to date." if recollect else
+                                       "every step is up to date; nothing to do."))
             return
         gone = missing_outputs(steps[start_at])
         if gone and read_stamp(self.workdir.state, steps[start_at].name) is not None:

@@ -222,7 +222,7 @@ def wheel_prefix(package: str) -> str:
 def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.errors import ConfigError
     from rocmforge.knowledge.manifest import file_record, read_manifest, write_manifest
-    from rocmforge.steps.outputs import copy_atomically
+    from rocmforge.steps.outputs import copy_atomically, remove_unlisted
 
     dist = ctx.workdir.dist
     names = list(ctx.step.inputs["companions"])
@@ -307,6 +307,7 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
         (dist / old).unlink()
         ctx.say(f"removed {dist / old}: " + (f"an earlier build's {name} wheel" if name in names
                                              else f"this build makes no {name}"))
+    remove_unlisted(ctx, dist, set(wheels.values()) - {""}, set(earlier.values()))
     return {name: str(wheels[name]) for name in names}
 
 

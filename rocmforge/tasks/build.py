@@ -197,12 +197,13 @@ def install(c: Context, python: str = "", **flags: object) -> None:
     import shlex
 
     from rocmforge.errors import StepFailed
-    from rocmforge.steps.venv import install_argv, install_pinned_venv
+    from rocmforge.steps.venv import checked_venv, install_argv, install_pinned_venv
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, **settings_of_flags(flags))
     workdir = workdir_for(settings.work_dir)
     argv = install_argv(workdir, python)
+    checked_venv(argv[0])  # a pip.conf pip cannot parse: exit 2 before the command is shown
     print("+ " + shlex.join(argv))
     if is_dry(c):
         return
