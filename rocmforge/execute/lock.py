@@ -149,6 +149,19 @@ def _read_fd(fd: int) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
+def check_work_dir_can_be_made(work: Path) -> None:
+    """RocmforgeError (exit 2) when neither `work` nor its parent exists: the kit makes the
+    work dir, not folders above it, so a mistyped --work-dir must not create a tree of folders
+    (as root, anywhere). The build task asks this before its network checks too."""
+    if not work.exists() and not work.parent.exists():
+        raise RocmforgeError(
+            f"The work dir {work} cannot be made: the folder {work.parent} does not exist",
+            "the kit creates its work dir inside an existing folder, never the folders "
+            "above it (a typo in --work-dir would otherwise leave a tree behind)",
+            f"create {work.parent} first, or pass a --work-dir inside an existing folder",
+        )
+
+
 class BuildLock:
     """Held for the duration of one `invoke build` (or another task); a context manager."""
 
@@ -163,16 +176,7 @@ class BuildLock:
     # -- taking it ---------------------------------------------------------------------------
 
     def acquire(self) -> None:
-        work = self.path.parent.parent  # <work dir>/state/build.lock
-        if not work.exists() and not work.parent.exists():
-            # The kit makes the work dir, not folders above it: a mistyped --work-dir must not
-            # create a tree of folders (as root, anywhere).
-            raise RocmforgeError(
-                f"The work dir {work} cannot be made: the folder {work.parent} does not exist",
-                "the kit creates its work dir inside an existing folder, never the folders "
-                "above it (a typo in --work-dir would otherwise leave a tree behind)",
-                f"create {work.parent} first, or pass a --work-dir inside an existing folder",
-            )
+        check_work_dir_can_be_made(self.path.parent.parent)  # <work dir>/state/build.lock
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -1,14 +1,14 @@
 """The one executor: runs a Plan's steps, resumably, under a lock, and explains failures.
-
 Owns: running each Step's argv through `rocmforge.process.run` (no shell: its own process group,
 the step's env over the inherited one), printing `+ <argv>` and the environment variables that
 changed since the previous step, writing each step's output to `<work>/logs/<step>.log` (the
 console sees the step lines, the command of a command step, the elapsed time and, on failure, the
 triage; on a terminal one live line shows the running step, its elapsed time and its last output
-line; `verbose=True` also tees the whole output to the console), stamping a step (keyed
-by its digest) only after it succeeded, skipping steps whose stamp matches and redoing the first
-changed one and everything after it, the work-dir lock (rocmforge.execute.lock: the running step's
-process group is recorded in it), removing the temp files a killed run left
+line; `verbose=True` also tees the whole output to the console), stamping a step (keyed by its
+digest) only after it succeeded, skipping steps whose stamp matches and redoing the first changed
+one and everything after it (their stamps are removed before it runs and written back when it fails
+on bad input, exit 2, which promises nothing changed), the work-dir lock (rocmforge.execute.lock:
+the running step's process group is recorded in it), removing the temp files a killed run left
 (rocmforge.execute.leftovers) once the lock is held, Ctrl-C/SIGTERM handling (the step's process
 group gets SIGTERM, SIGKILL after `kill_grace_s` or at a second Ctrl-C, and the runner goes on,
 releasing the lock, only once the group is gone; no stamp is written and the resume command is
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rocmforge import process
-from rocmforge.errors import EnvironmentFailed, RocmforgeError, StepFailed
+from rocmforge.errors import EXIT_BAD_INPUT, EnvironmentFailed, RocmforgeError, StepFailed
 from rocmforge.execute.actions import (
     ActionContext,
     ActionTable,
@@ -62,7 +62,7 @@ from rocmforge.execute.lock import BuildLock, lock_path
 from rocmforge.execute.model import Plan, Step
 from rocmforge.execute.progress import Progress, duration
 from rocmforge.execute.stamps import Stamp, read_stamp, remove_stamp, write_stamp
-from rocmforge.execute.states import first_to_run, missing_outputs
+from rocmforge.execute.states import first_to_run, missing_outputs, stray_wheels, writes_manifest
 from rocmforge.workdir import WorkDir, mark_work_dir
 
 if TYPE_CHECKING:
@@ -272,9 +272,13 @@ class StepRunner:
     def _print_dry(self, start_at: int) -> None:
         self._say(f"rocmforge: dry run, {len(self.plan.steps)} steps; nothing is run or written.")
         env_before = dict(self._env_before)
+        recollect = any(stray_wheels(step) for step in self.plan.steps[:start_at])
         for index, step in enumerate(self.plan.steps):
             if index >= start_at:
                 state = "would run"
+            elif recollect and writes_manifest(step):
+                state = ("stamp matches, would run again (dist/ holds a wheel the manifest "
+                         "does not list)")
             elif step.volatile:
                 state = ("stamp matches, would re-check (volatile: a change of what it resolves "
                          "to redoes every later step)")
@@ -308,7 +312,22 @@ class StepRunner:
 
     def _execute_from(self, start_at: int) -> None:
         steps = self.plan.steps
+        # A wheel in dist/ the manifest does not list voids no build: the collect steps (those
+        # writing the manifest) run again, and their collect removes it; the rest stay done.
+        stray = list(dict.fromkeys(Path(w).name for step in steps[:start_at]
+                                   for w in stray_wheels(step)))
+        recollect = [step for step in steps[:start_at] if stray and writes_manifest(step)]
+        if recollect:
+            self._say(f"==> dist/ holds {', '.join(stray)}, which its manifest does not list: "
+                      f"{', '.join(s.name for s in recollect)} run again, the builds stay done")
         for index, step in enumerate(steps[:start_at]):
+            if step in recollect:
+                if step is recollect[0]:  # a kill midway leaves them to run, never stale stamps
+                    for later in recollect:
+                        remove_stamp(self.workdir.state, later.name)
+                self._say(f"==> [{index + 1}/{len(steps)}] {step.name}: {step.why}")
+                self._run_step(step)
+                continue
             stamp = read_stamp(self.workdir.state, step.name)
             if step.volatile and stamp is not None:
                 if self._run_step(step, recheck=stamp):
@@ -326,13 +345,18 @@ class StepRunner:
                 )
             )
         if start_at >= len(steps):
-            self._say("rocmforge: every step is up to date; nothing to do.")
+            self._say("rocmforge: " + ("every other step is up to date." if recollect else
+                                       "every step is up to date; nothing to do."))
             return
         gone = missing_outputs(steps[start_at])
         if gone and read_stamp(self.workdir.state, steps[start_at].name) is not None:
             self._say(f"==> {steps[start_at].name}: its stamp matches, but {'; '.join(gone)}; "
                       "it runs again, and so does every step after it")
-        # Stamps after the first changed step describe a tree that is about to change.
+        # Stamps after the first changed step describe a tree that is about to change. They
+        # are kept in memory until that step succeeds: one that fails on bad input (exit 2:
+        # nothing was changed) gets them back, so the next good build resumes where it was.
+        kept = [stamp for step in steps[start_at:]
+                if (stamp := read_stamp(self.workdir.state, step.name)) is not None]
         for step in steps[start_at:]:
             remove_stamp(self.workdir.state, step.name)
         env_before = dict(self._env_before)
@@ -340,7 +364,13 @@ class StepRunner:
             step = steps[index]
             self._say(f"==> [{index + 1}/{len(steps)}] {step.name}: {step.why}")
             env_before = self._print_env(step, env_before)
-            self._run_step(step)
+            try:
+                self._run_step(step)
+            except RocmforgeError as exc:
+                if index == start_at and exc.exit_code == EXIT_BAD_INPUT:
+                    for stamp in kept:
+                        write_stamp(self.workdir.state, stamp)
+                raise
 
     def _log_path(self, step: Step) -> Path:
         return self.workdir.logs / f"{step.name}.log"

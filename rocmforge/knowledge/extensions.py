@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from urllib.parse import unquote
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -244,7 +245,9 @@ def split_git_word(word: str) -> tuple[str, str]:
 def generic_recipe(repo: str) -> Recipe:
     """Any other extension: built with pip against the build venv's torch, the targets in
     PYTORCH_ROCM_ARCH (what torch.utils.cpp_extension and PyTorch's CMake read)."""
-    stem = re.sub(r"\.git$", "", repo.rstrip("/").rsplit("/", 1)[-1]) or "extension"
+    last = repo.rstrip("/").rsplit("/", 1)[-1]
+    stem = re.sub(r"\.git$", "", unquote(last) if repo.startswith("file://") else last) \
+        or "extension"
     name = re.sub(r"[^a-z0-9_-]+", "-", stem.lower()).strip("-") or "extension"
     return Recipe(name=name, repo=repo, ref="", package="", module="",
                   targets_var="PYTORCH_ROCM_ARCH", targets_sep=";", env=MappingProxyType({}),

@@ -160,7 +160,7 @@ def listed_wheels(manifest: Manifest) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def wheel_problems(manifest: Manifest, *, deep: bool) -> list[str]:
+def wheel_problems(manifest: Manifest, *, deep: bool, unlisted: bool = True) -> list[str]:
     """Where dist/ and the manifest disagree, one sentence each ([] = they agree): a wheel
     named with a path (only plain file names in dist/ are the build's), one that is gone or is
     not a regular file, one without a record in "files", or whose size (and with `deep`, its
@@ -168,7 +168,8 @@ def wheel_problems(manifest: Manifest, *, deep: bool) -> list[str]:
     a wheel in dist/ the manifest does not list. The one check of the one record that `invoke
     install`, `nox -s verify` and the build's up-to-date test all make. Cheap without `deep` (a
     stat per wheel); `deep` reads every wheel (install and verify do, before putting them into
-    a venv)."""
+    a venv). `unlisted=False` leaves the unlisted wheels out (the build's up-to-date test: a
+    stray wheel makes only the collect steps run again, not the builds)."""
     dist = manifest.path.parent
     files = manifest.doc.get("files", {})
     files = files if isinstance(files, Mapping) else {}
@@ -194,7 +195,7 @@ def wheel_problems(manifest: Manifest, *, deep: bool) -> list[str]:
         if deep and file_record(path)["sha256"] != record["sha256"]:
             problems.append(f"{path} is not the file {manifest.path.name} records (sha256 "
                             "differs)")
-    return problems + _second_records(manifest, files) + _unlisted(manifest)
+    return problems + _second_records(manifest, files) + (_unlisted(manifest) if unlisted else [])
 
 
 def _second_records(manifest: Manifest, files: Mapping[str, object]) -> list[str]:
@@ -216,10 +217,15 @@ def _unlisted(manifest: Manifest) -> list[str]:
     """A wheel in dist/ that the manifest does not list (a collect killed between its copy and
     its manifest, or a wheel put there by hand): `pip install dist/*.whl` would take it, and
     `invoke install` would leave it out, so every reader refuses the pair."""
-    dist = manifest.path.parent
-    listed = set(listed_wheels(manifest))
     return [f"{path} is in dist/ but {manifest.path.name} does not list it"
-            for path in sorted(dist.glob("*.whl")) if path.name not in listed]
+            for path in unlisted_wheels(manifest)]
+
+
+def unlisted_wheels(manifest: Manifest) -> list[Path]:
+    """The *.whl files in the manifest's dist/ that it does not list, sorted."""
+    listed = set(listed_wheels(manifest))
+    return [path for path in sorted(manifest.path.parent.glob("*.whl"))
+            if path.name not in listed]
 
 
 def refuse_disagreeing_dist(manifest: Manifest) -> None:
@@ -234,8 +240,8 @@ def refuse_disagreeing_dist(manifest: Manifest) -> None:
             "dist/ and its manifest disagree: " + "; ".join(problems),
             "only the wheels a finished build recorded (by name, size and sha256) are installed, "
             "so a swapped, missing or foreign wheel never reaches a venv; nothing was installed",
-            "run `invoke build` again: its collect step sees the difference and copies the "
-            "build's wheels again",
+            "run `invoke build` again: its collect steps copy the build's wheels again and "
+            "remove every wheel the manifest does not list",
         )
 
 

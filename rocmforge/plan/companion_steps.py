@@ -57,9 +57,11 @@ def companion_choices(settings: Settings, table: CompanionTable,
                      - set(load_addons().names))
     if unknown:
         raise UsageError(
-            f"setting companion_repos names {', '.join(unknown)}, which is no companion",
-            "companion_repos maps a companion name to the repository to build it from",
-            f"use the names {', '.join(table.names)}",
+            f"setting companion_repos names {', '.join(unknown)}, which is no companion or "
+            "extension recipe",
+            "companion_repos maps a companion's or a recipe's name to the repository to build "
+            "it from",
+            f"use the names {', '.join(load_addons().names)}",
         )
     return tuple(choose(r, table.get(r.name), torch_version,
                         repo=settings.companion_repos.get(r.name, ""))

@@ -38,7 +38,7 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
             check="build venv", status="WARN",
             detail=f"the build venv ({venv}) holds {', '.join(hazards.venv_foreign)}: a CUDA "
             "`triton` shadows ROCm's (torch.compile then finds no driver or links -lcuda), "
-            "and a non-ROCm torch there is what build scripts import until the new one is "
+            "and a CUDA or CPU torch there is what build scripts import until the new one is "
             "installed",
             fix=f"{venv}/bin/python -m pip uninstall -y "
             + " ".join(sorted({f.split()[0] for f in hazards.venv_foreign}))))

@@ -39,9 +39,15 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
         kind = "extension" if choice.get("kind") == "extension" else "companion"
         rows.append((f"{kind} {choice.get('name', '?')}",
                      f"skipped: {choice['skipped']}" if choice.get("skipped") else
-                     f"{choice.get('ref', '')} of {choice.get('repo', '')}"
+                     f"{choice.get('ref', '') or _content(choice)} of {choice.get('repo', '')}"
                      + (f" (needs torch {choice['requires']})" if choice.get("requires") else "")))
     return rows
+
+
+def _content(choice: Mapping[str, object]) -> str:
+    """What a plain folder (no ref) is built at: its content digest."""
+    digest = str(choice.get("digest", "") or "")
+    return f"content sha256:{digest[:12]}" if digest else "?"
 
 
 def facts_title(kind: str, doc: Mapping[str, object], table_file: str) -> str:

@@ -4,12 +4,13 @@ Each comes from failures users really hit (tests/failures): CUDA's thrust shadow
 (ROCm/pytorch#361), a second HIP or HSA runtime on the loader or link path (mixed installs),
 CMake 4 against submodules that still declare `cmake_minimum_required` below 3.5, setuptools
 82 against setup.py files that import `pkg_resources` (pytorch/vision#9380), and a CUDA
-`triton` or a non-ROCm torch already in the build venv, libstdc++'s assertions switched on by
-the flag variables in any spelling distributions use (ROCm/composable_kernel#1405,
-NixOS/nixpkgs#468809), and a temp directory on another, smaller filesystem than the work dir
-(pytorch/pytorch#2046). Owns: reading the folders, files and variables that show them (and
-dpkg's package lists, to say which package installed a file). Must not: run programs, write
-anything or judge (plan/hazard_rows.py turns these facts into doctor rows).
+`triton` or a CUDA or CPU torch (never the one the kit built) already in the build venv,
+libstdc++'s assertions switched on by the flag variables in any spelling distributions use
+(ROCm/composable_kernel#1405, NixOS/nixpkgs#468809), and a temp directory on another,
+smaller filesystem than the work dir (pytorch/pytorch#2046). Owns: reading the folders, files
+and variables that show them (and dpkg's package lists, to say which package installed a
+file). Must not: run programs, write anything or judge (plan/hazard_rows.py turns these facts
+into doctor rows).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         cmake_floors=tuple(cmake_floors(checkout)) if checkout else (),
         tree_read=bool(checkout and checkout.is_dir()),
         pkg_resources=tuple(pkg_resources_users(sources)) if sources else (),
-        venv_foreign=tuple(venv_foreign(venv)) if venv else (),
+        venv_foreign=tuple(venv_foreign(venv, dist)) if venv else (),
         venv_setuptools=dist_version(venv, "setuptools") if venv else "",
         venv_torch=dist_version(venv, "torch") if venv else "",
         built_torch=manifest_torch(dist) if dist else "",
@@ -500,15 +501,56 @@ def pkg_resources_users(sources: Path) -> Iterable[str]:
 
 # --- the build venv -------------------------------------------------------------------------
 
-def venv_foreign(venv: Path) -> Iterable[str]:
-    """A CUDA `triton` (PyPI's; ROCm's is pytorch-triton-rocm) or a torch whose local version
-    is not +rocm in the build venv's site-packages."""
+def venv_foreign(venv: Path, dist: Path | None = None) -> Iterable[str]:
+    """A CUDA `triton` (PyPI's; ROCm's is pytorch-triton-rocm) in the build venv's
+    site-packages, or a torch from elsewhere: a CUDA or CPU build (a +cu…/+cpu local version,
+    or METADATA requiring nvidia-* packages). The torch the kit built (`kit_torch`) never is,
+    whatever its version says; a torch that shows neither sign is not named (nothing proves it
+    foreign)."""
     for info in sorted(venv.glob("lib/python3*/site-packages/*.dist-info")):
         name, _, version = info.name.removesuffix(".dist-info").partition("-")
         if name == "triton":
             yield f"triton {version}"
-        elif name == "torch" and "+rocm" not in version and "rocm" not in version:
+        elif name == "torch" and not kit_torch(info, dist) and cuda_or_cpu_torch(info, version):
             yield f"torch {version}"
+
+
+def kit_torch(info: Path, dist: Path | None) -> bool:
+    """Whether the torch of dist-info `info` is the wheel dist/manifest.json names: the same
+    version, installed from that file in dist/ (its PEP 610 direct_url.json names it)."""
+    import json
+    from urllib.parse import unquote, urlparse
+
+    if dist is None:
+        return False
+    version = info.name.removesuffix(".dist-info").partition("-")[2]
+    built = manifest_torch(dist)
+    if not built or version != built:
+        return False
+    try:
+        doc = json.loads((dist / "manifest.json").read_text(encoding="utf-8"))
+        wheel = str(doc["wheels"]["torch"])
+        url = urlparse(str(json.loads((info / "direct_url.json").read_text(
+            encoding="utf-8"))["url"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if url.scheme != "file":
+        return False
+    return os.path.realpath(unquote(url.path)) == os.path.realpath(dist / wheel)
+
+
+def cuda_or_cpu_torch(info: Path, version: str) -> bool:
+    """A torch built for CUDA or for the CPU only: its local version (+cu128, +cpu) or its
+    METADATA's Requires-Dist on nvidia-* packages (PyPI's Linux CUDA torch)."""
+    local = version.partition("+")[2].lower()
+    if local.startswith("cu") or local.startswith("cpu"):
+        return True
+    try:
+        metadata = (info / "METADATA").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.lower().removeprefix("requires-dist:").strip().startswith("nvidia-")
+               for line in metadata.splitlines() if line.lower().startswith("requires-dist:"))
 
 
 def dist_version(venv: Path, name: str) -> str:

@@ -95,10 +95,19 @@ class PinState:
     holds: bool
 
 
+def pin_value(prefix: Path) -> str:
+    """How the kit names the venv's constraint file in a pip setting: its path, or where the
+    path has white space (pip splits a `constraint` value on it) its file: URL, spaces as %20,
+    which pip reads as that file (pip/_internal/req/req_file.py get_file_content; tried with pip
+    23.2.1 and 26.3 in tests/test_pin_holds.py)."""
+    path = prefix / CONSTRAINTS_NAME
+    return path.as_uri() if any(ch.isspace() for ch in str(path)) else str(path)
+
+
 def effective_pin(prefix: Path, environ: Mapping[str, str]) -> PinState:
     """pip's value of `constraint` for `pip install` with the venv at `prefix`, in `environ`
     (pip's precedence, the module's docstring), the kit's hook applied as it would apply."""
-    ours = str(prefix / CONSTRAINTS_NAME)
+    ours = pin_value(prefix)
     hooked = site_packages(prefix)
     hooked_on = hooked is not None and (hooked / HOOK_PTH).is_file()
     env_value = environ.get("PIP_CONSTRAINT", "").split()
@@ -117,7 +126,7 @@ def effective_pin(prefix: Path, environ: Mapping[str, str]) -> PinState:
         for section in ("global", "install"):
             if parser.has_option(section, "constraint"):
                 found[section] = (parser.get(section, "constraint"), f"{path} [{section}]")
-    hook_applies = hooked_on and os.path.isfile(ours) and env_file != str(
+    hook_applies = hooked_on and (prefix / CONSTRAINTS_NAME).is_file() and env_file != str(
         prefix / UNPINNED_NAME)
     if env_value:
         values = env_value + ([ours] if hook_applies and ours not in env_value else [])
@@ -206,7 +215,7 @@ def pin_report(prefix: Path, environ: Mapping[str, str]) -> PinReport | None:
         if state.source == f"{prefix / PIP_CONF} [install]":  # the kit's line is what pip takes
             text = (prefix / PIP_CONF).read_text(encoding="utf-8")
             site = configparser.RawConfigParser()
-            site.read_string(without_pin(text, str(constraints)))
+            site.read_string(without_pin(text, pin_value(prefix)))
             left_out = [c for c in own_constraints(site, environ) if c not in state.constraints]
     except UsageError as exc:
         state = PinState(constraints=(), source=exc.what, holds=False)

@@ -2,12 +2,12 @@
 upstream fixes, the lock file.
 
 Owns: the few entry points the tasks and the build planner call (`checkout_pytorch`,
-`checkout_triton`, `patch_sources`, `describe_sources`, `patch_digest_inputs`, and for the
-upstream fixes `fix_decisions`, `locked_fixes`, `check_locked_fixes`); they combine the modules
-below. `git.py` is the only module here that runs git; `checkout.py`, `patches.py`,
-`upstream_fixes.py` plan argv lists and call it; `triton_pin.py` and `lockfile.py` parse and
-write files. Must not:
-build, install, or write outside the kit's work dir (the patch series is read from patches/).
+`resolve_pytorch_ref`, `checkout_triton`, `patch_sources`, `describe_sources`,
+`patch_digest_inputs`, and for the upstream fixes `fix_decisions`, `locked_fixes`,
+`check_locked_fixes`); they combine the modules below. `git.py` is the only module here that
+runs git; `checkout.py`, `patches.py`, `upstream_fixes.py` plan argv lists and call it;
+`triton_pin.py` and `lockfile.py` parse and write files. Must not: build, install, or write
+outside the kit's work dir (the patch series is read from patches/).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from rocmforge.errors import RocmforgeError
 from rocmforge.knowledge.toml_files import kit_data_dir
 from rocmforge.sources.checkout import (
     CheckoutResult,
+    ResolvedRef,
     checkout_tree,
     head_commit,
     read_tree_version,
@@ -185,6 +186,25 @@ def check_locked_patches(lock: Lock, lock_path: Path, patches_root: Path) -> Non
                 "use the kit version that wrote the lock, or write a new lock with "
                 "`invoke checkout`",
             )
+
+
+def resolve_pytorch_ref(settings: Settings) -> ResolvedRef | None:
+    """What the build's checkout step will check out, asked before any step runs: a full commit
+    (or a lock file's) as is, a tag the work dir's checkout already has without network, else
+    one `git ls-remote` round trip. FetchFailed (exit 3) when the remote cannot be reached,
+    RefNotFound (exit 2, naming the nearest release tags the remote has) when it lacks the ref;
+    either way no step has run and no stamp was touched. None when no ref is set (the checkout
+    step says that)."""
+    from rocmforge.sources.checkout import git_config_for, resolve_ref
+
+    if settings.lock_file:
+        return None  # the lock's commits: checked against the lock by the checkout step
+    repo, ref = str(settings.pytorch_repo), settings.pytorch_ref.strip()
+    if not repo or not ref:
+        return None
+    tree = workdir_for(settings.work_dir).pytorch
+    return resolve_ref(repo, ref, tree=tree if (tree / ".git").exists() else None,
+                       config=git_config_for(repo, settings.mirrors), name="PyTorch")
 
 
 def checkout_pytorch(

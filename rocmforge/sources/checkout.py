@@ -118,8 +118,75 @@ def git_config_for(repo: str, mirrors: Mapping[str, str]) -> tuple[tuple[str, st
     return tuple(pairs)
 
 
+# The tags a miss is answered with: PyTorch's releases are v<version> (v2.8.0, v2.9.0-rc1);
+# listing only these keeps the thousands of other tags (ciflow/...) out of the answer.
+RELEASE_TAGS = "refs/tags/v*"
+
+
 def ls_remote_argv(url: str, ref: str) -> tuple[str, ...]:
-    return ("ls-remote", "--", url, f"refs/tags/{ref}", f"refs/heads/{ref}")
+    """One round trip: `ref` as a tag (peeled too: a pattern matches the "^{}" line only when
+    it names it) or a branch, and the remote's release tags, named when `ref` is missing."""
+    return ("ls-remote", "--", url, f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}",
+            f"refs/heads/{ref}", RELEASE_TAGS)
+
+
+def listed_tags(output: str) -> tuple[str, ...]:
+    """The tag names in `git ls-remote` output (peeled lines left out), in its order."""
+    names = []
+    for line in output.splitlines():
+        sha, _, name = line.strip().partition("\t")
+        if FULL_SHA.match(sha) and name.startswith("refs/tags/") and not name.endswith("^{}"):
+            names.append(name.removeprefix("refs/tags/"))
+    return tuple(names)
+
+
+def nearest_tags(tags: Sequence[str], ref: str, most: int = 3) -> tuple[str, ...]:
+    """The release tags closest to `ref`: by version when `ref` reads as one (the two below it
+    and the one above, newest first), else the newest; release candidates only when the remote
+    has no final release. () when `tags` holds no version tag."""
+    from packaging.version import InvalidVersion, Version
+
+    def parsed(text: str) -> Version | None:
+        try:
+            return Version(text)
+        except InvalidVersion:
+            return None
+
+    versions = sorted(((v, t) for t in set(tags) if (v := parsed(t)) is not None),
+                      key=lambda pair: pair[0])
+    finals = [pair for pair in versions if not pair[0].is_prerelease] or versions
+    if not finals:
+        return ()
+    wanted = parsed(ref)
+    if wanted is None:
+        return tuple(t for _, t in reversed(finals[-most:]))
+    below = [pair for pair in finals if pair[0] < wanted]
+    above = [pair for pair in finals if pair[0] > wanted]
+    picked = above[:1] + below[-(most - min(1, len(above))):]
+    if len(picked) < most:  # nothing below: more from above
+        picked = above[:most - len(below[-most:])] + below[-most:]
+    return tuple(t for _, t in sorted(picked, key=lambda pair: pair[0], reverse=True))
+
+
+def ref_not_found(url: str, ref: str, tags: Sequence[str]) -> RefNotFound:
+    """The one paragraph for a ref the remote lacks: the nearest release tags it does have
+    (never a fixed example, which may itself be missing on a mirror or an old remote)."""
+    hint = (" It looks like a short commit hash; give all 40 hex digits."
+            if _HEXISH.match(ref) else "")
+    near = nearest_tags(tags, ref)
+    if near:
+        have = f"it has {', '.join(near)}"
+        fix = (f"pass an existing tag (e.g. {near[0]}), branch, or 40-hex commit with --ref "
+               "(or the pytorch_ref setting)")
+    else:
+        have = "it has no release tag (v...)"
+        fix = (f"pass a tag or branch that `git ls-remote {url}` lists, or a 40-hex commit, "
+               "with --ref (or the pytorch_ref setting)")
+    return RefNotFound(
+        f"{ref!r} is not a tag, branch or full commit of {url}; {have}.{hint}",
+        "the kit checks out only refs the remote really has",
+        fix,
+    )
 
 
 def parse_ls_remote(output: str, ref: str) -> ResolvedRef | None:
@@ -297,16 +364,7 @@ def resolve_ref(
     )
     resolved = parse_ls_remote(listed.stdout, ref)
     if resolved is None:
-        hint = (
-            " It looks like a short commit hash; give all 40 hex digits."
-            if _HEXISH.match(ref)
-            else ""
-        )
-        raise RefNotFound(
-            f"{ref!r} is not a tag, branch or full commit of {url}.{hint}",
-            "the kit checks out only refs the remote really has",
-            "pass an existing tag (e.g. v2.9.1), branch, or 40-hex commit with --ref",
-        )
+        raise ref_not_found(url, ref, listed_tags(listed.stdout))
     return resolved
 
 

@@ -48,6 +48,7 @@ from rocmforge.probes.pip_pin import (
     check_pip_configuration,
     option_end,
     own_constraints,
+    pin_value,
     pinned_venvs,
     site_packages,
     without_pin,
@@ -74,6 +75,7 @@ import os
 import sys
 
 OURS = {ours!r}
+VALUE = {value!r}  # OURS as pip reads it in a setting: a file: URL where the path has a space
 UNPINNED = {unpinned!r}
 
 
@@ -105,8 +107,8 @@ def hold():
             parser.get("global", "constraint", fallback="").split()
         if not value:
             return
-    if OURS not in value:
-        os.environ["PIP_CONSTRAINT"] = " ".join([*value, OURS])
+    if VALUE not in value:
+        os.environ["PIP_CONSTRAINT"] = " ".join([*value, VALUE])
 
 
 hold()
@@ -127,32 +129,31 @@ def constraint_lines(wheel_names: Iterable[str]) -> list[str]:
 
 
 def protect_venv(prefix: Path, wheel_names: Iterable[str],
-                 environ: Mapping[str, str] | None = None) -> Path | None:
+                 environ: Mapping[str, str] | None = None) -> Path:
     """Pin the venv at `prefix` to `wheel_names` (the module's docstring says how). Returns the
-    constraint file; None when pip could not read it there (pip splits a config value on white
-    space: a venv path with a space cannot be named) and nothing was written. A pip.conf pip
-    cannot parse (the venv's, the user's or a global one): UsageError, nothing written."""
+    constraint file. A venv path with white space is named by its file: URL (`pin_value`). A
+    pip.conf pip cannot parse (the venv's, the user's or a global one): UsageError, nothing
+    written."""
     from rocmforge.fsutil import write_atomic
 
     environ = os.environ if environ is None else environ
     constraints = prefix / CONSTRAINTS_NAME
-    if any(ch.isspace() for ch in str(constraints)):
-        return None
+    value = pin_value(prefix)
     conf = prefix / PIP_CONF
     check_pip_configuration(prefix, environ)  # before anything is written
-    text = without_pin(conf.read_text(encoding="utf-8") if conf.is_file() else "",
-                        str(constraints))
+    text = without_pin(conf.read_text(encoding="utf-8") if conf.is_file() else "", value)
     site_conf = configparser.RawConfigParser()
     site_conf.read_string(text, source=str(conf))
     theirs = own_constraints(site_conf, environ)
     write_atomic(constraints, HEADER + "".join(f"{line}\n"
                                                for line in constraint_lines(wheel_names)))
     write_atomic(prefix / UNPINNED_NAME, UNPINNED_TEXT)
-    write_atomic(conf, _with_pin(text, [*theirs, str(constraints)]))
+    write_atomic(conf, _with_pin(text, [*theirs, value]))
     site = site_packages(prefix)
     if site is not None:
         write_atomic(site / f"{HOOK_MODULE}.py", HOOK_TEXT.format(
-            ours=str(constraints), unpinned=str(prefix / UNPINNED_NAME), pth=HOOK_PTH))
+            ours=str(constraints), value=value, unpinned=str(prefix / UNPINNED_NAME),
+            pth=HOOK_PTH))
         write_atomic(site / HOOK_PTH, f"import {HOOK_MODULE}\n")
     return constraints
 
@@ -172,7 +173,7 @@ def release_venv(prefix: Path) -> bool:
     if not conf.is_file():
         return had_hook
     text = conf.read_text(encoding="utf-8")
-    kept = without_pin(text, str(prefix / CONSTRAINTS_NAME))
+    kept = without_pin(text, pin_value(prefix))
     if kept != text:
         write_atomic(conf, kept)
     return had_hook or kept != text

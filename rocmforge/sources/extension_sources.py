@@ -7,8 +7,9 @@ pyproject.toml, a clean git repository's top level taken at its HEAD commit and 
 folder by the digest of its files; a name given twice refused), `folder_digest` and
 `copy_folder` (one walk of a folder's files, leaving out what a build writes: .git, build/,
 dist/, *.egg-info, __pycache__). Bad input is a UsageError (exit 2) and nothing is written.
-Must not: touch the work dir (the checkout and copy steps do), or fail because a remote cannot
-be reached when the ref is known (the checkout step says that, with its advice).
+A remote that cannot be asked is a FetchFailed (exit 3) here, before any
+step, unless the ref is a 40-hex commit (nothing to ask: the checkout step fetches it).
+Must not: touch the work dir (the checkout and copy steps do).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from urllib.parse import unquote
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.extensions import (
@@ -31,7 +33,7 @@ from rocmforge.knowledge.extensions import (
 )
 from rocmforge.sources.checkout import git_config_for
 from rocmforge.sources.git import FULL_SHA, FetchFailed, GitResult, run_git
-from rocmforge.sources.offline import offline_fix
+from rocmforge.sources.offline import extension_fix
 
 # What a build writes into a source folder: never part of the folder's content.
 _BUILD_DIRS = frozenset({".git", "build", "dist", "__pycache__", ".eggs"})
@@ -126,8 +128,9 @@ def parse_symref_listing(output: str, ref: str) -> tuple[str, str]:
 
 def _remote(source: ExtensionSource, mirrors: Mapping[str, str],
             git: GitRunner) -> ExtensionSource:
-    local = source.repo.removeprefix("file://") if source.repo.startswith(("file://", "/")) \
-        else ""
+    # git decodes a file:// URL's %XX (a lock writes a git folder's path so: file:///a%20b)
+    local = unquote(source.repo.removeprefix("file://")) if source.repo.startswith(
+        ("file://", "/")) else ""
     if local and not Path(local).exists():
         given = ("the setting companion_repos" if source.form == FORM_RECIPE
                  else f"--with {source.word}")
@@ -138,15 +141,12 @@ def _remote(source: ExtensionSource, mirrors: Mapping[str, str],
         return dataclasses.replace(source, commit=source.ref)
     listed = git(ls_remote_argv(source.repo, source.ref),
                  config=git_config_for(source.repo, mirrors), check=False)
-    if not listed.ok:
-        if not source.ref:  # nothing to check out without the remote: say it now
-            raise FetchFailed(
-                f"Cannot reach {source.repo} to find the default branch of --with "
-                f"{source.word}", f"git said: {listed.tail()}" if listed.tail() else "",
-                offline_fix(source.name, source.repo))
-        return dataclasses.replace(source, notes=(
-            *source.notes, f"{source.name}: could not ask {source.repo} for {source.ref} before "
-            "the build; its checkout step resolves it"))
+    if not listed.ok:  # every --with is resolved before any step (issue 39 item 2)
+        asked = f"its ref {source.ref}" if source.ref else "its default branch"
+        raise FetchFailed(
+            f"Cannot reach {source.repo} to find {asked} for --with {source.word}; no step "
+            "ran", f"git said: {listed.tail()}" if listed.tail() else "",
+            extension_fix(source.name, source.repo, source.form == FORM_RECIPE))
     ref, commit = parse_symref_listing(listed.stdout, source.ref)
     if not commit:
         short = "; a short commit hash is not enough, give all 40 hex digits" if (

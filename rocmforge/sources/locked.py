@@ -194,7 +194,8 @@ def _name_and_ref(word: str) -> tuple[str, str]:
 
 def _locked_word(name: str, repo: str, commit: str) -> str:
     """The `--with` word that rebuilds a locked companion or extension at its commit: its name,
-    or `git+<repo>@<commit>` for an extension no recipe names."""
+    or `git+<repo>@<commit>` for an extension no recipe names (`git+file:///path@<commit>`
+    for a git folder, whose lock records its absolute path)."""
     from rocmforge.knowledge.addon_table import load_addons
     from rocmforge.knowledge.extensions import GIT_PREFIX
 
@@ -202,4 +203,6 @@ def _locked_word(name: str, repo: str, commit: str) -> str:
         return repo
     if name in load_addons().addons:
         return f"{name}@{commit}"
+    if repo.startswith("/"):  # a git folder: its repository as a file:// URL git fetches
+        return f"{GIT_PREFIX}{Path(repo).as_uri()}@{commit}"
     return f"{GIT_PREFIX}{repo}@{commit}"

@@ -1,7 +1,8 @@
 """What to do when a fetch over the network fails: the fix text of every "Cannot fetch" error.
 
 Owns: the offline alternatives for each thing the kit fetches (the PyTorch repository and its
-submodules, the Triton repository, the Triton wheel index, AOTriton), named through the flag
+submodules, the Triton repository, the Triton wheel index, AOTriton, a --with extension's
+repository), named through the flag
 table (rocmforge.settings.FLAG_OF_SETTING) and the settings' own names, so a fix never names a
 flag that does not exist (tests/test_offline_advice.py scans every fix text for that). Must not:
 fetch, run git, or decide the exit status (rocmforge.errors.EnvironmentFailed does: 3).
@@ -43,6 +44,19 @@ def offline_fix(project: str, url: str) -> str:
     return (f"check the network (or proxy) and the URL; without network: clone it once where "
             f"there is network ({clone}) and pass {repo}, or map each URL (submodules too) to a "
             f"local mirror with the `mirrors` setting; {_ahead()}")
+
+
+def extension_fix(name: str, url: str, recipe: bool) -> str:
+    """The fix of a `--with` extension whose repository `url` cannot be reached before the
+    build: a mirror of it (for a recipe's name through companion_repos, whose entry a git URL
+    the user wrote never takes; for any URL through mirrors) or a folder of its source."""
+    clone = f"/srv/git/{name}.git"
+    where = (how_to_set("companion_repos", f"{name}={clone}") if recipe
+             else f"--with git+file://{clone}@REF")
+    return (f"check the network (or proxy) and the URL; without network: clone it once where "
+            f"there is network (`git clone --mirror {url} {clone}`) and pass {where}, or map "
+            f"{url} to that clone with the `mirrors` setting, or give a folder that holds "
+            f"{name}'s source (--with ./{name})")
 
 
 def index_fix() -> str:

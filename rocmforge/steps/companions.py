@@ -183,6 +183,8 @@ def record_in_lock(ctx: ActionContext, name: str, *, version: str,
     earlier = next((c for c in lock.companions if c.name == name), None)
     if earlier is not None and earlier.commit == commit and earlier.ref:
         ref = earlier.ref
+    if earlier is not None and earlier.commit == commit and commit and not version:
+        version = earlier.version  # an extension's wheel version, which collect recorded
     entry = LockedCompanion(
         name=name, repo=str(checkout.get("repo", "") or ctx.step.inputs.get("repo", "")),
         ref=ref, commit=commit, version=version,
@@ -194,15 +196,20 @@ def record_in_lock(ctx: ActionContext, name: str, *, version: str,
         ctx.say(f"recorded {name} {commit} in {path}")
 
 
-def keep_in_lock(path: Path, names: list[str]) -> None:
-    """Drop from the lock every companion or extension this build does not make."""
+def keep_in_lock(path: Path, names: list[str],
+                 versions: Mapping[str, str] | None = None) -> None:
+    """Drop from the lock every companion or extension this build does not make, and give an
+    entry without a version (an extension whose tree states none before its build) the one
+    its wheel has, as the manifest records it (`versions`)."""
     from rocmforge.sources.lockfile import LockError, read_lock, write_lock
 
     try:
         lock = read_lock(path)
     except LockError:
         return
-    kept = tuple(c for c in lock.companions if c.name in names)
+    found = versions or {}
+    kept = tuple(dataclasses.replace(c, version=found.get(c.name, "")) if not c.version
+                 else c for c in lock.companions if c.name in names)
     if kept != lock.companions:
         write_lock(path, dataclasses.replace(lock, companions=kept))
 
@@ -215,7 +222,7 @@ def wheel_prefix(package: str) -> str:
 def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.errors import ConfigError
     from rocmforge.knowledge.manifest import file_record, read_manifest, write_manifest
-    from rocmforge.steps.outputs import copy_atomically
+    from rocmforge.steps.outputs import copy_atomically, remove_unlisted
 
     dist = ctx.workdir.dist
     names = list(ctx.step.inputs["companions"])
@@ -268,11 +275,14 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
         }  # an extension without a stated version: its wheel's (PEP 427)
     doc["wheels"] = wheels
     doc["companions"] = section
+    doc["settings"] = asked_settings(doc.get("settings"), build.plan.settings)
     doc["files"] = files
     if ctx.workdir.lock_file.is_file():  # now with the companions their patches steps recorded
         from rocmforge.knowledge.toml_files import read_toml
 
-        keep_in_lock(ctx.workdir.lock_file, names)
+        keep_in_lock(ctx.workdir.lock_file, names, versions={
+            name: str(entry["version"]) for name, entry in section.items()
+            if isinstance(entry, dict)})
 
         doc["lock"] = read_toml(ctx.workdir.lock_file)
     doc["steps"] = [{"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}
@@ -297,7 +307,24 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
         (dist / old).unlink()
         ctx.say(f"removed {dist / old}: " + (f"an earlier build's {name} wheel" if name in names
                                              else f"this build makes no {name}"))
+    remove_unlisted(ctx, dist, set(wheels.values()) - {""}, set(earlier.values()))
     return {name: str(wheels[name]) for name in names}
+
+
+_COMPANION_SETTINGS = ("companions", "companion_repos")  # what the manifest's settings hold
+
+
+def asked_settings(recorded: object, plan_settings: Mapping[str, object]) -> dict[str, object]:
+    """The manifest's settings with this build's companions and companion_repos: torch's
+    collect writes the section only when torch is rebuilt, so a build that changes only its
+    --with would leave the earlier build's there (keys the plan has not are dropped)."""
+    settings = dict(recorded) if isinstance(recorded, Mapping) else {}
+    for key in _COMPANION_SETTINGS:
+        if key in plan_settings:
+            settings[key] = plan_settings[key]
+        else:
+            settings.pop(key, None)
+    return settings
 
 
 def _torch_files(doc: Mapping[str, object], wheels: Mapping[str, str]) -> dict[str, object]:
@@ -356,6 +383,7 @@ def clear(build: PreparedBuild, ctx: ActionContext) -> Details:
         else:
             doc.pop("companions", None)
     doc["wheels"] = wheels
+    doc["settings"] = asked_settings(doc.get("settings"), build.plan.settings)
     files = doc.get("files")
     if isinstance(files, dict):
         doc["files"] = {k: v for k, v in files.items() if k not in {w for _n, w in gone}}

@@ -1,16 +1,16 @@
 """Pipeline stage: collect the wheels into dist/ and write the manifest that describes them.
 
 Owns: the collect action (atomic copies into dist/, dist/manifest.json from the results of this
-run's steps with each wheel's sha256 and size, removing an earlier build's wheel the new manifest
-does not list), in an order that never shows a manifest beside wheels it does not describe. Must
-not: build or install anything."""
+run's steps with each wheel's sha256 and size, removing every wheel in dist/ the new manifest
+does not list: an earlier build's, or one put there by hand), in an order that never shows a
+manifest beside wheels it does not describe. Must not: build or install anything."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
 
 from rocmforge.errors import StepFailed
@@ -84,14 +84,30 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
     # sit next to the new one: `pip install dist/*.whl` would get two `triton` providers. It
     # goes while there is no manifest, so no instant shows a manifest beside a wheel it does
     # not list (every reader refuses that pair: knowledge.manifest.wheel_problems).
-    for name in sorted(earlier - {torch_wheel.name, triton_name}):
-        stale = dist / name
-        if stale.is_file():
-            stale.unlink()
-            ctx.say(f"removed {stale}: an earlier build's wheel, not in this manifest")
+    # dist/ is the kit's folder: a wheel no build recorded (put there by hand, left by a killed
+    # collect) goes too, else every reader refuses dist/ and no rebuild would clear it.
+    remove_unlisted(ctx, dist, {torch_wheel.name, triton_name} - {""}, earlier)
     path = write_manifest(dist / "manifest.json", doc)
     ctx.say(f"wrote {path}")
     return {"torch": torch_wheel.name, "triton": triton_name}
+
+
+def remove_unlisted(ctx: ActionContext, dist: Path, keep: Set[str],
+                    earlier: Set[str] = frozenset()) -> list[str]:
+    """Remove every *.whl in dist/ (a link too) not named in `keep`, one line each saying why:
+    an earlier build's wheel (in `earlier`, the old manifest) or one no manifest listed."""
+    removed = []
+    for path in sorted(dist.glob("*.whl")):
+        if path.name in keep or not (path.is_file() or path.is_symlink()):
+            continue
+        path.unlink()
+        removed.append(path.name)
+        if path.name in earlier:
+            ctx.say(f"removed {path}: an earlier build's wheel, not in this manifest")
+        else:  # not the kit's: the user sees it even in a quiet build
+            ctx.notice(f"removed {path}: no build listed it (dist/ holds only the kit's "
+                       "wheels)")
+    return removed
 
 
 def _manifest_wheels(path: Path) -> set[str]:

@@ -69,12 +69,7 @@ def install_pinned(ctx: ActionContext, python: str, wheels: Sequence[str],
     release_venv(ctx.workdir.venv)
     ctx.run(pip_install_argv(python, wheels))
     written = protect_venv(ctx.workdir.venv, [Path(w).name for w in pinned])
-    if written is None:
-        ctx.notice(f"the build venv ({ctx.workdir.venv}) is not pinned to the built wheels: pip "
-                   "cannot read a constraint file whose path has a space")
-    else:
-        ctx.say(f"pinned the build venv to {', '.join(Path(w).name for w in pinned)} "
-                f"({written})")
+    ctx.say(f"pinned the build venv to {', '.join(Path(w).name for w in pinned)} ({written})")
 
 
 def externally_managed(python: str) -> str:
@@ -154,6 +149,22 @@ def pip_install_argv(python: str, wheels: Sequence[str]) -> list[str]:
     return [python, "-m", "pip", "install", "--no-deps", "--force-reinstall", *wheels]
 
 
+def checked_venv(python: str) -> Path | None:
+    """The venv `python` belongs to (None: not a venv), after the check that every pip.conf it
+    reads parses (UsageError, exit 2): `invoke install` makes it before it prints the pip
+    command, so a refusal never follows a command line that looks as if pip ran."""
+    import os
+
+    from rocmforge.sources.constraints import check_pip_configuration
+
+    asked = process.run([python, "-c", "import sys; print(sys.prefix if sys.prefix != "
+                         "sys.base_prefix else '')"])
+    venv = Path(asked.stdout.strip()) if asked.ok and asked.stdout.strip() else None
+    if venv is not None:
+        check_pip_configuration(venv, os.environ)
+    return venv
+
+
 def install_pinned_venv(argv: Sequence[str],
                         state_dir: Path | None = None) -> tuple[bool, list[str]]:
     """`invoke install`: run pip's `argv` (install_argv), then pin the target to the wheels it
@@ -161,21 +172,12 @@ def install_pinned_venv(argv: Sequence[str],
     venv is left alone). The old pin is lifted first; a venv pinned is added to `state_dir`'s
     list, which `doctor` checks. Returns (pip succeeded, lines to show)."""
     import contextlib
-    import os
     import sys
 
-    from rocmforge.sources.constraints import (
-        check_pip_configuration,
-        protect_venv,
-        record_pinned,
-        release_venv,
-    )
+    from rocmforge.sources.constraints import protect_venv, record_pinned, release_venv
 
-    asked = process.run([argv[0], "-c", "import sys; print(sys.prefix if sys.prefix != "
-                         "sys.base_prefix else '')"])
-    venv = Path(asked.stdout.strip()) if asked.ok and asked.stdout.strip() else None
+    venv = checked_venv(argv[0])
     if venv is not None:
-        check_pip_configuration(venv, os.environ)  # a bad pip.conf: exit 2 before pip runs
         with contextlib.suppress(OSError):
             release_venv(venv)
     result = process.run(list(argv), log=sys.stdout)
@@ -186,9 +188,6 @@ def install_pinned_venv(argv: Sequence[str],
     except OSError as exc:
         return True, [f"note: {venv} is not pinned to these wheels ({exc.strerror}: "
                       f"{exc.filename})"]
-    if written is None:
-        return True, [f"note: {venv} is not pinned to these wheels (pip cannot read a "
-                      "constraint file whose path has a space)"]
     if state_dir is not None:
         with contextlib.suppress(OSError):
             record_pinned(state_dir, venv)

@@ -123,6 +123,15 @@ def build(c: Context, verbose: bool = False, **flags: object) -> None:
     prepared, _ = _prepare(c, flags)
     workdir = prepared.inputs.workdir
     if not is_dry(c):
+        from rocmforge.execute.lock import check_work_dir_can_be_made
+        from rocmforge.sources import resolve_pytorch_ref
+
+        check_work_dir_can_be_made(workdir.root)  # bad input here first, then the network
+        # A ref the remote lacks (exit 2) or a remote out of reach (exit 3) stops here, before
+        # any step runs and any stamp is touched: the next good build resumes where it was.
+        # When preflight has a FAIL row its step stops the build first, with its own fixes.
+        if not any(row.status == "FAIL" for row in prepared.preflight):
+            resolve_pytorch_ref(prepared.settings)
         _check_companion_refs(prepared)
     else:  # the same forecast as `invoke plan`, from the same preflight rows the build has
         from rocmforge.render import say
@@ -188,12 +197,13 @@ def install(c: Context, python: str = "", **flags: object) -> None:
     import shlex
 
     from rocmforge.errors import StepFailed
-    from rocmforge.steps.venv import install_argv, install_pinned_venv
+    from rocmforge.steps.venv import checked_venv, install_argv, install_pinned_venv
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, **settings_of_flags(flags))
     workdir = workdir_for(settings.work_dir)
     argv = install_argv(workdir, python)
+    checked_venv(argv[0])  # a pip.conf pip cannot parse: exit 2 before the command is shown
     print("+ " + shlex.join(argv))
     if is_dry(c):
         return

@@ -204,6 +204,57 @@ def test_rerun_is_a_noop_and_plan_shows_the_companion_steps(
     assert "torchaudio" not in dry.stdout.split("==>", 1)[1]
 
 
+def test_a_stray_wheel_in_dist_reruns_only_the_collect_steps_then_install_works(
+        remotes: dict[str, Path], built: tuple[Path, str, float]) -> None:
+    """A wheel put into dist/ by hand: `invoke install` refuses it (exit 2); `invoke build`
+    runs only the two collect steps (no build), removes the wheel and says so in one line;
+    `invoke install` then installs the three recorded wheels (defect 4 of the user review)."""
+    from buildhelpers import make_wheel
+
+    work, _, _ = built
+    env = env_for({k: v for k, v in remotes.items() if k != "pytorch"})
+    stray = make_wheel(work / "dist", "stray", "1.0", {"stray/__init__.py": ""})
+    listed = sorted(p.name for p in (work / "dist").glob("*.whl") if p != stray)
+    install = [sys.executable, "-m", "invoke", "install", "--work-dir", str(work)]
+    refused = invoke(install, env)
+    assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
+    assert f"{stray} is in dist/ but manifest.json does not list it" in \
+        " ".join(refused.stderr.split())
+    dry = invoke([sys.executable, "-m", "invoke", "--dry",
+                  *argv("build", work, remotes["pytorch"], "--with",
+                        "torchvision,torchaudio")[3:]], env)
+    assert dry.returncode == 0, dry.stderr
+    would = [line.split("] ", 1)[1] for line in dry.stdout.splitlines()
+             if line.startswith("==> [") and "would run" in line]
+    assert would == [f"{name}: stamp matches, would run again (dist/ holds a wheel the manifest "
+                     "does not list)" for name in ("collect", "companions-collect")]
+    assert stray.exists()
+    again = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision,torchaudio"),
+                   env)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    ran = [line.split("] ", 1)[1].split(":", 1)[0] for line in again.stdout.splitlines()
+           if line.startswith("==> [")]
+    assert ran == ["collect", "companions-collect"], again.stdout[-3000:]
+    assert (f"==> dist/ holds {stray.name}, which its manifest does not list: collect, "
+            "companions-collect run again, the builds stay done") in again.stdout
+    removed = [line for line in again.stdout.splitlines() if "removed " in line]
+    assert removed == [f"    removed {stray}: no build listed it (dist/ holds only the kit's "
+                       "wheels)"], again.stdout[-3000:]
+    assert "every other step is up to date." in again.stdout
+    assert not stray.exists()
+    assert sorted(p.name for p in (work / "dist").glob("*.whl")) == listed
+    assert_manifest_describes_wheel(work)
+    # The next build has nothing to do; install takes the three recorded wheels.
+    noop = invoke(argv("build", work, remotes["pytorch"], "--with", "torchvision,torchaudio"),
+                  env)
+    assert "every step is up to date; nothing to do" in noop.stdout, noop.stdout[-2000:]
+    done = invoke(install, env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.startswith(f"+ {work / 'venv' / 'bin' / 'python'} -m pip install "
+                                  "--no-deps --force-reinstall ")
+    assert sorted(Path(w).name for w in done.stdout.splitlines()[0].split()[7:]) == listed
+
+
 def test_a_branch_of_another_torch_is_refused_before_any_step(
         remotes: dict[str, Path], built: tuple[Path, str, float]) -> None:
     """A branch names no version: the build reads the version.txt the branch holds (a shallow
@@ -392,6 +443,7 @@ def test_a_build_without_companions_takes_the_earlier_ones_out_of_dist(
     assert not list((work / "dist").glob("torchvision-*.whl"))
     manifest = json.loads((work / "dist" / "manifest.json").read_text())
     assert "companions" not in manifest and "torchvision" not in manifest["wheels"]
+    assert "companions" not in manifest["settings"]  # this build asked for none
     assert "companions" not in tomllib.loads((work / "rocmforge.lock").read_text())
     assert_manifest_describes_wheel(work)
     again = invoke(argv("plan", work, remotes["pytorch"]), env)
@@ -400,5 +452,6 @@ def test_a_build_without_companions_takes_the_earlier_ones_out_of_dist(
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
     manifest = json.loads((work / "dist" / "manifest.json").read_text())
     assert manifest["companions"]["torchvision"]["wheel"] in manifest["wheels"].values()
+    assert [c["name"] for c in manifest["settings"]["companions"]] == ["torchvision"]
     assert (work / "dist" / manifest["wheels"]["torchvision"]).is_file()
     assert_manifest_describes_wheel(work)

@@ -47,9 +47,10 @@ def make_fixture_repo(dest: Path, tag: str = "v2.8.0") -> Path:
     return dest
 
 
-def build_argv(work: Path, repo: Path, arch: str, triton: str = "skip") -> list[str]:
+def build_argv(work: Path, repo: Path | str, arch: str, triton: str = "skip",
+               ref: str = "v2.8.0") -> list[str]:
     return [sys.executable, "-m", "invoke", "build", "--arch", arch, "--work-dir", str(work),
-            "--repo", str(repo), "--ref", "v2.8.0", "--clang", "22", "--triton", triton,
+            "--repo", str(repo), "--ref", ref, "--clang", "22", "--triton", triton,
             "--skip-preflight", "--system-site-packages"]
 
 
@@ -62,10 +63,10 @@ def build_env(extra: str = "", **more: str) -> dict[str, str]:
     return env
 
 
-def run_build(work: Path, repo: Path, arch: str = "gfx1100", extra: str = "",
+def run_build(work: Path, repo: Path | str, arch: str = "gfx1100", extra: str = "",
               triton: str = "skip", environ: dict[str, str] | None = None,
-              **kw) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(build_argv(work, repo, arch, triton), cwd=REPO_ROOT,
+              ref: str = "v2.8.0", **kw) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(build_argv(work, repo, arch, triton, ref), cwd=REPO_ROOT,
                           env=build_env(extra, **(environ or {})),
                           capture_output=True, text=True, timeout=300, **kw)
     if done.returncode == 0 and (work / "dist" / "manifest.json").is_file():
@@ -178,6 +179,72 @@ def test_fixture_build_then_noop_then_target_change(shared, tmp_path: Path) -> N
     assert "rocmforge: 2 step(s) ran" in fourth.stdout
     assert json.loads((work / "dist" / "manifest.json").read_text())["targets"] == [
         "gfx1100", "gfx942"]
+
+
+def _stamp_files(work: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted((work / "state" / "stamps").glob("*.json"))}
+
+
+def test_a_mistyped_ref_stops_before_any_step_and_the_next_build_resumes(shared) -> None:
+    """Review defect: `--ref v9.9.9` after a finished build failed at the checkout step (exit 2,
+    "nothing was changed") but had removed every stamp from the checkout on, so the next build
+    with the good ref reran the whole build. The ref is now asked of the remote first."""
+    repo, work, _ = shared
+    assert run_build(work, repo).returncode == 0
+    before = _stamp_files(work)
+    assert {"checkout.json", "build.json", "install.json"} <= set(before)
+
+    bad = run_build(work, repo, ref="v9.9.9")
+    assert bad.returncode == 2, bad.stdout[-3000:] + bad.stderr[-3000:]
+    assert "==> " not in bad.stdout  # before any step, even the skipped ones
+    said = " ".join(bad.stderr.split())
+    assert said == (f"rocmforge: 'v9.9.9' is not a tag, branch or full commit of {repo}; it has "
+                    "v2.8.0. The kit checks out only refs the remote really has. Fix: pass an "
+                    "existing tag (e.g. v2.8.0), branch, or 40-hex commit with --ref (or the "
+                    "pytorch_ref setting)."), said
+    assert _stamp_files(work) == before
+
+    # A remote out of reach is the environment (exit 3), also before any step.
+    gone = run_build(work, work.parent / "no-such-repo", ref="v9.9.9")
+    assert gone.returncode == 3, gone.stdout[-3000:] + gone.stderr[-3000:]
+    assert "==> " not in gone.stdout
+    assert " ".join(gone.stderr.split()).startswith(
+        f"rocmforge: Cannot fetch from {work.parent / 'no-such-repo'}: git could not reach it "
+        "to resolve 'v9.9.9'"), gone.stderr
+    assert _stamp_files(work) == before
+
+    good = run_build(work, repo)
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    assert "every step is up to date; nothing to do" in good.stdout
+    assert "==> [" not in good.stdout
+
+
+def test_a_step_that_fails_on_bad_input_leaves_the_other_stamps_valid(shared) -> None:
+    """The checkout step itself refuses (DirtyTree, exit 2: a user's edit in the tree, and a
+    ref that passes the pre-check): the stamps it removed before running come back, so once
+    the edit is gone the build with the old ref has nothing to do."""
+    repo, work, _ = shared
+    assert run_build(work, repo).returncode == 0
+    before = _stamp_files(work)
+    tree = work / "src" / "pytorch"
+    readme = tree / "README.md"
+    original = readme.read_bytes()
+    subprocess.run(["git", "-C", str(repo), "tag", "v2.7.9"], check=True)  # same commit
+    try:
+        readme.write_bytes(original + b"a user's edit\n")
+        refused = run_build(work, repo, ref="v2.7.9")
+        assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
+        assert "==> [3/16] checkout: PyTorch at v2.7.9" in refused.stdout
+        assert "has local changes the kit did not make (1 path: README.md)" in " ".join(
+            refused.stderr.split())
+        assert _stamp_files(work) == before
+    finally:
+        readme.write_bytes(original)
+        subprocess.run(["git", "-C", str(repo), "tag", "-d", "v2.7.9"], check=True,
+                       capture_output=True)
+    good = run_build(work, repo)
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    assert "==> [" not in good.stdout, good.stdout
 
 
 def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 120) -> None:

@@ -42,11 +42,18 @@ def test_a_users_pip_conf_is_kept_and_the_pin_comes_and_goes(tmp_path: Path) -> 
     assert not release_venv(venv)  # nothing of the kit's left to lift
 
 
-def test_a_path_with_a_space_is_not_pinned(tmp_path: Path) -> None:
+def test_a_path_with_a_space_is_named_by_its_file_url(tmp_path: Path) -> None:
+    """pip splits a `constraint` value on white space: the file is named by its file: URL
+    (real pip reads it: test_pin_holds.py)."""
     venv = tmp_path / "my venv"
     venv.mkdir()
-    assert protect_venv(venv, ["torch-2.9.1-cp311-cp311-linux_x86_64.whl"]) is None
-    assert not (venv / "pip.conf").exists() and not (venv / CONSTRAINTS_NAME).exists()
+    written = protect_venv(venv, ["torch-2.9.1-cp311-cp311-linux_x86_64.whl"])
+    assert written == venv / CONSTRAINTS_NAME
+    url = f"file://{tmp_path}/my%20venv/{CONSTRAINTS_NAME}"
+    line = next(x for x in (venv / "pip.conf").read_text().splitlines()
+                if x.startswith("constraint = "))
+    assert line.split()[-1] == url  # after the machine's own constraint files, if any
+    assert release_venv(venv) and url not in (venv / "pip.conf").read_text()
 
 
 def test_the_kits_wheel_build_is_not_refused_by_the_old_pin(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from rocmforge.sources.extension_sources import (
     parse_symref_listing,
     resolve_sources,
 )
+from rocmforge.sources.git import FetchFailed
 
 TABLE = load_extensions()
 pytestmark = pytest.mark.needs_tool("git")
@@ -150,3 +151,25 @@ def test_verify_takes_a_folder_digest_as_no_wheel_version() -> None:
     from_commit = ExpectedExtension(name="x", module="json", distribution="pytest",
                                     version="0.0.1")
     assert _imported(from_commit)[1].status.name == "FAIL"
+
+
+def test_a_git_folder_with_a_space_reads_back_from_its_file_url(tmp_path: Path) -> None:
+    """The lock's word of a git folder (sources.locked: git+file:///...@commit, the path
+    percent-encoded) names the same extension, at the commit, and its path is found."""
+    folder = repo(tmp_path / "my sources" / "beta-ext")
+    (first,) = resolve(str(folder))
+    assert (first.name, first.form) == ("beta-ext", "git-folder")
+    (again,) = resolve(f"git+{folder.as_uri()}@{first.commit}")
+    assert "%20" in folder.as_uri()
+    assert (again.name, again.form, again.commit) == ("beta-ext", "git", first.commit)
+    assert git("ls-remote", folder.as_uri(), "HEAD", cwd=tmp_path).startswith(
+        first.commit)  # git decodes the %20
+
+
+def test_a_remote_nothing_answers_is_exit_3_while_the_plan_is_made() -> None:
+    with pytest.raises(FetchFailed) as caught:
+        resolve("flash-attention@v2.8.3",
+                repos={"flash-attention": "http://127.0.0.1:1/flash-attention.git"})
+    assert caught.value.exit_code == 3
+    assert caught.value.what == ("Cannot reach http://127.0.0.1:1/flash-attention.git to find "
+                                 "its ref v2.8.3 for --with flash-attention@v2.8.3; no step ran")

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import tomllib
 from gitfixtures import git
 from test_build_companions import env_for, fixture_remote, invoke
 from test_build_extensions import build_argv
@@ -126,16 +127,33 @@ def test_every_source_form_builds_and_each_extension_is_its_own_unit(
     assert gamma["repo"] == str(folder) and gamma["wheel"].startswith("gammaext-0.1.0-")
     lock = (work / "rocmforge.lock").read_text()
     assert f'version = "{gamma["version"]}"' in lock and 'name = "alpha-ext"' in lock
+    # The lock's versions are the manifest's: the git URL's wheel version (0.1.0) too.
+    assert {c["name"]: c["version"] for c in tomllib.loads(lock)["companions"]} == {
+        name: entry["version"] for name, entry in built.items()}
+    assert built["alpha-ext"]["version"] == "0.1.0"
     assert not (folder / "build").exists()  # the build ran in the work dir's copy
 
-    # The lock reproduces all three in a fresh work dir: the recipe and the git URL at their
-    # commits, the folder from its path (its digest is its version there).
+    beta = as_repo(make_ext(tmp_path / "my sources" / "beta-ext", "betaext"))
+    second = invoke(build_argv("build", work, remotes["pytorch"], "gfx942",
+                               f"{words},{beta}"), _env(remotes))
+    assert second.returncode == 0, second.stdout[-4000:] + second.stderr[-4000:]
+    assert ran_steps(second.stdout) == ["beta-ext-checkout", "beta-ext-pairing",
+                                        "beta-ext-patches", "beta-ext-build",
+                                        "companions-collect", "companions-install"]
+    entry = json.loads((work / "dist" / "manifest.json").read_text())["companions"]["beta-ext"]
+    assert entry["commit"] == entry["ref"] == git("rev-parse", "HEAD", cwd=beta)
+
+    # The lock reproduces all four forms in a fresh work dir: the recipe, the git URL and the
+    # git folder (git+file:///...@commit) at their commits, the plain folder from its path (its
+    # digest is its version there).
+    built = json.loads((work / "dist" / "manifest.json").read_text())["companions"]
     again = tmp_path / "again"
     argv = build_argv("build", again, remotes["pytorch"], "gfx942", words)
     argv = argv[:argv.index("--with")] + ["--lock", str(work / "rocmforge.lock")]
     locked = invoke(argv, _env(remotes))
     assert locked.returncode == 0, locked.stdout[-4000:] + locked.stderr[-4000:]
     rebuilt = json.loads((again / "dist" / "manifest.json").read_text())["companions"]
+    assert list(rebuilt) == ["flash-attention", "alpha-ext", "gamma-ext", "beta-ext"]
     assert {n: (e["commit"], e["version"]) for n, e in rebuilt.items()} == {
         n: (e["commit"], e["version"]) for n, e in built.items()}
 
@@ -147,16 +165,6 @@ def test_every_source_form_builds_and_each_extension_is_its_own_unit(
     assert changed.stderr.startswith(f"rocmforge: {folder} is not the folder "
                                      f"{work / 'rocmforge.lock'} locks: its files' digest is ")
     marker.unlink()
-
-    beta = as_repo(make_ext(tmp_path / "beta-ext", "betaext"))
-    second = invoke(build_argv("build", work, remotes["pytorch"], "gfx942",
-                               f"{words},{beta}"), _env(remotes))
-    assert second.returncode == 0, second.stdout[-4000:] + second.stderr[-4000:]
-    assert ran_steps(second.stdout) == ["beta-ext-checkout", "beta-ext-pairing",
-                                        "beta-ext-patches", "beta-ext-build",
-                                        "companions-collect", "companions-install"]
-    entry = json.loads((work / "dist" / "manifest.json").read_text())["companions"]["beta-ext"]
-    assert entry["commit"] == entry["ref"] == git("rev-parse", "HEAD", cwd=beta)
 
     # Bump one: a file of the plain folder edited. Its steps run last, and alone.
     source = folder / "gammaext" / "__init__.py"
@@ -177,6 +185,9 @@ def test_every_source_form_builds_and_each_extension_is_its_own_unit(
     assert ran_steps(third.stdout) == ["companions-collect", "companions-install"]
     manifest = json.loads((work / "dist" / "manifest.json").read_text())
     assert list(manifest["companions"]) == ["flash-attention", "alpha-ext", "beta-ext"]
+    # The settings record what this build asked for (torch's collect, which writes them, did
+    # not run): the same three, not the earlier build's.
+    assert [c["name"] for c in manifest["settings"]["companions"]] == list(manifest["companions"])
     assert not list((work / "dist").glob("gammaext-*.whl"))
     assert "gamma-ext" not in (work / "rocmforge.lock").read_text()
 
@@ -221,3 +232,30 @@ def test_a_tree_that_no_longer_reads_the_recipes_variable_is_refused_before_any_
         "rocmforge: flash-attention at v2.9.0 reads no GPU_ARCHS in setup.py.")
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
     assert not (work / "src").exists() and not (work / "state" / "stamps").exists()
+
+
+@pytest.mark.parametrize(("word", "repos", "fix"), [
+    ("flash-attention@nosuch-tag", "flash-attention=http://127.0.0.1:1/x.git",
+     "pass the companion_repos setting (ROCMFORGE_COMPANION_REPOS=flash-attention="
+     "/srv/git/flash-attention.git, "),
+    ("git+http://127.0.0.1:1/x.git@v1.0", "",
+     "pass --with git+file:///srv/git/x.git@REF, "),
+])
+def test_an_unreachable_extension_remote_stops_before_any_step(
+        remotes: dict[str, Path], tmp_path: Path, word: str, repos: str, fix: str) -> None:
+    """Issue 39 item 2: a recipe pointed (companion_repos) at a port nothing listens on, and a
+    git URL there, are resolved in the plan: exit 3 before the torch steps, one paragraph
+    naming the remote and the offline ways (a mirror, a folder), nothing written."""
+    env = _env(remotes)
+    env["ROCMFORGE_COMPANION_REPOS"] = repos
+    work = tmp_path / "work"
+    done = invoke(build_argv("build", work, remotes["pytorch"], "gfx942", word), env)
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stderr.startswith(
+        f"rocmforge: Cannot reach http://127.0.0.1:1/x.git to find its ref "
+        f"{word.rpartition('@')[2]} for --with {word}; no step ran."), done.stderr
+    assert fix in done.stderr and "(--with ./" in done.stderr and "`mirrors` setting" in \
+        done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert ran_steps(done.stdout) == [] and not (work / "src").exists()
+    assert not (work / "state" / "stamps").exists()

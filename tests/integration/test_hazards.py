@@ -260,3 +260,63 @@ def test_a_venv_whose_torch_is_not_the_built_one_is_a_warning(tmp_path: Path) ->
     same = probe_hazards(rocm_root=None, checkout=None, sources=None, venv=venv, environ={},
                          root=tmp_path, dist=tmp_path / "nodist")
     assert "venv torch" not in _rows(same, venv=str(venv))
+
+
+def test_the_torch_the_kit_built_is_not_foreign_a_cuda_or_cpu_one_is(tmp_path: Path) -> None:
+    """Defect 5 of the user review: after an ordinary build, doctor told the user to uninstall
+    the torch just built (2.8.0a0 has no "rocm" in its version). Real pip installs real wheels
+    into a real venv: the manifest's wheel from dist/ (pip's direct_url.json names it) is the
+    kit's own; a +cpu torch from elsewhere is foreign and named with its uninstall."""
+    from buildhelpers import make_wheel
+
+    from rocmforge.knowledge.manifest import build_manifest, write_manifest
+
+    dist = tmp_path / "dist"
+    built = make_wheel(dist, "torch", "2.8.0a0", {"torch/__init__.py": ""})
+    doc = build_manifest(targets=["gfx1100"], wheels={"torch": built.name, "triton": ""},
+                         lock=None, toolchain={}, env={}, steps=[], plan_settings={},
+                         created="t")
+    write_manifest(dist / "manifest.json", doc)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index",
+           "--no-deps", "--force-reinstall"]
+    subprocess.run([*pip, str(built)], check=True, timeout=300)
+
+    def probe() -> Hazards:
+        return probe_hazards(rocm_root=None, checkout=None, sources=None, venv=venv,
+                             environ={}, root=tmp_path, dist=dist)
+
+    hazards = probe()
+    assert hazards.venv_torch == hazards.built_torch == "2.8.0a0"
+    assert hazards.venv_foreign == ()
+    assert "build venv" not in _rows(hazards, venv=str(venv))
+    # The same version from another folder is not the kit's, but nothing says it is a CUDA or
+    # CPU build: not named (no claim without proof).
+    other = make_wheel(tmp_path / "elsewhere", "torch", "2.8.0a0", {"torch/__init__.py": ""})
+    subprocess.run([*pip, str(other)], check=True, timeout=300)
+    assert probe().venv_foreign == ()
+    # A CPU build from elsewhere is foreign, and so is one whose METADATA requires nvidia-*.
+    cpu = make_wheel(tmp_path / "elsewhere", "torch", "2.8.0+cpu", {"torch/__init__.py": ""})
+    subprocess.run([*pip, str(cpu)], check=True, timeout=300)
+    status, detail, fix = _rows(probe(), venv=str(venv))["build venv"]
+    assert status == "WARN" and f"the build venv ({venv}) holds torch 2.8.0+cpu" in detail
+    assert fix == f"{venv}/bin/python -m pip uninstall -y torch"
+    cuda = make_wheel(tmp_path / "cuda", "torch", "2.8.0",
+                      {"torch/__init__.py": ""},
+                      metadata='Requires-Dist: nvidia-nccl-cu12==2.27.3; '
+                      'platform_system == "Linux"\n')
+    subprocess.run([*pip, str(cuda)], check=True, timeout=300)
+    assert probe().venv_foreign == ("torch 2.8.0",)
+
+
+def test_pypis_cuda_torch_in_a_real_venv_is_foreign() -> None:
+    """PyPI's Linux torch has no local version; its METADATA requires nvidia-* packages (the
+    torchvision venv .ci/run makes holds one)."""
+    venv = Path("/opt/rf-tv-0.29.1")
+    infos = sorted(venv.glob("lib/python3*/site-packages/torch-*.dist-info"))
+    if not infos or "Requires-Dist: nvidia-" not in (infos[0] / "METADATA").read_text():
+        missing_real_part("/opt/rf-tv-0.29.1: a venv with PyPI's CUDA torch (see .ci/run)")
+    version = infos[0].name.removesuffix(".dist-info").partition("-")[2]
+    assert "+" not in version
+    assert f"torch {version}" in list(venv_foreign(venv))

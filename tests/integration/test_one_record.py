@@ -133,13 +133,15 @@ def test_an_unlisted_wheel_in_dist_is_refused_by_install(tmp_path: Path) -> None
     with pytest.raises(UsageError) as refused:
         install_argv(workdir_for(root))
     assert refused.value.what == f"dist/ and its manifest disagree: {unlisted}"
-    # The build's up-to-date check reads the same record: collect's output is not there.
+    # The build's up-to-date check reads the same record: the stray wheel voids no build (its
+    # output is there), it makes the collect steps run again (the runner's stray_wheels).
     from rocmforge.execute.model import Step
-    from rocmforge.execute.states import missing_outputs
+    from rocmforge.execute.states import missing_outputs, stray_wheels
 
     collect = Step(name="companions-collect", argv=("companions-collect",), why="",
                    kind="python", outputs=(str(root / "dist" / "manifest.json"),))
-    assert missing_outputs(collect) == [unlisted]
+    assert missing_outputs(collect) == []
+    assert stray_wheels(collect) == [str(root / "dist" / VISION)]
     # And nox -s verify's planner refuses it with the same sentence.
     from rocmforge.sessions.support import find_wheels
 

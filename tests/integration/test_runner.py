@@ -325,3 +325,31 @@ def test_a_stamped_step_whose_output_is_gone_runs_again_with_every_later_step(
     assert (f"==> make: its stamp matches, but {made} is gone; it runs again, and so does every "
             "step after it") in console.getvalue()
     assert made.is_file()
+
+
+def test_a_first_step_refused_on_bad_input_gets_the_stamps_back(tmp_path: Path) -> None:
+    """Review defect: the stamps from the first changed step on were removed before it ran, so
+    a step that stopped on bad input (exit 2, nothing changed) made the next build redo
+    everything. They come back; a failure of the build itself (exit 1) still removes them."""
+    from rocmforge.errors import UsageError
+
+    def _refuse(ctx):
+        raise UsageError("'v9.9.9' is no ref", "the remote lacks it", "pass one it has")
+
+    def _fail(ctx):
+        raise StepFailed("it broke", "the build failed", "read the log")
+
+    state = tmp_path / "work" / "state"
+    _run(tmp_path, _steps(tmp_path))
+    before = {p.name: p.read_text() for p in (state / "stamps").glob("*.json")}
+    assert sorted(before) == ["first.json", "second.json", "third.json"]
+    for action, code in ((_refuse, 2), (_fail, 1)):
+        changed = (_steps(tmp_path)[0],
+                   Step(name="second", argv=("test-act",), why="act", kind="python"),
+                   _steps(tmp_path)[2])
+        with pytest.raises(Exception) as info:
+            _run(tmp_path, changed, actions={"test-act": (action, "test action")})
+        assert getattr(info.value, "exit_code", None) == code
+        left = {p.name: p.read_text() for p in (state / "stamps").glob("*.json")}
+        assert left == (before if code == 2 else {"first.json": before["first.json"]})
+    assert (tmp_path / "out.txt").read_text() == "first\none\nthird\n"

@@ -10,13 +10,15 @@ from gitfixtures import SUB_URL, FakeRemotes, build_remotes, commit_files, git, 
 
 from rocmforge.errors import RocmforgeError
 from rocmforge.settings import Settings
-from rocmforge.sources import checkout_pytorch, checkout_triton
+from rocmforge.sources import checkout_pytorch, checkout_triton, resolve_pytorch_ref
 from rocmforge.sources.checkout import (
     DirtyTree,
     RefNotFound,
     checkout_tree,
     fetch_argv,
     git_config_for,
+    ls_remote_argv,
+    nearest_tags,
     parse_ls_remote,
     parse_submodule_status,
 )
@@ -156,6 +158,55 @@ def test_missing_ref_changes_nothing(remotes: FakeRemotes, tmp_path: Path) -> No
     assert tree_state(tree) == before
     with pytest.raises(RefNotFound, match="short commit hash"):
         checkout_pytorch(settings(remotes, tmp_path, pytorch_ref=remotes.tags["v2.8.0"][:10]))
+
+
+def test_nearest_release_tags_by_version_else_the_newest() -> None:
+    tags = ["v2.7.0", "v2.7.1", "v2.8.0", "v2.9.0", "v2.9.1", "v2.10.0-rc1", "ciflow/x/1"]
+    assert nearest_tags(tags, "v9.9.9") == ("v2.9.1", "v2.9.0", "v2.8.0")
+    assert nearest_tags(tags, "v2.8.1") == ("v2.9.0", "v2.8.0", "v2.7.1")
+    assert nearest_tags(tags, "mian") == ("v2.9.1", "v2.9.0", "v2.8.0")
+    assert nearest_tags(["v2.10.0-rc1"], "v2.9.1") == ("v2.10.0-rc1",)  # no final release
+    assert nearest_tags(["ciflow/x/1"], "v2.9.1") == ()
+
+
+def test_ref_is_resolved_in_one_round_trip_naming_the_nearest_tags(
+    remotes: FakeRemotes, tmp_path: Path
+) -> None:
+    """The build's check before any step (review defect): one `git ls-remote`, the ref as a
+    tag (peeled) or branch and the release tags in the same answer; nothing is written."""
+    assert ls_remote_argv("U", "v2.9.2") == (
+        "ls-remote", "--", "U", "refs/tags/v2.9.2", "refs/tags/v2.9.2^{}", "refs/heads/v2.9.2",
+        "refs/tags/v*")
+    found = resolve_pytorch_ref(settings(remotes, tmp_path))
+    assert found is not None and found.commit == remotes.tags["v2.9.1"]
+    with pytest.raises(RefNotFound) as info:
+        resolve_pytorch_ref(settings(remotes, tmp_path, pytorch_ref="v2.9.2"))
+    assert info.value.exit_code == 2
+    assert info.value.paragraph() == (
+        f"'v2.9.2' is not a tag, branch or full commit of {remotes.pytorch_url}; it has "
+        "v2.9.1, v2.8.0, v2.4.0. The kit checks out only refs the remote really has. Fix: pass "
+        "an existing tag (e.g. v2.9.1), branch, or 40-hex commit with --ref (or the "
+        "pytorch_ref setting).")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_missing_default_ref_names_a_tag_the_remote_has(tmp_path: Path) -> None:
+    """Review defect: the default v2.9.1 missing on a remote (an old mirror) was answered
+    "pass an existing tag (e.g. v2.9.1)", the very ref it could not find."""
+    from gitfixtures import new_repo
+
+    from rocmforge.settings import defaults_from_config
+
+    remote = new_repo(tmp_path / "old-mirror")
+    commit_files(remote, {"version.txt": "2.8.0a0\n"}, "2.8")
+    git("tag", "v2.8.0", cwd=remote)
+    default = str(defaults_from_config()["pytorch_ref"])
+    assert default == "v2.9.1"  # config/defaults.toml
+    with pytest.raises(RefNotFound) as info:
+        resolve_pytorch_ref(Settings(work_dir=str(tmp_path / "w"), pytorch_repo=str(remote),
+                                     pytorch_ref=default))
+    text = info.value.paragraph()
+    assert "it has v2.8.0." in text and "e.g. v2.8.0" in text and "v2.9.1)" not in text
 
 
 def test_missing_ref_on_fresh_checkout_leaves_no_directory(

@@ -521,7 +521,8 @@ def test_build_whose_triton_wheel_download_breaks_off_exits_3(half_body, httpser
     assert re.search(rf"Cannot fetch {re.escape(wheel.name)} from {re.escape(file_url)}: the "
                      rf"download broke off after \d+ of {size} bytes", err), err
     assert "nothing was kept (no partial wheel in the downloads folder or the venv)" in err
-    assert f"the step's log is {work / 'logs' / 'triton.log'}; once that is fixed, " in err
+    assert (f"step triton stopped and no stamp was written for it; its log is "
+            f"{work / 'logs' / 'triton.log'}; once that is fixed, ") in err
     assert "(the steps already done are stamped and are not run again)" in err
     assert "Traceback" not in done.stderr
     assert f"downloaded {wheel.name}" not in done.stdout + done.stderr

@@ -233,8 +233,10 @@ def test_plan_refuses_a_mismatched_tag_and_unknown_repo_names() -> None:
     with pytest.raises(UsageError, match=r"torchaudio 2\.9\.0 \(the ref v2\.9\.0\) needs torch "
                                          r"==2\.9\.\*, but this build makes torch 2\.8\.0"):
         _plan(("torchaudio@v2.9.0",))
-    with pytest.raises(UsageError, match="companion_repos names torchtext"):
+    with pytest.raises(UsageError, match="companion_repos names torchtext") as refused:
         _plan(("torchvision",), companion_repos={"torchtext": "x"})
+    # The fix names every name the setting takes: the extension recipes' too.
+    assert "use the names torchvision, torchaudio, flash-attention, " in str(refused.value)
 
 
 # ------------------------------------------------------------------------------- the manifest

@@ -42,6 +42,18 @@ def test_settings_rows_show_resolved_commits() -> None:
     ]
 
 
+def test_a_plain_folder_extension_shows_its_content_digest_not_a_blank_ref() -> None:
+    plan = Plan(settings={"companions": [
+        {"name": "gamma-ext", "kind": "extension", "ref": "", "form": "folder",
+         "repo": "/tmp/fx/my sources/gamma-ext", "digest": "c" * 64},
+        {"name": "beta-ext", "kind": "extension", "ref": "d" * 40, "form": "git-folder",
+         "repo": "/tmp/fx/beta-ext", "digest": ""}]}, targets=("gfx942",), steps=())
+    assert settings_rows(plan)[1:] == [
+        ("extension gamma-ext", "content sha256:cccccccccccc of /tmp/fx/my sources/gamma-ext"),
+        ("extension beta-ext", f"{'d' * 40} of /tmp/fx/beta-ext"),
+    ]
+
+
 def test_step_rows_show_the_runner_states_and_quote_argv() -> None:
     assert step_rows(PLAN, ["done", "checks", "to run"]) == [
         ("1", "preflight", "done", "[python] preflight", "doctor first"),
