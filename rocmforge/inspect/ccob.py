@@ -16,10 +16,13 @@ import mmap
 import struct
 import threading
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmforge.inspect.bundle_records import CCOB_MAGIC, BundleFormatError, Limits
 from rocmforge.inspect.byte_source import BufferSource, ByteSource
+
+if TYPE_CHECKING:
+    from zstandard import ZstdDecompressor
 
 _CCOB_METHODS = {0: "zlib", 1: "zstd"}  # llvm::compression::Format (OffloadBundle.h)
 _CCOB_HEADER_SIZE = {1: 20, 2: 24, 3: 32}
@@ -92,8 +95,8 @@ class Inflater:
             # when the payload is mapped.
             source = reader.view if reader.view is not None else reader
             self._stream: Any = dctx.stream_reader(
-                source, read_size=131075, read_across_frames=False
-            )
+                source, read_size=131075, read_across_frames=False  # type: ignore[arg-type]
+            )  # WindowReader has the read() zstandard calls: a file-like object in all but name
         else:
             self._zlib = zlib.decompressobj()
             self._pending = b""
@@ -190,7 +193,7 @@ class Inflater:
 _ZSTD = threading.local()
 
 
-def zstd_decompressor(max_window: int) -> Any:
+def zstd_decompressor(max_window: int) -> ZstdDecompressor:
     """One decompression context per thread and window cap, reused bundle after bundle (a
     context is not threadsafe; wheel members are read in parallel threads)."""
     import zstandard
@@ -202,7 +205,7 @@ def zstd_decompressor(max_window: int) -> Any:
     return dctx
 
 
-def zstd_prefix(dctx: Any, view: memoryview, want: int) -> bytes | None:
+def zstd_prefix(dctx: ZstdDecompressor, view: memoryview, want: int) -> bytes | None:
     """The first `want` decompressed bytes of the zstd frame in `view` (fewer when it ends
     first), or None when it does not decompress. The reader is gone before this returns, so
     the caller can release `view`."""

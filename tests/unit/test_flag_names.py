@@ -85,6 +85,7 @@ OTHER_TOOLS = {
     "--offload-compress": "clang (HIP offload bundles)",
     "--target": "AOTriton's generate.py (--target_gpus, FLAG stops at the underscore)",
     "--memory": "docker run",
+    "--group-add": "docker run (the GPU's device groups in a container)",
     "--root": "rocm-sdk path (TheRock's pip SDK CLI)",
 }
 KIT_COMMANDS = ("invoke", "rocmforge")
