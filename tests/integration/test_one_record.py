@@ -59,7 +59,11 @@ step = Step(name="companions-collect", argv=("companions-collect",), why="", kin
                     "packages": ("torchvision", "torchaudio")})
 ctx = ActionContext(step=step, workdir=workdir_for(root), results=(), log=Log(),
                     run_argv=None)
-collect(None, ctx)
+# The step reads only the plan's settings of the build (what this build asked for).
+from types import SimpleNamespace
+asked = {"companions": ["torchvision", "torchaudio"]}
+build = SimpleNamespace(plan=SimpleNamespace(settings=asked))
+collect(build, ctx)
 """
 
 
