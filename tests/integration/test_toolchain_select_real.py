@@ -15,31 +15,6 @@ from rocmforge.toolchain.select import (
     choose_build_compilers,
 )
 
-# Captured from Debian 12's update-alternatives 1.21.22 (--query gcc in a sandbox).
-QUERY_GCC = """\
-Name: gcc
-Link: /tmp/uat/links/gcc
-Slaves:
- g++ /tmp/uat/links/g++
- gcov /tmp/uat/links/gcov
-Status: manual
-Best: /usr/bin/gcc-12
-Value: /usr/bin/gcc-11
-
-Alternative: /usr/bin/gcc-11
-Priority: 110
-Slaves:
- g++ /usr/bin/g++-11
-
-Alternative: /usr/bin/gcc-12
-Priority: 120
-Slaves:
- g++ /usr/bin/g++-12
- gcov /usr/bin/gcov-12
-"""
-
-
-
 
 @pytest.mark.needs_tool("clang++-16", "g++-11")
 def test_real_clang16_takes_the_gcc_install_dir_hint(tmp_path: Path) -> None:
