@@ -656,5 +656,7 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
     found += tuple(aotriton_download_doctor(inputs.settings, facts,
                                             [str(t) for t in inputs.targets], inputs.pytorch,
                                             inputs.features))
+    from rocmforge.plan.triton_llvm_rows import triton_llvm_doctor  # Triton's LLVM download
+    found += tuple(triton_llvm_doctor(inputs.settings, {**os.environ, **dict(inputs.env)}))
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)
