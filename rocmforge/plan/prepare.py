@@ -657,7 +657,7 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
                                             [str(t) for t in inputs.targets], inputs.pytorch,
                                             inputs.features))
     from rocmforge.plan.preflight_more import more_preflight_rows  # Triton's LLVM, vLLM's FP8
-    found += tuple(more_preflight_rows(inputs.settings, inputs.target_names,
+    found += tuple(more_preflight_rows(inputs.settings, facts, inputs.target_names,
                                        {**os.environ, **dict(inputs.env)}))
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)

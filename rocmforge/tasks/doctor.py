@@ -50,7 +50,7 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
         rows += found.features.rows
     rows += tuple(aotriton_download_doctor(settings, facts, [str(t) for t in targets],
                                            found.pytorch, found.features))
-    rows += tuple(more_preflight_rows(settings, [str(t) for t in targets],
+    rows += tuple(more_preflight_rows(settings, facts, [str(t) for t in targets],
                                       {**os.environ, **settings.build_env}))
     rows += tuple(sdk_index_rows(settings, facts, [str(t) for t in targets]))
     rows += cache_doctor_rows(settings, facts, targets, environ=os.environ,
