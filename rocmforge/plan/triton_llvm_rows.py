@@ -10,9 +10,11 @@ the first 8 characters of the Triton tree's `cmake/llvm-hash.txt`, `<system>` fr
 ubuntu-arm64; TRITON_LLVM_SYSTEM_SUFFIX overrides it in newer trees). Nothing is downloaded
 when LLVM_SYSPATH is set, or when `<home>/.triton/llvm/<name>/version.txt` already holds that
 URL; TRITON_OFFLINE_BUILD without LLVM_SYSPATH stops setup.py ("Requested an offline build but
-LLVM_SYSPATH is not set"). The download failed for real: the old host began answering HTTP 409
-(triton-lang/triton#4527), and offline builds stop at "downloading and extracting ... llvm"
-(triton-lang/triton#4550, #1154; tests/fixtures/logs/triton_llvm_download_offline.log).
+LLVM_SYSPATH is not set"). The download failed for real: the archive of a pinned hash was never
+published ("HTTP Error 404: The specified blob does not exist" for llvm-ce80c80d-centos-x64,
+triton-lang/triton#4550), the old host began answering HTTP 409 (triton-lang/triton#4527), and
+offline builds stop at "downloading and extracting ... llvm" (triton-lang/triton#1154;
+tests/fixtures/logs/triton_llvm_download_offline.log).
 
 Owns: the archive's URL for a hash and a host, which case applies (wheel, override, cache,
 offline flag, download) and the verdict. Must not: print, or download an archive.

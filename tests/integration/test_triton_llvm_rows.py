@@ -124,6 +124,22 @@ def test_a_gone_archive_stops_a_source_build(tmp_path: Path, httpserver: HTTPSer
     assert "LLVM_SYSPATH" in row.fix
 
 
+def test_an_archive_never_published_for_the_pin_fails(tmp_path: Path,
+                                                     httpserver: HTTPServer) -> None:
+    """triton-lang/triton#4550: the pinned hash's centos-x64 archive did not exist (404)."""
+    settings, _ = _work(tmp_path, clone=True)
+    httpserver.expect_request("/llvm-builds/llvm-8957e64a-centos-x64.tar.gz").respond_with_data(
+        b"BlobNotFound", status=404)
+    (row,) = triton_llvm_doctor(settings, {"TRITON_LLVM_SYSTEM_SUFFIX": "centos-x64",
+                                           "HOME": str(tmp_path)},
+                                base=httpserver.url_for("/llvm-builds/"))
+    url = httpserver.url_for("/llvm-builds/llvm-8957e64a-centos-x64.tar.gz")
+    assert (row.status, row.detail) == (
+        "FAIL", f"{url} answers HTTP 404 (NOT FOUND): Triton's setup.py would stop there")
+    assert row.fix == ("unpack llvm-<rev>-<system>.tar.gz where the network reaches it and set "
+                       "LLVM_SYSPATH to it in build_env, or --triton wheel")
+
+
 def test_the_hash_is_read_over_http_before_the_clone(tmp_path: Path,
                                                       httpserver: HTTPServer) -> None:
     settings, pin = _work(tmp_path, clone=False)
