@@ -221,14 +221,16 @@ def triton_llvm_doctor(settings: Settings, environ: Mapping[str, str], *,
     except (RocmforgeError, OSError):
         return []  # no checkout yet: the pin, and so the hash, is not known
     llvm_hash = ""
-    if (work.triton / ".git").exists():
-        shown = run_git(["show", f"{pin.commit}:{HASH_FILE}"], cwd=work.triton, check=False)
-        llvm_hash = parse_llvm_hash(shown.stdout) if shown.ok else ""
+    repo = settings.triton_repo or pin.repo
+    local = Path(repo.removeprefix("file://"))
+    for tree in (work.triton, local):  # the clone, then a repository on this machine
+        if not llvm_hash and tree.is_dir() and "://" not in str(tree):
+            shown = run_git(["show", f"{pin.commit}:{HASH_FILE}"], cwd=tree, check=False)
+            llvm_hash = parse_llvm_hash(shown.stdout) if shown.ok else ""
     if not llvm_hash:
-        repo = settings.triton_repo or pin.repo
         url = raw_hash_url(repo, pin.commit, raw_template)
         if not url:
-            return [unknown_hash_row(mode, f"{repo} is not on GitHub and not cloned yet", None)]
+            return [unknown_hash_row(mode, f"{repo} is neither cloned yet nor on GitHub", None)]
         answer = read_url_text(url, timeout=timeout)
         llvm_hash = parse_llvm_hash(answer.text)
         if not llvm_hash:

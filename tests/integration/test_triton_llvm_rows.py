@@ -153,6 +153,18 @@ def test_the_hash_is_read_over_http_before_the_clone(tmp_path: Path,
     assert row.status == "OK" and row.detail.startswith("llvm-8957e64a-ubuntu-x64.tar.gz answers")
 
 
+def test_a_triton_repo_on_this_machine_names_the_hash(tmp_path: Path,
+                                                      httpserver: HTTPServer) -> None:
+    settings, _ = _work(tmp_path, clone=False)
+    settings = Settings(work_dir=settings.work_dir, triton_mode="source",
+                        triton_repo=str(tmp_path / "triton-upstream"))
+    httpserver.expect_request("/llvm-builds/llvm-8957e64a-ubuntu-x64.tar.gz").respond_with_data(
+        b"\x1f", status=206)
+    (row,) = triton_llvm_doctor(settings, {**SUFFIX, "HOME": str(tmp_path)},
+                                base=httpserver.url_for("/llvm-builds/"))
+    assert row.status == "OK" and row.detail.startswith("llvm-8957e64a-ubuntu-x64.tar.gz answers")
+
+
 def test_no_hash_file_is_never_ok(tmp_path: Path, httpserver: HTTPServer) -> None:
     settings, pin = _work(tmp_path, clone=False)
     template = httpserver.url_for("/{owner}/{repo}/{commit}/{path}")
