@@ -220,6 +220,8 @@ def triton_llvm_doctor(settings: Settings, environ: Mapping[str, str], *,
         pin = read_pin_from_tree(work.pytorch)
     except (RocmforgeError, OSError):
         return []  # no checkout yet: the pin, and so the hash, is not known
+    if mode == "auto" and not pin.version:
+        mode = "source"  # no version file: auto builds from source (steps/triton.py)
     llvm_hash = ""
     repo = settings.triton_repo or pin.repo
     local = Path(repo.removeprefix("file://"))

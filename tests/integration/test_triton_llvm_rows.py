@@ -83,7 +83,19 @@ def test_cases_without_a_download(tmp_path: Path) -> None:
     assert no_download_row("source", {"TRITON_OFFLINE_BUILD": "0"}, "ubuntu-x64") is None
 
 
-def _work(tmp_path: Path, *, clone: bool) -> tuple[Settings, str]:
+def test_auto_without_a_version_file_builds_from_source(tmp_path: Path,
+                                                        httpserver: HTTPServer) -> None:
+    """The pin has no triton_version.txt: auto cannot match a wheel, so a gone archive FAILs."""
+    settings, _ = _work(tmp_path, clone=True, version="")
+    settings = Settings(work_dir=settings.work_dir, triton_mode="auto")
+    httpserver.expect_request("/llvm-builds/llvm-8957e64a-ubuntu-x64.tar.gz").respond_with_data(
+        b"", status=409)
+    (row,) = triton_llvm_doctor(settings, {**SUFFIX, "HOME": str(tmp_path)},
+                                base=httpserver.url_for("/llvm-builds/"))
+    assert row.status == "FAIL" and "(auto:" not in row.detail
+
+
+def _work(tmp_path: Path, *, clone: bool, version: str = "3.5.0") -> tuple[Settings, str]:
     """A work dir whose PyTorch tree pins a Triton commit; the Triton repo cloned or not."""
     triton = new_repo(tmp_path / "triton-upstream")
     pin = commit_files(triton, {"cmake/llvm-hash.txt": LLVM_HASH + "\n"}, "llvm pin")
@@ -92,6 +104,8 @@ def _work(tmp_path: Path, *, clone: bool) -> tuple[Settings, str]:
     (pytorch / ".ci/docker/ci_commit_pins").mkdir(parents=True)
     (pytorch / ".ci/docker/ci_commit_pins/triton.txt").write_text(pin + "\n")
     (pytorch / "version.txt").write_text("2.9.0a0\n")
+    if version:
+        (pytorch / ".ci/docker/triton_version.txt").write_text(version + "\n")
     if clone:
         (work / "src").mkdir(exist_ok=True)
         triton.rename(work / "src" / "triton")
