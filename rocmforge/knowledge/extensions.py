@@ -73,6 +73,11 @@ class Recipe:
     version_pattern: str = ""
     mem_per_job_gib: float = 0.0
     jobs_vars: tuple[str, ...] = ("MAX_JOBS",)  # the variables its build takes its jobs from
+    # Where the tree states the memory a compile job needs: `mem_pattern`'s group `gib`, times
+    # `mem_times_pattern`'s group `times` when given (plan/job_memory_rows.py reads it).
+    mem_file: str = ""
+    mem_pattern: str = ""
+    mem_times_pattern: str = ""
     targets_file: str = ""  # where the tree lists the targets it accepts (backends may too)
     targets_pattern: str = ""
     torch_ref: str = ""  # the ref that pairs with torch 2.{minor} ("" = none known)
@@ -374,7 +379,7 @@ def _load(path_text: str) -> ExtensionTable:
             optional=("targets_sep", "backend", "torch_pin_file", "torch_pin_pattern",
                       "version_file", "version_pattern", "mem_per_job_gib", "jobs_vars",
                       "targets_file", "targets_pattern", "torch_ref", "reads", "note",
-                      "pre_build", "verify")):
+                      "pre_build", "verify", "mem_file", "mem_pattern", "mem_times_pattern")):
         name, where, entry = read.name, read.where, read.entry
         backends = []
         for index, item in enumerate(expect_type(entry.get("backend", []), list,
@@ -398,6 +403,7 @@ def _load(path_text: str) -> ExtensionTable:
         pattern = str(entry.get("torch_pin_pattern", ""))
         _pair(entry, "torch_pin_file", "torch_pin_pattern", where)
         _pair(entry, "targets_file", "targets_pattern", where)
+        _pair(entry, "mem_file", "mem_pattern", where)
         recipes[name] = Recipe(
             name=name,
             repo=expect_type(entry["repo"], str, where=f"{where} repo"),
@@ -417,6 +423,9 @@ def _load(path_text: str) -> ExtensionTable:
                                               where=f"{where} mem_per_job_gib")),
             jobs_vars=tuple(str(v) for v in expect_type(entry.get("jobs_vars", ["MAX_JOBS"]),
                                                         list, where=f"{where} jobs_vars")),
+            mem_file=str(entry.get("mem_file", "")),
+            mem_pattern=str(entry.get("mem_pattern", "")),
+            mem_times_pattern=str(entry.get("mem_times_pattern", "")),
             pre_build=pre,
             verify=str(entry.get("verify", "")),
             targets_file=str(entry.get("targets_file", "")),

@@ -656,5 +656,8 @@ def _preflight_rows(facts: Facts, inputs: BuildInputs) -> tuple[PreflightRow, ..
     found += tuple(aotriton_download_doctor(inputs.settings, facts,
                                             [str(t) for t in inputs.targets], inputs.pytorch,
                                             inputs.features))
+    from rocmforge.plan.preflight_more import more_preflight_rows  # Triton's LLVM, vLLM's FP8
+    found += tuple(more_preflight_rows(inputs.settings, facts, inputs.target_names,
+                                       {**os.environ, **dict(inputs.env)}))
     return tuple(PreflightRow(status=r.status, check=r.check, detail=r.detail, fix=r.fix)
                  for r in found)

@@ -61,6 +61,12 @@ def probe_url(url: str, *, timeout: float = URL_TIMEOUT_S) -> UrlReach:
         return _not_http(url, exc)
 
 
+def unreached(url: str, reason: object) -> UrlReach:
+    """The answer for a connection that gave no HTTP status (`reason`: URLError.reason, an
+    OSError), for other probes that make their own request (probes/triton_llvm.py)."""
+    return _not_http(url, reason)
+
+
 def _not_http(url: str, reason: object) -> UrlReach:
     if isinstance(reason, socket.gaierror):
         return UrlReach(url=url, answer="offline", reason=f"no such host ({reason.strerror})")

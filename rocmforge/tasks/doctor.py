@@ -31,6 +31,7 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
         tally,
     )
     from rocmforge.plan.download_rows import aotriton_download_doctor
+    from rocmforge.plan.preflight_more import more_preflight_rows
     from rocmforge.plan.prepare import cache_doctor_rows, doctor_facts
     from rocmforge.plan.sdk_index_row import sdk_index_rows
     from rocmforge.plan.triton_probe_rows import triton_probe_rows
@@ -49,6 +50,8 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
         rows += found.features.rows
     rows += tuple(aotriton_download_doctor(settings, facts, [str(t) for t in targets],
                                            found.pytorch, found.features))
+    rows += tuple(more_preflight_rows(settings, facts, [str(t) for t in targets],
+                                      {**os.environ, **settings.build_env}))
     rows += tuple(sdk_index_rows(settings, facts, [str(t) for t in targets]))
     rows += cache_doctor_rows(settings, facts, targets, environ=os.environ,
                               use_cache=use_cache, pytorch=found.pytorch,
