@@ -16,7 +16,8 @@ from pathlib import Path
 from rocmforge.triage import run_context
 from rocmforge.triage.engine import MAX_EVIDENCE, diagnose
 from rocmforge.triage.model import Diagnosis
-from rocmforge.triage.rules import RULES
+from rocmforge.triage.parsers import PARSERS
+from rocmforge.triage.rule import Rule
 from rocmforge.triage.table import RUN_FIELDS, Signature
 from rocmforge.triage.table import load_signatures as _load_table
 
@@ -44,6 +45,25 @@ class Triage:
     subject: str = ""
 
 
+# The parsers this adapter has always used (those of the former triage/rules.py), in their
+# former order; until the runner takes the whole rule set, as `invoke triage` does.
+_FIRST_IDS = (
+    "disk-full", "compiler-killed", "out-of-memory", "exit-137", "cmake-config-file",
+    "cmake-could-not-find", "cmake-incompatible-version", "pkg-config-missing", "missing-header",
+    "std-header-missing", "host-function-in-device", "unsupported-gcc", "triton-cuda-backend",
+    "cannot-find-lib", "undefined-reference", "relocation-overflow", "cannot-open-so",
+    "undefined-symbol", "glibcxx-version", "unsupported-offload-arch", "tensile-library",
+    "hipblaslt-arch", "pkg-resources", "no-module", "no-distribution", "cmake-4-policy",
+    "triton-no-driver", "triton-import", "aotriton-error", "ck-error", "compiler-crash",
+    "hipify-failed", "not-compiled-with-gpu", "cuda-thrust", "oom-killer", "aotriton-arch",
+    "aotriton-no-target", "aotriton-no-runtime", "flash-attention-arch", "cuda-toolkit-path",
+    "hip-platform-nvcc", "mixed-hcc", "setup-cmake-version", "hipify-module-missing",
+    "hipify-recursion", "triton-lld-missing", "isolated-torch", "hipified-duplicate",
+    "llvm-stack-dump")
+_BY_ID = {rule.id: rule for rule in PARSERS}
+_FIRST_PARSERS: tuple[Rule, ...] = tuple(_BY_ID[name] for name in _FIRST_IDS)
+
+
 def load_signatures(directory: str | Path | None = None) -> tuple[Signature, ...]:
     """The table's signatures (config/diagnostics.toml, or the one in `directory`)."""
     return _load_table(None if directory is None else str(directory))
@@ -66,7 +86,7 @@ def triage_lines(lines: Iterable[str], step: str = "", *,
                  signatures: tuple[Signature, ...] | None = None,
                  context: Mapping[str, str] | None = None) -> Triage | None:
     table = load_signatures() if signatures is None else signatures
-    found = diagnose(lines, RULES + tuple(s.as_rule() for s in table), step,
+    found = diagnose(lines, _FIRST_PARSERS + tuple(s.as_rule() for s in table), step,
                      {**run_context({}), **(context or {})})
     return as_triage(found)
 

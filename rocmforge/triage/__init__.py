@@ -2,7 +2,8 @@
 
 One engine for every caller: a failed build step (the runner), a failed `verify` import, and
 `invoke triage LOG` on any log (a CI log, pip's output, a docker build, stdin). The rules are
-the parsers in `rules.py` plus the exact-message table config/diagnostics.toml (`table.py`).
+the parsers in `parsers/` (one module per message family) plus the exact-message table
+config/diagnostics.toml (`table.py`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,10 @@ from functools import cache
 from pathlib import Path
 
 from rocmforge.triage.engine import diagnose
-from rocmforge.triage.families import FAMILIES
 from rocmforge.triage.logread import NotText, bounded_lines
 from rocmforge.triage.model import CLASSES, SCHEMA, Diagnosis, Evidence
+from rocmforge.triage.parsers import PARSERS
 from rocmforge.triage.rule import Rule
-from rocmforge.triage.rules import RULES
-from rocmforge.triage.shapes import SHAPES
 from rocmforge.triage.table import load_signatures
 
 __all__ = ["CLASSES", "SCHEMA", "Diagnosis", "Evidence", "NotText", "all_rules",
@@ -27,7 +26,7 @@ __all__ = ["CLASSES", "SCHEMA", "Diagnosis", "Evidence", "NotText", "all_rules",
 @cache
 def all_rules() -> tuple[Rule, ...]:
     """The code rules and the table's signatures, in that order (ties go to the code)."""
-    return RULES + SHAPES + FAMILIES + tuple(s.as_rule() for s in load_signatures())
+    return PARSERS + tuple(s.as_rule() for s in load_signatures())
 
 
 def explain_lines(lines: Iterable[str], step: str = "",

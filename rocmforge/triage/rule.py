@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from rocmforge.knowledge.steps import triage_kind
 
@@ -43,6 +44,41 @@ class LineView:
     rocm_roots: tuple[str, ...] = ()
     """The versions of the versioned ROCm roots (/opt/rocm-7.1.1 → 7.1.1) that earlier lines
     of the log named, first seen first (a few at most)."""
+
+
+class Groups(Protocol):
+    """What a reader takes of a match: its named groups (re.Match, or an Alias of one)."""
+
+    def group(self, name: str, /) -> str: ...
+
+    def groupdict(self) -> dict[str, str | None]: ...
+
+
+class Alias:
+    """A match whose alternative group (`name2`) stands in for `name` when `name` is empty,
+    so one reader serves both spellings of a message."""
+
+    def __init__(self, match: re.Match[str], **alias: str) -> None:
+        self._match = match
+        self._alias = alias
+
+    def group(self, name: str) -> str:  # noqa: D102 - re.Match's own
+        value = self._match.groupdict().get(name)
+        if value is None and name in self._alias:
+            value = self._match.groupdict().get(self._alias[name])
+        return value or ""
+
+    def groupdict(self) -> dict[str, str | None]:
+        found = dict(self._match.groupdict())
+        for name, other in self._alias.items():
+            if not found.get(name):
+                found[name] = found.get(other)
+        return found
+
+
+def rx(pattern: str) -> re.Pattern[str]:
+    """A rule's compiled regex (a short name, so a rule's pattern fits on its lines)."""
+    return re.compile(pattern)
 
 
 Reader = Callable[["re.Match[str]", LineView], Reading | None]

@@ -5,7 +5,7 @@ placeholders the pattern cannot fill, a `steps` entry naming no step of knowledg
 ConfigErrors at load) and turning each entry into a
 `Rule`. The table holds the exact messages of one program each (a CMake FATAL_ERROR text, the
 HIP runtime's error names, setup.py's download lines); the parsers for recurring shapes (linker,
-loader, CMake package lookups) live in `rules.py`. Must not: scan logs.
+loader, CMake package lookups) live in `parsers/`. Must not: scan logs.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from rocmforge.triage import explain_lines  # noqa: E402
-from rocmforge.triage.shapes import symbol_name  # noqa: E402
+from rocmforge.triage.symbols import symbol_name  # noqa: E402
 
 OUTCOMES = ("right", "partial", "silent", "wrong")
 

@@ -235,7 +235,7 @@ def test_sigint_ends_the_step_group_writes_no_stamp_and_resume_works(tmp_path: P
 
 def test_failure_matching_a_signature_shows_its_cause_fix_and_lines(tmp_path: Path) -> None:
     """A step log with GCC's OOM-kill line (the text gcc prints when the kernel kills cc1plus)
-    is explained by the `compiler-killed` rule of rocmforge/triage/rules.py."""
+    is explained by the `compiler-killed` rule of rocmforge/triage/parsers/memory.py."""
     noise = "\n".join(f"print('[{i}/9000] Building CXX object caffe2/x{i}.o')" for i in range(200))
     script = tmp_path / "oom.py"
     script.write_text(noise + "\nprint('FAILED: caffe2/x7.o')\n"

@@ -1,4 +1,4 @@
-"""The generic message families (rocmforge.triage.families): each reads its value (library,
+"""The generic message families (rocmforge/triage/parsers/): each reads its value (library,
 package, program, version) out of the message a tool prints for any of them, and declines
 where the line alone proves no cause."""
 

@@ -1,4 +1,4 @@
-"""The shapes found by scoring held-out rounds (rocmforge.triage.shapes and the rules it
+"""The shapes found by scoring held-out rounds (rocmforge/triage/parsers/ and the rules it
 widened), each on the lines of the real thread it came from, plus `alternatives` when two
 classes fit and the symbol parser for MSVC/lld names."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rocmforge.triage import explain_text
-from rocmforge.triage.shapes import symbol_name
+from rocmforge.triage.symbols import symbol_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 R1 = REPO_ROOT / "tests" / "failures" / "rounds" / "r1" / "cases"

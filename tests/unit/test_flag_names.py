@@ -78,7 +78,7 @@ OTHER_TOOLS = {
     "--lld-candidate": "probes/triton_codegen.py (its own script, run by the probe)",
     "--name": "settings.Flag's docstring: the pattern `--name` itself",
     "--worker": "verify/checks/comm.py (its own worker entry point)",
-    # Named by triage's causes and fixes (rocmforge/triage/rules.py).
+    # Named by triage's causes and fixes (rocmforge/triage/parsers/).
     "--no-build-isolation": "pip",
     "--index-url": "pip",
     "--extra-index-url": "pip",

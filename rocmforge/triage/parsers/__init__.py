@@ -1,0 +1,61 @@
+"""The parsers: one module per message family, each with its `RULES`.
+
+Owns: the order in which the families are tried (`PARSERS`). Must not: hold a rule itself
+(a new parser goes into the module of its family) or exact messages (config/diagnostics.toml).
+"""
+
+from __future__ import annotations
+
+from rocmforge.triage.parsers import (
+    aotriton,
+    build_backend,
+    cmake_package,
+    cmake_tool,
+    compiler_crash,
+    compiler_headers,
+    composable_kernel,
+    disk,
+    extension_abi,
+    gpu_target,
+    hipify,
+    host_compiler,
+    libstdcxx,
+    link,
+    loader,
+    math_library,
+    memory,
+    pip_install,
+    rocm_disabled,
+    rocm_install,
+    tensile,
+    triton,
+)
+from rocmforge.triage.rule import Rule
+
+__all__ = ["PARSERS"]
+
+# Order matters only between two rules of one tier that read the same line: the first wins.
+PARSERS: tuple[Rule, ...] = (
+    *disk.RULES,
+    *memory.RULES,
+    *cmake_package.RULES,
+    *compiler_headers.RULES,
+    *host_compiler.RULES,
+    *triton.RULES,
+    *link.RULES,
+    *loader.RULES,
+    *libstdcxx.RULES,
+    *gpu_target.RULES,
+    *tensile.RULES,
+    *math_library.RULES,
+    *build_backend.RULES,
+    *extension_abi.RULES,
+    *pip_install.RULES,
+    *cmake_tool.RULES,
+    *aotriton.RULES,
+    *composable_kernel.RULES,
+    *compiler_crash.RULES,
+    *hipify.RULES,
+    *rocm_disabled.RULES,
+    *rocm_install.RULES,
+)

@@ -1,0 +1,83 @@
+"""AOTriton: its library missing, no kernels for the GPU target, and no runtime.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def aotriton_library(name: str) -> Reading:
+    return Reading(subject="aotriton", cause=f"the AOTriton library ({name}) was not there to "
+                   "link: its ExternalProject download or build failed earlier, or "
+                   "AOTRITON_INSTALLED_PREFIX points at an incomplete prefix",
+                   fix="run `invoke fetch` to download and check AOTriton for your ROCm and "
+                   "targets (the build then uses AOTRITON_INSTALLED_PREFIX), or leave the "
+                   "attention kernels out (features flash_attention=off, "
+                   "mem_efficient_attention=off)")
+
+
+def _aotriton_error(match: re.Match[str], view: LineView) -> Reading | None:
+    return aotriton_library("aotriton")
+
+
+def _aotriton_arch(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    return Reading(subject="aotriton", cause=f"AOTriton has no kernels for {arch}: the "
+                   "AOTriton release this tree pins supports only the targets "
+                   "cmake/External/aotriton.cmake lists, so configuring flash and "
+                   f"memory-efficient attention for {arch} stops", fix=f"drop {arch} from "
+                   "--arch (`invoke plan --arch ...` shows which targets AOTriton supports per "
+                   "release), use a PyTorch whose AOTriton supports it, or leave the attention "
+                   "kernels out (features flash_attention=off, mem_efficient_attention=off, "
+                   "USE_FLASH_ATTENTION=0 USE_MEM_EFF_ATTENTION=0)")
+
+
+def _aotriton_no_target(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="aotriton", cause="AOTriton was asked to build for {device} and "
+                   "found no target it supports there (EFFECTIVE_TARGET_GPUS is empty), so its "
+                   "generator got no --target_gpus and the AOTriton runtime's configure stopped",
+                   fix="build for a target AOTriton supports, or leave AOTriton's kernels out "
+                   "for {gfx} (features flash_attention=off, mem_efficient_attention=off; "
+                   "USE_FLASH_ATTENTION=0 USE_MEM_EFF_ATTENTION=0)")
+
+
+def _aotriton_no_runtime(match: re.Match[str], view: LineView) -> Reading | None:
+    rocm = match.group("rocm")
+    return Reading(subject="aotriton", cause=f"the tree's cmake/External/aotriton.cmake has no "
+                   f"prebuilt AOTriton runtime for ROCm {rocm}: this PyTorch release does not "
+                   "support that ROCm with AOTriton", fix="build against a ROCm this PyTorch "
+                   "release names (`invoke doctor` shows the supported range), use a newer "
+                   "PyTorch whose AOTriton has a runtime for it, or leave the attention "
+                   "kernels out (features flash_attention=off, "
+                   "mem_efficient_attention=off)")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="aotriton-error", klass="aotriton",
+         triggers=("aotriton", "AOTriton"),
+         # A file of AOTriton's that is not there (its library, its prefix): not any line that
+         # names AOTriton and fails, which is also what a failed configure without output is.
+         pattern=rx(r"(?i)(?:no such file|not found|cannot find|missing and no known rule)"
+                     r".*aotriton|aotriton\S*\.(?:a|so)\S*.*(?:missing|not found|no such file)"),
+         read=_aotriton_error, tier=2, source="pytorch/pytorch cmake/External/aotriton.cmake"),
+    Rule(id="aotriton-arch", klass="aotriton",
+         triggers=("AOTriton: unsupported arch",),
+         pattern=rx(r"AOTriton: unsupported arch '(?P<arch>[\w:+-]+)'"),
+         read=_aotriton_arch,
+         source="pytorch/pytorch cmake/External/aotriton.cmake; ROCm/TheRock#1254"),
+    Rule(id="aotriton-no-target", klass="aotriton",
+         triggers=("--target_gpus",),
+         pattern=rx(r"argument --target_gpus: expected at least one argument"),
+         requires=rx(r"AOTRITON|aotriton"),
+         read=_aotriton_no_target, source="ROCm/aotriton generate.py; ROCm/aotriton#169"),
+    Rule(id="aotriton-no-runtime", klass="aotriton",
+         triggers=("Cannot find AOTriton runtime",),
+         pattern=rx(r"Cannot find AOTriton runtime for ROCM (?P<rocm>[\d.]+)"),
+         read=_aotriton_no_runtime, source="pytorch/pytorch cmake/External/aotriton.cmake"),
+)

@@ -1,0 +1,234 @@
+"""CMake's package lookups that fail: find_package's missing configuration file, its
+REQUIRED "Could NOT find", a version the caller rejects (also wrapped onto the next line),
+pkg-config's missing .pc file, imported targets and NOTFOUND variables, install-layout hints
+and missing package components. The subject is the ROCm component that was not found.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage import owners
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+_CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
+                 "cmFindPackageCommand.cxx")
+
+
+# CMake packages of ROCm's build helpers, not components: the package that installs them.
+# ROCm/rocm-cmake@11bcc88221a938e8755b8cbfc3f53a3be8744d7f:share/rocm/cmake/ROCMConfig.cmake
+# (what find_package(ROCM) finds).
+_HELPER_PACKAGE = {"rocm": "rocm-cmake (ROCMConfig.cmake; apt/dnf: rocm-cmake)"}
+
+
+def _package_reading(name: str, how: str) -> Reading:
+    row = owners.component(name)
+    label = row.name if row else name.lower()
+    hint = _HELPER_PACKAGE.get(label) or owners.install_hint(row, label)
+    fix = (f"install {label}'s development package ({hint}) into the "
+           "ROCm install the build uses, or point CMake at it (`invoke build --rocm-path "
+           f"/opt/rocm-X.Y` or CMAKE_PREFIX_PATH=<prefix>); `invoke doctor` lists every "
+           "component the tree's LoadHIP.cmake requires and which are missing")
+    return Reading(subject=label, cause=f"CMake could not find {name} ({how}): the ROCm component "
+                   f"{label} is not installed in the ROCm prefix CMake searched, or that prefix "
+                   "is the wrong ROCm install", fix=fix)
+
+
+def _config_file(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block == "warning":
+        return None  # an optional package: the build goes on without it
+    return _package_reading(match.group("name"), "no package configuration file")
+
+
+def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
+    # FindPackageHandleStandardArgs: fatal only inside a CMake Error block (REQUIRED); the same
+    # words after "-- " are a status line for an optional package.
+    if view.cmake_block != "error" or view.text.startswith("--"):
+        return None
+    if match.group("name") == "NCCL":
+        return None  # CUDA's; a ROCm build asks for RCCL (parsers/rocm_disabled.py: cuda-nccl)
+    return _package_reading(match.group("name"), "missing: " + match.group("missing").strip())
+
+
+def _incompatible_version(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block == "warning":
+        return None
+    name = match.group("name")
+    row = owners.component(name)
+    label = row.name if row else name.lower()
+    return Reading(
+        subject=label,
+        cause=f"CMake found {name}, but not in a version the caller accepts (requested "
+              f"{match.group('want')}): the version file of the ROCm install found "
+              "does not match what the tree asks for (a ROCm install of another release, or two "
+              "ROCm installs mixed)",
+        fix=f"build against one ROCm install whose {label} matches the tree (`invoke build "
+            "--rocm-path /opt/rocm-X.Y`; `invoke doctor` shows each install and the version of "
+            "each component), or use a PyTorch release that supports that ROCm")
+
+
+def _pkgconfig_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    return _package_reading(match.group("name"), "pkg-config found no .pc file")
+
+
+_TARGET_LINE = re.compile(r"^\s*(?P<ns>[A-Za-z][\w-]*)::(?P<name>[\w-]+)\s*$")
+
+
+def _package(name: str, cause: str) -> Reading:
+    row = owners.component(name)
+    label = row.name if row else name.lower()
+    return Reading(
+        subject=label,
+        cause=cause.format(label=label),
+        fix=f"install {label}'s development package ({owners.install_hint(row, label)}) and "
+            "put the ROCm prefix that holds its CMake config on CMAKE_PREFIX_PATH (`invoke "
+            "build --rocm-path …`); `invoke doctor` lists the components the tree requires")
+
+
+def _imported_target(match: re.Match[str], view: LineView) -> Reading | None:
+    for line in reversed(view.previous):
+        found = _TARGET_LINE.match(line)
+        if found:
+            target = f"{found.group('ns')}::{found.group('name')}"
+            return _package(found.group("ns"), f"a CMake package links the imported target "
+                            f"{target}, but no find_package call of this configure defined it: "
+                            "the {label} package config was not found on CMake's search path")
+    return None
+
+
+def _config_hint(match: re.Match[str], view: LineView) -> Reading | None:
+    # Only in an error block; a block whose header the log cut off counts when no warning
+    # header is in sight (the rule also needs the configure to have failed).
+    if view.cmake_block == "warning" or any(line.startswith("CMake Warning")
+                                            for line in view.previous):
+        return None
+    return _package(match.group("name"), "CMake found no package configuration file for "
+                    f"{match.group('name')}: the {{label}} component is not installed in the "
+                    "prefixes CMake searched")
+
+
+_NOTFOUND_VAR = re.compile(r"^\W*(?P<var>[A-Z][A-Z0-9_]*?)_(?:LIB|LIBRARY|LIBRARIES)\W*$")
+
+
+def _notfound_library(match: re.Match[str], view: LineView) -> Reading | None:
+    if not any("set to NOTFOUND" in line for line in view.previous[-3:]):
+        return None
+    var = match.group("var")
+    name = var.removeprefix("ROCM_").removeprefix("HIP_").lower()
+    row = owners.library_owner(name) or owners.component(name)
+    label = row.name if row else name
+    return Reading(
+        subject=label,
+        cause=f"CMake left {var}_LIB… NOTFOUND and a target links it: the {label} library "
+              "is not installed in the ROCm install the configure used",
+        fix=f"install the ROCm development package that provides lib{name} "
+            f"({owners.install_hint(row, label)}), then configure again from a clean build "
+            "folder")
+
+
+def _ck_config_component(match: re.Match[str], view: LineView) -> Reading | None:
+    package, part = match.group("pkg"), match.group("part")
+    if package == "composable_kernel":
+        return Reading(
+            subject="composable_kernel", klass="composable-kernel",
+            cause=f"the installed composable_kernel's CMake config lists the component {part}, "
+                  "but its targets file was not installed: CK was built for targets that do "
+                  f"not produce {part} (its GPU_TARGETS)",
+            fix="rebuild composable_kernel for the targets that need it (GPU_TARGETS), or "
+                "without that component, then configure the dependent project again")
+    return _package(package, f"the installed {package} CMake config lists the component "
+                    f"{part}, but its targets file is not installed: {{label}} is installed "
+                    "partly or for other targets")
+
+
+def _config_name_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block == "warning" or not view.previous or \
+            not view.previous[-1].endswith("package configuration file provided by"):
+        return None
+    name = match.group("name")
+    return _package(name, f"CMake found no package configuration file for {name}: the "
+                    "{label} component is not installed in the prefixes CMake searched "
+                    "(CMAKE_PREFIX_PATH)")
+
+
+_WRAPPED_PACKAGE = re.compile(r"configuration file for package \"(?P<name>[^\"]+)\" that is\s*$")
+
+
+def _incompatible_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error" or not view.previous:
+        return None
+    head = _WRAPPED_PACKAGE.search(view.previous[-1])
+    if head is None:
+        return None
+    name = head.group("name")
+    label = name.lower()
+    return Reading(
+        subject=label,
+        cause=f"CMake found {name}, but not in a version the caller accepts (requested "
+              f"{match.group('want')}): the ROCm install found is another release than the "
+              "one the tree asks for, or two ROCm installs are mixed",
+        fix=f"build against one ROCm install whose {label} matches the tree (`invoke build "
+            "--rocm-path /opt/rocm-X.Y`; `invoke doctor` shows each install and its "
+            "components' versions), or use a release of the tree that supports that ROCm")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="cmake-config-file", klass="missing-component",
+         triggers=("package configuration file provided by",),
+         pattern=rx(r'(?:Could not find a|find a) package configuration file provided by\s+'
+                     r'"(?P<name>[^"]+)"'),
+         read=_config_file, source=_CMAKE_SOURCE),
+    Rule(id="cmake-could-not-find", klass="missing-component",
+         triggers=("Could NOT find",),
+         pattern=rx(r"Could NOT find (?P<name>[\w.+-]+)(?: \(missing:(?P<missing>[^)]*)\))?"),
+         read=lambda m, v: _could_not_find(m, v) if m.group("missing") is not None else (
+             None if v.cmake_block != "error" or v.text.startswith("--") else
+             _package_reading(m.group("name"), "not found")),
+         source=_CMAKE_SOURCE),
+    Rule(id="cmake-incompatible-version", klass="missing-component",
+         triggers=("compatible with requested version",),
+         pattern=rx(r'configuration file for package "(?P<name>[^"]+)" that is compatible '
+                     r'with requested version\s+"?(?P<want>[^".]*(?:\.[^".]*)*)"?'),
+         read=_incompatible_version, source=_CMAKE_SOURCE),
+    Rule(id="pkg-config-missing", klass="missing-component",
+         triggers=("No package '",),
+         pattern=rx(r"No package '(?P<name>[\w.+-]+)' found"),
+         read=_pkgconfig_missing, source="pkg-config's error text"),
+    Rule(id="cmake-imported-target", klass="missing-component",
+         triggers=("but the target was not found",),
+         pattern=rx(r"but the target was not found"),
+         read=_imported_target, source="CMake's check of INTERFACE_LINK_LIBRARIES "
+         "(cmTargetPropCommandBase); ROCm/aotriton#206"),
+    Rule(id="cmake-package-hint", klass="missing-component",
+         triggers=("provides a separate development package",),
+         pattern=rx(r"\"(?P<name>[\w.+-]+)\" provides a separate development package"),
+         requires=rx(r"Configuring incomplete, errors occurred"),
+         read=_config_hint,
+         source="Kitware/CMake: cmFindPackageCommand.cxx (the hint after 'Could not find a "
+         "package configuration file'); ROCm/pytorch#1802"),
+    Rule(id="cmake-notfound-library", klass="missing-component",
+         triggers=("_LIB",),
+         pattern=_NOTFOUND_VAR,
+         read=_notfound_library, source="CMake's 'set to NOTFOUND' report "
+         "(cmGlobalGenerator::CheckTargetProperties); pytorch/pytorch#31049"),
+    Rule(id="cmake-config-component", klass="missing-component",
+         triggers=("Targets.cmake",),
+         pattern=rx(r"/cmake/(?P<pkg>[\w-]+)/(?P=pkg)(?P<part>\w+)Targets\.cmake\s*$"),
+         requires=rx(r"include could not find requested file"),
+         read=_ck_config_component, source="CMake include() of a package config's component "
+         "file; ROCm/composable_kernel#1646"),
+    Rule(id="cmake-config-name-wrapped", klass="missing-component",
+         triggers=("but CMake did not find one",),
+         pattern=rx(r"^\"(?P<name>[\w.+-]+)\", but CMake did not find one"),
+         read=_config_name_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx (the "
+         "package name wrapped onto its own line); ROCm/TheRock#1555"),
+    Rule(id="cmake-incompatible-wrapped", klass="missing-component",
+         triggers=("compatible with requested version",),
+         pattern=rx(r'^compatible with requested version\s+"?(?P<want>[^"]+?)"?\.?\s*$'),
+         read=_incompatible_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx (the "
+         "message wrapped by CMake's formatter)"),
+)

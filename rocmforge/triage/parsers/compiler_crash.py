@@ -1,0 +1,90 @@
+"""Compiler crashes: clang's and LLVM tools' crash reports, stack dumps and frames, and
+MSVC's internal compiler errors.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+_LLVM_PROGRAM = re.compile(r"(?:^|[/\\\s])(?P<prog>llc|opt|llvm-link|ld\.lld|lld|clang[\w.+-]*)"
+                           r"(?:\.exe)?(?:\(|\s+-)")
+
+
+def _compiler_crash(match: re.Match[str], view: LineView) -> Reading | None:
+    prog = "gcc" if "internal compiler error" in view.text else "clang"
+    if prog == "clang":
+        # The LLVM program that crashed, when its path or stack frames are in sight (hcc's
+        # llc, llvm-link); clang under any version suffix is clang.
+        for line in (view.text, *reversed(view.previous)):
+            named = _LLVM_PROGRAM.search(line)
+            if named:
+                found = named.group("prog")
+                prog = "clang" if found.startswith("clang") else found
+                break
+    return Reading(subject=prog, cause=f"the compiler ({prog}) crashed (an internal compiler "
+                   "error, not a problem in the source it was given)", fix="rerun the step "
+                   "once (a crash under memory pressure is not repeatable); if it repeats, use "
+                   "another release of the compiler (a newer ROCm, or --gcc/--clang N) and "
+                   "report it upstream with the preprocessed source the crash message names")
+
+
+def _stack_dump(match: re.Match[str], view: LineView) -> Reading | None:
+    # LLVM prints "Stack dump:" and then "0. Program arguments: <program> …" on the next line,
+    # which names the program that crashed: that line gives the finding.
+    if view.text.startswith("Stack dump:"):
+        return None
+    return _compiler_crash(match, view)
+
+
+def _windows_crash(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="clang", cause="clang crashed (Windows access violation 0xC0000005 inside "
+        "clang++.exe): a compiler bug hit by this source, not an error in it",
+        fix="build the source at the commit known to compile (pin the library that exposed "
+            "the crash), or use another clang release; report the crash upstream with its "
+            "preprocessed source")
+
+
+def _llvm_frame(match: re.Match[str], view: LineView) -> Reading | None:
+    program = match.group("prog")
+    subject = "clang" if program.startswith("clang") else program
+    return Reading(
+        subject=subject, cause=f"{program} crashed (the log shows its stack frames): a bug of "
+        "the compiler hit by this source, not an error in the source",
+        fix=f"use another release of {subject} (a newer ROCm, or the ROCm the project "
+            "names), or build that source at a commit known to compile; report the crash "
+            "upstream with the preprocessed source")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="compiler-crash", klass="compiler-crash", tier=2,
+         triggers=("PLEASE submit a bug report", "internal compiler error",
+                   "frontend command failed due to signal", "Segmentation fault"),
+         pattern=rx(r"PLEASE submit a bug report|internal compiler error"
+                     r"|clang\S*: error: (?:clang frontend command failed due to signal"
+                     r"|unable to execute command: Segmentation fault)"),
+         read=_compiler_crash, source="LLVM PrettyStackTrace; GCC ICE text"),
+    Rule(id="llvm-stack-dump", klass="compiler-crash", tier=2,
+         triggers=("RunSignalHandlers", "Stack dump:", "Running pass '", "Program arguments:"),
+         pattern=rx(r"llvm\S*RunSignalHandlers|_ZN4llvm3sys17RunSignalHandlersEv|^Stack dump:"
+                     r"|^\d+\.\s+Running pass '[^']+' on (?:module|function)"
+                     r"|^0\.\s+Program arguments: "),
+         read=_stack_dump, source="LLVM's PrettyStackTrace and signal handler output"),
+    Rule(id="windows-compiler-crash", klass="compiler-crash", tier=2,
+         triggers=("0xC0000005",),
+         pattern=rx(r"Exception Code: 0xC0000005"),
+         requires=rx(r"clang\+*\S*\.exe"),
+         read=_windows_crash, source="ROCm/rocm-libraries#2506 (clang++.exe access "
+         "violation building Composable Kernel)"),
+    Rule(id="llvm-stack-frame", klass="compiler-crash", tier=2,
+         triggers=("+0x",),
+         pattern=rx(r"#\d+ 0x[0-9a-f]{6,} .*\((?:\S*[/\\])?(?P<prog>clang[\w.+-]*?|llc|opt|"
+                     r"lld|ld\.lld)(?:\.exe)?\+0x[0-9a-f]+\)"),
+         read=_llvm_frame, source="LLVM's symbolized stack trace; ggml-org/llama.cpp#24964"),
+)

@@ -1,0 +1,151 @@
+"""Headers a compile could not find: ROCm components' headers (and CUDA's thrust/cub
+where rocThrust's were meant) and the C++ standard library's.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage import owners
+from rocmforge.triage.parsers.composable_kernel import ck_reading
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+_CUDA_HEADER_TREE = re.compile(
+    r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
+
+
+_TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
+
+
+def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
+    header = match.group("header")
+    inside = _CUDA_HEADER_TREE.search(view.text)
+    if inside:  # a CUDA thrust/cub header (not rocThrust's) was included and wants CUDA
+        return _thrust_reading(inside.group("path"))
+    if header.startswith(("thrust/", "cub/")):
+        return Reading(subject="thrust", klass="rocm-install",
+                       cause=f"the header {header} was not found: rocThrust/hipCUB (ROCm's "
+                             "thrust and cub) are not installed in the ROCm include folder the "
+                             "compile uses, or that folder is not on the include path",
+                       fix="install rocThrust and hipCUB for the ROCm the build uses ("
+                           + "; ".join(f"{n}: {owners.install_hint(owners.component(n), n)}"
+                                       for n in ("rocthrust", "hipcub"))
+                           + ") and point the build at that ROCm (`invoke build "
+                           "--rocm-path`); `invoke doctor` checks both")
+    if header.startswith(("cuda", "cuda_runtime", "cublas", "cudnn", "curand", "cusparse",
+                          "nvrtc", "nccl.h", "cufft", "cusolver", "cupti", "cuComplex.h",
+                          "nvToolsExt", "nvtx3/", "nvml.h", "cooperative_groups.h")):
+        return Reading(
+            subject=header, klass="hipify",
+            cause=f"a HIP compile includes the CUDA header {header}: the source was not "
+                  "hipified, or hipify left this file out (an extension or a file added after "
+                  "hipify ran)",
+            fix="run hipify on the sources before the HIP build (PyTorch: `python "
+                "tools/amd_build/build_amd.py`; an extension: build it with "
+                "torch.utils.cpp_extension under a ROCm torch, which hipifies it); the kit's "
+                "hipify step does this for PyTorch")
+    if header.startswith(("ck/", "ck_tile/")):
+        return ck_reading(header)
+    torch_driven = any(_TORCH_INCLUDE.search(p) for p in (*view.previous, view.text))
+    row = owners.header_owner(header)
+    if torch_driven and row is not None and not header.startswith("hip/"):
+        # A ROCm library's header missing from a compile an installed torch drives: the
+        # include root torch passes is a part of the install without it (TheRock's
+        # _rocm_sdk_core holds the runtime, _rocm_sdk_devel the libraries' headers).
+        return Reading(
+            subject=row.name, klass="rocm-install",
+            cause=f"a compile driven by the installed torch (its torch/include headers) did not "
+                  f"find {header} ({row.name}'s header): the ROCm include root torch passes "
+                  "comes from ROCM_HOME / ROCM_PATH or torch's own guess, and it is a part of "
+                  f"the install without {row.name}'s headers (TheRock's runtime-only "
+                  "_rocm_sdk_core, or another ROCm)",
+            fix="export ROCM_HOME and ROCM_PATH to the ROCm root that holds the libraries' "
+                "headers (TheRock wheels: `rocm-sdk path --root`, the devel package), or "
+                f"install {row.name}'s development files ({row.install_hint()}), then run again")
+    if header.startswith("hip/") and torch_driven:
+        # A compile that an installed torch drives (cpp_extension, Inductor's AOTI) takes its
+        # ROCm include folder from ROCM_HOME/ROCM_PATH or its own guess; HIP's headers exist
+        # wherever ROCm does, so the folder it took is the wrong one.
+        return Reading(
+            subject=header, klass="rocm-install",
+            cause=f"a compile driven by the installed torch (its torch/include headers) did not "
+                  f"find {header}: the ROCm include folder torch passes comes from ROCM_HOME / "
+                  "ROCM_PATH or torch's own guess, and it is not the ROCm install that holds "
+                  "HIP's headers (unset, or a layout torch does not know, such as TheRock's "
+                  "wheels)",
+            fix="export ROCM_HOME and ROCM_PATH to the root of the ROCm install whose include/ "
+                "holds hip/hip_runtime.h (TheRock wheels: `rocm-sdk path --root`), then run "
+                "again")
+    if header.startswith("hip/"):
+        # HIP's headers come with every ROCm install (<rocm>/include/hip): the include path
+        # the build passed does not point at one (an extension's Makefile or setup.py takes it
+        # from ROCM_HOME / ROCM_PATH; a host compile lacks hipcc's include flags).
+        return Reading(
+            subject="ROCM_HOME", klass="rocm-install",
+            cause=f"the compile did not find {header}, which every ROCm install has under "
+                  "<rocm>/include: the include path the build passed does not point at the "
+                  "ROCm install (it takes the root from ROCM_HOME / ROCM_PATH / HIP_PATH, unset "
+                  "or stale, or a host compile ran without hipcc's include flags)",
+            fix="export ROCM_HOME (and ROCM_PATH) to the ROCm root whose include/hip holds the "
+                "header (e.g. /opt/rocm) and build again; if no ROCm install has it, install "
+                "ROCm's HIP development package")
+    if row is None:
+        return None
+    return Reading(
+        subject=row.name,
+        cause=f"the header {header} was not found: {row.name}'s development files are not "
+              "installed in the ROCm include folder the compile uses",
+        fix=f"install {row.name}'s development package ({row.install_hint()}) in the ROCm "
+            "install the build uses; `invoke doctor` checks every component")
+
+
+def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="libstdc++", cause=f"the C++ standard header '{match.group('header')}' "
+                   "was not found: clang picked the newest GCC installation it found, whose "
+                   "libstdc++ headers (libstdc++-N-dev) are not installed",
+                   fix="install the headers of the newest installed GCC (`sudo apt-get install "
+                   "libstdc++-N-dev` for N = the newest /usr/lib/gcc/x86_64-linux-gnu/N: "
+                   "libstdc++-12-dev on Ubuntu 22.04, libstdc++-14-dev on 24.04), or "
+                   "choose a GCC that has them (`invoke build --gcc 12`, which passes "
+                   "--gcc-install-dir; clang's --gcc-toolchain=<prefix> or a clang++.cfg next "
+                   "to ROCm's clang does the same)")
+
+
+def _thrust_reading(path: str) -> Reading:
+    return Reading(subject="thrust", klass="rocm-install",
+                   cause=f"a HIP compile picked up CUDA's thrust/cub headers ({path}) instead of "
+                   "rocThrust's: a CUDA include folder is on the include path (CPATH, "
+                   "CPLUS_INCLUDE_PATH, or /usr/include/thrust from the distro's CUDA thrust "
+                   "package)", fix="remove the CUDA include folder from the include path (unset "
+                   "CPATH/CPLUS_INCLUDE_PATH) or uninstall the distro's CUDA thrust headers "
+                   "(Debian/Ubuntu: libthrust-dev), and make sure rocThrust ("
+                   + owners.install_hint(owners.component("rocthrust"), "rocthrust")
+                   + ") is installed in the ROCm the build uses")
+
+
+def _cuda_thrust(match: re.Match[str], view: LineView) -> Reading | None:
+    return _thrust_reading(match.group("path"))
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="missing-header", klass="missing-component",
+         triggers=("file not found", "No such file or directory"),
+         pattern=rx(r"fatal error: '?(?P<header>[\w./+-]+\.(?:h|hpp|cuh|inc))'?"
+                     r"(?::)? (?:file not found|No such file or directory)"),
+         read=_missing_header, source="gcc/clang 'fatal error: … file not found'"),
+    Rule(id="std-header-missing", klass="host-compiler",
+         triggers=("file not found",),
+         pattern=rx(r"fatal error: '(?P<header>cmath|cstdlib|cstddef|cstdint|cstring|type_traits"
+                     r"|limits|algorithm|string|vector|memory|utility|new|cassert|climits|"
+                     r"cstdio|iostream|array|tuple|functional|initializer_list)' file not found"),
+         read=_std_header, source="ROCm/legacy-rocm-build#4612; clang's GCC detection"),
+    Rule(id="cuda-thrust", klass="rocm-install",
+         triggers=("thrust/", "cub/"),
+         pattern=rx(r"(?P<path>\S*cuda\S*/include/(?:thrust|cub)/\S+?|/usr/include/(?:thrust|cub)/\S+?)"
+                     r":\d+(?::\d+)?: (?:fatal )?error"),
+         read=_cuda_thrust, source="rocThrust vs CUDA thrust include order"),
+)

@@ -1,0 +1,73 @@
+"""Composable Kernel: its compile errors and the targets it cannot compile for.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def ck_reading(where: str, why: str = "") -> Reading:
+    return Reading(subject="composable_kernel", klass="composable-kernel",
+                   cause="a Composable Kernel (CK, composable_kernel) source failed to "
+                   f"compile for {{device}} ({where}){why}: CK's kernels are written for the "
+                   "targets and ROCm release CK supports (its MFMA/WMMA paths: CDNA gfx90a, "
+                   "gfx942, gfx950), and other targets or a CK submodule at another commit "
+                   "fail like this",
+                   fix="leave Composable Kernel out for {gfx} (`USE_ROCM_CK_GEMM=0 "
+                   "USE_ROCM_CK_SDPA=0`, features ck=off), or build only for targets "
+                   "composable_kernel supports with the ROCm release the PyTorch release "
+                   "names; the CK submodule must be at the commit the tree pins (`git "
+                   "submodule update --init --recursive`)")
+
+
+def _ck_error(match: re.Match[str], view: LineView) -> Reading | None:
+    why = ""
+    if "needs target feature" in view.text:
+        why = "; it uses instructions (" + view.text.rsplit("needs target feature", 1)[1].strip() \
+            + ") this target does not have"
+    reading = ck_reading(match.group("file").rsplit("/", 1)[-1], why)
+    if "flash_attn" in match.group("file") or "flash-attention" in match.group("file"):
+        # flash-attention's own CK backend: on other targets its Triton backend builds.
+        return Reading(subject=reading.subject, klass=reading.klass, cause=reading.cause,
+                       fix="build flash-attention with its Triton backend on this target "
+                           "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE): its CK backend builds "
+                           "only for the CDNA targets CK supports (GPU_ARCHS=gfx90a;gfx942)")
+    return reading
+
+
+_MI_TARGETS = ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
+
+
+def _ck_target_errors(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    if arch in _MI_TARGETS:
+        return None  # a supported target: the errors are the sources' own
+    return Reading(
+        subject=arch,
+        cause=f"the sources fail to compile for {arch}: the project's Composable Kernel "
+              "attention kernels use MFMA instructions of the MI-series targets (gfx90a, "
+              f"gfx942, gfx950) and do not support {arch}",
+        fix="build for a target the project supports (gfx90a, gfx942 or gfx950: "
+            "PYTORCH_ROCM_ARCH / GPU_ARCHS), or on this GPU use an attention path without "
+            "these kernels (PyTorch's SDPA, flash-attention's Triton backend)")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="ck-error", klass="composable-kernel",
+         triggers=("composable_kernel", "/ck/", "/ck_tile/"),
+         pattern=rx(r"(?P<file>\S*(?:composable_kernel|/ck/|/ck_tile/)\S*?):\d+(?::\d+)?: "
+                     r"(?:fatal )?error:"),
+         read=_ck_error, source="pytorch/pytorch third_party/composable_kernel"),
+    Rule(id="ck-target-compile-errors", klass="gpu-target", tier=2,
+         triggers=("generated when compiling for",),
+         pattern=rx(r"\d+ errors? generated when compiling for (?P<arch>gfx[0-9a-f]{3,4})"),
+         requires=rx(r"hip_fmha|ck_tile|composable_kernel|csrc/attention/hip"),
+         read=_ck_target_errors, source="clang's error count per offload target; "
+         "facebookresearch/xformers#1222 (CK tiled FMHA on gfx1100)"),
+)

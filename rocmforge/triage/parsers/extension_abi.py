@@ -1,0 +1,171 @@
+"""An extension or companion against the installed torch: built for a CUDA torch or
+another torch version, NumPy's ABI, a torch C++ API it expects, a module that is missing.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
+    module = match.group("mod")
+    top = module.split(".")[0]
+    isolated = any(w in " ".join(view.previous) for w in
+                   ("Getting requirements to build", "get_requires_for_build", "Preparing metadata",
+                    "pip-build-env", "build isolation", "Installing build dependencies"))
+    if module.startswith("torch.utils.hipify"):
+        return None  # the hipify rule speaks for it
+    if top == "torch" and (view.step == "verify" or (not isolated and view.step in (
+            "install", "companions-install"))):
+        return Reading(subject="torch", cause="torch is not installed in the Python that ran "
+                       "this: the venv is not the one the build's wheels went into",
+                       fix="install the build's wheels into it (`invoke install --python "
+                       "<this venv>/bin/python`), or let `nox -s verify` make a venv with them")
+    if top == "torch":
+        return Reading(subject="torch", cause="the extension's build could not import torch: pip "
+                       "built it in an isolated environment without your torch (build isolation), "
+                       "or torch is not installed in this Python",
+                       fix="install your torch first, then build with `pip install "
+                       "--no-build-isolation <extension>` so it compiles against that torch "
+                       "(never let pip pull another torch from PyPI)")
+    if top == "triton":
+        return None  # the triton rule speaks for triton
+    if top in ("pkg_resources",):
+        return None
+    if not isolated and view.step not in ("build-requirements", "build", "venv", "triton",
+                                          "hipify", "configure", ""):
+        return None
+    package = _DIST_NAME.get(top, top)
+    named = f" (pip installs the module {top} as {package})" if package != top else ""
+    return Reading(subject=top, cause=f"a build script imports {top}, which is not installed "
+                   "in the Python that runs it (a build requirement missing from the venv, or "
+                   "pip's isolated build environment)",
+                   fix=f"install {package}{named} into the Python the build runs (`python -m "
+                   f"pip install {package}`; for PyTorch `python -m pip install -r "
+                   "requirements.txt` lists its build requirements), and build with "
+                   "--no-build-isolation")
+
+
+# Modules whose package on PyPI has another name (pip cannot install `yaml`).
+_DIST_NAME = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow",
+              "sklearn": "scikit-learn", "skimage": "scikit-image", "attr": "attrs",
+              "dateutil": "python-dateutil", "Crypto": "pycryptodome", "git": "GitPython",
+              "zmq": "pyzmq"}
+
+
+def _cuda_torch_under_rocm(match: re.Match[str], view: LineView) -> Reading | None:
+    pkg = match.group("pkg")
+    return Reading(
+        subject=pkg, cause=f"{pkg} {match.group('ver')} is a ROCm build (it loads "
+        "libtorch_hip.so) but the torch installed is a CUDA build (+cu…): the two came from "
+        "different indexes", fix=f"install {pkg} built for the installed torch (the same "
+        f"index and variant as torch), or torch and {pkg} both from one ROCm index or one "
+        "source build")
+
+
+def _built_for_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
+    package = ""
+    for line in reversed(view.previous[-3:]):
+        named = re.search(r"(?P<pkg>[\w-]+) was built for:", line)
+        if named:
+            package = named.group("pkg").lower()
+            break
+    if not package:
+        return None
+    return Reading(
+        subject=package, cause=f"the installed {package} is a CUDA build (for torch "
+        f"{match.group('built')}) but torch is {match.group('have')}: its compiled extensions "
+        "cannot load", fix=f"remove that {package} wheel and install a ROCm build of {package} "
+        f"for this torch (or build it from source against it); keep pip from pulling "
+        f"PyPI's CUDA {package}")
+
+
+def _torchvision_ops(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="torchvision", cause=f"torchvision's compiled operators are not registered "
+        f"({match.group('op')} does not exist): the installed torchvision was not built "
+        "against this torch (another release or variant, e.g. PyPI's beside a ROCm torch)",
+        fix="install the torchvision built for this torch (the same ROCm index and nightly, "
+            "or `invoke build` with the companion), with `pip install --no-deps` so torch "
+            "stays")
+
+
+def _companion_cuda_versions(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="torchvision",
+        cause=f"torch ({match.group('torch')}) and torchvision ({match.group('vision')}) were "
+              "built for different GPU toolkit versions: they come from different indexes or "
+              "releases",
+        fix="install torch and torchvision of one release from one index (the ROCm index of "
+            "that torch), e.g. reinstall both in one pip command")
+
+
+def _numpy_abi(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="numpy",
+        cause="a compiled module was built against another NumPy major version than the one "
+              "installed (NumPy 1.x binaries under NumPy 2, or the reverse)",
+        fix="install the NumPy the module was built for (`pip install 'numpy<2'`), or a build "
+            "of the module made for the installed NumPy")
+
+
+def _torch_api_mismatch(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="torch",
+        cause=f"the extension's sources use {match.group('member')} of {match.group('cls')}, "
+              "which the installed torch's headers do not have: the torch installed is "
+              "another (older or newer) release than the one the sources were written for",
+        fix="install the torch release the package pins for this version (its requirements "
+            "or setup.py name it; for ROCm from the matching ROCm index), or build a release "
+            "of the package written for the installed torch")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="no-module", klass="python-packaging",
+         triggers=("No module named",),
+         pattern=rx(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<mod>[\w.]+)'"),
+         read=_no_module, source="CPython import errors under pip build isolation"),
+    Rule(id="cuda-torch-under-rocm-package", klass="python-packaging", tier=0,
+         triggers=("+rocm",),
+         pattern=rx(r"\b(?P<pkg>torch(?:audio|vision|text|data))(?:==|\s+)"
+                     r"(?P<ver>\d[\w.]*\+rocm[\d.]+)"),
+         requires=rx(r"\btorch(?:==|\s+)\d[\w.]*\+cu\d+"),
+         read=_cuda_torch_under_rocm, source="pytorch/audio#1749"),
+    Rule(id="extension-built-for-cuda-torch", klass="python-packaging",
+         triggers=("you have",),
+         pattern=rx(r"PyTorch (?P<built>\S+\+cu\d+)\b.*\(you have (?P<have>\S+\+rocm[\w.]*)\)"),
+         read=_built_for_other_torch, source="xformers' build-info check; unslothai/unsloth#11639"),
+    Rule(id="torchvision-ops-missing", klass="python-packaging",
+         triggers=("does not exist",),
+         pattern=rx(r"operator (?P<op>torchvision::\w+) does not exist"),
+         read=_torchvision_ops, source="torch.library's error when torchvision's C++ ops did "
+         "not load; ROCm/pytorch#3109"),
+    Rule(id="companion-cuda-versions", klass="python-packaging",
+         triggers=("were compiled with different CUDA major versions",),
+         pattern=rx(r"PyTorch and torchvision were compiled with different CUDA major "
+                     r"versions\. PyTorch has CUDA Version=(?P<torch>\S+?)\.? and torchvision "
+                     r"has CUDA Version=(?P<vision>\S+?)\.?(?:\s|$)"),
+         read=_companion_cuda_versions, source="pytorch/vision torchvision/extension.py "
+         "_check_cuda_version (commit not read)"),
+    Rule(id="numpy-abi", klass="python-packaging", tier=2,
+         triggers=("compiled using NumPy 1.x", "numpy.dtype size changed",
+                   "multiarray failed to import"),
+         pattern=rx(r"A module that was compiled using NumPy 1\.x cannot be run in"
+                     r"|numpy\.dtype size changed, may indicate binary incompatibility"
+                     r"|numpy\.(?:_?core\.)?multiarray failed to import"),
+         read=_numpy_abi, source="numpy/_core (the NumPy 2 ABI check); numpy's dtype size "
+         "check"),
+    Rule(id="torch-api-mismatch", klass="python-packaging",
+         triggers=("no member named",),
+         pattern=rx(r"error: no member named '(?P<member>\w+)' in (?:namespace )?"
+                     r"'(?P<cls>(?:torch|at|c10)::[\w:]+)'"),
+         requires=rx(r"(?:site|dist)-packages/torch/include/"),
+         read=_torch_api_mismatch, source="clang's err_no_member on a torch API, in a build "
+         "whose torch headers come from an installed torch; vllm-project/vllm#44641"),
+)

@@ -1,0 +1,216 @@
+"""GPU targets (gfx…): a target the compiler, a library or a kernel set does not support,
+an empty or rejected target list, and a target that cannot be detected.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _unsupported_arch(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    return Reading(subject=arch.split(":")[0], cause=f"the compiler does not know the offload "
+                   f"target {arch}: the ROCm/LLVM release is older than the target, or the name "
+                   "(or its :xnack/:sramecc feature) is wrong",
+                   fix=f"drop {arch} from --arch or use a newer ROCm/LLVM that supports it; "
+                   "`invoke "
+                   f"doctor --arch {arch.split(':')[0]}` compiles a kernel for it and says which "
+                   "targets this toolchain accepts")
+
+
+def _flash_attention_arch(match: re.Match[str], view: LineView) -> Reading | None:
+    archs = re.findall(r"gfx[0-9a-f]{3,4}", match.group("archs"))
+    first = archs[0] if archs else "PYTORCH_ROCM_ARCH"
+    return Reading(subject=first, cause=f"flash-attention's setup.py refused the target "
+                   f"{', '.join(archs) or '(none named)'}: its ROCm (Composable Kernel) backend "
+                   "builds only for the targets it lists (gfx90a, gfx942, gfx950 in recent "
+                   "releases)", fix=f"build flash-attention only for a target it supports "
+                   f"(GPU_ARCHS), or on {first} use its Triton backend "
+                   "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE) or PyTorch's own SDPA")
+
+
+def _offload_arch_failed(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="PYTORCH_ROCM_ARCH",
+        cause="the build asked offload-arch for this machine's GPU (no target was named), "
+              "offload-arch failed (no GPU visible: a container or build host without /dev/kfd) "
+              "and its warning ended up on the compiler's command line",
+        fix="name the targets instead of detecting them: PYTORCH_ROCM_ARCH=<gfx…> (and the "
+            "project's own variable, e.g. GPU_TARGETS / GPU_ARCHS), e.g. `invoke build --arch "
+            "gfx1100`")
+
+
+def _hip_architectures_empty(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="PYTORCH_ROCM_ARCH",
+        cause="CMake's HIP compiler check ran with an empty target list (HIP_ARCHITECTURES is "
+              "empty): every requested target was filtered out (the project supports none of "
+              "them) or none was given",
+        fix="give the project targets it supports (GPU_TARGETS / CMAKE_HIP_ARCHITECTURES, "
+            "PYTORCH_ROCM_ARCH for torch), or leave that project out for these targets")
+
+
+def _unknown_gfx_key(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    return Reading(
+        subject=arch,
+        cause=f"the package looked {arch} up in its own table of GPU targets and did not find "
+              f"it: it has no support (no kernels, no configuration) for {arch}",
+        fix=f"use it on a target it supports, or a release that adds {arch}; for a build, "
+            f"leave {arch} out of the target list (GPU_ARCHS / PYTORCH_ROCM_ARCH)")
+
+
+def _llvm_unknown_target(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch") or match.group("arch2")
+    return Reading(
+        subject=arch.split(":")[0],
+        cause=f"the compiler's LLVM does not know the target {arch}: the ROCm/LLVM release (or "
+              "a bundled LLVM, e.g. Triton's) is older than the target, or the name is wrong",
+        fix=f"use a ROCm/LLVM release that supports {arch} (a newer ROCm), or build for a "
+            "target it knows (`invoke build --arch <gfx…>`); `invoke doctor --arch "
+            f"{arch.split(':')[0]}` compiles a kernel for it and says which targets the "
+            "toolchain accepts")
+
+
+_MATH_OR_CK = ("hipsparselt", "hipblaslt", "rocblas", "miopen", "rocsparse", "rocfft",
+               "composable_kernel", "ck_tile", "tensile", "aotriton", "rocwmma")
+
+
+def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | None:
+    lower = view.text.lower()
+    if "warning" in lower or "skipping" in lower or "ignoring" in lower:
+        return None  # the target is left out and the build goes on
+    if "Unsupported GPU target:" in view.text:
+        return None  # a math library's configure check (shapes: math-library) when one is named
+    context = " ".join((*view.previous[-4:], view.text)).lower()
+    if any(name in context for name in _MATH_OR_CK):
+        return None  # a math library's or CK's own target list (shapes: math-library)
+    arch = match.group("arch") or match.group("arch2") or match.group("arch3")
+    return Reading(
+        subject=arch.split(":")[0],
+        cause=f"the package (or the toolchain) does not support the target {arch}: its own "
+              "list of targets leaves it out, or this release predates it",
+        fix=f"build for a target the package supports (its GPU target list: GPU_TARGETS / "
+            f"GPU_ARCHS / PYTORCH_ROCM_ARCH), use a release that adds {arch}, or leave the "
+            "package out; HSA_OVERRIDE_GFX_VERSION presents the GPU as a supported target of "
+            "the same family (e.g. 11.0.0 for RDNA3), at your own risk")
+
+
+_GFX = re.compile(r"\b(gfx[0-9a-f]{3,4}[\w:+-]*)")
+
+
+def _hip_architectures_rejected(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error":
+        return None
+    named = [m.group(1) for line in view.previous for m in _GFX.finditer(line)]
+    arch = named[0].split(":")[0] if len(set(named)) == 1 else "PYTORCH_ROCM_ARCH"
+    return Reading(
+        subject=arch,
+        cause="CMake's HIP compiler rejected the target list (CMAKE_HIP_ARCHITECTURES): the "
+              "ROCm/LLVM release does not know one of the targets, or its name is wrong",
+        fix="build only for targets this ROCm's compiler supports (`invoke build --arch "
+            "<gfx…>`; `invoke doctor --arch <gfx…>` compiles a kernel for one), or use a newer "
+            "ROCm that supports the target")
+
+
+def _therock_no_targets(match: re.Match[str], view: LineView) -> Reading | None:
+    named = [m.group(1) for line in view.previous for m in _GFX.finditer(line)]
+    dist = match.group("dist")
+    return Reading(
+        subject=named[0].split(":")[0] if named else "{device}",
+        cause=f"TheRock's subproject {match.group('sub')} needs the "
+              f"{'dist ' if dist else ''}AMDGPU target list and it is empty: "
+              + ("THEROCK_DIST_AMDGPU_FAMILIES and THEROCK_DIST_AMDGPU_TARGETS are unset and "
+                 "the dist list defaults to THEROCK_AMDGPU_FAMILIES only, not to "
+                 "THEROCK_AMDGPU_TARGETS" if dist else
+                 "neither THEROCK_AMDGPU_FAMILIES nor THEROCK_AMDGPU_TARGETS selects a target "
+                 "it supports"),
+        fix="configure with the GPU's family or target in THEROCK_AMDGPU_FAMILIES (e.g. "
+            "-DTHEROCK_AMDGPU_FAMILIES=gfx1100, which the dist list defaults to), or set "
+            "THEROCK_DIST_AMDGPU_FAMILIES as well as THEROCK_AMDGPU_TARGETS")
+
+
+def _therock_target_choice(match: re.Match[str], view: LineView) -> Reading | None:
+    value = match.group("value") or match.group("target") or ""
+    gfx = _GFX.search(value)
+    what = (f"the {match.group('var')} value '{value}' is not a family TheRock knows"
+            if match.group("var") else
+            f"TheRock does not know the target '{value}'" if value else
+            "no AMDGPU target was selected")
+    return Reading(
+        subject=gfx.group(1).split(":")[0] if gfx else "{device}",
+        cause=f"TheRock's configure stopped: {what} (families are named like gfx110X-all, "
+              "targets like gfx1100; the message lists the ones this checkout has)",
+        fix="configure with a family from the list (-DTHEROCK_AMDGPU_FAMILIES=gfx110X-all) or "
+            "a single target via -DTHEROCK_AMDGPU_TARGETS=gfx1100 (with "
+            "THEROCK_DIST_AMDGPU_FAMILIES for dist projects); a target the list lacks needs a "
+            "newer TheRock")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="unsupported-offload-arch", klass="gpu-target",
+         triggers=("gpu architecture", "invalid target ID"),
+         pattern=rx(r"(?:unsupported (?:HIP|CUDA|AMDGPU|\w+) gpu architecture: |invalid target ID "
+                     r"')(?P<arch>gfx[\w:+-]+)"),
+         read=_unsupported_arch, source="clang DiagnosticDriverKinds.td"),
+    Rule(id="flash-attention-arch", klass="gpu-target",
+         triggers=("not supported by Flash-Attention",),
+         pattern=rx(r"GPU archs of (?P<archs>\[[^\]]*\]) is invalid or not supported by "
+                     r"Flash-Attention"),
+         read=_flash_attention_arch,
+         source="Dao-AILab/flash-attention setup.py; ROCm/flash-attention#37"),
+    Rule(id="offload-arch-failed", klass="gpu-target",
+         triggers=("offload-arch failed",),
+         pattern=rx(r"offload-arch failed with return code"),
+         read=_offload_arch_failed, source="torch.utils.cpp_extension's target detection; "
+         "vllm-project/vllm#35642"),
+    Rule(id="hip-architectures-empty", klass="gpu-target",
+         triggers=("HIP_ARCHITECTURES is empty",),
+         pattern=rx(r"HIP_ARCHITECTURES is empty"),
+         read=_hip_architectures_empty, source="CMake's HIP try_compile; ROCm/TheRock#4923"),
+    Rule(id="unknown-gfx-key", klass="gpu-target",
+         triggers=("KeyError",),
+         pattern=rx(r"KeyError: ['\"](?P<arch>gfx[0-9a-f]{3,4})['\"]"),
+         read=_unknown_gfx_key, source="a package's own target table (aiter chip_info); "
+         "ROCm/aiter#1552"),
+    Rule(id="llvm-unknown-target", klass="gpu-target", tier=2,
+         triggers=("is not a recognized processor for this target", "unknown target CPU"),
+         pattern=rx(r"'(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)' is not a recognized processor for "
+                     r"this target|unknown target CPU '(?P<arch2>gfx[0-9a-f]{3,4}[\w:+-]*)'"),
+         read=_llvm_unknown_target, source="LLVM MCSubtargetInfo (\"is not a recognized "
+         "processor for this target\"), clang's err_target_unknown_cpu"),
+    Rule(id="gpu-target-not-supported", klass="gpu-target",
+         triggers=("gfx",),
+         pattern=rx(r"(?i)(?:unsupported|unknown) (?:gpu |amdgpu |hip )?(?:architecture|arch|"
+                     r"target)s?:?\s*'?(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)"
+                     r"|(?:architecture|arch|target) '?(?P<arch2>gfx[0-9a-f]{3,4}[\w:+-]*)'? "
+                     r"is not supported"
+                     r"|^\W*(?:\w+Error: )?(?P<arch3>gfx[0-9a-f]{3,4}[\w:+-]*)'? is not supported"),
+         read=_target_not_supported, source="the target checks packages run on their own "
+         "target tables (flash-attention's setup.py, xformers, CMake GPU_TARGETS checks)"),
+    Rule(id="hip-architectures-rejected", klass="gpu-target",
+         triggers=("do not all work with this compiler",),
+         pattern=rx(r"do not all work with this compiler"),
+         read=_hip_architectures_rejected, source="Kitware/CMake Modules/"
+         "CMakeTestHIPCompiler / CMAKE_<LANG>_ARCHITECTURES check"),
+    Rule(id="therock-no-targets", klass="gpu-target",
+         triggers=("AMDGPU targets but none were",),
+         pattern=rx(r"Subproject (?P<sub>\S+) requires (?P<dist>dist )?AMDGPU targets but none "
+                     r"were (?:set|selected)"),
+         read=_therock_no_targets, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:"
+         "cmake/therock_subproject.cmake (FATAL_ERROR), CMakeLists.txt (dist families default "
+         "to THEROCK_AMDGPU_FAMILIES); ROCm/TheRock#3519"),
+    Rule(id="therock-target-choice", klass="gpu-target",
+         triggers=("AMDGPU_FAMILIES value", "Unknown AMDGPU target", "No AMDGPU target selected"),
+         pattern=rx(r"(?P<var>THEROCK_(?:DIST_|TEST_)?AMDGPU_FAMILIES) value '(?P<value>[^']*)' "
+                     r"unknown|Unknown AMDGPU target '(?P<target>[^']*)'"
+                     r"|No AMDGPU target selected: make a selection via THEROCK_AMDGPU_FAMILIES"),
+         read=_therock_target_choice, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0"
+         ":cmake/therock_amdgpu_targets.cmake (FATAL_ERROR messages)"),
+)

@@ -1,0 +1,210 @@
+"""The linker at build time: a library it cannot find, symbols it finds no definition for
+(GNU ld, lld, MSVC; the symbol named by its qualified name), relocation overflows in huge
+objects and the duplicates hipify leaves behind.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage import owners
+from rocmforge.triage.demangle import demangle
+from rocmforge.triage.parsers.aotriton import aotriton_library
+from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+from rocmforge.triage.symbols import symbol_name
+
+
+def _owner_note(row: object) -> str:
+    return f" (it belongs to ROCm's {row.name})" if row is not None else ""  # type: ignore[attr-defined]
+
+
+def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("lib").rstrip(":")
+    if "::" in name:
+        # A CMake imported target (roc::rocblas) passed through as -l: the package that
+        # defines it was not found at configure; the link error is only its symptom.
+        return None
+    if "aotriton" in name:
+        return aotriton_library(name)
+    row = owners.library_owner(name)
+    library = "lib" + name
+    if name.startswith(":"):
+        library = name[1:]
+    fix = (f"install {row.name}'s development package ({row.install_hint()}) in the ROCm "
+           "install the build uses" if row else
+           f"install the development package that provides {library}.so (or .a), or add the "
+           "folder that holds it to the link path (LIBRARY_PATH, or CMAKE_PREFIX_PATH for a "
+           "CMake package); a ROCm install may keep it in lib64 rather than lib "
+           f"(`ls /opt/rocm*/lib*/{library}.*`)")
+    return Reading(subject=library, cause=f"the linker could not find {library}"
+                   f"{_owner_note(row)}: it is not installed, or not in any folder on the link "
+                   "path", fix=fix)
+
+
+_FROM_SHARED = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
+
+
+def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
+    if _FROM_SHARED.match(view.text):
+        # A shared library being linked against needs a symbol its own dependency does not
+        # provide here: which copy of that dependency ld found is not in the lines (a second,
+        # older runtime? ld's stricter check?), so nothing is claimed.
+        return None
+    symbol = demangle(match.group("sym"))
+    if "std::__cxx11::" in symbol or "B5cxx11" in match.group("sym"):
+        return Reading(
+            subject=symbol,
+            cause=f"undefined reference to {symbol}: objects built with different C++ ABIs "
+                  "(_GLIBCXX_USE_CXX11_ABI 0 and 1) or different compilers were linked together",
+            fix="build everything with one compiler and one ABI: `invoke clean`, leave "
+                "_GLIBCXX_USE_CXX11_ABI unset (PyTorch >= 2.7 uses the new ABI) and rebuild")
+    row = owners.symbol_owner(symbol)
+    where = (f"; it is exported by ROCm's {row.name} ({row.install_hint()}), so that library "
+             "is missing from the link or is an older release without it" if row else
+             ": the library that defines it is missing from the link line, or it was built "
+             "from other sources or another release than the headers used")
+    return Reading(
+        subject=symbol,
+        cause=f"the linker found no definition of {symbol}{where}",
+        fix=("use one ROCm install for headers and libraries (`invoke build --rocm-path`), "
+             f"with {row.name} installed at the version the headers expect" if row else
+             "rebuild from a clean build directory (`invoke clean`) so every object comes from "
+             "one tree and one toolchain; if the symbol belongs to a system library, install "
+             "the release the headers came from"))
+
+
+def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None:
+    named = match.group("what") or ""
+    owner = _RELOC_OWNER.search(view.text)
+    return Reading(
+        subject=named.split(".so")[0] or (owner.group(1).lower() if owner else "libtorch_hip"),
+        cause="a relocation overflowed while linking (R_X86_64 offsets are limited to ±2 GiB): "
+              "the library being linked, usually libtorch_hip.so with device code for many "
+              "targets, grew past 2 GiB",
+        fix="build for fewer GPU targets, each arch adds its device code (`invoke build --arch "
+            "<your gfx>`, PYTORCH_ROCM_ARCH; "
+            "a project's own list, e.g. AOTriton's target list), or link with "
+            "-mcmodel=medium / compressed offload bundles (--offload-compress) where the "
+            "release supports them")
+
+
+# A relocation error names the function whose code overflowed (`aotriton::v2::flash::…`,
+# `composable_kernel`'s `ck::…`): the project it belongs to is the subject.
+_RELOC_OWNER = re.compile(r"\b(aotriton|ck_tile|ck|flash|fbgemm|hipblaslt|rocblas)::")
+
+
+def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
+    objects = re.findall(r"[\w+-]+\.o\b", view.text)
+    here = objects[0] if objects else match.group("file")
+    there = " ".join(view.previous[-1:]) + " " + view.text
+    twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu|o)\b", view.text + " " + there)
+    if twin is None:
+        return None
+    return Reading(subject=demangle(match.group("sym")), cause=f"{twin.group(0)}, the hipified "
+                   f"copy of {twin.group(1)}, was compiled beside it, so both define "
+                   f"{demangle(match.group('sym'))}: the extension's setup chose its CPU and GPU "
+                   "sources at once (it saw no GPU, so it did not take the ROCm path alone)",
+                   fix="force the GPU build where no GPU is visible (torchvision, torchaudio: "
+                   "FORCE_CUDA=1 with PYTORCH_ROCM_ARCH set; the kit sets both for its "
+                   f"companions) and rebuild from a clean build folder; {here} is the other copy")
+
+
+def _link_symbol(match: re.Match[str], view: LineView) -> Reading | None:
+    raw = match.group("sym").strip()
+    name = symbol_name(raw)
+    if not name or name.startswith("("):
+        return None
+    row = owners.symbol_owner(name)
+    owner = (f"; it is exported by ROCm's {row.name}, so that library is missing from the link "
+             "or is a release without it" if row else
+             ": the object or library that defines it is not on the link line (its sources "
+             "were left out of this target or this platform's build), or it comes from another "
+             "release than the headers")
+    return Reading(
+        subject=name,
+        cause=f"the linker ({match.group('linker')}) found no definition of {name}{owner}",
+        fix=(f"link {row.name} from the same ROCm install as the headers ({row.install_hint()})"
+             if row else
+             "find which source defines it (`git grep` the name in the tree): if that source "
+             "is not built for this platform or configuration, the tree needs the upstream fix "
+             "that builds it or guards the call (build a newer commit), else rebuild from a "
+             "clean build directory (`invoke clean`) so every object comes from one tree"))
+
+
+def _ld_localized(match: re.Match[str], view: LineView) -> Reading | None:
+    library = "lib" + match.group("lib")
+    row = owners.library_owner(library)
+    return Reading(
+        subject=library,
+        cause=f"the linker could not find {library}"
+              f"{f' (ROCm component {row.name})' if row else ''} (its message is in the "
+              "system's language): it is not installed or not in any folder on the link path",
+        fix=(f"install {row.name}'s development package ({row.install_hint()}) in the ROCm "
+             "install the build uses" if row else
+             f"install the package that provides {library}.so, or add its folder to the link "
+             "path (LIBRARY_PATH); `LANG=C` makes the linker print English messages"))
+
+
+def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("lib")
+    if "::" in name:
+        return None  # an unresolved CMake imported target passed through as -l
+    library = "lib" + name
+    return Reading(
+        subject=library,
+        cause=f"the linker (lld) could not find {library}: it is not installed, or not in any "
+              "folder on the link path",
+        fix=f"install the development package that provides {library}.so (or .a), or add the "
+            "folder that holds it to the link path (-L, LIBRARY_PATH, or CMAKE_PREFIX_PATH for "
+            f"a CMake package); a ROCm install may keep it in lib64 (`ls /opt/rocm*/lib*/"
+            f"{library}.*`)")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="cannot-find-lib", klass="link",
+         triggers=("cannot find -l",),
+         pattern=rx(r"cannot find -l(?P<lib>[\w.:+-]+)"),
+         unless=rx(r"cannot find -l\S*::"),
+         read=_cannot_find_lib, source="GNU ld / lld 'cannot find -l'; pytorch/pytorch#181939 "
+         "(imported targets passed as -l: a configure failure, not a missing library)"),
+    Rule(id="undefined-reference", klass="link",
+         triggers=("undefined reference to", "undefined symbol: "),
+         pattern=rx(r"undefined reference to [`'](?P<sym>[^'`]+)'"
+                     r"|(?:ld\.lld|lld|ld): error: undefined (?:hidden )?symbol: (?P<sym2>.+)$"),
+         read=lambda m, v: _undefined_reference(Alias(m, sym="sym2"), v),
+         source="GNU ld / lld undefined symbol errors"),
+    Rule(id="relocation-overflow", klass="link",
+         triggers=("relocation",),
+         pattern=rx(r"(?:relocation (?:truncated to fit|R_X86_64_\w+ out of range|overflow)"
+                     r"|failed to convert GOTPCREL relocation|relocation overflows omitted)"
+                     r"(?:.*?(?P<what>lib\w+\.so))?"),
+         read=_relocation_overflow, source="GNU ld / lld relocation range errors"),
+    Rule(id="hipified-duplicate", klass="link",
+         triggers=("multiple definition of",),
+         pattern=rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp)):\S*: multiple definition of\s+"
+                     r"[`'‘](?P<sym>[^'`’]+)['’]"),
+         read=_hip_duplicate, source="pytorch/vision#9298 (vision.cpp and vision_hip.cpp both "
+         "compiled)"),
+    Rule(id="linker-undefined-symbol", klass="link",
+         triggers=("undefined symbol: ", "unresolved external symbol"),
+         pattern=rx(r"(?P<linker>lld-link|ld\.lld|ld64\.lld|link\.exe|LINK)\s*: error"
+                     r"(?: LNK\d+)?: (?:undefined symbol|unresolved external symbol):?\s*"
+                     r"(?P<sym>.+?)(?:\s+referenced in function.*)?$"),
+         read=_link_symbol, source="LLVM lld COFF/ELF 'undefined symbol:' and MSVC LNK2019/"
+         "LNK2001; ROCm/TheRock#1256, #2064"),
+    Rule(id="ld-localized-cannot-find", klass="link",
+         triggers=(" -l",),
+         pattern=rx(r"\bld(?:\.\w+)?: (?!.*\bundefined\b)[^:]*\s-l(?P<lib>[\w.+-]+)\s*$"),
+         requires=rx(r"ld returned \d+ exit status"),
+         read=_ld_localized, source="GNU ld 'cannot find -l' in a translated locale; "
+         "pytorch/pytorch#100123"),
+    Rule(id="lld-no-library", klass="link",
+         triggers=("unable to find library -l",),
+         pattern=rx(r"\bld\.lld\S*: error: unable to find library -l(?P<lib>[\w.:+-]+)"),
+         read=_lld_no_library, source="llvm/llvm-project lld/ELF/Driver.cpp "
+         "(\"unable to find library -l\")"),
+)

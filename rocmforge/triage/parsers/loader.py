@@ -1,0 +1,291 @@
+"""The dynamic loader at run time: a shared object it cannot open, an undefined symbol
+(also wrapped onto the next line), Windows DLLs that fail to load, and the ROCm SDK's preload
+list.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage import owners
+from rocmforge.triage.demangle import demangle
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.symbols import symbol_name
+
+# Libraries of a ROCm install the component table does not name (its bundled system libraries,
+# runtimes, tools): never "a system library" to apt-get.
+_ROCM_ISH = re.compile(r"^lib(?:rocm|hip|hsa|amd|roc|miopen|rccl|rocprofiler|roctx|roctracer)",
+                       re.IGNORECASE)
+
+
+_TORCH_OWN = re.compile(r"^lib(?:torch|c10|shm|caffe2_nvrtc|aoti)[\w.+-]*\.so")
+
+
+# A loader error a program reports as a warning it carries on past (torchvision's optional
+# image extension, a tool's "(ignored)" plug-in): the failure, if any, is elsewhere.
+# A warning alone is not enough: vLLM reports its own extension's loader error as a WARNING.
+# Plug-in loaders that try every optional plug-in (libibverbs' RDMA drivers, ALSA's modules)
+# report each missing one the same way: not the failure either.
+_WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension"
+                          r"|couldn't load (?:driver|plugin)|^ALSA lib ")
+
+
+def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib")
+    if _WARNED_ONLY.search(view.text):
+        return None
+    if _TORCH_OWN.match(library):
+        return Reading(
+            subject=library,
+            cause=f"torch's own library {library} is missing from the installed torch: the "
+                  "install is broken or incomplete (a half-finished pip install, files removed, "
+                  "or a wheel for another Python or platform)",
+            fix="reinstall the torch wheel into this environment (`python -m pip install "
+                "--force-reinstall dist/torch-*.whl`, or `invoke install`) and import again")
+    row = owners.library_owner(library)
+    version = re.search(r"\.so\.(\d+)", library)
+    which = f"{row.name}'s library" if row else "a library it needs"
+    hint = (f" (soname version {version.group(1)}: the ROCm release the binary was built "
+            "against)" if version and row else "")
+    if row is None and not _ROCM_ISH.match(library):
+        stem = library.split(".so")[0]
+        package = f"{stem}{version.group(1)}" if version else stem
+        return Reading(
+            subject=library,
+            cause=f"the loader could not find {library}, a system library the binary was "
+                  "linked against: this distribution does not install it (or another release "
+                  "of it)",
+            fix=f"install the package that provides {library} (Debian/Ubuntu name it "
+                f"{package}: `sudo apt-get install {package}`; elsewhere the compat package of "
+                f"{stem}), or rebuild the binary against the release the system has; `ldd` "
+                "shows every library it still misses")
+    if library.endswith(".so") and _ROCM_ISH.match(library):
+        # An unversioned name is the development symlink (code that dlopens libX.so itself):
+        # runtime-only installs and TheRock's Python wheels ship only libX.so.N.
+        return Reading(
+            subject=library,
+            cause=f"the program loads {library} by its unversioned name, which only a ROCm "
+                  "development install provides (a symlink to the versioned soname): this "
+                  "install has only the versioned library (a runtime-only install, or TheRock's "
+                  "wheels, which keep it inside the _rocm_sdk_core package off the loader path)",
+            fix=f"with TheRock's wheels, resolve it through rocm_sdk (rocm_sdk.find_libraries, "
+                f"or LD_LIBRARY_PATH=$(rocm-sdk path --root)/lib), or install the ROCm "
+                f"development package that provides {library}; code that loads it should ask "
+                "for the versioned name")
+    return Reading(
+        subject=library,
+        cause=f"the loader could not find {library}{hint}: {which} is not installed, not on the "
+              "loader path, or the installed ROCm is another release than the one this binary "
+              "was built against",
+        fix=(f"install the ROCm release the binary was built for (it provides {library}) or "
+             "rebuild against the installed one; add its lib folder to the loader path "
+             "(`echo /opt/rocm/lib | sudo tee /etc/ld.so.conf.d/rocm.conf && sudo ldconfig`, or "
+             "LD_LIBRARY_PATH) and check with `ldd`"))
+
+
+_LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: error")
+
+
+def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
+    if _LINKER_SAYS.search(view.text):
+        return None  # a linker's undefined symbol (parsers/link.py), not the loader's
+    if _WARNED_ONLY.search(view.text):
+        return None
+    raw = match.group("sym")
+    symbol = demangle(raw)
+    where = match.group("where") or ""
+    if "/triton/" in where:
+        return Reading(
+            subject="triton", klass="triton",
+            cause=f"Triton's HIP driver module ({where.rsplit('/', 1)[-1]}, compiled by Triton "
+                  f"at run time) needs {symbol}, which the loaded HIP runtime does not export: "
+                  "the Triton build was made for another ROCm than torch's libamdhip64",
+            fix="install the Triton built for torch's ROCm (the pytorch-triton-rocm that torch's "
+                "release pins, from the same index), remove other triton packages, and clear "
+                "Triton's cache (~/.triton, /tmp/torchinductor_*)")
+    if "cxx11" in raw:
+        return Reading(
+            subject=symbol,
+            cause=f"undefined symbol {symbol} at load time: a library built with the other C++ "
+                  "ABI (_GLIBCXX_USE_CXX11_ABI) or against another torch",
+            fix="rebuild the extension against the installed torch with the same compiler and "
+                "ABI (`--no-build-isolation`, torch from the same build)")
+    if where and symbol.startswith("_Z") and symbol == raw:
+        # A C++ name the log cut short (it does not demangle): the library that needs it is
+        # what the log proves.
+        library = where.rsplit("/", 1)[-1]
+        return Reading(
+            subject=library,
+            cause=f"{where} needs a C++ symbol ({raw[:60]}…) that the libraries loaded with it "
+                  f"do not export: {library} was built against other releases of its "
+                  "dependencies than the ones loaded (a self-built or mixed install)",
+            fix=f"use {library} and the libraries it was built with from one install or one "
+                f"build (`ldd -r {where}` lists what it cannot resolve); or rebuild "
+                f"{library.split('.so')[0]} against the libraries that are installed")
+    row = owners.symbol_owner(symbol)
+    owner = (f"ROCm's {row.name}" if row else
+             "torch" if symbol.startswith(("at::", "c10::", "torch::", "caffe2::")) else "")
+    cause = (f"{where or 'a library'} needs the symbol {symbol}, which the loaded "
+             f"{owner or 'libraries'} do not export: it was built against another release than "
+             "the one loaded at run time (a second copy earlier on the loader path shadows the "
+             "right one, or a mixed ROCm install)")
+    if row is not None:
+        library = row.libraries[0] if row.libraries else row.name
+        cause = (f"{where or 'a library'} needs {symbol} from ROCm's {row.name} ({library}), "
+                 "and the loaded libraries do not provide it: the library was not linked "
+                 f"against {library}, or the {row.name} loaded at run time is another release")
+        fix = (f"check `ldd {where or '<library>'} | grep {library.removeprefix('lib')}`: if "
+               f"{library} is not listed, the build did not link it (rebuild from a tree whose "
+               f"LoadHIP.cmake finds {row.name}, with {row.name} installed: {row.install_hint()}); "
+               "if it is listed, remove the stale copy from the loader path or install the "
+               "release the build used")
+    elif owner == "torch":
+        fix = ("rebuild the extension against the torch that is installed, without build "
+               "isolation (`pip install --no-build-isolation .`), or reinstall the torch it was "
+               "built for")
+    else:
+        fix = ("find which copy is loaded (`ldd` on the library, or LD_DEBUG=libs) and remove "
+               "the stale one from the loader path (LD_LIBRARY_PATH, /etc/ld.so.conf.d), or "
+               "rebuild against the installed release")
+        library = where.rsplit("/", 1)[-1]
+        if where and not _ROCM_ISH.match(library) and not _TORCH_OWN.match(library):
+            fix += ("; if no library defines it (`nm -D` of the extension's own files), the "
+                    f"extension {library} declares an op whose source its ROCm build does not "
+                    "compile (a CUDA-only kernel): build a release of it that leaves the op "
+                    "out on ROCm")
+    return Reading(subject=symbol, cause=cause, fix=fix)
+
+
+_WRAPPED_FROM = re.compile(r"(?P<where>[\w./+-]+\.so[\w.]*): undefined symbol:\s*$")
+
+
+def _wrapped_symbol(match: re.Match[str], view: LineView) -> Reading | None:
+    if not view.previous:
+        return None
+    head = _WRAPPED_FROM.search(view.previous[-1])
+    if head is None:
+        return None
+    where = head.group("where")
+    name = symbol_name(match.group("sym"))
+    library = where.rsplit("/", 1)[-1]
+    row = owners.library_owner(library)
+    label = row.name if row else library.split(".so")[0].removeprefix("lib")
+    return Reading(
+        subject=name,
+        cause=f"{where} needs {name}, which no loaded library defines: that {library} was "
+              "built from sources that declare it without a definition, or against another "
+              "release than the one loaded",
+        fix=f"install or rebuild a {label} whose {library} resolves it (a fixed release of "
+            f"{label}); check with `ldd -r {where}`")
+
+
+def _bnb_binary(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib")
+    return Reading(
+        subject=library,
+        cause=f"bitsandbytes looked for {library}: it names its native library after the "
+              "ROCm (or CUDA) version of the installed torch, and no library for that version "
+              "was built or installed (it was built against another ROCm, e.g. the system's)",
+        fix="build bitsandbytes against the ROCm of the installed torch (torch.version.hip), "
+            "or tell bitsandbytes which library it has: BNB_ROCM_VERSION=<the version it was "
+            "built with> (e.g. 63 for libbitsandbytes_rocm63.so)")
+
+
+def _sdk_preload_key(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("name")
+    return Reading(
+        subject=name, cause=f"torch asked the installed rocm-sdk packages (rocm_sdk) to preload "
+        f"{name} at import, and they do not have it: the torch wheel and the rocm-sdk packages "
+        f"come from different builds or target families ({name} is not built for every target)",
+        fix=f"install torch and the rocm[libraries] packages from the same index and nightly "
+            f"(the one for your GPU family), so torch preloads only what they ship (a torch "
+            f"that preloads {name} needs rocm-sdk packages that have it); `rocm-sdk test` "
+            f"lists what is there")
+
+
+def _windows_torch_dll(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject=match.group("dll"), cause=f"Windows could not load {match.group('dll')} or a "
+        "DLL it needs (the HIP runtime amdhip64_N.dll of the rocm_sdk packages): another "
+        "amdhip64 (the display driver's, in System32) was loaded first, or the rocm_sdk "
+        "packages that match torch are not installed",
+        fix="import torch before any package that loads HIP itself (triton, for one): torch "
+            "sets up the rocm_sdk DLL folders on import; and install the rocm[libraries] "
+            "packages torch was built with")
+
+
+def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
+    dll = match.group("dll")
+    if dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
+        return None  # the windows-torch-dll rule names the Triton/driver cause for these
+    return Reading(
+        subject=dll,
+        cause=f"Windows could not load {dll} or a DLL it depends on (WinError 126): a "
+              "dependency is missing from the DLL search path (the ROCm/HIP runtime DLLs, "
+              "the MSVC runtime) or comes from another install than the one it was built with",
+        fix="install the Visual C++ redistributable and the ROCm runtime the wheel was built "
+            "for (TheRock's rocm wheels in the same venv), then import torch before other "
+            "packages; `where amdhip64*.dll` shows which runtime Windows finds first")
+
+
+def _dll_load_failed(match: re.Match[str], view: LineView) -> Reading | None:
+    module = match.group("mod")
+    return Reading(
+        subject=module,
+        cause=f"Windows could not load the extension module {module} or a DLL it depends on: "
+              "a dependency (the ROCm/HIP runtime DLLs, the MSVC runtime, torch's own DLLs) "
+              "is missing from the DLL search path or is another build's",
+        fix="install the Visual C++ redistributable and the ROCm runtime the package was built "
+            "for in the same environment, import torch first, and reinstall the package built "
+            "for this torch")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="cannot-open-so", klass="import",
+         triggers=("cannot open shared object file",),
+         pattern=rx(r"(?P<lib>[\w.+-]+\.so[\w.]*): cannot open shared object file"),
+         read=_cannot_open_so, source="glibc dlerror()"),
+    Rule(id="undefined-symbol", klass="import",
+         triggers=("undefined symbol: ",),
+         pattern=rx(r"(?:(?P<where>[\w./+-]+\.so[\w.]*): )?undefined symbol: (?P<sym>[\w$.@]+)"),
+         read=_undefined_symbol, source="glibc dlerror()"),
+    Rule(id="loader-symbol-wrapped", klass="import",
+         triggers=("_Z",),
+         pattern=rx(r"^(?P<sym>_Z\w+)$"),
+         read=_wrapped_symbol, source="glibc dlerror() wrapped by a log formatter; "
+         "ROCm/rocm-systems#8514"),
+    Rule(id="bitsandbytes-library", klass="import",
+         triggers=("bitsandbytes", "binary not found"),
+         pattern=rx(r"(?:Could not find the bitsandbytes \w+ binary at|binary not found at)\W*"
+                     r"(?:PosixPath\(')?\S*?(?P<lib>libbitsandbytes_\w+\.(?:so|dll|dylib))"),
+         read=_bnb_binary, source="bitsandbytes-foundation/bitsandbytes@95f9af309d4d5793847169c"
+         "39288dcd3fcbdf564:bitsandbytes/cextension.py (the library named by torch's ROCm "
+         "version, BNB_ROCM_VERSION); bitsandbytes-foundation/bitsandbytes#2014"),
+    Rule(id="rocm-sdk-preload", klass="import",
+         triggers=("KeyError",),
+         pattern=rx(r"KeyError: '(?P<name>(?!gfx)[a-z][\w-]*)'"),
+         requires=rx(r"rocm_sdk[/\\]__init__\.py\S*, line \d+, in (?:find_libraries|"
+                      r"preload_libraries)"),
+         read=_sdk_preload_key, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:"
+         "build_tools/packaging/python/"
+         "templates/rocm/src/rocm_sdk (preload_libraries, `rocm-sdk test`); ROCm/TheRock#2345"),
+    Rule(id="windows-torch-dll", klass="import",
+         triggers=("WinError 126",),
+         pattern=rx(r"WinError 126\].*Error loading \"\S*?(?P<dll>torch_hip\.dll|c10_hip\.dll)"),
+         read=_windows_torch_dll, source="torch/__init__.py _load_dll_libraries; "
+         "triton-lang/triton-windows#35"),
+    Rule(id="windows-dll-load", klass="import",
+         triggers=("WinError 126",),
+         pattern=rx(r"WinError 126\].*Error loading \"[^\"]*?(?P<dll>[\w.+-]+\.dll)\""),
+         read=_windows_dll, source="torch/__init__.py _load_dll_libraries (\"Error loading "
+         "... or one of its dependencies\")"),
+    Rule(id="dll-load-failed", klass="import",
+         triggers=("DLL load failed while importing",),
+         pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)"),
+         read=_dll_load_failed, source="CPython's Windows extension loader "
+         "(Python/dynload_win.c)"),
+)

@@ -1,0 +1,148 @@
+"""The other ROCm math libraries (hipBLASLt, MIOpen, rocSOLVER, …): no code object for
+the GPU, targets a library was not built for, modules that do not load and BLAS status errors.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _blaslt_arch(match: re.Match[str], view: LineView) -> Reading | None:
+    if "Overriding blas backend" in view.text:
+        return None  # torch's notice that it fell back to hipBLAS: a warning, nothing failed
+    return Reading(subject="hipblaslt", cause="hipBLASLt does not support the GPU's target "
+                   "({device}): it has no kernels for it, so the matmuls that use it fail",
+                   fix="use rocBLAS for this GPU (`export TORCH_BLAS_PREFER_HIPBLASLT=0`), or "
+                   "install a ROCm whose hipBLASLt supports the target")
+
+
+_MATH = r"(?:hipblaslt|rocblas|MIOpen|rocsparse|hipsparselt|rocfft|rocsolver|hipblas|rocrand)"
+
+
+def _math_bundle(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib")
+    name = library.removeprefix("lib").split(".")[0].lower()
+    arch = match.group("arch")
+    return Reading(
+        subject=name,
+        cause=f"the HIP runtime found no code object for {arch} in {library}: that {name} was "
+              f"built without kernels for {arch} (a wheel's or install's {name} covers only "
+              "some targets)",
+        fix=f"use a {name} built for {arch} (a ROCm install or wheel whose {name} lists it, "
+            f"or build it with {arch}); or keep torch off {name} on this GPU"
+            + (" (TORCH_BLAS_PREFER_HIPBLASLT=0 uses rocBLAS)" if name == "hipblaslt" else ""))
+
+
+def _math_build_target(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    library = match.group("lib").lower()
+    return Reading(
+        subject=library, cause=f"{library}'s build produced no kernels for {arch} (the "
+        f"generated object for {arch} does not exist): this {library} release does not support "
+        f"{arch}",
+        fix=f"build {library} without {arch} (its GPU_TARGETS), or use a {library} release that "
+            f"supports {arch}; the torch build can go on without {library} for that target")
+
+
+def _math_module_load(match: re.Match[str], view: LineView) -> Reading | None:
+    library, arch = match.group("lib").lower(), match.group("arch")
+    return Reading(
+        subject=library, cause=f"{library} could not load its kernels for {arch} ({library}'s "
+        f"code object files for {arch} are not in the install or wheel)",
+        fix=f"install a {library} whose library folder holds {arch}'s kernels (the ROCm packages "
+            f"or wheels for your GPU family, at a nightly that ships them); until then keep "
+            f"torch off {library} for this GPU"
+            + (" (TORCH_BLAS_PREFER_HIPBLASLT=0)" if library == "hipblaslt" else ""))
+
+
+_MATH_NAMES = ("hipsparselt", "hipblaslt", "rocblas", "miopen", "rocsparse", "rocfft",
+               "composable_kernel")
+
+
+def _unsupported_target(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    context = " ".join((*view.previous[-4:], view.text)).lower()
+    library = next((name for name in _MATH_NAMES if name in context), "")
+    if not library:
+        return None
+    return Reading(
+        subject=library, cause=f"{library} does not support {arch}: its configure checks the "
+        f"target list against the targets it has kernels for",
+        fix=f"leave {library} out for {arch} (build it only for the targets it lists), or "
+            f"configure it without device kernels where it offers that; torch builds without "
+            f"{library} for that target")
+
+
+def _miopen_build(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="miopen", cause="MIOpen could not compile one of its kernels for the GPU's "
+        "target ({device}) at run time: that kernel's source (inline assembly) is not valid "
+        "for this target in this MIOpen release",
+        fix="use an MIOpen release that supports this target (a newer ROCm), or keep the "
+            "failing op off MIOpen (torch.backends.cudnn.enabled = False)")
+
+
+def _blas_status(match: re.Match[str], view: LineView) -> Reading | None:
+    call = match.group("call") or match.group("call2")
+    status = match.group("status") or match.group("status2")
+    library = "hipblaslt" if call.lower().startswith("hipblaslt") else "rocblas"
+    return Reading(
+        subject=library,
+        cause=f"the GPU's first BLAS call ({call}) failed inside {library} "
+              f"({status}): most often {library} has no kernels (Tensile "
+              "library) for this GPU's target, so the call cannot run",
+        fix=f"check that {library} ships kernels for the GPU's gfx target (`ls "
+            f"$ROCM_PATH/lib/{library}/library/` lists one file set per gfx target); use a "
+            "ROCm or torch build that has them, or present the GPU as a supported target of "
+            "its family (HSA_OVERRIDE_GFX_VERSION=10.3.0 for RDNA2, 11.0.0 for RDNA3)")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="hipblaslt-arch", klass="math-library",
+         triggers=("hipBLASLt", "hipblaslt", "HIPBLASLT"),
+         pattern=rx(r"(?i)hipblaslt.*(?:unsupported (?:gpu )?arch|not supported on this arch"
+                     r"|does not support)"),
+         read=_blaslt_arch, source="pytorch/pytorch#179865"),
+    Rule(id="math-library-no-code-object", klass="math-library",
+         triggers=("Cannot find CO in the bundle",),
+         pattern=rx(r"Cannot find CO in the bundle \S*?(?P<lib>lib" + _MATH +
+                     r"[\w.]*\.so[\w.]*) for ISA: amdgcn-amd-amdhsa--(?P<arch>gfx[0-9a-f]+)"),
+         read=_math_bundle, source="HIP runtime hip_fatbin.cpp 'Cannot find CO in the bundle'; "
+         "pytorch/pytorch#127169"),
+    Rule(id="math-library-target-objects", klass="math-library",
+         triggers=("no such file or directory",),
+         pattern=rx(r"no such file or directory: '\S*?/(?P<lib>hipBLASLt|rocBLAS|hipblaslt|"
+                     r"rocblas)/\S*_(?P<arch>gfx[0-9a-f]{3,4})\.(?:o|co|hsaco)'"),
+         read=_math_build_target, source="ROCm/TheRock#154 (hipBLASLt extops for gfx1151)"),
+    Rule(id="math-library-module-load", klass="math-library",
+         triggers=("hipModuleLoad failed",),
+         pattern=rx(r"hipModuleLoad failed: \S*?[/\\](?P<lib>hipblaslt|rocblas|hipsparselt)"
+                     r"[/\\]library[/\\]\S*?(?P<arch>gfx[0-9a-f]{3,4})"),
+         read=_math_module_load, source="ROCm/TheRock#2847, #6641 (lazy Tensile kernels "
+         "missing from a wheel or build)"),
+    Rule(id="library-unsupported-target", klass="math-library",
+         triggers=("Unsupported GPU target",),
+         pattern=rx(r"Unsupported GPU target: (?P<arch>gfx[0-9a-f]{3,4})"),
+         read=_unsupported_target, source="hipSPARSELt's cmake/hipsparselt_supported_"
+         "architectures.cmake; ROCm/TheRock#2042"),
+    Rule(id="miopen-runtime-build", klass="math-library",
+         triggers=("MIOpen",),
+         pattern=rx(r"MIOpen\(HIP\): Error \[(?:BuildOcl|BuildHip)\]"),
+         requires=rx(r"not a valid operand|cannot compile inline asm|instruction not supported "
+                      r"on this GPU|invalid instruction"),
+         read=_miopen_build, source="MIOpen's run-time kernel build; ROCm/MIOpen#3796"),
+    Rule(id="blas-status-at-call", klass="math-library",
+         triggers=("HIPBLAS_STATUS_", "rocblas_status_"),
+         pattern=rx(r"(?P<status>HIPBLAS_STATUS_(?:INTERNAL_ERROR|NOT_SUPPORTED|ARCH_MISMATCH|"
+                     r"EXECUTION_FAILED)) when calling `(?P<call>hipblas\w+)"
+                     r"|(?P<status2>rocblas_status_(?:internal_error|not_implemented|"
+                     r"arch_mismatch)) when calling `?(?P<call2>rocblas_\w+)"),
+         read=_blas_status, source="torch's TORCH_CUDABLAS_CHECK message (\"... when calling "
+         "`hipblas...`\"); ROCm/rocm-libraries#8539"),
+)

@@ -1,0 +1,128 @@
+"""Memory running out: a compiler or linker SIGKILLed by the out-of-memory killer, an
+allocator that failed, exit code 137, and a GPU memory fraction set too high.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+
+_JOBS_FIX = ("{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per compile job, "
+             "and the rerun resumes where it stopped")
+
+
+def _killed(match: Groups, view: LineView) -> Reading | None:
+    prog = match.groupdict().get("prog") or "the compiler"
+    prog = prog.rsplit("/", 1)[-1]
+    role = "the linker" if prog.startswith(("ld", "lld", "collect2")) else "the compiler"
+    who = role if prog == "the compiler" else f"{role} ({prog})"
+    return Reading(subject=prog, cause=f"{who} was killed by the kernel (SIGKILL), almost "
+                   "always the out-of-memory killer: too many parallel jobs for this machine's "
+                   "memory", fix=_JOBS_FIX)
+
+
+def _out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
+    prog = (match.groupdict().get("prog") or "").rsplit("/", 1)[-1] or "memory"
+    return Reading(subject=prog, cause=f"{'the compiler' if prog == 'memory' else prog} ran "
+                   "out of memory (an allocation failed): too many parallel jobs for the memory, "
+                   "or a memory limit (ulimit -v, a container limit)",
+                   fix=_JOBS_FIX + "; raise the limit if one is set (`ulimit -v`, docker --memory)")
+
+
+def _exit_137(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="memory", cause="a build process ended with status 137 (128 + "
+                   "SIGKILL 9): the out-of-memory killer, or a container's memory limit",
+                   fix=_JOBS_FIX)
+
+
+def _oom_kernel(match: Groups, view: LineView) -> Reading | None:
+    task = match.groupdict().get("task") or ""
+    return Reading(subject="memory", cause="the kernel's out-of-memory killer ended a process "
+                   f"{'(' + task + ') ' if task else ''}of the build: its memory (or the "
+                   "container's or job's memory limit) ran out", fix="{jobs_advice}; a "
+                   "PyTorch ROCm build needs about 4-5 GB of RAM per compile job, and a job "
+                   "scheduler's memory limit (slurm, docker --memory) counts all of them")
+
+
+# Programs of a build whose SIGKILL is the out-of-memory killer's in practice (compilers,
+# linkers, the LLVM tools a HIP device link runs).
+_BUILD_PROGRAM = re.compile(
+    r"^(?:cc1plus|cc1|c\+\+|g\+\+(?:-\d+)?|gcc(?:-\d+)?|clang(?:\+\+)?(?:-\d+)?|amdclang\+\+|"
+    r"hipcc(?:\.pl)?|nvcc|ld(?:\.\w+)?|lld|collect2|llvm-link|llc|opt|lto1|ninja)$")
+
+
+def _shell_killed(match: re.Match[str], view: LineView) -> Reading | None:
+    program = match.group("cmd").strip("'\"").rsplit("/", 1)[-1]
+    if not _BUILD_PROGRAM.match(program):
+        return None  # a job of unknown kind: SIGKILL alone does not prove memory ran out
+    return Reading(
+        subject=program,
+        cause=f"the shell reports {program} was killed (SIGKILL), almost always the "
+              "out-of-memory killer: too many parallel jobs for this machine's memory",
+        fix=_JOBS_FIX)
+
+
+def _memory_fraction(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="set_per_process_memory_fraction",
+        cause=f"the GPU allocation failed against a per-process cap ({match.group('cap')} "
+              "allowed), not against the GPU's free memory: torch prints 'allowed' only when "
+              "a memory fraction is set (torch.cuda.set_per_process_memory_fraction), by the "
+              "program or left set by earlier code in the same process",
+        fix="raise or reset the cap (torch.cuda.set_per_process_memory_fraction(1.0) after the "
+            "code that lowered it), or find what set the memory_fraction; in a test suite, "
+            "the test that sets it must restore it")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="compiler-killed", klass="out-of-memory", tier=0,
+         triggers=("Killed", "killed"),
+         pattern=rx(r"Killed signal terminated program (?P<prog>\S+)"
+                     r"|internal compiler error: Killed \(program (?P<prog4>\S+)\)"
+                     r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
+                     r"Killed"
+                     r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
+                     r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"
+                     r"|(?:(?P<prog3>cc1plus|cc1|clang[\w.+-]*|ld(?:\.\w+)?|lld|hipcc|[gc]\+\+)"
+                     r"\S*:? (?:was |got )?|\b(?:was|got) )killed by the kernel"),
+         read=lambda m, v: _killed(Alias(m, prog="prog2") if m.group("prog2") else
+                                   Alias(m, prog="prog4") if m.group("prog4") else
+                                   Alias(m, prog="prog3"), v),
+         source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
+    Rule(id="out-of-memory", klass="out-of-memory", tier=0,
+         triggers=("memory exhausted", "out of memory", "Out of memory", "bad_alloc",
+                   "Cannot allocate memory"),
+         pattern=rx(r"(?P<prog>cc1plus|cc1|ld|clang\S*)?:? ?(?:virtual memory exhausted"
+                     r"|out of memory allocating|fatal error: out of memory)"
+                     r"|LLVM ERROR: out of memory|std::bad_alloc.*(?:clang|cc1plus|ld)"
+                     r"|virtual memory exhausted: Cannot allocate memory"),
+         read=_out_of_memory, source="gcc's xmalloc_failed text, LLVM's report_bad_alloc_error"),
+    Rule(id="exit-137", klass="out-of-memory", tier=0,
+         triggers=("137",),
+         pattern=rx(r"exit (?:code|status):? 137\b|exit status 137\b|returned non-zero exit "
+                     r"status 137|Error 137\b|exited with code 137|code=137\b"),
+         read=_exit_137, source="128 + SIGKILL; docker/kubernetes OOMKilled"),
+    Rule(id="oom-killer", klass="out-of-memory", tier=0,
+         triggers=("oom-kill", "Out of memory: Killed process", "invoked oom-killer"),
+         pattern=rx(r"oom-kill:constraint=\S*?(?:task=(?P<task>[\w.+-]+))?"
+                     r"|Out of memory: Killed process \d+ \((?P<task2>[^)]+)\)|invoked oom-killer"),
+         read=lambda m, v: _oom_kernel(Alias(m, task="task2"), v),
+         source="Linux mm/oom_kill.c messages (dmesg); pytorch/pytorch#124018"),
+    Rule(id="shell-killed", klass="out-of-memory", tier=0,
+         triggers=(" Killed ",),
+         pattern=rx(r"(?:^|: )(?:line \d+: )?\d+ Killed\s+(?:\S+=\S+\s+)*(?P<cmd>\S+)"),
+         read=_shell_killed, source="bash/dash job report for a SIGKILLed command "
+         "(\"<pid> Killed <command>\"); ROCm/AMDMIGraphX#419"),
+    Rule(id="gpu-memory-fraction", klass="out-of-memory",
+         triggers=(" allowed;",),
+         pattern=rx(r"out of memory\. Tried to allocate .*? (?P<cap>[\d.]+ [KMGT]?i?B) "
+                     r"allowed;"),
+         read=_memory_fraction, source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (the "
+         "OOM message adds '<size> allowed; ' only when set_fraction; commit not read); "
+         "ROCm/TheRock#2118"),
+)

@@ -1,0 +1,194 @@
+"""Installers choosing wheels: no matching distribution or platform wheel, an
+unsupported wheel tag, a Python version outside Requires-Python, resolver conflicts, an
+externally managed environment, a torch pulled from PyPI as a dependency, a missing extra.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("pkg").split("[")[0].strip()
+    name = re.split(r"[<>=!~; ]", name)[0].lower()
+    if not name:
+        return None
+    if name in ("pytorch-triton-rocm", "pytorch-triton", "triton-rocm"):
+        return Reading(subject="triton", klass="triton",
+                       cause=f"pip found no {name} release that torch pins: PyTorch publishes "
+                             "its ROCm Triton (pytorch-triton-rocm) on its own wheel index, not "
+                             "on PyPI, so a torch wheel installed from a file or another index "
+                             "cannot get its Triton",
+                       fix="install with the PyTorch ROCm index that torch came from (`pip "
+                           "install --index-url https://download.pytorch.org/whl/rocmX.Y "
+                           "...`), or install the pinned pytorch-triton-rocm wheel first")
+    return Reading(subject=name, cause=f"pip found no release of {name} that fits: the index "
+                   "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python "
+                   "version and platform, or no network", fix=f"use an index that carries {name} "
+                   "for this Python (a new Python often has no wheels yet: compare `python "
+                   "--version` with the cpXY tags the index lists, and create the venv with a "
+                   "Python it has, e.g. 3.12), add --extra-index-url https://pypi.org/simple or "
+                   "fix the mirror, or install it from a local wheel first")
+
+
+def _pep668(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="pip", cause="pip refused to install into the system Python "
+        "(externally-managed-environment, PEP 668): the build ran pip outside a virtual "
+        "environment", fix="run the build inside a venv (`python -m venv .venv` and its "
+        "python), as the kit's own venv step does; do not override pip's refusal")
+
+
+_PYPI_TORCH = re.compile(r"Downloading \S*?\btorch-(?P<ver>\d[\w.]*)-cp\d+-cp\d+\w*-"
+                         r"(?:manylinux|linux)\S*\.whl")
+
+
+def _torch_from_dependency(match: re.Match[str], view: LineView) -> Reading | None:
+    if "+rocm" in view.text:
+        return None
+    for line in reversed(view.previous):
+        wanted = re.search(r"Collecting torch\S* \(from (?P<pkg>[\w-]+)", line)
+        if wanted:
+            pkg = wanted.group("pkg")
+            return Reading(
+                subject="torch", cause=f"pip resolved {pkg}'s requirement on torch from PyPI "
+                f"and downloaded torch {match.group('ver')} (PyPI's build, not a ROCm one), "
+                f"which replaces the installed ROCm torch",
+                fix=f"install a {pkg} built for the installed ROCm torch (from the same ROCm "
+                    f"index, or built from source against it) and keep pip from replacing "
+                    f"torch (`pip install --no-deps {pkg}`, or a constraints file pinning the "
+                    "installed torch)")
+    return None
+
+
+def _uv_not_in_registry(match: re.Match[str], view: LineView) -> Reading | None:
+    package = match.group("pkg")
+    return Reading(
+        subject=package, cause=f"the resolver found no {package} on the only index it was "
+        f"given, and {match.group('who')} depends on it: the index (a ROCm family index) "
+        f"does not mirror {package}",
+        fix=f"add an index that carries {package} (`--extra-index-url https://pypi.org/simple`"
+            f", or uv's index strategy setting), or install {package} first")
+
+
+def _missing_extra(match: re.Match[str], view: LineView) -> Reading | None:
+    extra = match.group("extra")
+    return Reading(
+        subject="rocm", cause=f"pip resolved a rocm {match.group('ver')} that does not "
+        f"provide the extra '{extra}', so the device package it names is not installed: the "
+        "index served a rocm distribution (another platform's, or an sdist) without that "
+        "target's extra", fix="install from the index for your GPU family, or name the "
+        "device package itself (rocm-sdk-device-<gfx>) at the same version as rocm; check "
+        "with `pip install --dry-run` that it is listed")
+
+
+_WHEEL = re.compile(r"(?P<pkg>[A-Za-z0-9][\w.]*?)-(?P<ver>\d[\w.+!-]*?)-(?P<py>[\w.]+)-"
+                    r"(?P<abi>[\w.]+)-(?P<plat>[\w.]+)\.whl")
+
+
+def _unsupported_wheel(match: re.Match[str], view: LineView) -> Reading | None:
+    wheel = _WHEEL.search(match.group("wheel"))
+    if wheel is None:
+        return None
+    package = wheel.group("pkg").lower().replace("_", "-")
+    return Reading(
+        subject=package,
+        cause=f"pip refused {match.group('wheel').rsplit('/', 1)[-1]}: its tags (Python "
+              f"{wheel.group('py')}, platform {wheel.group('plat')}) do not match this "
+              "interpreter and system (another Python version, or another OS or CPU)",
+        fix="install the wheel built for this Python and platform (`python -m pip debug "
+            "--verbose` lists the tags it accepts; the index lists one wheel per cpXY), or use "
+            "the Python version the wheel was built for")
+
+
+def _resolver_conflict(match: re.Match[str], view: LineView) -> Reading | None:
+    first = match.group("pkg").split("==")[0].split("[")[0].lower()
+    return Reading(
+        subject=first,
+        cause="pip could not resolve the requirements: the versions asked for (a pinned "
+              f"{first} and what the other packages require of it) exclude each other, or the "
+              "index holds no build of one of them for this torch/ROCm",
+        fix="pin versions that belong together (torch, torchvision and torchaudio of one "
+            "release, from one index: the ROCm index of that torch), or drop the pin that "
+            "conflicts; pip's lines above say which package asked for what")
+
+
+def _no_platform_wheel(match: re.Match[str], view: LineView) -> Reading | None:
+    package = (match.group("pkg") or match.group("pkg2")).lower()
+    version = match.group("ver") or match.group("ver2")
+    return Reading(
+        subject=package,
+        cause=f"the index has {package} {version}, but no wheel of it for this Python and "
+              "platform (another Python version, OS or CPU than the wheels were built for)",
+        fix=f"use a Python version (and platform) {package} {version} has wheels for (the "
+            "index page lists one wheel per cpXY and platform), or another version of it that "
+            "has one for this Python")
+
+
+def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
+    package = match.group("pkg").lower()
+    return Reading(
+        subject=package,
+        cause=f"{package} requires Python {match.group('spec')}, and this environment runs "
+              f"Python {match.group('have')}",
+        fix=f"create the environment with a Python that {package} supports "
+            f"({match.group('spec')}), or install a release of {package} that supports this "
+            "Python")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="no-distribution", klass="python-packaging",
+         triggers=("No matching distribution found for",),
+         pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
+         read=_no_distribution, source="pip's resolver"),
+    Rule(id="pep668", klass="python-packaging",
+         triggers=("externally-managed-environment",),
+         pattern=rx(r"error: externally-managed-environment"),
+         read=_pep668, source="pip's PEP 668 error; Dao-AILab/flash-attention#2230"),
+    Rule(id="torch-from-dependency", klass="python-packaging",
+         triggers=("torch-",),
+         pattern=_PYPI_TORCH,
+         read=_torch_from_dependency, source="pip's resolver output; ROCm/pytorch#1533"),
+    Rule(id="uv-not-in-registry", klass="python-packaging",
+         triggers=("was not found in the package registry",),
+         pattern=rx(r"Because (?P<pkg>[\w.-]+) was not found in the package registry and "
+                     r"(?P<who>\S+) depends on"),
+         read=_uv_not_in_registry, source="uv's resolver; ROCm/TheRock#2344"),
+    Rule(id="rocm-missing-extra", klass="python-packaging",
+         triggers=("does not provide the extra",),
+         pattern=rx(r"\brocm (?P<ver>\S+) does not provide the extra '(?P<extra>[\w-]+)'"),
+         read=_missing_extra, source="pip's warning; ROCm/TheRock#5347"),
+    Rule(id="pip-unsupported-wheel", klass="python-packaging",
+         triggers=("is not a supported wheel on this platform",),
+         pattern=rx(r"(?P<wheel>\S+\.whl) is not a supported wheel on this platform"),
+         read=_unsupported_wheel, source="pypa/pip src/pip/_internal/req/constructors.py "
+         "(\"is not a supported wheel on this platform\")"),
+    Rule(id="pip-resolver-conflict", klass="python-packaging",
+         triggers=("because these package versions have conflicting dependencies",),
+         pattern=rx(r"Cannot install (?P<pkg>[\w.\[\]=<>!~-]+)(?:,| and) .*because these "
+                     r"package versions have conflicting dependencies"),
+         read=_resolver_conflict, source="pypa/pip src/pip/_internal/resolution/"
+         "resolvelib/factory.py (ResolutionImpossible report)"),
+    Rule(id="no-platform-wheel", klass="python-packaging",
+         triggers=("has no wheels with a matching platform tag",
+                   "doesn't have a source distribution or wheel for the current platform"),
+         pattern=rx(r"(?P<pkg>[A-Za-z][\w.-]*)==(?P<ver>\S+) has no wheels with a matching "
+                     r"platform tag"
+                     r"|Distribution `(?P<pkg2>[A-Za-z][\w.-]*)==(?P<ver2>[^\s`]+)[^`]*` can't be "
+                     r"installed because it doesn't have a source distribution or wheel for the "
+                     r"current platform"),
+         read=_no_platform_wheel, source="astral-sh/uv resolver messages (no matching "
+         "platform tag; no wheel for the current platform)"),
+    Rule(id="requires-python", klass="python-packaging",
+         triggers=("requires a different Python",),
+         pattern=rx(r"Package '(?P<pkg>[\w.-]+)' requires a different Python: (?P<have>\S+) "
+                     r"not in '(?P<spec>[^']+)'"),
+         read=_requires_python, source="pypa/pip src/pip/_internal/resolution (Requires-Python "
+         "check)"),
+)

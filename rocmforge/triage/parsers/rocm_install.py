@@ -1,0 +1,210 @@
+"""The ROCm install: its tools, runtime or compiler missing, two installs mixed, a fixed
+ROCm path that does not exist, unquoted Windows paths, and /dev/kfd permissions.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _mixed_hcc(match: re.Match[str], view: LineView) -> Reading | None:
+    used = match.group("used")
+    root = re.match(r"/opt/rocm[^/]*", used)
+    return Reading(subject=root.group(0) if root else used, cause=f"two ROCm installs are "
+                   f"mixed: HIP from {match.group('hip')} was built with another hcc than the "
+                   f"one in use ({used})", fix="use one ROCm install for everything: set "
+                   "ROCM_PATH, HIP_PATH and HCC_HOME (old releases) to the same /opt/rocm-X.Y, "
+                   "remove the other from PATH, and rebuild from a clean build folder")
+
+
+def _hip_lang_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    root = ""
+    for line in reversed(view.previous):
+        if line.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", line):
+            root = line.strip()
+            break
+    if not root:
+        return None
+    name = root.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+    subject = name if name.startswith("_rocm_sdk") else root
+    return Reading(
+        subject=subject, cause=f"CMake's HIP language setup was given the ROCm root {root}, "
+        "which holds no hip-lang CMake package: it is a runtime-only part of the install "
+        "(TheRock's _rocm_sdk_core) or not a ROCm root at all",
+        fix="point ROCM_PATH / HIP_PATH / CMAKE_HIP_COMPILER_ROCM_ROOT at the development root "
+            "(TheRock wheels: the devel package, `rocm-sdk path --root`, after `pip install "
+            "rocm[devel]`), or install ROCm's HIP development files there")
+
+
+def _fixed_rocm_path(match: re.Match[str], view: LineView) -> Reading | None:
+    prefix = match.group("prefix")
+    return Reading(
+        subject=prefix, cause=f"the build needs {match.group('path')}, a path some CMake "
+        f"config (often torch's own, from its wheel) names literally, and ROCm is not at "
+        f"{prefix} on this machine",
+        fix=f"make {prefix} resolve to the ROCm install (a symlink, or install ROCm there), or "
+            "use a torch whose CMake config takes the ROCm path from ROCM_PATH (a newer "
+            "release), then configure again")
+
+
+def _windows_space_path(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="HIP_PATH", cause="hipcc ran a tool from a path with a space that was not "
+        "quoted (C:\\Program Files\\AMD\\ROCm\\…): HIP_PATH, set by AMD's HIP SDK "
+        "installer, points hipcc at that other install instead of its own",
+        fix="unset HIP_PATH (or point it at the ROCm the build uses) in the shell that builds, "
+            "or uninstall the HIP SDK; `invoke doctor` shows what HIP_PATH points at")
+
+
+def _mixed_roots(match: re.Match[str], view: LineView) -> Reading | None:
+    version = match.group("ver")
+    others = [v for v in view.rocm_roots if v != version]
+    if not others:
+        return None
+    where, library = match.group("where"), match.group("lib")
+    return Reading(
+        subject=library, cause=f"two ROCm installs are mixed: {where} comes from "
+        f"/opt/rocm-{version} while the same program also runs from /opt/rocm-{others[0]}, so "
+        f"a component of one release loads the other release's {library}",
+        fix=f"use one ROCm install: remove /opt/rocm-{version} (or /opt/rocm-{others[0]}) and "
+            "whatever still points at it (a Python package left in site-packages, an "
+            "ld.so.conf.d file, LD_LIBRARY_PATH); `invoke doctor` lists the installs it finds")
+
+
+_ROCM_TOOL = re.compile(r"^(?:hipconfig|rocminfo|rocm_agent_enumerator|rocm-smi|amd-smi|"
+                        r"amdclang\+\+|amdclang|clang\+\+|clang|offload-arch|roc-obj-ls|"
+                        r"hipify-perl|llvm-link|ld\.lld)$")
+
+
+def _rocm_tool_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    tool = path.rsplit("/", 1)[-1]
+    if not _ROCM_TOOL.match(tool) or "/hip/bin/" in path:
+        return None  # hipcc, and the old <rocm>/hip layout, are the table's (a stale HIP_PATH)
+    root = match.group("root")
+    return Reading(
+        subject=tool,
+        cause=f"{path} does not exist: the ROCm install at {root} lacks {tool} (a partial "
+              "install, a runtime-only package set, or a ROCm path that points at another "
+              "layout than the one installed)",
+        fix=f"install the ROCm package that provides {tool} in {root}, or point ROCM_PATH / "
+            "HIP_PATH (`invoke build --rocm-path`) at the ROCm install that has it; `invoke "
+            "doctor` shows each install and what it holds")
+
+
+def _hip_runtime_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="hip",
+        cause="clang compiled HIP code without finding the HIP runtime headers and library: "
+              "neither --rocm-path nor ROCM_PATH / HIP_PATH points at a ROCm install that has "
+              "include/hip (a stale HIP_PATH, an SDK laid out as wheels, or hip-devel not "
+              "installed)",
+        fix="point the compile at the ROCm install: set ROCM_PATH and HIP_PATH to its root (or "
+            "pass --rocm-path=<rocm>), unset a stale HIP_PATH; install ROCm's HIP development "
+            "package where it is split out; `invoke doctor` shows the ROCm the kit found")
+
+
+def _hipcc_path_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    return Reading(
+        subject="hipcc",
+        cause=f"the build runs hipcc as {path}, which does not exist: the Makefile or script "
+              "hard-codes a path of another ROCm layout (hipcc is <rocm>/bin/hipcc, e.g. "
+              "/opt/rocm/bin/hipcc)",
+        fix="point the build at the real hipcc (set HIPCC / ROCM_PATH, or edit the hard-coded "
+            "path to $ROCM_PATH/bin/hipcc; unset a HIP_PATH left from the old <rocm>/hip "
+            "layout), or put <rocm>/bin on PATH")
+
+
+def _windows_compiler_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    program = re.split(r"[\\/]", path)[-1]
+    return Reading(
+        subject="hipcc",
+        cause=f"hipcc ran {program} as {path}, which Windows cannot find: hipcc looks for the "
+              "compiler next to itself, and this ROCm layout keeps it elsewhere (TheRock: "
+              "lib\\llvm\\bin), or HIP_PATH / HIP_CLANG_PATH point at another install",
+        fix="point hipcc at its clang++ (HIP_CLANG_PATH=<rocm>\\lib\\llvm\\bin, HIP_PATH="
+            "<rocm>), or use a ROCm release whose hipcc knows the layout")
+
+
+def _kfd_permission(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="/dev/kfd",
+        cause="the process may not open the GPU's device files (/dev/kfd, /dev/dri/renderD*): "
+              "the user is not in the groups that own them (render, video), or a container was "
+              "started without them",
+        fix="add the user to the render and video groups (`sudo usermod -aG render,video "
+            "$USER`, then log in again); in docker pass --device=/dev/kfd --device=/dev/dri "
+            "--group-add video (and render)")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="mixed-hcc", klass="rocm-install",
+         triggers=("was built using hcc",),
+         pattern=rx(r"HIP \((?P<hip>[^)]+)\) was built using hcc .*?but you are using "
+                     r"(?P<used>\S+)"),
+         read=_mixed_hcc, source="hipcc's HCC version check; ROCm/pytorch#581"),
+    Rule(id="hip-lang-missing", klass="rocm-install",
+         triggers=("does not contain the HIP runtime CMake package",),
+         pattern=rx(r"does not contain the HIP runtime CMake package"),
+         read=_hip_lang_missing, source="Kitware/CMake Modules/CMakeDetermineHIPCompiler.cmake; "
+         "ROCm/TheRock#1880"),
+    Rule(id="fixed-rocm-path", klass="rocm-install",
+         triggers=("No rule to make target", "missing and no known rule"),
+         pattern=rx(r"(?:No rule to make target|')\s*'?(?P<path>(?P<prefix>/opt/rocm[\w.-]*)/"
+                     r"lib\w*/lib[\w.+-]+\.so[\w.]*)', needed by"),
+         read=_fixed_rocm_path, source="make's / ninja's missing-input error; "
+         "vllm-project/vllm#8042 (pytorch/pytorch#131701)"),
+    Rule(id="windows-unquoted-hip-path", klass="rocm-install",
+         triggers=("is not recognized as an internal or external command",),
+         pattern=rx(r"^'[A-Za-z]:\\Program' is not recognized as an internal or external "
+                     r"command"),
+         requires=rx(r"hipcc|hipconfig"),
+         read=_windows_space_path, source="cmd.exe's error; ROCm/TheRock#1200"),
+    Rule(id="mixed-rocm-installs", klass="rocm-install", tier=0,
+         triggers=("/opt/rocm-",),
+         pattern=rx(r"(?P<where>/opt/rocm-(?P<ver>\d+\.\d+(?:\.\d+)?)/\S*?(?P<lib>lib[\w+-]+)"
+                     r"\.so[\w.]*): (?:undefined symbol|cannot open shared object)"),
+         read=_mixed_roots, source="ROCm/amdsmi#186 (the 7.1.1 CLI loading 7.0.1's "
+         "libamd_smi.so)"),
+    Rule(id="rocm-tool-missing", klass="rocm-install",
+         triggers=("/opt/rocm",),
+         pattern=rx(r"(?:No such file or directory: '|: )(?P<path>(?P<root>/opt/rocm[\w.-]*)"
+                     r"/\S*?bin/[\w.+-]+)(?:'|: (?:command )?not found|: No such file or "
+                     r"directory)"),
+         read=_rocm_tool_missing, source="the shell's and Python's errors for a missing "
+         "program under a ROCm root"),
+    Rule(id="hip-runtime-missing", klass="rocm-install",
+         triggers=("cannot find HIP runtime",),
+         pattern=rx(r"cannot find HIP runtime; provide its path via"),
+         read=_hip_runtime_missing, source="llvm-project clang/include/clang/Basic/"
+         "DiagnosticDriverKinds.td err_drv_no_hip_runtime (commit not read); "
+         "ROCm/legacy-rocm-build#6285"),
+    Rule(id="hipcc-path-missing", klass="rocm-install",
+         triggers=("hipcc",),
+         pattern=rx(r"^(?:make(?:\[\d+\])?|\S*sh): (?:\d+: )?(?P<path>/\S*/hipcc): "
+                     r"(?:No such file or directory|not found)"),
+         read=_hipcc_path_missing, source="make's and the shell's errors for a missing "
+         "program; broncotc/bitsandbytes-rocm#5"),
+    Rule(id="windows-hip-compiler-missing", klass="rocm-install",
+         triggers=("is not recognized as an internal or external command",),
+         pattern=rx(r"^'(?P<path>[^']*[\\/](?:clang\+\+|clang|lld-link|ld\.lld)(?:\.exe)?)' "
+                     r"is not recognized as an internal or external command"),
+         requires=rx(r"(?i)hipcc"),
+         read=_windows_compiler_missing, source="cmd.exe's error for a missing program; "
+         "ROCm/TheRock#410"),
+    Rule(id="kfd-permission", klass="rocm-install",
+         triggers=("/dev/kfd",),
+         pattern=rx(r"Permission denied: '/dev/kfd'|Unable to open /dev/kfd read-write: "
+                     r"Permission denied|/dev/kfd: Permission denied"),
+         read=_kfd_permission, source="ROCm/ROCT-Thunk-Interface README (video group; /dev/kfd "
+         "owned by render since Ubuntu 20.04); ROCm/ROCm-docker#116 (the message, and "
+         "--device=/dev/kfd --device=/dev/dri --group-add video)"),
+)

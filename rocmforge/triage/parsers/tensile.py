@@ -1,0 +1,129 @@
+"""rocBLAS' Tensile: kernel files missing for the GPU, a library folder that is empty or
+cannot be loaded, and errors its host code reports.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+
+
+def _tensile(match: Groups, view: LineView) -> Reading | None:
+    # Proof that the target has no kernels: the library says which GPU arch it looked for, or
+    # the target's own file is not there. "Cannot read …: No error" (a file that is there but
+    # unreadable, another format) proves nothing about the kernels: no claim.
+    if "GPU arch" not in view.text and "No such file" not in view.text:
+        return None
+    lower = view.text.lower()
+    lib = next((name for name in ("hipsparselt", "hipblaslt") if name in lower), "rocblas")
+    arch = match.groupdict().get("arch") or "{device}"
+    return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for the "
+                   f"GPU's target {arch}: the installed {lib} was built without it",
+                   fix=f"install a ROCm whose {lib} ships kernels for {arch} (check "
+                   f"`ls $ROCM_PATH/lib/{lib}/library/*{arch if arch != '{device}' else ''}*`), "
+                   f"or build {lib} for it; presenting the GPU as a supported target with "
+                   "HSA_OVERRIDE_GFX_VERSION works only within one family (e.g. 10.3.0 for "
+                   "RDNA2, 11.0.0 for RDNA3)")
+
+
+def _tensile_host(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib").lower()
+    return Reading(
+        subject=library,
+        cause=f"{library}'s Tensile kernel loader failed ({match.group('err')}): the kernel "
+              f"files of {library} for this GPU (TensileLibrary / .hsaco / .co) are missing "
+              "from the install or wheel",
+        fix=f"install a {library} (ROCm release or device wheel) that ships the kernel files "
+            f"for this GPU's target; check {library}'s library folder for the target's files")
+
+
+_ROOT_OF = re.compile(r"^(?P<root>.*?)[\\/]lib(?:64)?[\\/](?:rocblas|hipblaslt)[\\/]")
+
+
+def _tensile_unloadable(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    root = _ROOT_OF.match(path)
+    where = root.group("root") if root else path.rsplit("/", 1)[0]
+    return Reading(
+        subject=where, klass="rocm-install",
+        cause=f"rocBLAS found its kernel library {path.rsplit('/', 1)[-1]} but could not load "
+              f"it: the file is another rocBLAS release's than the librocblas running (two ROCm "
+              f"installs in one process, e.g. a torch wheel's bundled ROCm and the system "
+              f"ROCm at {where})",
+        fix="keep torch, its extensions and the system ROCm on one ROCm release (reinstall the "
+            "extension built against the torch wheel's ROCm, or a torch for the system ROCm); "
+            "unset LD_LIBRARY_PATH / ROCBLAS_TENSILE_LIBPATH entries that point at another "
+            "ROCm; `ldd` on the extension shows which rocBLAS it loads")
+
+
+def _tensile_arch_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    if not view.previous or not re.search(r"Cannot read \S*TensileLibrary", view.previous[-1]):
+        return None
+    arch = match.group("arch")
+    lower = view.previous[-1].lower()
+    library = next((n for n in ("hipsparselt", "hipblaslt") if n in lower), "rocblas")
+    return Reading(
+        subject=library,
+        cause=f"{library} has no kernels (Tensile library files) for the GPU's target {arch}: "
+              f"it looked for {arch}'s file and did not find it (the error after 'Cannot read' "
+              "is a leftover errno), and the installed release was built without it",
+        fix=f"use a ROCm (or torch wheel) whose {library} ships kernels for {arch} (`ls "
+            f"$ROCM_PATH/lib/{library}/library/*{arch}*`), or build {library} for it; "
+            "HSA_OVERRIDE_GFX_VERSION presents the GPU as a supported target of its family")
+
+
+def _tensile_folder_empty(match: re.Match[str], view: LineView) -> Reading | None:
+    head = next((line for line in reversed(view.previous) if "Cannot read" in line), "")
+    where = re.search(r"Cannot read (?P<path>\S+?)[\\/]?(?:TensileLibrary\S*?):", head)
+    lower = head.lower()
+    library = next((n for n in ("hipsparselt", "hipblaslt") if n in lower), "rocblas")
+    folder = where.group("path") if where else f"{library}/library"
+    return Reading(
+        subject=library,
+        cause=f"{library} found no TensileLibrary files at all in {folder} (its list of "
+              "available files is empty): the kernel library folder is not installed where "
+              f"the loaded {library} looks (next to the library: bin\\ on Windows, lib/ on "
+              "Linux), not just one target's file",
+        fix=f"install {library}'s kernel library folder ({library}/library, shipped with its "
+            f"runtime package) where the loaded {library} looks, or point "
+            f"{library.upper()}_TENSILE_LIBPATH at the folder that holds it")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="tensile-library", klass="math-library",
+         triggers=("TensileLibrary", "Tensile"),
+         pattern=rx(r"Cannot read .*?TensileLibrary\S*(?:.*?GPU arch\s*:\s*(?P<arch>gfx\w+))?"
+                     r"|TensileLibrary\S*?_(?P<arch2>gfx\w+?)\S*\.(?:dat|co|yaml)\S*: No such file"
+                     r"|Could not (?:initialize|load) Tensile"),
+         read=lambda m, v: _tensile(Alias(m, arch="arch2"), v),
+         source="ROCm/rocBLAS#1339; pytorch/pytorch#179865"),
+    Rule(id="tensile-host-error", klass="math-library",
+         triggers=("tensile_host",),
+         pattern=rx(r"(?P<err>hipError\w+|rocblas_status_\w+)\s+at\s+(?P<lib>rocblas|hipblaslt)"
+                     r"/\S*tensile_host"),
+         read=_tensile_host, source="rocBLAS library/src/tensile_host.cpp; ROCm/TheRock#5976"),
+    Rule(id="tensile-unloadable", klass="rocm-install",
+         triggers=("Could not load",),
+         pattern=rx(r"rocBLAS error: Could not load (?P<path>\S*TensileLibrary\S*)"),
+         read=_tensile_unloadable, source="ROCm/rocBLAS library/src/tensile_host.cpp ('Could "
+         "not load' when the file exists but Tensile cannot read it; 'Cannot read' when it "
+         "does not exist); ROCm/pytorch#1340"),
+    Rule(id="tensile-arch-wrapped", klass="math-library",
+         triggers=("for GPU arch",),
+         pattern=rx(r"^(?!.*Cannot read).*\bfor GPU arch\s*:\s*(?P<arch>gfx[0-9a-f]{3,4})"),
+         read=_tensile_arch_wrapped, source="ROCm/rocBLAS library/src/tensile_host.cpp "
+         "(\"Cannot read <path>: <errno> for GPU arch : <gfx>\" and the list of available "
+         "files, the line wrapped); ROCm/legacy-rocm-build#6049"),
+    Rule(id="tensile-folder-empty", klass="missing-component", tier=0,
+         triggers=("List of available TensileLibrary Files",),
+         pattern=rx(r"List of available TensileLibrary Files\s*:\s*$"),
+         unless=rx(r"TensileLibrary_\w+\.(?:dat|co)|^\W*(?:\.\.\.\s*)?gfx[0-9a-f]{3,4}"
+                    r"(?:\s+gfx[0-9a-f]{3,4})+"),
+         read=_tensile_folder_empty, source="ROCm/rocBLAS library/src/tensile_host.cpp (the "
+         "list of available files after 'Cannot read ... for GPU arch'); ROCm/TheRock#571"),
+)

@@ -1,0 +1,162 @@
+"""Triton at build and at run time: missing, the CUDA backend or driver chosen on ROCm,
+its launcher that does not build, lld it cannot find, and APIs a newer Triton removed.
+
+Owns: the parsers (rules) for these messages; each reads its values out of the line and
+declines where the line alone does not prove the cause. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _triton_drivers(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="triton", cause="Triton found no usable GPU driver backend: a CUDA "
+                   "`triton` from PyPI shadows the ROCm one (pytorch-triton-rocm), or no GPU is "
+                   "visible", fix="remove the CUDA one and install the Triton your torch pins "
+                   "(`pip uninstall -y triton` then `invoke install`, or `pip install "
+                   "pytorch-triton-rocm==<pin>` from the ROCm index); `invoke doctor` warns "
+                   "about a shadowing triton")
+
+
+def _triton_import(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="triton", cause=f"torch imports {match.group('name')} from Triton, "
+                   "which this Triton does not have: the installed Triton is not the one this "
+                   "PyTorch commit pins", fix="install the Triton the PyTorch checkout pins "
+                   "(`invoke triton.pin` names it; the build installs it; `pip install "
+                   "pytorch-triton-rocm==<version>` from the ROCm index), never a PyPI `triton`")
+
+
+def _triton_cuda_lib(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="triton", cause="Triton compiled its launcher for the CUDA backend "
+                   "(it links -lcuda, from triton/third_party/cuda or backends/nvidia): the "
+                   "`triton` installed is PyPI's CUDA build, which shadows the ROCm Triton "
+                   "(pytorch-triton-rocm) torch needs", fix="remove the CUDA one and install the "
+                   "Triton your torch pins (`pip uninstall -y triton` then `invoke install`, or "
+                   "`pip install pytorch-triton-rocm==<pin>` from the ROCm index); `invoke "
+                   "doctor` warns about a shadowing triton")
+
+
+def _lld_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    where = match.group("path")
+    return Reading(subject="triton", cause=f"Triton's AMD backend links its kernels with ROCm's "
+                   f"ld.lld and did not find it at {where}: ROCm is not under /opt/rocm here (a "
+                   "pip or TheRock SDK, a distro install), so the path it assumes is empty",
+                   fix="export TRITON_HIP_LLD_PATH=<the ld.lld of your ROCm's LLVM> (for example "
+                   "$(rocm-sdk path --root)/lib/llvm/bin/ld.lld, or a distro's "
+                   "/usr/lib/llvm-N/bin/ld.lld), then run again")
+
+
+def _triton_module_gone(match: re.Match[str], view: LineView) -> Reading | None:
+    module = match.group("mod")
+    user = ""
+    for line in reversed(view.previous):
+        found = re.search(r"(?:site|dist)-packages/(?P<pkg>[\w-]+)/", line)
+        if found and found.group("pkg") != "triton":
+            user = found.group("pkg")
+            break
+    who = user or "the package that imports it"
+    return Reading(
+        subject="triton", cause=f"{who} imports {module}, which the installed Triton no longer "
+        "has (Triton 3.2 removed triton.ops): the package is older than the Triton that "
+        "torch brings", fix=f"upgrade {who} to a release that works with the installed Triton "
+        "(or pin the Triton that torch's release names)")
+
+
+_TRITON_FIX = ("install the Triton the installed torch pins (`pip install "
+               "pytorch-triton-rocm==<pin>` from the torch's ROCm index; `invoke triton.pin` "
+               "names the pin), never PyPI's CUDA `triton`; `pip list | grep -i triton` "
+               "shows what is installed")
+
+
+def _triton_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    if "warning" in view.text.lower():
+        return None  # an optional import that the program carries on without
+    return Reading(
+        subject="triton",
+        cause="torch's compiler (inductor, torch.compile) needs Triton and no working Triton "
+              "is installed in this Python (not installed, or too old for this torch)",
+        fix=_TRITON_FIX)
+
+
+def _triton_attribute(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="triton",
+        cause=f"code uses {match.group('mod')}.{match.group('name')}, which the installed "
+              "Triton does not have: the Triton is another release than the one this torch "
+              "(or package) was written for",
+        fix=_TRITON_FIX)
+
+
+def _triton_launcher(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="triton",
+        cause="Triton compiles a small C launcher (main.c) with the system C compiler at run "
+              "time, and that compile failed: Python's headers (python3-dev) or the HIP "
+              "runtime's link library (libamdhip64.so) are not where it looks, or no C "
+              "compiler is installed",
+        fix="install the Python development headers (e.g. `apt install python3-dev`) and a C "
+            "compiler, and make libamdhip64.so findable (the ROCm lib folder on LIBRARY_PATH and "
+            "LD_LIBRARY_PATH; Triton's AMD driver also reads TRITON_LIBHIP_PATH); the lines "
+            "above the command say which one failed")
+
+
+def _triton_libcuda(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="triton",
+        cause="Triton's CUDA backend looked for libcuda.so on a ROCm machine: the installed "
+              "`triton` is PyPI's CUDA build (it shadows the ROCm Triton torch needs)",
+        fix="remove it and install the ROCm one (`pip uninstall -y triton`, then "
+            "`pip install pytorch-triton-rocm==<pin>` from the torch's ROCm index)")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="triton-cuda-backend", klass="triton",
+         triggers=("cannot find -lcuda",),
+         pattern=rx(r"cannot find -lcuda\b(?!\w)"),
+         requires=rx(r"triton/(?:third_party/cuda|backends/nvidia)"),
+         read=_triton_cuda_lib, source="ROCm/pytorch#1251"),
+    Rule(id="triton-no-driver", klass="triton",
+         triggers=("active drivers",),
+         pattern=rx(r"\d+ active drivers \(\[.*\]\)\. There should only be one"),
+         read=_triton_drivers, source="triton-lang/triton runtime/driver.py"),
+    Rule(id="triton-import", klass="triton",
+         triggers=("from 'triton",),
+         pattern=rx(r"cannot import name '(?P<name>\w+)' from 'triton[\w.]*'"),
+         read=_triton_import, source="PyTorch's Triton pin"),
+    Rule(id="triton-lld-missing", klass="triton",
+         triggers=("TRITON_HIP_LLD_PATH",),
+         pattern=rx(r"ROCm linker (?P<path>\S+) not found\. Set 'TRITON_HIP_LLD_PATH'"),
+         read=_lld_missing, source="triton-lang/triton third_party/amd/backend/compiler.py "
+         "(path_to_rocm_lld); ROCm/TheRock#2006"),
+    Rule(id="triton-module-removed", klass="triton",
+         triggers=("No module named 'triton.",),
+         pattern=rx(r"No module named '(?P<mod>triton\.[\w.]+)'"),
+         read=_triton_module_gone, source="pytorch/pytorch#143718 (triton.ops removed in "
+         "Triton 3.2)"),
+    Rule(id="triton-missing", klass="triton",
+         triggers=("No module named 'triton'", "Cannot find a working triton installation"),
+         pattern=rx(r"No module named 'triton'\s*$|Cannot find a working triton installation"),
+         read=_triton_missing, source="torch._inductor.exc.TritonMissing (\"Cannot find a "
+         "working triton installation\"); Python's import error"),
+    Rule(id="triton-attribute", klass="triton",
+         triggers=("module 'triton",),
+         pattern=rx(r"module '(?P<mod>triton(?:\.\w+)*)' has no attribute '(?P<name>\w+)'"),
+         read=_triton_attribute, source="Python's AttributeError on a Triton module (a "
+         "Triton/torch release mismatch)"),
+    Rule(id="triton-launcher-build", klass="triton", tier=0,
+         triggers=("CalledProcessError",),
+         pattern=rx(r"CalledProcessError: Command '\[.*main\.c'.*(?:hip_utils|cuda_utils|"
+                     r"__triton_launcher)"),
+         read=_triton_launcher, source="triton-lang/triton python/triton/runtime/build.py "
+         "(_build: the launcher compiled with the system C compiler)"),
+    Rule(id="triton-libcuda", klass="triton",
+         triggers=("libcuda.so cannot found",),
+         pattern=rx(r"libcuda\.so cannot found"),
+         requires=rx(r"(?i)rocm|\bhip\b|gfx\d"),
+         read=_triton_libcuda, source="triton-lang/triton backends/nvidia/driver.py "
+         "(libcuda_dirs' assertion)"),
+)
