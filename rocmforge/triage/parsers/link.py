@@ -24,6 +24,8 @@ def _owner_note(row: object) -> str:
 
 def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
     name = match.group("lib").rstrip(":")
+    if name == "stdc++":
+        return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
     if "::" in name:
         # A CMake imported target (roc::rocblas) passed through as -l: the package that
         # defines it was not found at configure; the link error is only its symptom.
@@ -153,6 +155,8 @@ def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
     name = match.group("lib")
     if "::" in name:
         return None  # an unresolved CMake imported target passed through as -l
+    if name == "stdc++":
+        return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
     library = "lib" + name
     return Reading(
         subject=library,
