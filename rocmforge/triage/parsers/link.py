@@ -168,6 +168,36 @@ def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
             f"{library}.*`)")
 
 
+_OPEN_QUOTE = "'\"\u201c\u2018"
+_CLOSE_QUOTE = "'\"\u201d\u2019"
+_UNCLOSED_LNK1181 = re.compile(r"LNK1181\b[^" + _OPEN_QUOTE + r"]*[" + _OPEN_QUOTE + r"][^"
+                               + _CLOSE_QUOTE + r"]*$")
+
+
+def _input_file_reading(path: str) -> Reading:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = name[:-4] if name.lower().endswith(".lib") else name
+    return Reading(
+        subject=stem,
+        cause=f"MSVC's linker cannot open the input file {name} (LNK1181): it is not at the "
+              "path the build passes, a library or SDK path recorded on another machine or for "
+              "another Visual Studio (a prebuilt CMake package), or a library the build did not "
+              "produce",
+        fix=f"make {name} exist at that path (install the SDK or component that provides "
+            f"{stem}) or correct the path: a path baked into a prebuilt package's CMake files "
+            "needs that package rebuilt (or its files edited) on this machine")
+
+
+def _cannot_open_input(match: re.Match[str], view: LineView) -> Reading | None:
+    return _input_file_reading(match.group("path"))
+
+
+def _cannot_open_input_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    if not view.previous or not _UNCLOSED_LNK1181.search(view.previous[-1]):
+        return None
+    return _input_file_reading(match.group("name"))
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="cannot-find-lib", klass="link",
          triggers=("cannot find -l",),
@@ -211,4 +241,16 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"\bld\.lld\S*: error: unable to find library -l(?P<lib>[\w.:+-]+)"),
          read=_lld_no_library, source="llvm/llvm-project lld/ELF/Driver.cpp "
          "(\"unable to find library -l\")"),
+    Rule(id="msvc-cannot-open-input", klass="link",
+         triggers=("LNK1181",),
+         pattern=rx(r"LNK1181\b[^" + _OPEN_QUOTE + r"]*[" + _OPEN_QUOTE + r"](?P<path>[^"
+                     + _CLOSE_QUOTE + r"]+)[" + _CLOSE_QUOTE + r"]"),
+         read=_cannot_open_input, source="MSVC's LNK1181 (\"cannot open input file '<file>'\", "
+         "any UI language: the code and the quoted path stay); ROCm/HIPIFY#1824"),
+    Rule(id="msvc-cannot-open-input-wrapped", klass="link",
+         triggers=(".lib",),
+         pattern=rx(r"^[^\s" + _CLOSE_QUOTE + r"]*?(?P<name>[\w.+-]+\.lib)[" + _CLOSE_QUOTE
+                     + r"]"),
+         read=_cannot_open_input_wrapped, source="MSVC's LNK1181 with its path wrapped by the "
+         "console onto the next line; ROCm/HIPIFY#1824"),
 )
