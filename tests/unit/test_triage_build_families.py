@@ -76,6 +76,10 @@ from rocmforge.triage import explain_text
     ("/b/caffe2/utils/hip/math_gpu.hip:878:9: error: use of undeclared identifier "
      "'CUBLAS_GEMM_DEFAULT_TENSOR_OP'", "hipify", "math_gpu.hip", "hipified-unknown-type",
      ("CUBLAS_GEMM_DEFAULT_TENSOR_OP", "hipify")),
+    # a Composable Kernel backend function (`_ck`) undefined: CK is not built there
+    ("lld-link: error: undefined symbol: void __cdecl at::hip::detail::group_gemm_ck(class "
+     "at::Tensor const &)", "link", "at::hip::detail::group_gemm_ck", "linker-undefined-symbol",
+     ("Composable Kernel", "USE_ROCM_CK_GEMM")),
 ])
 def test_a_family_reads_its_value_from_the_line(text: str, klass: str, subject: str,
                                                 rule: str, words: tuple[str, ...]) -> None:
@@ -102,3 +106,10 @@ def test_a_family_reads_its_value_from_the_line(text: str, klass: str, subject: 
 ])
 def test_a_look_alike_claims_nothing(text: str) -> None:
     assert explain_text(text).klass is None
+
+
+def test_a_symbol_that_only_contains_ck_letters_is_no_ck_function() -> None:
+    found = explain_text("lld-link: error: undefined symbol: void __cdecl "
+                         "at::native::check_ok(int)")
+    assert (found.klass, found.subject) == ("link", "at::native::check_ok")
+    assert "Composable Kernel" not in found.cause + found.fix

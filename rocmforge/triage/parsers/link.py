@@ -115,12 +115,27 @@ def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
                    f"companions) and rebuild from a clean build folder; {here} is the other copy")
 
 
+# PyTorch names its Composable Kernel backend functions with a `_ck` suffix or part
+# (group_gemm_ck, gemm_internal_ck): CK sources are built only where CK is enabled.
+_CK_FUNCTION = re.compile(r"(?:^|_)ck(?:_|$)")
+
+
 def _link_symbol(match: re.Match[str], view: LineView) -> Reading | None:
     raw = match.group("sym").strip()
     name = symbol_name(raw)
     if not name or name.startswith("("):
         return None
     row = owners.symbol_owner(name)
+    if row is None and _CK_FUNCTION.search(name.rsplit("::", 1)[-1]):
+        return Reading(
+            subject=name,
+            cause=f"the linker ({match.group('linker')}) found no definition of {name}, a "
+                  "Composable Kernel (CK) backend function: its CK sources are not built in "
+                  "this configuration (on Windows, or with the CK GEMM backend off) while "
+                  "other code still calls it",
+            fix="build with the CK backend enabled for these targets (USE_ROCM_CK_GEMM, "
+                "USE_ROCM_CK_SDPA where the platform has CK), or a revision that guards the "
+                "call on it (the upstream fix); then rebuild from a clean build directory")
     owner = (f"; it is exported by ROCm's {row.name}, so that library is missing from the link "
              "or is a release without it" if row else
              ": the object or library that defines it is not on the link line (its sources "
