@@ -93,6 +93,10 @@ def test_a_family_reads_its_value_from_the_line(text: str, klass: str, subject: 
     # ROCm 7's hiprtc namespace at run time, not a missing include in a component's source
     "/tmp/comgr-c3/input/CompileSource:34:8: error: unknown type name 'uint64_t'; did you "
     "mean '__hip_internal::uint64_t'?",
+    "/tmp/comgr-9750-4-0e8288/input/futhark-hip:38:9: error: unknown type name 'uint32_t'",
+    # GCC's note for a C header: GCC 14's C rules, not libstdc++
+    "x.c:3:1: note: 'malloc' is defined in header '<stdlib.h>'; this is probably fixable by "
+    "adding '#include <stdlib.h>'",
     # a project identifier missing from a hipified file is a source bug, not hipify
     "/p/aten/src/ATen/native/hip/TensorTopK.hip:285:7: error: use of undeclared identifier "
     "'warp_bases'",

@@ -120,6 +120,7 @@ def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
 # clang only says the type is unknown, so clang's form is read for the <cstdint> types only.
 _CSTDINT_TYPE = r"u?int(?:8|16|32|64|ptr|max)_t"
 _CLANG_RESOURCE_HEADER = re.compile(r"/lib/clang/\d+/include/|/__clang_\w+\.h:")
+_RUNTIME_COMPILE = re.compile(r"__hip_internal::|/comgr-[\w-]+/|/input/CompileSource|hiprtc")
 
 
 def _needs_header(name: str, header: str) -> Reading:
@@ -134,13 +135,16 @@ def _needs_header(name: str, header: str) -> Reading:
 
 
 def _gcc_header_note(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("header").endswith(".h"):
+        return None  # a C header (GCC 14's C errors on implicit declarations): not libstdc++'s
     return _needs_header(match.group("name"), match.group("header"))
 
 
 def _clang_cstdint_type(match: Groups, view: LineView) -> Reading | None:
-    if _CLANG_RESOURCE_HEADER.search(view.text) or "__hip_internal::" in view.text:
+    if _CLANG_RESOURCE_HEADER.search(view.text) or _RUNTIME_COMPILE.search(view.text):
         return None  # clang's own HIP wrappers (rocm_install: clang-resource-header-types),
-        # or ROCm 7's hiprtc namespace: not a missing include in the component's source
+        # or a run-time hiprtc/comgr compile (ROCm 7 moved these types to __hip_internal::):
+        # not a missing include in a component's source built by the host toolchain
     return _needs_header(match.group("name"), "cstdint")
 
 
