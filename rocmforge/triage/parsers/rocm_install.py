@@ -151,8 +151,9 @@ def _hip_platform_unexpected(match: re.Match[str], view: LineView) -> Reading | 
     value = (match.group("value") or "").strip()
     what = (f"HIP_PLATFORM is '{value}', a value this hip-config.cmake does not accept"
             if value else "hip-config.cmake could not tell the platform: HIP_PLATFORM is "
-            "empty because its probe (hipconfig --platform) failed or is not shipped (a "
-            "rocm-sdk wheel or TheRock tarball; on Windows hipconfig is a Perl script)")
+            "empty because its probe (asking hipconfig for the platform) failed or is not "
+            "shipped (a rocm-sdk wheel or TheRock tarball; on Windows hipconfig is a Perl "
+            "script)")
     return Reading(
         subject="HIP_PLATFORM",
         cause=f"find_package(hip) stopped: {what}",
