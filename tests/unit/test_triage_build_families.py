@@ -37,6 +37,9 @@ from rocmforge.triage import explain_text
      "out-of-memory", "memory", "compiler-heap-exhausted", ("C1002", "heap", "x64")),
     ("1>C:\\x\\stack_push.hpp(1211,1): fatal error C1060: compiler is out of heap space",
      "out-of-memory", "memory", "compiler-heap-exhausted", ("C1060", "heap")),
+    # MSVC translates the text with the UI language, not the code: the code is what is read
+    ("x.cpp(3): fatal error C1060: <the message in another language>", "out-of-memory",
+     "memory", "compiler-heap-exhausted", ("C1060", "heap")),
     ("LINK : fatal error LNK1102: out of memory", "out-of-memory", "memory",
      "compiler-heap-exhausted", ("LNK1102", "link.exe")),
     ("C:/w/jit_type.h(2016): catastrophic error: out of memory", "out-of-memory", "memory",

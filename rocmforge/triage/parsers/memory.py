@@ -139,12 +139,13 @@ RULES: tuple[Rule, ...] = (
          read=_shell_killed, source="bash/dash job report for a SIGKILLed command "
          "(\"<pid> Killed <command>\"); ROCm/AMDMIGraphX#419"),
     Rule(id="compiler-heap-exhausted", klass="out-of-memory", tier=0,
-         triggers=("out of heap space", "LNK1102", "catastrophic error: out of memory"),
-         pattern=rx(r"fatal error (?P<code>C1060|C1002|C1076): compiler is out of heap space"
-                     r"|fatal error (?P<code2>LNK1102): out of memory"
+         triggers=("C1060", "C1002", "C1076", "LNK1102", "catastrophic error: out of memory"),
+         pattern=rx(r"fatal error (?P<code>C1060|C1002|C1076):"
+                     r"|fatal error (?P<code2>LNK1102):"
                      r"|catastrophic error: out of memory"),
          read=lambda m, v: _heap_exhausted(Alias(m, code="code2"), v),
-         source="MSVC fatal errors C1060/C1002 and LNK1102 (their message text), the EDG "
+         source="MSVC fatal errors C1060/C1002/C1076 and LNK1102 (read by code: the text is in "
+         "the UI language), the EDG "
          "front end's 'catastrophic error: out of memory'; apache/mxnet#17867, "
          "sdslabs/Rootex#546, pytorch/pytorch#27215, #66674"),
     Rule(id="gpu-memory-fraction", klass="out-of-memory",
