@@ -176,6 +176,14 @@ def _incompatible_wrapped(match: re.Match[str], view: LineView) -> Reading | Non
             "components' versions), or use a release of the tree that supports that ROCm")
 
 
+def _config_targets_file(match: re.Match[str], view: LineView) -> Reading | None:
+    package, folder = match.group("pkg"), match.group("folder")
+    return _package(package, f"CMake loaded the {package} config in {folder}, but its "
+                    f"{package}-targets.cmake is not there: that copy is a partial or legacy "
+                    "install (an old layout's symlinked folder), so {label} is not usable from "
+                    "it; CMAKE_PREFIX_PATH should lead to the complete install's lib/cmake")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="cmake-config-file", klass="missing-component",
          triggers=("package configuration file provided by",),
@@ -231,4 +239,10 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r'^compatible with requested version\s+"?(?P<want>[^"]+?)"?\.?\s*$'),
          read=_incompatible_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx (the "
          "message wrapped by CMake's formatter)"),
+    Rule(id="cmake-config-targets-file", klass="missing-component",
+         triggers=("-targets.cmake",),
+         pattern=rx(r"(?P<folder>\S*/cmake/(?P<pkg>[\w-]+))/(?P=pkg)-targets\.cmake\s*$"),
+         requires=rx(r"include could not find requested file"),
+         read=_config_targets_file, source="CMake include() of a package config's targets "
+         "file; rocm-arch/rocm-arch#892 (the legacy /opt/rocm/hip/lib/cmake/hip copy)"),
 )

@@ -12,7 +12,7 @@ import re
 
 from rocmforge.triage import owners
 from rocmforge.triage.parsers.composable_kernel import ck_reading
-from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 _CUDA_HEADER_TREE = re.compile(
     r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
@@ -115,6 +115,50 @@ def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
                    "to ROCm's clang does the same)")
 
 
+# A standard-library name whose header a newer libstdc++ no longer brings in through other
+# headers (GCC 13 and 15 dropped transitive <cstdint>): GCC names the header in a note,
+# clang only says the type is unknown, so clang's form is read for the <cstdint> types only.
+_CSTDINT_TYPE = r"u?int(?:8|16|32|64|ptr|max)_t"
+_CLANG_RESOURCE_HEADER = re.compile(r"/lib/clang/\d+/include/|/__clang_\w+\.h:")
+_RUNTIME_COMPILE = re.compile(r"__hip_internal::|/comgr-[\w-]+/|/input/CompileSource|hiprtc")
+
+
+def _needs_header(name: str, header: str) -> Reading:
+    return Reading(
+        subject="libstdc++",
+        cause=f"{name} is used without #include <{header}>: newer GCC releases' libstdc++ "
+              f"(13, 15) stopped including <{header}> from the other standard headers, and "
+              "this source relied on that",
+        fix=f"build the component with the GCC it was released with (an older GCC: `invoke "
+            f"build --gcc N`), or add #include <{header}> where {name} is used (a patch), or "
+            f"use a release of the component that includes <{header}> itself")
+
+
+def _gcc_header_note(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("header").endswith(".h"):
+        return None  # a C header (GCC 14's C errors on implicit declarations): not libstdc++'s
+    return _needs_header(match.group("name"), match.group("header"))
+
+
+def _clang_cstdint_type(match: Groups, view: LineView) -> Reading | None:
+    if _CLANG_RESOURCE_HEADER.search(view.text) or _RUNTIME_COMPILE.search(view.text):
+        return None  # clang's own HIP wrappers (rocm_install: clang-resource-header-types),
+        # or a run-time hiprtc/comgr compile (ROCm 7 moved these types to __hip_internal::):
+        # not a missing include in a component's source built by the host toolchain
+    return _needs_header(match.group("name"), "cstdint")
+
+
+def _libstdcxx_not_linked(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="libstdc++",
+        cause="the linker found no libstdc++ for the GCC installation the compiler uses: "
+              "clang picks the newest GCC under /usr/lib/gcc/<triple>/N, and that GCC's "
+              "libstdc++ development files (libstdc++.so) are not installed",
+        fix="install the libstdc++ development package of the newest installed GCC "
+            "(`apt-get install libstdc++-N-dev` or g++-N; libstdc++-12-dev on Ubuntu 22.04), "
+            "or choose a GCC that has it (`invoke build --gcc N`, clang's --gcc-toolchain)")
+
+
 def _thrust_reading(path: str) -> Reading:
     return Reading(subject="thrust", klass="rocm-install",
                    cause=f"a HIP compile picked up CUDA's thrust/cub headers ({path}) instead of "
@@ -143,6 +187,30 @@ RULES: tuple[Rule, ...] = (
                      r"|limits|algorithm|string|vector|memory|utility|new|cassert|climits|"
                      r"cstdio|iostream|array|tuple|functional|initializer_list)' file not found"),
          read=_std_header, source="ROCm/legacy-rocm-build#4612; clang's GCC detection"),
+    Rule(id="std-name-needs-header", klass="host-compiler",
+         triggers=("is defined in header",),
+         pattern=rx(r"note: [\u2018']?(?P<name>[\w:]+)[\u2019']? is defined in header "
+                     r"[\u2018']?<(?P<header>[\w./]+)>[\u2019']?; (?:this is probably fixable "
+                     r"by adding|did you forget to)"),
+         read=_gcc_header_note, source="GCC's note for a known standard name (\"is defined "
+         "in header '<cstdint>'; this is probably fixable by adding '#include <cstdint>'\", "
+         "older GCC: \"did you forget to '#include <cstdint>'?\"); ROCm/amdsmi#123, "
+         "ROCm/ROCR-Runtime#227, ROCm/TheRock#3517"),
+    Rule(id="cstdint-type-unknown", klass="host-compiler",
+         triggers=("unknown type name '", "use of undeclared identifier '", "no type named '"),
+         pattern=rx(r"error: (?:unknown type name|use of undeclared identifier) "
+                     r"'(?P<name>" + _CSTDINT_TYPE + r")'(?!;)"
+                     r"|error: no type named '(?P<name2>" + _CSTDINT_TYPE + r")' in namespace "
+                     r"'std'"),
+         read=lambda m, v: _clang_cstdint_type(Alias(m, name="name2"), v),
+         source="clang's unknown-type diagnostics for the <cstdint> types; ROCm/TheRock#4252, "
+         "ROCm/rocm-systems#3073 (yaml-cpp/elfio under libstdc++ 15)"),
+    Rule(id="libstdcxx-not-linked", klass="host-compiler",
+         triggers=("-lstdc++",),
+         pattern=rx(r"(?:unable to find library|cannot find) -lstdc\+\+(?![\w.])"),
+         read=_libstdcxx_not_linked, source="lld's \"unable to find library -l\" and GNU ld's "
+         "\"cannot find -l\" for the C++ runtime; ROCm/legacy-rocm-build#2031, #2949; "
+         "llvm/llvm-project#63988"),
     Rule(id="cuda-thrust", klass="rocm-install",
          triggers=("thrust/", "cub/"),
          pattern=rx(r"(?P<path>\S*cuda\S*/include/(?:thrust|cub)/\S+?|/usr/include/(?:thrust|cub)/\S+?)"

@@ -38,8 +38,16 @@ def _hipify_recursion(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _hipified_unknown_type(match: re.Match[str], view: LineView) -> Reading | None:
-    source = match.group("file").rsplit("/", 1)[-1]
+    path = match.group("file").replace("\\", "/")
+    source = path.rsplit("/", 1)[-1]
     name = match.group("type")
+    if re.search(r"/(?:caffe2|aten/src|torch/csrc)/", path):
+        return Reading(
+            subject=source,
+            cause=f"PyTorch's own hipified source {source} uses {name}, a CUDA name its hipify "
+                  "does not map: this PyTorch revision's CUDA source has no ROCm path for it",
+            fix="build a PyTorch revision whose source keeps a ROCm path there (the fix is "
+                "upstream, or carry it as a patch), then hipify a clean checkout again")
     how = ("hipify left this CUDA name as it was (this torch's hipify has no mapping for it)"
            if name.lower().startswith("cu") else "the HIP headers do not declare it")
     return Reading(
@@ -68,9 +76,11 @@ RULES: tuple[Rule, ...] = (
          read=_hipify_recursion, source="pytorch/pytorch#93827, fixed by #104085"),
     Rule(id="hipified-unknown-type", klass="hipify",
          triggers=("unknown type name '", "use of undeclared identifier '"),
-         pattern=rx(r"(?P<file>[\w./\\+-]+_hip\.(?:hip|cpp|cu|h))(?::\d+)+: error: "
+         pattern=rx(r"(?P<file>[\w./\\+-]+_hip\.(?:hip|cpp|cu|h)|[\w./\\+-]+\.hip)(?::\d+)+:"
+                     r" error: "
                      r"(?:unknown type name|use of undeclared identifier) "
                      r"'(?P<type>(?:hip|cu|CU)\w+)'"),
          read=_hipified_unknown_type, source="ROCm/apex#115 (hipblasOperation_t after "
-         "PyTorch 2.1's hipify change)"),
+         "PyTorch 2.1's hipify change); pytorch/pytorch#97640 (a CUDA name hipify does not "
+         "map, left in caffe2's math_gpu.hip)"),
 )

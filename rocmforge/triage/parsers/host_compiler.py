@@ -36,6 +36,8 @@ def _cmake_no_compiler(match: re.Match[str], view: LineView) -> Reading | None:
     if view.cmake_block != "error" and not view.text.startswith("CMake Error"):
         return None
     lang = match.group("lang") or match.group("lang2") or match.group("lang3")
+    if lang == "Fortran":
+        return _no_fortran()
     if lang == "HIP":
         return Reading(
             subject="hipcc", klass="rocm-install",
@@ -65,6 +67,51 @@ def _old_gcc(match: re.Match[str], view: LineView) -> Reading | None:
             "gcc-N/g++-N), then configure from a clean build folder")
 
 
+def _no_fortran() -> Reading:
+    return Reading(
+        subject="fortran",
+        cause="CMake found no Fortran compiler (its identification is unknown) for a project "
+              "that enables Fortran (hipBLASLt's and rocSOLVER's clients do)",
+        fix="install a Fortran compiler (gfortran, or ROCm's flang) and configure again, or "
+            "set CMAKE_Fortran_COMPILER to it (FC); on Windows, where there is none by "
+            "default, disable the parts that need Fortran (the clients)")
+
+
+def _fortran_internal_variable(match: re.Match[str], view: LineView) -> Reading | None:
+    if not view.previous or not view.previous[-1].rstrip().endswith("Missing variable is:"):
+        return None
+    return _no_fortran()
+
+
+def _therock_msvc(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("old"):
+        return Reading(
+            subject="msvc",
+            cause="TheRock's configure check: the MSVC found is older than it supports "
+                  "(OpenMP linker errors follow with it)",
+            fix="install Visual Studio (Build Tools) 17.12 or newer (MSVC_VERSION 1942+) and "
+                "configure from its x64 Native Tools prompt, or set "
+                "THEROCK_DISABLE_MSVC_VERSION_CHECK at your own risk")
+    return Reading(
+        subject="msvc",
+        cause="TheRock's configure check: the bootstrap C/C++ compiler CMake picked is not "
+              "64-bit MSVC (cl.exe): another compiler on PATH (Strawberry Perl's gcc, MinGW) "
+              "or a 32-bit (x86) developer prompt",
+        fix="configure from an `x64 Native Tools Command Prompt for VS 2022` (or run "
+            "vcvars64.bat first), or pass -DCMAKE_C_COMPILER=cl.exe "
+            "-DCMAKE_CXX_COMPILER=cl.exe, in a fresh build folder")
+
+
+def _no_working_compiler(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="gcc",
+        cause="an autoconf configure found no C compiler that builds its test program "
+              "(config.log holds the compiler's error): a compiler newer than the project "
+              "supports (GCC 15 compiles C as C23 by default), or a broken compiler setup",
+        fix="read the failing test in config.log; build that project with an older gcc "
+            "(`invoke build --gcc N`, CC=gcc-N) or a release of it that supports this GCC")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="host-function-in-device", klass="host-compiler",
          triggers=("__host__ function", "host function"),
@@ -78,8 +125,9 @@ RULES: tuple[Rule, ...] = (
     Rule(id="cmake-no-compiler", klass="host-compiler",
          triggers=("No CMAKE_", "_COMPILER not set", "is not a full path to an existing "
                    "compiler"),
-         pattern=rx(r"No CMAKE_(?P<lang>C|CXX|HIP)_COMPILER could be found"
-                     r"|CMAKE_(?P<lang2>C|CXX|HIP)_COMPILER not set, after EnableLanguage"
+         pattern=rx(r"No CMAKE_(?P<lang>C|CXX|HIP|Fortran)_COMPILER could be found"
+                     r"|CMAKE_(?P<lang2>C|CXX|HIP|Fortran)_COMPILER not set, after "
+                     r"EnableLanguage"
                      r"|^The CMAKE_(?P<lang3>HIP)_COMPILER:\s*$"),
          read=_cmake_no_compiler, source="Kitware/CMake Modules/CMakeDetermine<LANG>Compiler"
          ".cmake and cmGlobalGenerator.cxx"),
@@ -91,4 +139,22 @@ RULES: tuple[Rule, ...] = (
                      r"(?:later|newer|higher) is required"),
          read=_old_gcc, source="pytorch/pytorch c10/util/C++17.h (\"You're trying to build "
          "PyTorch with a too old version of GCC\")"),
+    Rule(id="cmake-fortran-internal-variable", klass="host-compiler",
+         triggers=("CMAKE_Fortran_",),
+         pattern=rx(r"^(?:\[[^\]]+\] )?CMAKE_Fortran_\w+\s*$"),
+         requires=rx(r"The Fortran compiler identification is unknown"),
+         read=_fortran_internal_variable, source="Kitware/CMake cmMakefile::GetRequiredDefinition"
+         " (\"Missing variable is:\" then the name); ROCm/rocm-libraries#1608"),
+    Rule(id="therock-msvc-check", klass="host-compiler",
+         triggers=("Bootstrap compiler was expected to be MSVC", "MSVC_VERSION is too old"),
+         pattern=rx(r"Bootstrap compiler was expected to be MSVC"
+                     r"|(?P<old>Detected MSVC_VERSION is too old)"),
+         read=_therock_msvc, source="ROCm/TheRock@89553ce:cmake/therock_compiler_config.cmake; "
+         "ROCm/TheRock#719 (#560)"),
+    Rule(id="autoconf-no-working-compiler", klass="host-compiler",
+         triggers=("could not find a working compiler", "C compiler cannot create executables"),
+         pattern=rx(r"configure: error: (?:could not find a working compiler|C compiler cannot "
+                     r"create executables)"),
+         read=_no_working_compiler, source="GMP's configure (\"could not find a working "
+         "compiler, see config.log\") and autoconf's AC_PROG_CC check; ROCm/TheRock#2667"),
 )

@@ -24,6 +24,8 @@ def _owner_note(row: object) -> str:
 
 def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
     name = match.group("lib").rstrip(":")
+    if name == "stdc++":
+        return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
     if "::" in name:
         # A CMake imported target (roc::rocblas) passed through as -l: the package that
         # defines it was not found at configure; the link error is only its symptom.
@@ -113,12 +115,27 @@ def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
                    f"companions) and rebuild from a clean build folder; {here} is the other copy")
 
 
+# PyTorch names its Composable Kernel backend functions with a `_ck` suffix or part
+# (group_gemm_ck, gemm_internal_ck): CK sources are built only where CK is enabled.
+_CK_FUNCTION = re.compile(r"(?:^|_)ck(?:_|$)")
+
+
 def _link_symbol(match: re.Match[str], view: LineView) -> Reading | None:
     raw = match.group("sym").strip()
     name = symbol_name(raw)
     if not name or name.startswith("("):
         return None
     row = owners.symbol_owner(name)
+    if row is None and _CK_FUNCTION.search(name.rsplit("::", 1)[-1]):
+        return Reading(
+            subject=name,
+            cause=f"the linker ({match.group('linker')}) found no definition of {name}, a "
+                  "Composable Kernel (CK) backend function: its CK sources are not built in "
+                  "this configuration (on Windows, or with the CK GEMM backend off) while "
+                  "other code still calls it",
+            fix="build with the CK backend enabled for these targets (USE_ROCM_CK_GEMM, "
+                "USE_ROCM_CK_SDPA where the platform has CK), or a revision that guards the "
+                "call on it (the upstream fix); then rebuild from a clean build directory")
     owner = (f"; it is exported by ROCm's {row.name}, so that library is missing from the link "
              "or is a release without it" if row else
              ": the object or library that defines it is not on the link line (its sources "
@@ -153,6 +170,8 @@ def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
     name = match.group("lib")
     if "::" in name:
         return None  # an unresolved CMake imported target passed through as -l
+    if name == "stdc++":
+        return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
     library = "lib" + name
     return Reading(
         subject=library,
@@ -162,6 +181,36 @@ def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
             "folder that holds it to the link path (-L, LIBRARY_PATH, or CMAKE_PREFIX_PATH for "
             f"a CMake package); a ROCm install may keep it in lib64 (`ls /opt/rocm*/lib*/"
             f"{library}.*`)")
+
+
+_OPEN_QUOTE = "'\"\u201c\u2018"
+_CLOSE_QUOTE = "'\"\u201d\u2019"
+_UNCLOSED_LNK1181 = re.compile(r"LNK1181\b[^" + _OPEN_QUOTE + r"]*[" + _OPEN_QUOTE + r"][^"
+                               + _CLOSE_QUOTE + r"]*$")
+
+
+def _input_file_reading(path: str) -> Reading:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = name[:-4] if name.lower().endswith(".lib") else name
+    return Reading(
+        subject=stem,
+        cause=f"MSVC's linker cannot open the input file {name} (LNK1181): it is not at the "
+              "path the build passes, a library or SDK path recorded on another machine or for "
+              "another Visual Studio (a prebuilt CMake package), or a library the build did not "
+              "produce",
+        fix=f"make {name} exist at that path (install the SDK or component that provides "
+            f"{stem}) or correct the path: a path baked into a prebuilt package's CMake files "
+            "needs that package rebuilt (or its files edited) on this machine")
+
+
+def _cannot_open_input(match: re.Match[str], view: LineView) -> Reading | None:
+    return _input_file_reading(match.group("path"))
+
+
+def _cannot_open_input_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    if not view.previous or not _UNCLOSED_LNK1181.search(view.previous[-1]):
+        return None
+    return _input_file_reading(match.group("name"))
 
 
 RULES: tuple[Rule, ...] = (
@@ -207,4 +256,16 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"\bld\.lld\S*: error: unable to find library -l(?P<lib>[\w.:+-]+)"),
          read=_lld_no_library, source="llvm/llvm-project lld/ELF/Driver.cpp "
          "(\"unable to find library -l\")"),
+    Rule(id="msvc-cannot-open-input", klass="link",
+         triggers=("LNK1181",),
+         pattern=rx(r"LNK1181\b[^" + _OPEN_QUOTE + r"]*[" + _OPEN_QUOTE + r"](?P<path>[^"
+                     + _CLOSE_QUOTE + r"]+)[" + _CLOSE_QUOTE + r"]"),
+         read=_cannot_open_input, source="MSVC's LNK1181 (\"cannot open input file '<file>'\", "
+         "any UI language: the code and the quoted path stay); ROCm/HIPIFY#1824"),
+    Rule(id="msvc-cannot-open-input-wrapped", klass="link",
+         triggers=(".lib",),
+         pattern=rx(r"^[^\s" + _CLOSE_QUOTE + r"]*?(?P<name>[\w.+-]+\.lib)[" + _CLOSE_QUOTE
+                     + r"]"),
+         read=_cannot_open_input_wrapped, source="MSVC's LNK1181 with its path wrapped by the "
+         "console onto the next line; ROCm/HIPIFY#1824"),
 )

@@ -67,6 +67,26 @@ def _shell_killed(match: re.Match[str], view: LineView) -> Reading | None:
         fix=_JOBS_FIX)
 
 
+_MSVC_OOM = {"C1060": "MSVC's compiler front end (c1xx)", "C1002": "MSVC's compiler back "
+             "end (c2, pass 2)", "C1076": "MSVC's compiler (its internal heap limit)",
+             "LNK1102": "MSVC's linker (link.exe)"}
+
+
+def _heap_exhausted(match: Groups, view: LineView) -> Reading | None:
+    code = match.group("code") or ""
+    who = _MSVC_OOM.get(code, "the compiler front end")
+    msvc = code in _MSVC_OOM
+    return Reading(
+        subject="memory",
+        cause=f"{who} ran out of {'heap space (memory, ' + code + ')' if msvc else 'memory'}"
+              ": too many parallel "
+              "jobs for the machine's memory" + (", or the 32-bit hosted MSVC tools (4 GB "
+              "address space)" if msvc else ""),
+        fix="{jobs_advice}" + (
+            ", and build with the 64-bit hosted tools (an x64 Native Tools prompt, Hostx64\\x64 "
+            "compiler, CMake -T host=x64 or PreferredToolArchitecture=x64)" if msvc else ""))
+
+
 def _memory_fraction(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(
         subject="set_per_process_memory_fraction",
@@ -118,6 +138,16 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"(?:^|: )(?:line \d+: )?\d+ Killed\s+(?:\S+=\S+\s+)*(?P<cmd>\S+)"),
          read=_shell_killed, source="bash/dash job report for a SIGKILLed command "
          "(\"<pid> Killed <command>\"); ROCm/AMDMIGraphX#419"),
+    Rule(id="compiler-heap-exhausted", klass="out-of-memory", tier=0,
+         triggers=("C1060", "C1002", "C1076", "LNK1102", "catastrophic error: out of memory"),
+         pattern=rx(r"fatal error (?P<code>C1060|C1002|C1076):"
+                     r"|fatal error (?P<code2>LNK1102):"
+                     r"|catastrophic error: out of memory"),
+         read=lambda m, v: _heap_exhausted(Alias(m, code="code2"), v),
+         source="MSVC fatal errors C1060/C1002/C1076 and LNK1102 (read by code: the text is in "
+         "the UI language), the EDG "
+         "front end's 'catastrophic error: out of memory'; apache/mxnet#17867, "
+         "sdslabs/Rootex#546, pytorch/pytorch#27215, #66674"),
     Rule(id="gpu-memory-fraction", klass="out-of-memory",
          triggers=(" allowed;",),
          pattern=rx(r"out of memory\. Tried to allocate .*? (?P<cap>[\d.]+ [KMGT]?i?B) "

@@ -145,6 +145,36 @@ def _kfd_permission(match: re.Match[str], view: LineView) -> Reading | None:
             "--group-add video (and render)")
 
 
+def _hip_platform_unexpected(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error" and "CMake Error" not in " ".join(view.previous[-2:]):
+        return None
+    value = (match.group("value") or "").strip()
+    what = (f"HIP_PLATFORM is '{value}', a value this hip-config.cmake does not accept"
+            if value else "hip-config.cmake could not tell the platform: HIP_PLATFORM is "
+            "empty because its probe (asking hipconfig for the platform) failed or is not "
+            "shipped (a rocm-sdk wheel or TheRock tarball; on Windows hipconfig is a Perl "
+            "script)")
+    return Reading(
+        subject="HIP_PLATFORM",
+        cause=f"find_package(hip) stopped: {what}",
+        fix="configure with -DHIP_PLATFORM=amd (or export HIP_PLATFORM=amd) before "
+            "find_package(hip); a sub-build (AOTriton's runtime, an extension) needs it passed "
+            "on too")
+
+
+def _clang_wrapper_types(match: re.Match[str], view: LineView) -> Reading | None:
+    root = match.group("root")
+    return Reading(
+        subject=root,
+        cause=f"clang's own HIP wrapper header under {root} does not compile: the build mixes "
+              f"that install's clang resource headers with another toolchain or standard "
+              "library, usually a second ROCm on the include path or in the compiler search "
+              "(the component is not at fault)",
+        fix=f"build with one ROCm: take {root} off the include paths, CMAKE_PREFIX_PATH, PATH "
+            "and ROCM_PATH/HIP_PATH (or remove the stray install) so the build uses its own "
+            "toolchain's headers; `invoke doctor` lists the ROCm installs it sees")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -207,4 +237,16 @@ RULES: tuple[Rule, ...] = (
          read=_kfd_permission, source="ROCm/ROCT-Thunk-Interface README (video group; /dev/kfd "
          "owned by render since Ubuntu 20.04); ROCm/ROCm-docker#116 (the message, and "
          "--device=/dev/kfd --device=/dev/dri --group-add video)"),
+    Rule(id="hip-platform-unexpected", klass="rocm-install",
+         triggers=("Unexpected HIP_PLATFORM",),
+         pattern=rx(r"^Unexpected HIP_PLATFORM:\s*(?P<value>\S*)\s*$"),
+         read=_hip_platform_unexpected, source="ROCm/TheRock#1402 (hip-config.cmake infers "
+         "HIP_PLATFORM by running hipconfig; HIP_INSTALLS_HIPCC is OFF in rocm-sdk wheels), "
+         "#1408; lhl/strix-halo-testing#3"),
+    Rule(id="clang-resource-header-types", klass="rocm-install",
+         triggers=("__clang_hip_",),
+         pattern=rx(r"(?P<root>/\S*?)(?:/lib)?/llvm/lib/clang/\d+/include/__clang_hip_\w+\.h"
+                     r":\d+(?::\d+)?: error: unknown type name 'u?int\w*_t'"),
+         read=_clang_wrapper_types, source="ROCm/TheRock#950 (a rocBLAS build broken by another "
+         "install in /opt/rocm)"),
 )
