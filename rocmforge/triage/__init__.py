@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
+from rocmforge.knowledge import steps as registry
 from rocmforge.triage.engine import diagnose
 from rocmforge.triage.logread import NotText, bounded_lines
 from rocmforge.triage.model import CLASSES, SCHEMA, Diagnosis, Evidence
@@ -31,7 +32,10 @@ def all_rules() -> tuple[Rule, ...]:
 
 def explain_lines(lines: Iterable[str], step: str = "",
                   run: Mapping[str, str] | None = None) -> Diagnosis:
-    """Triage a stream of log lines (one pass, bounded memory)."""
+    """Triage a stream of log lines (one pass, bounded memory). `step` is a step of
+    knowledge.steps or "" (none known); any other name is a ValueError (a caller's typo)."""
+    if step and not registry.is_known(step):
+        raise ValueError(f"triage: {step!r} is not a step of knowledge.steps")
     return diagnose(lines, all_rules(), step, run_context(run or {}))
 
 

@@ -96,3 +96,34 @@ def test_the_readme_figures_are_the_measured_ones() -> None:
     assert tuple(int(g) for g in measured.groups()) == (
         len(ALL), sum(1 for c in ALL if not c.klass), outcomes.count("right"),
         outcomes.count("partial"), outcomes.count("silent"), outcomes.count("wrong"))
+
+
+def test_the_corpus_readme_lists_the_registrys_steps() -> None:
+    """tests/failures/README.md names the steps a case may give: exactly knowledge.steps'."""
+    from rocmforge.knowledge.steps import names_for_people
+
+    text = " ".join((ROOT / "tests" / "failures" / "README.md").read_text().split())
+    listed = re.search(r"Steps \(the kit's, [^)]*\): (.*?)\. An add-on's", text)
+    assert listed is not None
+    assert listed[1] == names_for_people()
+
+
+def test_a_case_naming_an_unknown_step_fails_to_load(tmp_path: Path) -> None:
+    """A typo in a case's `step` is an error when the cases load, not a case that tests
+    nothing; score.py says so in one paragraph and exits 2."""
+    import subprocess
+
+    from rocmforge.errors import ConfigError
+
+    (tmp_path / "typo.log").write_text("c++: fatal error: Killed signal terminated program "
+                                       "cc1plus\n")
+    (tmp_path / "typo.toml").write_text('source = "test"\nstep = "biuld"\nclass = '
+                                        '"out-of-memory"\n')
+    with pytest.raises(ConfigError, match="names the step 'biuld'"):
+        load_cases([tmp_path])
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "failures" / "score.py"),
+                          str(tmp_path)], capture_output=True, text=True, check=False)
+    assert run.returncode == 2 and run.stdout == ""
+    assert "Traceback" not in run.stderr and "did you mean 'build'?" in " ".join(
+        run.stderr.split())
+    assert all(len(line) <= 80 for line in run.stderr.splitlines())

@@ -1,14 +1,17 @@
 """The parsers package: one module per message family, every module's rules in the one
-assembled set, each rule id once, no module grown past a reviewable size."""
+assembled set, each rule id once, no module grown past a reviewable size; step names checked
+against knowledge.steps where they are written."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
 
+import pytest
+
 import rocmforge.triage.parsers as parsers
-from rocmforge.triage import all_rules
-from rocmforge.triage.rule import Rule
+from rocmforge.triage import all_rules, explain_text
+from rocmforge.triage.rule import Rule, rx, step_names
 
 MAX_MODULE_LINES = 400
 
@@ -44,3 +47,33 @@ def test_no_family_module_is_a_dumping_ground() -> None:
         with open(path, encoding="utf-8") as handle:
             lines = sum(1 for _ in handle)
         assert lines <= MAX_MODULE_LINES, f"parsers/{name}.py has {lines} lines: split it"
+
+
+def _rule(steps: tuple[str, ...]) -> Rule:
+    return Rule(id="t", klass="cmake", triggers=("x",), pattern=rx("x"),
+                read=lambda m, v: None, steps=steps)
+
+
+def test_a_rule_naming_no_step_kind_fails_when_it_is_made() -> None:
+    assert _rule(("build", "verify")).applies_to("torchvision-build")
+    assert not _rule(("verify",)).applies_to("build")
+    with pytest.raises(ValueError, match=r"rule t: steps \['biuld'\] are not step kinds"):
+        _rule(("biuld",))
+    # An add-on's or a companion's step counts as another: a rule names that one.
+    with pytest.raises(ValueError, match=r"\['companions-install'\]"):
+        _rule(("companions-install",))
+
+
+def test_step_names_a_reader_compares_with_are_the_registrys() -> None:
+    assert step_names("install", "companions-install") == frozenset(
+        {"install", "companions-install"})
+    with pytest.raises(KeyError, match="instal"):
+        step_names("instal")
+
+
+def test_the_entry_point_refuses_a_step_the_kit_does_not_have() -> None:
+    with pytest.raises(ValueError, match="'biuld' is not a step of knowledge.steps"):
+        explain_text("c++: fatal error: Killed signal terminated program cc1plus", "biuld")
+    found = explain_text("c++: fatal error: Killed signal terminated program cc1plus",
+                         "torchvision-build")
+    assert (found.rule, found.subject) == ("compiler-killed", "cc1plus")

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.rule import LineView, Reading, Rule, rx, step_names
+
+# The steps whose Python runs the build's scripts, those that install the built wheels, and the
+# one that imports them afterwards.
+_BUILD_SIDE = step_names("build-requirements", "build", "venv", "triton", "hipify", "configure")
+_INSTALLING = step_names("install", "companions-install")
+_AFTER_INSTALL = step_names("verify")
 
 
 def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
@@ -21,8 +27,8 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
                     "pip-build-env", "build isolation", "Installing build dependencies"))
     if module.startswith("torch.utils.hipify"):
         return None  # the hipify rule speaks for it
-    if top == "torch" and (view.step == "verify" or (not isolated and view.step in (
-            "install", "companions-install"))):
+    if top == "torch" and (view.step in _AFTER_INSTALL or (not isolated and
+                                                          view.step in _INSTALLING)):
         return Reading(subject="torch", cause="torch is not installed in the Python that ran "
                        "this: the venv is not the one the build's wheels went into",
                        fix="install the build's wheels into it (`invoke install --python "
@@ -38,8 +44,7 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
         return None  # the triton rule speaks for triton
     if top in ("pkg_resources",):
         return None
-    if not isolated and view.step not in ("build-requirements", "build", "venv", "triton",
-                                          "hipify", "configure", ""):
+    if not isolated and view.step and view.step not in _BUILD_SIDE:
         return None
     package = _DIST_NAME.get(top, top)
     named = f" (pip installs the module {top} as {package})" if package != top else ""
