@@ -24,8 +24,7 @@ def test_every_family_module_is_in_the_assembled_set_whole_and_once() -> None:
     seen: list[str] = []
     for name in _modules():
         module = importlib.import_module(f"rocmforge.triage.parsers.{name}")
-        rules = module.RULES
-        assert rules, f"parsers/{name}.py has no RULES"
+        rules = module.RULES  # () where every message of the family has a fixed answer
         assert all(isinstance(r, Rule) for r in rules)
         assert all(r in parsers.PARSERS for r in rules), f"parsers/{name}.py not assembled"
         seen += [r.id for r in rules]
