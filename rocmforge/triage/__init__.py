@@ -1,8 +1,10 @@
 """Triage: which known failure a log shows, why, the fix, and the lines it rests on.
 
-One engine for every caller: a failed build step (the runner), a failed `verify` import, and
-`invoke triage LOG` on any log (a CI log, pip's output, a docker build, stdin). The rules are
-the parsers in `parsers/` (one module per message family) plus the exact-message table
+One entry point (`explain_lines`; `explain_text` and `explain_file` feed it), one answer
+(`Diagnosis`) and one rule set (`all_rules()`, built once) for every caller: a failed build
+step (the runner), a failed `verify` import, doctor's compile probe, and `invoke triage LOG` on
+any log (a CI log, pip's output, a docker build, stdin). The rules are the parsers in
+`parsers/` (one module per message family), then the exact messages of
 config/diagnostics.toml (`table.py`).
 """
 
