@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
-from rocmforge.knowledge import steps as registry
 from rocmforge.triage.engine import diagnose
 from rocmforge.triage.logread import NotText, bounded_lines
 from rocmforge.triage.model import CLASSES, SCHEMA, Diagnosis, Evidence
@@ -34,10 +33,9 @@ def all_rules() -> tuple[Rule, ...]:
 
 def explain_lines(lines: Iterable[str], step: str = "",
                   run: Mapping[str, str] | None = None) -> Diagnosis:
-    """Triage a stream of log lines (one pass, bounded memory). `step` is a step of
-    knowledge.steps or "" (none known); any other name is a ValueError (a caller's typo)."""
-    if step and not registry.is_known(step):
-        raise ValueError(f"triage: {step!r} is not a step of knowledge.steps")
+    """Triage a stream of log lines (one pass, bounded memory). `step` names the step that
+    wrote them ("" = not known): a rule limited to some steps applies only to those (and to the
+    add-on steps that count as them); a name knowledge.steps does not have gets no such rule."""
     return diagnose(lines, all_rules(), step, run_context(run or {}))
 
 
