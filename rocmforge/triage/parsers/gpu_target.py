@@ -67,10 +67,10 @@ def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | Non
     if "warning" in lower or "skipping" in lower or "ignoring" in lower:
         return None  # the target is left out and the build goes on
     if "Unsupported GPU target:" in view.text:
-        return None  # a math library's configure check (shapes: math-library) when one is named
+        return None  # a math library's configure check (math_library.py) when one is named
     context = " ".join((*view.previous[-4:], view.text)).lower()
     if any(name in context for name in _MATH_OR_CK):
-        return None  # a math library's or CK's own target list (shapes: math-library)
+        return None  # a math library's or CK's own target list (math_library.py)
     arch = match.group("arch") or match.group("arch2") or match.group("arch3")
     return Reading(
         subject=arch.split(":")[0],
