@@ -3,9 +3,9 @@
 Writes a synthetic ninja log of about 5 MB and about 50 MB (long HIP compile command lines,
 warnings, progress lines; the generator follows the idea of tests/unit/test_diagnostics.py, without
 importing the tests), buries one `clang++: error: unable to execute command: Killed` at 37 % of
-the file, and times what the runner does on a failed step: `diagnostics.triage_file` (streamed
-from disk) with the shipped config/diagnostics.toml. Checks the buried lines are among the shown
-lines and that at most 30 are shown.
+the file, and times what the runner does on a failed step: `rocmforge.triage.explain_file`
+(streamed from disk) with the whole rule set (the parsers and config/diagnostics.toml). Checks
+the buried lines are among the shown lines and that at most 30 are shown.
 
     python3 benchmarks/triage_large_log.py [--sizes 5,50] [--repeat 3]
 """
@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rocmforge.execute.triage import MAX_RELEVANT_LINES, load_signatures, triage_file  # noqa: E402
+from rocmforge.triage import explain_file  # noqa: E402
+from rocmforge.triage.engine import MAX_EVIDENCE  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -73,7 +74,6 @@ def main() -> int:
     parser.add_argument("--sizes", default="5,50", help="log sizes in MiB, comma separated")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per size (median)")
     args = parser.parse_args()
-    signatures = load_signatures()
     ok = True
     with tempfile.TemporaryDirectory(prefix="rocmforge-triage-") as tmp:
         for mib in (float(s) for s in args.sizes.split(",")):
@@ -83,15 +83,16 @@ def main() -> int:
             result = None
             for _ in range(args.repeat):
                 start = time.perf_counter()
-                result = triage_file(path, "build", signatures=signatures)
+                result = explain_file(path, "build")
                 times.append(time.perf_counter() - start)
-            found = result is not None and all(b in result.relevant_lines for b in buried)
-            shown = len(result.relevant_lines) if result else 0
-            ok = ok and found and shown <= MAX_RELEVANT_LINES
+            lines = [e.text for e in result.evidence] if result else []
+            found = result is not None and all(b in lines for b in buried)
+            shown = len(lines)
+            ok = ok and found and shown <= MAX_EVIDENCE
             rate = path.stat().st_size / MIB / statistics.median(times)
             print(f"{path.stat().st_size / MIB:6.1f} MiB: triage {statistics.median(times):6.3f} s "
                   f"(median of {args.repeat}; {rate:5.1f} MiB/s), signature "
-                  f"{result.signature_id if result else None}, {shown} lines shown, buried "
+                  f"{result.rule if result else None}, {shown} lines shown, buried "
                   f"error {'found' if found else 'MISSING'}")
     return 0 if ok else 1
 

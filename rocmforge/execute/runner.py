@@ -13,10 +13,10 @@ the running step's process group is recorded in it), removing the temp files a k
 group gets SIGTERM, SIGKILL after `kill_grace_s` or at a second Ctrl-C, and the runner goes on,
 releasing the lock, only once the group is gone; no stamp is written and the resume command is
 printed), a status line per finished step (`[3/15] checkout ... 2.1 s`), and failure triage through
-`rocmforge.execute.triage` (the log is matched against config/diagnostics.toml; cause, fix and at
-most 30 relevant lines are shown). "python" steps call the in-process actions of the `ActionTable`
-the task hands in (`run_plan(..., actions=BUILD_ACTIONS)`, rocmforge.execute.actions); the runner
-knows no action by name.
+`rocmforge.triage` (the one rule set `invoke triage` uses: the parsers and
+config/diagnostics.toml; cause, fix and at most 30 relevant lines are shown). "python" steps
+call the in-process actions of the `ActionTable` the task hands in (`run_plan(...,
+actions=BUILD_ACTIONS)`, rocmforge.execute.actions); the runner knows no action by name.
 
 Volatile steps (`Step.volatile`, e.g. the checkout of a branch): a matching stamp proves only that
 the step's inputs are the same, not that what they name is (`main` moves). So the runner runs such
@@ -63,14 +63,15 @@ from rocmforge.execute.model import Plan, Step
 from rocmforge.execute.progress import Progress, duration
 from rocmforge.execute.stamps import Stamp, read_stamp, remove_stamp, write_stamp
 from rocmforge.execute.states import first_to_run, missing_outputs, stray_wheels, writes_manifest
+from rocmforge.triage.engine import MAX_EVIDENCE
 from rocmforge.workdir import WorkDir, mark_work_dir
 
 if TYPE_CHECKING:
     from invoke import Context
 
-    from rocmforge.execute.triage import Triage
+    from rocmforge.triage.model import Diagnosis
 
-RELEVANT_LINES = 30  # diagnostics.MAX_RELEVANT_LINES: the most a failure shows
+RELEVANT_LINES = MAX_EVIDENCE  # the most lines a failure shows
 
 
 # Seconds between SIGTERM to a step's process group and SIGKILL (rocmforge.process).
@@ -457,7 +458,7 @@ class StepRunner:
             return
         lines = [line for line in text.splitlines() if line.strip()]
         if len(lines) > 2 * RELEVANT_LINES:
-            lines = list(explain_log(log_path, step.name, step.env).relevant_lines)
+            lines = list(explain_log(log_path, step.name, step.env)[1])
         if not lines:
             return
         self._say(f"---- {step.name}'s output ({log_path}) ----")
@@ -625,8 +626,8 @@ class StepRunner:
     def _failure(self, step: Step, how: str) -> StepFailed:
         """StepFailed with the triage of the step's log: cause, fix and <= 30 relevant lines."""
         log_path = self._log_path(step)
-        explained = explain_log(log_path, step.name, step.env)
-        lines = list(explained.relevant_lines)
+        explained, shown = explain_log(log_path, step.name, step.env)
+        lines = list(shown)
         self._say(f"---- the {len(lines)} most relevant lines of {log_path} ----")
         for line in lines:
             self._say(f"    {line}")
@@ -644,8 +645,8 @@ class StepRunner:
                                kept="the step runs again from its start").in_step(
                 str(log_path), self.resume_hint, step.name)
         cause = explained.cause
-        if explained.signature_id:
-            cause = f"{cause}; class {explained.klass} (known failure `{explained.signature_id}`)"
+        if explained.rule:
+            cause = f"{cause}; class {explained.klass} (known failure `{explained.rule}`)"
         error = StepFailed(
             f"Step {step.name} failed: {self._command_line(step)[2:]} {how}. Full log: {log_path}",
             cause or "no known failure signature matched the log; the lines above are the ones "
@@ -654,32 +655,31 @@ class StepRunner:
             + self.resume_hint + " (finished steps are kept)",
         )
         error.lines = lines  # type: ignore[attr-defined]
-        error.signature_id = explained.signature_id  # type: ignore[attr-defined]
+        error.signature_id = explained.rule  # type: ignore[attr-defined]
         return error
 
 
-def explain_log(log_path: Path, step_name: str,
-                env: Mapping[str, str] | None = None) -> Triage:
-    """Triage a step log from disk (streamed) with the same engine as `invoke triage`: the
-    first root cause with its cause, fix and evidence; else the error-looking lines (no
-    signature, no cause); else the last 30 lines."""
+def explain_log(log_path: Path, step_name: str, env: Mapping[str, str] | None = None
+                ) -> tuple[Diagnosis, tuple[str, ...]]:
+    """Triage a step log from disk (streamed) with the engine and rule set of `invoke triage`,
+    and the lines to show: the evidence of its first root cause; else the error-looking lines
+    (no cause claimed); else the last 30 lines. A log that cannot be read explains nothing and
+    shows nothing."""
     from collections import deque
 
-    from rocmforge.execute.triage import Triage
     from rocmforge.triage import NotText, bounded_lines, explain_file
+    from rocmforge.triage.model import Diagnosis
 
     try:
         found = explain_file(log_path, step_name, env or {})
     except (OSError, NotText):
-        return Triage(signature_id="", cause="", fix="", relevant_lines=())
+        return Diagnosis.unexplained(step=step_name), ()
     lines = tuple(e.text for e in found.evidence)
     if not lines and found.klass is None:
         with log_path.open("rb") as handle:
             lines = tuple(deque((line for line in bounded_lines(handle) if line.strip()),
                                 maxlen=RELEVANT_LINES))
-    return Triage(signature_id=found.rule, cause=found.cause, fix=found.fix,
-                  relevant_lines=lines[-RELEVANT_LINES:], source=found.source,
-                  klass=found.klass or "", subject=found.subject)
+    return found, lines[-RELEVANT_LINES:]
 
 
 def run_plan(

@@ -43,7 +43,7 @@ def stale_check(build: PreparedBuild, ctx: ActionContext) -> Details:
 
 def cpu_fallback_explanation() -> tuple[str, str]:
     """Cause and fix of the `cpu-fallback` signature in config/diagnostics.toml."""
-    from rocmforge.execute.triage import load_signatures
+    from rocmforge.triage.table import load_signatures
 
     for signature in load_signatures():
         if signature.id == CPU_FALLBACK_SIGNATURE:
@@ -52,8 +52,8 @@ def cpu_fallback_explanation() -> tuple[str, str]:
 
 
 def log_check(build: PreparedBuild, ctx: ActionContext) -> Details:
-    from rocmforge.execute.triage import configure_reports_rocm
     from rocmforge.steps.stale import split_arch_list
+    from rocmforge.triage.cmake_summary import configure_reports_rocm
 
     which = ctx.step.argv[1]
     log_path = ctx.workdir.logs / f"{which}.log"

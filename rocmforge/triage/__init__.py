@@ -1,8 +1,10 @@
 """Triage: which known failure a log shows, why, the fix, and the lines it rests on.
 
-One engine for every caller: a failed build step (the runner), a failed `verify` import, and
-`invoke triage LOG` on any log (a CI log, pip's output, a docker build, stdin). The rules are
-the parsers in `parsers/` (one module per message family) plus the exact-message table
+One entry point (`explain_lines`; `explain_text` and `explain_file` feed it), one answer
+(`Diagnosis`) and one rule set (`all_rules()`, built once) for every caller: a failed build
+step (the runner), a failed `verify` import, doctor's compile probe, and `invoke triage LOG` on
+any log (a CI log, pip's output, a docker build, stdin). The rules are the parsers in
+`parsers/` (one module per message family), then the exact messages of
 config/diagnostics.toml (`table.py`).
 """
 
@@ -31,7 +33,9 @@ def all_rules() -> tuple[Rule, ...]:
 
 def explain_lines(lines: Iterable[str], step: str = "",
                   run: Mapping[str, str] | None = None) -> Diagnosis:
-    """Triage a stream of log lines (one pass, bounded memory)."""
+    """Triage a stream of log lines (one pass, bounded memory). `step` names the step that
+    wrote them ("" = not known): a rule limited to some steps applies only to those (and to the
+    add-on steps that count as them); a name knowledge.steps does not have gets no such rule."""
     return diagnose(lines, all_rules(), step, run_context(run or {}))
 
 

@@ -214,8 +214,7 @@ def diagnose(lines: Iterable[str], rules: Iterable[Rule], step: str = "",
     ranked = usable(state.findings, rules, state.requires_seen, state.unless_seen)
     chosen = ranked[0] if ranked else None
     if chosen is None:
-        return Diagnosis(klass=None, subject="", cause="", fix="", rule="",
-                         evidence=_evidence(state, None), step=step)
+        return Diagnosis.unexplained(step=step, evidence=_evidence(state, None))
     device = _device(state)
     fill = _Fill({**(run or {}), "device": device, "gfx": device or "<gfx>"})
     subject = chosen.subject

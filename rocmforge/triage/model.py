@@ -92,6 +92,12 @@ class Diagnosis:
     """Other classes some line of the log fits (one per class, strongest first); never set
     when nothing was explained."""
 
+    @classmethod
+    def unexplained(cls, *, step: str = "", evidence: tuple[Evidence, ...] = ()) -> Diagnosis:
+        """No cause claimed: only the lines that look like errors, if any."""
+        return cls(klass=None, subject="", cause="", fix="", rule="", evidence=evidence,
+                   step=step)
+
     @property
     def explained(self) -> bool:
         return self.klass is not None

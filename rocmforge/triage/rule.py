@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from rocmforge.knowledge.steps import triage_kind
+from rocmforge.knowledge import steps as registry
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,11 +102,20 @@ class Rule:
     """A regex that, when some line of the log matches it, shows this rule's lines are
     symptoms of something else (an unresolved CMake target passed to the linker as `-l`)."""
 
+    def __post_init__(self) -> None:
+        # A rule's steps name what a step counts as for triage (knowledge.steps): a typo, or
+        # an add-on's step, would never match, so it fails here, when the module is imported.
+        wrong = [s for s in self.steps if s not in registry.kinds()]
+        if wrong:
+            raise ValueError(f"rule {self.id}: steps {wrong} are not step kinds of "
+                             f"knowledge.steps ({', '.join(registry.kinds())})")
+
     def applies_to(self, step: str) -> bool:
-        return not step or not self.steps or _step_kind(step) in self.steps
+        # An add-on's steps (`torchvision-build`) count as the step they mirror (`build`).
+        return not step or not self.steps or registry.triage_kind(step) in self.steps
 
 
-def _step_kind(step: str) -> str:
-    """An add-on's steps (`torchvision-build`) count as the step they mirror (`build`), as
-    knowledge.steps says."""
-    return triage_kind(step)
+def step_names(*names: str) -> frozenset[str]:
+    """Step names a reader compares `LineView.step` with, each looked up in knowledge.steps
+    when the module is imported (a typo is a KeyError there, not a rule that never fires)."""
+    return frozenset(registry.step(name).name for name in names)

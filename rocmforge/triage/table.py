@@ -44,9 +44,11 @@ class Signature:
     requires: re.Pattern[str] | None = None
     steps: tuple[str, ...] = ()
     tier: int = 1
+    triggers: tuple[str, ...] = ()
+    """Words a line must hold for the pattern to be tried (() = every line is tried)."""
 
     def as_rule(self) -> Rule:
-        return Rule(id=self.id, klass=self.klass, triggers=(), pattern=self.pattern,
+        return Rule(id=self.id, klass=self.klass, triggers=self.triggers, pattern=self.pattern,
                     read=self._read, tier=self.tier, steps=self.steps, source=self.source,
                     requires=self.requires)
 
@@ -77,7 +79,7 @@ def load_signatures(directory: str | None = None) -> tuple[Signature, ...]:
         expect_type(entry, dict, where=where)
         check_keys(entry, where=where,
                    required=("id", "class", "subject", "pattern", "cause", "fix", "source"),
-                   optional=("requires", "steps", "tier"))
+                   optional=("requires", "steps", "tier", "triggers"))
         for key in ("id", "class", "subject", "pattern", "cause", "fix", "source"):
             expect_type(entry[key], str, where=f"{where}.{key}")
             if not entry[key].strip():
@@ -105,11 +107,14 @@ def load_signatures(directory: str | None = None) -> tuple[Signature, ...]:
             steps = tuple(check_step_kind(s, where=f"{where} ({sig_id}).steps")
                           for s in expect_type(entry["steps"], list, where=f"{where}.steps"))
         tier = expect_type(entry.get("tier", 1), int, where=f"{where}.tier")
+        triggers = tuple(_trigger(t, where=f"{where} ({sig_id}).triggers") for t in
+                         expect_type(entry.get("triggers", []), list, where=f"{where}.triggers"))
         for key in ("subject", "cause", "fix"):
             _check_placeholders(entry[key], pattern, where=f"{where} ({sig_id}).{key}")
         out.append(Signature(id=sig_id, klass=entry["class"], subject=entry["subject"],
                              pattern=pattern, cause=entry["cause"], fix=entry["fix"],
-                             source=entry["source"], requires=requires, steps=steps, tier=tier))
+                             source=entry["source"], requires=requires, steps=steps, tier=tier,
+                             triggers=triggers))
     return tuple(out)
 
 
@@ -119,6 +124,14 @@ def signature(sig_id: str, directory: str | Path | None = None) -> Signature:
         if entry.id == sig_id:
             return entry
     raise KeyError(sig_id)
+
+
+def _trigger(word: object, *, where: str) -> str:
+    if isinstance(word, str) and word:
+        return word
+    raise ConfigError(f"{where} holds {word!r}, not a word", "a trigger is text a line must "
+                      "hold before the pattern is tried; an empty one would match every line",
+                      "write the non-empty strings the message always contains")
 
 
 def _compile(pattern: str, *, where: str) -> re.Pattern[str]:

@@ -13,6 +13,7 @@ in a `cases/` folder. Needs only the standard library and the rocmforge package.
 from __future__ import annotations
 
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,8 @@ ROOT = HERE.parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from rocmforge.errors import ConfigError  # noqa: E402
+from rocmforge.knowledge.steps import check_step  # noqa: E402
 from rocmforge.triage import explain_lines  # noqa: E402
 from rocmforge.triage.symbols import symbol_name  # noqa: E402
 
@@ -51,8 +54,12 @@ def load_cases(directories: list[Path] | None = None) -> list[Case]:
     for directory in directories if directories is not None else case_dirs():
         for meta in sorted(directory.glob("*.toml")):
             data = tomllib.loads(meta.read_text())
+            step = data.get("step", "")
+            if step:  # a step the kit does not have is a typo: the case would test nothing
+                shown = meta.relative_to(ROOT) if meta.is_relative_to(ROOT) else meta
+                check_step(step, where=f"{shown}: `step`")
             cases.append(Case(id=meta.stem, log=meta.with_suffix(".log"),
-                              source=data["source"], step=data.get("step", ""),
+                              source=data["source"], step=step,
                               klass=data["class"], subject=data.get("subject", ""),
                               cause_words=tuple(data.get("cause_words", ())),
                               fix_words=tuple(data.get("fix_words", ()))))
@@ -102,7 +109,11 @@ def _resolve(arg: str) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    cases = load_cases(_resolve(argv[0]) if argv else None)
+    try:
+        cases = load_cases(_resolve(argv[0]) if argv else None)
+    except ConfigError as error:
+        print(textwrap.fill(f"score: {error.paragraph()}", 79), file=sys.stderr)
+        return 2
     if not cases:
         print("score: no cases found", file=sys.stderr)
         return 2

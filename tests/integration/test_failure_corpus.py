@@ -96,3 +96,62 @@ def test_the_readme_figures_are_the_measured_ones() -> None:
     assert tuple(int(g) for g in measured.groups()) == (
         len(ALL), sum(1 for c in ALL if not c.klass), outcomes.count("right"),
         outcomes.count("partial"), outcomes.count("silent"), outcomes.count("wrong"))
+
+
+def test_the_corpus_readme_lists_the_registrys_steps() -> None:
+    """tests/failures/README.md names the steps a case may give: exactly knowledge.steps'."""
+    from rocmforge.knowledge.steps import names_for_people
+
+    text = " ".join((ROOT / "tests" / "failures" / "README.md").read_text().split())
+    listed = re.search(r"Steps \(the kit's, [^)]*\): (.*?)\. An add-on's", text)
+    assert listed is not None
+    assert listed[1] == names_for_people()
+
+
+def test_a_case_naming_an_unknown_step_fails_to_load(tmp_path: Path) -> None:
+    """A typo in a case's `step` is an error when the cases load, not a case that tests
+    nothing; score.py says so in one paragraph and exits 2."""
+    import subprocess
+
+    from rocmforge.errors import ConfigError
+
+    (tmp_path / "typo.log").write_text("c++: fatal error: Killed signal terminated program "
+                                       "cc1plus\n")
+    (tmp_path / "typo.toml").write_text('source = "test"\nstep = "biuld"\nclass = '
+                                        '"out-of-memory"\n')
+    with pytest.raises(ConfigError, match="names the step 'biuld'"):
+        load_cases([tmp_path])
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "failures" / "score.py"),
+                          str(tmp_path)], capture_output=True, text=True, check=False)
+    assert run.returncode == 2 and run.stdout == ""
+    assert "Traceback" not in run.stderr and "did you mean 'build'?" in " ".join(
+        run.stderr.split())
+    assert all(len(line) <= 80 for line in run.stderr.splitlines())
+
+
+# Table entries whose lines are tested (test_triage_families.py, or not yet) but that no corpus
+# case or fixture log answers yet: they came from the parsers with the table's first split. The
+# set may only shrink: a new entry comes with its case.
+WITHOUT_CASE = frozenset({
+    "setuptools-impimporter", "no-bdist-wheel", "pkg-resources-packaging", "packaging-too-old",
+    "cmake-missing", "cmake-stale-cache", "numpy-abi", "unsupported-gcc", "cuda-torch-no-driver",
+    "hip-runtime-missing", "kfd-permission", "triton-no-driver", "triton-launcher-build",
+    "triton-libcuda",
+})
+
+
+def test_every_table_entry_is_the_answer_to_a_real_case() -> None:
+    """Adding a signature is one table entry plus its corpus case (tests/failures/README.md):
+    each entry of config/diagnostics.toml is what triage answers for some corpus case or
+    fixture log made with the real tools (tests/fixtures/logs)."""
+    from rocmforge.triage import explain_file, explain_lines
+    from rocmforge.triage.table import load_signatures
+
+    answered = set()
+    for case in ALL:
+        with case.log.open(encoding="utf-8", errors="replace") as handle:
+            answered.add(explain_lines(handle, step=case.step).rule)
+    for log in (ROOT / "tests" / "fixtures" / "logs").glob("*.log"):
+        answered.add(explain_file(log).rule)
+    without = {s.id for s in load_signatures()} - answered
+    assert without == WITHOUT_CASE

@@ -478,9 +478,9 @@ def test_timeout_unpacks_nothing(tmp_path: Path, httpserver) -> None:
 ])
 def test_triage_names_aotritons_download_and_says_fetch(log: str, signature: str,
                                                         cause: str) -> None:
-    from rocmforge.execute.triage import triage_file
+    from rocmforge.triage import explain_file
 
-    found = triage_file(Path(__file__).parents[1] / "fixtures" / "logs" / log, step="build")
-    assert found is not None and found.signature_id == signature
+    found = explain_file(Path(__file__).parents[1] / "fixtures" / "logs" / log, step="build")
+    assert found.rule == signature
     assert found.cause.startswith(cause)
     assert "`invoke fetch`" in found.fix and "AOTRITON_INSTALLED_PREFIX" in found.fix

@@ -8,14 +8,11 @@ from pathlib import Path
 import pytest
 
 from rocmforge.errors import ConfigError
-from rocmforge.execute.triage import (
-    MAX_RELEVANT_LINES,
-    configure_reports_rocm,
-    load_signatures,
-    relevant_lines,
-    triage,
-    triage_file,
-)
+from rocmforge.triage import explain_file, explain_text
+from rocmforge.triage.cmake_summary import configure_reports_rocm
+from rocmforge.triage.engine import MAX_EVIDENCE, diagnose
+from rocmforge.triage.model import Diagnosis
+from rocmforge.triage.table import load_signatures
 
 LOGS = Path(__file__).parents[1] / "fixtures" / "logs"
 SIGNATURES = load_signatures()
@@ -23,6 +20,17 @@ SIGNATURES = load_signatures()
 
 def _log(name: str) -> str:
     return (LOGS / name).read_text(encoding="utf-8")
+
+
+def _shown(found: Diagnosis) -> tuple[str, ...]:
+    return tuple(e.text for e in found.evidence)
+
+
+def _unexplained_lines(text: str) -> tuple[str, ...]:
+    """The error-looking lines of a log nothing explains."""
+    found = explain_text(text)
+    assert found.klass is None
+    return _shown(found)
 
 
 @pytest.mark.parametrize(
@@ -64,29 +72,26 @@ def _log(name: str) -> str:
     ],
 )
 def test_fixture_is_triaged(fixture, signature_id, fix_fragment, must_show):
-    result = triage(_log(fixture), signatures=SIGNATURES)
-    assert result is not None
-    assert result.signature_id == signature_id
+    result = explain_text(_log(fixture))
+    assert result.rule == signature_id
     assert fix_fragment in result.fix
-    assert any(must_show in line for line in result.relevant_lines)
-    assert 1 <= len(result.relevant_lines) <= MAX_RELEVANT_LINES
+    assert any(must_show in line for line in _shown(result))
+    assert 1 <= len(result.evidence) <= MAX_EVIDENCE
     assert result.source
 
 
 def test_named_groups_fill_cause_and_fix():
-    result = triage(_log("cmake_too_old.log"), signatures=SIGNATURES)
-    assert result is not None
+    result = explain_text(_log("cmake_too_old.log"))
     assert result.cause == (
         "this PyTorch needs CMake 3.27 or newer but the build environment runs CMake 3.25.1"
     )
-    killed = triage(_log("cc1plus_killed.log"), signatures=SIGNATURES)
-    assert killed is not None and "compiler (cc1plus)" in killed.cause
+    killed = explain_text(_log("cc1plus_killed.log"))
+    assert "compiler (cc1plus)" in killed.cause
 
 
 def test_relevant_lines_exact_for_clang22_log():
-    result = triage(_log("unsupported_arch_clang22.log"), signatures=SIGNATURES)
-    assert result is not None
-    assert result.relevant_lines == (
+    result = explain_text(_log("unsupported_arch_clang22.log"))
+    assert _shown(result) == (
         "[1/1] Building HIP object k_gfx940.o",
         "FAILED: k_gfx940.o",
         "/usr/bin/clang-22 -x hip --offload-arch=gfx940 -nogpuinc -nogpulib -fPIC -c k.hip "
@@ -97,14 +102,13 @@ def test_relevant_lines_exact_for_clang22_log():
 
 
 def test_successful_configure_has_no_triage():
-    assert triage(_log("configure_rocm_on.log"), signatures=SIGNATURES) is None
+    assert explain_text(_log("configure_rocm_on.log")).klass is None
 
 
 def test_triton_signature_needs_the_llvm_download_context():
     # The same urllib error without Triton's "downloading and extracting …llvm" line is not it.
     text = "running build_ext\nerror: <urlopen error [Errno -2] Name or service not known>\n"
-    assert triage(text, signatures=SIGNATURES) is None
-    assert relevant_lines(text) == (
+    assert _unexplained_lines(text) == (
         "error: <urlopen error [Errno -2] Name or service not known>",
     )
 
@@ -159,21 +163,18 @@ def _big_ninja_log(target_bytes: int, error_at: float) -> tuple[str, int]:
 def test_five_megabyte_log_with_one_buried_error(tmp_path):
     text, buried = _big_ninja_log(5 * 1024 * 1024, error_at=0.37)
     assert len(text) >= 5 * 1024 * 1024
-    result = triage(text, signatures=SIGNATURES)
-    assert result is not None
-    assert result.signature_id == "compiler-killed"
-    assert "clang++: error: unable to execute command: Killed" in result.relevant_lines
-    assert f"FAILED: caffe2/CMakeFiles/torch_hip.dir/kernel_{buried}.hip.o" in (
-        result.relevant_lines
-    )
-    assert len(result.relevant_lines) <= MAX_RELEVANT_LINES
-    assert sum(len(line) for line in result.relevant_lines) < 8000  # not the ninja log
+    result = explain_text(text)
+    assert result.rule == "compiler-killed"
+    assert "clang++: error: unable to execute command: Killed" in _shown(result)
+    assert f"FAILED: caffe2/CMakeFiles/torch_hip.dir/kernel_{buried}.hip.o" in _shown(result)
+    assert len(result.evidence) <= MAX_EVIDENCE
+    assert sum(len(line) for line in _shown(result)) < 8000  # not the ninja log
     # Its speed is measured by benchmarks/triage_large_log.py, not asserted here (a timed test
     # fails on a busy machine and proves nothing on a fast one).
     # The same from disk, streamed.
     path = tmp_path / "build.log"
     path.write_text(text, encoding="utf-8")
-    from_disk = triage_file(path, signatures=SIGNATURES)
+    from_disk = explain_file(path)
     assert from_disk == result
 
 
@@ -181,8 +182,8 @@ def test_many_errors_are_capped_and_deduplicated():
     text = "".join(
         f"src/f{i}.cpp:1:1: error: boom {i}\nrepeated line error: same\n" for i in range(500)
     )
-    lines = relevant_lines(text)
-    assert len(lines) <= MAX_RELEVANT_LINES
+    lines = _unexplained_lines(text)
+    assert len(lines) <= MAX_EVIDENCE
     assert lines.count("repeated line error: same") == 1
     assert lines[0] == "src/f0.cpp:1:1: error: boom 0"
     assert lines[-1] == "src/f499.cpp:1:1: error: boom 499"
@@ -190,7 +191,7 @@ def test_many_errors_are_capped_and_deduplicated():
 
 def test_long_command_lines_are_shortened():
     text = "FAILED: x.o\n" + "clang++ " + "-Ifoo " * 5000 + "\nerror: x\n"
-    result = relevant_lines(text)
+    result = _unexplained_lines(text)
     assert all(len(line) <= 402 for line in result)
 
 
@@ -214,8 +215,8 @@ source = "test"
 def test_loader_accepts_a_minimal_table(tmp_path):
     sigs = load_signatures(_write_table(tmp_path, GOOD))
     assert [s.id for s in sigs] == ["x"]
-    result = triage("a\nboom bang\n", signatures=sigs)
-    assert result is not None and result.cause == "it went bang" and result.fix == "stop bang"
+    result = diagnose(["a", "boom bang"], tuple(s.as_rule() for s in sigs))
+    assert result.cause == "it went bang" and result.fix == "stop bang"
 
 
 def test_loader_rejects_a_bad_regex(tmp_path):
@@ -238,16 +239,27 @@ def test_loader_rejects_unknown_placeholder_and_duplicate_id(tmp_path):
         load_signatures(_write_table(tmp_path, GOOD + GOOD))
 
 
-def test_every_shipped_signature_has_a_source_and_is_exercised():
-    ids = {s.id for s in SIGNATURES}
+def test_every_shipped_signature_has_a_source_and_a_pattern():
+    """Each entry's real case is checked with the corpus (test_failure_corpus.py)."""
     assert all(s.source.strip() for s in SIGNATURES)
-    exercised = set()
-    for path in LOGS.glob("*.log"):
-        result = triage(path.read_text(encoding="utf-8"), signatures=SIGNATURES)
-        if result is not None:
-            exercised.add(result.signature_id)
-    assert ids <= exercised
     assert all(re.compile(s.pattern.pattern) for s in SIGNATURES)
+
+
+def test_a_table_trigger_must_be_a_word(tmp_path):
+    # load_signatures is cached per folder: each table gets its own.
+    def table(name: str, extra: str) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        return _write_table(folder, GOOD + extra)
+
+    with pytest.raises(ConfigError, match=r"#1 \(x\)\.triggers holds '', not a word"):
+        load_signatures(table("empty", 'triggers = ["boom", ""]\n'))
+    rules = tuple(s.as_rule() for s in load_signatures(table("good", 'triggers = ["boom"]\n')))
+    assert rules[0].triggers == ("boom",)
+    assert diagnose(["boom bang"], rules).rule == "x"
+    # A line without a trigger word is not tried, whatever the pattern would say.
+    other = tuple(s.as_rule() for s in load_signatures(table("other", 'triggers = ["BOOM"]\n')))
+    assert diagnose(["boom bang"], other).klass is None
 
 
 @pytest.mark.parametrize(
@@ -267,11 +279,9 @@ def test_oom_advice_is_computed_from_the_runs_own_max_jobs(
     tmp_path: Path, env: dict[str, str], advice: str
 ) -> None:
     """Issue 18 item 9: the OOM fix never suggests MAX_JOBS=4 to a run that used 2."""
-    from rocmforge.execute.triage import run_context, triage_file
-
     log = tmp_path / "build.log"
     log.write_text(_log("cc1plus_killed.log"))
-    result = triage_file(log, "build", signatures=SIGNATURES, context=run_context(env))
-    assert result is not None and result.signature_id == "compiler-killed"
+    result = explain_file(log, "build", env)
+    assert result.rule == "compiler-killed"
     assert result.fix == (f"{advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per "
                           "compile job, and the rerun resumes where it stopped")

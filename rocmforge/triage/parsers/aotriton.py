@@ -1,8 +1,9 @@
 """AOTriton: its library missing, no kernels for the GPU target, and no runtime.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -38,15 +39,6 @@ def _aotriton_arch(match: re.Match[str], view: LineView) -> Reading | None:
                    "USE_FLASH_ATTENTION=0 USE_MEM_EFF_ATTENTION=0)")
 
 
-def _aotriton_no_target(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="aotriton", cause="AOTriton was asked to build for {device} and "
-                   "found no target it supports there (EFFECTIVE_TARGET_GPUS is empty), so its "
-                   "generator got no --target_gpus and the AOTriton runtime's configure stopped",
-                   fix="build for a target AOTriton supports, or leave AOTriton's kernels out "
-                   "for {gfx} (features flash_attention=off, mem_efficient_attention=off; "
-                   "USE_FLASH_ATTENTION=0 USE_MEM_EFF_ATTENTION=0)")
-
-
 def _aotriton_no_runtime(match: re.Match[str], view: LineView) -> Reading | None:
     rocm = match.group("rocm")
     return Reading(subject="aotriton", cause=f"the tree's cmake/External/aotriton.cmake has no "
@@ -71,11 +63,6 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"AOTriton: unsupported arch '(?P<arch>[\w:+-]+)'"),
          read=_aotriton_arch,
          source="pytorch/pytorch cmake/External/aotriton.cmake; ROCm/TheRock#1254"),
-    Rule(id="aotriton-no-target", klass="aotriton",
-         triggers=("--target_gpus",),
-         pattern=rx(r"argument --target_gpus: expected at least one argument"),
-         requires=rx(r"AOTRITON|aotriton"),
-         read=_aotriton_no_target, source="ROCm/aotriton generate.py; ROCm/aotriton#169"),
     Rule(id="aotriton-no-runtime", klass="aotriton",
          triggers=("Cannot find AOTriton runtime",),
          pattern=rx(r"Cannot find AOTriton runtime for ROCM (?P<rocm>[\d.]+)"),

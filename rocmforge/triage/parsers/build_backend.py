@@ -2,9 +2,10 @@
 old, build isolation that hides the installed torch, a missing build dependency, and a
 launcher script left from an older install.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -12,14 +13,6 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
-
-
-def _pkg_resources(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="pkg_resources", cause="the code imports pkg_resources, which "
-                   "setuptools 82 removed (and a venv may have no setuptools at all)",
-                   fix="pin setuptools below 82 in the build venv (`python -m pip install "
-                   "'setuptools<82'`; with build isolation: PIP_CONSTRAINT with setuptools<82), "
-                   "or use a release whose code no longer imports pkg_resources")
 
 
 def _isolated_torch(match: re.Match[str], view: LineView) -> Reading | None:
@@ -64,50 +57,7 @@ def _stale_launcher(match: re.Match[str], view: LineView) -> Reading | None:
             "environment instead of renaming it")
 
 
-def _impimporter(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="setuptools",
-        cause="an old setuptools/pkg_resources (or pip) runs on Python 3.12+, which removed "
-              "pkgutil.ImpImporter",
-        fix="upgrade the packaging tools in the environment (`python -m pip install -U pip "
-            "setuptools wheel`), or use a Python version the pinned tools support")
-
-
-def _bdist_wheel(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="wheel",
-        cause="setup.py was asked to build a wheel but the wheel package (bdist_wheel) is not "
-              "installed in the environment that runs it",
-        fix="install it first (`python -m pip install wheel`, or an up-to-date setuptools, "
-            "which provides bdist_wheel itself), then rerun")
-
-
-def _pkg_resources_packaging(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="setuptools",
-        cause="the code imports `packaging` from pkg_resources, which newer setuptools no "
-              "longer exposes (an older torch's cpp_extension does this)",
-        fix="pin setuptools below 70 in the build environment (`python -m pip install "
-            "'setuptools<70'`; with build isolation: PIP_CONSTRAINT), or use a torch whose "
-            "cpp_extension imports packaging directly")
-
-
-def _packaging_too_old(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="packaging",
-        cause="setuptools calls packaging's canonicalize_version(strip_trailing_zero=...), "
-              "which the installed packaging is too old to have: setuptools was upgraded and "
-              "packaging was not",
-        fix="upgrade packaging next to setuptools (`python -m pip install -U packaging "
-            "setuptools`), or pin setuptools to a release that matches the installed "
-            "packaging")
-
-
 RULES: tuple[Rule, ...] = (
-    Rule(id="pkg-resources", klass="python-packaging",
-         triggers=("pkg_resources",),
-         pattern=rx(r"No module named '?pkg_resources'?"),
-         read=_pkg_resources, source="setuptools 82 changelog (pkg_resources removed)"),
     Rule(id="isolated-torch", klass="python-packaging",
          triggers=("pip-build-env",),
          pattern=rx(r"(?P<env>/tmp/pip-build-env-[\w-]+)/overlay/\S*site-packages/torch/"),
@@ -123,24 +73,4 @@ RULES: tuple[Rule, ...] = (
                      r"'\"(?P<python>[^\"]+)\"\s+\"(?P<script>[^\"]+)\""),
          read=_stale_launcher, source="pip's Windows script launcher (distlib); "
          "patientx-cfz/comfyui-rocm#30"),
-    Rule(id="setuptools-impimporter", klass="python-packaging",
-         triggers=("ImpImporter",),
-         pattern=rx(r"module 'pkgutil' has no attribute 'ImpImporter'"),
-         read=_impimporter, source="CPython 3.12 removed pkgutil.ImpImporter (What's New in "
-         "3.12); old pkg_resources uses it"),
-    Rule(id="no-bdist-wheel", klass="python-packaging", tier=2,
-         triggers=("invalid command 'bdist_wheel'",),
-         pattern=rx(r"invalid command 'bdist_wheel'"),
-         read=_bdist_wheel, source="distutils' command lookup when the wheel package is absent"),
-    Rule(id="pkg-resources-packaging", klass="python-packaging",
-         triggers=("from 'pkg_resources'",),
-         pattern=rx(r"cannot import name 'packaging' from 'pkg_resources'"),
-         read=_pkg_resources_packaging, source="pypa/setuptools#4385 (v70.0.0 removed "
-         "pkg_resources.packaging; torch 2.1's cpp_extension imports it)"),
-    Rule(id="packaging-too-old", klass="python-packaging",
-         triggers=("strip_trailing_zero",),
-         pattern=rx(r"canonicalize_version\(\) got an unexpected keyword argument "
-                     r"'strip_trailing_zero'"),
-         read=_packaging_too_old, source="pypa/setuptools#4483 (setuptools >= 71 with an "
-         "older packaging)"),
 )

@@ -3,9 +3,10 @@ REQUIRED "Could NOT find", a version the caller rejects (also wrapped onto the n
 pkg-config's missing .pc file, imported targets and NOTFOUND variables, install-layout hints
 and missing package components. The subject is the ROCm component that was not found.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """CMake itself: missing, too old or too new for the tree (removed policies, unknown
 commands), and a build folder whose cache belongs to another source tree.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -11,15 +12,6 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
-
-
-def _cmake4(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="cmake", cause="CMake 4 removed support for projects that declare "
-                   "cmake_minimum_required below 3.5; a submodule or dependency of the tree "
-                   "still does", fix="configure with CMAKE_POLICY_VERSION_MINIMUM=3.5 in the "
-                   "environment (the kit sets it when it finds CMake >= 4; turn off with "
-                   "cmake_policy_minimum = \"\"), or use CMake 3.x in the build venv "
-                   "(`python -m pip install 'cmake<4'`)")
 
 
 def _setup_cmake(match: re.Match[str], view: LineView) -> Reading | None:
@@ -40,25 +32,6 @@ def _unknown_cmake_command(match: re.Match[str], view: LineView) -> Reading | No
         "cmake_minimum_required names), then configure again")
 
 
-def _cmake_missing(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="cmake",
-        cause="the build runs cmake, and no cmake program is on PATH in the environment that "
-              "runs it (with pip's build isolation: not among the build requirements)",
-        fix="install CMake into the build environment (`python -m pip install cmake`, or the "
-            "distribution's cmake package), or with build isolation add it to the build "
-            "requirements / use --no-build-isolation with cmake installed")
-
-
-def _stale_cache(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="cmake",
-        cause="the build folder holds a CMakeCache.txt from another configure (another "
-              "generator, or another source or build folder): CMake refuses to reuse it",
-        fix="remove the build folder (or its CMakeCache.txt and CMakeFiles/) and configure "
-            "again; `invoke build` with a fresh --work-dir does this")
-
-
 def _policy_removed(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(
         subject="cmake",
@@ -71,10 +44,6 @@ def _policy_removed(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule(id="cmake-4-policy", klass="cmake",
-         triggers=("Compatibility with CMake < ",),
-         pattern=rx(r"Compatibility with CMake < 3\.\d+ has been removed from CMake"),
-         read=_cmake4, source="CMake 4.0 release notes (policies before 3.5 removed)"),
     Rule(id="setup-cmake-version", klass="cmake",
          triggers=("no cmake or cmake3 with version",),
          pattern=rx(r"no cmake or cmake3 with version >= (?P<need>[\d.]+), found: (?P<found>.+)$"),
@@ -85,20 +54,6 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"Unknown CMake command \"(?P<cmd>cmake_\w+)\""),
          read=_unknown_cmake_command, source="CMake's error for a command it does not have "
          "(cmake_path: CMake 3.20); pytorch/pytorch#128420"),
-    Rule(id="cmake-missing", klass="cmake",
-         triggers=("cmake", "CMake must be installed"),
-         pattern=rx(r"No such file or directory: '(?:\S*/)?cmake'|(?:^|: )cmake: (?:command )?"
-                     r"not found|CMake must be installed to build"),
-         read=_cmake_missing, source="the shell's and Python's errors for a missing program; "
-         "setup.py build_ext helpers (\"CMake must be installed to build the following "
-         "extensions\")"),
-    Rule(id="cmake-stale-cache", klass="cmake",
-         triggers=("does not match the generator used previously",
-                   "is different than the directory"),
-         pattern=rx(r"does not match the generator used previously"
-                     r"|CMakeCache\.txt directory \S+ is different than the directory"),
-         read=_stale_cache, source="Kitware/CMake cmake.cxx / cmGlobalGenerator (generator and "
-         "cache directory checks)"),
     Rule(id="cmake-policy-removed", klass="cmake",
          triggers=("may not be set to OLD behavior",),
          pattern=rx(r"Policy (?P<policy>CMP\d+) may not be set to OLD behavior because this "

@@ -1,9 +1,10 @@
 """Compiler crashes: clang's and LLVM tools' crash reports, stack dumps and frames, and
 MSVC's internal compiler errors.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -42,15 +43,6 @@ def _stack_dump(match: re.Match[str], view: LineView) -> Reading | None:
     return _compiler_crash(match, view)
 
 
-def _windows_crash(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="clang", cause="clang crashed (Windows access violation 0xC0000005 inside "
-        "clang++.exe): a compiler bug hit by this source, not an error in it",
-        fix="build the source at the commit known to compile (pin the library that exposed "
-            "the crash), or use another clang release; report the crash upstream with its "
-            "preprocessed source")
-
-
 def _llvm_frame(match: re.Match[str], view: LineView) -> Reading | None:
     program = match.group("prog")
     subject = "clang" if program.startswith("clang") else program
@@ -76,12 +68,6 @@ RULES: tuple[Rule, ...] = (
                      r"|^\d+\.\s+Running pass '[^']+' on (?:module|function)"
                      r"|^0\.\s+Program arguments: "),
          read=_stack_dump, source="LLVM's PrettyStackTrace and signal handler output"),
-    Rule(id="windows-compiler-crash", klass="compiler-crash", tier=2,
-         triggers=("0xC0000005",),
-         pattern=rx(r"Exception Code: 0xC0000005"),
-         requires=rx(r"clang\+*\S*\.exe"),
-         read=_windows_crash, source="ROCm/rocm-libraries#2506 (clang++.exe access "
-         "violation building Composable Kernel)"),
     Rule(id="llvm-stack-frame", klass="compiler-crash", tier=2,
          triggers=("+0x",),
          pattern=rx(r"#\d+ 0x[0-9a-f]{6,} .*\((?:\S*[/\\])?(?P<prog>clang[\w.+-]*?|llc|opt|"

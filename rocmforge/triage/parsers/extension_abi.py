@@ -1,16 +1,23 @@
 """An extension or companion against the installed torch: built for a CUDA torch or
 another torch version, NumPy's ABI, a torch C++ API it expects, a module that is missing.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
 
 import re
 
-from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.rule import LineView, Reading, Rule, rx, step_names
+
+# The steps whose Python runs the build's scripts, those that install the built wheels, and the
+# one that imports them afterwards.
+_BUILD_SIDE = step_names("build-requirements", "build", "venv", "triton", "hipify", "configure")
+_INSTALLING = step_names("install", "companions-install")
+_AFTER_INSTALL = step_names("verify")
 
 
 def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
@@ -21,8 +28,8 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
                     "pip-build-env", "build isolation", "Installing build dependencies"))
     if module.startswith("torch.utils.hipify"):
         return None  # the hipify rule speaks for it
-    if top == "torch" and (view.step == "verify" or (not isolated and view.step in (
-            "install", "companions-install"))):
+    if top == "torch" and (view.step in _AFTER_INSTALL or (not isolated and
+                                                          view.step in _INSTALLING)):
         return Reading(subject="torch", cause="torch is not installed in the Python that ran "
                        "this: the venv is not the one the build's wheels went into",
                        fix="install the build's wheels into it (`invoke install --python "
@@ -38,8 +45,7 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
         return None  # the triton rule speaks for triton
     if top in ("pkg_resources",):
         return None
-    if not isolated and view.step not in ("build-requirements", "build", "venv", "triton",
-                                          "hipify", "configure", ""):
+    if not isolated and view.step and view.step not in _BUILD_SIDE:
         return None
     package = _DIST_NAME.get(top, top)
     named = f" (pip installs the module {top} as {package})" if package != top else ""
@@ -106,15 +112,6 @@ def _companion_cuda_versions(match: re.Match[str], view: LineView) -> Reading | 
             "that torch), e.g. reinstall both in one pip command")
 
 
-def _numpy_abi(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="numpy",
-        cause="a compiled module was built against another NumPy major version than the one "
-              "installed (NumPy 1.x binaries under NumPy 2, or the reverse)",
-        fix="install the NumPy the module was built for (`pip install 'numpy<2'`), or a build "
-            "of the module made for the installed NumPy")
-
-
 def _torch_api_mismatch(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(
         subject="torch",
@@ -153,14 +150,6 @@ RULES: tuple[Rule, ...] = (
                      r"has CUDA Version=(?P<vision>\S+?)\.?(?:\s|$)"),
          read=_companion_cuda_versions, source="pytorch/vision torchvision/extension.py "
          "_check_cuda_version (commit not read)"),
-    Rule(id="numpy-abi", klass="python-packaging", tier=2,
-         triggers=("compiled using NumPy 1.x", "numpy.dtype size changed",
-                   "multiarray failed to import"),
-         pattern=rx(r"A module that was compiled using NumPy 1\.x cannot be run in"
-                     r"|numpy\.dtype size changed, may indicate binary incompatibility"
-                     r"|numpy\.(?:_?core\.)?multiarray failed to import"),
-         read=_numpy_abi, source="numpy/_core (the NumPy 2 ABI check); numpy's dtype size "
-         "check"),
     Rule(id="torch-api-mismatch", klass="python-packaging",
          triggers=("no member named",),
          pattern=rx(r"error: no member named '(?P<member>\w+)' in (?:namespace )?"

@@ -1,9 +1,10 @@
 """GPU targets (gfx…): a target the compiler, a library or a kernel set does not support,
 an empty or rejected target list, and a target that cannot be detected.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -33,27 +34,6 @@ def _flash_attention_arch(match: re.Match[str], view: LineView) -> Reading | Non
                    "releases)", fix=f"build flash-attention only for a target it supports "
                    f"(GPU_ARCHS), or on {first} use its Triton backend "
                    "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE) or PyTorch's own SDPA")
-
-
-def _offload_arch_failed(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="PYTORCH_ROCM_ARCH",
-        cause="the build asked offload-arch for this machine's GPU (no target was named), "
-              "offload-arch failed (no GPU visible: a container or build host without /dev/kfd) "
-              "and its warning ended up on the compiler's command line",
-        fix="name the targets instead of detecting them: PYTORCH_ROCM_ARCH=<gfx…> (and the "
-            "project's own variable, e.g. GPU_TARGETS / GPU_ARCHS), e.g. `invoke build --arch "
-            "gfx1100`")
-
-
-def _hip_architectures_empty(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="PYTORCH_ROCM_ARCH",
-        cause="CMake's HIP compiler check ran with an empty target list (HIP_ARCHITECTURES is "
-              "empty): every requested target was filtered out (the project supports none of "
-              "them) or none was given",
-        fix="give the project targets it supports (GPU_TARGETS / CMAKE_HIP_ARCHITECTURES, "
-            "PYTORCH_ROCM_ARCH for torch), or leave that project out for these targets")
 
 
 def _unknown_gfx_key(match: re.Match[str], view: LineView) -> Reading | None:
@@ -87,10 +67,10 @@ def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | Non
     if "warning" in lower or "skipping" in lower or "ignoring" in lower:
         return None  # the target is left out and the build goes on
     if "Unsupported GPU target:" in view.text:
-        return None  # a math library's configure check (shapes: math-library) when one is named
+        return None  # a math library's configure check (math_library.py) when one is named
     context = " ".join((*view.previous[-4:], view.text)).lower()
     if any(name in context for name in _MATH_OR_CK):
-        return None  # a math library's or CK's own target list (shapes: math-library)
+        return None  # a math library's or CK's own target list (math_library.py)
     arch = match.group("arch") or match.group("arch2") or match.group("arch3")
     return Reading(
         subject=arch.split(":")[0],
@@ -165,15 +145,6 @@ RULES: tuple[Rule, ...] = (
                      r"Flash-Attention"),
          read=_flash_attention_arch,
          source="Dao-AILab/flash-attention setup.py; ROCm/flash-attention#37"),
-    Rule(id="offload-arch-failed", klass="gpu-target",
-         triggers=("offload-arch failed",),
-         pattern=rx(r"offload-arch failed with return code"),
-         read=_offload_arch_failed, source="torch.utils.cpp_extension's target detection; "
-         "vllm-project/vllm#35642"),
-    Rule(id="hip-architectures-empty", klass="gpu-target",
-         triggers=("HIP_ARCHITECTURES is empty",),
-         pattern=rx(r"HIP_ARCHITECTURES is empty"),
-         read=_hip_architectures_empty, source="CMake's HIP try_compile; ROCm/TheRock#4923"),
     Rule(id="unknown-gfx-key", klass="gpu-target",
          triggers=("KeyError",),
          pattern=rx(r"KeyError: ['\"](?P<arch>gfx[0-9a-f]{3,4})['\"]"),

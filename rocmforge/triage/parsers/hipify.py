@@ -1,9 +1,10 @@
 """hipify: the step that fails, its module missing, runaway recursion, and CUDA types
 that hipified sources still name.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -17,24 +18,6 @@ def _hipify_fail(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(subject=match.group("file"), cause="hipify could not rewrite a CUDA source "
                    "for HIP", fix="run hipify on a clean checkout (`invoke checkout` restores "
                    "it; sources hipified by another PyTorch release confuse it), then rerun")
-
-
-def _hipify_module(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="torch.utils.hipify", cause="the installed torch has no "
-                   "torch.utils.hipify (it predates it, or is not a full torch): the "
-                   "extension's setup.py cannot hipify its CUDA sources for ROCm",
-                   fix="install a ROCm torch that ships torch.utils.hipify (any 2.x release; "
-                   "the kit's `invoke install`), then build the extension against it with "
-                   "--no-build-isolation")
-
-
-def _hipify_recursion(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="hipify_python.py", cause="hipify (torch/utils/hipify/"
-                   "hipify_python.py) hit Python's recursion limit following headers that "
-                   "include each other", fix="use a PyTorch whose hipify walks includes "
-                   "without recursion (pytorch/pytorch#104085, in 2.1 and later) to hipify "
-                   "the sources, or raise the limit for an old one "
-                   "(sys.setrecursionlimit in the build script)")
 
 
 def _hipified_unknown_type(match: re.Match[str], view: LineView) -> Reading | None:
@@ -65,15 +48,6 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"(?i)hipify\S*: (?:error|fatal)[^:]*: "
                      r".*?(?P<file>[\w./-]+\.(?:cu|cuh|h|cpp))"),
          read=_hipify_fail, source="hipify-perl / hipify-clang"),
-    Rule(id="hipify-module-missing", klass="hipify",
-         triggers=("torch.utils.hipify",),
-         pattern=rx(r"No module named '?torch\.utils\.hipify"),
-         read=_hipify_module, source="deepspeedai/DeepSpeed#323"),
-    Rule(id="hipify-recursion", klass="hipify",
-         triggers=("RecursionError",),
-         pattern=rx(r"^RecursionError: maximum recursion depth exceeded"),
-         requires=rx(r"hipify/hipify_python\.py"),
-         read=_hipify_recursion, source="pytorch/pytorch#93827, fixed by #104085"),
     Rule(id="hipified-unknown-type", klass="hipify",
          triggers=("unknown type name '", "use of undeclared identifier '"),
          pattern=rx(r"(?P<file>[\w./\\+-]+_hip\.(?:hip|cpp|cu|h)|[\w./\\+-]+\.hip)(?::\d+)+:"

@@ -1,9 +1,10 @@
 """The host C++ compiler: one CMake cannot find, one too old or not supported by the
 tree, and host-only functions called from device code.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -24,12 +25,6 @@ def _host_in_device(match: Groups, view: LineView) -> Reading | None:
                        "asserts without it, build with an older GCC (`invoke build --gcc 13`) or "
                        "a ROCm whose HIP headers declare the assertion for device code")
     return None
-
-
-def _unsupported_gcc(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="gcc", cause="the host GCC is outside the range this toolchain "
-                   "supports", fix="choose a supported GCC for the build (`invoke build --gcc "
-                   "N`; `invoke toolchain` lists the installed ones against the table)")
 
 
 def _cmake_no_compiler(match: re.Match[str], view: LineView) -> Reading | None:
@@ -119,9 +114,6 @@ RULES: tuple[Rule, ...] = (
                      r"|reference to __host__ function '(?P<func2>[^']+)' in __device__"),
          read=lambda m, v: _host_in_device(Alias(m, func="func2"), v),
          source="clang's err_ref_bad_target; GCC 15 libstdc++ __glibcxx_assert_fail"),
-    Rule(id="unsupported-gcc", klass="host-compiler",
-         triggers=("unsupported GNU version",),
-         pattern=rx(r"unsupported GNU version"), read=_unsupported_gcc, source="host_config.h"),
     Rule(id="cmake-no-compiler", klass="host-compiler",
          triggers=("No CMAKE_", "_COMPILER not set", "is not a full path to an existing "
                    "compiler"),

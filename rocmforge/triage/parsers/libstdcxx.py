@@ -1,9 +1,10 @@
 """The loader's version checks of the C and C++ runtimes: GLIBCXX_, CXXABI_ and GLIBC_
 symbol versions a binary needs and the runtime found first lacks.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations

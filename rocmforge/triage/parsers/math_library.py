@@ -1,9 +1,10 @@
 """The other ROCm math libraries (hipBLASLt, MIOpen, rocSOLVER, …): no code object for
 the GPU, targets a library was not built for, modules that do not load and BLAS status errors.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -79,15 +80,6 @@ def _unsupported_target(match: re.Match[str], view: LineView) -> Reading | None:
             f"{library} for that target")
 
 
-def _miopen_build(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="miopen", cause="MIOpen could not compile one of its kernels for the GPU's "
-        "target ({device}) at run time: that kernel's source (inline assembly) is not valid "
-        "for this target in this MIOpen release",
-        fix="use an MIOpen release that supports this target (a newer ROCm), or keep the "
-            "failing op off MIOpen (torch.backends.cudnn.enabled = False)")
-
-
 def _blas_status(match: re.Match[str], view: LineView) -> Reading | None:
     call = match.group("call") or match.group("call2")
     status = match.group("status") or match.group("status2")
@@ -131,12 +123,6 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"Unsupported GPU target: (?P<arch>gfx[0-9a-f]{3,4})"),
          read=_unsupported_target, source="hipSPARSELt's cmake/hipsparselt_supported_"
          "architectures.cmake; ROCm/TheRock#2042"),
-    Rule(id="miopen-runtime-build", klass="math-library",
-         triggers=("MIOpen",),
-         pattern=rx(r"MIOpen\(HIP\): Error \[(?:BuildOcl|BuildHip)\]"),
-         requires=rx(r"not a valid operand|cannot compile inline asm|instruction not supported "
-                      r"on this GPU|invalid instruction"),
-         read=_miopen_build, source="MIOpen's run-time kernel build; ROCm/MIOpen#3796"),
     Rule(id="blas-status-at-call", klass="math-library",
          triggers=("HIPBLAS_STATUS_", "rocblas_status_"),
          pattern=rx(r"(?P<status>HIPBLAS_STATUS_(?:INTERNAL_ERROR|NOT_SUPPORTED|ARCH_MISMATCH|"

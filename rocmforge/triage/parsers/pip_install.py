@@ -2,9 +2,10 @@
 unsupported wheel tag, a Python version outside Requires-Python, resolver conflicts, an
 externally managed environment, a torch pulled from PyPI as a dependency, a missing extra.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -35,14 +36,6 @@ def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
                    "--version` with the cpXY tags the index lists, and create the venv with a "
                    "Python it has, e.g. 3.12), add --extra-index-url https://pypi.org/simple or "
                    "fix the mirror, or install it from a local wheel first")
-
-
-def _pep668(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="pip", cause="pip refused to install into the system Python "
-        "(externally-managed-environment, PEP 668): the build ran pip outside a virtual "
-        "environment", fix="run the build inside a venv (`python -m venv .venv` and its "
-        "python), as the kit's own venv step does; do not override pip's refusal")
 
 
 _PYPI_TORCH = re.compile(r"Downloading \S*?\btorch-(?P<ver>\d[\w.]*)-cp\d+-cp\d+\w*-"
@@ -147,10 +140,6 @@ RULES: tuple[Rule, ...] = (
          triggers=("No matching distribution found for",),
          pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
          read=_no_distribution, source="pip's resolver"),
-    Rule(id="pep668", klass="python-packaging",
-         triggers=("externally-managed-environment",),
-         pattern=rx(r"error: externally-managed-environment"),
-         read=_pep668, source="pip's PEP 668 error; Dao-AILab/flash-attention#2230"),
     Rule(id="torch-from-dependency", klass="python-packaging",
          triggers=("torch-",),
          pattern=_PYPI_TORCH,

@@ -1,9 +1,10 @@
 """The ROCm install: its tools, runtime or compiler missing, two installs mixed, a fixed
 ROCm path that does not exist, unquoted Windows paths, and /dev/kfd permissions.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -53,15 +54,6 @@ def _fixed_rocm_path(match: re.Match[str], view: LineView) -> Reading | None:
             "release), then configure again")
 
 
-def _windows_space_path(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="HIP_PATH", cause="hipcc ran a tool from a path with a space that was not "
-        "quoted (C:\\Program Files\\AMD\\ROCm\\…): HIP_PATH, set by AMD's HIP SDK "
-        "installer, points hipcc at that other install instead of its own",
-        fix="unset HIP_PATH (or point it at the ROCm the build uses) in the shell that builds, "
-            "or uninstall the HIP SDK; `invoke doctor` shows what HIP_PATH points at")
-
-
 def _mixed_roots(match: re.Match[str], view: LineView) -> Reading | None:
     version = match.group("ver")
     others = [v for v in view.rocm_roots if v != version]
@@ -98,18 +90,6 @@ def _rocm_tool_missing(match: re.Match[str], view: LineView) -> Reading | None:
             "doctor` shows each install and what it holds")
 
 
-def _hip_runtime_missing(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="hip",
-        cause="clang compiled HIP code without finding the HIP runtime headers and library: "
-              "neither --rocm-path nor ROCM_PATH / HIP_PATH points at a ROCm install that has "
-              "include/hip (a stale HIP_PATH, an SDK laid out as wheels, or hip-devel not "
-              "installed)",
-        fix="point the compile at the ROCm install: set ROCM_PATH and HIP_PATH to its root (or "
-            "pass --rocm-path=<rocm>), unset a stale HIP_PATH; install ROCm's HIP development "
-            "package where it is split out; `invoke doctor` shows the ROCm the kit found")
-
-
 def _hipcc_path_missing(match: re.Match[str], view: LineView) -> Reading | None:
     path = match.group("path")
     return Reading(
@@ -132,17 +112,6 @@ def _windows_compiler_missing(match: re.Match[str], view: LineView) -> Reading |
               "lib\\llvm\\bin), or HIP_PATH / HIP_CLANG_PATH point at another install",
         fix="point hipcc at its clang++ (HIP_CLANG_PATH=<rocm>\\lib\\llvm\\bin, HIP_PATH="
             "<rocm>), or use a ROCm release whose hipcc knows the layout")
-
-
-def _kfd_permission(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="/dev/kfd",
-        cause="the process may not open the GPU's device files (/dev/kfd, /dev/dri/renderD*): "
-              "the user is not in the groups that own them (render, video), or a container was "
-              "started without them",
-        fix="add the user to the render and video groups (`sudo usermod -aG render,video "
-            "$USER`, then log in again); in docker pass --device=/dev/kfd --device=/dev/dri "
-            "--group-add video (and render)")
 
 
 def _hip_platform_unexpected(match: re.Match[str], view: LineView) -> Reading | None:
@@ -192,12 +161,6 @@ RULES: tuple[Rule, ...] = (
                      r"lib\w*/lib[\w.+-]+\.so[\w.]*)', needed by"),
          read=_fixed_rocm_path, source="make's / ninja's missing-input error; "
          "vllm-project/vllm#8042 (pytorch/pytorch#131701)"),
-    Rule(id="windows-unquoted-hip-path", klass="rocm-install",
-         triggers=("is not recognized as an internal or external command",),
-         pattern=rx(r"^'[A-Za-z]:\\Program' is not recognized as an internal or external "
-                     r"command"),
-         requires=rx(r"hipcc|hipconfig"),
-         read=_windows_space_path, source="cmd.exe's error; ROCm/TheRock#1200"),
     Rule(id="mixed-rocm-installs", klass="rocm-install", tier=0,
          triggers=("/opt/rocm-",),
          pattern=rx(r"(?P<where>/opt/rocm-(?P<ver>\d+\.\d+(?:\.\d+)?)/\S*?(?P<lib>lib[\w+-]+)"
@@ -211,12 +174,6 @@ RULES: tuple[Rule, ...] = (
                      r"directory)"),
          read=_rocm_tool_missing, source="the shell's and Python's errors for a missing "
          "program under a ROCm root"),
-    Rule(id="hip-runtime-missing", klass="rocm-install",
-         triggers=("cannot find HIP runtime",),
-         pattern=rx(r"cannot find HIP runtime; provide its path via"),
-         read=_hip_runtime_missing, source="llvm-project clang/include/clang/Basic/"
-         "DiagnosticDriverKinds.td err_drv_no_hip_runtime (commit not read); "
-         "ROCm/legacy-rocm-build#6285"),
     Rule(id="hipcc-path-missing", klass="rocm-install",
          triggers=("hipcc",),
          pattern=rx(r"^(?:make(?:\[\d+\])?|\S*sh): (?:\d+: )?(?P<path>/\S*/hipcc): "
@@ -230,13 +187,6 @@ RULES: tuple[Rule, ...] = (
          requires=rx(r"(?i)hipcc"),
          read=_windows_compiler_missing, source="cmd.exe's error for a missing program; "
          "ROCm/TheRock#410"),
-    Rule(id="kfd-permission", klass="rocm-install",
-         triggers=("/dev/kfd",),
-         pattern=rx(r"Permission denied: '/dev/kfd'|Unable to open /dev/kfd read-write: "
-                     r"Permission denied|/dev/kfd: Permission denied"),
-         read=_kfd_permission, source="ROCm/ROCT-Thunk-Interface README (video group; /dev/kfd "
-         "owned by render since Ubuntu 20.04); ROCm/ROCm-docker#116 (the message, and "
-         "--device=/dev/kfd --device=/dev/dri --group-add video)"),
     Rule(id="hip-platform-unexpected", klass="rocm-install",
          triggers=("Unexpected HIP_PLATFORM",),
          pattern=rx(r"^Unexpected HIP_PLATFORM:\s*(?P<value>\S*)\s*$"),

@@ -1,9 +1,10 @@
 """Triton at build and at run time: missing, the CUDA backend or driver chosen on ROCm,
 its launcher that does not build, lld it cannot find, and APIs a newer Triton removed.
 
-Owns: the parsers (rules) for these messages; each reads its values out of the line and
-declines where the line alone does not prove the cause. Must not: read files, run programs
-or pick between findings (the engine does).
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -11,15 +12,6 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
-
-
-def _triton_drivers(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(subject="triton", cause="Triton found no usable GPU driver backend: a CUDA "
-                   "`triton` from PyPI shadows the ROCm one (pytorch-triton-rocm), or no GPU is "
-                   "visible", fix="remove the CUDA one and install the Triton your torch pins "
-                   "(`pip uninstall -y triton` then `invoke install`, or `pip install "
-                   "pytorch-triton-rocm==<pin>` from the ROCm index); `invoke doctor` warns "
-                   "about a shadowing triton")
 
 
 def _triton_import(match: re.Match[str], view: LineView) -> Reading | None:
@@ -30,6 +22,9 @@ def _triton_import(match: re.Match[str], view: LineView) -> Reading | None:
                    "pytorch-triton-rocm==<version>` from the ROCm index), never a PyPI `triton`")
 
 
+# A fixed answer, yet a parser: its line is also the link family's `cannot find -lX`, and a
+# parser tried before the link family wins that tie (a table entry, tried after every parser,
+# would lose it: the triton-cuda-triton-shadows-rocm case).
 def _triton_cuda_lib(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(subject="triton", cause="Triton compiled its launcher for the CUDA backend "
                    "(it links -lcuda, from triton/third_party/cuda or backends/nvidia): the "
@@ -91,38 +86,12 @@ def _triton_attribute(match: re.Match[str], view: LineView) -> Reading | None:
         fix=_TRITON_FIX)
 
 
-def _triton_launcher(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="triton",
-        cause="Triton compiles a small C launcher (main.c) with the system C compiler at run "
-              "time, and that compile failed: Python's headers (python3-dev) or the HIP "
-              "runtime's link library (libamdhip64.so) are not where it looks, or no C "
-              "compiler is installed",
-        fix="install the Python development headers (e.g. `apt install python3-dev`) and a C "
-            "compiler, and make libamdhip64.so findable (the ROCm lib folder on LIBRARY_PATH and "
-            "LD_LIBRARY_PATH; Triton's AMD driver also reads TRITON_LIBHIP_PATH); the lines "
-            "above the command say which one failed")
-
-
-def _triton_libcuda(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="triton",
-        cause="Triton's CUDA backend looked for libcuda.so on a ROCm machine: the installed "
-              "`triton` is PyPI's CUDA build (it shadows the ROCm Triton torch needs)",
-        fix="remove it and install the ROCm one (`pip uninstall -y triton`, then "
-            "`pip install pytorch-triton-rocm==<pin>` from the torch's ROCm index)")
-
-
 RULES: tuple[Rule, ...] = (
     Rule(id="triton-cuda-backend", klass="triton",
          triggers=("cannot find -lcuda",),
          pattern=rx(r"cannot find -lcuda\b(?!\w)"),
          requires=rx(r"triton/(?:third_party/cuda|backends/nvidia)"),
          read=_triton_cuda_lib, source="ROCm/pytorch#1251"),
-    Rule(id="triton-no-driver", klass="triton",
-         triggers=("active drivers",),
-         pattern=rx(r"\d+ active drivers \(\[.*\]\)\. There should only be one"),
-         read=_triton_drivers, source="triton-lang/triton runtime/driver.py"),
     Rule(id="triton-import", klass="triton",
          triggers=("from 'triton",),
          pattern=rx(r"cannot import name '(?P<name>\w+)' from 'triton[\w.]*'"),
@@ -147,16 +116,4 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"module '(?P<mod>triton(?:\.\w+)*)' has no attribute '(?P<name>\w+)'"),
          read=_triton_attribute, source="Python's AttributeError on a Triton module (a "
          "Triton/torch release mismatch)"),
-    Rule(id="triton-launcher-build", klass="triton", tier=0,
-         triggers=("CalledProcessError",),
-         pattern=rx(r"CalledProcessError: Command '\[.*main\.c'.*(?:hip_utils|cuda_utils|"
-                     r"__triton_launcher)"),
-         read=_triton_launcher, source="triton-lang/triton python/triton/runtime/build.py "
-         "(_build: the launcher compiled with the system C compiler)"),
-    Rule(id="triton-libcuda", klass="triton",
-         triggers=("libcuda.so cannot found",),
-         pattern=rx(r"libcuda\.so cannot found"),
-         requires=rx(r"(?i)rocm|\bhip\b|gfx\d"),
-         read=_triton_libcuda, source="triton-lang/triton backends/nvidia/driver.py "
-         "(libcuda_dirs' assertion)"),
 )
