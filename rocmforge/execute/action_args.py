@@ -11,9 +11,16 @@ Must not: know which step uses which record (plan.build_plan decides), or run an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from rocmforge.knowledge.steps import StepName
 from rocmforge.knowledge.triton import TritonMode
+
+# The actions (knowledge.steps ACTIONS) that take each record, so a misspelt one is a mypy error.
+VenvAction = Literal["build-requirements", "triton-targets", "install", "rocm-sdk",
+                     "companions-install"]
+AddonAction = Literal["companion-checkout", "extension-copy", "companion-patches"]
+PairingAction = Literal["companion-pairing", "extension-pairing"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,7 +28,7 @@ class InVenv:
     """An action that works with the build venv's interpreter (build requirements, the SDK,
     the Triton target probe, the installs)."""
 
-    action: str
+    action: VenvAction
     python: str
 
     @property
@@ -45,7 +52,7 @@ class TritonArgs:
 class ForAddon:
     """An action on one add-on's tree (its checkout, folder copy or patches)."""
 
-    action: str
+    action: AddonAction
     addon: str
 
     @property
@@ -57,7 +64,7 @@ class ForAddon:
 class ForAddonInVenv:
     """An add-on's pairing: its tree against the torch the build venv's interpreter imports."""
 
-    action: str
+    action: PairingAction
     addon: str
     python: str
 

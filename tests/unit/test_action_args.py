@@ -119,3 +119,21 @@ def test_no_action_reads_its_steps_argv() -> None:
                     and isinstance(node.value, ast.Attribute) and node.value.attr == "step":
                 left.append(f"{path.name}:{node.lineno}")
     assert left == []
+
+
+def test_the_actions_each_record_names_are_the_registrys() -> None:
+    """Each record's action Literal lists actions knowledge.steps has, and together with the
+    fixed ones (triton, hipify, stale-check, log-check) they are the actions reading args."""
+    import typing
+
+    from rocmforge.execute import action_args
+    from rocmforge.knowledge.steps import ACTIONS
+
+    named = [typing.get_args(t) for t in (action_args.VenvAction, action_args.AddonAction,
+                                           action_args.PairingAction)]
+    every = {a for group in named for a in group}
+    assert sum(len(group) for group in named) == len(every) == 10
+    assert every <= ACTIONS
+    fixed = {TritonArgs(mode="auto", python=PY).argv[0], HipifyArgs(python=PY, script="s").argv[0],
+             StaleCheckArgs(build_dir="b").argv[0], LogCheckArgs(log=STEP.build).argv[0]}
+    assert fixed == {"triton", "hipify", "stale-check", "log-check"} and fixed <= ACTIONS
