@@ -16,7 +16,7 @@ from typing import Literal
 from rocmforge.knowledge.steps import StepName
 from rocmforge.knowledge.triton import TritonMode
 
-# The actions (knowledge.steps ACTIONS) that take each record, so a misspelt one is a mypy error.
+# The actions (knowledge.steps.ActionName) that take each record: a misspelt one fails mypy.
 VenvAction = Literal["build-requirements", "triton-targets", "install", "rocm-sdk",
                      "companions-install"]
 AddonAction = Literal["companion-checkout", "extension-copy", "companion-patches"]

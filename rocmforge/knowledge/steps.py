@@ -12,7 +12,7 @@ ConfigError, exit 2, when the file loads) and the one a planner runs on its plan
 (`check_planned`). And the type of a step name in the kit's own code, `StepName`: `STEP.<name>`
 for a step, `FAMILY.<suffix>.name_for(add-on)` for an add-on's, so a mistyped name fails at import
 or in mypy, never as a step that silently matches nothing (tests/unit/test_step_names.py finds
-any plain string left where the code names a step).
+any plain string left where the code names a step); `ActionName`, every in-process action.
 Must not: plan, run or read anything. The order here is a plan's without `--rocm-sdk` (one
 with it moves venv, checkout and tree-facts before rocm-sdk); plan.build_plan decides.
 """
@@ -38,6 +38,15 @@ StepName = NewType("StepName", str)
 family (`FAMILY.build.name_for("torchvision")`). What a user or a file names is a plain str
 until `check_step` accepts it."""
 
+ActionName = Literal[
+    "preflight", "compilers", "checkout", "tree-facts", "patches", "rocm-init", "rocm-sdk",
+    "build-requirements", "triton", "triton-targets", "environment", "hipify", "stale-check",
+    "log-check", "collect", "install", "companions-collect", "companions-install",
+    "companions-clear", "companion-checkout", "extension-copy", "companion-pairing",
+    "extension-pairing", "companion-patches"]
+"""An in-process action (a "python" step's argv[0]): the entries below name the steps each
+runs, and steps.STAGES maps each to its function."""
+
 Place = Literal["machine", "remote", "kit", "tree", "build-dir", "lock", "venv", "downloads",
                 "triton-tree", "state", "logs", "dist", "manifest", "add-on-tree",
                 "user-folder"]
@@ -55,7 +64,7 @@ class StepSpec:
     stage: Stage
     summary: str
     """One line for people (the README's step table)."""
-    actions: tuple[str, ...] = ()
+    actions: tuple[ActionName, ...] = ()
     """The in-process actions that run it (a "python" step's argv[0]); () = a command."""
     reads: tuple[Place, ...] = ()
     writes: tuple[Place, ...] = ()
@@ -82,7 +91,7 @@ class StepFamily:
     suffix: str
     stage: Stage
     summary: str
-    actions: tuple[str, ...] = ()
+    actions: tuple[ActionName, ...] = ()
     reads: tuple[Place, ...] = ()
     writes: tuple[Place, ...] = ()
     like: StepName | None = None
@@ -242,7 +251,7 @@ FAMILIES: tuple[StepFamily, ...] = (FAMILY.checkout, FAMILY.pairing, FAMILY.patc
 ENTRIES: tuple[StepSpec | StepFamily, ...] = (*STEPS, *FAMILIES)
 """Every step, then every family: the README's step table, row by row."""
 _BY_NAME: dict[str, StepSpec] = {spec.name: spec for spec in STEPS}
-ACTIONS: frozenset[str] = frozenset(a for entry in ENTRIES for a in entry.actions)
+ACTIONS: frozenset[ActionName] = frozenset(a for entry in ENTRIES for a in entry.actions)
 """Every in-process action a plan may name: steps.STAGES has exactly these."""
 
 

@@ -163,3 +163,12 @@ def test_every_step_name_has_one_attribute_and_one_entry() -> None:
     assert registry.FAMILY.prepare.name_for("bitsandbytes", 2) == "bitsandbytes-prepare-2"
     with pytest.raises(AttributeError):
         registry.STEP.prefligt  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_the_action_names_are_the_actions_the_entries_name() -> None:
+    """ActionName lists each action once, and exactly those the registry's entries run."""
+    from typing import get_args
+
+    named = get_args(registry.ActionName)
+    assert len(named) == len(set(named)) == 24
+    assert set(named) == registry.ACTIONS
