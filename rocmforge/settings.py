@@ -2,9 +2,12 @@
 
 Owns: the precedence `config/defaults.toml` < invoke.yaml `rocm:` < `ROCMFORGE_*` environment
 variables < task flags, the type checking of every value on the way, where each value came from,
-and FLAGS: every flag of every task (long name, short letter, help, the setting it sets).
-Must not: probe the machine, touch the disk beyond reading config/defaults.toml, or import
-Invoke (rocmforge.tasks._flags turns FLAGS into Invoke arguments).
+and FLAGS: every flag of every task (long name, short letter, help, the setting it sets). The
+GPU targets (`arch`) are checked here, once, by knowledge.targets.parse_targets against the arch
+table (`TargetRequest`).
+Must not: probe the machine, touch the disk beyond reading config/defaults.toml and the arch
+table (config/arches.toml, aliases.toml), or import Invoke (rocmforge.tasks._flags turns FLAGS
+into Invoke arguments).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_h
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.cache_backends import CacheMode
+from rocmforge.knowledge.targets import TargetId
 from rocmforge.knowledge.toml_files import config_dir, read_toml, suggest
 from rocmforge.knowledge.triton import TritonMode
 
@@ -27,11 +31,36 @@ if TYPE_CHECKING:
 ENV_PREFIX = "ROCMFORGE_"
 
 
+class TargetRequest(str):
+    """The `arch` setting: the GPU targets as the user wrote them (aliases, separators and all,
+    which is how the kit's messages and commands repeat them), and `targets`, what
+    knowledge.targets.parse_targets made of them when the setting was resolved ("" and () = the
+    GPUs found). A target the arch table does not know is a TargetError there, exit 2, before
+    anything reads the setting."""
+
+    targets: tuple[TargetId, ...]
+
+    def __new__(cls, text: str = "", targets: tuple[TargetId, ...] = ()) -> TargetRequest:
+        made = super().__new__(cls, text)
+        made.targets = targets
+        return made
+
+    @classmethod
+    def parse(cls, text: str) -> TargetRequest:
+        """`text` checked against the kit's arch table (the one parser of target strings)."""
+        if not text.strip():
+            return cls("")
+        from rocmforge.knowledge.arches import load_arch_table
+        from rocmforge.knowledge.targets import parse_targets
+
+        return cls(text, parse_targets(text, load_arch_table()))
+
+
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     """Everything a task needs to know about what the user asked for."""
 
-    arch: str = ""
+    arch: TargetRequest = TargetRequest()
     rocm_path: str = ""
     work_dir: str = ".rocmforge"
     pytorch_repo: str = ""
@@ -216,6 +245,8 @@ def _coerce(key: str, value: Any, *, source: str) -> Any:
         if isinstance(default, tuple):
             return _to_words(value)
         text = str(value).strip() if value is not None else ""
+        if key == "arch":
+            return TargetRequest.parse(text)
         if key in _CHOICES and text not in _CHOICES[key]:
             raise ValueError
         if key == "cache_remote" and text:

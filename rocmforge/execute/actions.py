@@ -2,7 +2,8 @@
 
 Owns: `ActionContext` (the step, the work dir, what earlier steps reported, the step's log, and
 a way to run sub-commands through the runner's one process path), `Action`, `ActionTable` and
-`SubcommandFailed`. The runner is handed an `ActionTable` by the task (`run_plan(...,
+`SubcommandFailed`, and `ActionContext.args`: a step's typed inputs (execute.action_args) as
+the record its action expects. The runner is handed an `ActionTable` by the task (`run_plan(...,
 actions=BUILD_ACTIONS)`); an action's typed inputs (the BuildInputs of this invocation) are bound
 into it by whoever builds the table, so the context never carries an untyped settings bag.
 Must not: know what any step does, or import the planners or the steps.
@@ -13,10 +14,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
+from rocmforge.execute.action_args import ActionArgs
 from rocmforge.execute.model import Step
-from rocmforge.knowledge.steps import is_known
+from rocmforge.knowledge.steps import StepName, is_known
 from rocmforge.workdir import WorkDir
 
 # What a step reports (stamped with it, shown in the manifest): JSON-like values.
@@ -48,6 +50,8 @@ class SubcommandFailed(Exception):
         self.code = code
 
 
+_Args = TypeVar("_Args", bound=ActionArgs)
+
 StepStatus = Literal["ran", "skipped", "checked", "failed", "interrupted", "dry"]
 
 
@@ -56,7 +60,7 @@ class StepResult:
     """What happened to one step in this run: ran, skipped (stamp matched), checked (a volatile
     step re-checked, unchanged), failed, interrupted, dry."""
 
-    name: str
+    name: StepName
     status: StepStatus
     duration_s: float
     digest: str
@@ -77,7 +81,17 @@ class ActionContext:
     # the console already, or there is no console).
     console_note: Callable[[str], None] | None = None
 
-    def details_of(self, step_name: str) -> Details:
+    def args(self, kind: type[_Args]) -> _Args:
+        """The step's typed inputs as the record `kind` its action reads; a step planned
+        without them, or with another record, is a bug in the plan (a ValueError)."""
+        found = self.step.args
+        if not isinstance(found, kind):
+            got = type(found).__name__ if found is not None else "no typed args"
+            raise ValueError(f"step {self.step.name!r} carries {got}, not the {kind.__name__} "
+                             "its action reads")
+        return found
+
+    def details_of(self, step_name: StepName) -> Details:
         """What an earlier step of this run reported ({} when it did not run or report). A name
         knowledge.steps does not list is a bug in the asking action (a ValueError), not a step
         that did not run: a typo would otherwise read as {} and drop facts silently."""

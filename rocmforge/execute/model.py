@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rocmforge.execute.action_args import ActionArgs
+from rocmforge.knowledge.steps import StepName
+
 PLAN_SCHEMA = "rocmforge.plan/1"
 
 StepKind = Literal["run", "python"]
@@ -53,11 +56,15 @@ class Step:
     its stamp matches, as a check: the action returns a `fingerprint` (e.g. the resolved commits),
     and only a fingerprint that differs from the stamp's invalidates the steps after it. The flag
     is not part of the digest: it says when to look again, not what the step does.
+
+    `args`: a "python" step's typed inputs (execute.action_args), which its action reads; the
+    step's argv is theirs (given empty, it is filled from them; given, it must be theirs), so
+    the digest covers them and the plan shows them, and no action reads argv by index.
     """
 
-    name: str
-    argv: tuple[str, ...]
+    name: StepName
     why: str
+    argv: tuple[str, ...] = ()
     cwd: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
     inputs: Mapping[str, InputValue] = field(default_factory=dict)
@@ -67,6 +74,19 @@ class Step:
     volatile: bool = False
     # For "python" steps: what the action will do (None for "run" steps: argv says it).
     effects: Effects | None = None
+    args: ActionArgs | None = None
+
+    def __post_init__(self) -> None:
+        if self.args is not None:
+            if self.kind != "python":
+                raise ValueError(f"step {self.name!r}: typed args are for in-process steps")
+            if not self.argv:
+                object.__setattr__(self, "argv", self.args.argv)
+            elif self.argv != self.args.argv:
+                raise ValueError(f"step {self.name!r}: argv {self.argv!r} is not its args' "
+                                 f"{self.args.argv!r}")
+        if not self.argv:
+            raise ValueError(f"step {self.name!r} has neither argv nor args")
 
     def digest(self) -> str:
         doc: JSONDoc = {

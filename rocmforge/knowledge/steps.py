@@ -9,7 +9,10 @@ places of the work dir (as far as the code knows: the plan's `Effects` say it pe
 paths), and the step it counts as for triage (`companions-install` as `install`). Also the
 check a config loader runs on a step name it reads (`check_step`, `check_step_kind`: a
 ConfigError, exit 2, when the file loads) and the one a planner runs on its plan
-(`check_planned`).
+(`check_planned`). And the type of a step name in the kit's own code, `StepName`: `STEP.<name>`
+for a step, `FAMILY.<suffix>.name_for(add-on)` for an add-on's, so a mistyped name fails at import
+or in mypy, never as a step that silently matches nothing (tests/unit/test_step_names.py finds
+any plain string left where the code names a step); `ActionName`, every in-process action.
 Must not: plan, run or read anything. The order here is a plan's without `--rocm-sdk` (one
 with it moves venv, checkout and tree-facts before rocm-sdk); plan.build_plan decides.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NewType
 
 from rocmforge.errors import ConfigError
 
@@ -29,6 +32,20 @@ Stage = Literal["prepare", "sources", "venv", "rocm-sdk", "triton", "configure",
 
 STAGE_ORDER: tuple[Stage, ...] = ("prepare", "sources", "venv", "rocm-sdk", "triton",
                                   "configure", "build", "outputs", "add-ons", "verify")
+
+StepName = NewType("StepName", str)
+"""A step's name as the kit's code writes it: a field of STEP, or an add-on's step from its
+family (`FAMILY.build.name_for("torchvision")`). What a user or a file names is a plain str
+until `check_step` accepts it."""
+
+ActionName = Literal[
+    "preflight", "compilers", "checkout", "tree-facts", "patches", "rocm-init", "rocm-sdk",
+    "build-requirements", "triton", "triton-targets", "environment", "hipify", "stale-check",
+    "log-check", "collect", "install", "companions-collect", "companions-install",
+    "companions-clear", "companion-checkout", "extension-copy", "companion-pairing",
+    "extension-pairing", "companion-patches"]
+"""An in-process action (a "python" step's argv[0]): the entries below name the steps each
+runs, and steps.STAGES maps each to its function."""
 
 Place = Literal["machine", "remote", "kit", "tree", "build-dir", "lock", "venv", "downloads",
                 "triton-tree", "state", "logs", "dist", "manifest", "add-on-tree",
@@ -43,20 +60,20 @@ tree under src/, and a folder of the user's (an extension given as a folder)."""
 class StepSpec:
     """One step the kit can plan, or that triage is told about (`planned=False`)."""
 
-    name: str
+    name: StepName
     stage: Stage
     summary: str
     """One line for people (the README's step table)."""
-    actions: tuple[str, ...] = ()
+    actions: tuple[ActionName, ...] = ()
     """The in-process actions that run it (a "python" step's argv[0]); () = a command."""
     reads: tuple[Place, ...] = ()
     writes: tuple[Place, ...] = ()
-    like: str = ""
-    """For triage: the step a rule's `steps` names to cover this one ("" = itself)."""
+    like: StepName | None = None
+    """For triage: the step a rule's `steps` names to cover this one (None = itself)."""
     planned: bool = True
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> StepName:
         """The step name a triage rule names to cover this step."""
         return self.like or self.name
 
@@ -74,10 +91,10 @@ class StepFamily:
     suffix: str
     stage: Stage
     summary: str
-    actions: tuple[str, ...] = ()
+    actions: tuple[ActionName, ...] = ()
     reads: tuple[Place, ...] = ()
     writes: tuple[Place, ...] = ()
-    like: str = ""
+    like: StepName | None = None
     numbered: bool = False
 
     @property
@@ -89,14 +106,14 @@ class StepFamily:
     def label(self) -> str:
         return self.pattern
 
-    def name_for(self, addon: str, number: int = 0) -> str:
+    def name_for(self, addon: str, number: int = 0) -> StepName:
         """The step of this family for `addon` (and, numbered, its `number`th one)."""
         if not ADDON_NAME.fullmatch(addon):
             raise ValueError(f"{addon!r} is no add-on name ({ADDON_NAME.pattern})")
         if self.numbered != (number > 0):
             raise ValueError(f"the {self.pattern} family {'needs' if self.numbered else 'takes no'}"
                              " number")
-        return f"{addon}-{self.suffix}" + (f"-{number}" if self.numbered else "")
+        return StepName(f"{addon}-{self.suffix}" + (f"-{number}" if self.numbered else ""))
 
     def addon_of(self, name: str) -> str | None:
         """The add-on a step of this family belongs to, or None when `name` is no member."""
@@ -109,86 +126,132 @@ class StepFamily:
 # git URL or folder gets (knowledge.extensions: lower case, digits, `_`, `-`, `.`).
 ADDON_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 
+
+@dataclass(frozen=True)
+class StepNames:
+    """Every step's name, one attribute each (`-` as `_`): the only spelling of a step name in
+    the kit's code. STEPS below gives each one its entry."""
+
+    preflight: StepName = StepName("preflight")
+    compilers: StepName = StepName("compilers")
+    checkout: StepName = StepName("checkout")
+    tree_facts: StepName = StepName("tree-facts")
+    patches: StepName = StepName("patches")
+    rocm_init: StepName = StepName("rocm-init")
+    venv: StepName = StepName("venv")
+    rocm_sdk: StepName = StepName("rocm-sdk")
+    build_requirements: StepName = StepName("build-requirements")
+    triton: StepName = StepName("triton")
+    triton_targets: StepName = StepName("triton-targets")
+    environment: StepName = StepName("environment")
+    hipify: StepName = StepName("hipify")
+    stale_check: StepName = StepName("stale-check")
+    configure: StepName = StepName("configure")
+    configure_check: StepName = StepName("configure-check")
+    build: StepName = StepName("build")
+    build_check: StepName = StepName("build-check")
+    collect: StepName = StepName("collect")
+    install: StepName = StepName("install")
+    companions_collect: StepName = StepName("companions-collect")
+    companions_install: StepName = StepName("companions-install")
+    companions_clear: StepName = StepName("companions-clear")
+    verify: StepName = StepName("verify")
+
+
+STEP = StepNames()
+
 STEPS: tuple[StepSpec, ...] = (
-    StepSpec(name="preflight", stage="prepare", actions=("preflight",), reads=("machine",),
+    StepSpec(name=STEP.preflight, stage="prepare", actions=("preflight",), reads=("machine",),
              summary="doctor's rows for this build; a FAIL stops it"),
-    StepSpec(name="compilers", stage="prepare", actions=("compilers",), reads=("machine",),
+    StepSpec(name=STEP.compilers, stage="prepare", actions=("compilers",), reads=("machine",),
              summary="record the C, C++ and HIP compilers' versions"),
-    StepSpec(name="checkout", stage="sources", actions=("checkout",), reads=("remote",),
+    StepSpec(name=STEP.checkout, stage="sources", actions=("checkout",), reads=("remote",),
              writes=("tree", "lock"), summary="PyTorch at the ref, with submodules"),
-    StepSpec(name="tree-facts", stage="sources", actions=("tree-facts",),
+    StepSpec(name=STEP.tree_facts, stage="sources", actions=("tree-facts",),
              reads=("tree", "state"), summary="the checkout's own facts against the plan's"),
-    StepSpec(name="patches", stage="sources", actions=("patches",),
+    StepSpec(name=STEP.patches, stage="sources", actions=("patches",),
              reads=("kit", "remote", "tree"), writes=("tree",),
              summary="the kit's patch series and the upstream fixes"),
-    StepSpec(name="rocm-init", stage="rocm-sdk", actions=("rocm-init",), writes=("tree",),
+    StepSpec(name=STEP.rocm_init, stage="rocm-sdk", actions=("rocm-init",), writes=("tree",),
              summary="torch/_rocm_init.py, which loads the SDK (--rocm-sdk)"),
-    StepSpec(name="venv", stage="venv", writes=("venv",), summary="the build virtualenv"),
-    StepSpec(name="rocm-sdk", stage="rocm-sdk", actions=("rocm-sdk",), reads=("remote",),
+    StepSpec(name=STEP.venv, stage="venv", writes=("venv",), summary="the build virtualenv"),
+    StepSpec(name=STEP.rocm_sdk, stage="rocm-sdk", actions=("rocm-sdk",), reads=("remote",),
              writes=("venv",), summary="the pip ROCm SDK into the build venv (--rocm-sdk)"),
-    StepSpec(name="build-requirements", stage="venv", actions=("build-requirements",),
+    StepSpec(name=STEP.build_requirements, stage="venv", actions=("build-requirements",),
              reads=("tree", "remote"), writes=("venv",),
              summary="PyTorch's build requirements into the venv"),
-    StepSpec(name="triton", stage="triton", actions=("triton",), reads=("tree", "remote"),
+    StepSpec(name=STEP.triton, stage="triton", actions=("triton",), reads=("tree", "remote"),
              writes=("downloads", "triton-tree", "venv"),
              summary="the pinned Triton: a checked wheel, else a source build"),
-    StepSpec(name="triton-targets", stage="triton", actions=("triton-targets",),
+    StepSpec(name=STEP.triton_targets, stage="triton", actions=("triton-targets",),
              reads=("venv",), summary="one Triton kernel per target"),
-    StepSpec(name="environment", stage="configure", actions=("environment",),
+    StepSpec(name=STEP.environment, stage="configure", actions=("environment",),
              writes=("state",), summary="state/build-env.sh, the build's exports"),
-    StepSpec(name="hipify", stage="configure", actions=("hipify",), reads=("tree",),
+    StepSpec(name=STEP.hipify, stage="configure", actions=("hipify",), reads=("tree",),
              writes=("tree", "state"), summary="the CUDA sources translated to HIP"),
-    StepSpec(name="stale-check", stage="configure", actions=("stale-check",),
+    StepSpec(name=STEP.stale_check, stage="configure", actions=("stale-check",),
              reads=("build-dir",), writes=("build-dir",),
              summary="a build dir made for other targets is cleaned"),
-    StepSpec(name="configure", stage="configure", reads=("tree",), writes=("build-dir",),
+    StepSpec(name=STEP.configure, stage="configure", reads=("tree",), writes=("build-dir",),
              summary="CMake only (setuptools releases)"),
-    StepSpec(name="configure-check", stage="configure", actions=("log-check",),
+    StepSpec(name=STEP.configure_check, stage="configure", actions=("log-check",),
              reads=("logs",), summary="configure's summary says USE_ROCM : ON"),
-    StepSpec(name="build", stage="build", reads=("tree", "build-dir", "venv"),
+    StepSpec(name=STEP.build, stage="build", reads=("tree", "build-dir", "venv"),
              writes=("build-dir", "tree"), summary="compile and package the torch wheel"),
-    StepSpec(name="build-check", stage="build", actions=("log-check",), reads=("logs",),
+    StepSpec(name=STEP.build_check, stage="build", actions=("log-check",), reads=("logs",),
              summary="the build's summary says USE_ROCM : ON (scikit-build-core)"),
-    StepSpec(name="collect", stage="outputs", actions=("collect",), reads=("tree", "venv"),
+    StepSpec(name=STEP.collect, stage="outputs", actions=("collect",), reads=("tree", "venv"),
              writes=("dist", "manifest"), summary="the wheels to dist/, and the manifest"),
-    StepSpec(name="install", stage="outputs", actions=("install",), reads=("dist",),
+    StepSpec(name=STEP.install, stage="outputs", actions=("install",), reads=("dist",),
              writes=("venv",), summary="the wheels into the build venv, pinned"),
-    StepSpec(name="companions-collect", stage="add-ons", actions=("companions-collect",),
-             reads=("add-on-tree",), writes=("dist", "manifest", "lock"), like="collect",
+    StepSpec(name=STEP.companions_collect, stage="add-ons", actions=("companions-collect",),
+             reads=("add-on-tree",), writes=("dist", "manifest", "lock"), like=STEP.collect,
              summary="the add-ons' wheels to dist/ and the manifest"),
-    StepSpec(name="companions-install", stage="add-ons", actions=("companions-install",),
-             reads=("dist",), writes=("venv",), like="install",
+    StepSpec(name=STEP.companions_install, stage="add-ons", actions=("companions-install",),
+             reads=("dist",), writes=("venv",), like=STEP.install,
              summary="the add-ons' wheels into the build venv, pinned"),
-    StepSpec(name="companions-clear", stage="add-ons", actions=("companions-clear",),
+    StepSpec(name=STEP.companions_clear, stage="add-ons", actions=("companions-clear",),
              writes=("dist", "manifest", "lock"),
              summary="an earlier build's add-on wheels out of dist/"),
-    StepSpec(name="verify", stage="verify", reads=("dist", "manifest"), planned=False,
+    StepSpec(name=STEP.verify, stage="verify", reads=("dist", "manifest"), planned=False,
              summary="no build step: an import or first op after the install"),
 )
 
-FAMILIES: tuple[StepFamily, ...] = (
-    StepFamily(suffix="checkout", stage="add-ons",
-               actions=("companion-checkout", "extension-copy"),
-               reads=("remote", "user-folder"), writes=("add-on-tree",), like="checkout",
-               summary="the add-on at its ref (a folder: a copy of it)"),
-    StepFamily(suffix="pairing", stage="add-ons",
-               actions=("companion-pairing", "extension-pairing"),
-               reads=("add-on-tree", "venv"),
-               summary="the add-on's version and torch pin against the torch built"),
-    StepFamily(suffix="patches", stage="add-ons", actions=("companion-patches",),
-               reads=("kit",), writes=("add-on-tree", "lock"), like="patches",
-               summary="patches/<add-on>/ selected by its version"),
-    StepFamily(suffix="prepare", stage="add-ons", numbered=True, reads=("add-on-tree",),
-               writes=("add-on-tree",), summary="a recipe's own commands before its wheel"),
-    StepFamily(suffix="build", stage="add-ons", reads=("add-on-tree", "venv"),
-               writes=("add-on-tree",), like="build",
-               summary="the add-on's wheel against the installed torch"),
-)
+@dataclass(frozen=True)
+class StepFamilies:
+    """Every add-on family, one attribute each: `FAMILY.build.name_for("torchvision")`."""
+
+    checkout: StepFamily = StepFamily(
+        suffix="checkout", stage="add-ons",
+        actions=("companion-checkout", "extension-copy"),
+        reads=("remote", "user-folder"), writes=("add-on-tree",), like=STEP.checkout,
+        summary="the add-on at its ref (a folder: a copy of it)")
+    pairing: StepFamily = StepFamily(
+        suffix="pairing", stage="add-ons",
+        actions=("companion-pairing", "extension-pairing"),
+        reads=("add-on-tree", "venv"),
+        summary="the add-on's version and torch pin against the torch built")
+    patches: StepFamily = StepFamily(
+        suffix="patches", stage="add-ons", actions=("companion-patches",),
+        reads=("kit",), writes=("add-on-tree", "lock"), like=STEP.patches,
+        summary="patches/<add-on>/ selected by its version")
+    prepare: StepFamily = StepFamily(
+        suffix="prepare", stage="add-ons", numbered=True, reads=("add-on-tree",),
+        writes=("add-on-tree",), summary="a recipe's own commands before its wheel")
+    build: StepFamily = StepFamily(
+        suffix="build", stage="add-ons", reads=("add-on-tree", "venv"),
+        writes=("add-on-tree",), like=STEP.build,
+        summary="the add-on's wheel against the installed torch")
+
+
+FAMILY = StepFamilies()
+FAMILIES: tuple[StepFamily, ...] = (FAMILY.checkout, FAMILY.pairing, FAMILY.patches,
+                                    FAMILY.prepare, FAMILY.build)
 
 ENTRIES: tuple[StepSpec | StepFamily, ...] = (*STEPS, *FAMILIES)
 """Every step, then every family: the README's step table, row by row."""
-_BY_NAME = {spec.name: spec for spec in STEPS}
-ACTIONS: frozenset[str] = frozenset(a for entry in ENTRIES for a in entry.actions)
+_BY_NAME: dict[str, StepSpec] = {spec.name: spec for spec in STEPS}
+ACTIONS: frozenset[ActionName] = frozenset(a for entry in ENTRIES for a in entry.actions)
 """Every in-process action a plan may name: steps.STAGES has exactly these."""
 
 
@@ -196,12 +259,12 @@ ACTIONS: frozenset[str] = frozenset(a for entry in ENTRIES for a in entry.action
 class KnownStep:
     """A step name as the registry reads it: its entry, and the add-on of a family member."""
 
-    name: str
+    name: StepName
     entry: StepSpec | StepFamily
     addon: str = ""
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> StepName:
         """The step a triage rule names to cover this one (itself, unless `like` says)."""
         return self.entry.like or self.name
 
@@ -210,11 +273,11 @@ def lookup(name: str) -> KnownStep | None:
     """What `name` is: a step, a member of a family (`torchvision-build`), or None."""
     spec = _BY_NAME.get(name)
     if spec is not None:
-        return KnownStep(name=name, entry=spec)
+        return KnownStep(name=StepName(name), entry=spec)
     for family in FAMILIES:
         addon = family.addon_of(name)
         if addon is not None:
-            return KnownStep(name=name, entry=family, addon=addon)
+            return KnownStep(name=StepName(name), entry=family, addon=addon)
     return None
 
 
@@ -242,7 +305,7 @@ def triage_kind(name: str) -> str:
     return known.kind if known is not None else name
 
 
-def kinds() -> tuple[str, ...]:
+def kinds() -> tuple[StepName, ...]:
     """What a triage rule's `steps` may name: every step that is its own kind."""
     return tuple(spec.name for spec in STEPS if not spec.like)
 
@@ -252,11 +315,11 @@ def names_for_people() -> str:
     return ", ".join(entry.label for entry in ENTRIES)
 
 
-def check_step(name: object, *, where: str) -> str:
+def check_step(name: object, *, where: str) -> StepName:
     """`name` when it is a step or a family member; else a ConfigError (exit 2) naming
     `where` (the file and entry) and the names there are."""
     if isinstance(name, str) and is_known(name):
-        return name
+        return StepName(name)
     raise ConfigError(
         f"{where} names the step {name!r}, which the kit does not have",
         "a step name that matches no step would silently never apply",
@@ -264,11 +327,11 @@ def check_step(name: object, *, where: str) -> str:
     )
 
 
-def check_step_kind(name: object, *, where: str) -> str:
+def check_step_kind(name: object, *, where: str) -> StepName:
     """`name` when a triage rule may name it (a step that is its own kind: `build` covers
     every add-on's build); else a ConfigError (exit 2) naming `where`."""
     if isinstance(name, str) and name in kinds():
-        return name
+        return StepName(name)
     known = lookup(name) if isinstance(name, str) else None
     if known is not None:
         raise ConfigError(

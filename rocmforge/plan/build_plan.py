@@ -36,8 +36,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import ConfigError, UsageError
+from rocmforge.execute.action_args import (
+    HipifyArgs,
+    InVenv,
+    LogCheckArgs,
+    StaleCheckArgs,
+    TritonArgs,
+)
 from rocmforge.execute.model import Effects, Plan, Step
-from rocmforge.knowledge.steps import check_planned
+from rocmforge.knowledge.steps import STEP, StepName, check_planned
 from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.sources.upstream_fixes import as_rows as fix_rows
 from rocmforge.sources.upstream_fixes import digest_inputs as fix_digest_inputs
@@ -193,7 +200,7 @@ def plan_build(
 
     steps: list[Step] = [
         Step(
-            name="preflight",
+            name=STEP.preflight,
             kind="python",
             argv=("preflight",),
             why="doctor's checks for this build; a FAIL stops here, before hours of compiling",
@@ -206,7 +213,7 @@ def plan_build(
             },
         ),
         Step(
-            name="compilers",
+            name=STEP.compilers,
             kind="python",
             argv=("compilers",),
             why="record the C, C++ and HIP compilers the build uses (versions go to the manifest)",
@@ -216,7 +223,7 @@ def plan_build(
             inputs={k: str(v) for k, v in sorted(compilers.items())},
         ),
         Step(
-            name="checkout",
+            name=STEP.checkout,
             kind="python",
             argv=("checkout",),
             why=f"PyTorch at {settings.pytorch_ref} with submodules, never over local changes",
@@ -232,7 +239,7 @@ def plan_build(
             outputs=(f"{src}/.git", str(workdir.lock_file)),
         ),
         Step(
-            name="tree-facts",
+            name=STEP.tree_facts,
             kind="python",
             argv=("tree-facts",),
             why="read the checkout's own facts (version, build backend, CMake, compiler and "
@@ -248,7 +255,7 @@ def plan_build(
             volatile=True,
         ),
         Step(
-            name="patches",
+            name=STEP.patches,
             kind="python",
             argv=("patches",),
             why="apply the kit's patch series for this PyTorch version and the upstream fixes "
@@ -270,7 +277,7 @@ def plan_build(
                     **fix_digest_inputs(upstream_fixes)},
         ),
         Step(
-            name="venv",
+            name=STEP.venv,
             argv=(options.python or "python3", "-m", "venv",
                   *(("--system-site-packages",) if system_site else ()),
                   str(workdir.venv)),
@@ -279,9 +286,9 @@ def plan_build(
             env=pip_env,
         ),
         Step(
-            name="build-requirements",
+            name=STEP.build_requirements,
             kind="python",
-            argv=("build-requirements", venv_python),
+            args=InVenv(action="build-requirements", python=venv_python),
             why="pip install -r requirements.txt and requirements-build.txt (when present) into "
             "the build venv: --no-isolation needs the backend preinstalled",
             effects=Effects(
@@ -297,9 +304,9 @@ def plan_build(
             inputs=source_inputs,
         ),
         Step(
-            name="triton",
+            name=STEP.triton,
             kind="python",
-            argv=("triton", triton_mode, venv_python),
+            args=TritonArgs(mode=triton_mode, python=venv_python),
             why="Triton matching the pin in the checkout: a prebuilt wheel checked against the "
             "index's sha256, else a source build; exactly one triton provider in the venv",
             effects=_triton_effects(triton_mode, settings, workdir, venv_python, rocm_version),
@@ -310,9 +317,9 @@ def plan_build(
                     "repo_override": str(settings.triton_repo), "rocm_version": rocm_version},
         ),
         *(() if triton_mode == "skip" else (Step(
-            name="triton-targets",
+            name=STEP.triton_targets,
             kind="python",
-            argv=("triton-targets", venv_python),
+            args=InVenv(action="triton-targets", python=venv_python),
             why="compile one Triton kernel per target with the installed pinned Triton and "
             "check each code object's machine: a Triton that cannot target a GPU stops here, "
             "not at run time",
@@ -323,7 +330,7 @@ def plan_build(
                                    "the build unless allow_triton_gap",)),
         ),)),
         Step(
-            name="environment",
+            name=STEP.environment,
             kind="python",
             argv=("environment",),
             why="write the build environment to state/build-env.sh (sourceable, quoted exports)",
@@ -332,9 +339,9 @@ def plan_build(
             inputs={"targets": target_list, "rocm": rocm_root, "rocm_version": rocm_version},
         ),
         Step(
-            name="hipify",
+            name=STEP.hipify,
             kind="python",
-            argv=("hipify", venv_python, "tools/amd_build/build_amd.py"),
+            args=HipifyArgs(python=venv_python, script="tools/amd_build/build_amd.py"),
             why="translate the CUDA sources to HIP in place; must run before any configure",
             cwd=src,
             env=build_env,
@@ -344,9 +351,9 @@ def plan_build(
                             notes=("records the tree state the kit's edits leave",)),
         ),
         Step(
-            name="stale-check",
+            name=STEP.stale_check,
             kind="python",
-            argv=("stale-check", "build"),
+            args=StaleCheckArgs(build_dir="build"),
             why="a build dir configured for other targets ignores the new PYTORCH_ROCM_ARCH; "
             "clean it before configure",
             effects=Effects(reads=(f"{src}/build/CMakeCache.txt",), writes=(f"{src}/build",),
@@ -364,18 +371,18 @@ def plan_build(
     if not options.scikit_build_core:
         steps += [
             Step(
-                name="configure",
+                name=STEP.configure,
                 argv=(venv_python, "setup.py", "build"),
                 why="run CMake only (CMAKE_ONLY=1), so a CPU fallback is caught in minutes",
                 cwd=src,
                 env={**build_env, **options.configure_env},
                 inputs=source_inputs,
             ),
-            _log_check_step("configure-check", "configure", workdir, target_list),
+            _log_check_step(STEP.configure_check, STEP.configure, workdir, target_list),
         ]
     steps.append(
         Step(
-            name="build",
+            name=STEP.build,
             argv=build_argv,
             why=f"compile and package the torch wheel ({' '.join(build_argv[1:])})",
             cwd=src,
@@ -384,12 +391,12 @@ def plan_build(
         )
     )
     if options.scikit_build_core:
-        steps.append(_log_check_step("build-check", "build", workdir, target_list))
+        steps.append(_log_check_step(STEP.build_check, STEP.build, workdir, target_list))
     if sdk is not None:
         steps = _with_sdk_steps(steps, sdk, workdir, pip_env)
     steps += [
         Step(
-            name="collect",
+            name=STEP.collect,
             kind="python",
             argv=("collect",),
             why="copy the torch and triton wheels to dist/ and write dist/manifest.json",
@@ -403,9 +410,9 @@ def plan_build(
             outputs=(str(workdir.dist / "manifest.json"),),
         ),
         Step(
-            name="install",
+            name=STEP.install,
             kind="python",
-            argv=("install", venv_python),
+            args=InVenv(action="install", python=venv_python),
             why="install the dist/ wheels into the build venv (verify uses its own venvs), "
             f"then pin it to them ({workdir.venv / 'pip.conf'} [install] constraint: "
             f"{workdir.venv / CONSTRAINTS_NAME})",
@@ -526,9 +533,9 @@ def _with_sdk_steps(steps: list[Step], sdk: SdkPlan, workdir: WorkDir,
     venv_python = str(workdir.venv / "bin" / "python")
     src = str(workdir.pytorch)
     install = Step(
-        name="rocm-sdk",
+        name=STEP.rocm_sdk,
         kind="python",
-        argv=("rocm-sdk", venv_python),
+        args=InVenv(action="rocm-sdk", python=venv_python),
         why=f"install the pip ROCm SDK ({sdk.requirement}) into the build venv and check it "
         "names the build's targets",
         effects=Effects(commands=((venv_python, "-m", "pip", *sdk.pip_args),
@@ -544,7 +551,7 @@ def _with_sdk_steps(steps: list[Step], sdk: SdkPlan, workdir: WorkDir,
     )
     text = init_module_text(sdk)
     init = Step(
-        name="rocm-init",
+        name=STEP.rocm_init,
         kind="python",
         argv=("rocm-init",),
         why="write torch/_rocm_init.py: the wheel loads the SDK's libraries at import",
@@ -554,14 +561,14 @@ def _with_sdk_steps(steps: list[Step], sdk: SdkPlan, workdir: WorkDir,
     )
     # The checkout comes before the SDK's first-run stop too, so that the next run's plan has
     # both the SDK's facts and the tree's (the wheel's version is the tree's, +rocm<version>).
-    first = ("venv", "checkout", "tree-facts")
+    first_steps = (STEP.venv, STEP.checkout, STEP.tree_facts)
     by_name = {step.name: step for step in steps}
-    ordered = [by_name[name] for name in first if name in by_name] + [install]
+    ordered = [by_name[name] for name in first_steps if name in by_name] + [install]
     for step in steps:
-        if step.name in first:
+        if step.name in first_steps:
             continue
         ordered.append(step)
-        if step.name == "patches":
+        if step.name == STEP.patches:
             ordered.append(init)
     return ordered
 
@@ -636,13 +643,14 @@ def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str
     )
 
 
-def _log_check_step(name: str, log: str, workdir: WorkDir, targets: tuple[str, ...]) -> Step:
+def _log_check_step(name: StepName, log: StepName, workdir: WorkDir,
+                    targets: tuple[str, ...]) -> Step:
     """The check that a step's log (configure's, or build's for scikit-build-core releases)
     has the CMake summary `USE_ROCM : ON` for the requested targets."""
     return Step(
         name=name,
         kind="python",
-        argv=("log-check", log),
+        args=LogCheckArgs(log=log),
         why=f"the CMake summary in the {log} log must say USE_ROCM : ON and name the GPU "
         "targets",
         effects=Effects(reads=(str(workdir.logs / f"{log}.log"),)),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import UsageError
+from rocmforge.execute.action_args import ForAddon, ForAddonInVenv, InVenv
 from rocmforge.execute.model import Effects, Step
 from rocmforge.knowledge.addons import KIND_COMPANION, KIND_EXTENSION
 from rocmforge.knowledge.companions import (
@@ -31,6 +32,7 @@ from rocmforge.knowledge.companions import (
     parse_requests,
 )
 from rocmforge.knowledge.extensions import FORM_FOLDER
+from rocmforge.knowledge.steps import FAMILY, STEP
 from rocmforge.sources.constraints import pin_effects, unpinned_env
 
 if TYPE_CHECKING:
@@ -90,9 +92,9 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
             source["digest"] = choice.digest
         steps += [
             _folder_copy(choice, tree) if choice.form == FORM_FOLDER else Step(
-                name=f"{choice.name}-checkout",
+                name=FAMILY.checkout.name_for(choice.name),
                 kind="python",
-                argv=("companion-checkout", choice.name),
+                args=ForAddon(action="companion-checkout", addon=choice.name),
                 why=f"{choice.name} at {choice.ref} ({_origin(choice)}), never over local "
                 "changes",
                 effects=Effects(fetches=(f"{choice.repo} {choice.ref}",), writes=(tree,),
@@ -105,9 +107,9 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
             ),
             _PER_KIND[choice.kind].pairing(choice, tree, venv_python, source),
             Step(
-                name=f"{choice.name}-patches",
+                name=FAMILY.patches.name_for(choice.name),
                 kind="python",
-                argv=("companion-patches", choice.name),
+                args=ForAddon(action="companion-patches", addon=choice.name),
                 why=f"apply the patch series patches/{choice.name}/ selected by its version "
                 "(none = nothing to do)",
                 effects=Effects(writes=(tree, str(workdir.lock_file)),
@@ -122,7 +124,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
             ),
             *_pre_build_steps(choice, tree, build_env),
             Step(
-                name=f"{choice.name}-build",
+                name=FAMILY.build.name_for(choice.name),
                 argv=(venv_python, *PIP_WHEEL, f"{tree}/dist", "."),
                 why=f"compile and package the {choice.name} wheel against the installed torch, "
                 "for the same targets and ROCm environment",
@@ -136,7 +138,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     names = tuple(c.name for c in built)
     steps += [
         Step(
-            name="companions-collect",
+            name=STEP.companions_collect,
             kind="python",
             argv=("companions-collect",),
             why=f"copy the {', '.join(names)} wheel(s) to dist/ and add them to "
@@ -148,9 +150,9 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
             outputs=(str(workdir.dist / "manifest.json"),),
         ),
         Step(
-            name="companions-install",
+            name=STEP.companions_install,
             kind="python",
-            argv=("companions-install", venv_python),
+            args=InVenv(action="companions-install", python=venv_python),
             why="install the companion wheels into the build venv, then pin it to them and "
             "to torch",
             effects=Effects(commands=((venv_python, "-m", "pip", "install", "--no-deps",
@@ -170,9 +172,9 @@ def _folder_copy(choice: CompanionChoice, tree: str) -> Step:
     """A plain folder's "checkout": its files copied into the work dir, keyed by their digest
     (a changed file is a new digest, so the copy and every later step of it run again)."""
     return Step(
-        name=f"{choice.name}-checkout",
+        name=FAMILY.checkout.name_for(choice.name),
         kind="python",
-        argv=("extension-copy", choice.name),
+        args=ForAddon(action="extension-copy", addon=choice.name),
         why=f"copy the folder {choice.repo} (content sha256:{choice.digest[:12]}) into the work "
             "dir; the build never writes into your folder",
         effects=Effects(reads=(choice.repo,), writes=(tree,),
@@ -187,9 +189,9 @@ def _companion_pairing(choice: CompanionChoice, tree: str, venv_python: str,
                        source: Mapping[str, str]) -> Step:
     """A companion's pairing: its version.txt against the torch the build venv imports."""
     return Step(
-        name=f"{choice.name}-pairing",
+        name=FAMILY.pairing.name_for(choice.name),
         kind="python",
-        argv=("companion-pairing", choice.name, venv_python),
+        args=ForAddonInVenv(action="companion-pairing", addon=choice.name, python=venv_python),
         why=f"{choice.name}'s version.txt against the torch installed in the build "
         "venv: a release built for another torch stops here, before its build",
         effects=Effects(reads=(f"{tree}/version.txt",),
@@ -211,9 +213,9 @@ def _extension_pairing(choice: CompanionChoice, tree: str, venv_python: str,
     reads = tuple(f"{tree}/{f}" for f in dict.fromkeys(
         (choice.torch_pin_file, choice.version_file, choice.targets_file, *choice.reads)) if f)
     return Step(
-        name=f"{choice.name}-pairing",
+        name=FAMILY.pairing.name_for(choice.name),
         kind="python",
-        argv=("extension-pairing", choice.name, venv_python),
+        args=ForAddonInVenv(action="extension-pairing", addon=choice.name, python=venv_python),
         why=f"{choice.name}'s own torch pin, version, the targets and variables its tree reads, "
             "against the torch installed in the build venv and this build: a mismatch stops "
             "here, before its build",
@@ -236,7 +238,7 @@ def _pre_build_steps(choice: CompanionChoice, tree: str,
     bitsandbytes), each a plain step with the build's environment and its own variables; none
     for an add-on without such commands (every companion)."""
     env = dict(sorted({**build_env, **choice.build_env}.items()))
-    return [Step(name=f"{choice.name}-prepare-{index}", argv=argv,
+    return [Step(name=FAMILY.prepare.name_for(choice.name, index), argv=argv,
                  why=f"{choice.name}'s own build before its wheel ({argv[0]}, from "
                      "config/extensions.toml)",
                  cwd=tree, env=env, inputs={"repo": choice.repo, "ref": choice.ref})
@@ -248,7 +250,7 @@ def clear_step(names: tuple[str, ...], workdir: WorkDir) -> Step:
     `--with` build): the manifest must describe only what this build made. Planned only while
     the manifest names companions, so it runs once."""
     return Step(
-        name="companions-clear",
+        name=STEP.companions_clear,
         kind="python",
         argv=("companions-clear",),
         why=f"this build makes no companion: take the earlier {', '.join(names)} wheel(s) out "

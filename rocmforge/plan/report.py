@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from rocmforge.execute.model import Plan
+from rocmforge.knowledge.steps import STEP
 
 if TYPE_CHECKING:
     from rocmforge.plan.features import FeaturePlan
@@ -92,7 +93,7 @@ def fix_rows(plan: Plan) -> list[tuple[str, str, str, str]]:
 def step_rows(plan: Plan, states: list[str]) -> list[tuple[str, str, str, str, str]]:
     """#, name, state (the runner's planned_states: done, checks, to run), the command
     (in-process steps marked [python]), why."""
-    rows = []
+    rows: list[tuple[str, str, str, str, str]] = []
     for index, step in enumerate(plan.steps):
         command = ("[python] " if step.kind == "python" else "") + shlex.join(step.argv)
         rows.append((str(index + 1), step.name, states[index], command, step.why))
@@ -140,7 +141,7 @@ def plan_verdict(plan: Plan, *, build_command: str, doctor: str) -> str:
     sat at line ~88 of 232 at 80 columns): whether preflight would stop the build, and the
     command to run next."""
     stops = next((n for n in plan.notes if n.startswith("preflight would stop")), "")
-    first = plan.steps[0] if plan.steps and plan.steps[0].name == "preflight" else None
+    first = plan.steps[0] if plan.steps and plan.steps[0].name == STEP.preflight else None
     failing = [str(x) for x in first.inputs.get("fail_rows", ())] if first else []
     if stops and failing:
         return (f"verdict: preflight would stop this build ({len(failing)} FAIL: "

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rocmforge.execute.actions import Action, ActionContext, ActionTable, Details
+from rocmforge.knowledge.steps import ActionName
 from rocmforge.steps import (
     checkout,
     companions,
@@ -35,7 +36,7 @@ BoundAction = Callable[["PreparedBuild", ActionContext], "Details | None"]
 
 # Action name (a "python" step's argv[0]) -> (action, one line for `--dry` and `invoke plan`).
 # The names are knowledge.steps.ACTIONS, exactly (tests/test_step_registry.py).
-STAGES: dict[str, tuple[BoundAction, str]] = {
+STAGES: dict[ActionName, tuple[BoundAction, str]] = {
     "preflight": (prepare.preflight, "doctor's rows for this build; any FAIL stops the build"),
     "compilers": (prepare.compilers, "print and record `<compiler> --version` of CC, CXX, HIP"),
     "environment": (prepare.environment, "write state/build-env.sh with the build's exports"),

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmforge.execute.action_args import HipifyArgs
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.knowledge.steps import STEP, StepName
 from rocmforge.render import count
 from rocmforge.workdir import WorkDir
 
@@ -65,7 +67,7 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
 # checkout for a new ref, which is exactly when the checkout must know whose edits it finds.
 KIT_EDITS_FILE = "kit-edits.json"
 KIT_EDITS_SCHEMA = "rocmforge.kit-edits/1"
-KIT_EDIT_STEPS = ("patches", "hipify")
+KIT_EDIT_STEPS: tuple[StepName, ...] = (STEP.patches, STEP.hipify)
 
 
 def record_kit_edits(workdir: WorkDir, commit: str, *, state: str = "",
@@ -326,7 +328,7 @@ def hipify(build: PreparedBuild, ctx: ActionContext) -> Details:
 
     if build.inputs.sdk is None:
         _drop_sdk_init(ctx)
-    ctx.run(list(ctx.step.argv[1:]))
+    ctx.run(list(ctx.args(HipifyArgs).command))
     tree = ctx.workdir.pytorch
     head = head_commit(tree)
     state = tree_state(tree)

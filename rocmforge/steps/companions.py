@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import StepFailed, UsageError
+from rocmforge.execute.action_args import ForAddon, ForAddonInVenv, InVenv
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.knowledge.steps import FAMILY, STEP
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
@@ -36,7 +38,7 @@ def _tree(ctx: ActionContext, name: str) -> Path:
 def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources.checkout import checkout_tree, head_commit
 
-    name = ctx.step.argv[1]
+    name = ctx.args(ForAddon).addon
     repo, ref = str(ctx.step.inputs["repo"]), str(ctx.step.inputs["ref"])
     tree = _tree(ctx, name)
     old = head_commit(tree)
@@ -95,7 +97,8 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.knowledge.companions import load_companions
     from rocmforge.knowledge.companions import pairing as pair
 
-    name, python = ctx.step.argv[1], ctx.step.argv[2]
+    args = ctx.args(ForAddonInVenv)
+    name, python = args.addon, args.python
     tree = _tree(ctx, name)
     try:
         stated = (tree / "version.txt").read_text(encoding="utf-8").splitlines()[0].strip()
@@ -124,8 +127,8 @@ def patches(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources import series_root
     from rocmforge.sources.patches import PatchReport, apply_series, load_series, select
 
-    name = ctx.step.argv[1]
-    version = str(ctx.details_of(f"{name}-pairing").get("version", "") or "")
+    name = ctx.args(ForAddon).addon
+    version = str(ctx.details_of(FAMILY.pairing.name_for(name)).get("version", "") or "")
     series = load_series(series_root(build.settings), name)
     chosen = select(series, version) if series and version else ()
     tree = _tree(ctx, name)
@@ -177,7 +180,7 @@ def record_in_lock(ctx: ActionContext, name: str, *, version: str,
     except LockError as exc:
         ctx.notice(f"{name} is not recorded in {path}: {exc.what}")
         return
-    checkout = ctx.details_of(f"{name}-checkout")
+    checkout = ctx.details_of(FAMILY.checkout.name_for(name))
     commit = str(checkout.get("commit", "") or "")
     ref = str(checkout.get("ref", "") or ctx.step.inputs.get("ref", ""))
     earlier = next((c for c in lock.companions if c.name == name), None)
@@ -257,9 +260,9 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
         record = file_record(source)
         files[source.name] = record
         wheels[name] = source.name
-        checkout = ctx.details_of(f"{name}-checkout")
-        paired = ctx.details_of(f"{name}-pairing")
-        patched = ctx.details_of(f"{name}-patches")
+        checkout = ctx.details_of(FAMILY.checkout.name_for(name))
+        paired = ctx.details_of(FAMILY.pairing.name_for(name))
+        patched = ctx.details_of(FAMILY.patches.name_for(name))
         section[name] = {
             "version": paired.get("version", "") or source.name.split("-")[1],
             "ref": checkout.get("ref", ""),
@@ -337,15 +340,15 @@ def _torch_files(doc: Mapping[str, object], wheels: Mapping[str, str]) -> dict[s
 def install(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.steps.venv import install_pinned
 
-    python = ctx.step.argv[1]
-    recorded = ctx.details_of("companions-collect")
+    python = ctx.args(InVenv).python
+    recorded = ctx.details_of(STEP.companions_collect)
     wheels = [str(ctx.workdir.dist / str(recorded[n])) for n in ctx.step.inputs["companions"]
               if recorded.get(n)]
     if not wheels:
         raise StepFailed("There is no companion wheel to install",
                          "the companions-collect step recorded none", "run the build again")
     torch_wheels = [str(ctx.workdir.dist / str(n)) for n in
-                    (ctx.details_of("collect").get(k) for k in ("triton", "torch")) if n]
+                    (ctx.details_of(STEP.collect).get(k) for k in ("triton", "torch")) if n]
     install_pinned(ctx, python, wheels, [*torch_wheels, *wheels])
     return {"installed": wheels}
 
@@ -402,6 +405,6 @@ def clear(build: PreparedBuild, ctx: ActionContext) -> Details:
     if lock is not None and any(c.name in names for c in lock.companions):
         write_lock(ctx.workdir.lock_file, dataclasses.replace(
             lock, companions=tuple(c for c in lock.companions if c.name not in names)))
-    for step in ("companions-collect", "companions-install"):
+    for step in (STEP.companions_collect, STEP.companions_install):
         remove_stamp(ctx.workdir.state, step)
     return {"removed": removed}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import StepFailed
+from rocmforge.execute.action_args import LogCheckArgs, StaleCheckArgs
 from rocmforge.execute.actions import ActionContext, Details
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ CPU_FALLBACK_SIGNATURE = "cpu-fallback"
 def stale_check(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.steps.stale import check_stale
 
-    build_dir = Path(ctx.step.cwd) / ctx.step.argv[1]
+    build_dir = Path(ctx.step.cwd) / ctx.args(StaleCheckArgs).build_dir
     verdict = check_stale(build_dir, build.inputs.target_names)
     ctx.say(verdict.reason)
     if verdict.stale:
@@ -55,7 +56,7 @@ def log_check(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.steps.stale import split_arch_list
     from rocmforge.triage.cmake_summary import configure_reports_rocm
 
-    which = ctx.step.argv[1]
+    which = ctx.args(LogCheckArgs).log
     log_path = ctx.workdir.logs / f"{which}.log"
     text = log_path.read_text(encoding="utf-8", errors="replace")
     verdict = configure_reports_rocm(text)

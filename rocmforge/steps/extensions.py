@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import UsageError
+from rocmforge.execute.action_args import ForAddon, ForAddonInVenv
 from rocmforge.execute.actions import ActionContext, Details
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def copy(build: PreparedBuild, ctx: ActionContext) -> Details:
 
     from rocmforge.sources.extension_sources import copy_folder
 
-    name = ctx.step.argv[1]
+    name = ctx.args(ForAddon).addon
     folder, digest = Path(str(ctx.step.inputs["repo"])), str(ctx.step.inputs["digest"])
     tree = ctx.workdir.src / name
     fresh = ctx.workdir.src / f".{name}.copying"
@@ -62,7 +63,8 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.knowledge.extensions import pin_matches, pin_text, torch_pin_in
     from rocmforge.steps.companions import installed_torch
 
-    name, python = ctx.step.argv[1], ctx.step.argv[2]
+    args = ctx.args(ForAddonInVenv)
+    name, python = args.addon, args.python
     inputs = ctx.step.inputs
     tree = ctx.workdir.src / name
     torch_version = installed_torch(ctx, python)

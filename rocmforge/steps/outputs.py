@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rocmforge.errors import StepFailed
 from rocmforge.execute.actions import ActionContext, Details, text_map
+from rocmforge.knowledge.steps import STEP
 
 
 def collect(ctx: ActionContext, *, targets: Sequence[str],
@@ -43,7 +44,7 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
     ctx.say(f"dist: {torch_wheel.name}")
     files = {torch_wheel.name: file_record(torch_wheel)}
     triton_name = ""
-    triton_src = str(ctx.details_of("triton").get("wheel", "") or "")
+    triton_src = str(ctx.details_of(STEP.triton).get("wheel", "") or "")
     if triton_src:
         triton_wheel = copy_atomically(Path(triton_src), dist)
         triton_name = triton_wheel.name
@@ -62,19 +63,19 @@ def collect(ctx: ActionContext, *, targets: Sequence[str],
         targets=list(targets),
         wheels={"torch": torch_wheel.name, "triton": triton_name},
         lock=lock,
-        toolchain=text_map(ctx.details_of("compilers"), "toolchain"),
-        env=text_map(ctx.details_of("environment"), "env"),
+        toolchain=text_map(ctx.details_of(STEP.compilers), "toolchain"),
+        env=text_map(ctx.details_of(STEP.environment), "env"),
         steps=steps,
         plan_settings={k: v for k, v in plan_settings.items() if k != "origins"},
     )
-    doc["source"] = dict(ctx.details_of("checkout"))
-    doc["pytorch"] = dict(ctx.details_of("tree-facts"))
-    doc["triton_targets"] = dict(ctx.details_of("triton-targets"))
+    doc["source"] = dict(ctx.details_of(STEP.checkout))
+    doc["pytorch"] = dict(ctx.details_of(STEP.tree_facts))
+    doc["triton_targets"] = dict(ctx.details_of(STEP.triton_targets))
     # The upstream commits the patches step applied or found in the tree (also in doc["lock"]).
     # Read from the lock, which the patches step rewrote: right on a resumed build too.
     fixes = lock.get("upstream_fixes", [])
     doc["upstream_fixes"] = list(fixes) if isinstance(fixes, list) else []
-    sdk = ctx.details_of("rocm-sdk")
+    sdk = ctx.details_of(STEP.rocm_sdk)
     if sdk:  # the pip ROCm SDK the wheel was built against, as the venv's rocm-sdk reported it
         doc["rocm_sdk"] = dict(sdk)
     if features is not None:  # name -> {"built": bool, "why": str}: what verify checks per part

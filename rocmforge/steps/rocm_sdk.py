@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import StepFailed
+from rocmforge.execute.action_args import InVenv
 from rocmforge.execute.actions import ActionContext, Details
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def install_sdk(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources.constraints import release_venv
 
     sdk = _sdk(build)
-    python = ctx.step.argv[1]
+    python = ctx.args(InVenv).python
     release_venv(ctx.workdir.venv)
     ctx.run([python, "-m", "pip", *sdk.pip_args])
     cli = str(Path(python).parent / SDK_CLI)

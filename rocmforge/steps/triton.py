@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmforge.errors import StepFailed
+from rocmforge.execute.action_args import InVenv, TritonArgs
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.knowledge.steps import STEP
 from rocmforge.knowledge.triton import index_url
 from rocmforge.steps.venv import pip_install_argv
 
@@ -28,8 +30,8 @@ def triton(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources import pin_of_checkout, triton_wheel
     from rocmforge.sources.constraints import release_venv
 
-    mode = ctx.step.argv[1]
-    python = ctx.step.argv[2]
+    args = ctx.args(TritonArgs)
+    mode, python = args.mode, args.python
     release_venv(ctx.workdir.venv)  # a new pin's Triton replaces the last build's
     if mode == "skip":
         ctx.notice("Triton skipped (triton_mode = skip): torch.compile will not work")
@@ -215,7 +217,7 @@ def triton_targets(build: PreparedBuild, ctx: ActionContext) -> Details:
     kernel per target, each code object's machine checked by the kit's ELF reader."""
     from rocmforge.probes.triton_targets import gap_error, probe_triton_targets
 
-    python = ctx.step.argv[1]
+    python = ctx.args(InVenv).python
     report = probe_triton_targets(python, build.inputs.target_names)
     for result in report.results:
         ctx.say(f"{result.status:<4} {result.target}: {result.reason}")
@@ -225,7 +227,7 @@ def triton_targets(build: PreparedBuild, ctx: ActionContext) -> Details:
             "the probe compiles with the venv's own Triton",
             "read logs/triton.log; run the build again",
         )
-    pin = str(ctx.details_of("triton").get("version", "") or "")
+    pin = str(ctx.details_of(STEP.triton).get("version", "") or "")
     error = gap_error(report, pin=pin)
     allowed = build.settings.allow_triton_gap
     if error is not None:

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 from rocmforge import process
 from rocmforge.errors import RocmforgeError, StepFailed
+from rocmforge.execute.action_args import InVenv
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.knowledge.steps import STEP
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 def build_requirements(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources.constraints import release_venv
 
-    python = ctx.step.argv[1]
+    python = ctx.args(InVenv).python
     if release_venv(ctx.workdir.venv):
         ctx.say("lifted the venv's pin of the last build's wheels while the build changes it")
     tree = Path(ctx.step.cwd)
@@ -46,8 +48,8 @@ def build_requirements(build: PreparedBuild, ctx: ActionContext) -> Details:
 
 
 def install(build: PreparedBuild, ctx: ActionContext) -> Details:
-    python = ctx.step.argv[1]
-    names = ctx.details_of("collect")
+    python = ctx.args(InVenv).python
+    names = ctx.details_of(STEP.collect)
     wheels = [str(ctx.workdir.dist / str(names[k])) for k in ("triton", "torch") if names.get(k)]
     if not wheels:
         raise StepFailed("There is no wheel to install", "the collect step recorded none",

@@ -159,11 +159,12 @@ def explain_import_error(exc: BaseException) -> str:
     `invoke triage`), as 'Cause (class): … Fix: …', or '' when it explains nothing."""
     import traceback
 
+    from rocmforge.knowledge.steps import STEP
     from rocmforge.triage import explain_lines
 
     lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).splitlines()
     try:
-        found = explain_lines(lines, step="verify")
+        found = explain_lines(lines, step=STEP.verify)
     except Exception:  # noqa: BLE001 - a broken table must not hide the import error itself
         return ""
     if found.klass is None:

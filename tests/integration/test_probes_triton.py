@@ -507,6 +507,7 @@ def _triton_targets_step(python: str, arch: str, tmp_path: Path, *, allow_gap: b
 
     from invoke import Config, Context
 
+    from rocmforge.execute.action_args import InVenv
     from rocmforge.execute.model import Plan
     from rocmforge.execute.runner import StepRunner
     from rocmforge.plan.prepare import prepare_build
@@ -518,7 +519,7 @@ def _triton_targets_step(python: str, arch: str, tmp_path: Path, *, allow_gap: b
         "arch": arch, "work_dir": str(tmp_path / "work"), "allow_triton_gap": allow_gap})
     prepared = prepare_build(settings, with_preflight=False)
     step = next(s for s in prepared.plan.steps if s.name == "triton-targets")
-    step = dataclasses.replace(step, argv=(step.argv[0], python))
+    step = dataclasses.replace(step, argv=(), args=InVenv(action="triton-targets", python=python))
     plan = Plan(settings=prepared.plan.settings, targets=prepared.plan.targets, steps=(step,))
     console = io.StringIO()
     runner = StepRunner(Context(Config()), plan, prepared.inputs.workdir,

@@ -1,0 +1,139 @@
+"""In-process steps read typed inputs (execute.action_args), not argv by index (issue 42 item 5):
+the plan builds the record, the step's argv is the record's (so the command line the plan shows
+and the digest are what they were), and the action asks its context for the record it reads."""
+
+from __future__ import annotations
+
+import ast
+import io
+from pathlib import Path
+
+import pytest
+
+from rocmforge.execute.action_args import (
+    ForAddon,
+    ForAddonInVenv,
+    HipifyArgs,
+    InVenv,
+    LogCheckArgs,
+    StaleCheckArgs,
+    TritonArgs,
+)
+from rocmforge.execute.actions import ActionContext
+from rocmforge.execute.model import Step
+from rocmforge.knowledge.steps import STEP
+from rocmforge.workdir import workdir_for
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = "/w/venv/bin/python"
+
+
+@pytest.mark.parametrize(("args", "argv"), [
+    (InVenv(action="install", python=PY), ("install", PY)),
+    (TritonArgs(mode="wheel", python=PY), ("triton", "wheel", PY)),
+    (ForAddon(action="companion-patches", addon="torchvision"),
+     ("companion-patches", "torchvision")),
+    (ForAddonInVenv(action="extension-pairing", addon="flash-attention", python=PY),
+     ("extension-pairing", "flash-attention", PY)),
+    (HipifyArgs(python=PY, script="tools/amd_build/build_amd.py"),
+     ("hipify", PY, "tools/amd_build/build_amd.py")),
+    (StaleCheckArgs(build_dir="build"), ("stale-check", "build")),
+    (LogCheckArgs(log=STEP.configure), ("log-check", "configure")),
+], ids=lambda v: type(v).__name__ if not isinstance(v, tuple) else "")
+def test_a_step_made_from_args_has_their_argv_and_the_same_digest(args, argv) -> None:  # noqa: ANN001
+    typed = Step(name=STEP.install, why="w", kind="python", args=args, cwd="/t",
+                 inputs={"dist": "/w/dist"})
+    plain = Step(name=STEP.install, why="w", kind="python", argv=argv, cwd="/t",
+                 inputs={"dist": "/w/dist"})
+    assert typed.argv == argv
+    assert typed.digest() == plain.digest() and typed.to_json() == plain.to_json()
+    # Given both, they must agree.
+    assert Step(name=STEP.install, why="w", kind="python", argv=argv, args=args).args == args
+
+
+def test_args_that_disagree_with_argv_or_a_command_with_args_is_a_bug() -> None:
+    args = InVenv(action="install", python=PY)
+    with pytest.raises(ValueError, match=r"argv \('install', '/other/python'\) is not its args' "
+                                         r"\('install', '/w/venv/bin/python'\)"):
+        Step(name=STEP.install, why="w", kind="python", argv=("install", "/other/python"),
+             args=args)
+    with pytest.raises(ValueError, match="typed args are for in-process steps"):
+        Step(name=STEP.install, why="w", args=args)
+    with pytest.raises(ValueError, match="has neither argv nor args"):
+        Step(name=STEP.install, why="w")
+
+
+def _ctx(step: Step) -> ActionContext:
+    return ActionContext(step=step, workdir=workdir_for("/w"), results=(), log=io.StringIO(),
+                         run_argv=None)  # type: ignore[arg-type]  # never called here
+
+
+def test_an_action_gets_the_record_it_reads_and_a_wrong_one_is_a_bug() -> None:
+    step = Step(name=STEP.triton, why="t", kind="python",
+                args=TritonArgs(mode="source", python=PY))
+    got = _ctx(step).args(TritonArgs)
+    assert (got.mode, got.python) == ("source", PY)
+    with pytest.raises(ValueError, match="step 'triton' carries TritonArgs, not the InVenv its "
+                                         "action reads"):
+        _ctx(step).args(InVenv)
+    bare = Step(name=STEP.install, why="i", kind="python", argv=("install", PY))
+    with pytest.raises(ValueError, match="step 'install' carries no typed args, not the InVenv"):
+        _ctx(bare).args(InVenv)
+
+
+def test_every_planned_step_with_inputs_carries_them_typed() -> None:
+    """In each plan of the registry's tests (setup.py, scikit-build-core, the SDK with add-ons),
+    an in-process step whose argv holds more than its action has typed args, and the actions
+    that read args get the record they ask for."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "integration"))
+    from test_step_registry import PLANS
+
+    reads = {"build-requirements": InVenv, "triton-targets": InVenv, "install": InVenv,
+             "rocm-sdk": InVenv, "companions-install": InVenv, "triton": TritonArgs,
+             "companion-checkout": ForAddon, "extension-copy": ForAddon,
+             "companion-patches": ForAddon, "companion-pairing": ForAddonInVenv,
+             "extension-pairing": ForAddonInVenv, "hipify": HipifyArgs,
+             "stale-check": StaleCheckArgs, "log-check": LogCheckArgs}
+    seen = set()
+    for make in PLANS.values():
+        for step in make().steps:
+            if step.kind != "python":
+                assert step.args is None
+                continue
+            action = step.argv[0]
+            if len(step.argv) > 1 or action in reads:
+                assert isinstance(step.args, reads[action]), step.name
+                assert step.args.argv == step.argv
+                seen.add(action)
+    assert seen == set(reads) - {"extension-copy"}  # bitsandbytes: a git extension
+
+
+def test_no_action_reads_its_steps_argv() -> None:
+    """No module of steps/ indexes, slices or unpacks `ctx.step.argv`: it reads ctx.args."""
+    left = []
+    for path in sorted((ROOT / "rocmforge" / "steps").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "argv" \
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "step":
+                left.append(f"{path.name}:{node.lineno}")
+    assert left == []
+
+
+def test_the_actions_each_record_names_are_the_registrys() -> None:
+    """Each record's action Literal lists actions knowledge.steps has, and together with the
+    fixed ones (triton, hipify, stale-check, log-check) they are the actions reading args."""
+    import typing
+
+    from rocmforge.execute import action_args
+    from rocmforge.knowledge.steps import ACTIONS
+
+    named = [typing.get_args(t) for t in (action_args.VenvAction, action_args.AddonAction,
+                                           action_args.PairingAction)]
+    every = {a for group in named for a in group}
+    assert sum(len(group) for group in named) == len(every) == 10
+    assert every <= ACTIONS
+    fixed = {TritonArgs(mode="auto", python=PY).argv[0], HipifyArgs(python=PY, script="s").argv[0],
+             StaleCheckArgs(build_dir="b").argv[0], LogCheckArgs(log=STEP.build).argv[0]}
+    assert fixed == {"triton", "hipify", "stale-check", "log-check"} and fixed <= ACTIONS
