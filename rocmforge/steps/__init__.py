@@ -61,7 +61,7 @@ STAGES: dict[ActionName, tuple[BoundAction, str]] = {
     "stale-check": (configure.stale_check,
                     "PYTORCH_ROCM_ARCH in build/CMakeCache.txt vs. the targets"),
     "log-check": (configure.log_check, "the configure summary must say USE_ROCM : ON for the "
-                  "targets (execute.triage.configure_reports_rocm)"),
+                  "targets (triage.cmake_summary.configure_reports_rocm)"),
     "collect": (lambda build, ctx: outputs.collect(ctx, targets=build.inputs.target_names,
                                                    plan_settings=build.plan.settings,
                                                    features=manifest_features(build)),
