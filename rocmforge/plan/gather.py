@@ -158,10 +158,10 @@ def gather_input_facts(settings: Settings, *, machine: Facts | None = None,
                                 hip_version_of(machine.rocm)),
         sdk=sdk,
     )
-    # The serial order's refusals (no compiler the build accepts, a bad inherited variable)
-    # come before the network is asked: the pure planner says them now.
-    build_inputs(settings, facts)
     if sdk is not None and sdk_table is not None:
+        # The planner's own refusals (no compiler the build accepts, a bad inherited
+        # variable) come before the network is asked, as they always did: it says them now.
+        build_inputs(settings, facts)
         _check_sdk_index(sdk, sdk_table)
     return facts
 
