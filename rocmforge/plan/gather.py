@@ -61,10 +61,18 @@ def prepare_build(
     `compile_probes=False` leaves out doctor's real compile of a kernel per target (about a
     second each): `invoke plan` lists the steps, `invoke build` must know the toolchain works.
     """
-    preflight: Preflight = "none"
-    if with_preflight and not settings.skip_preflight:
-        preflight = "probe" if compile_probes else "forecast"
+    preflight = preflight_for(settings, compile_probes=compile_probes,
+                              with_preflight=with_preflight)
     return plan_prepared(settings, gather_build_facts(settings, preflight=preflight))
+
+
+def preflight_for(settings: Settings, *, compile_probes: bool,
+                  with_preflight: bool = True) -> Preflight:
+    """What the build's preflight probes: nothing with skip_preflight, else the libraries'
+    code per target, and (`compile_probes`: `invoke build`) a real compile per target."""
+    if not with_preflight or settings.skip_preflight:
+        return "none"
+    return "probe" if compile_probes else "forecast"
 
 
 def resolve_build_inputs(settings: Settings, *, facts: Facts | None = None,

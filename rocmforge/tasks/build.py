@@ -27,14 +27,14 @@ def _prepare(c: Context, flags: Mapping[str, object], *,
     and planned; with --lock, those of the locked tree, and the lock (rocmforge.sources.locked).
     `compile_probes=False` (`invoke plan`): preflight reads the libraries but compiles nothing.
     """
-    from rocmforge.plan.gather import Preflight, gather_build_facts
+    from rocmforge.plan.gather import gather_build_facts, preflight_for
     from rocmforge.plan.prepare import plan_prepared
     from rocmforge.sources.locked import locked_settings
 
     settings, locked = locked_settings(settings_for(c, **settings_of_flags(flags)))
-    preflight: Preflight = "none" if settings.skip_preflight else \
-        "probe" if compile_probes else "forecast"
-    prepared = plan_prepared(settings, gather_build_facts(settings, preflight=preflight))
+    facts = gather_build_facts(settings,
+                               preflight=preflight_for(settings, compile_probes=compile_probes))
+    prepared = plan_prepared(settings, facts)
     if locked is not None:  # a locked plain folder must still be what was built
         locked.check_folders(prepared.extension_sources)
     return prepared, locked

@@ -11,6 +11,7 @@ its own would open its file and fail the test.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import io
 import os
 import sys
@@ -24,6 +25,7 @@ import pytest
 from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.knowledge.features import load_aotriton_table, load_features
 from rocmforge.knowledge.releases import pytorch_release_for, rocm_release_for
+from rocmforge.knowledge.rocm_sdk import load_sdk_table
 from rocmforge.knowledge.targets import requested_targets
 from rocmforge.plan.facts import BuildFacts
 from rocmforge.plan.features import AotritonState
@@ -31,6 +33,7 @@ from rocmforge.plan.gather import build_config
 from rocmforge.plan.prepare import PreparedBuild, plan_prepared
 from rocmforge.plan.pytorch import PytorchSide
 from rocmforge.plan.pytorch_facts import effective_release, facts_for
+from rocmforge.plan.rocm_sdk import sdk_plan
 from rocmforge.probes.compilers import HostCompiler
 from rocmforge.probes.facts import Facts
 from rocmforge.probes.gpus import GpuScan
@@ -213,6 +216,31 @@ def test_a_2_9_plan_on_rocm_7_0_for_two_targets_reads_nothing(
     assert env["PYTORCH_ROCM_ARCH"] == "gfx942;gfx1100"
     assert env["ROCM_PATH"] == "/opt/rocm-7.0.2"
     assert env["MAX_JOBS"] == "3"  # min(8 cores, floor(16 GiB / 4.5 GiB per job))
+
+
+def test_a_plan_on_the_pip_sdk_to_come_reads_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rocm_sdk setting before the SDK is in the venv: the ROCm the plan stands on is the
+    SDK to come (as plan.gather puts it in the facts), its pip line the table's route."""
+    version = "10.1.0a20260811"  # a multi-arch nightly (ROCm/TheRock#7328)
+    index = "https://rocm.nightlies.amd.com/whl-multi-arch/"
+    settings = dataclasses.replace(_settings("v2.9.1", "gfx1100"), rocm_sdk_version=version)
+    sdk_root = RocmInstall(root=Path("/w/venv"), version=version, source="rocm_sdk setting",
+                           version_source="the rocm_sdk_version setting",
+                           layout="pip SDK (installed by the rocm-sdk step)")
+    facts = dataclasses.replace(
+        _facts(settings, _rocm("7.0.2", 20), _system(cores=8, mem_gib=16.0),
+               (_gcc(11, "11.4.0"),), {}),
+        sdk=sdk_plan(settings, ["gfx1100"], load_sdk_table(), sdk_root))
+    facts = dataclasses.replace(facts, machine=dataclasses.replace(facts.machine, rocm=sdk_root))
+    prepared = _planned(monkeypatch, settings, facts)
+    assert _commands(prepared, "rocm-sdk") == (
+        ("/w/venv/bin/python", "-m", "pip", "install", "--index-url", index,
+         f"rocm[libraries,devel,device-gfx1100]=={version}"),
+        ("/w/venv/bin/rocm-sdk", "init"))
+    env = dict(prepared.inputs.env)
+    # The wheel's runtime requirement; no local version before the checkout (version.txt).
+    assert env["PYTORCH_EXTRA_INSTALL_REQUIREMENTS"] == f"rocm[libraries,device-gfx1100]=={version}"
+    assert "PYTORCH_BUILD_VERSION" not in env
 
 
 def test_the_planner_is_a_function_of_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
