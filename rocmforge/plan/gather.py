@@ -3,8 +3,10 @@
 Owns: the side-effect half of `invoke plan`, `invoke build`, `invoke env` and `invoke doctor`:
 each probe once (their own caches as they are), every file and table the planner needs read
 once, the network asked once (the SDK index, the `--with` refs, the shared cache), all in one
-`BuildFacts` (plan.facts); then plan.prepare's pure planner. `prepare_build` and
-`resolve_build_inputs` are the two compositions (gather -> plan) the tasks call.
+`BuildFacts` (plan.facts). The tasks call `gather_build_facts` / `gather_input_facts` and then
+plan.prepare's pure planner themselves; `prepare_build` and `resolve_build_inputs` are the same
+two steps in one call (doctor's cache rows, tests, benchmarks). Doctor's verdicts for the build
+are gathered here too: they judge probe results, with the compiler the pure planner chose.
 Must not: decide what the build does (plan.prepare, plan.build_plan) or run a step.
 """
 
@@ -102,17 +104,17 @@ def gather_build_facts(settings: Settings, *, preflight: Preflight = "probe",
         rows = _preflight_rows(settings, facts, compile_probes=preflight == "probe",
                                environ=environ)
     summary = describe_sources(settings)
-    return dataclasses.replace(
+    return dataclasses.replace(  # read in the order the serial prepare read them (errors)
         facts,
         preflight=rows,
         sources=summary.as_dict() if summary.pytorch_commit else None,
         tree_version=summary.pytorch_version,
-        patch_inputs=patch_digest_inputs(series_root(settings)),
         extension_sources=extension_sources_of(settings, facts.workdir,
                                                facts.pytorch.release.ref_version),
+        fixes=load_fixes(),
+        patch_inputs=patch_digest_inputs(series_root(settings)),
         stale_companions=companions_in_dist(facts.workdir),
         rocm_facts=rocm_facts_of(facts.machine, facts.components),
-        fixes=load_fixes(),
     )
 
 
