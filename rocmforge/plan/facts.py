@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.components import Component
     from rocmforge.knowledge.extensions import ExtensionSource
     from rocmforge.knowledge.features import FeatureSpec
@@ -62,6 +63,9 @@ class BuildFacts:
     rocm_release: RocmRelease | None = None
     # The shared cache's variables (plan.cache_env, after probing the cache tool); () without
     remote_cache: tuple[tuple[str, str], ...] = ()
+    # Why the kit refuses the cache_remote setting, kept as data: the planner says it where
+    # the environment is made (after the compiler choice), as the serial order always did.
+    remote_cache_refused: RocmforgeError | None = None
     # component_report's pairs; None without a ROCm install
     components: tuple[tuple[Component, ComponentFound], ...] | None = None
     feature_specs: tuple[FeatureSpec, ...] = ()  # config/features.toml

@@ -128,6 +128,7 @@ def gather_input_facts(settings: Settings, *, machine: Facts | None = None,
     GCC installs, the ROCm components and AOTriton, probe the shared cache tool, and (with the
     rocm_sdk setting) ask the SDK index. Bad input raises here; the index is asked last, after
     the pure planner has said any refusal of its own (no compiler the build accepts, ...)."""
+    from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.features import load_features
     from rocmforge.knowledge.targets import parse_targets, requested_targets
@@ -152,6 +153,10 @@ def gather_input_facts(settings: Settings, *, machine: Facts | None = None,
         components = component_report(machine, pytorch)
     rocm_version = machine.rocm.version if machine.rocm is not None else ""
     sdk_table, sdk = _sdk_plan_for(settings, machine, names)
+    try:
+        remote_cache, refused = tuple(shared_cache_env(settings, machine)), None
+    except RocmforgeError as exc:
+        remote_cache, refused = (), exc
     facts = BuildFacts(
         machine=machine,
         workdir=workdir,
@@ -161,7 +166,8 @@ def gather_input_facts(settings: Settings, *, machine: Facts | None = None,
         config=build_config(),
         gcc_installs=find_gcc_installs("/"),
         rocm_release=rocm_release_of(machine),
-        remote_cache=tuple(shared_cache_env(settings, machine)),
+        remote_cache=remote_cache,
+        remote_cache_refused=refused,
         components=components,
         feature_specs=tuple(load_features()),
         aotriton=aotriton_state(workdir, pytorch, rocm_version, names,

@@ -251,6 +251,8 @@ def _computed_env(settings: Settings, facts: BuildFacts,
                   compilers: Mapping[str, str]) -> dict[str, str]:
     from rocmforge.plan.environment import build_environment
 
+    if facts.remote_cache_refused is not None:
+        raise facts.remote_cache_refused
     env = build_environment(
         settings,
         facts.machine,

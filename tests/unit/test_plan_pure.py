@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from rocmforge.errors import TASK_PREFIX_ENV, ConfigError, UsageError
 from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.knowledge.features import load_aotriton_table, load_features
 from rocmforge.knowledge.releases import pytorch_release_for, rocm_release_for
@@ -58,12 +59,16 @@ def _refuse(what: str):  # noqa: ANN202 - any signature
 
 
 class _NoEnviron(dict[str, str]):
-    """os.environ for the planner: reading it fails the test."""
+    """os.environ for the planner: reading it fails the test. One variable answers: an
+    error's paragraph asks how the user types the kit's tasks (errors.task_names reads
+    ROCMFORGE_TASK_PREFIX when the error is made); "" is the plain `invoke <task>`."""
 
     def __getitem__(self, key: str) -> str:
         raise ReadInPlanner(f"the pure planner read os.environ[{key!r}]")
 
     def get(self, key: str, default: object = None) -> str:  # type: ignore[override]
+        if key == TASK_PREFIX_ENV:
+            return ""
         raise ReadInPlanner(f"the pure planner read os.environ.get({key!r})")
 
     def items(self):  # type: ignore[no-untyped-def]  # noqa: ANN201
@@ -258,3 +263,25 @@ def test_the_guard_catches_a_file_read(monkeypatch: pytest.MonkeyPatch) -> None:
     load_arch_table()
     with nothing_read(monkeypatch), pytest.raises(ReadInPlanner):
         load_arch_table()
+
+
+def test_a_refused_cache_remote_is_said_after_the_compiler_choice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gatherer keeps the refusal as data; the planner raises it where the environment is
+    made, so a machine without a compiler still hears about the compiler first."""
+    settings = _settings("v2.8.0", "gfx1100")
+    refused = ConfigError("cache_remote 'ftp://x' is no cache backend the kit knows",
+                          "sccache speaks s3, redis, webdav, gha, gcs, azure and memcached",
+                          "pass cache_remote=redis://host:6379")
+    facts = dataclasses.replace(
+        _facts(settings, _rocm("6.4.1", 19), _system(cores=32, mem_gib=64.0),
+               (_gcc(12, "12.3.0"),), {}), remote_cache_refused=refused)
+    plan_prepared(settings, dataclasses.replace(facts, remote_cache_refused=None))  # imports
+    with nothing_read(monkeypatch), pytest.raises(ConfigError) as caught:
+        plan_prepared(settings, facts)
+    assert caught.value is refused
+    no_compiler = dataclasses.replace(facts, machine=dataclasses.replace(
+        facts.machine, compilers=(), host_compiler=None))
+    with nothing_read(monkeypatch), pytest.raises(UsageError) as first:
+        plan_prepared(settings, no_compiler)
+    assert "No host C/C++ compiler pair was found on PATH" in str(first.value)
