@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from cachehelpers import running_redis  # noqa: E402
 
-from rocmforge.plan.prepare import resolve_build_inputs  # noqa: E402
+from rocmforge.plan.gather import resolve_build_inputs  # noqa: E402
 from rocmforge.probes.cache import CacheCounters, CacheSession, probe_cache_tool  # noqa: E402
 from rocmforge.settings import defaults_from_config, resolve  # noqa: E402
 

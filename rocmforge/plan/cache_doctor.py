@@ -3,9 +3,10 @@
 Owns: probing the cache a build environment uses (rocmforge.probes.cache.probe_shared_cache) and
 handing the result to the pure plan.cache_rows, and the FAIL row for a `cache_remote` the build
 would refuse (the refusal's own paragraph). It takes the environment and compiler as made by
-plan.prepare (`prepare.cache_doctor_rows` for `invoke doctor`, `prepare._preflight_rows` for a
-build), so the cache, its variables and the HIP_CLANG_LAUNCHER decision are the build's own.
-Must not: import plan.prepare (prepare imports this), judge (cache_rows does) or print.
+plan.prepare and gathered by plan.gather (`gather.cache_doctor_rows` for `invoke doctor`,
+`gather._preflight_rows` for a build), so the cache, its variables and the HIP_CLANG_LAUNCHER
+decision are the build's own. Must not: import plan.gather (gather imports this), judge
+(cache_rows does) or print.
 """
 
 from __future__ import annotations

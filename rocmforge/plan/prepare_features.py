@@ -1,8 +1,9 @@
 """Gathering what plan.features decides from: the tree's AOTriton, the work dir's fetched prefix,
 the install's components.
 
-Owns: `features_for_build` (one call from prepare.resolve_build_inputs) and `aotriton_fetch_for`
-(what `invoke fetch` downloads), both reading files only: the checkout's aotriton.cmake /
+Owns: `aotriton_state` (what plan.gather hands the pure plan.features in BuildFacts),
+`features_for_build` (doctor's gathering: state and decision in one call) and `aotriton_fetch_for`
+(what `invoke fetch` downloads), all three reading files only: the checkout's aotriton.cmake /
 aotriton_version.txt, the table before a checkout, the marker of a fetched prefix. Must not:
 download (sources.aotriton.fetch_aotriton does, from the fetch task) or decide (plan.features).
 """
@@ -68,7 +69,7 @@ def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
                        workdir: WorkDir, pytorch: PytorchSide,
                        components: Sequence[tuple[Component, ComponentFound]] | None = None,
                        ) -> FeaturePlan:
-    """The feature decisions of one build (components: prepare.component_report's pairs)."""
+    """The feature decisions of one build (components: gather.component_report's pairs)."""
     from rocmforge.knowledge.features import load_features
     from rocmforge.plan.features import plan_features
     from rocmforge.plan.rocm_facts import hip_version_of

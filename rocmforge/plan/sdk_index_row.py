@@ -1,7 +1,7 @@
 """Doctor's row for the pinned pip ROCm SDK: is the release (and each target's device package)
 on its index?
 
-The build's plan already asks the index before any step (plan.prepare._sdk_for, through
+The build's plan already asks the index before any step (plan.gather._check_sdk_index, via
 sources.rocm_sdk_index.check_sdk_index) and stops with exit 2 or 3; this shows the same answer
 as a doctor row, asked with a 5 s bound. Owns: the row (an index that lacks the release or a
 device package FAILs with that error's fix; an index that cannot be read is a WARN, never OK;
@@ -29,7 +29,7 @@ def sdk_index_rows(settings: Settings, facts: Facts, targets: Sequence[str]) -> 
     if not settings.rocm_sdk and not settings.rocm_sdk_version:
         return []
     from rocmforge.knowledge.rocm_sdk import load_sdk_table
-    from rocmforge.plan.prepare import _devices_to_install
+    from rocmforge.plan.gather import devices_to_install
     from rocmforge.plan.rocm_sdk import other_route, sdk_plan
     from rocmforge.sources.rocm_sdk_index import SdkIndexUnreachable, check_sdk_index
 
@@ -40,7 +40,7 @@ def sdk_index_rows(settings: Settings, facts: Facts, targets: Sequence[str]) -> 
         return [DoctorRow(check=CHECK, status="FAIL", detail=_said(exc), fix=exc.fix)]
     if sdk is None:
         return []
-    if sdk.installed_root and not _devices_to_install(sdk):
+    if sdk.installed_root and not devices_to_install(sdk):
         return [DoctorRow(check=CHECK, status="OK",
                           detail=f"rocm {sdk.version} is installed in the build venv "
                           f"({sdk.installed_root}) with its device packages")]

@@ -1,6 +1,7 @@
 """Invoke tasks: plan, build, install, clean. Thin adapters: parse flags, call the library, print.
 
-`build` = resolve settings -> probe (facts, compilers) -> environment -> plan (pure) -> run.
+`plan` and `build` = resolve settings -> gather (plan.gather: probes, files, network, one
+BuildFacts) -> plan (plan.prepare.plan_prepared: pure) -> print or run.
 Heavy imports stay inside the bodies so `invoke --list` stays fast.
 """
 
@@ -22,13 +23,18 @@ if TYPE_CHECKING:
 
 def _prepare(c: Context, flags: Mapping[str, object], *,
              compile_probes: bool = True) -> tuple[PreparedBuild, LockedBuild | None]:
-    """Settings from the task's table flags (plus config/, invoke.yaml, ROCMFORGE_*), probed and
-    planned; with --lock, those of the locked tree, and the lock (rocmforge.sources.locked)."""
-    from rocmforge.plan.prepare import prepare_build
+    """Settings from the task's table flags (plus config/, invoke.yaml, ROCMFORGE_*), gathered
+    and planned; with --lock, those of the locked tree, and the lock (rocmforge.sources.locked).
+    `compile_probes=False` (`invoke plan`): preflight reads the libraries but compiles nothing.
+    """
+    from rocmforge.plan.gather import gather_build_facts, preflight_for
+    from rocmforge.plan.prepare import plan_prepared
     from rocmforge.sources.locked import locked_settings
 
     settings, locked = locked_settings(settings_for(c, **settings_of_flags(flags)))
-    prepared = prepare_build(settings, compile_probes=compile_probes)
+    facts = gather_build_facts(settings,
+                               preflight=preflight_for(settings, compile_probes=compile_probes))
+    prepared = plan_prepared(settings, facts)
     if locked is not None:  # a locked plain folder must still be what was built
         locked.check_folders(prepared.extension_sources)
     return prepared, locked

@@ -31,8 +31,8 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
         tally,
     )
     from rocmforge.plan.download_rows import aotriton_download_doctor
+    from rocmforge.plan.gather import cache_doctor_rows, doctor_facts
     from rocmforge.plan.preflight_more import more_preflight_rows
-    from rocmforge.plan.prepare import cache_doctor_rows, doctor_facts
     from rocmforge.plan.sdk_index_row import sdk_index_rows
     from rocmforge.plan.triton_probe_rows import triton_probe_rows
     from rocmforge.probes.probe_store import enabled
@@ -76,7 +76,8 @@ def env(c: Context, format: str = "sh", **flags: object) -> None:  # noqa: A002 
 
     from rocmforge.errors import UsageError
     from rocmforge.plan.environment import FORMATS, format_env
-    from rocmforge.plan.prepare import resolve_build_inputs
+    from rocmforge.plan.gather import gather_input_facts
+    from rocmforge.plan.prepare import build_inputs
 
     if format not in FORMATS:
         raise UsageError(
@@ -87,7 +88,7 @@ def env(c: Context, format: str = "sh", **flags: object) -> None:  # noqa: A002 
     settings = settings_for(c, **settings_of_flags(flags))
     # The same environment `invoke build` uses: config/build.toml, the computed values (targets,
     # ROCm paths, MAX_JOBS, the CC/CXX the build would choose), then the build_env setting.
-    inputs = resolve_build_inputs(settings)
+    inputs = build_inputs(settings, gather_input_facts(settings))
     sys.stdout.write(format_env(dict(inputs.env), format))
 
 

@@ -15,7 +15,7 @@ from pytest_httpserver import HTTPServer
 
 from rocmforge.knowledge.cache_backends import parse_remote
 from rocmforge.plan.cache_rows import shared_cache_rows
-from rocmforge.plan.prepare import cache_doctor_rows, doctor_facts, resolve_build_inputs
+from rocmforge.plan.gather import cache_doctor_rows, doctor_facts, resolve_build_inputs
 from rocmforge.probes.cache import (
     CacheCounters,
     CacheTool,

@@ -385,7 +385,7 @@ def test_the_build_preflight_never_reads_the_probe_store(cache_dir: Path,
                                                          tmp_path: Path) -> None:
     """Doctor's kept verdict for gfx942 is altered in the store: doctor's probe shows the
     altered one (it reads the store), the build's preflight the compiler's own."""
-    from rocmforge.plan.prepare import prepare_build
+    from rocmforge.plan.gather import prepare_build
     from rocmforge.probes.compile_probe import probe_install_targets
     from rocmforge.probes.rocm import find_rocm_installs
     from rocmforge.settings import defaults_from_config, resolve
@@ -442,7 +442,7 @@ def test_doctor_inputs_are_those_of_the_serial_order(cache_dir: Path, tmp_path: 
     and features reads: what it returns is what one-after-the-other made."""
     from rocmforge.knowledge.arches import load_arch_table
     from rocmforge.knowledge.targets import requested_targets
-    from rocmforge.plan.prepare import component_report, doctor_facts
+    from rocmforge.plan.gather import component_report, doctor_facts
     from rocmforge.plan.prepare_features import features_for_build
     from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.probes.facts import gather_facts, with_target_probes
@@ -491,7 +491,7 @@ def test_a_probe_error_comes_before_the_pytorch_sides(tmp_path: Path) -> None:
     """Both the ROCm path and the PyTorch ref are bad: doctor says what the serial order said
     first, the ROCm path, though the PyTorch side is read while the machine is probed."""
     from rocmforge.errors import ProbeError, UsageError
-    from rocmforge.plan.prepare import doctor_facts
+    from rocmforge.plan.gather import doctor_facts
     from rocmforge.settings import defaults_from_config, resolve
 
     flags = {"arch": "gfx1100", "work_dir": str(tmp_path / "work"), "pytorch_ref": "v1.2.3"}

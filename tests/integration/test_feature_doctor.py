@@ -40,7 +40,7 @@ def _stated_version(package: str, name: str) -> tuple[Path, str]:
 
 
 def _installed(names: list[str]):
-    """(Component, ComponentFound) pairs as prepare.component_report makes them, from /usr."""
+    """(Component, ComponentFound) pairs as gather.component_report makes them, from /usr."""
     table = {c.name: c for c in load_components()}
     return list(zip([table[n] for n in names], find_components(Path("/usr"), names), strict=True))
 

@@ -510,7 +510,7 @@ def _triton_targets_step(python: str, arch: str, tmp_path: Path, *, allow_gap: b
     from rocmforge.execute.action_args import InVenv
     from rocmforge.execute.model import Plan
     from rocmforge.execute.runner import StepRunner
-    from rocmforge.plan.prepare import prepare_build
+    from rocmforge.plan.gather import prepare_build
     from rocmforge.settings import defaults_from_config, resolve
     from rocmforge.steps import build_actions
 

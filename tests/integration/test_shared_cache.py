@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cachehelpers import redis_command, run_machine, running_redis
 
-from rocmforge.plan.prepare import resolve_build_inputs
+from rocmforge.plan.gather import resolve_build_inputs
 from rocmforge.settings import defaults_from_config, resolve
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("redis-server", "clang-22",

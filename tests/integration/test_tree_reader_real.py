@@ -60,7 +60,7 @@ def test_hip_gates_every_component_so_it_is_required(tmp_path: Path) -> None:
 
 
 def test_conditions_decide_per_rocm_release(tmp_path: Path) -> None:
-    from rocmforge.plan.prepare import component_report
+    from rocmforge.plan.gather import component_report
     from rocmforge.probes.facts import gather_facts
     from rocmforge.settings import Settings
 
