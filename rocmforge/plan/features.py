@@ -221,7 +221,8 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
     blockers: list[str] = []
     notes: list[str] = []
     have: list[str] = []  # "rccl 2.22.3 (/opt/rocm/lib/cmake/rccl/rccl-config.cmake)"
-    lacking: list[str] = []  # install hints of the missing components
+    lacking: list[Component] = []  # the missing components the table knows
+    unknown: list[str] = []  # and those it does not (no package to name)
     needed_by_configure = False  # a missing component PyTorch's configure REQUIREs
     for name in spec.components:
         if found is None:
@@ -230,7 +231,10 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
         component, hit = found.get(name, (None, None))
         if hit is None or not hit.found:
             blockers.append(f"the ROCm component {name} is not installed")
-            lacking.append(f"{name}: {component.install_hint(layout)}" if component else name)
+            if component is not None:
+                lacking.append(component)
+            else:
+                unknown.append(name)
             needed_by_configure |= bool(component and component.required)
         else:
             have.append(f"{name} {hit.version or '(version unknown)'} ({hit.config})")
@@ -281,9 +285,12 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             notes.append(f"configure downloads AOTriton {fetch.release.version}; `invoke fetch` "
                          "for an offline build")
     if blockers:
+        from rocmforge.knowledge.components import install_fix
+
         reason = "; ".join(blockers)
         off_vars = [(v, "0") for v in spec.variables]
-        install = f"install {'; '.join(lacking)}" if lacking else ""
+        install = "; ".join([*([install_fix(lacking, layout)] if lacking else []),
+                             *([f"install {', '.join(unknown)}"] if unknown else [])])
         check = f"feature {spec.name}"
         if choice == "on":
             row = DoctorRow(check=check, status="FAIL",
