@@ -77,4 +77,18 @@ def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
     state = aotriton_state(workdir, pytorch, rocm_version, targets, hip_version_of(facts.rocm))
     return plan_features(load_features(), settings.features, targets, components, state,
                          rocm_version=rocm_version,
-                         layout=facts.rocm.layout if facts.rocm is not None else "")
+                         layout=facts.rocm.layout if facts.rocm is not None else "",
+                         sdk_to_come=_sdk_to_come(settings, facts))
+
+
+def _sdk_to_come(settings: Settings, facts: Facts) -> str:
+    """The extras the rocm-sdk step installs, when the build uses the pip SDK and the build
+    venv does not hold it yet (prepare.resolve_build_inputs' own test: the install is then the
+    SDK to come, whose components are not there to find); "" otherwise."""
+    if not (settings.rocm_sdk or settings.rocm_sdk_version):
+        return ""
+    if facts.rocm is not None and facts.rocm.layout == "pip SDK":
+        return ""  # installed: its components are found (or not) as any install's
+    from rocmforge.knowledge.components import load_sdk_extras
+
+    return load_sdk_extras().components
