@@ -82,13 +82,16 @@ def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
 
 
 def _sdk_to_come(settings: Settings, facts: Facts) -> str:
-    """The extras the rocm-sdk step installs, when the build uses the pip SDK and the build
-    venv does not hold it yet (prepare.resolve_build_inputs' own test: the install is then the
-    SDK to come, whose components are not there to find); "" otherwise."""
-    if not (settings.rocm_sdk or settings.rocm_sdk_version):
-        return ""
-    if facts.rocm is not None and facts.rocm.layout == "pip SDK":
-        return ""  # installed: its components are found (or not) as any install's
-    from rocmforge.knowledge.components import load_sdk_extras
+    """The extras the rocm-sdk step installs, when the build uses the pip SDK and the install
+    the plan stands on is that SDK to come (prepare.resolve_build_inputs puts it in place of
+    the probes' install until the step has run: a pip SDK layout the probes did not find, whose
+    components are not there to find yet); "" otherwise (an installed SDK, whose components are
+    found or not as any install's, or another install that doctor judges as it is)."""
+    from rocmforge.knowledge.components import SDK, layout_kind, load_sdk_extras
 
+    if not (settings.rocm_sdk or settings.rocm_sdk_version) or facts.rocm is None:
+        return ""
+    layout = facts.rocm.layout
+    if layout_kind(layout) != SDK or layout == "pip SDK":  # "pip SDK": probes.rocm's word
+        return ""
     return load_sdk_extras().components

@@ -118,3 +118,5 @@ def test_an_installed_sdk_is_judged_as_any_install() -> None:
     assert _sdk_to_come(settings, facts(rocm=installed)) == ""
     assert _sdk_to_come(settings, facts(rocm=to_come)) == "rocm[libraries,devel]"
     assert _sdk_to_come(Settings(), facts(rocm=to_come)) == ""
+    # doctor with the SDK settings judges the machine's install as it is (its rows say so).
+    assert _sdk_to_come(settings, facts(rocm=ROCM)) == ""
