@@ -153,6 +153,9 @@ def other_route(sdk: SdkPlan, table: SdkTable) -> str:
     if sdk.route == MULTI_ARCH:
         return (f"a release before {table.first_multi_arch} is only on the per-family index of "
                 f"its GPU family: --rocm-sdk {table.per_family.index}")
+    if sdk.route_note:  # no --rocm-sdk: the version alone chose the family's index
+        return (f"a release from {table.first_multi_arch} on is on the multi-arch index, which "
+                "the build takes for such a --rocm-sdk-version")
     return (f"a release from {table.first_multi_arch} on is on the multi-arch index: drop "
             "--rocm-sdk (or pass the multi-arch index, without {family})")
 
