@@ -141,7 +141,7 @@ class EnvironmentFailed(RocmforgeError):
 # Names that are spelled in lower case even at the start of a sentence.
 _LOWERCASE_NAMES = frozenset(
     {"rocmforge", "invoke", "nox", "pip", "git", "hipcc", "clang", "cmake", "ninja", "torch",
-     "triton", "amdclang", "gcc", "rocminfo", "setuptools", "ccache", "sccache"}
+     "triton", "amdclang", "gcc", "rocminfo", "setuptools", "ccache", "sccache", "rocm"}
 )
 
 

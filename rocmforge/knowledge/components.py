@@ -4,12 +4,14 @@ Owns: the component table (name, required by LoadHIP.cmake, the packages that pr
 each install layout: AMD's legacy repositories, ROCm >= 7.14's native amdrocm-* packages,
 Debian, the pip SDK's extras) and `components_for(tree_components)`: the list to check, the
 tree's own when a checkout exists (names and REQUIRED from its LoadHIP.cmake), else the table's.
-`install_hint(layout)` is the one place a fix names a ROCm package. Must not: look at the
-machine (probes.rocm_components does).
+`install_hint(layout)` is the one place a fix names a ROCm package, `install_command(components,
+layout)` the one command that installs several (each package once) and `install_fix` the fix
+text with both. Must not: look at the machine (probes.rocm_components does).
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -107,6 +109,43 @@ class Component:
         if not hints:
             return f"the ROCm package that installs {self.name}'s CMake config"
         return " or ".join([*hints, pip])
+
+
+def install_command(components: Sequence[Component], layout: str) -> str:
+    """One shell command (a quoted argv in backticks) that installs every package `components`
+    need in an install of this layout, each package once, in the order first named; "" when
+    the layout is not known (no one package manager to name) or no package is named. Debian's
+    /usr: Debian's packages, and a second command with AMD's for what Debian lacks (a separate
+    /opt/rocm install, as install_hint says)."""
+    kind = layout_kind(layout)
+
+    def shown(tool: tuple[str, ...], packages: Sequence[str]) -> str:
+        return f"`{shlex.join([*tool, *dict.fromkeys(packages)])}`" if packages else ""
+
+    apt = ("sudo", "apt", "install")
+    if kind == SDK:
+        return shown(("pip", "install"), [load_sdk_extras().components] if components else [])
+    if kind == LEGACY:
+        return shown(apt, [c.rocm_package for c in components if c.rocm_package])
+    if kind == AMDROCM:
+        command = shown(apt, [c.amdrocm_package for c in components if c.amdrocm_package])
+        return f"{command} (or dnf)" if command else ""
+    if kind == DISTRO:
+        debian = shown(apt, [c.debian_package for c in components if c.debian_package])
+        amd = shown(apt, [c.rocm_package for c in components
+                          if not c.debian_package and c.rocm_package])
+        rest = (f"{'the rest ' if debian else ''}from AMD's repositories (a separate "
+                f"/opt/rocm install; pass --rocm-path): {amd}") if amd else ""
+        return "; ".join(part for part in (debian, rest) if part)
+    return ""
+
+
+def install_fix(components: Sequence[Component], layout: str) -> str:
+    """A fix for missing components: "install <name>: <package>; ..." (one entry each, as
+    install_hint says it) and then the one command for all of them (install_command)."""
+    each = "install " + "; ".join(f"{c.name}: {c.install_hint(layout)}" for c in components)
+    command = install_command(components, layout)
+    return f"{each}; all at once: {command}" if command else each
 
 
 @lru_cache(maxsize=1)

@@ -110,6 +110,14 @@ def load_sdk_table(directory: str | None = None) -> SdkTable:
         families=families, preload=tuple(preload))
 
 
+def family_in(index: str, table: SdkTable) -> str:
+    """The family a per-family index URL names (a folder of its path that is a family of the
+    table: TheRock's .../v2/gfx94X-dcgpu/ or a mirror's); "" when it names none."""
+    from urllib.parse import urlsplit
+
+    return next((part for part in urlsplit(index).path.split("/") if part in table.families), "")
+
+
 def family_for(targets: Sequence[str], table: SdkTable) -> str:
     """The one family whose per-family index carries every target (processor names, features
     dropped); UsageError when the targets span families or none has them."""

@@ -228,6 +228,8 @@ def _component_rows(rocm: RocmInstall,
                     components: Sequence[tuple[Component, ComponentFound]] | None,
                     ) -> list[DoctorRow]:
     """Every component PyTorch's CMake looks for, found or missing in the install."""
+    from rocmforge.knowledge.components import install_fix
+
     rows: list[DoctorRow] = []
     if components is None:
         return rows
@@ -240,8 +242,7 @@ def _component_rows(rocm: RocmInstall,
             detail=f"{len(missing)} of {len(components)} components PyTorch's CMake requires "
                    f"are not in {rocm.root}: " + ", ".join(c.name for c in missing)
                    + (f" (found: {', '.join(present)})" if present else ""),
-            fix="install " + "; ".join(f"{c.name}: {c.install_hint(rocm.layout)}"
-                          for c in missing)))
+            fix=install_fix(missing, rocm.layout)))
     else:
         rows.append(DoctorRow(check="ROCm components", status="OK",
                               detail=f"all {len(present)} found in {rocm.root}: "
@@ -251,8 +252,7 @@ def _component_rows(rocm: RocmInstall,
             check="ROCm optional", status="WARN",
             detail="not found (the build goes on without them): "
                    + ", ".join(c.name for c in optional),
-            fix="install " + "; ".join(f"{c.name}: {c.install_hint(rocm.layout)}"
-                          for c in optional)))
+            fix=install_fix(optional, rocm.layout)))
     return rows
 
 

@@ -117,10 +117,14 @@ def plan_features(
     *,
     rocm_version: str = "",
     layout: str = "",
+    sdk_to_come: str = "",
 ) -> FeaturePlan:
     """One Feature per spec, in the table's order, and the rows preflight shows (`rocm_version`:
     the install's, "" when unknown; it picks the per-ROCm target lists; `layout`: the
-    install's, it picks the package names a fix gives)."""
+    install's, it picks the package names a fix gives). `sdk_to_come`: the pip SDK's extras
+    the rocm-sdk step will install ("rocm[libraries,devel]") when that step has not run yet:
+    a component missing now comes with it (its libraries carry every component), so it is
+    no reason to leave a part out; the next plan, from the installed SDK, checks it."""
     choices = check_choices(requested, [s.name for s in specs])
     for spec in specs:
         if choices.get(spec.name) == "off" and spec.fallback and not spec.variables:
@@ -134,7 +138,8 @@ def plan_features(
     rows: list[DoctorRow] = []
     for spec in specs:
         choice = choices.get(spec.name, "auto")
-        feature, row = _decide(spec, choice, targets, found, aotriton, rocm_version, layout)
+        feature, row = _decide(spec, choice, targets, found, aotriton, rocm_version, layout,
+                               sdk_to_come)
         features.append(feature)
         if row is not None:
             rows.append(row)
@@ -199,7 +204,7 @@ def _excluded_check(spec: FeatureSpec, targets: Sequence[str]) -> tuple[list[str
 def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             found: Mapping[str, tuple[Component, ComponentFound]] | None,
             aotriton: AotritonState, rocm_version: str,
-            layout: str = "") -> tuple[Feature, DoctorRow | None]:
+            layout: str = "", sdk_to_come: str = "") -> tuple[Feature, DoctorRow | None]:
     def make(on: bool, why: str, variables: Sequence[tuple[str, str]] = ()) -> Feature:
         return Feature(name=spec.name, label=spec.label, requested=choice, on=on, why=why,
                        variables=tuple(variables), source=spec.source)
@@ -221,16 +226,23 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
     blockers: list[str] = []
     notes: list[str] = []
     have: list[str] = []  # "rccl 2.22.3 (/opt/rocm/lib/cmake/rccl/rccl-config.cmake)"
-    lacking: list[str] = []  # install hints of the missing components
+    lacking: list[Component] = []  # the missing components the table knows
+    unknown: list[str] = []  # and those it does not (no package to name)
     needed_by_configure = False  # a missing component PyTorch's configure REQUIREs
     for name in spec.components:
         if found is None:
             notes.append(f"{name} not checked (no ROCm install found)")
             continue
         component, hit = found.get(name, (None, None))
+        if (hit is None or not hit.found) and sdk_to_come:
+            notes.append(f"{name} comes with the rocm-sdk step ({sdk_to_come})")
+            continue
         if hit is None or not hit.found:
             blockers.append(f"the ROCm component {name} is not installed")
-            lacking.append(f"{name}: {component.install_hint(layout)}" if component else name)
+            if component is not None:
+                lacking.append(component)
+            else:
+                unknown.append(name)
             needed_by_configure |= bool(component and component.required)
         else:
             have.append(f"{name} {hit.version or '(version unknown)'} ({hit.config})")
@@ -281,9 +293,12 @@ def _decide(spec: FeatureSpec, choice: str, targets: Sequence[str],
             notes.append(f"configure downloads AOTriton {fetch.release.version}; `invoke fetch` "
                          "for an offline build")
     if blockers:
+        from rocmforge.knowledge.components import install_fix
+
         reason = "; ".join(blockers)
         off_vars = [(v, "0") for v in spec.variables]
-        install = f"install {'; '.join(lacking)}" if lacking else ""
+        install = "; ".join([*([install_fix(lacking, layout)] if lacking else []),
+                             *([f"install {', '.join(unknown)}"] if unknown else [])])
         check = f"feature {spec.name}"
         if choice == "on":
             row = DoctorRow(check=check, status="FAIL",

@@ -78,4 +78,21 @@ def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
     state = aotriton_state(workdir, pytorch, rocm_version, targets, hip_version_of(facts.rocm))
     return plan_features(load_features(), settings.features, targets, components, state,
                          rocm_version=rocm_version,
-                         layout=facts.rocm.layout if facts.rocm is not None else "")
+                         layout=facts.rocm.layout if facts.rocm is not None else "",
+                         sdk_to_come=_sdk_to_come(settings, facts))
+
+
+def _sdk_to_come(settings: Settings, facts: Facts) -> str:
+    """The extras the rocm-sdk step installs, when the build uses the pip SDK and the install
+    the plan stands on is that SDK to come (prepare.resolve_build_inputs puts it in place of
+    the probes' install until the step has run: a pip SDK layout the probes did not find, whose
+    components are not there to find yet); "" otherwise (an installed SDK, whose components are
+    found or not as any install's, or another install that doctor judges as it is)."""
+    from rocmforge.knowledge.components import SDK, layout_kind, load_sdk_extras
+
+    if not (settings.rocm_sdk or settings.rocm_sdk_version) or facts.rocm is None:
+        return ""
+    layout = facts.rocm.layout
+    if layout_kind(layout) != SDK or layout == "pip SDK":  # "pip SDK": probes.rocm's word
+        return ""
+    return load_sdk_extras().components

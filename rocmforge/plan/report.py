@@ -25,7 +25,11 @@ def settings_rows(plan: Plan) -> list[tuple[str, str]]:
         if key in ("origins", "sources", "companions", "rocm_facts", "pytorch_facts",
                    "upstream_fixes"):
             continue  # the facts have tables of their own (fact_rows)
-        if isinstance(value, dict):
+        if key == "rocm_sdk" and isinstance(value, dict):
+            from rocmforge.plan.rocm_sdk import shown
+
+            value = shown(value)
+        elif isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
         rows.append((key, str(value)))
     sources = _mapping(plan.settings.get("sources"))

@@ -14,7 +14,7 @@ before torch's own (torch/__init__.py imports `_rocm_init` when it exists and ca
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -70,6 +70,24 @@ class SdkPlan:
                 "version": self.version, "requirement": self.requirement,
                 "wheel_requires": self.wheel_requires,
                 "device_packages": list(self.device_packages), "root": self.installed_root}
+
+
+# What SdkPlan.as_dict()'s empty values mean, in `invoke plan`'s settings row (the JSON keeps "").
+EMPTY_MEANS = {
+    "family": "none (the multi-arch index serves every family)",
+    "device_packages": "none (the family's rocm-sdk-libraries package holds its targets' code)",
+    "root": "from the rocm-sdk step (not installed yet)",
+}
+
+
+def shown(doc: Mapping[str, object]) -> str:
+    """SdkPlan.as_dict() as `invoke plan` shows it: key=value, a list comma-joined, an empty
+    value said in words (EMPTY_MEANS) rather than left blank."""
+    parts = []
+    for key, value in doc.items():
+        text = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        parts.append(f"{key}={text or EMPTY_MEANS.get(key, '(none)')}")
+    return "; ".join(parts)
 
 
 def sdk_plan(settings: Settings, targets: Sequence[str], table: SdkTable,
@@ -135,6 +153,9 @@ def other_route(sdk: SdkPlan, table: SdkTable) -> str:
     if sdk.route == MULTI_ARCH:
         return (f"a release before {table.first_multi_arch} is only on the per-family index of "
                 f"its GPU family: --rocm-sdk {table.per_family.index}")
+    if sdk.route_note:  # no --rocm-sdk: the version alone chose the family's index
+        return (f"a release from {table.first_multi_arch} on is on the multi-arch index, which "
+                "the build takes for such a --rocm-sdk-version")
     return (f"a release from {table.first_multi_arch} on is on the multi-arch index: drop "
             "--rocm-sdk (or pass the multi-arch index, without {family})")
 

@@ -105,6 +105,35 @@ def _newest(versions: Sequence[Version]) -> str:
     return f"newest: {shown}" if shown else "none"
 
 
+def _no_sdk_fix(index: str, version: Version) -> str:
+    """Where the release is, when `index` has no rocm project: TheRock's multi-arch index from
+    its first release on; before it, only the per-family index of the targets' family (TheRock
+    makes no new per-family releases and may delete old ones: ROCm/TheRock@89553ce3:
+    docs/packaging/legacy_per_family_releases.md), so dropping --rocm-sdk gives that one."""
+    from rocmforge.knowledge.rocm_sdk import FAMILY_FIELD, family_in, load_sdk_table
+
+    table = load_sdk_table()
+    first = table.first_multi_arch
+    mirror = "or pass your mirror's index URL (the folder whose rocm/ page lists the rocm files)"
+    if version >= Version(first):
+        return (f"drop --rocm-sdk to use TheRock's multi-arch index ({table.multi_arch.index}), "
+                + mirror)
+    family = family_in(index, table)
+    theirs = table.per_family.index.replace(FAMILY_FIELD, family) if family else ""
+    if family and index == theirs:
+        return (f"TheRock's per-family index of {family} does not have it (no new per-family "
+                "releases are made, and old ones may be deleted: TheRock's docs/packaging/"
+                "legacy_per_family_releases.md): pass --rocm-sdk-version with a release from "
+                f"{first} on (the multi-arch index has those), or pass a mirror's per-family "
+                "index with --rocm-sdk (a URL with {family})")
+    where = theirs or f"{table.per_family.index}, with your targets' family"
+    whose = family or "the targets' family"
+    return (f"ROCm SDK {version} predates the multi-arch index (its first release is {first}), "
+            f"so only the per-family index of {whose} has it: drop "
+            f"--rocm-sdk to use TheRock's ({where}), or pass your mirror's per-family index URL "
+            "with {family} where the family goes")
+
+
 def check_sdk_index(index: str, version: str, device_packages: Sequence[str], *,
                     other_route: str = "", timeout_s: float = TIMEOUT_S) -> None:
     """Raise unless `index` lists `rocm` at `version` and every device package at it.
@@ -116,8 +145,7 @@ def check_sdk_index(index: str, version: str, device_packages: Sequence[str], *,
         raise SdkIndexLacks(
             f"The index {index} has no rocm project, so it is no pip ROCm SDK index",
             "the build installs the SDK's `rocm` package from it (its page answered 404)",
-            "drop --rocm-sdk to use TheRock's multi-arch index, or pass your mirror's index URL "
-            "(the folder whose rocm/ page lists the rocm files)",
+            _no_sdk_fix(index, pinned),
         )
     versions = versions_on_page(files, SDK_PROJECT)
     if pinned not in versions:
@@ -143,8 +171,8 @@ def check_sdk_index(index: str, version: str, device_packages: Sequence[str], *,
         if pinned not in device_versions:
             raise SdkIndexLacks(
                 f"The index {index} has {package} but not at {version}",
-                f"rocm {version} installs {package}=={version}, and the index lists "
-                f"{len(device_versions)} other release(s) of it",
+                f"ROCm SDK {version} (the rocm package) installs {package}=={version}, and the "
+                f"index lists {len(device_versions)} other release(s) of it",
                 f"pass --rocm-sdk-version with a release that has {target} "
                 f"({_newest(device_versions)}), or drop {target} from --arch",
             )

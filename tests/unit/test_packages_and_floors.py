@@ -15,6 +15,8 @@ from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.knowledge.components import (
     components_for,
     device_code_hint,
+    install_command,
+    install_fix,
     layout_kind,
     load_components,
 )
@@ -100,7 +102,50 @@ def test_doctor_component_fix_follows_the_install_layout() -> None:
     rows = diagnose(facts(rocm=therock, rocm_installs=(therock,), hipcc_owner=therock), (),
                     Settings(), release=pytorch_release_for("v2.15.0"), components=missing)
     assert row(rows, "ROCm components").fix == (
-        "install rocblas: amdrocm-blas-devel (ROCm >= 7.14 packages)")
+        "install rocblas: amdrocm-blas-devel (ROCm >= 7.14 packages); all at once: "
+        "`sudo apt install amdrocm-blas-devel` (or dnf)")
+
+
+# hip and hiprtc share a package in every layout that packages hiprtc; Debian lacks three.
+SEVERAL = ("hip", "hiprtc", "rocblas", "hipblas", "hiprand")
+
+
+@pytest.mark.parametrize(("layout", "command"), [
+    ("legacy /opt/rocm-6.4.1", "`sudo apt install hip-dev rocblas-dev hipblas-dev hiprand-dev`"),
+    ("TheRock /opt/rocm/core-10.0", "`sudo apt install amdrocm-runtime-devel amdrocm-blas-devel "
+     "amdrocm-rand-devel` (or dnf)"),
+    ("distro /usr", "`sudo apt install libamdhip64-dev libhiprand-dev`; the rest from AMD's "
+     "repositories (a separate /opt/rocm install; pass --rocm-path): `sudo apt install hip-dev "
+     "rocblas-dev hipblas-dev`"),
+    ("pip SDK", "`pip install 'rocm[libraries,devel]'`"),
+    ("other", ""),
+], ids=["legacy", "amdrocm", "debian", "sdk", "unknown"])
+def test_one_command_installs_every_missing_component_each_package_once(
+        layout: str, command: str) -> None:
+    """Issue: one install line per component; a user wants one command for them all."""
+    assert install_command([TABLE[n] for n in SEVERAL], layout) == command
+
+
+def test_the_fix_keeps_each_component_and_adds_the_one_command() -> None:
+    picked = [TABLE["rocblas"], TABLE["hipblas"]]
+    assert install_fix(picked, "legacy /opt/rocm-6.4.1") == (
+        "install rocblas: rocblas-dev (ROCm repositories); hipblas: hipblas-dev (ROCm "
+        "repositories); all at once: `sudo apt install rocblas-dev hipblas-dev`")
+    # Debian packages neither: the one command is AMD's.
+    assert install_fix(picked, "distro /usr").endswith(
+        "; all at once: from AMD's repositories (a separate /opt/rocm install; pass "
+        "--rocm-path): `sudo apt install rocblas-dev hipblas-dev`")
+    # A layout without one package manager: every name, and no command to guess.
+    assert install_fix(picked, "") == (
+        'install rocblas: rocblas-dev (ROCm repositories) or amdrocm-blas-devel (ROCm >= 7.14 '
+        'packages) or "rocm[libraries,devel]" (pip ROCm SDK); hipblas: hipblas-dev (ROCm '
+        'repositories) or amdrocm-blas-devel (ROCm >= 7.14 packages) or "rocm[libraries,devel]" '
+        "(pip ROCm SDK)")
+    # hipFile has no legacy package: its entry says so, and the command leaves it out.
+    assert install_fix([TABLE["hipfile"], TABLE["rocblas"]], "legacy /opt/rocm-7.2.1") == (
+        "install hipfile: no package in the legacy ROCm repositories: hipfile ships with ROCm "
+        ">= 7.14 as amdrocm-hipfile-devel; rocblas: rocblas-dev (ROCm repositories); all at "
+        "once: `sudo apt install rocblas-dev`")
 
 
 def test_thrust_hazard_names_the_layout_packages() -> None:
