@@ -14,6 +14,9 @@ import re
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 
+_PIN = re.compile(r"==(?P<ver>[\w.!+-]+)$")
+
+
 def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
     name = match.group("pkg").split("[")[0].strip()
     name = re.split(r"[<>=!~; ]", name)[0].lower()
@@ -28,6 +31,17 @@ def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
                        fix="install with the PyTorch ROCm index that torch came from (`pip "
                            "install --index-url https://download.pytorch.org/whl/rocmX.Y "
                            "...`), or install the pinned pytorch-triton-rocm wheel first")
+    pinned = _PIN.search(match.group("pkg"))
+    if pinned:
+        version = pinned.group("ver")
+        return Reading(
+            subject=name, cause=f"pip found no {name} {version} on the index it was given: "
+            f"the requirement pins {name}=={version}, a release that index does not publish "
+            "(never published there, or a nightly it has since dropped)",
+            fix=f"pin a {name} version the index lists (pip's 'from versions:' list above "
+                f"names them) instead of {version}, or point --index-url at the index that "
+                f"publishes {name} {version} (a ROCm family index carries only the versions "
+                "built for it)")
     return Reading(subject=name, cause=f"pip found no release of {name} that fits: the index "
                    "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python "
                    "version and platform, or no network", fix=f"use an index that carries {name} "
@@ -122,13 +136,16 @@ def _resolver_conflict(match: re.Match[str], view: LineView) -> Reading | None:
 def _no_platform_wheel(match: re.Match[str], view: LineView) -> Reading | None:
     package = (match.group("pkg") or match.group("pkg2")).lower()
     version = match.group("ver") or match.group("ver2")
+    op = match.groupdict().get("op") or "=="
+    which = f"{package} {version}" if op == "==" else f"the {package} releases {op}{version}"
     return Reading(
         subject=package,
-        cause=f"the index has {package} {version}, but no wheel of it for this Python and "
-              "platform (another Python version, OS or CPU than the wheels were built for)",
-        fix=f"use a Python version (and platform) {package} {version} has wheels for (the "
-            "index page lists one wheel per cpXY and platform), or another version of it that "
-            "has one for this Python")
+        cause=f"the index has {which}, but no wheel of them for this Python and platform "
+              "(another Python version, OS or CPU than the wheels were built for; uv's hint "
+              "names the platforms it has)",
+        fix=f"use a Python version and platform that {which} have wheels for (the index "
+            "page lists one wheel per cpXY and platform; uv's hint names them), another "
+            f"version of {package} that has one for this system, or the index built for it")
 
 
 def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
@@ -178,8 +195,8 @@ RULES: tuple[Rule, ...] = (
     Rule(id="no-platform-wheel", klass="python-packaging",
          triggers=("has no wheels with a matching platform tag",
                    "doesn't have a source distribution or wheel for the current platform"),
-         pattern=rx(r"(?P<pkg>[A-Za-z][\w.-]*)==(?P<ver>\S+) has no wheels with a matching "
-                     r"platform tag"
+         pattern=rx(r"(?P<pkg>[A-Za-z][\w.-]*?)(?P<op>==|>=|<=|~=|>|<)(?P<ver>\S+) has no "
+                     r"wheels with a matching platform tag"
                      r"|Distribution `(?P<pkg2>[A-Za-z][\w.-]*)==(?P<ver2>[^\s`]+)[^`]*` can't be "
                      r"installed because it doesn't have a source distribution or wheel for the "
                      r"current platform"),
