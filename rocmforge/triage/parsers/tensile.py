@@ -17,7 +17,7 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
     # Proof that the target has no kernels: the library says which GPU arch it looked for, or
     # the target's own file is not there. "Cannot read …: No error" (a file that is there but
     # unreadable, another format) proves nothing about the kernels: no claim.
-    if view.text.startswith("rocblaslt error"):
+    if "rocblaslt error" in view.text:
         return None  # hipBLASLt's own loader: the hipblaslt-lazy-library rule reads it
     if "GPU arch" not in view.text and "No such file" not in view.text:
         return None
@@ -148,7 +148,7 @@ RULES: tuple[Rule, ...] = (
          "list of available files after 'Cannot read ... for GPU arch'); ROCm/TheRock#571"),
     Rule(id="hipblaslt-lazy-library", klass="math-library",
          triggers=("rocblaslt error",),
-         pattern=rx(r"^rocblaslt error: (?:Cannot read|Could not load) .*?[\\/]hipblaslt[\\/]+"
+         pattern=rx(r"\brocblaslt error: (?:Cannot read|Could not load) .*?[\\/]hipblaslt[\\/]+"
                      r"library[\\/]+TensileLibrary\w*?_(?P<arch>gfx[0-9a-f]{3,4})\.dat"),
          requires=rx(r"\b(?:HIP|CU)BLAS_STATUS_[A-Z_]+\b"),
          unless=rx(r"hipBlasLT failed, falling back to tensile"),
