@@ -95,7 +95,8 @@ def _gpu_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
     free, total = match.group("free"), match.group("total")
     setting = re.search(r"(?P<var>PYTORCH_\w*ALLOC_CONF)=(?P<val>[\w:.,]+)", view.text)
     knob = (f"{setting.group('var')}={setting.group('val')} (the allocator's own hint, "
-            "against fragmentation)") if setting else "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True"
+            "against fragmentation)" if setting
+            else "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True")
     held = re.search(r"Of the allocated memory (?P<held>[\d.]+ [KMGT]?i?B) is allocated by "
                      r"PyTorch", view.text)
     size = match.group("size")

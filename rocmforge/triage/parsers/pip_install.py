@@ -13,7 +13,6 @@ import re
 
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
-
 _PIN = re.compile(r"==(?P<ver>[\w.!+-]+)$")
 
 
