@@ -133,3 +133,11 @@ def test_a_rocm_headers_own_include_missing_names_that_rocm_root() -> None:
     assert "hip/hip_bf16.h" in own.cause
     project = explain_text("csrc/ops.hip:3:10: fatal error: 'hip/hip_runtime.h' file not found\n")
     assert (project.klass, project.subject) == ("rocm-install", "ROCM_HOME")
+
+
+def test_pip_404_on_an_index_link_names_the_project_of_the_index_page() -> None:
+    d = explain_text("  ERROR: HTTP error 404 while getting https://idx.example/v2/g/rocm/v2/g/"
+                     "rocm-7.10.0.tar.gz (from https://idx.example/v2/g/rocm/)\n")
+    assert (d.klass, d.subject, d.rule) == ("python-packaging", "rocm", "pip-http-404")
+    assert "links rocm-7.10.0.tar.gz" in d.cause
+    assert "index" in d.fix

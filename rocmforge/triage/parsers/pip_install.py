@@ -158,6 +158,21 @@ def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
             "Python")
 
 
+def _http_404(match: re.Match[str], view: LineView) -> Reading | None:
+    url, page = match.group("url"), match.group("page")
+    project = page.rstrip("/").rsplit("/", 1)[-1].lower()
+    if not project:
+        return None
+    return Reading(
+        subject=project,
+        cause=f"the index page {page} links {url.rsplit('/', 1)[-1]}, but the server answers "
+              f"404 for that link ({url}): the index is broken or stale (a link to a file it "
+              "does not serve), not the request",
+        fix=f"retry once the index is fixed, or pin a {project} version whose file the index "
+            "does serve (`pip download --no-deps` shows which), or use another index that "
+            "carries it; report the broken link to the index's owners")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="no-distribution", klass="python-packaging",
          triggers=("No matching distribution found for",),
@@ -207,4 +222,9 @@ RULES: tuple[Rule, ...] = (
                      r"not in '(?P<spec>[^']+)'"),
          read=_requires_python, source="pypa/pip src/pip/_internal/resolution (Requires-Python "
          "check)"),
+    Rule(id="pip-http-404", klass="python-packaging",
+         triggers=("HTTP error 404 while getting",),
+         pattern=rx(r"HTTP error 404 while getting (?P<url>\S+) \(from (?P<page>\S+?)\)"),
+         read=_http_404, source="pypa/pip's download error ('HTTP error <code> while getting "
+         "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741"),
 )
