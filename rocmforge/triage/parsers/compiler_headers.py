@@ -19,6 +19,9 @@ _CUDA_HEADER_TREE = re.compile(
     r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
 
 
+_ROCM_OWN_HEADER = re.compile(
+    r"^(?P<root>(?:/\S*?)?/(?:opt/)?rocm(?:-[\d.]+)?)/include/(?P<includer>hip/[\w./-]+\.h):\d+")
+
 _TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
 
 
@@ -51,6 +54,19 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
                 "hipify step does this for PyTorch")
     if header.startswith(("ck/", "ck_tile/")):
         return ck_reading(header)
+    own = _ROCM_OWN_HEADER.match(view.text)
+    if own and header.startswith("hip/"):
+        # ROCm's own header includes one the same install does not have: the install is
+        # partial or older than what includes it expects; no include path is wrong.
+        root, includer = own.group("root"), own.group("includer")
+        return Reading(
+            subject=root, klass="rocm-install",
+            cause=f"ROCm's own header {includer} (in {root}) includes {header}, which that "
+                  f"install does not have: the ROCm at {root} is partial or older than the "
+                  "code that uses it expects (a header a later ROCm release added)",
+            fix=f"install the ROCm release the project asks for (a newer one than {root}, or "
+                "reinstall its HIP development package if files are missing) and build against "
+                "it (ROCM_PATH / ROCM_HOME), together with a torch built for that ROCm")
     torch_driven = any(_TORCH_INCLUDE.search(p) for p in (*view.previous, view.text))
     row = owners.header_owner(header)
     if torch_driven and row is not None and not header.startswith("hip/"):

@@ -100,6 +100,42 @@ def _memory_fraction(match: re.Match[str], view: LineView) -> Reading | None:
             "the test that sets it must restore it")
 
 
+_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+          "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+
+
+def _bytes(size: str) -> float:
+    """'3.31 GiB' -> bytes (the allocator prints binary units)."""
+    number, unit = size.split()
+    return float(number) * _UNITS.get(unit, 1)
+
+
+def _gpu_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
+    if " allowed;" in view.text:
+        return None  # a per-process cap, not the GPU's memory: gpu-memory-fraction reads it
+    free, total = match.group("free"), match.group("total")
+    setting = re.search(r"(?P<var>PYTORCH_\w*ALLOC_CONF)=(?P<val>[\w:.,]+)", view.text)
+    knob = (f"{setting.group('var')}={setting.group('val')} (the allocator's own hint, "
+            "against fragmentation)" if setting
+            else "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True")
+    held = re.search(r"Of the allocated memory (?P<held>[\d.]+ [KMGT]?i?B) is allocated by "
+                     r"PyTorch", view.text)
+    size = match.group("size")
+    if _bytes(size) > _bytes(total):
+        why = (f"more than the {total} the HIP runtime reports for the whole GPU (an APU sees "
+               "only its VRAM carve-out and what the driver lets it map)")
+    else:
+        why = f"with {free} free of {total}" + (
+            f"; PyTorch holds {held.group('held')} of it in this process" if held else "")
+    return Reading(
+        subject="memory",
+        cause=f"the GPU ran out of memory at run time: PyTorch asked for {size} on GPU "
+              f"{match.group('gpu')}, {why}",
+        fix=f"lower the workload's memory (smaller batch, resolution or model, offloading), "
+            f"free what the process holds (torch.cuda.empty_cache() between jobs), or set "
+            f"{knob}; the GPU and ROCm install are not at fault")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
@@ -156,4 +192,12 @@ RULES: tuple[Rule, ...] = (
          read=_memory_fraction, source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (the "
          "OOM message adds '<size> allowed; ' only when set_fraction; commit not read); "
          "ROCm/TheRock#2118"),
+    Rule(id="gpu-out-of-memory", klass="out-of-memory",
+         triggers=("HIP out of memory",),
+         pattern=rx(r"HIP out of memory\. Tried to allocate (?P<size>[\d.]+ [KMGT]?i?B)\. GPU "
+                     r"(?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which "
+                     r"(?P<free>[\d.]+ [KMGT]?i?B) is free"),
+         read=_gpu_out_of_memory, source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (the "
+         "OOM message, hipified to 'HIP out of memory'; commit not read); "
+         "kyuz0/amd-strix-halo-image-video-toolboxes#3, ROCm/TheRock#1054"),
 )

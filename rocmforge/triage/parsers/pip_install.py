@@ -14,6 +14,8 @@ import re
 
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
+_PIN = re.compile(r"==(?P<ver>[\w.!+-]+)$")
+
 
 def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
     name = match.group("pkg").split("[")[0].strip()
@@ -29,6 +31,17 @@ def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
                        fix="install with the PyTorch ROCm index that torch came from (`pip "
                            "install --index-url https://download.pytorch.org/whl/rocmX.Y "
                            "...`), or install the pinned pytorch-triton-rocm wheel first")
+    pinned = _PIN.search(match.group("pkg"))
+    if pinned:
+        version = pinned.group("ver")
+        return Reading(
+            subject=name, cause=f"pip found no {name} {version} on the index it was given: "
+            f"the requirement pins {name}=={version}, a release that index does not publish "
+            "(never published there, or a nightly it has since dropped)",
+            fix=f"pin a {name} version the index lists (pip's 'from versions:' list above "
+                f"names them) instead of {version}, or point --index-url at the index that "
+                f"publishes {name} {version} (a ROCm family index carries only the versions "
+                "built for it)")
     return Reading(subject=name, cause=f"pip found no release of {name} that fits: the index "
                    "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python "
                    "version and platform, or no network", fix=f"use an index that carries {name} "
@@ -115,13 +128,16 @@ def _resolver_conflict(match: re.Match[str], view: LineView) -> Reading | None:
 def _no_platform_wheel(match: re.Match[str], view: LineView) -> Reading | None:
     package = (match.group("pkg") or match.group("pkg2")).lower()
     version = match.group("ver") or match.group("ver2")
+    op = match.groupdict().get("op") or "=="
+    which = f"{package} {version}" if op == "==" else f"the {package} releases {op}{version}"
     return Reading(
         subject=package,
-        cause=f"the index has {package} {version}, but no wheel of it for this Python and "
-              "platform (another Python version, OS or CPU than the wheels were built for)",
-        fix=f"use a Python version (and platform) {package} {version} has wheels for (the "
-            "index page lists one wheel per cpXY and platform), or another version of it that "
-            "has one for this Python")
+        cause=f"the index has {which}, but no wheel of them for this Python and platform "
+              "(another Python version, OS or CPU than the wheels were built for; uv's hint "
+              "names the platforms it has)",
+        fix=f"use a Python version and platform that {which} have wheels for (the index "
+            "page lists one wheel per cpXY and platform; uv's hint names them), another "
+            f"version of {package} that has one for this system, or the index built for it")
 
 
 def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
@@ -133,6 +149,21 @@ def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
         fix=f"create the environment with a Python that {package} supports "
             f"({match.group('spec')}), or install a release of {package} that supports this "
             "Python")
+
+
+def _http_404(match: re.Match[str], view: LineView) -> Reading | None:
+    url, page = match.group("url"), match.group("page")
+    project = page.rstrip("/").rsplit("/", 1)[-1].lower()
+    if not project:
+        return None
+    return Reading(
+        subject=project,
+        cause=f"the index page {page} links {url.rsplit('/', 1)[-1]}, but the server answers "
+              f"404 for that link ({url}): the index is broken or stale (a link to a file it "
+              "does not serve), not the request",
+        fix=f"retry once the index is fixed, or pin a {project} version whose file the index "
+            "does serve (`pip download --no-deps` shows which), or use another index that "
+            "carries it; report the broken link to the index's owners")
 
 
 RULES: tuple[Rule, ...] = (
@@ -167,8 +198,8 @@ RULES: tuple[Rule, ...] = (
     Rule(id="no-platform-wheel", klass="python-packaging",
          triggers=("has no wheels with a matching platform tag",
                    "doesn't have a source distribution or wheel for the current platform"),
-         pattern=rx(r"(?P<pkg>[A-Za-z][\w.-]*)==(?P<ver>\S+) has no wheels with a matching "
-                     r"platform tag"
+         pattern=rx(r"(?P<pkg>[A-Za-z][\w.-]*?)(?P<op>==|>=|<=|~=|>|<)(?P<ver>\S+) has no "
+                     r"wheels with a matching platform tag"
                      r"|Distribution `(?P<pkg2>[A-Za-z][\w.-]*)==(?P<ver2>[^\s`]+)[^`]*` can't be "
                      r"installed because it doesn't have a source distribution or wheel for the "
                      r"current platform"),
@@ -180,4 +211,9 @@ RULES: tuple[Rule, ...] = (
                      r"not in '(?P<spec>[^']+)'"),
          read=_requires_python, source="pypa/pip src/pip/_internal/resolution (Requires-Python "
          "check)"),
+    Rule(id="pip-http-404", klass="python-packaging",
+         triggers=("HTTP error 404 while getting",),
+         pattern=rx(r"HTTP error 404 while getting (?P<url>\S+) \(from (?P<page>\S+?)\)"),
+         read=_http_404, source="pypa/pip's download error ('HTTP error <code> while getting "
+         "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741"),
 )

@@ -18,6 +18,8 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
     # Proof that the target has no kernels: the library says which GPU arch it looked for, or
     # the target's own file is not there. "Cannot read …: No error" (a file that is there but
     # unreadable, another format) proves nothing about the kernels: no claim.
+    if "rocblaslt error" in view.text:
+        return None  # hipBLASLt's own loader: the hipblaslt-lazy-library rule reads it
     if "GPU arch" not in view.text and "No such file" not in view.text:
         return None
     lower = view.text.lower()
@@ -95,6 +97,24 @@ def _tensile_folder_empty(match: re.Match[str], view: LineView) -> Reading | Non
             f"{library.upper()}_TENSILE_LIBPATH at the folder that holds it")
 
 
+def _hipblaslt_lazy(match: re.Match[str], view: LineView) -> Reading | None:
+    # hipBLASLt prints "Cannot read <file>: <errno>" only when the file does not exist (the
+    # errno after it is a leftover: "No error" on Windows), then "Could not load <file>". Alone
+    # that is no failure (a caller may go on without hipBLASLt: llama.cpp, rocBLAS' fallback);
+    # the rule needs a BLAS status error handed back to the caller in the same log, and the
+    # path of the library folder it searched: a bare file name means hipBLASLt did not find
+    # its folder at all (ROCm/TheRock#681, #754), which says nothing about the kernels.
+    arch = match.group("arch")
+    return Reading(
+        subject="hipblaslt",
+        cause=f"hipBLASLt has no kernels for the GPU's target {arch}: its library folder has "
+              f"no TensileLibrary file for {arch} (this hipBLASLt release was built without "
+              "that target), and nothing fell back to rocBLAS' own kernels",
+        fix=f"keep torch off hipBLASLt on {arch} (TORCH_BLAS_PREFER_HIPBLASLT=0, or "
+            f"ROCBLAS_USE_HIPBLASLT=0 for rocBLAS), or install a ROCm whose hipblaslt ships "
+            f"{arch} kernels (`ls <rocm>/lib/hipblaslt/library/*{arch}*`)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="tensile-library", klass="math-library",
          triggers=("TensileLibrary", "Tensile"),
@@ -127,4 +147,15 @@ RULES: tuple[Rule, ...] = (
                     r"(?:\s+gfx[0-9a-f]{3,4})+"),
          read=_tensile_folder_empty, source="ROCm/rocBLAS library/src/tensile_host.cpp (the "
          "list of available files after 'Cannot read ... for GPU arch'); ROCm/TheRock#571"),
+    Rule(id="hipblaslt-lazy-library", klass="math-library",
+         triggers=("rocblaslt error",),
+         pattern=rx(r"\brocblaslt error: (?:Cannot read|Could not load) .*?[\\/]hipblaslt[\\/]+"
+                     r"library[\\/]+TensileLibrary\w*?_(?P<arch>gfx[0-9a-f]{3,4})\.dat"),
+         requires=rx(r"\b(?:HIP|CU)BLAS_STATUS_[A-Z_]+\b"),
+         unless=rx(r"hipBlasLT failed, falling back to tensile"),
+         read=_hipblaslt_lazy, source="ROCm/rocm-libraries projects/hipblaslt/library/src/"
+         "amd_detail/rocblaslt/src/tensile_host.cpp ('Cannot read' when the file does not exist, "
+         "as quoted in ROCm/TheRock#681); rocBLAS library/src/tensile_host.cpp ('hipBlasLT "
+         "failed, falling back to tensile'; commit not read); vladmandic/sdnext#4574, "
+         "lmstudio-ai/lmstudio-bug-tracker#1163 (negative)"),
 )
