@@ -27,6 +27,7 @@ from rocmforge.triage.parsers import (
     pip_install,
     rocm_disabled,
     rocm_install,
+    rocm_python,
     tensile,
     triton,
 )
@@ -58,4 +59,5 @@ PARSERS: tuple[Rule, ...] = (
     *hipify.RULES,
     *rocm_disabled.RULES,
     *rocm_install.RULES,
+    *rocm_python.RULES,
 )
