@@ -79,6 +79,21 @@ def _hipcc_no_clang(match: re.Match[str], view: LineView) -> Reading | None:
             "bin where the layout differs) before running hipcc")
 
 
+def _torch_runtime_rejects_code(match: re.Match[str], view: LineView) -> Reading | None:
+    version, rocm = match.group("ver"), match.group("rocm")
+    return Reading(
+        subject="torch",
+        cause=f"torch {version} brings its own ROCm {rocm} runtime, and that runtime could not "
+              "load the GPU code of the package that failed (hipErrorSharedObjectInitFailed): "
+              f"the package's kernels were compiled by another ROCm than {rocm} (the system's, "
+              "when it was built from source) in a code object format that runtime does not "
+              "load",
+        fix=f"keep torch and the package on one ROCm: build the package with ROCm {rocm} "
+            f"(ROCM_HOME at that release), or install a torch built for the ROCm the package "
+            "was compiled with (the torch index of that ROCm release), then rebuild the "
+            "package against that torch")
+
+
 def _fixed_rocm_path(match: re.Match[str], view: LineView) -> Reading | None:
     prefix = match.group("prefix")
     return Reading(
@@ -204,6 +219,12 @@ RULES: tuple[Rule, ...] = (
                      r"|^failed to execute:\s*(?P<path2>(?:llvm|bin)/\S*clang(?:\+\+)?) "),
          read=_hipcc_no_clang, source="hipcc (perl: \"Can't exec\"; hipcc.bin's "
          "hipBin_amd.h builds the clang path from ROCM_PATH); justxi/rocm#131, ROCm/HIPCC#103"),
+    Rule(id="torch-runtime-rejects-code", klass="rocm-install",
+         triggers=("+rocm",),
+         pattern=rx(r"^torch(?:==|\s+)(?P<ver>\d[\w.]*\+rocm(?P<rocm>\d+\.\d+(?:\.\d+)?))\s*$"),
+         requires=rx(r"shared object initialization failed|hipErrorSharedObjectInitFailed"),
+         read=_torch_runtime_rejects_code, source="HIP's hipErrorSharedObjectInitFailed (a "
+         "code object its runtime cannot load); Dao-AILab/flash-attention#1652"),
     Rule(id="fixed-rocm-path", klass="rocm-install",
          triggers=("No rule to make target", "missing and no known rule"),
          pattern=rx(r"(?:No rule to make target|')\s*'?(?P<path>(?P<prefix>/opt/rocm[\w.-]*)/"
