@@ -291,3 +291,24 @@ def test_a_late_round_four_shape_is_read_from_its_line(text: str, klass: str, su
 def test_a_library_header_missing_from_a_plain_compile_stays_a_missing_component() -> None:
     found = explain_text("/src/x.cpp:4:10: fatal error: 'hipblas/hipblas.h' file not found")
     assert (found.klass, found.subject) == ("missing-component", "hipblas")
+
+
+def test_a_kernels_device_stub_missing_from_its_own_library_is_that_build() -> None:
+    """r6: the host stub of a kernel only the library's own sources define (demangled, so an
+    integration test: the demangler asks the system's libstdc++)."""
+    found = explain_text(
+        "Could not load bitsandbytes native library: /v/bitsandbytes/libbitsandbytes_rocm62.so: "
+        "undefined symbol: _Z36__device_stub__kOptimizer32bit1StateI12hip_bfloat16Li2EEvPT_S2_"
+        "PfS3_ffffffiffbi")
+    assert (found.klass, found.rule) == ("import", "undefined-symbol")
+    assert found.subject.startswith("void __device_stub__kOptimizer32bit1State<hip_bfloat16, 2>")
+    for word in ("libbitsandbytes_rocm62.so", "kOptimizer32bit1State<hip_bfloat16, 2>", "wheel"):
+        assert word in found.cause + " " + found.fix, word
+
+
+def test_torchs_own_library_missing_a_torch_symbol_claims_nothing() -> None:
+    """r6's negative TheRock#3466: libtorch_hip needs an at:: symbol libtorch_cpu does not
+    export; the line does not show which of two builds (or the compiler) is wrong."""
+    found = explain_text("ImportError: /v/torch/lib/libtorch_hip.so: undefined symbol: "
+                         "_ZNK2at10TensorBase14const_data_ptrIN3c104HalfELi0EEEPKT_v")
+    assert found.klass is None

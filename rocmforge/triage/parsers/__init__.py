@@ -28,6 +28,7 @@ from rocmforge.triage.parsers import (
     rocm_disabled,
     rocm_install,
     rocm_probe,
+    rocm_python,
     tensile,
     triton,
 )
@@ -60,4 +61,6 @@ PARSERS: tuple[Rule, ...] = (
     *rocm_disabled.RULES,
     *rocm_install.RULES,
     *rocm_probe.RULES,
+
+    *rocm_python.RULES,
 )

@@ -24,6 +24,7 @@ _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
 # ROCm/rocm-cmake@11bcc88221a938e8755b8cbfc3f53a3be8744d7f:share/rocm/cmake/ROCMConfig.cmake
 # (what find_package(ROCM) finds).
 _HELPER_PACKAGE = {"rocm": "rocm-cmake (ROCMConfig.cmake; apt/dnf: rocm-cmake)"}
+_HELPER_NAME = {"rocm": "rocm-cmake"}
 
 
 def _package_reading(name: str, how: str) -> Reading:
@@ -34,9 +35,12 @@ def _package_reading(name: str, how: str) -> Reading:
            "ROCm install the build uses, or point CMake at it (`invoke build --rocm-path "
            f"/opt/rocm-X.Y` or CMAKE_PREFIX_PATH=<prefix>); `invoke doctor` lists every "
            "component the tree's LoadHIP.cmake requires and which are missing")
-    return Reading(subject=label, cause=f"CMake could not find {name} ({how}): the ROCm component "
-                   f"{label} is not installed in the ROCm prefix CMake searched, or that prefix "
-                   "is the wrong ROCm install", fix=fix)
+    what = (f"the {label} package config (installed by {_HELPER_NAME[label]})"
+            if label in _HELPER_NAME
+            else f"the ROCm component {label}")
+    return Reading(subject=label, cause=f"CMake could not find {name} ({how}): {what} is not "
+                   "installed in the ROCm prefix CMake searched, or that prefix is the wrong "
+                   "ROCm install", fix=fix)
 
 
 def _config_file(match: re.Match[str], view: LineView) -> Reading | None:

@@ -22,6 +22,12 @@ _CUDA_HEADER_TREE = re.compile(
 _ROCM_OWN_HEADER = re.compile(
     r"^(?P<root>(?:/\S*?)?/(?:opt/)?rocm(?:-[\d.]+)?)/include/(?P<includer>hip/[\w./-]+\.h):\d+")
 
+# HIP headers that a ROCm release added (the release they first shipped with): missing, they
+# show a ROCm older than the sources expect, not a wrong include path.
+# hip/hip_fp8.h: ROCm/hipBLASLt#1221 ("hip_fp8.h doesn't exist before hip 6.2").
+_HIP_HEADER_SINCE = {"hip/hip_fp8.h": "6.2"}
+
+
 _TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
 
 
@@ -67,6 +73,17 @@ def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
             fix=f"install the ROCm release the project asks for (a newer one than {root}, or "
                 "reinstall its HIP development package if files are missing) and build against "
                 "it (ROCM_PATH / ROCM_HOME), together with a torch built for that ROCm")
+
+    since = _HIP_HEADER_SINCE.get(header)
+    if since:
+        return Reading(
+            subject="rocm", klass="rocm-install",
+            cause=f"the compile did not find {header}, which HIP ships from ROCm {since} on: "
+                  f"the ROCm (HIP) this build uses is older than {since}, older than the "
+                  "sources expect",
+            fix=f"build against ROCm {since} or newer (ROCM_PATH / CMAKE_PREFIX_PATH at that "
+                "install), or build the release of the sources that matches the installed ROCm "
+                "(its release branch or tag)")
     torch_driven = any(_TORCH_INCLUDE.search(p) for p in (*view.previous, view.text))
     row = owners.header_owner(header)
     if torch_driven and row is not None and not header.startswith("hip/"):

@@ -34,6 +34,16 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
                        "this: the venv is not the one the build's wheels went into",
                        fix="install the build's wheels into it (`invoke install --python "
                        "<this venv>/bin/python`), or let `nox -s verify` make a venv with them")
+    if top == "torch" and not isolated and any(_SETUP_FRAME.search(line)
+                                               for line in view.previous) \
+            and not any(_PEP517_FRAME.search(line) for line in view.previous):
+        # The package's own setup.py, run by a build script (not pip): no isolation involved.
+        return Reading(subject="torch", cause="the package's setup.py imports torch, and torch "
+                       "is not installed in the Python that ran it: PyTorch was not built or "
+                       "installed into this Python first (or its build failed earlier)",
+                       fix="build and install PyTorch into this Python first (check that its "
+                       "build step finished: `python -c 'import torch'`), then build the "
+                       "package again with the same Python")
     if top == "torch":
         return Reading(subject="torch", cause="the extension's build could not import torch: pip "
                        "built it in an isolated environment without your torch (build isolation), "
@@ -56,6 +66,11 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
                    f"pip install {package}`; for PyTorch `python -m pip install -r "
                    "requirements.txt` lists its build requirements), and build with "
                    "--no-build-isolation")
+
+
+_SETUP_FRAME = re.compile(r"File \"\S*[/\\]setup\.py\", line \d+, in <module>")
+# pip's PEP 517 frames (setuptools' build_meta, pip's temporary folders): an isolated build.
+_PEP517_FRAME = re.compile(r"build_meta|[/\\]pip-(?:install|req-build|build-env)-")
 
 
 # Modules whose package on PyPI has another name (pip cannot install `yaml`).

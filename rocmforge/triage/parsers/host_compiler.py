@@ -1,5 +1,6 @@
 """The host C++ compiler: one CMake cannot find, one too old or not supported by the
-tree, and host-only functions called from device code.
+tree, a language mode older than the headers need, and host-only functions called from device
+code.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -107,7 +108,36 @@ def _no_working_compiler(match: re.Match[str], view: LineView) -> Reading | None
             "(`invoke build --gcc N`, CC=gcc-N) or a release of it that supports this GCC")
 
 
+# Which compiler ran a compile, from the include chain or the file's kind: ROCm's LLVM and
+# .hip sources are clang's; a GCC include folder is gcc's.
+_CLANG_SIGN = re.compile(r"/llvm/|clang|\.hip\b|\.cu\b")
+_GCC_SIGN = re.compile(r"/gcc/|\bg\+\+|\bcc1plus\b")
+
+
+def _std_too_old(match: re.Match[str], view: LineView) -> Reading | None:
+    context = " ".join((*view.previous, view.text))
+    compiler = ("clang" if _CLANG_SIGN.search(context) else
+                "gcc" if _GCC_SIGN.search(context) else "")
+    if not compiler:
+        return None
+    library, std = match.group("lib"), match.group("std")
+    return Reading(
+        subject=compiler,
+        cause=f"{library}'s headers need C++{std} and {compiler} compiled them in an older "
+              f"language mode: the project or its flags ask for an older -std, or the "
+              f"compiler's default comes from an old toolchain setup",
+        fix=f"compile with C++{std} or newer (-std=c++{std}, CMAKE_CXX_STANDARD / "
+            f"CMAKE_HIP_STANDARD {std}); on an old distribution (EL8's GCC 8) use a newer GCC "
+            "toolset (gcc-toolset-N, devtoolset-N) for the host side, which the ROCm headers "
+            "of this release expect")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="cxx-standard-too-old", klass="host-compiler",
+         triggers=("requires at least C++",),
+         pattern=rx(r": error: \(?\"?(?P<lib>[\w-]+) requires at least C\+\+(?P<std>\d\d)\b"),
+         read=_std_too_old, source="rocPRIM's rocprim/config.hpp (#error \"rocPRIM requires "
+         "at least C++17\"); ROCm/bitsandbytes#89"),
     Rule(id="host-function-in-device", klass="host-compiler",
          triggers=("__host__ function", "host function"),
          pattern=rx(r"reference to __host__ function '(?P<func>[^']+)' in __host__ __device__"

@@ -24,6 +24,7 @@ _ROCM_ISH = re.compile(r"^lib(?:rocm|hip|hsa|amd|roc|miopen|rccl|rocprofiler|roc
 
 
 _TORCH_OWN = re.compile(r"^lib(?:torch|c10|shm|caffe2_nvrtc|aoti)[\w.+-]*\.so")
+_TORCH_NAMESPACES = ("at::", "c10::", "torch::", "caffe2::")
 
 
 # A loader error a program reports as a warning it carries on past (torchvision's optional
@@ -31,8 +32,11 @@ _TORCH_OWN = re.compile(r"^lib(?:torch|c10|shm|caffe2_nvrtc|aoti)[\w.+-]*\.so")
 # A warning alone is not enough: vLLM reports its own extension's loader error as a WARNING.
 # Plug-in loaders that try every optional plug-in (libibverbs' RDMA drivers, ALSA's modules)
 # report each missing one the same way: not the failure either.
+# MIOpen logs an optional per-target library it could not open at its Warning level
+# ("MIOpen(HIP): Warning [OpenRuntimeLibraryForDevice] …") and uses its other solvers.
 _WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension"
-                          r"|couldn't load (?:driver|plugin)|^ALSA lib ")
+                          r"|couldn't load (?:driver|plugin)|^ALSA lib "
+                          r"|^\w+\((?:HIP|OpenCL)\): Warning \[")
 
 
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
@@ -115,6 +119,25 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
                   "ABI (_GLIBCXX_USE_CXX11_ABI) or against another torch",
             fix="rebuild the extension against the installed torch with the same compiler and "
                 "ABI (`--no-build-isolation`, torch from the same build)")
+    library = where.rsplit("/", 1)[-1]
+    if _TORCH_OWN.match(library) and symbol.startswith(_TORCH_NAMESPACES):
+        # One of torch's own libraries needs a torch symbol its sibling does not export: the
+        # libraries come from two builds, or the build itself dropped the symbol (visibility,
+        # a compiler bug). The line does not show which; no extension is involved.
+        return None
+    if "__device_stub__" in symbol:
+        # The host-side launch stub of a kernel of the library itself: only that library's own
+        # HIP sources define it, so its build left the kernel out (nothing else can supply it).
+        kernel = symbol.split("__device_stub__", 1)[1].split("(", 1)[0]
+        return Reading(
+            subject=symbol,
+            cause=f"{where or 'a library'} launches the GPU kernel {kernel} but its own build "
+                  "does not define the kernel's host stub: the package's ROCm sources declare "
+                  "the kernel without compiling that instantiation, so the native library is "
+                  "broken as built (no other library can supply it)",
+            fix=f"install another release of the package whose ROCm native library has the "
+                f"kernel (a released wheel, not a development build or branch of it), or "
+                f"build it from sources that instantiate {kernel} for ROCm")
     if where and symbol.startswith("_Z") and symbol == raw:
         # A C++ name the log cut short (it does not demangle): the library that needs it is
         # what the log proves.
@@ -228,9 +251,11 @@ def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
         cause=f"Windows could not load {dll} or a DLL it depends on (WinError 126): a "
               "dependency is missing from the DLL search path (the ROCm/HIP runtime DLLs, "
               "the MSVC runtime) or comes from another install than the one it was built with",
-        fix="install the Visual C++ redistributable and the ROCm runtime the wheel was built "
-            "for (TheRock's rocm wheels in the same venv), then import torch before other "
-            "packages; `where amdhip64*.dll` shows which runtime Windows finds first")
+        fix="install the MSVC runtime the wheel was built with (the latest Visual C++ "
+            "redistributable; a DLL that needs OpenMP's libomp140 takes it from the MSVC build "
+            "tools) and the ROCm runtime the wheel was built for (TheRock's rocm wheels in the "
+            "same venv), then import torch before other packages; `where amdhip64*.dll` shows "
+            "which runtime Windows finds first")
 
 
 def _dll_load_failed(match: re.Match[str], view: LineView) -> Reading | None:
@@ -280,8 +305,9 @@ RULES: tuple[Rule, ...] = (
          read=_windows_torch_dll, source="torch/__init__.py _load_dll_libraries; "
          "triton-lang/triton-windows#35"),
     Rule(id="windows-dll-load", klass="import",
-         triggers=("WinError 126",),
-         pattern=rx(r"WinError 126\].*Error loading \"[^\"]*?(?P<dll>[\w.+-]+\.dll)\""),
+         triggers=("WinError 126", "The specified module could not be found"),
+         pattern=rx(r"(?:WinError 126\]|^The specified module could not be found\.) ?.*"
+                     r"Error loading \"[^\"]*?(?P<dll>[\w.+-]+\.dll)\""),
          read=_windows_dll, source="torch/__init__.py _load_dll_libraries (\"Error loading "
          "... or one of its dependencies\")"),
     Rule(id="dll-load-failed", klass="import",

@@ -66,18 +66,35 @@ _MATH_NAMES = ("hipsparselt", "hipblaslt", "rocblas", "miopen", "rocsparse", "ro
                "composable_kernel")
 
 
+_CHECK_FILE = re.compile(r"CMake Error at \S*?(?P<file>[\w.-]+\.cmake):\d+")
+
+
 def _unsupported_target(match: re.Match[str], view: LineView) -> Reading | None:
     arch = match.group("arch")
     context = " ".join((*view.previous[-4:], view.text)).lower()
     library = next((name for name in _MATH_NAMES if name in context), "")
     if not library:
         return None
+    checks = [m.group("file") for line in view.previous[-4:] if (m := _CHECK_FILE.search(line))]
+    where = f" in {checks[-1]}" if checks else ""
     return Reading(
         subject=library, cause=f"{library} does not support {arch}: its configure checks the "
-        f"target list against the targets it has kernels for",
-        fix=f"leave {library} out for {arch} (build it only for the targets it lists), or "
-            f"configure it without device kernels where it offers that; torch builds without "
-            f"{library} for that target")
+        f"target list against the targets it has kernels for{where}",
+        fix=f"exclude {arch} from {library}'s targets (build it only for the targets it "
+            f"lists{where}), or configure it without device kernels where it offers that; "
+            f"torch builds without {library} for that target")
+
+
+def _no_conv_solver(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="miopen",
+        cause="MIOpen found no solver able to run this convolution on the GPU (every solver "
+              "it ships for the target was not applicable or not built: this MIOpen build "
+              "lacks kernels for the target, e.g. its GEMM solvers)",
+        fix="use a newer MIOpen (the ROCm or torch wheel of a later release) that ships "
+            "solvers for the GPU's target; meanwhile MIOPEN_DEBUG_CONV_DIRECT_NAIVE_CONV_FWD=1 "
+            "(slow naive kernels) or torch.backends.cudnn.enabled = False keeps MIOpen's "
+            "missing solvers out of the way")
 
 
 def _blas_status(match: re.Match[str], view: LineView) -> Reading | None:
@@ -123,6 +140,12 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"Unsupported GPU target: (?P<arch>gfx[0-9a-f]{3,4})"),
          read=_unsupported_target, source="hipSPARSELt's cmake/hipsparselt_supported_"
          "architectures.cmake; ROCm/TheRock#2042"),
+    Rule(id="miopen-no-solver", klass="math-library",
+         triggers=("No suitable algorithm was found",),
+         pattern=rx(r"MIOpen Error: \S*: No suitable algorithm was found to execute the "
+                     r"required convolution"),
+         read=_no_conv_solver, source="MIOpen src/ocl/convolutionocl.cpp (MIOPEN_THROW when "
+         "no solver applies); ROCm/TheRock#749"),
     Rule(id="blas-status-at-call", klass="math-library",
          triggers=("HIPBLAS_STATUS_", "rocblas_status_"),
          pattern=rx(r"(?P<status>HIPBLAS_STATUS_(?:INTERNAL_ERROR|NOT_SUPPORTED|ARCH_MISMATCH|"

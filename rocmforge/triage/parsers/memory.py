@@ -22,9 +22,14 @@ def _killed(match: Groups, view: LineView) -> Reading | None:
     prog = prog.rsplit("/", 1)[-1]
     role = "the linker" if prog.startswith(("ld", "lld", "collect2")) else "the compiler"
     who = role if prog == "the compiler" else f"{role} ({prog})"
+    fix = _JOBS_FIX
+    if role == "the linker":
+        fix += ("; one link of a large shared library needs the most memory at once: run one "
+                "link at a time (LLVM_PARALLEL_LINK_JOBS=1 or a ninja link pool), add swap, or "
+                "link with lld, which needs less memory than GNU ld")
     return Reading(subject=prog, cause=f"{who} was killed by the kernel (SIGKILL), almost "
                    "always the out-of-memory killer: too many parallel jobs for this machine's "
-                   "memory", fix=_JOBS_FIX)
+                   "memory", fix=fix)
 
 
 def _out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
@@ -144,11 +149,14 @@ RULES: tuple[Rule, ...] = (
                      r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
                      r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
+                     r"|(?:collect2|[\w.+-]+): fatal error: (?P<prog5>ld(?:\.\w+)?|lld|"
+                     r"cc1plus|cc1|[\w.+-]*clang[\w.+-]*) terminated with signal 9 \[Killed\]"
                      r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"
                      r"|(?:(?P<prog3>cc1plus|cc1|clang[\w.+-]*|ld(?:\.\w+)?|lld|hipcc|[gc]\+\+)"
                      r"\S*:? (?:was |got )?|\b(?:was|got) )killed by the kernel"),
          read=lambda m, v: _killed(Alias(m, prog="prog2") if m.group("prog2") else
                                    Alias(m, prog="prog4") if m.group("prog4") else
+                                   Alias(m, prog="prog5") if m.group("prog5") else
                                    Alias(m, prog="prog3"), v),
          source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,

@@ -43,6 +43,57 @@ def _hip_lang_missing(match: re.Match[str], view: LineView) -> Reading | None:
             "rocm[devel]`), or install ROCm's HIP development files there")
 
 
+def _hip_lang_lib_only(match: re.Match[str], view: LineView) -> Reading | None:
+    # The first path of CMake's "expected at one of:" list; the rule is void when the list
+    # also names a lib64 folder (a CMake that searches it: then the package is really absent).
+    if not any("does not contain the HIP runtime CMake package" in line
+               for line in view.previous[-2:]):
+        return None
+    root = match.group("root")
+    return Reading(
+        subject="cmake", klass="cmake",
+        cause=f"this CMake's HIP language setup looks for hip-lang-config.cmake only under "
+              f"{root}/lib/cmake, while a distribution ROCm under {root} (Fedora, openSUSE) "
+              f"installs it under {root}/lib64/cmake: the CMake release does not search lib64",
+        fix="use a CMake release whose HIP detection also searches lib64 (upgrade cmake, e.g. "
+            "`pip install -U cmake`), then configure again from a clean build folder")
+
+
+def _hipcc_no_clang(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path") or match.group("path2")
+    if path.startswith("/"):
+        return Reading(
+            subject="hipcc",
+            cause=f"hipcc runs clang as {path}, which does not exist: hipcc takes the clang "
+                  "folder from its environment (HIP_CLANG_PATH, ROCM_PATH, or the settings "
+                  "a distribution installs for it, e.g. /etc/env.d), and those are not set for "
+                  "this shell or point at another layout",
+            fix="set HIP_CLANG_PATH to the ROCm LLVM's bin folder (and ROCM_PATH to the ROCm "
+                "root) in the environment, or load the environment the ROCm packages install "
+                "(log in again, or source /etc/profile); `hipcc --version` checks it")
+    return Reading(
+        subject="hipcc",
+        cause=f"hipcc runs clang as the relative path {path}: it builds the compiler's path "
+              "from ROCM_PATH, which is unset or empty, so it looks in the current folder",
+        fix="export ROCM_PATH=<the ROCm root> (e.g. /opt/rocm; and HIP_CLANG_PATH=<rocm>/llvm/"
+            "bin where the layout differs) before running hipcc")
+
+
+def _torch_runtime_rejects_code(match: re.Match[str], view: LineView) -> Reading | None:
+    version, rocm = match.group("ver"), match.group("rocm")
+    return Reading(
+        subject="torch",
+        cause=f"torch {version} brings its own ROCm {rocm} runtime, and that runtime could not "
+              "load the GPU code of the package that failed (hipErrorSharedObjectInitFailed): "
+              f"the package's kernels were compiled by another ROCm than {rocm} (the system's, "
+              "when it was built from source) in a code object format that runtime does not "
+              "load",
+        fix=f"keep torch and the package on one ROCm: build the package with ROCm {rocm} "
+            f"(ROCM_HOME at that release), or install a torch built for the ROCm the package "
+            "was compiled with (the torch index of that ROCm release), then rebuild the "
+            "package against that torch")
+
+
 def _fixed_rocm_path(match: re.Match[str], view: LineView) -> Reading | None:
     prefix = match.group("prefix")
     return Reading(
@@ -155,6 +206,25 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"does not contain the HIP runtime CMake package"),
          read=_hip_lang_missing, source="Kitware/CMake Modules/CMakeDetermineHIPCompiler.cmake; "
          "ROCm/TheRock#1880"),
+    Rule(id="hip-lang-lib-only", klass="rocm-install", tier=0,
+         triggers=("/lib/cmake/hip-lang/hip-lang-config.cmake",),
+         pattern=rx(r"^(?P<root>/usr(?:/local)?)/lib/cmake/hip-lang/hip-lang-config\.cmake$"),
+         unless=rx(r"/lib64/cmake/hip-lang/hip-lang-config\.cmake"),
+         read=_hip_lang_lib_only, source="Kitware/CMake Modules/CMakeDetermineHIPCompiler.cmake "
+         "(the 'expected at one of' list); gitlab.kitware.com/cmake/cmake#25050"),
+    Rule(id="hipcc-no-clang", klass="rocm-install",
+         triggers=("Can't exec", "failed to execute:"),
+         pattern=rx(r"^Can't exec \"(?P<path>\S*clang(?:\+\+)?)\": No such file or directory at "
+                     r"\S*hipcc(?:\.pl)? line \d+"
+                     r"|^failed to execute:\s*(?P<path2>(?:llvm|bin)/\S*clang(?:\+\+)?) "),
+         read=_hipcc_no_clang, source="hipcc (perl: \"Can't exec\"; hipcc.bin's "
+         "hipBin_amd.h builds the clang path from ROCM_PATH); justxi/rocm#131, ROCm/HIPCC#103"),
+    Rule(id="torch-runtime-rejects-code", klass="rocm-install",
+         triggers=("+rocm",),
+         pattern=rx(r"^torch(?:==|\s+)(?P<ver>\d[\w.]*\+rocm(?P<rocm>\d+\.\d+(?:\.\d+)?))\s*$"),
+         requires=rx(r"shared object initialization failed|hipErrorSharedObjectInitFailed"),
+         read=_torch_runtime_rejects_code, source="HIP's hipErrorSharedObjectInitFailed (a "
+         "code object its runtime cannot load); Dao-AILab/flash-attention#1652"),
     Rule(id="fixed-rocm-path", klass="rocm-install",
          triggers=("No rule to make target", "missing and no known rule"),
          pattern=rx(r"(?:No rule to make target|')\s*'?(?P<path>(?P<prefix>/opt/rocm[\w.-]*)/"

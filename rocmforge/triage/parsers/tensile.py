@@ -1,5 +1,6 @@
 """rocBLAS' Tensile: kernel files missing for the GPU, a library folder that is empty or
-cannot be loaded, and errors its host code reports.
+cannot be loaded, errors its host code reports, and assembly of its generated kernels that a
+distribution's clang rejects.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -114,8 +115,37 @@ def _hipblaslt_lazy(match: re.Match[str], view: LineView) -> Reading | None:
             f"ROCBLAS_USE_HIPBLASLT=0 for rocBLAS), or install a ROCm whose hipblaslt ships "
             f"{arch} kernels (`ls <rocm>/lib/hipblaslt/library/*{arch}*`)")
 
+# A distribution's package build folder (rpmbuild/mock, openSUSE's OBS, Gentoo's portage,
+# Debian's): such builds use the distribution's own LLVM, not the ROCm release's clang.
+_DISTRO_BUILD = re.compile(r"/builddir/build/BUILD/|/rpmbuild/BUILD/|/usr/src/packages/BUILD/"
+                           r"|/home/abuild/rpmbuild/|/var/tmp/portage/|/debian/tmp/")
+
+
+def _distro_clang_asm(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    distro = _DISTRO_BUILD.search(path)
+    if distro is None:
+        return None  # the ROCm release's own clang: a Tensile bug or a stale build, not this
+    return Reading(
+        subject="clang",
+        cause=f"the assembler rejects an instruction Tensile generated ({match.group('msg')}) "
+              f"in a distribution's package build ({distro.group(0).strip('/')}): it builds "
+              "with the distribution's clang, not the ROCm release's AMD clang, and Tensile "
+              "picks each instruction's syntax from the clang version it detects; a clang it "
+              "does not recognise gets syntax this assembler does not accept",
+        fix="build the library with the ROCm release's own clang (AMD's LLVM, "
+            "$ROCM_PATH/lib/llvm/bin/clang++), or patch Tensile's clang version detection for "
+            "the distribution's clang (distributions carry such a patch)")
+
 
 RULES: tuple[Rule, ...] = (
+    Rule(id="tensile-asm-distro-clang", klass="host-compiler",
+         triggers=("error: ",),
+         pattern=rx(r"^(?P<path>\S*[/\\](?i:tensile)[/\\]assembly[/\\]\S+\.s):\d+:\d+: error: "
+                     r"(?P<msg>not a valid operand|invalid operand for instruction|instruction "
+                     r"not supported on this GPU)"),
+         read=_distro_clang_asm, source="Tensile's assembly step (build_tmp/TENSILE/assembly); "
+         "ROCm/hipBLASLt#2060 (Fedora, openSUSE, Gentoo builds with their clang)"),
     Rule(id="tensile-library", klass="math-library",
          triggers=("TensileLibrary", "Tensile"),
          pattern=rx(r"Cannot read .*?TensileLibrary\S*(?:.*?GPU arch\s*:\s*(?P<arch>gfx\w+))?"
