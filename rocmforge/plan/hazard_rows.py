@@ -106,15 +106,23 @@ def prefix_rows(configs: Sequence[PackageConfig]) -> list[DoctorRow]:
             continue
         shadowed = first[config.package] is not config
         keep = [e for e in entries if e != config.entry]
+        call = f"{config.package} {config.version}" if config.version else config.package
+        asked = (f"; the checkout's {config.asked_by} asks for version {config.version} "
+                 "(ROCm/hip#3520: \"requested 1.0, found 6.0.0\")" if config.version else "")
+        fix = ("export CMAKE_PREFIX_PATH=" + shlex.quote(":".join(keep))
+               if keep else "unset CMAKE_PREFIX_PATH")
+        if config.version:
+            fix += (f"; or give {config.entry} a {config.package} config that accepts "
+                    f"{config.version}, or build a newer PyTorch (its LoadHIP.cmake asks "
+                    "find_package(HIP 1.0 MODULE): FindHIP.cmake, not the config)")
         rows.append(DoctorRow(
             check="CMAKE_PREFIX_PATH", status="WARN" if shadowed else "FAIL",
-            detail=f"find_package({config.package}) from {config.entry} does not configure "
-            f"({config.config}): {config.error}"
+            detail=f"find_package({call}) from {config.entry} does not configure "
+            f"({config.config}): {config.error}{asked}"
             + (f"; {first[config.package].entry} comes first and is used" if shadowed else
                "; PyTorch's configure would stop there (rocm-arch/python-pytorch-rocm#35, "
                "ROCm/TheRock#558)"),
-            fix="export CMAKE_PREFIX_PATH=" + shlex.quote(":".join(keep))
-            if keep else "unset CMAKE_PREFIX_PATH"))
+            fix=fix))
     untried = [c for c in configs if c.configures is None]
     if untried:
         rows.append(DoctorRow(
