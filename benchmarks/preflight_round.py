@@ -395,7 +395,9 @@ def c28(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
                               capture_output=True, text=True, timeout=300)
         if (done.returncode == 0) != ok:
             raise SystemExit(f"c28: find_package(hip {version}) did not behave: {done.stderr}")
-    work = ctx.tree()
+    # The tree of the thread's era: its LoadHIP.cmake asks find_package(HIP 1.0), as
+    # pytorch v2.3.0's did (pytorch/pytorch#128313); the v2.9.1 fixture asks no version.
+    work = ctx.tree(ref="v2.4.0")
     return Scenario(work, env={"CMAKE_PREFIX_PATH": str(prefix)}), Scenario(work)
 
 
@@ -495,7 +497,8 @@ CASES = [
          c27, lambda r: r["check"] in ("ROCm install", "ROCM_PATH/HIP_PATH", "hipcc on PATH")),
     Case("c28", "ROCm/hip#3520", "missing-component",
          "CMAKE_PREFIX_PATH holds a hip config whose version file refuses find_package(hip 1.0) "
-         "(real cmake: refused with 1.0, accepted without a version)",
+         "(real cmake: refused with 1.0, accepted without a version); the v2.4.0-era tree, "
+         "whose LoadHIP.cmake asks HIP 1.0",
          c28, lambda r: r["check"] == "CMAKE_PREFIX_PATH"),
     Case("c30", "facebookresearch/xformers#1409", "out-of-memory",
          "--with xformers (ROCMFORGE_COMPANIONS) on this 23.5 GiB, 2-core machine", c30,

@@ -15,6 +15,7 @@ from treefixtures import build_era_repo
 from rocmforge.plan.hazard_rows import prefix_rows
 from rocmforge.probes.facts import _prefix_configs
 from rocmforge.probes.system import ToolVersion
+from rocmforge.settings import Settings
 
 CMAKE = Path("/usr/bin/cmake")
 
@@ -56,3 +57,31 @@ def test_a_config_refusing_the_version_the_tree_asks_fails(tmp_path: Path, era: 
         assert "find_package(hip 1.0)" in row.detail
         assert 'compatible with requested version "1.0"' in row.detail
         assert "version: 6.0.0" in row.detail
+
+
+# --- c30: xformers' compile processes -------------------------------------------------------
+
+def test_xformers_gets_a_memory_row_from_the_tables_figure() -> None:
+    """c30 (facebookresearch/xformers#1409): `--with xformers` on this round's machine, 2
+    cores and 23.5 GiB, gave no memory row; its recipe has no mem_file and no job variable."""
+    from rocmforge.knowledge.extensions import load_extensions
+    from rocmforge.plan.job_memory_rows import job_memory_doctor
+
+    recipe = load_extensions().recipes["xformers"]
+    assert recipe.mem_per_job_gib == 30.0 and recipe.jobs_vars == ()
+    settings = Settings(companions=("xformers",))
+    # One process needs more than the machine has: certain to run out.
+    (row,) = job_memory_doctor(settings, {"MAX_JOBS": "2"}, cores=2, mem_total_gib=23.5,
+                               peek=lambda *_: "unused")
+    assert (row.check, row.status) == ("compile job memory xformers", "FAIL")
+    assert "2 x 30 = 60 GiB" in row.detail and "23.5 GiB" in row.detail
+    assert "#1409" in row.detail and "MAX_JOBS" in row.fix
+    # 16 cores, 128 GiB (the report's machine class): 4 processes fit.
+    (row,) = job_memory_doctor(settings, {}, cores=16, mem_total_gib=128.0,
+                               peek=lambda *_: "unused")
+    assert row.status == "WARN" and "4 process(es) fit" in row.detail
+    assert row.fix.startswith("export ROCMFORGE_MAX_JOBS=4   #")
+    # Enough memory for a process per core: OK, by the table's figure.
+    (row,) = job_memory_doctor(settings, {}, cores=4, mem_total_gib=256.0,
+                               peek=lambda *_: "unused")
+    assert row.status == "OK" and "the table's figure" in row.detail
