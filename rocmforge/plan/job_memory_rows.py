@@ -137,7 +137,8 @@ def job_memory_doctor(settings: Settings, environ: Mapping[str, str], *, cores: 
                       mem_total_gib: float,
                       peek: Callable[[str, str, str], str] | None = None) -> list[DoctorRow]:
     """One row per `--with` extension whose recipe names where its tree states a job's
-    memory, or whose build no job variable bounds. `environ`: the build's environment (its MAX_JOBS is the torch build's)."""
+    memory, or whose build no job variable bounds. `environ`: the build's environment (its
+    MAX_JOBS is the torch build's)."""
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.extensions import (
         load_extensions,

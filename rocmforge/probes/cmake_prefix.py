@@ -28,7 +28,8 @@ _CONFIG_DIRS = ("lib/cmake", "lib/x86_64-linux-gnu/cmake", "lib/aarch64-linux-gn
                 "lib64/cmake", "share/cmake")
 _PROJECT = """cmake_minimum_required(VERSION 3.16)
 project(rocmforge_prefix_probe C CXX)
-find_package(${PROBE_PACKAGE} ${PROBE_VERSION} CONFIG REQUIRED PATHS "${PROBE_ENTRY}" NO_DEFAULT_PATH)
+find_package(${PROBE_PACKAGE} ${PROBE_VERSION} CONFIG REQUIRED
+             PATHS "${PROBE_ENTRY}" NO_DEFAULT_PATH)
 message(STATUS "rocmforge-found ${PROBE_PACKAGE} ${${PROBE_PACKAGE}_DIR}")
 """
 
