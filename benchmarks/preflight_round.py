@@ -83,6 +83,27 @@ CK_HPP = """\
 #endif
 """
 
+# The target lists of CK's top CMakeLists.txt in its shape (ROCm/rocm-libraries@
+# 01ccac10577d1da9108747d8c4950faba04898f8:projects/composablekernel/CMakeLists.txt): the targets
+# CK refuses, and its default targets per HIP release.
+CK_CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.14)
+project(composable_kernel VERSION 1.2.0 LANGUAGES CXX HIP)
+#Unsupported GPU targets to be filtered from the list:
+set(CK_UNSUPPORTED_GPU_TARGETS "gfx900;gfx906;gfx90c")
+if("${GPU_TARGETS}" IN_LIST CK_UNSUPPORTED_GPU_TARGETS)
+    add_custom_target(ck_dummy_target)
+    message("CK is not supported for target ${GPU_TARGETS}")
+    return()
+endif()
+list(REMOVE_ITEM GPU_TARGETS ${CK_UNSUPPORTED_GPU_TARGETS})
+if(NOT WIN32 AND ${hip_VERSION_FLAT} LESS 600300000)
+    set(CK_GPU_TARGETS "gfx908;gfx90a;gfx942;gfx1030;gfx1100;gfx1101;gfx1102;gfx1103")
+elseif(NOT WIN32 AND ${hip_VERSION_FLAT} GREATER_EQUAL 600443483)
+    set(CK_GPU_TARGETS "gfx908;gfx90a;gfx942;gfx950;gfx10-3-generic;gfx11-generic;gfx12-generic")
+endif()
+"""
+
 
 @dataclass
 class Scenario:
@@ -341,7 +362,8 @@ def left_out(rows: Rows, _env: dict[str, str]) -> str:
 
 def ck(arch: str) -> Callable[[Ctx], tuple[Scenario, Scenario | None]]:
     def setup(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
-        work = ctx.tree({"third_party/composable_kernel/include/ck/ck.hpp": CK_HPP})
+        work = ctx.tree({"third_party/composable_kernel/include/ck/ck.hpp": CK_HPP,
+                         "third_party/composable_kernel/CMakeLists.txt": CK_CMAKELISTS})
         return Scenario(work, arch=arch), Scenario(work, arch="gfx90a")
     return setup
 
@@ -480,12 +502,13 @@ CASES = [
     Case("c16", "ROCm/TheRock#3759", "aotriton", "--arch gfx906", aotriton("gfx906"),
          check("feature flash_attention"), left_out),
     Case("c18", "ROCm/composable_kernel#1855", "composable-kernel",
-         "the tree vendors CK (ck.hpp's groups); --arch gfx90c", ck("gfx90c"),
+         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx90c", ck("gfx90c"),
          check("Composable Kernel")),
     Case("c19", "ROCm/TheRock#1245", "composable-kernel",
-         "the tree vendors CK; --arch gfx906", ck("gfx906"), check("Composable Kernel")),
+         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx906",
+         ck("gfx906"), check("Composable Kernel")),
     Case("c20", "ROCm/composable_kernel#3185", "composable-kernel",
-         "the tree vendors CK; --arch gfx1012", ck("gfx1012"), check("Composable Kernel")),
+         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx1012", ck("gfx1012"), check("Composable Kernel")),
     Case("c21", "pytorch/pytorch#119081", "missing-component",
          "Debian's ROCm 5.2 has no hipblaslt package (this machine as it is)", c21,
          check("ROCm components", "hipblaslt")),

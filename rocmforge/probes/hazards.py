@@ -53,6 +53,16 @@ _INSTALL_DIR = "${__AOTRITON_INSTALL_DIR}/"
 # ("use of undeclared identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'", ROCm/TheRock#4768: gfx1033).
 CK_HEADER = "third_party/composable_kernel/include/ck/ck.hpp"
 _DEFINED = re.compile(r"defined\s*\(\s*(__gfx\w+__)\s*\)")
+# CK's own target lists, in its top CMakeLists.txt: the targets it refuses
+# (`set(CK_UNSUPPORTED_GPU_TARGETS "gfx900;gfx906;gfx90c")`, filtered out of GPU_TARGETS, a
+# lone one gets a dummy target: ROCm/rocm-libraries@01ccac10577d1da9108747d8c4950faba04898f8:
+# projects/composablekernel/CMakeLists.txt) and the ones it builds for by default per HIP
+# release (`set(CK_GPU_TARGETS "gfx908;gfx90a;...;gfx11-generic;gfx12-generic")`, the same file
+# and ROCm/composable_kernel@00115f80f6baaae41ae4774e86317ee383906dca:CMakeLists.txt, which has
+# no refused list). ck.hpp's buffer-resource groups cover gfx906 although CK supports it not
+# (ROCm/TheRock#1245).
+CK_CMAKE = "third_party/composable_kernel/CMakeLists.txt"
+_CK_LIST = re.compile(r'\bset\s*\(\s*(CK_UNSUPPORTED_GPU_TARGETS|CK_GPU_TARGETS)\s+"([^"]*)"\s*\)')
 FLAG_VARIABLES = ("CPPFLAGS", "CFLAGS", "CXXFLAGS", "HIPFLAGS")
 
 
@@ -137,6 +147,30 @@ class Hazards:
     ck_targets: tuple[str, ...] | None = None
     """The processors the checkout's Composable Kernel defines its buffer resource for (None:
     no vendored CK, or its ck.hpp has no such definition)."""
+    ck_lists: CkTargetLists | None = None
+    """The vendored CK's own target lists from its CMakeLists.txt (None: no file, no list)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CkTargetLists:
+    """Composable Kernel's CMakeLists.txt target lists, as written."""
+
+    unsupported: tuple[str, ...]
+    """CK_UNSUPPORTED_GPU_TARGETS: the targets CK filters out (() when the file has none)."""
+    defaults: tuple[str, ...]
+    """Every target of its default CK_GPU_TARGETS lists (all HIP releases), features dropped:
+    processors and generic targets ("gfx11-generic")."""
+
+    def default_covers(self, processor: str) -> bool:
+        """A default list names the processor, or a generic target of its family
+        ("gfx10-3-generic" covers gfx103x)."""
+        for target in self.defaults:
+            if target == processor:
+                return True
+            if target.endswith("-generic") and processor.startswith(
+                    target.removesuffix("-generic").replace("-", "")):
+                return True
+        return False
 
 
 def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Path | None,
@@ -159,6 +193,7 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         temp=temp_space(environ, work_dir, root) if work_dir is not None else None,
         aotriton_prefix=aotriton_prefix(environ, checkout) if checkout else None,
         ck_targets=ck_targets(checkout) if checkout else None,
+        ck_lists=ck_lists(checkout) if checkout else None,
     )
 
 
@@ -211,6 +246,30 @@ def ck_covered(text: str) -> tuple[str, ...] | None:
 def ck_targets(checkout: Path) -> tuple[str, ...] | None:
     try:
         return ck_covered((checkout / CK_HEADER).read_text(errors="replace"))
+    except OSError:
+        return None
+
+
+def ck_cmake_lists(text: str) -> CkTargetLists | None:
+    """The target lists of a CK CMakeLists.txt; None when it sets neither."""
+    unsupported: list[str] = []
+    defaults: list[str] = []
+    for name, value in _CK_LIST.findall(_strip_hash_comments(text)):
+        targets = [t.strip().split(":")[0] for t in value.split(";") if t.strip()]
+        (unsupported if name == "CK_UNSUPPORTED_GPU_TARGETS" else defaults).extend(targets)
+    if not unsupported and not defaults:
+        return None
+    return CkTargetLists(unsupported=tuple(dict.fromkeys(unsupported)),
+                         defaults=tuple(dict.fromkeys(defaults)))
+
+
+def _strip_hash_comments(text: str) -> str:
+    return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+
+
+def ck_lists(checkout: Path) -> CkTargetLists | None:
+    try:
+        return ck_cmake_lists((checkout / CK_CMAKE).read_text(errors="replace"))
     except OSError:
         return None
 
