@@ -262,6 +262,22 @@ def c03(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
     return Scenario(work), Scenario(ctx.tree())
 
 
+def c03h(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
+    """As c03, the tree cloned into src/pytorch by hand (no `invoke checkout`, no lock)."""
+    floor = "cmake_minimum_required(VERSION 3.27 FATAL_ERROR)\nproject(Torch CXX C)\n"
+    ctx.n += 1
+    branch = f"case{ctx.n}"
+    git("checkout", "-q", "-b", branch, "v2.9.1", cwd=ctx.repo.path)
+    commit_files(ctx.repo.path, {"CMakeLists.txt": floor}, f"condition {branch}")
+    git("checkout", "-q", "main", cwd=ctx.repo.path)
+    work = ctx.root / f"w{ctx.n}"
+    (work / "src").mkdir(parents=True)
+    git("clone", "-q", "--branch", branch, str(ctx.repo.path), str(work / "src" / "pytorch"),
+        cwd=ctx.root)
+    ctx.refs[work] = branch
+    return Scenario(work), None
+
+
 def fake_gcc_without_headers(ctx: Ctx, version: str) -> Path:
     """A GCC installation clang accepts (crtbegin.o under lib/gcc/<triple>/<version>) that has
     no C++ headers: what a gcc-N without libstdc++-N-dev looks like to clang."""
@@ -333,8 +349,11 @@ def c10v(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
 
 
 def c10d(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
-    """setuptools 82.0.0 in the build venv; the import is in a module setup.py imports."""
-    work = ctx.tree({"tools/setup_helpers/env.py": PKG_SETUP})
+    """setuptools 82.0.0 in the build venv; the import is in a module setup.py imports (as
+    pytorch's setup.py imports tools.setup_helpers.env)."""
+    work = ctx.tree({"tools/setup_helpers/env.py": PKG_SETUP,
+                     "setup.py": "from tools.setup_helpers.env import build_type\n"
+                                 "from setuptools import setup\n"})
     setuptools_venv(ctx, work / "venv", "82.0.0")
     return Scenario(work), None
 
@@ -472,6 +491,9 @@ CASES = [
          "tree)", c02, check("cmake policy"), policy_set_by_build),
     Case("c03", "pytorch/pytorch#80212", "cmake",
          "the tree's CMakeLists.txt needs 3.27; Debian's real cmake 3.25.1", c03, check("cmake")),
+    Case("c03h", "pytorch/pytorch#80212", "cmake",
+         "variant: as c03, the tree cloned into src/pytorch by hand (no lock file)", c03h,
+         check("cmake"), counted=False),
     Case("c04", "ROCm/legacy-rocm-build#2639", "host-compiler",
          "hipcc given a GCC 13 install (crtbegin.o, libgcc) without C++ headers "
          "(HIPCC_COMPILE_FLAGS_APPEND=--gcc-toolchain=...), gfx90a", c04, check("compile gfx")),
@@ -502,13 +524,14 @@ CASES = [
     Case("c16", "ROCm/TheRock#3759", "aotriton", "--arch gfx906", aotriton("gfx906"),
          check("feature flash_attention"), left_out),
     Case("c18", "ROCm/composable_kernel#1855", "composable-kernel",
-         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx90c", ck("gfx90c"),
-         check("Composable Kernel")),
+         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx90c",
+         ck("gfx90c"), check("Composable Kernel")),
     Case("c19", "ROCm/TheRock#1245", "composable-kernel",
          "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx906",
          ck("gfx906"), check("Composable Kernel")),
     Case("c20", "ROCm/composable_kernel#3185", "composable-kernel",
-         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx1012", ck("gfx1012"), check("Composable Kernel")),
+         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx1012",
+         ck("gfx1012"), check("Composable Kernel")),
     Case("c21", "pytorch/pytorch#119081", "missing-component",
          "Debian's ROCm 5.2 has no hipblaslt package (this machine as it is)", c21,
          check("ROCm components", "hipblaslt")),

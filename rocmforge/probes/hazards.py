@@ -547,15 +547,69 @@ def cmake_floors(checkout: Path, max_depth: int = 4) -> Iterable[tuple[str, str]
 
 def pkg_resources_users(sources: Path) -> Iterable[str]:
     """The setup.py of each checkout under the work dir's src/ (PyTorch, the companions) that
-    imports pkg_resources."""
+    imports pkg_resources, and each module of that checkout setup.py loads that does
+    (PyTorch's setup.py imports tools.setup_helpers.env, .cmake, ...; followed import by
+    import within the checkout)."""
     if not sources.is_dir():
         return
     for setup in sorted(sources.glob("*/setup.py")):
+        for module in _loaded_by(setup, setup.parent):
+            try:
+                if _PKG_RESOURCES.search(module.read_text(errors="replace")):
+                    name = str(module.relative_to(sources))
+                    yield name if module == setup else f"{name} (setup.py imports it)"
+            except OSError:
+                continue
+
+
+_MAX_MODULES = 200
+
+
+def _loaded_by(setup: Path, root: Path) -> list[Path]:
+    """`setup` and the modules under `root` it imports, directly or through each other (at
+    most _MAX_MODULES files)."""
+    import ast
+
+    seen: list[Path] = [setup]
+    todo = [setup]
+    while todo and len(seen) < _MAX_MODULES:
+        current = todo.pop(0)
         try:
-            if _PKG_RESOURCES.search(setup.read_text(errors="replace")):
-                yield str(setup.relative_to(sources))
-        except OSError:
+            tree = ast.parse(current.read_text(errors="replace"))
+        except (OSError, SyntaxError, ValueError):
             continue
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    package = current.parent
+                    for _ in range(node.level - 1):
+                        package = package.parent
+                    prefix = ".".join(package.relative_to(root).parts) if package != root and \
+                        package.is_relative_to(root) else ""
+                    base = ".".join(p for p in (prefix, base) if p)
+                names = [base] + [f"{base}.{alias.name}" if base else alias.name
+                                  for alias in node.names]
+            for name in names:
+                found = _module_file(root, name)
+                if found is not None and found not in seen:
+                    seen.append(found)
+                    todo.append(found)
+    return seen
+
+
+def _module_file(root: Path, dotted: str) -> Path | None:
+    if not dotted:
+        return None
+    parts = dotted.split(".")
+    for candidate in (root.joinpath(*parts).with_suffix(".py"),
+                      root.joinpath(*parts) / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 # --- the build venv -------------------------------------------------------------------------

@@ -222,3 +222,46 @@ def test_a_tree_placed_by_hand_gives_the_cmake_floor(tmp_path: Path, era: str,
     # With a lock file (the kit's own checkout of another ref) the tree is not read here.
     workdir_for(settings.work_dir).lock_file.write_text("")
     assert pytorch_for(settings, workdir_for(settings.work_dir)).release.cmake_min_source == ""
+
+
+# --- c10d: pkg_resources in a module setup.py imports ---------------------------------------
+
+# PyTorch's setup.py imports its helpers from the tree (pytorch/pytorch setup.py:
+# `from tools.setup_helpers.env import build_type, IS_DARWIN, IS_LINUX, IS_WINDOWS`), and
+# tools/setup_helpers/cmake.py imports env in turn.
+SETUP_IMPORTING = ("import sys\nfrom tools.setup_helpers.cmake import CMake\n"
+                   "from setuptools import setup\n")
+HELPERS = {
+    "tools/__init__.py": "",
+    "tools/setup_helpers/__init__.py": "",
+    "tools/setup_helpers/cmake.py": "from . import env\nfrom .env import IS_LINUX\n",
+    "tools/setup_helpers/env.py": "import os\nimport pkg_resources\nIS_LINUX = True\n",
+    # Not imported by setup.py: not what the build loads.
+    "tools/setup_helpers/unused.py": "import pkg_resources\n",
+}
+
+
+def test_pkg_resources_in_a_module_setup_py_imports_is_found(tmp_path: Path) -> None:
+    import dataclasses
+
+    from gitfixtures import commit_files, git
+
+    from rocmforge.plan.hazard_rows import hazard_rows
+    from rocmforge.probes.hazards import probe_hazards
+
+    repo = build_era_repo(tmp_path / "repo")
+    git("checkout", "-q", "-b", "helpers", "v2.9.1", cwd=repo.path)
+    commit_files(repo.path, {"setup.py": SETUP_IMPORTING, **HELPERS}, "helpers")
+    sources = tmp_path / "work" / "src"
+    repo.worktree("helpers", sources / "pytorch")
+    hazards = probe_hazards(rocm_root=None, checkout=sources / "pytorch", sources=sources,
+                            venv=None, environ={})
+    assert hazards.pkg_resources == (
+        "pytorch/tools/setup_helpers/env.py (setup.py imports it)",)
+    # With setuptools 82 in the build venv (made for real by benchmarks/preflight_round.py
+    # c10d): FAIL, naming the module.
+    hazards = dataclasses.replace(hazards, venv_setuptools="82.0.0")
+    rows = {r.check: r for r in hazard_rows(hazards, cmake_version="3.25.1",
+                                            cmake_policy_minimum="3.5", venv="/w/venv")}
+    assert rows["setuptools"].status == "FAIL"
+    assert "tools/setup_helpers/env.py" in rows["setuptools"].detail
