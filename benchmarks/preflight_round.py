@@ -275,7 +275,9 @@ def c03h(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
     git("clone", "-q", "--branch", branch, str(ctx.repo.path), str(work / "src" / "pytorch"),
         cwd=ctx.root)
     ctx.refs[work] = branch
-    return Scenario(work), None
+    # Built as the release the tree is (the kit's table row for v2.9.1: floor 3.20), not as
+    # the branch name, which no row names (the newest row's floor would be the estimate).
+    return Scenario(work, env={"ROCMFORGE_PYTORCH_REF": "v2.9.1"}), None
 
 
 def fake_gcc_without_headers(ctx: Ctx, version: str) -> Path:
@@ -492,8 +494,8 @@ CASES = [
     Case("c03", "pytorch/pytorch#80212", "cmake",
          "the tree's CMakeLists.txt needs 3.27; Debian's real cmake 3.25.1", c03, check("cmake")),
     Case("c03h", "pytorch/pytorch#80212", "cmake",
-         "variant: as c03, the tree cloned into src/pytorch by hand (no lock file)", c03h,
-         check("cmake"), counted=False),
+         "variant: as c03, the tree cloned into src/pytorch by hand (no lock file), "
+         "--ref v2.9.1", c03h, check("cmake"), counted=False),
     Case("c04", "ROCm/legacy-rocm-build#2639", "host-compiler",
          "hipcc given a GCC 13 install (crtbegin.o, libgcc) without C++ headers "
          "(HIPCC_COMPILE_FLAGS_APPEND=--gcc-toolchain=...), gfx90a", c04, check("compile gfx")),
