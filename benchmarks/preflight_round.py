@@ -83,6 +83,27 @@ CK_HPP = """\
 #endif
 """
 
+# The target lists of CK's top CMakeLists.txt in its shape (ROCm/rocm-libraries@
+# 01ccac10577d1da9108747d8c4950faba04898f8:projects/composablekernel/CMakeLists.txt): the targets
+# CK refuses, and its default targets per HIP release.
+CK_CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.14)
+project(composable_kernel VERSION 1.2.0 LANGUAGES CXX HIP)
+#Unsupported GPU targets to be filtered from the list:
+set(CK_UNSUPPORTED_GPU_TARGETS "gfx900;gfx906;gfx90c")
+if("${GPU_TARGETS}" IN_LIST CK_UNSUPPORTED_GPU_TARGETS)
+    add_custom_target(ck_dummy_target)
+    message("CK is not supported for target ${GPU_TARGETS}")
+    return()
+endif()
+list(REMOVE_ITEM GPU_TARGETS ${CK_UNSUPPORTED_GPU_TARGETS})
+if(NOT WIN32 AND ${hip_VERSION_FLAT} LESS 600300000)
+    set(CK_GPU_TARGETS "gfx908;gfx90a;gfx942;gfx1030;gfx1100;gfx1101;gfx1102;gfx1103")
+elseif(NOT WIN32 AND ${hip_VERSION_FLAT} GREATER_EQUAL 600443483)
+    set(CK_GPU_TARGETS "gfx908;gfx90a;gfx942;gfx950;gfx10-3-generic;gfx11-generic;gfx12-generic")
+endif()
+"""
+
 
 @dataclass
 class Scenario:
@@ -241,6 +262,24 @@ def c03(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
     return Scenario(work), Scenario(ctx.tree())
 
 
+def c03h(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
+    """As c03, the tree cloned into src/pytorch by hand (no `invoke checkout`, no lock)."""
+    floor = "cmake_minimum_required(VERSION 3.27 FATAL_ERROR)\nproject(Torch CXX C)\n"
+    ctx.n += 1
+    branch = f"case{ctx.n}"
+    git("checkout", "-q", "-b", branch, "v2.9.1", cwd=ctx.repo.path)
+    commit_files(ctx.repo.path, {"CMakeLists.txt": floor}, f"condition {branch}")
+    git("checkout", "-q", "main", cwd=ctx.repo.path)
+    work = ctx.root / f"w{ctx.n}"
+    (work / "src").mkdir(parents=True)
+    git("clone", "-q", "--branch", branch, str(ctx.repo.path), str(work / "src" / "pytorch"),
+        cwd=ctx.root)
+    ctx.refs[work] = branch
+    # Built as the release the tree is (the kit's table row for v2.9.1: floor 3.20), not as
+    # the branch name, which no row names (the newest row's floor would be the estimate).
+    return Scenario(work, env={"ROCMFORGE_PYTORCH_REF": "v2.9.1"}), None
+
+
 def fake_gcc_without_headers(ctx: Ctx, version: str) -> Path:
     """A GCC installation clang accepts (crtbegin.o under lib/gcc/<triple>/<version>) that has
     no C++ headers: what a gcc-N without libstdc++-N-dev looks like to clang."""
@@ -312,8 +351,11 @@ def c10v(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
 
 
 def c10d(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
-    """setuptools 82.0.0 in the build venv; the import is in a module setup.py imports."""
-    work = ctx.tree({"tools/setup_helpers/env.py": PKG_SETUP})
+    """setuptools 82.0.0 in the build venv; the import is in a module setup.py imports (as
+    pytorch's setup.py imports tools.setup_helpers.env)."""
+    work = ctx.tree({"tools/setup_helpers/env.py": PKG_SETUP,
+                     "setup.py": "from tools.setup_helpers.env import build_type\n"
+                                 "from setuptools import setup\n"})
     setuptools_venv(ctx, work / "venv", "82.0.0")
     return Scenario(work), None
 
@@ -341,7 +383,8 @@ def left_out(rows: Rows, _env: dict[str, str]) -> str:
 
 def ck(arch: str) -> Callable[[Ctx], tuple[Scenario, Scenario | None]]:
     def setup(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
-        work = ctx.tree({"third_party/composable_kernel/include/ck/ck.hpp": CK_HPP})
+        work = ctx.tree({"third_party/composable_kernel/include/ck/ck.hpp": CK_HPP,
+                         "third_party/composable_kernel/CMakeLists.txt": CK_CMAKELISTS})
         return Scenario(work, arch=arch), Scenario(work, arch="gfx90a")
     return setup
 
@@ -395,7 +438,9 @@ def c28(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
                               capture_output=True, text=True, timeout=300)
         if (done.returncode == 0) != ok:
             raise SystemExit(f"c28: find_package(hip {version}) did not behave: {done.stderr}")
-    work = ctx.tree()
+    # The tree of the thread's era: its LoadHIP.cmake asks find_package(HIP 1.0), as
+    # pytorch v2.3.0's did (pytorch/pytorch#128313); the v2.9.1 fixture asks no version.
+    work = ctx.tree(ref="v2.4.0")
     return Scenario(work, env={"CMAKE_PREFIX_PATH": str(prefix)}), Scenario(work)
 
 
@@ -448,6 +493,9 @@ CASES = [
          "tree)", c02, check("cmake policy"), policy_set_by_build),
     Case("c03", "pytorch/pytorch#80212", "cmake",
          "the tree's CMakeLists.txt needs 3.27; Debian's real cmake 3.25.1", c03, check("cmake")),
+    Case("c03h", "pytorch/pytorch#80212", "cmake",
+         "variant: as c03, the tree cloned into src/pytorch by hand (no lock file), "
+         "--ref v2.9.1", c03h, check("cmake"), counted=False),
     Case("c04", "ROCm/legacy-rocm-build#2639", "host-compiler",
          "hipcc given a GCC 13 install (crtbegin.o, libgcc) without C++ headers "
          "(HIPCC_COMPILE_FLAGS_APPEND=--gcc-toolchain=...), gfx90a", c04, check("compile gfx")),
@@ -478,12 +526,14 @@ CASES = [
     Case("c16", "ROCm/TheRock#3759", "aotriton", "--arch gfx906", aotriton("gfx906"),
          check("feature flash_attention"), left_out),
     Case("c18", "ROCm/composable_kernel#1855", "composable-kernel",
-         "the tree vendors CK (ck.hpp's groups); --arch gfx90c", ck("gfx90c"),
-         check("Composable Kernel")),
+         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx90c",
+         ck("gfx90c"), check("Composable Kernel")),
     Case("c19", "ROCm/TheRock#1245", "composable-kernel",
-         "the tree vendors CK; --arch gfx906", ck("gfx906"), check("Composable Kernel")),
+         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx906",
+         ck("gfx906"), check("Composable Kernel")),
     Case("c20", "ROCm/composable_kernel#3185", "composable-kernel",
-         "the tree vendors CK; --arch gfx1012", ck("gfx1012"), check("Composable Kernel")),
+         "the tree vendors CK (ck.hpp's groups, CMakeLists.txt's lists); --arch gfx1012",
+         ck("gfx1012"), check("Composable Kernel")),
     Case("c21", "pytorch/pytorch#119081", "missing-component",
          "Debian's ROCm 5.2 has no hipblaslt package (this machine as it is)", c21,
          check("ROCm components", "hipblaslt")),
@@ -495,7 +545,8 @@ CASES = [
          c27, lambda r: r["check"] in ("ROCm install", "ROCM_PATH/HIP_PATH", "hipcc on PATH")),
     Case("c28", "ROCm/hip#3520", "missing-component",
          "CMAKE_PREFIX_PATH holds a hip config whose version file refuses find_package(hip 1.0) "
-         "(real cmake: refused with 1.0, accepted without a version)",
+         "(real cmake: refused with 1.0, accepted without a version); the v2.4.0-era tree, "
+         "whose LoadHIP.cmake asks HIP 1.0",
          c28, lambda r: r["check"] == "CMAKE_PREFIX_PATH"),
     Case("c30", "facebookresearch/xformers#1409", "out-of-memory",
          "--with xformers (ROCMFORGE_COMPANIONS) on this 23.5 GiB, 2-core machine", c30,

@@ -108,6 +108,10 @@ class PytorchRelease:
     it has none or before a checkout: only the tree says it (plan.pytorch_facts)."""
     rocm_min_source: str = ""
     """Where rocm_min was read ("tree: cmake/public/LoadHIP.cmake:212")."""
+    cmake_min_source: str = ""
+    """Where cmake_min was read when not from the table or the kit's own checkout: a tree
+    placed in the checkout folder by hand ("src/pytorch/CMakeLists.txt:1, a tree no lock file
+    names"); "" otherwise."""
 
     @property
     def label(self) -> str:

@@ -561,7 +561,9 @@ def _tool_rows(facts: Facts, release: PytorchRelease) -> list[DoctorRow]:
                 check="cmake",
                 status="FAIL",
                 detail=f"cmake {system.cmake.version} at {system.cmake.path} is older than "
-                f"{minimum}, the minimum for {release.label}",
+                f"{minimum}, the minimum for "
+                + (f"the checkout folder's tree ({release.cmake_min_source})"
+                   if release.cmake_min_source else release.label),
                 fix=f"python3 -m pip install 'cmake>={minimum}'",
             )
         )

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from typing import Literal
 
 from rocmforge.plan.doctor_row import DoctorRow
 from rocmforge.probes.cmake_prefix import PackageConfig
-from rocmforge.probes.hazards import CK_HEADER, Hazards, describe
+from rocmforge.probes.hazards import CK_CMAKE, CK_HEADER, Hazards, describe
 from rocmforge.probes.sccache_start import SccacheStart
 from rocmforge.versions import version_key
 
@@ -62,32 +63,72 @@ def hazard_rows(hazards: Hazards | None, *, cmake_version: str, cmake_policy_min
 
 def ck_rows(hazards: Hazards | None, processors: Sequence[str], *,
             ck_on: bool) -> list[DoctorRow]:
-    """Requested targets the checkout's Composable Kernel has no buffer resource for: every CK
-    kernel compiled for them fails (ROCm/TheRock#4768, gfx1033; the fix, rocm-libraries#5141,
-    is in the ROCm/pytorch release branches' submodule). A FAIL when the ck feature is on; a
-    WARN otherwise (whether a tree compiles CK without it depends on the release)."""
-    if hazards is None or hazards.ck_targets is None or not processors:
+    """Requested targets the checkout's Composable Kernel does not support, from its own files:
+    refused by its CMakeLists.txt (CK_UNSUPPORTED_GPU_TARGETS: gfx906, ROCm/TheRock#1245), or
+    given no buffer resource by its ck.hpp (ROCm/TheRock#4768, gfx1033; the fix,
+    rocm-libraries#5141, is in the ROCm/pytorch release branches' submodule): a FAIL when the
+    ck feature is on, a WARN otherwise (whether a tree compiles CK without it depends on the
+    release). A target only outside CK's default target lists (a CK without the refused list)
+    WARNs: those lists are what CK builds by default, not a refusal."""
+    if hazards is None or not processors:
         return []
-    covered = set(hazards.ck_targets)
-    missing = [p for p in processors if p not in covered]
-    where = f"the checkout's {CK_HEADER}"
-    if not missing:
-        return [DoctorRow(check="Composable Kernel", status="OK",
-                          detail=f"{where} defines its buffer resource for "
-                          + ", ".join(processors))]
-    rest = [p for p in processors if p in covered]
-    return [DoctorRow(
-        check="Composable Kernel", status="FAIL" if ck_on else "WARN",
-        detail=f"{where} defines CK_BUFFER_RESOURCE_3RD_DWORD for no target group holding "
-        f"{', '.join(missing)}: each CK kernel compiled for it stops with \"use of undeclared "
-        "identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'\" (ROCm/TheRock#4768)"
-        + ("; the ck feature is on" if ck_on else
-           "; CK is compiled with the ck feature (USE_ROCM_CK_GEMM/SDPA) and by builds that "
-           "turn it on themselves"),
-        fix=(f"invoke build --arch {shlex.quote(','.join(rest))}   # without "
-             f"{', '.join(missing)}" if rest else
-             "build a checkout whose third_party/composable_kernel lists the target "
-             "(rocm-libraries#5141 added gfx1033)"))]
+    lists = hazards.ck_lists
+    if hazards.ck_targets is None and lists is None:
+        return []
+    rows: list[DoctorRow] = []
+    status: Literal["FAIL", "WARN"] = "FAIL" if ck_on else "WARN"
+    feature = ("; the ck feature is on" if ck_on else
+               "; CK is compiled with the ck feature (USE_ROCM_CK_GEMM/SDPA) and by builds that "
+               "turn it on themselves")
+    refused = [p for p in processors if lists is not None and p in lists.unsupported]
+    if refused:
+        rows.append(DoctorRow(
+            check="Composable Kernel", status=status,
+            detail=f"the checkout's {CK_CMAKE} lists {', '.join(refused)} in "
+            f"CK_UNSUPPORTED_GPU_TARGETS ({'; '.join(lists.unsupported) if lists else ''}): "
+            "CK filters it out of its own builds, and PyTorch's CK kernels compiled for it "
+            "fail (ROCm/TheRock#1245, gfx906)" + feature,
+            fix=_ck_fix(processors, refused)))
+    covered = set(hazards.ck_targets) if hazards.ck_targets is not None else None
+    missing = [p for p in processors if covered is not None and p not in covered
+               and p not in refused]
+    if missing:
+        rows.append(DoctorRow(
+            check="Composable Kernel", status=status,
+            detail=f"the checkout's {CK_HEADER} defines CK_BUFFER_RESOURCE_3RD_DWORD for no "
+            f"target group holding {', '.join(missing)}: each CK kernel compiled for it stops "
+            "with \"use of undeclared identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'\" "
+            "(ROCm/TheRock#4768)" + feature,
+            fix=_ck_fix(processors, missing)))
+    unlisted = [p for p in processors if lists is not None and not lists.unsupported
+                and lists.defaults and not lists.default_covers(p)
+                and p not in refused and p not in missing]
+    if unlisted:
+        rows.append(DoctorRow(
+            check="Composable Kernel", status="WARN",
+            detail=f"the checkout's {CK_CMAKE} builds CK by default for "
+            f"{', '.join(lists.defaults) if lists else ''}, not {', '.join(unlisted)}: CK "
+            "does not claim it (this CK has no CK_UNSUPPORTED_GPU_TARGETS list; newer ones "
+            "refuse gfx900, gfx906, gfx90c; ROCm/TheRock#1245)" + feature,
+            fix=_ck_fix(processors, unlisted)))
+    if rows:
+        return rows
+    said = []
+    if covered is not None:
+        said.append(f"{CK_HEADER} defines its buffer resource for them")
+    if lists is not None:
+        said.append(f"{CK_CMAKE} " + ("refuses none of them" if lists.unsupported else
+                                      "lists each in its default targets"))
+    return [DoctorRow(check="Composable Kernel", status="OK",
+                      detail=f"{', '.join(processors)}: the checkout's " + "; ".join(said))]
+
+
+def _ck_fix(processors: Sequence[str], bad: Sequence[str]) -> str:
+    rest = [p for p in processors if p not in bad]
+    if rest:
+        return f"invoke build --arch {shlex.quote(','.join(rest))}   # without {', '.join(bad)}"
+    return ("build a checkout whose third_party/composable_kernel lists the target "
+            "(rocm-libraries#5141 added gfx1033)")
 
 
 def prefix_rows(configs: Sequence[PackageConfig]) -> list[DoctorRow]:
@@ -106,15 +147,23 @@ def prefix_rows(configs: Sequence[PackageConfig]) -> list[DoctorRow]:
             continue
         shadowed = first[config.package] is not config
         keep = [e for e in entries if e != config.entry]
+        call = f"{config.package} {config.version}" if config.version else config.package
+        asked = (f"; the checkout's {config.asked_by} asks for version {config.version} "
+                 "(ROCm/hip#3520: \"requested 1.0, found 6.0.0\")" if config.version else "")
+        fix = ("export CMAKE_PREFIX_PATH=" + shlex.quote(":".join(keep))
+               if keep else "unset CMAKE_PREFIX_PATH")
+        if config.version:
+            fix += (f"; or give {config.entry} a {config.package} config that accepts "
+                    f"{config.version}, or build a newer PyTorch (its LoadHIP.cmake asks "
+                    "find_package(HIP 1.0 MODULE): FindHIP.cmake, not the config)")
         rows.append(DoctorRow(
             check="CMAKE_PREFIX_PATH", status="WARN" if shadowed else "FAIL",
-            detail=f"find_package({config.package}) from {config.entry} does not configure "
-            f"({config.config}): {config.error}"
+            detail=f"find_package({call}) from {config.entry} does not configure "
+            f"({config.config}): {config.error}{asked}"
             + (f"; {first[config.package].entry} comes first and is used" if shadowed else
                "; PyTorch's configure would stop there (rocm-arch/python-pytorch-rocm#35, "
                "ROCm/TheRock#558)"),
-            fix="export CMAKE_PREFIX_PATH=" + shlex.quote(":".join(keep))
-            if keep else "unset CMAKE_PREFIX_PATH"))
+            fix=fix))
     untried = [c for c in configs if c.configures is None]
     if untried:
         rows.append(DoctorRow(

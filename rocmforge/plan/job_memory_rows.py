@@ -7,6 +7,11 @@ The plan lowers an extension's job variables to fit the table's `mem_per_job_gib
 0251105a2fb19d2957484b7f023cd8c115286ced:setup.py), this reads that statement at the ref and
 weighs the planned jobs with it: the tree's figure when it states one, the table's when the tree
 cannot be read (a WARN: not proven) or no longer states it (a WARN: the table may be stale).
+A recipe with a memory figure but no job variable the plan can lower (`jobs_vars = []`:
+xformers, whose ROCm build one CPU per compile process, about 30 GB each, ran out of memory on
+64-512 GB machines, facebookresearch/xformers#1409) gets a row from the table's figure alone:
+one process per core, each needing the figure; FAIL when one process alone is more than the
+machine's memory, WARN when the cores' processes are.
 Owns: parsing the statement, the job count the plan gives the extension, and the verdict.
 Must not: change the plan (the planned job count stays the table's), print, or run git itself
 (sources.companion_peek reads the file).
@@ -93,11 +98,47 @@ def job_memory_row(name: str, ref: str, recipe: Recipe, text: str, *, jobs: int,
                      fix=f"export ROCMFORGE_MAX_JOBS={fit}")
 
 
+def unbounded_job_memory_row(name: str, recipe: Recipe, *, cores: int,
+                             mem_total_gib: float) -> DoctorRow:
+    """A recipe whose build the plan cannot bound (no job variable): one compile process per
+    core, each needing the table's `mem_per_job_gib` (its `source` cites the figure)."""
+    check = f"{CHECK} {name}"
+    per_job = recipe.mem_per_job_gib
+    procs = max(cores, 1)
+    need = procs * per_job
+    said = (f"{name} honours no job variable the kit can set (config/extensions.toml "
+            f"jobs_vars = []); its ROCm build runs a compile per core, about {per_job:g} GiB "
+            f"each (facebookresearch/xformers#1409): {procs} x {per_job:g} = {need:g} GiB")
+    if not mem_total_gib:
+        return DoctorRow(check=check, status="WARN",
+                         detail=f"cannot check: the machine's memory is unknown; {said}",
+                         fix="run it again where /proc/meminfo can be read")
+    if need <= mem_total_gib:
+        return DoctorRow(check=check, status="OK",
+                         detail=f"{said} of {mem_total_gib:.1f} GiB (the table's figure)")
+    fit = max_jobs(cores, mem_total_gib, per_job)
+    upstream = ("upstream's bound is MAX_JOBS (xformers' README: it lowers ninja's "
+                "parallelism, facebookresearch/xformers@ca6d2aa0:README.md), which #1409 "
+                "found the ROCm build ignoring")
+    if per_job > mem_total_gib:
+        return DoctorRow(check=check, status="FAIL",
+                         detail=f"{said}, this machine has {mem_total_gib:.1f} GiB: not one "
+                         "compile process fits, the build runs out of memory",
+                         fix=f"build {name} on a machine with {per_job:g} GiB or more per "
+                         f"compile process, or leave it out of --with; {upstream}")
+    return DoctorRow(check=check, status="WARN",
+                     detail=f"{said}, this machine has {mem_total_gib:.1f} GiB: the compile "
+                     f"can run out of memory; {fit} process(es) fit",
+                     fix=f"export ROCMFORGE_MAX_JOBS={fit}   # the build's MAX_JOBS; "
+                     f"{upstream}")
+
+
 def job_memory_doctor(settings: Settings, environ: Mapping[str, str], *, cores: int,
                       mem_total_gib: float,
                       peek: Callable[[str, str, str], str] | None = None) -> list[DoctorRow]:
     """One row per `--with` extension whose recipe names where its tree states a job's
-    memory. `environ`: the build's environment (its MAX_JOBS is the torch build's)."""
+    memory, or whose build no job variable bounds. `environ`: the build's environment (its
+    MAX_JOBS is the torch build's)."""
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.extensions import (
         load_extensions,
@@ -122,6 +163,9 @@ def job_memory_doctor(settings: Settings, environ: Mapping[str, str], *, cores: 
         except RocmforgeError:
             continue  # the plan refuses a bad word with its own message
         if not recipe.mem_file:
+            if recipe.mem_per_job_gib and not recipe.jobs_vars:
+                rows.append(unbounded_job_memory_row(source.name, recipe, cores=cores,
+                                                     mem_total_gib=mem_total_gib))
             continue
         text = peek(source.repo, source.ref, recipe.mem_file)
         rows.append(job_memory_row(

@@ -71,8 +71,31 @@ def pytorch_for(settings: Settings, workdir: WorkDir) -> PytorchSide:
         stop_on_unreadable_tree(tree)
     facts = facts_for(settings.pytorch_ref, tree)
     row = pytorch_release_for(settings.pytorch_ref, tree_version=facts.version if tree else "")
-    return PytorchSide(facts=facts, release=effective_release(facts, row),
-                       from_tree=tree is not None)
+    release = effective_release(facts, row)
+    if tree is None:
+        release = _hand_placed_cmake_floor(release, workdir)
+    return PytorchSide(facts=facts, release=release, from_tree=tree is not None)
+
+
+def _hand_placed_cmake_floor(release: PytorchRelease, workdir: WorkDir) -> PytorchRelease:
+    """A tree in the checkout folder that no lock file names (copied or cloned there by hand;
+    the build configures it as it is): its top CMakeLists.txt's cmake_minimum_required is the
+    CMake floor, not the table's (the preflight round's c03: Debian's cmake 3.25.1 passed
+    against a tree needing 3.27). Only the floor: the rest of the tree's facts stay the
+    table's until the kit's own checkout. A lock naming another ref means the kit checks its
+    ref out over the tree, so that tree's floor is not read."""
+    from dataclasses import replace
+
+    from rocmforge.probes.tree import CMAKELISTS, FOUND, read_tree_facts
+
+    if workdir.lock_file.exists() or not (workdir.pytorch / CMAKELISTS).is_file():
+        return release
+    floor = read_tree_facts(workdir.pytorch).cmake_minimum
+    if floor.status != FOUND or not floor.value:
+        return release
+    where = floor.source.removeprefix("tree: ")
+    return replace(release, cmake_min=str(floor.value),
+                   cmake_min_source=f"{workdir.pytorch / where}, a tree no lock file names")
 
 
 def stop_on_unreadable_tree(tree: TreeFacts) -> None:

@@ -7,7 +7,10 @@ rocm-arch/python-pytorch-rocm#35; "roc::hipblaslt-bench": ROCm/TheRock#558). Own
 in each CMAKE_PREFIX_PATH entry, the configs of the packages asked about (lib/cmake,
 lib/<multiarch>/cmake, lib64/cmake, share/cmake), and configuring a tiny C/C++ project with the
 real cmake that loads each of them from that entry (find_package(... CONFIG PATHS entry
-NO_DEFAULT_PATH); its dependencies resolve as in a build), all within a time bound. Must not:
+NO_DEFAULT_PATH; with the version the checkout's LoadHIP.cmake asks for, where it names one, so
+a config whose version file refuses it fails here as in the build: Fedora's hip 6.0.0 against
+`find_package(HIP 1.0)`, "requested 1.0, found 6.0.0", ROCm/hip#3520; its dependencies resolve
+as in a build), all within a time bound. Must not:
 judge (plan/hazard_rows.py does) or write outside its own temporary folder.
 """
 
@@ -25,7 +28,8 @@ _CONFIG_DIRS = ("lib/cmake", "lib/x86_64-linux-gnu/cmake", "lib/aarch64-linux-gn
                 "lib64/cmake", "share/cmake")
 _PROJECT = """cmake_minimum_required(VERSION 3.16)
 project(rocmforge_prefix_probe C CXX)
-find_package(${PROBE_PACKAGE} CONFIG REQUIRED PATHS "${PROBE_ENTRY}" NO_DEFAULT_PATH)
+find_package(${PROBE_PACKAGE} ${PROBE_VERSION} CONFIG REQUIRED
+             PATHS "${PROBE_ENTRY}" NO_DEFAULT_PATH)
 message(STATUS "rocmforge-found ${PROBE_PACKAGE} ${${PROBE_PACKAGE}_DIR}")
 """
 
@@ -41,6 +45,10 @@ class PackageConfig:
     """None: not tried within the time bound."""
     error: str = ""
     """The first lines of CMake's error when it does not configure."""
+    version: str = ""
+    """The version find_package asked for ("" when none: any version the config accepts)."""
+    asked_by: str = ""
+    """Where that version comes from ("cmake/public/LoadHIP.cmake:36")."""
 
 
 def package_configs(entry: Path, packages: Sequence[str]) -> list[tuple[str, Path]]:
@@ -67,9 +75,13 @@ def _error(output: str) -> str:
 
 
 def probe_prefix_path(environ: Mapping[str, str], packages: Sequence[str], *, cmake: str,
-                      timeout: float = PREFIX_TIMEOUT_S) -> tuple[PackageConfig, ...]:
+                      timeout: float = PREFIX_TIMEOUT_S,
+                      versions: Mapping[str, tuple[str, str]] | None = None,
+                      ) -> tuple[PackageConfig, ...]:
     """Configure each package config found on CMAKE_PREFIX_PATH, one cmake run each in one
-    build folder (the compilers are found once), until `timeout` seconds have passed."""
+    build folder (the compilers are found once), until `timeout` seconds have passed.
+    `versions`: package -> (version, where the tree asks for it), passed to find_package."""
+    asked = dict(versions or {})
     entries = [e for e in environ.get("CMAKE_PREFIX_PATH", "").split(":") if e]
     todo = [(entry, package, config) for entry in entries
             for package, config in package_configs(Path(entry), packages)]
@@ -83,19 +95,20 @@ def probe_prefix_path(environ: Mapping[str, str], packages: Sequence[str], *, cm
         (source / "CMakeLists.txt").write_text(_PROJECT)
         build = Path(tmp) / "build"
         for entry, package, config in todo:
+            version, asked_by = asked.get(package, ("", ""))
             left = timeout - (time.monotonic() - began)
             if left <= 0.1:
                 out.append(PackageConfig(entry=entry, package=package, config=str(config),
-                                         configures=None))
+                                         configures=None, version=version, asked_by=asked_by))
                 continue
             argv = [cmake, "-S", str(source), "-B", str(build), f"-DPROBE_PACKAGE={package}",
-                    f"-DPROBE_ENTRY={entry}", f"-U{package}_DIR"]
+                    f"-DPROBE_ENTRY={entry}", f"-DPROBE_VERSION={version}", f"-U{package}_DIR"]
             try:
                 done = subprocess.run(argv, env=dict(environ), capture_output=True, text=True,
                                       timeout=left, check=False)
             except subprocess.TimeoutExpired:
                 out.append(PackageConfig(entry=entry, package=package, config=str(config),
-                                         configures=None))
+                                         configures=None, version=version, asked_by=asked_by))
                 continue
             except OSError as exc:
                 out.append(PackageConfig(entry=entry, package=package, config=str(config),
@@ -104,5 +117,6 @@ def probe_prefix_path(environ: Mapping[str, str], packages: Sequence[str], *, cm
             ok = done.returncode == 0
             out.append(PackageConfig(entry=entry, package=package, config=str(config),
                                      configures=ok,
-                                     error="" if ok else _error(done.stderr + done.stdout)))
+                                     error="" if ok else _error(done.stderr + done.stdout),
+                                     version=version, asked_by=asked_by))
     return tuple(out)

@@ -163,20 +163,36 @@ def gather_facts(
         host_compiler=chosen,
         hazards=hazards,
         sccache_start=_sccache_start(settings, system_facts, environ),
-        prefix_configs=_prefix_configs(system_facts, environ),
+        prefix_configs=_prefix_configs(system_facts, environ, work.pytorch),
     )
 
 
-def _prefix_configs(system: SystemFacts, environ: Mapping[str, str]
+def _prefix_configs(system: SystemFacts, environ: Mapping[str, str], checkout: Path
                     ) -> tuple[PackageConfig, ...]:
-    """The ROCm components' configs on CMAKE_PREFIX_PATH, configured (5 s in all)."""
+    """The ROCm components' configs on CMAKE_PREFIX_PATH, configured (5 s in all), each with
+    the version the checkout's LoadHIP.cmake asks for it, where it names one."""
     if not environ.get("CMAKE_PREFIX_PATH") or system.cmake.path is None:
         return ()
     from rocmforge.knowledge.components import load_components
     from rocmforge.probes.cmake_prefix import probe_prefix_path
 
     return probe_prefix_path(environ, [c.name for c in load_components()],
-                             cmake=str(system.cmake.path))
+                             cmake=str(system.cmake.path), versions=_asked_versions(checkout))
+
+
+def _asked_versions(checkout: Path) -> dict[str, tuple[str, str]]:
+    """package -> (version, "cmake/public/LoadHIP.cmake:N") for each find_package call of the
+    tree in the checkout folder (whoever put it there) that names a version and may load a
+    config. The key is lower case: find_package(HIP 1.0) also loads hip-config.cmake."""
+    from rocmforge.probes.tree import FOUND, LOADHIP, read_tree_facts
+
+    if not (checkout / LOADHIP).is_file():
+        return {}
+    components = read_tree_facts(checkout).rocm_components
+    if components.status != FOUND or components.value is None:
+        return {}
+    return {c.name.lower(): (c.version, f"{LOADHIP}:{c.line}") for c in components.value
+            if c.version and not c.module}
 
 
 def _sccache_start(settings, system: SystemFacts, environ: Mapping[str, str]

@@ -53,6 +53,16 @@ _INSTALL_DIR = "${__AOTRITON_INSTALL_DIR}/"
 # ("use of undeclared identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'", ROCm/TheRock#4768: gfx1033).
 CK_HEADER = "third_party/composable_kernel/include/ck/ck.hpp"
 _DEFINED = re.compile(r"defined\s*\(\s*(__gfx\w+__)\s*\)")
+# CK's own target lists, in its top CMakeLists.txt: the targets it refuses
+# (`set(CK_UNSUPPORTED_GPU_TARGETS "gfx900;gfx906;gfx90c")`, filtered out of GPU_TARGETS, a
+# lone one gets a dummy target: ROCm/rocm-libraries@01ccac10577d1da9108747d8c4950faba04898f8:
+# projects/composablekernel/CMakeLists.txt) and the ones it builds for by default per HIP
+# release (`set(CK_GPU_TARGETS "gfx908;gfx90a;...;gfx11-generic;gfx12-generic")`, the same file
+# and ROCm/composable_kernel@00115f80f6baaae41ae4774e86317ee383906dca:CMakeLists.txt, which has
+# no refused list). ck.hpp's buffer-resource groups cover gfx906 although CK supports it not
+# (ROCm/TheRock#1245).
+CK_CMAKE = "third_party/composable_kernel/CMakeLists.txt"
+_CK_LIST = re.compile(r'\bset\s*\(\s*(CK_UNSUPPORTED_GPU_TARGETS|CK_GPU_TARGETS)\s+"([^"]*)"\s*\)')
 FLAG_VARIABLES = ("CPPFLAGS", "CFLAGS", "CXXFLAGS", "HIPFLAGS")
 
 
@@ -137,6 +147,30 @@ class Hazards:
     ck_targets: tuple[str, ...] | None = None
     """The processors the checkout's Composable Kernel defines its buffer resource for (None:
     no vendored CK, or its ck.hpp has no such definition)."""
+    ck_lists: CkTargetLists | None = None
+    """The vendored CK's own target lists from its CMakeLists.txt (None: no file, no list)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CkTargetLists:
+    """Composable Kernel's CMakeLists.txt target lists, as written."""
+
+    unsupported: tuple[str, ...]
+    """CK_UNSUPPORTED_GPU_TARGETS: the targets CK filters out (() when the file has none)."""
+    defaults: tuple[str, ...]
+    """Every target of its default CK_GPU_TARGETS lists (all HIP releases), features dropped:
+    processors and generic targets ("gfx11-generic")."""
+
+    def default_covers(self, processor: str) -> bool:
+        """A default list names the processor, or a generic target of its family
+        ("gfx10-3-generic" covers gfx103x)."""
+        for target in self.defaults:
+            if target == processor:
+                return True
+            if target.endswith("-generic") and processor.startswith(
+                    target.removesuffix("-generic").replace("-", "")):
+                return True
+        return False
 
 
 def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Path | None,
@@ -159,6 +193,7 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         temp=temp_space(environ, work_dir, root) if work_dir is not None else None,
         aotriton_prefix=aotriton_prefix(environ, checkout) if checkout else None,
         ck_targets=ck_targets(checkout) if checkout else None,
+        ck_lists=ck_lists(checkout) if checkout else None,
     )
 
 
@@ -211,6 +246,30 @@ def ck_covered(text: str) -> tuple[str, ...] | None:
 def ck_targets(checkout: Path) -> tuple[str, ...] | None:
     try:
         return ck_covered((checkout / CK_HEADER).read_text(errors="replace"))
+    except OSError:
+        return None
+
+
+def ck_cmake_lists(text: str) -> CkTargetLists | None:
+    """The target lists of a CK CMakeLists.txt; None when it sets neither."""
+    unsupported: list[str] = []
+    defaults: list[str] = []
+    for name, value in _CK_LIST.findall(_strip_hash_comments(text)):
+        targets = [t.strip().split(":")[0] for t in value.split(";") if t.strip()]
+        (unsupported if name == "CK_UNSUPPORTED_GPU_TARGETS" else defaults).extend(targets)
+    if not unsupported and not defaults:
+        return None
+    return CkTargetLists(unsupported=tuple(dict.fromkeys(unsupported)),
+                         defaults=tuple(dict.fromkeys(defaults)))
+
+
+def _strip_hash_comments(text: str) -> str:
+    return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+
+
+def ck_lists(checkout: Path) -> CkTargetLists | None:
+    try:
+        return ck_cmake_lists((checkout / CK_CMAKE).read_text(errors="replace"))
     except OSError:
         return None
 
@@ -488,15 +547,69 @@ def cmake_floors(checkout: Path, max_depth: int = 4) -> Iterable[tuple[str, str]
 
 def pkg_resources_users(sources: Path) -> Iterable[str]:
     """The setup.py of each checkout under the work dir's src/ (PyTorch, the companions) that
-    imports pkg_resources."""
+    imports pkg_resources, and each module of that checkout setup.py loads that does
+    (PyTorch's setup.py imports tools.setup_helpers.env, .cmake, ...; followed import by
+    import within the checkout)."""
     if not sources.is_dir():
         return
     for setup in sorted(sources.glob("*/setup.py")):
+        for module in _loaded_by(setup, setup.parent):
+            try:
+                if _PKG_RESOURCES.search(module.read_text(errors="replace")):
+                    name = str(module.relative_to(sources))
+                    yield name if module == setup else f"{name} (setup.py imports it)"
+            except OSError:
+                continue
+
+
+_MAX_MODULES = 200
+
+
+def _loaded_by(setup: Path, root: Path) -> list[Path]:
+    """`setup` and the modules under `root` it imports, directly or through each other (at
+    most _MAX_MODULES files)."""
+    import ast
+
+    seen: list[Path] = [setup]
+    todo = [setup]
+    while todo and len(seen) < _MAX_MODULES:
+        current = todo.pop(0)
         try:
-            if _PKG_RESOURCES.search(setup.read_text(errors="replace")):
-                yield str(setup.relative_to(sources))
-        except OSError:
+            tree = ast.parse(current.read_text(errors="replace"))
+        except (OSError, SyntaxError, ValueError):
             continue
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    package = current.parent
+                    for _ in range(node.level - 1):
+                        package = package.parent
+                    prefix = ".".join(package.relative_to(root).parts) if package != root and \
+                        package.is_relative_to(root) else ""
+                    base = ".".join(p for p in (prefix, base) if p)
+                names = [base] + [f"{base}.{alias.name}" if base else alias.name
+                                  for alias in node.names]
+            for name in names:
+                found = _module_file(root, name)
+                if found is not None and found not in seen:
+                    seen.append(found)
+                    todo.append(found)
+    return seen
+
+
+def _module_file(root: Path, dotted: str) -> Path | None:
+    if not dotted:
+        return None
+    parts = dotted.split(".")
+    for candidate in (root.joinpath(*parts).with_suffix(".py"),
+                      root.joinpath(*parts) / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 # --- the build venv -------------------------------------------------------------------------

@@ -77,6 +77,10 @@ class RocmComponent:
     line: int
     condition: str = ""
     """The enclosing if() conditions, joined with AND ("" at top level)."""
+    version: str = ""
+    """The version the call asks for (`find_package(HIP 1.0)` -> "1.0"); "" when none."""
+    module: bool = False
+    """The call says MODULE: a Find<name>.cmake answers, never the package's config."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -628,6 +632,10 @@ _HIP_TOKENS = re.compile(
     re.IGNORECASE)
 
 
+# find_package(<name> <version> ...): the version argument (major[.minor[.patch[.tweak]]]).
+_VERSION_ARG = re.compile(r"^[0-9]+(?:\.[0-9]+){0,3}$")
+
+
 def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
     raw, bad = _read(files, LOADHIP)
     if bad:
@@ -673,6 +681,8 @@ def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
                 continue  # the macro's own find_package("${PACKAGE_NAME}" ...)
             name = words[0]
             required = "REQUIRED" in (w.upper() for w in words[1:])
+            version = words[1] if len(words) > 1 and _VERSION_ARG.match(words[1]) else ""
+            module = "MODULE" in (w.upper() for w in words[1:])
             known = found.get(name)
             # Looked for in several branches (if/else): only the conditions they share hold.
             shared = stack if known is None else _common_prefix(conditions[name], stack)
@@ -680,7 +690,9 @@ def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
             found[name] = RocmComponent(
                 name=name, required=required or (known is not None and known.required),
                 line=known.line if known is not None else _line_of(text, match.start()),
-                condition=" AND ".join(shared))
+                condition=" AND ".join(shared),
+                version=version or (known.version if known is not None else ""),
+                module=module if known is None else known.module and module)
     if stack:
         return _malformed(LOADHIP, f"{len(stack)} if() block(s) never closed with endif()")
     if not found:
@@ -693,7 +705,8 @@ def _rocm_components(files: _Files) -> TreeFact[tuple[RocmComponent, ...]]:
         if not component.required and any(gate.search(other.condition)
                                           for other in found.values()):
             found[name] = RocmComponent(name=name, required=True, line=component.line,
-                                        condition=component.condition)
+                                        condition=component.condition,
+                                        version=component.version, module=component.module)
     first = min(c.line for c in found.values())
     return _found(tuple(found.values()), LOADHIP, first)
 
