@@ -111,16 +111,18 @@ class Component:
         return " or ".join([*hints, pip])
 
 
-def install_command(components: Sequence[Component], layout: str) -> str:
-    """One shell command (a quoted argv in backticks) that installs every package `components`
-    need in an install of this layout, each package once, in the order first named; "" when
-    the layout is not known (no one package manager to name) or no package is named. Debian's
-    /usr: Debian's packages, and a second command with AMD's for what Debian lacks (a separate
-    /opt/rocm install, as install_hint says)."""
+def install_command(components: Sequence[Component], layout: str, *,
+                    found: Sequence[Component] = ()) -> str:
+    """The shell commands (quoted argvs in backticks, each within COMMAND_WIDTH) that install
+    every package `components` need in an install of this layout, each package once, in the
+    order first named; "" when the layout is not known (no one package manager to name) or no
+    package is named. Debian's /usr: Debian's packages when Debian packages every one; else
+    AMD's packages for a separate /opt/rocm install (as install_hint says), which then needs
+    the components already `found` in /usr as well, or the build moved there misses them."""
     kind = layout_kind(layout)
 
     def shown(tool: tuple[str, ...], packages: Sequence[str]) -> str:
-        return f"`{shlex.join([*tool, *dict.fromkeys(packages)])}`" if packages else ""
+        return " and ".join(f"`{command}`" for command in _whole_commands(tool, packages))
 
     apt = ("sudo", "apt", "install")
     if kind == SDK:
@@ -131,21 +133,44 @@ def install_command(components: Sequence[Component], layout: str) -> str:
         command = shown(apt, [c.amdrocm_package for c in components if c.amdrocm_package])
         return f"{command} (or dnf)" if command else ""
     if kind == DISTRO:
-        debian = shown(apt, [c.debian_package for c in components if c.debian_package])
-        amd = shown(apt, [c.rocm_package for c in components
-                          if not c.debian_package and c.rocm_package])
-        rest = (f"{'the rest ' if debian else ''}from AMD's repositories (a separate "
-                f"/opt/rocm install; pass --rocm-path): {amd}") if amd else ""
-        return "; ".join(part for part in (debian, rest) if part)
+        lacking = [c.name for c in components if not c.debian_package]
+        if not lacking:
+            return shown(apt, [c.debian_package for c in components])
+        amd = shown(apt, [c.rocm_package for c in (*components, *found) if c.rocm_package])
+        too = ", with the components found in /usr too" if found else ""
+        return (f"Debian packages no {', '.join(lacking)}: a separate ROCm from AMD's "
+                f"repositories under /opt/rocm{too} (then pass --rocm-path): {amd}"
+                ) if amd else ""
     return ""
 
 
-def install_fix(components: Sequence[Component], layout: str) -> str:
+# The widest command a fix shows: a command is never split on a terminal, and a fix line is
+# indented, so a longer package list becomes several whole commands of this width or less.
+COMMAND_WIDTH = 70
+
+
+def _whole_commands(tool: tuple[str, ...], packages: Sequence[str]) -> list[str]:
+    """`tool` with `packages` (each once, in order), as few commands as keep each one within
+    COMMAND_WIDTH characters (a single package longer than that is a command of its own)."""
+    commands: list[list[str]] = []
+    for package in dict.fromkeys(packages):
+        if commands and len(shlex.join([*commands[-1], package])) <= COMMAND_WIDTH:
+            commands[-1].append(package)
+        else:
+            commands.append([*tool, package])
+    return [shlex.join(command) for command in commands]
+
+
+def install_fix(components: Sequence[Component], layout: str, *,
+                found: Sequence[Component] = ()) -> str:
     """A fix for missing components: "install <name>: <package>; ..." (one entry each, as
-    install_hint says it) and then the one command for all of them (install_command)."""
+    install_hint says it) and then the commands for all of them (install_command; `found`:
+    the components the install already has, for a move to another install)."""
     each = "install " + "; ".join(f"{c.name}: {c.install_hint(layout)}" for c in components)
-    command = install_command(components, layout)
-    return f"{each}; all at once: {command}" if command else each
+    command = install_command(components, layout, found=found)
+    if not command:
+        return each
+    return f"{each}; all of them: {command}" if len(components) > 1 else f"{each}; {command}"
 
 
 @lru_cache(maxsize=1)

@@ -242,7 +242,8 @@ def _component_rows(rocm: RocmInstall,
             detail=f"{len(missing)} of {len(components)} components PyTorch's CMake requires "
                    f"are not in {rocm.root}: " + ", ".join(c.name for c in missing)
                    + (f" (found: {', '.join(present)})" if present else ""),
-            fix=install_fix(missing, rocm.layout)))
+            fix=install_fix(missing, rocm.layout,
+                            found=[c for c, found in components if c.required and found.found])))
     else:
         rows.append(DoctorRow(check="ROCm components", status="OK",
                               detail=f"all {len(present)} found in {rocm.root}: "

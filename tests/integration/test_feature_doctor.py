@@ -81,9 +81,9 @@ def test_a_missing_component_leaves_the_part_out_with_a_warning_or_fails_when_as
                           "ROCm component hipblaslt is not installed")
     # The components are Debian's /usr: the fix says Debian has no hipblaslt and names AMD's.
     assert row.fix == ("install hipblaslt: not packaged by Debian: AMD's hipblaslt-dev installs "
-                       "it under /opt/rocm, a separate install (pass --rocm-path); all at once: "
-                       "from AMD's repositories (a separate /opt/rocm install; pass --rocm-path): "
-                       "`sudo apt install hipblaslt-dev` to build it, or set features "
+                       "it under /opt/rocm, a separate install (pass --rocm-path); Debian packages "
+                       "no hipblaslt: a separate ROCm from AMD's repositories under /opt/rocm "
+                       "(then pass --rocm-path): `sudo apt install hipblaslt-dev` to build it, or set features "
                        "distributed=off to leave it out on purpose")
     asked = _plan(("rocprim", "hipblaslt"), {"distributed": "on"})
     (fail,) = asked.rows
@@ -91,9 +91,9 @@ def test_a_missing_component_leaves_the_part_out_with_a_warning_or_fails_when_as
     assert fail.detail.endswith("cannot be built: the ROCm component hipblaslt is not installed")
     assert fail.fix.startswith("install hipblaslt: not packaged by Debian: AMD's hipblaslt-dev "
                                "installs it under /opt/rocm, a separate install (pass "
-                               "--rocm-path); all at once: from AMD's repositories (a separate "
-                               "/opt/rocm install; pass --rocm-path): `sudo apt install "
-                               "hipblaslt-dev`, or set features distributed=auto")
+                               "--rocm-path); Debian packages no hipblaslt: a separate ROCm "
+                               "from AMD's repositories under /opt/rocm (then pass --rocm-path): "
+                               "`sudo apt install hipblaslt-dev`, or set features distributed=auto")
 
 
 def test_a_part_turned_off_needs_nothing_and_raises_no_row() -> None:

@@ -102,7 +102,7 @@ def test_doctor_component_fix_follows_the_install_layout() -> None:
     rows = diagnose(facts(rocm=therock, rocm_installs=(therock,), hipcc_owner=therock), (),
                     Settings(), release=pytorch_release_for("v2.15.0"), components=missing)
     assert row(rows, "ROCm components").fix == (
-        "install rocblas: amdrocm-blas-devel (ROCm >= 7.14 packages); all at once: "
+        "install rocblas: amdrocm-blas-devel (ROCm >= 7.14 packages); "
         "`sudo apt install amdrocm-blas-devel` (or dnf)")
 
 
@@ -112,11 +112,11 @@ SEVERAL = ("hip", "hiprtc", "rocblas", "hipblas", "hiprand")
 
 @pytest.mark.parametrize(("layout", "command"), [
     ("legacy /opt/rocm-6.4.1", "`sudo apt install hip-dev rocblas-dev hipblas-dev hiprand-dev`"),
-    ("TheRock /opt/rocm/core-10.0", "`sudo apt install amdrocm-runtime-devel amdrocm-blas-devel "
-     "amdrocm-rand-devel` (or dnf)"),
-    ("distro /usr", "`sudo apt install libamdhip64-dev libhiprand-dev`; the rest from AMD's "
-     "repositories (a separate /opt/rocm install; pass --rocm-path): `sudo apt install hip-dev "
-     "rocblas-dev hipblas-dev`"),
+    ("TheRock /opt/rocm/core-10.0", "`sudo apt install amdrocm-runtime-devel amdrocm-blas-devel` "
+     "and `sudo apt install amdrocm-rand-devel` (or dnf)"),
+    ("distro /usr", "Debian packages no hiprtc, rocblas, hipblas: a separate ROCm from AMD's "
+     "repositories under /opt/rocm (then pass --rocm-path): `sudo apt install hip-dev "
+     "rocblas-dev hipblas-dev hiprand-dev`"),
     ("pip SDK", "`pip install 'rocm[libraries,devel]'`"),
     ("other", ""),
 ], ids=["legacy", "amdrocm", "debian", "sdk", "unknown"])
@@ -130,11 +130,18 @@ def test_the_fix_keeps_each_component_and_adds_the_one_command() -> None:
     picked = [TABLE["rocblas"], TABLE["hipblas"]]
     assert install_fix(picked, "legacy /opt/rocm-6.4.1") == (
         "install rocblas: rocblas-dev (ROCm repositories); hipblas: hipblas-dev (ROCm "
-        "repositories); all at once: `sudo apt install rocblas-dev hipblas-dev`")
+        "repositories); all of them: `sudo apt install rocblas-dev hipblas-dev`")
     # Debian packages neither: the one command is AMD's.
     assert install_fix(picked, "distro /usr").endswith(
-        "; all at once: from AMD's repositories (a separate /opt/rocm install; pass "
-        "--rocm-path): `sudo apt install rocblas-dev hipblas-dev`")
+        "; all of them: Debian packages no rocblas, hipblas: a separate ROCm from AMD's "
+        "repositories under /opt/rocm (then pass --rocm-path): `sudo apt install rocblas-dev "
+        "hipblas-dev`")
+    # Moving to AMD's /opt/rocm: what /usr already has comes along, or the build misses it.
+    assert install_fix(picked, "distro /usr", found=[TABLE["hip"], TABLE["hiprand"]]).endswith(
+        "`sudo apt install rocblas-dev hipblas-dev hip-dev hiprand-dev`")
+    # Debian packages both: Debian's command alone.
+    assert install_command([TABLE["hip"], TABLE["hiprand"]], "distro /usr") == (
+        "`sudo apt install libamdhip64-dev libhiprand-dev`")
     # A layout without one package manager: every name, and no command to guess.
     assert install_fix(picked, "") == (
         'install rocblas: rocblas-dev (ROCm repositories) or amdrocm-blas-devel (ROCm >= 7.14 '
@@ -144,8 +151,8 @@ def test_the_fix_keeps_each_component_and_adds_the_one_command() -> None:
     # hipFile has no legacy package: its entry says so, and the command leaves it out.
     assert install_fix([TABLE["hipfile"], TABLE["rocblas"]], "legacy /opt/rocm-7.2.1") == (
         "install hipfile: no package in the legacy ROCm repositories: hipfile ships with ROCm "
-        ">= 7.14 as amdrocm-hipfile-devel; rocblas: rocblas-dev (ROCm repositories); all at "
-        "once: `sudo apt install rocblas-dev`")
+        ">= 7.14 as amdrocm-hipfile-devel; rocblas: rocblas-dev (ROCm repositories); all of "
+        "them: `sudo apt install rocblas-dev`")
 
 
 def test_thrust_hazard_names_the_layout_packages() -> None:
@@ -228,3 +235,17 @@ def test_a_floor_below_the_wheel_releases_makes_an_older_rocm_a_warning() -> Non
     found = row(rows, "ROCm for PyTorch")
     assert found.status == "WARN"
     assert "accepted by PyTorch 2.15.0's LoadHIP.cmake (ROCm >= 7.0" in found.detail
+
+
+def test_a_long_package_list_is_whole_commands_that_fit_a_fix_line() -> None:
+    """Eleven packages are one 140-character apt line, which an 80-column terminal cannot show
+    whole (commands are never split): they become several whole commands of at most 70."""
+    from rocmforge.knowledge.components import COMMAND_WIDTH, install_command, load_components
+
+    every = [c for c in load_components() if c.rocm_package]
+    shown = install_command(every, "legacy /opt/rocm-6.4.1")
+    commands = shown.strip("`").split("` and `")
+    assert len(commands) > 1
+    assert all(c.startswith("sudo apt install ") and len(c) <= COMMAND_WIDTH for c in commands)
+    packages = [p for c in commands for p in c.split()[3:]]
+    assert packages == list(dict.fromkeys(c.rocm_package for c in every))
