@@ -26,6 +26,7 @@ Needs: root (mount -t tmpfs), Debian's hipcc and ROCm 5.2 packages, /opt/rf-cmak
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -182,7 +183,8 @@ def run_doctor(ctx: Ctx, s: Scenario) -> tuple[int, Rows]:
     try:
         rows = json.loads(done.stdout)["rows"]
     except (ValueError, KeyError):
-        raise SystemExit(f"doctor gave no JSON ({done.returncode}): {done.stderr[-600:]}")
+        raise SystemExit(f"doctor gave no JSON ({done.returncode}): {done.stderr[-600:]}"
+                         ) from None
     return done.returncode, rows
 
 
@@ -605,9 +607,24 @@ BY_READING = [
 ]
 
 
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    """--json and case ids; an unknown flag or id is exit 2 before anything is made."""
+    known = sorted({c.id for c in CASES} | {row[0] for row in BY_READING})
+    parser = argparse.ArgumentParser(
+        prog="preflight_round.py", description="Replay the preflight round's reproducible "
+        "conditions and run the real `invoke doctor --json` against each (needs root).")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("ids", nargs="*", metavar="ID", help="only these cases (c01 ... c34)")
+    args = parser.parse_args(argv)
+    unknown = [i for i in args.ids if i not in known]
+    if unknown:
+        parser.error(f"no case {', '.join(unknown)}: the cases are {', '.join(known)}")
+    return args
+
+
 def main(argv: list[str]) -> int:
-    as_json = "--json" in argv
-    only = [a for a in argv if not a.startswith("-")]
+    args = _arguments(argv)
+    as_json, only = args.json, list(args.ids)
     if os.geteuid() != 0:
         raise SystemExit("needs root for mount -t tmpfs (cases c31, c32)")
     results = []
@@ -666,7 +683,8 @@ def summary(results: list[dict]) -> str:
         got = {k: sum(r["outcome"] == k for r in rs) for k in kinds}
         return (f"| {label} | {len(rs)} | " + " | ".join(str(got[k]) for k in kinds) + " |")
 
-    out = ["| cases | N | stop | warn | avoided | missed |", "| --- | --- | --- | --- | --- | --- |",
+    out = ["| cases | N | stop | warn | avoided | missed |",
+           "| --- | --- | --- | --- | --- | --- |",
            line("all", counted), line("reproduced here", [r for r in counted if r["reproduced"]]),
            line("by reading", [r for r in counted if not r["reproduced"]])]
     for klass in sorted({r["class"] for r in counted}):
