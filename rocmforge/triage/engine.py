@@ -92,6 +92,13 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
     block_text = ""
     requirers = [r for r in active if r.requires is not None]
     voiders = [r for r in active if r.unless is not None]
+    # Each trigger word once, with the rules (by position) it wakes: a line is checked for
+    # every word once, not once per rule; rules without triggers are tried on every line.
+    waking: dict[str, list[int]] = {}
+    for position, rule in enumerate(active):
+        for word in rule.triggers:
+            waking.setdefault(word, []).append(position)
+    always = [position for position, rule in enumerate(active) if not rule.triggers]
     for index, raw in enumerate(lines):
         lineno = index + 1
         text_full = clean(raw)
@@ -112,9 +119,12 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
         # no message to explain, and its --offload-arch targets are not the GPU: skip it.
         command = len(stripped) > MAX_LINE_CHARS and stripped.count(" -") >= COMMAND_FLAGS
         if not command and len(state.findings) < MAX_FINDINGS:
-            for rule in active:
-                if rule.triggers and not any(t in stripped for t in rule.triggers):
-                    continue
+            woken = set(always)
+            for word, positions in waking.items():
+                if word in stripped:
+                    woken.update(positions)
+            for position in sorted(woken):  # the rules' own order
+                rule = active[position]
                 found = rule.pattern.search(stripped)
                 if found is None:
                     continue
