@@ -33,10 +33,15 @@ _TORCH_NAMESPACES = ("at::", "c10::", "torch::", "caffe2::")
 # Plug-in loaders that try every optional plug-in (libibverbs' RDMA drivers, ALSA's modules)
 # report each missing one the same way: not the failure either.
 # MIOpen logs an optional per-target library it could not open at its Warning level
-# ("MIOpen(HIP): Warning [OpenRuntimeLibraryForDevice] …") and uses its other solvers.
+# ("MIOpen(HIP): Warning [OpenRuntimeLibraryForDevice] …") and uses its other solvers; its
+# Info, Info2 and Trace levels are not failures either. Its prefix can carry the host name and
+# process/thread ids before it (MIOPEN_ENABLE_LOGGING_MPMT), the elapsed time and a date after
+# (MIOPEN_ENABLE_LOGGING_ELAPSED_TIME, _DATE_TIME): ROCm/MIOpen src/logger.cpp LoggingPrefix,
+# LoggingLevelToCString.
 _WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension"
                           r"|couldn't load (?:driver|plugin)|^ALSA lib "
-                          r"|^\w+\((?:HIP|OpenCL)\): Warning \[")
+                          r"|(?:^|\s)\w+\((?:HIP|OpenCL)\)(?:\s*[\d.]+)?(?: \([^)]*\))?: "
+                          r"(?:Warning|Info2?|Trace) \[")
 
 
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
@@ -242,10 +247,51 @@ def _windows_torch_dll(match: re.Match[str], view: LineView) -> Reading | None:
             "packages torch was built with")
 
 
+# What LoadLibrary's error code says about the DLL torch (or a package) named, by the code:
+# Python prints the system's text in the UI language ("[WinError 1114] 动态链接库(DLL)初始化例程失败。",
+# "[WinError 127] La procédure spécifiée est introuvable."), torch appends its English
+# 'Error loading "<dll>" or one of its dependencies.' A log can cut the "[WinError N]" prefix;
+# then only the English text tells the code.
+_WINDOWS_CODE_TEXT = {"126": "The specified module could not be found.",
+                      "127": "The specified procedure could not be found.",
+                      "193": "is not a valid Win32 application.",
+                      "1114": "A dynamic link library (DLL) initialization routine failed."}
+
+
 def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
     dll = match.group("dll")
-    if dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
+    code = match.group("code") or next(
+        (key for key, text in _WINDOWS_CODE_TEXT.items() if text in match.group(0)), "126")
+    if code == "126" and dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
         return None  # the windows-torch-dll rule names the Triton/driver cause for these
+    if code == "127":
+        return Reading(
+            subject=dll,
+            cause=f"Windows found {dll} and its DLLs, but one of them lacks a function it "
+                  "imports (WinError 127): two builds are mixed, an older DLL of the same name "
+                  "found first on the search path (another torch or ROCm install, an old copy "
+                  "left in the package folder, an old MSVC runtime)",
+            fix="uninstall the package, delete what is left of its folder (torch\\lib), and "
+                "reinstall it in a clean environment; install the latest Visual C++ "
+                "redistributable; `where <name>.dll` shows which copy Windows finds first")
+    if code == "193":
+        return Reading(
+            subject=dll,
+            cause=f"{dll} or a DLL it loads is not a 64-bit Windows DLL this Python can load "
+                  "(WinError 193): a 32-bit Python, a DLL for another architecture, or a file "
+                  "cut short by a broken download",
+            fix="use a 64-bit (x64) Python and reinstall the package in it (`python -c \"import "
+                "struct; print(struct.calcsize('P') * 8)\"` prints 64)")
+    if code == "1114":
+        return Reading(
+            subject=dll,
+            cause=f"Windows loaded {dll} but its initialization failed (WinError 1114): the "
+                  "MSVC runtime (vcruntime140/msvcp140) Windows found is older than the one "
+                  "the wheel was built with, or a DLL it starts (OpenMP, the GPU runtime) "
+                  "failed to start",
+            fix="install the latest Visual C++ redistributable "
+                "(https://aka.ms/vs/17/release/vc_redist.x64.exe), restart the shell, and "
+                "import torch first, before other packages that bring their own runtime DLLs")
     return Reading(
         subject=dll,
         cause=f"Windows could not load {dll} or a DLL it depends on (WinError 126): a "
@@ -305,11 +351,22 @@ RULES: tuple[Rule, ...] = (
          read=_windows_torch_dll, source="torch/__init__.py _load_dll_libraries; "
          "triton-lang/triton-windows#35"),
     Rule(id="windows-dll-load", klass="import",
-         triggers=("WinError 126", "The specified module could not be found"),
-         pattern=rx(r"(?:WinError 126\]|^The specified module could not be found\.) ?.*"
+         triggers=("WinError 126", "WinError 127", "WinError 193", "WinError 1114",
+                   "The specified module could not be found",
+                   "The specified procedure could not be found",
+                   "is not a valid Win32 application",
+                   "A dynamic link library (DLL) initialization routine failed"),
+         pattern=rx(r"(?:WinError (?P<code>126|127|193|1114)\]"
+                     r"|^(?:The specified (?:module|procedure) could not be found\."
+                     r"|%1 is not a valid Win32 application\."
+                     r"|A dynamic link library \(DLL\) initialization routine failed\.)) ?.*"
                      r"Error loading \"[^\"]*?(?P<dll>[\w.+-]+\.dll)\""),
          read=_windows_dll, source="torch/__init__.py _load_dll_libraries (\"Error loading "
-         "... or one of its dependencies\")"),
+         "... or one of its dependencies\" appended to ctypes.WinError's text, read by code: "
+         "the text is in the UI language); WinError 126: pytorch/pytorch#129568, 127: "
+         "guoyww/AnimateDiff#374, bmaltais/kohya_ss#486 (French), 193: pytorch/pytorch#46592, "
+         "patrickloeber/pytorch-chatbot#10, 1114: nagadomi/nunif#701, "
+         "666ghj/BettaFish#124 (Chinese)"),
     Rule(id="dll-load-failed", klass="import",
          triggers=("DLL load failed while importing",),
          pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)"),

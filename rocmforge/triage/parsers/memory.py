@@ -20,7 +20,9 @@ _JOBS_FIX = ("{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per 
 def _killed(match: Groups, view: LineView) -> Reading | None:
     prog = match.groupdict().get("prog") or "the compiler"
     prog = prog.rsplit("/", 1)[-1]
-    role = "the linker" if prog.startswith(("ld", "lld", "collect2")) else "the compiler"
+    # a cross toolchain's linker carries its target triple (x86_64-linux-gnu-ld.gold)
+    linker = re.match(r"(?:[\w.]+-)*(?:ld|lld|collect2)\b", prog)
+    role = "the linker" if linker else "the compiler"
     who = role if prog == "the compiler" else f"{role} ({prog})"
     fix = _JOBS_FIX
     if role == "the linker":
@@ -55,11 +57,24 @@ def _oom_kernel(match: Groups, view: LineView) -> Reading | None:
                    "scheduler's memory limit (slurm, docker --memory) counts all of them")
 
 
+def _killed_any(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("prog5"):
+        # collect2 and lto-wrapper name the program they ran (a path for lto-wrapper's
+        # driver): only a compiler or linker's SIGKILL is read as the OOM killer's
+        if not _BUILD_PROGRAM.match(match.group("prog5").rsplit("/", 1)[-1]):
+            return None
+        return _killed(Alias(match, prog="prog5"), view)
+    for group in ("prog2", "prog4"):
+        if match.group(group):
+            return _killed(Alias(match, prog=group), view)
+    return _killed(Alias(match, prog="prog3"), view)
+
+
 # Programs of a build whose SIGKILL is the out-of-memory killer's in practice (compilers,
 # linkers, the LLVM tools a HIP device link runs).
 _BUILD_PROGRAM = re.compile(
-    r"^(?:cc1plus|cc1|c\+\+|g\+\+(?:-\d+)?|gcc(?:-\d+)?|clang(?:\+\+)?(?:-\d+)?|amdclang\+\+|"
-    r"hipcc(?:\.pl)?|nvcc|ld(?:\.\w+)?|lld|collect2|llvm-link|llc|opt|lto1|ninja)$")
+    r"^(?:[\w.]+-)*(?:cc1plus|cc1|c\+\+|g\+\+(?:-\d+)?|gcc(?:-\d+)?|"
+    r"clang(?:\+\+)?(?:-\d+)?|amdclang\+\+|hipcc(?:\.pl)?|nvcc|ld(?:\.\w+)?|lld|collect2|llvm-link|llc|opt|lto1|ninja)(?:\.exe)?$")
 
 
 def _shell_killed(match: re.Match[str], view: LineView) -> Reading | None:
@@ -149,16 +164,15 @@ RULES: tuple[Rule, ...] = (
                      r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
                      r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
-                     r"|(?:collect2|[\w.+-]+): fatal error: (?P<prog5>ld(?:\.\w+)?|lld|"
-                     r"cc1plus|cc1|[\w.+-]*clang[\w.+-]*) terminated with signal 9 \[Killed\]"
+                     r"|(?:collect2|lto-wrapper|[\w.+-]+): (?:fatal )?error: (?P<prog5>\S+) "
+                     r"terminated with signal 9 \[Killed\]"
                      r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"
                      r"|(?:(?P<prog3>cc1plus|cc1|clang[\w.+-]*|ld(?:\.\w+)?|lld|hipcc|[gc]\+\+)"
                      r"\S*:? (?:was |got )?|\b(?:was|got) )killed by the kernel"),
-         read=lambda m, v: _killed(Alias(m, prog="prog2") if m.group("prog2") else
-                                   Alias(m, prog="prog4") if m.group("prog4") else
-                                   Alias(m, prog="prog5") if m.group("prog5") else
-                                   Alias(m, prog="prog3"), v),
-         source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
+         read=_killed_any,
+         source="gcc/clang driver text for a SIGKILLed child; GCC's collect-utils.c/collect2.c/"
+         "lto-wrapper.c collect_wait (\"%s terminated with signal %d [%s]%s\", the program as "
+         "run, a full path for lto-wrapper's, \", core dumped\" after); pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,
          triggers=("memory exhausted", "out of memory", "Out of memory", "bad_alloc",
                    "Cannot allocate memory"),
