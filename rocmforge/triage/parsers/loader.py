@@ -316,11 +316,55 @@ def _dll_load_failed(match: re.Match[str], view: LineView) -> Reading | None:
             "for this torch")
 
 
+def _static_tls(match: re.Match[str], view: LineView) -> Reading | None:
+    library = (match.group("lib") or "").rsplit("/", 1)[-1]
+    which = library or "a library"
+    return Reading(
+        subject=library or "static TLS",
+        cause=f"the dynamic loader could not load {which}: it uses initial-exec thread-local "
+              "storage, and the static TLS space glibc reserves was used up by the libraries "
+              "loaded before it (OpenMP's libgomp is the usual one; older glibc and aarch64 "
+              "reserve little)",
+        fix=f"load it first: import torch (or the package that brings {which}) before the "
+            "others, or start Python with LD_PRELOAD=<its full path>; with glibc 2.32 or "
+            "newer, GLIBC_TUNABLES=glibc.rtld.optional_static_tls=<bytes, e.g. 2048000> "
+            "reserves more")
+
+
+def _exec_stack(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib").rsplit("/", 1)[-1]
+    return Reading(
+        subject=library,
+        cause=f"glibc (2.41 or newer) refuses to dlopen {library}: the library is marked as "
+              "needing an executable stack (an object in it, often assembly, lacks the "
+              ".note.GNU-stack note), and glibc no longer makes the stack executable for it",
+        fix=f"use a release of {library}'s package linked with -Wl,-z,noexecstack, or rebuild "
+            f"it so; meanwhile clear the flag on the file (`patchelf --clear-execstack "
+            f"<path>/{library}` or `execstack -c`), or run this one process with "
+            "GLIBC_TUNABLES=glibc.rtld.execstack=2")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="cannot-open-so", klass="import",
          triggers=("cannot open shared object file",),
          pattern=rx(r"(?P<lib>[\w.+-]+\.so[\w.]*): cannot open shared object file"),
          read=_cannot_open_so, source="glibc dlerror()"),
+    Rule(id="dlopen-static-tls", klass="import",
+         triggers=("static TLS",),
+         pattern=rx(r"(?:(?P<lib>[\w./+-]+\.so[\w.]*): )?cannot allocate memory in static TLS "
+                     r"block|dlopen: cannot load any more object with static TLS"),
+         read=_static_tls, source="glibc's dynamic loader (_dl_allocate_static_tls: \"cannot "
+         "allocate memory in static TLS block\"; older glibc's \"cannot load any more object "
+         "with static TLS\"); NVIDIA-AI-IOT/trt_pose#111, NVIDIA-AI-IOT/jetbot#507, "
+         "pytorch/pytorch#2575, #2083"),
+    Rule(id="dlopen-exec-stack", klass="import",
+         triggers=("cannot enable executable stack",),
+         pattern=rx(r"(?P<lib>[\w./+-]+\.so[\w.]*): cannot enable executable stack as shared "
+                     r"object requires"),
+         read=_exec_stack, source="glibc 2.41 NEWS (dlopen no longer makes the stack "
+         "executable; lists.gnu.org info-gnu 2025-01 msg00014, bminor/glibc commit "
+         "0ca8785a28515291d4ef074b5b6cfb27434c1d2b); lamikr/rocm_sdk_builder#241 (librccl), "
+         "OpenNMT/CTranslate2#1849"),
     Rule(id="undefined-symbol", klass="import",
          triggers=("undefined symbol: ",),
          pattern=rx(r"(?:(?P<where>[\w./+-]+\.so[\w.]*): )?undefined symbol: (?P<sym>[\w$.@]+)"),

@@ -1,0 +1,80 @@
+"""Families read in the other wordings their programs really print (issue 40): each line here is
+a real variant (its source beside it) of a family the rules knew in one wording, or a look-alike
+(a logger's non-failure level, a program that is not a compiler) that must claim nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmforge.triage import explain_text
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule", "words"), [
+    # GCC's collect_wait (collect-utils.c, lto-wrapper.c): the program as run, a full path for
+    # lto-wrapper's driver, ", core dumped" after
+    ("lto-wrapper: fatal error: /usr/bin/c++ terminated with signal 9 [Killed]",
+     "out-of-memory", "c++", "compiler-killed", ("compiler", "memory")),
+    ("collect2: fatal error: /usr/bin/x86_64-linux-gnu-ld.gold terminated with signal 9 "
+     "[Killed], core dumped", "out-of-memory", "x86_64-linux-gnu-ld.gold", "compiler-killed",
+     ("linker", "lld")),
+    # torch's _load_dll_libraries appends 'Error loading "<dll>" …' to ctypes.WinError's text,
+    # which is in the UI language: the code tells the cause
+    ("OSError: [WinError 127] The specified procedure could not be found. Error loading "
+     "\"C:\\v\\Lib\\site-packages\\torch\\lib\\torch_python.dll\" or one of its dependencies.",
+     "import", "torch_python.dll", "windows-dll-load", ("WinError 127", "mixed")),
+    ("OSError: [WinError 127] La procédure spécifiée est introuvable. Error loading "
+     "\"E:\\v\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its "
+     "dependencies.", "import", "cudnn_adv_infer64_8.dll", "windows-dll-load", ("WinError 127",)),
+    ("OSError: [WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading \"C:\\Program Files\\"
+     "Python311\\Lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies.",
+     "import", "c10.dll", "windows-dll-load", ("WinError 1114", "vc_redist")),
+    ("OSError: [WinError 193] %1 is not a valid Win32 application. Error loading \"C:\\P\\"
+     "Python39\\lib\\site-packages\\torch\\lib\\caffe2_detectron_ops.dll\" or one of its "
+     "dependencies.", "import", "caffe2_detectron_ops.dll", "windows-dll-load",
+     ("WinError 193", "64-bit")),
+    # the same with the "[WinError N]" prefix cut: the English text tells the code
+    ("The specified procedure could not be found. Error loading \"C:\\v\\torch\\lib\\c10.dll\" "
+     "or one of its dependencies.", "import", "c10.dll", "windows-dll-load", ("WinError 127",)),
+    # glibc's dynamic loader: static TLS used up, an executable stack refused (glibc 2.41)
+    ("OSError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS "
+     "block", "import", "libgomp.so.1", "dlopen-static-tls", ("LD_PRELOAD",)),
+    ("ImportError: dlopen: cannot load any more object with static TLS", "import",
+     "static TLS", "dlopen-static-tls", ("import torch",)),
+    ("ImportError: libctranslate2-bc15bf3f.so.4.5.0: cannot enable executable stack as shared "
+     "object requires: Invalid argument", "import", "libctranslate2-bc15bf3f.so.4.5.0",
+     "dlopen-exec-stack", ("2.41", "noexecstack", "glibc.rtld.execstack=2")),
+])
+def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
+                                         words: tuple[str, ...]) -> None:
+    found = explain_text(text)
+    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
+    for word in words:
+        assert word in found.cause + " " + found.fix, word
+
+
+@pytest.mark.parametrize("text", [
+    # collect2/lto-wrapper name what they ran: make (lto-wrapper's parallel LTRANS) or a
+    # non-build program killed proves no compiler ran out of memory
+    "lto-wrapper: fatal error: make terminated with signal 9 [Killed]",
+    "gcc-ar: fatal error: python3 terminated with signal 9 [Killed]",
+    # MIOpen's logger at its Info/Info2/Trace levels, and with its MPMT and time prefixes
+    # (ROCm/MIOpen src/logger.cpp LoggingPrefix, LoggingLevelToCString)
+    "MIOpen(HIP): Info2 [Load] libMIOpenCKGroupedConv_gfx1100.so: cannot open shared object "
+    "file: No such file or directory",
+    "MIOpen(HIP): Trace [Load] libfoo_gfx1100.so: cannot open shared object file: No such file "
+    "or directory",
+    "myhost 1234 5678 MIOpen(HIP)  12.345 (2024-01-01 10:00:00.123): Warning "
+    "[OpenRuntimeLibraryForDevice] x: libMIOpenCKGroupedConv_gfx1201.so: cannot open shared "
+    "object file: No such file or directory",
+    # a WinError code no rule reads (access denied): not a missing dependency
+    "OSError: [WinError 5] Access is denied. Error loading \"C:\\v\\torch\\lib\\c10.dll\" or one "
+    "of its dependencies.",
+])
+def test_a_variant_look_alike_claims_nothing(text: str) -> None:
+    assert explain_text(text).klass is None
+
+
+def test_miopen_at_its_error_level_still_reports_the_missing_library() -> None:
+    found = explain_text("MIOpen(HIP): Error [Load] libMIOpenX.so: cannot open shared object "
+                         "file: No such file or directory")
+    assert (found.klass, found.rule) == ("import", "cannot-open-so")
