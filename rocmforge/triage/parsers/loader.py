@@ -248,8 +248,8 @@ def _windows_torch_dll(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 # What LoadLibrary's error code says about the DLL torch (or a package) named, by the code:
-# Python prints the system's text in the UI language ("[WinError 1114] 动态链接库(DLL)初始化例程失败。",
-# "[WinError 127] La procédure spécifiée est introuvable."), torch appends its English
+# Python prints the system's text in the UI language ("[WinError 1114] 动态链接库(DLL)初始化例程
+# 失败。", "[WinError 127] La procédure spécifiée est introuvable."), torch appends its English
 # 'Error loading "<dll>" or one of its dependencies.' A log can cut the "[WinError N]" prefix;
 # then only the English text tells the code.
 _WINDOWS_CODE_TEXT = {"126": "The specified module could not be found.",
