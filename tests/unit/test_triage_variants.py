@@ -43,6 +43,19 @@ from rocmforge.triage import explain_text
     ("ImportError: libctranslate2-bc15bf3f.so.4.5.0: cannot enable executable stack as shared "
      "object requires: Invalid argument", "import", "libctranslate2-bc15bf3f.so.4.5.0",
      "dlopen-exec-stack", ("2.41", "noexecstack", "glibc.rtld.execstack=2")),
+    # clang's driver with the in-process cc1: 128 + the signal (llvm/llvm-project issues),
+    # 3 (abort) and NTSTATUS codes on Windows; strsignal's other names
+    ("clang++: error: clang frontend command failed with exit code 139 (use -v to see "
+     "invocation)", "compiler-crash", "clang", "compiler-crash", ("crashed",)),
+    ("clang++: error: clang frontend command failed with exit code -1073741819 (use -v to see "
+     "invocation)", "compiler-crash", "clang", "compiler-crash", ("crashed",)),
+    ("clang-17: error: unable to execute command: Aborted (core dumped)", "compiler-crash",
+     "clang", "compiler-crash", ("crashed",)),
+    # Windows' ERROR_DISK_FULL as Python prints it (the text is in the UI language)
+    ("OSError: [WinError 112] There is not enough space on the disk", "disk-full", "disk",
+     "disk-full", ("df -h",)),
+    ("error MSB3491: Could not write lines to file \"x.tlog\". There is not enough space on the "
+     "disk.", "disk-full", "disk", "disk-full", ("free space",)),
 ])
 def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:
@@ -66,6 +79,8 @@ def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, ru
     "myhost 1234 5678 MIOpen(HIP)  12.345 (2024-01-01 10:00:00.123): Warning "
     "[OpenRuntimeLibraryForDevice] x: libMIOpenCKGroupedConv_gfx1201.so: cannot open shared "
     "object file: No such file or directory",
+    # clang's exit code 1 is ordinary compile errors, not a crash
+    "clang++: error: clang frontend command failed with exit code 1 (use -v to see invocation)",
     # a WinError code no rule reads (access denied): not a missing dependency
     "OSError: [WinError 5] Access is denied. Error loading \"C:\\v\\torch\\lib\\c10.dll\" or one "
     "of its dependencies.",
