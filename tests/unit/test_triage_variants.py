@@ -56,6 +56,17 @@ from rocmforge.triage import explain_text
      "disk-full", ("df -h",)),
     ("error MSB3491: Could not write lines to file \"x.tlog\". There is not enough space on the "
      "disk.", "disk-full", "disk", "disk-full", ("free space",)),
+    # FindPackageHandleStandardArgs' unsuitable version (Kitware/CMake Modules/
+    # FindPackageHandleStandardArgs.cmake): the version found read, the one required when the
+    # line holds it
+    ("CMake Error at /usr/share/cmake-3.28/Modules/FindPackageHandleStandardArgs.cmake:230 "
+     "(message):\n  Could NOT find rocprim: Found unsuitable version \"2.10.9\", but required "
+     "is\n  at least \"3.0.0\" (found /opt/rocm/include)", "missing-component", "rocprim",
+     "cmake-could-not-find", ("2.10.9", "--rocm-path")),
+    ("CMake Error at /usr/share/cmake-3.28/Modules/FindPackageHandleStandardArgs.cmake:230 "
+     "(message):\n  Could NOT find Python: Found unsuitable version \"3.8.10\", but required is "
+     "at least \"3.9\" (found /usr/bin/python3)", "missing-component", "python",
+     "cmake-could-not-find", ("3.8.10", "requires 3.9", "Python_ROOT")),
 ])
 def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:
@@ -79,6 +90,9 @@ def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, ru
     "myhost 1234 5678 MIOpen(HIP)  12.345 (2024-01-01 10:00:00.123): Warning "
     "[OpenRuntimeLibraryForDevice] x: libMIOpenCKGroupedConv_gfx1201.so: cannot open shared "
     "object file: No such file or directory",
+    # FindPackageHandleStandardArgs' status line for an optional package: the build goes on
+    "-- Could NOT find hip: Found unsuitable version \"5.7.0\", but required is exact version "
+    "\"6.0\"",
     # clang's exit code 1 is ordinary compile errors, not a crash
     "clang++: error: clang frontend command failed with exit code 1 (use -v to see invocation)",
     # a WinError code no rule reads (access denied): not a missing dependency
