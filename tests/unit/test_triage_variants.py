@@ -67,6 +67,17 @@ from rocmforge.triage import explain_text
      "(message):\n  Could NOT find Python: Found unsuitable version \"3.8.10\", but required is "
      "at least \"3.9\" (found /usr/bin/python3)", "missing-component", "python",
      "cmake-could-not-find", ("3.8.10", "requires 3.9", "Python_ROOT")),
+    # uv's resolver: pip's "No matching distribution found for" in uv's words, markers between
+    # the name and the version (astral-sh/uv issues quoting it)
+    ("  ╰─▶ Because there is no version of torch==2.3.0.dev20240219+cu121 and you require "
+     "torch==2.3.0.dev20240219+cu121, we can conclude that the requirements are unsatisfiable.",
+     "python-packaging", "torch", "uv-no-version", ("2.3.0.dev20240219+cu121", "index")),
+    ("  ╰─▶ Because there is no version of torch{platform_system != 'Darwin'}==2.5.1+cu124 and "
+     "comfyui depends on torch{platform_system !=", "python-packaging", "torch", "uv-no-version",
+     ("2.5.1+cu124",)),
+    ("      And because there is no version of torch==2.2.1 and you require whisperx, we can "
+     "conclude that the requirements are unsatisfiable.", "python-packaging", "torch",
+     "uv-no-version", ("2.2.1",)),
 ])
 def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:
