@@ -78,6 +78,12 @@ from rocmforge.triage import explain_text
     ("      And because there is no version of torch==2.2.1 and you require whisperx, we can "
      "conclude that the requirements are unsatisfiable.", "python-packaging", "torch",
      "uv-no-version", ("2.2.1",)),
+    # GNU make's report of a recipe killed by a signal (job.c child_error), for a build output
+    ("make[2]: *** [caffe2/CMakeFiles/torch_hip.dir/build.make:1234: caffe2/CMakeFiles/"
+     "torch_hip.dir/__/aten/src/ATen/native/hip/Foo.hip.o] Killed", "out-of-memory", "memory",
+     "make-killed", ("Foo.hip.o", "compiler")),
+    ("make[2]: *** [lib/libtorch_hip.so] Killed", "out-of-memory", "memory", "make-killed",
+     ("linker", "lld")),
 ])
 def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:
@@ -92,6 +98,8 @@ def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, ru
     # non-build program killed proves no compiler ran out of memory
     "lto-wrapper: fatal error: make terminated with signal 9 [Killed]",
     "gcc-ar: fatal error: python3 terminated with signal 9 [Killed]",
+    # make's SIGKILL of a recipe that builds no object or library (a test, a generator)
+    "make[1]: *** [Makefile:10: test] Killed",
     # MIOpen's logger at its Info/Info2/Trace levels, and with its MPMT and time prefixes
     # (ROCm/MIOpen src/logger.cpp LoggingPrefix, LoggingLevelToCString)
     "MIOpen(HIP): Info2 [Load] libMIOpenCKGroupedConv_gfx1100.so: cannot open shared object "

@@ -88,6 +88,22 @@ def _shell_killed(match: re.Match[str], view: LineView) -> Reading | None:
         fix=_JOBS_FIX)
 
 
+def _make_killed(match: re.Match[str], view: LineView) -> Reading | None:
+    target = match.group("target").rsplit("/", 1)[-1]
+    linked = re.search(r"\.(?:so[\d.]*|a|dll|exe)$|^lib[^.]+$", target) is not None
+    who = "the linker" if linked else "the compiler"
+    fix = _JOBS_FIX
+    if linked:
+        fix += "; a link of a large shared library needs the most memory at once: run one link "\
+               "at a time, add swap, or link with lld"
+    return Reading(
+        subject="memory",
+        cause=f"make reports the recipe building {target} was killed (SIGKILL): {who} was "
+              "ended by the out-of-memory killer, too many parallel jobs for this machine's "
+              "memory",
+        fix=fix)
+
+
 _MSVC_OOM = {"C1060": "MSVC's compiler front end (c1xx)", "C1002": "MSVC's compiler back "
              "end (c2, pass 2)", "C1076": "MSVC's compiler (its internal heap limit)",
              "LNK1102": "MSVC's linker (link.exe)"}
@@ -197,6 +213,14 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"(?:^|: )(?:line \d+: )?\d+ Killed\s+(?:\S+=\S+\s+)*(?P<cmd>\S+)"),
          read=_shell_killed, source="bash/dash job report for a SIGKILLed command "
          "(\"<pid> Killed <command>\"); ROCm/AMDMIGraphX#419"),
+    Rule(id="make-killed", klass="out-of-memory", tier=0,
+         triggers=("] Killed",),
+         pattern=rx(r"\*\*\* \[(?:[^\]]*?: )?(?P<target>[^\]\s:]+\.(?:o|obj|so[\d.]*|a|dll|exe)"
+                     r")\] Killed$"),
+         read=_make_killed, source="GNU make job.c child_error (\"%s[%s: %s] %s%s%s\": "
+         "'*** [<makefile>:<line>: <target>] Killed', older makes '*** [<target>] Killed'): "
+         "a build output's recipe (an object, a library) only; another target's SIGKILL proves "
+         "no memory ran out; retrofw/retrofw.github.io#32 shows the form, localized)"),
     Rule(id="compiler-heap-exhausted", klass="out-of-memory", tier=0,
          triggers=("C1060", "C1002", "C1076", "LNK1102", "catastrophic error: out of memory"),
          pattern=rx(r"fatal error (?P<code>C1060|C1002|C1076):"
