@@ -84,6 +84,11 @@ from rocmforge.triage import explain_text
      "make-killed", ("Foo.hip.o", "compiler")),
     ("make[2]: *** [lib/libtorch_hip.so] Killed", "out-of-memory", "memory", "make-killed",
      ("linker", "lld")),
+    # CPython before 3.8: "DLL load failed: <text>" without the module (pytorch/pytorch#9263);
+    # the import line above it names the module
+    ("  File \"C:\\P\\lib\\site-packages\\torch\\__init__.py\", line 81, in <module>\n"
+     "    from torch._C import *\nImportError: DLL load failed: The specified module could not "
+     "be found.", "import", "torch._C", "dll-load-failed", ("Visual C++",)),
 ])
 def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:
@@ -114,6 +119,8 @@ def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, ru
     "\"6.0\"",
     # clang's exit code 1 is ordinary compile errors, not a crash
     "clang++: error: clang frontend command failed with exit code 1 (use -v to see invocation)",
+    # the old form with no import line in sight: the module is unknown
+    "ImportError: DLL load failed: The specified module could not be found.",
     # a WinError code no rule reads (access denied): not a missing dependency
     "OSError: [WinError 5] Access is denied. Error loading \"C:\\v\\torch\\lib\\c10.dll\" or one "
     "of its dependencies.",

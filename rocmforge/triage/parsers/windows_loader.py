@@ -83,8 +83,21 @@ def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
             "which runtime Windows finds first")
 
 
+_IMPORT_FRAME = re.compile(r"^(?:from (?P<mod>[\w.]+) import |import (?P<mod2>[\w.]+)\s*$)")
+
+
 def _dll_load_failed(match: re.Match[str], view: LineView) -> Reading | None:
     module = match.group("mod")
+    if not module:
+        # Python before 3.8 says "DLL load failed: <text>" without the module: the import
+        # statement the traceback shows above it names it
+        for line in reversed(view.previous):
+            frame = _IMPORT_FRAME.match(line)
+            if frame:
+                module = frame.group("mod") or frame.group("mod2")
+                break
+        else:
+            return None
     return Reading(
         subject=module,
         cause=f"Windows could not load the extension module {module} or a DLL it depends on: "
@@ -119,8 +132,10 @@ RULES: tuple[Rule, ...] = (
          "patrickloeber/pytorch-chatbot#10, 1114: nagadomi/nunif#701, "
          "666ghj/BettaFish#124 (Chinese)"),
     Rule(id="dll-load-failed", klass="import",
-         triggers=("DLL load failed while importing",),
-         pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)"),
+         triggers=("DLL load failed",),
+         pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)|ImportError: DLL load "
+                     r"failed: "),
          read=_dll_load_failed, source="CPython's Windows extension loader "
-         "(Python/dynload_win.c)"),
+         "(Python/dynload_win.c; before 3.8 \"DLL load failed: <text>\" without the module: "
+         "pytorch/pytorch#9263), the module then read from the traceback's import line"),
 )
