@@ -26,8 +26,10 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
     lower = view.text.lower()
     lib = next((name for name in ("hipsparselt", "hipblaslt") if name in lower), "rocblas")
     arch = match.groupdict().get("arch") or "{device}"
-    return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for the "
-                   f"GPU's target {arch}: the installed {lib} was built without it",
+    # {device} reads "the GPU's target (the log does not name it)" when the log names none
+    target = arch if arch == "{device}" else f"the GPU's target {arch}"
+    return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for "
+                   f"{target}: the installed {lib} was built without it",
                    fix=f"install a ROCm whose {lib} ships kernels for {arch} (check "
                    f"`ls $ROCM_PATH/lib/{lib}/library/*{arch if arch != '{device}' else ''}*`), "
                    f"or build {lib} for it; presenting the GPU as a supported target with "
