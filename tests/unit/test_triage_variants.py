@@ -89,6 +89,17 @@ from rocmforge.triage import explain_text
     ("  File \"C:\\P\\lib\\site-packages\\torch\\__init__.py\", line 81, in <module>\n"
      "    from torch._C import *\nImportError: DLL load failed: The specified module could not "
      "be found.", "import", "torch._C", "dll-load-failed", ("Visual C++",)),
+    # MSVC's unresolved symbol after the object file, MSBuild's "1>" prefix (pytorch/pytorch
+    # #11041, #87499): the symbol read, a DLL import's __imp_ thunk named by its function
+    ("Device.obj : error LNK2001: unresolved external symbol __imp_PyExc_TypeError", "link",
+     "PyExc_TypeError", "linker-undefined-symbol", ("link.exe",)),
+    ("1>ConsoleApplication1.obj : error LNK2001: unresolved external symbol \"private: static "
+     "void __cdecl caffe2::TypeMeta::error_unsupported_typemeta(class caffe2::TypeMeta)\" "
+     "(?error_unsupported_typemeta@TypeMeta@caffe2@@CAXV12@@Z)", "link",
+     "caffe2::TypeMeta::error_unsupported_typemeta", "linker-undefined-symbol", ("link.exe",)),
+    ("Blas.cpp.obj : error LNK2019: unresolved external symbol hipblasLtMatmul referenced in "
+     "function \"void __cdecl f(void)\" (?f@@YAXXZ)", "link", "hipblasLtMatmul",
+     "linker-undefined-symbol", ("hipblaslt",)),
 ])
 def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:
