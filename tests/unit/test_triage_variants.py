@@ -100,6 +100,9 @@ from rocmforge.triage import explain_text
     ("Blas.cpp.obj : error LNK2019: unresolved external symbol hipblasLtMatmul referenced in "
      "function \"void __cdecl f(void)\" (?f@@YAXXZ)", "link", "hipblasLtMatmul",
      "linker-undefined-symbol", ("hipblaslt",)),
+    # MSVC's missing include (fatal error C1083), the header read from its quotes
+    ("x.cpp(3): fatal error C1083: Cannot open include file: 'cuda_runtime.h': No such file or "
+     "directory", "hipify", "cuda_runtime.h", "missing-header", ("cuda_runtime.h",)),
 ])
 def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:
