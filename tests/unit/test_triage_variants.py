@@ -107,6 +107,9 @@ from rocmforge.triage import explain_text
     # missing (tensile_host.cpp); the errno text after it is stale (ROCm/Tensile#1936)
     ("rocBLAS error: Cannot read /opt/rocm-5.4.0/lib/rocblas/library/TensileLibrary.dat: "
      "Illegal seek", "math-library", "rocblas", "tensile-library", ("HSA_OVERRIDE_GFX_VERSION",)),
+    # macOS/BSD strsignal names SIGKILL "Killed: 9" (synthetos/g2#70)
+    ("arm-none-eabi-g++: internal compiler error: Killed: 9 (program cc1plus)", "out-of-memory",
+     "cc1plus", "compiler-killed", ("compiler",)),
 ])
 def test_a_family_reads_its_real_variant(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:

@@ -175,8 +175,8 @@ def _gpu_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
-         pattern=rx(r"Killed signal terminated program (?P<prog>\S+)"
-                     r"|internal compiler error: Killed \(program (?P<prog4>\S+)\)"
+         pattern=rx(r"Killed(?:: 9)? signal terminated program (?P<prog>\S+)"
+                     r"|internal compiler error: Killed(?:: 9)? \(program (?P<prog4>\S+)\)"
                      r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
                      r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
@@ -188,7 +188,8 @@ RULES: tuple[Rule, ...] = (
          read=_killed_any,
          source="gcc/clang driver text for a SIGKILLed child; GCC's collect-utils.c/collect2.c/"
          "lto-wrapper.c collect_wait (\"%s terminated with signal %d [%s]%s\", the program as "
-         "run, a full path for lto-wrapper's, \", core dumped\" after); pytorch/pytorch#124018"),
+         "run, a full path for lto-wrapper's, \", core dumped\" after); macOS/BSD strsignal's "
+         "\"Killed: 9\" (synthetos/g2#70); pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,
          triggers=("memory exhausted", "out of memory", "Out of memory", "bad_alloc",
                    "Cannot allocate memory"),
