@@ -31,6 +31,7 @@ from rocmforge.triage.parsers import (
     rocm_python,
     tensile,
     triton,
+    windows_loader,
 )
 from rocmforge.triage.rule import Rule
 
@@ -46,6 +47,7 @@ PARSERS: tuple[Rule, ...] = (
     *triton.RULES,
     *link.RULES,
     *loader.RULES,
+    *windows_loader.RULES,
     *libstdcxx.RULES,
     *gpu_target.RULES,
     *tensile.RULES,

@@ -76,6 +76,32 @@ def _incompatible_version(match: re.Match[str], view: LineView) -> Reading | Non
             "each component), or use a PyTorch release that supports that ROCm")
 
 
+_UNSUITABLE = re.compile(r'Found unsuitable version "(?P<have>[^"]+)"(?:, (?:but required is '
+                         r'(?:at least |exact version )?|required range is )"(?P<want>[^"]+)")?')
+
+
+def _unsuitable_version(name: str, view: LineView) -> Reading | None:
+    """FindPackageHandleStandardArgs found the package in a version the caller refuses."""
+    found = _UNSUITABLE.search(view.text)
+    if not found:
+        return None
+    row = owners.component(name)
+    label = row.name if row else name.lower()
+    want = found.group("want")
+    return Reading(
+        subject=label,
+        cause=f"CMake found {name} {found.group('have')}, a version the caller refuses"
+              + (f" (it requires {want})" if want else "") + ": the install CMake found is "
+              "another release than the tree needs" + (
+                  " (an older ROCm, or two ROCm installs mixed)" if row else ""),
+        fix=(f"build against an install whose {label} is a release the tree accepts (`invoke "
+             "build --rocm-path /opt/rocm-X.Y`; `invoke doctor` shows each install and its "
+             "components' versions), or use a release of the tree that accepts this one")
+        if row else (f"install a {name} release the tree accepts and point CMake at it "
+                     f"({name}_ROOT or CMAKE_PREFIX_PATH), or use a release of the tree that "
+                     "accepts this one"))
+
+
 def _pkgconfig_missing(match: re.Match[str], view: LineView) -> Reading | None:
     return _package_reading(match.group("name"), "pkg-config found no .pc file")
 
@@ -200,8 +226,11 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"Could NOT find (?P<name>[\w.+-]+)(?: \(missing:(?P<missing>[^)]*)\))?"),
          read=lambda m, v: _could_not_find(m, v) if m.group("missing") is not None else (
              None if v.cmake_block != "error" or v.text.startswith("--") else
+             _unsuitable_version(m.group("name"), v) or
              _package_reading(m.group("name"), "not found")),
-         source=_CMAKE_SOURCE),
+         source=_CMAKE_SOURCE + "; FindPackageHandleStandardArgs.cmake's 'Could NOT find <name>: "
+         "Found unsuitable version \"X\", but required is at least|exact version \"Y\"' "
+         "(and 'required range is' for a version range)"),
     Rule(id="cmake-incompatible-version", klass="missing-component",
          triggers=("compatible with requested version",),
          pattern=rx(r'configuration file for package "(?P<name>[^"]+)" that is compatible '

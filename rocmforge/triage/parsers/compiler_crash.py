@@ -57,11 +57,21 @@ def _llvm_frame(match: re.Match[str], view: LineView) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     Rule(id="compiler-crash", klass="compiler-crash", tier=2,
          triggers=("PLEASE submit a bug report", "internal compiler error",
-                   "frontend command failed due to signal", "Segmentation fault"),
+                   "frontend command failed due to signal", "Segmentation fault",
+                   "frontend command failed with exit code", "unable to execute command: "),
          pattern=rx(r"PLEASE submit a bug report|internal compiler error"
                      r"|clang\S*: error: (?:clang frontend command failed due to signal"
-                     r"|unable to execute command: Segmentation fault)"),
-         read=_compiler_crash, source="LLVM PrettyStackTrace; GCC ICE text"),
+                     r"|clang frontend command failed with exit code "
+                     r"(?:13[2-689]|70|3|-107374\d{4})\b"
+                     r"|unable to execute command: (?:Segmentation fault|Aborted|Bus error|"
+                     r"Illegal instruction|Floating point exception))"),
+         read=_compiler_crash, source="LLVM PrettyStackTrace; GCC ICE text; clang's driver "
+         "(Driver.cpp: err_drv_command_signalled 'failed due to signal' for an out-of-process "
+         "cc1, err_drv_command_failed 'failed with exit code N' for the in-process one: 128 + "
+         "the signal (139 SIGSEGV, 134 SIGABRT; 137, SIGKILL, is the out-of-memory reading), "
+         "70 a fatal error, 3 abort() and 0xC0000005-style NTSTATUS codes on Windows; exit code "
+         "1 is ordinary compile errors and claims nothing); llvm/llvm-project issues quoting "
+         "'clang frontend command failed with exit code 139'"),
     Rule(id="llvm-stack-dump", klass="compiler-crash", tier=2,
          triggers=("RunSignalHandlers", "Stack dump:", "Running pass '", "Program arguments:"),
          pattern=rx(r"llvm\S*RunSignalHandlers|_ZN4llvm3sys17RunSignalHandlersEv|^Stack dump:"

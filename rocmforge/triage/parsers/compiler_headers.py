@@ -31,8 +31,8 @@ _HIP_HEADER_SINCE = {"hip/hip_fp8.h": "6.2"}
 _TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
 
 
-def _missing_header(match: re.Match[str], view: LineView) -> Reading | None:
-    header = match.group("header")
+def _missing_header(match: Groups, view: LineView) -> Reading | None:
+    header = match.group("header").replace("\\", "/")
     inside = _CUDA_HEADER_TREE.search(view.text)
     if inside:  # a CUDA thrust/cub header (not rocThrust's) was included and wants CUDA
         return _thrust_reading(inside.group("path"))
@@ -211,10 +211,15 @@ def _cuda_thrust(match: re.Match[str], view: LineView) -> Reading | None:
 
 RULES: tuple[Rule, ...] = (
     Rule(id="missing-header", klass="missing-component",
-         triggers=("file not found", "No such file or directory"),
+         triggers=("file not found", "No such file or directory", "C1083"),
          pattern=rx(r"fatal error: '?(?P<header>[\w./+-]+\.(?:h|hpp|cuh|inc))'?"
-                     r"(?::)? (?:file not found|No such file or directory)"),
-         read=_missing_header, source="gcc/clang 'fatal error: … file not found'"),
+                     r"(?::)? (?:file not found|No such file or directory)"
+                     r"|fatal error C1083: Cannot open include file: "
+                     r"'(?P<header2>[\w./\\+-]+\.(?:h|hpp|cuh|inc))'"),
+         read=lambda m, v: _missing_header(Alias(m, header="header2"), v),
+         source="gcc/clang 'fatal error: … file not found'; MSVC's 'fatal error C1083: Cannot "
+         "open include file: '<header>': No such file or directory' (the header read by code "
+         "and quotes)"),
     Rule(id="std-header-missing", klass="host-compiler",
          triggers=("file not found",),
          pattern=rx(r"fatal error: '(?P<header>cmath|cstdlib|cstddef|cstdint|cstring|type_traits"

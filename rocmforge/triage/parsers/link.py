@@ -121,16 +121,18 @@ def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
 _CK_FUNCTION = re.compile(r"(?:^|_)ck(?:_|$)")
 
 
-def _link_symbol(match: re.Match[str], view: LineView) -> Reading | None:
+def _link_symbol(match: Groups, view: LineView) -> Reading | None:
     raw = match.group("sym").strip()
+    linker = match.groupdict().get("linker") or "MSVC's link.exe"
     name = symbol_name(raw)
     if not name or name.startswith("("):
         return None
+    name = name.removeprefix("__imp_")  # a DLL import's thunk names the function it imports
     row = owners.symbol_owner(name)
     if row is None and _CK_FUNCTION.search(name.rsplit("::", 1)[-1]):
         return Reading(
             subject=name,
-            cause=f"the linker ({match.group('linker')}) found no definition of {name}, a "
+            cause=f"the linker ({linker}) found no definition of {name}, a "
                   "Composable Kernel (CK) backend function: its CK sources are not built in "
                   "this configuration (on Windows, or with the CK GEMM backend off) while "
                   "other code still calls it",
@@ -144,7 +146,7 @@ def _link_symbol(match: re.Match[str], view: LineView) -> Reading | None:
              "release than the headers")
     return Reading(
         subject=name,
-        cause=f"the linker ({match.group('linker')}) found no definition of {name}{owner}",
+        cause=f"the linker ({linker}) found no definition of {name}{owner}",
         fix=(f"link {row.name} from the same ROCm install as the headers ({row.install_hint()})"
              if row else
              "find which source defines it (`git grep` the name in the tree): if that source "
@@ -243,9 +245,15 @@ RULES: tuple[Rule, ...] = (
          triggers=("undefined symbol: ", "unresolved external symbol"),
          pattern=rx(r"(?P<linker>lld-link|ld\.lld|ld64\.lld|link\.exe|LINK)\s*: error"
                      r"(?: LNK\d+)?: (?:undefined symbol|unresolved external symbol):?\s*"
-                     r"(?P<sym>.+?)(?:\s+referenced in function.*)?$"),
-         read=_link_symbol, source="LLVM lld COFF/ELF 'undefined symbol:' and MSVC LNK2019/"
-         "LNK2001; ROCm/TheRock#1256, #2064"),
+                     r"(?P<sym>.+?)(?:\s+referenced in function.*)?$"
+                     r"|^(?:\d+>)?\S+\.(?:obj|o|lib)\s*: error LNK20(?:19|01): unresolved "
+                     r"external symbol (?P<sym2>.+?)(?:\s+referenced in function.*?)?"
+                     r"(?:\s+\[[^\]]*\.vcxproj\])?$"),
+         read=lambda m, v: _link_symbol(Alias(m, sym="sym2"), v),
+         source="LLVM lld COFF/ELF 'undefined symbol:' and MSVC LNK2019/LNK2001, MSVC's also "
+         "after the object file ('<obj> : error LNK2001: unresolved external symbol <sym>', "
+         "an MSBuild '1>' prefix and '[<project>.vcxproj]' suffix: pytorch/pytorch#11041, "
+         "#87499, #44814); ROCm/TheRock#1256, #2064"),
     Rule(id="ld-localized-cannot-find", klass="link",
          triggers=(" -l",),
          pattern=rx(r"\bld(?:\.\w+)?: (?!.*\bundefined\b)[^:]*\s-l(?P<lib>[\w.+-]+)\s*$"),

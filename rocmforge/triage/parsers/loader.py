@@ -33,10 +33,15 @@ _TORCH_NAMESPACES = ("at::", "c10::", "torch::", "caffe2::")
 # Plug-in loaders that try every optional plug-in (libibverbs' RDMA drivers, ALSA's modules)
 # report each missing one the same way: not the failure either.
 # MIOpen logs an optional per-target library it could not open at its Warning level
-# ("MIOpen(HIP): Warning [OpenRuntimeLibraryForDevice] …") and uses its other solvers.
+# ("MIOpen(HIP): Warning [OpenRuntimeLibraryForDevice] …") and uses its other solvers; its
+# Info, Info2 and Trace levels are not failures either. Its prefix can carry the host name and
+# process/thread ids before it (MIOPEN_ENABLE_LOGGING_MPMT), the elapsed time and a date after
+# (MIOPEN_ENABLE_LOGGING_ELAPSED_TIME, _DATE_TIME): ROCm/MIOpen src/logger.cpp LoggingPrefix,
+# LoggingLevelToCString.
 _WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension"
                           r"|couldn't load (?:driver|plugin)|^ALSA lib "
-                          r"|^\w+\((?:HIP|OpenCL)\): Warning \[")
+                          r"|(?:^|\s)\w+\((?:HIP|OpenCL)\)(?:\s*[\d.]+)?(?: \([^)]*\))?: "
+                          r"(?:Warning|Info2?|Trace) \[")
 
 
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
@@ -231,43 +236,32 @@ def _sdk_preload_key(match: re.Match[str], view: LineView) -> Reading | None:
             f"lists what is there")
 
 
-def _windows_torch_dll(match: re.Match[str], view: LineView) -> Reading | None:
+def _static_tls(match: re.Match[str], view: LineView) -> Reading | None:
+    library = (match.group("lib") or "").rsplit("/", 1)[-1]
+    which = library or "a library"
     return Reading(
-        subject=match.group("dll"), cause=f"Windows could not load {match.group('dll')} or a "
-        "DLL it needs (the HIP runtime amdhip64_N.dll of the rocm_sdk packages): another "
-        "amdhip64 (the display driver's, in System32) was loaded first, or the rocm_sdk "
-        "packages that match torch are not installed",
-        fix="import torch before any package that loads HIP itself (triton, for one): torch "
-            "sets up the rocm_sdk DLL folders on import; and install the rocm[libraries] "
-            "packages torch was built with")
+        subject=library or "static TLS",
+        cause=f"the dynamic loader could not load {which}: it uses initial-exec thread-local "
+              "storage, and the static TLS space glibc reserves was used up by the libraries "
+              "loaded before it (OpenMP's libgomp is the usual one; older glibc and aarch64 "
+              "reserve little)",
+        fix=f"load it first: import torch (or the package that brings {which}) before the "
+            "others, or start Python with LD_PRELOAD=<its full path>; with glibc 2.32 or "
+            "newer, GLIBC_TUNABLES=glibc.rtld.optional_static_tls=<bytes, e.g. 2048000> "
+            "reserves more")
 
 
-def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
-    dll = match.group("dll")
-    if dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
-        return None  # the windows-torch-dll rule names the Triton/driver cause for these
+def _exec_stack(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib").rsplit("/", 1)[-1]
     return Reading(
-        subject=dll,
-        cause=f"Windows could not load {dll} or a DLL it depends on (WinError 126): a "
-              "dependency is missing from the DLL search path (the ROCm/HIP runtime DLLs, "
-              "the MSVC runtime) or comes from another install than the one it was built with",
-        fix="install the MSVC runtime the wheel was built with (the latest Visual C++ "
-            "redistributable; a DLL that needs OpenMP's libomp140 takes it from the MSVC build "
-            "tools) and the ROCm runtime the wheel was built for (TheRock's rocm wheels in the "
-            "same venv), then import torch before other packages; `where amdhip64*.dll` shows "
-            "which runtime Windows finds first")
-
-
-def _dll_load_failed(match: re.Match[str], view: LineView) -> Reading | None:
-    module = match.group("mod")
-    return Reading(
-        subject=module,
-        cause=f"Windows could not load the extension module {module} or a DLL it depends on: "
-              "a dependency (the ROCm/HIP runtime DLLs, the MSVC runtime, torch's own DLLs) "
-              "is missing from the DLL search path or is another build's",
-        fix="install the Visual C++ redistributable and the ROCm runtime the package was built "
-            "for in the same environment, import torch first, and reinstall the package built "
-            "for this torch")
+        subject=library,
+        cause=f"glibc (2.41 or newer) refuses to dlopen {library}: the library is marked as "
+              "needing an executable stack (an object in it, often assembly, lacks the "
+              ".note.GNU-stack note), and glibc no longer makes the stack executable for it",
+        fix=f"use a release of {library}'s package linked with -Wl,-z,noexecstack, or rebuild "
+            f"it so; meanwhile clear the flag on the file (`patchelf --clear-execstack "
+            f"<path>/{library}` or `execstack -c`), or run this one process with "
+            "GLIBC_TUNABLES=glibc.rtld.execstack=2")
 
 
 RULES: tuple[Rule, ...] = (
@@ -275,6 +269,22 @@ RULES: tuple[Rule, ...] = (
          triggers=("cannot open shared object file",),
          pattern=rx(r"(?P<lib>[\w.+-]+\.so[\w.]*): cannot open shared object file"),
          read=_cannot_open_so, source="glibc dlerror()"),
+    Rule(id="dlopen-static-tls", klass="import",
+         triggers=("static TLS",),
+         pattern=rx(r"(?:(?P<lib>[\w./+-]+\.so[\w.]*): )?cannot allocate memory in static TLS "
+                     r"block|dlopen: cannot load any more object with static TLS"),
+         read=_static_tls, source="glibc's dynamic loader (_dl_allocate_static_tls: \"cannot "
+         "allocate memory in static TLS block\"; older glibc's \"cannot load any more object "
+         "with static TLS\"); NVIDIA-AI-IOT/trt_pose#111, NVIDIA-AI-IOT/jetbot#507, "
+         "pytorch/pytorch#2575, #2083"),
+    Rule(id="dlopen-exec-stack", klass="import",
+         triggers=("cannot enable executable stack",),
+         pattern=rx(r"(?P<lib>[\w./+-]+\.so[\w.]*): cannot enable executable stack as shared "
+                     r"object requires"),
+         read=_exec_stack, source="glibc 2.41 NEWS (dlopen no longer makes the stack "
+         "executable; lists.gnu.org info-gnu 2025-01 msg00014, bminor/glibc commit "
+         "0ca8785a28515291d4ef074b5b6cfb27434c1d2b); lamikr/rocm_sdk_builder#241 (librccl), "
+         "OpenNMT/CTranslate2#1849"),
     Rule(id="undefined-symbol", klass="import",
          triggers=("undefined symbol: ",),
          pattern=rx(r"(?:(?P<where>[\w./+-]+\.so[\w.]*): )?undefined symbol: (?P<sym>[\w$.@]+)"),
@@ -299,20 +309,4 @@ RULES: tuple[Rule, ...] = (
          read=_sdk_preload_key, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:"
          "build_tools/packaging/python/"
          "templates/rocm/src/rocm_sdk (preload_libraries, `rocm-sdk test`); ROCm/TheRock#2345"),
-    Rule(id="windows-torch-dll", klass="import",
-         triggers=("WinError 126",),
-         pattern=rx(r"WinError 126\].*Error loading \"\S*?(?P<dll>torch_hip\.dll|c10_hip\.dll)"),
-         read=_windows_torch_dll, source="torch/__init__.py _load_dll_libraries; "
-         "triton-lang/triton-windows#35"),
-    Rule(id="windows-dll-load", klass="import",
-         triggers=("WinError 126", "The specified module could not be found"),
-         pattern=rx(r"(?:WinError 126\]|^The specified module could not be found\.) ?.*"
-                     r"Error loading \"[^\"]*?(?P<dll>[\w.+-]+\.dll)\""),
-         read=_windows_dll, source="torch/__init__.py _load_dll_libraries (\"Error loading "
-         "... or one of its dependencies\")"),
-    Rule(id="dll-load-failed", klass="import",
-         triggers=("DLL load failed while importing",),
-         pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)"),
-         read=_dll_load_failed, source="CPython's Windows extension loader "
-         "(Python/dynload_win.c)"),
 )

@@ -20,7 +20,9 @@ _JOBS_FIX = ("{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per 
 def _killed(match: Groups, view: LineView) -> Reading | None:
     prog = match.groupdict().get("prog") or "the compiler"
     prog = prog.rsplit("/", 1)[-1]
-    role = "the linker" if prog.startswith(("ld", "lld", "collect2")) else "the compiler"
+    # a cross toolchain's linker carries its target triple (x86_64-linux-gnu-ld.gold)
+    linker = re.match(r"(?:[\w.]+-)*(?:ld|lld|collect2)\b", prog)
+    role = "the linker" if linker else "the compiler"
     who = role if prog == "the compiler" else f"{role} ({prog})"
     fix = _JOBS_FIX
     if role == "the linker":
@@ -55,11 +57,24 @@ def _oom_kernel(match: Groups, view: LineView) -> Reading | None:
                    "scheduler's memory limit (slurm, docker --memory) counts all of them")
 
 
+def _killed_any(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("prog5"):
+        # collect2 and lto-wrapper name the program they ran (a path for lto-wrapper's
+        # driver): only a compiler or linker's SIGKILL is read as the OOM killer's
+        if not _BUILD_PROGRAM.match(match.group("prog5").rsplit("/", 1)[-1]):
+            return None
+        return _killed(Alias(match, prog="prog5"), view)
+    for group in ("prog2", "prog4"):
+        if match.group(group):
+            return _killed(Alias(match, prog=group), view)
+    return _killed(Alias(match, prog="prog3"), view)
+
+
 # Programs of a build whose SIGKILL is the out-of-memory killer's in practice (compilers,
 # linkers, the LLVM tools a HIP device link runs).
 _BUILD_PROGRAM = re.compile(
-    r"^(?:cc1plus|cc1|c\+\+|g\+\+(?:-\d+)?|gcc(?:-\d+)?|clang(?:\+\+)?(?:-\d+)?|amdclang\+\+|"
-    r"hipcc(?:\.pl)?|nvcc|ld(?:\.\w+)?|lld|collect2|llvm-link|llc|opt|lto1|ninja)$")
+    r"^(?:[\w.]+-)*(?:cc1plus|cc1|c\+\+|g\+\+(?:-\d+)?|gcc(?:-\d+)?|"
+    r"clang(?:\+\+)?(?:-\d+)?|amdclang\+\+|hipcc(?:\.pl)?|nvcc|ld(?:\.\w+)?|lld|collect2|llvm-link|llc|opt|lto1|ninja)(?:\.exe)?$")
 
 
 def _shell_killed(match: re.Match[str], view: LineView) -> Reading | None:
@@ -71,6 +86,22 @@ def _shell_killed(match: re.Match[str], view: LineView) -> Reading | None:
         cause=f"the shell reports {program} was killed (SIGKILL), almost always the "
               "out-of-memory killer: too many parallel jobs for this machine's memory",
         fix=_JOBS_FIX)
+
+
+def _make_killed(match: re.Match[str], view: LineView) -> Reading | None:
+    target = match.group("target").rsplit("/", 1)[-1]
+    linked = re.search(r"\.(?:so[\d.]*|a|dll|exe)$|^lib[^.]+$", target) is not None
+    who = "the linker" if linked else "the compiler"
+    fix = _JOBS_FIX
+    if linked:
+        fix += "; a link of a large shared library needs the most memory at once: run one link "\
+               "at a time, add swap, or link with lld"
+    return Reading(
+        subject="memory",
+        cause=f"make reports the recipe building {target} was killed (SIGKILL): {who} was "
+              "ended by the out-of-memory killer, too many parallel jobs for this machine's "
+              "memory",
+        fix=fix)
 
 
 _MSVC_OOM = {"C1060": "MSVC's compiler front end (c1xx)", "C1002": "MSVC's compiler back "
@@ -144,21 +175,21 @@ def _gpu_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
-         pattern=rx(r"Killed signal terminated program (?P<prog>\S+)"
-                     r"|internal compiler error: Killed \(program (?P<prog4>\S+)\)"
+         pattern=rx(r"Killed(?:: 9)? signal terminated program (?P<prog>\S+)"
+                     r"|internal compiler error: Killed(?:: 9)? \(program (?P<prog4>\S+)\)"
                      r"|(?P<prog2>clang\S*|ld\S*|\S*hipcc): error: unable to execute command: "
                      r"Killed"
                      r"|terminated by signal 9 \(Killed\)|^Killed\s*$|: Killed$"
-                     r"|(?:collect2|[\w.+-]+): fatal error: (?P<prog5>ld(?:\.\w+)?|lld|"
-                     r"cc1plus|cc1|[\w.+-]*clang[\w.+-]*) terminated with signal 9 \[Killed\]"
+                     r"|(?:collect2|lto-wrapper|[\w.+-]+): (?:fatal )?error: (?P<prog5>\S+) "
+                     r"terminated with signal 9 \[Killed\]"
                      r"|(?:\bprocess|\bjob)\S* (?:was )?killed by (?:the )?(?:OOM|oom)"
                      r"|(?:(?P<prog3>cc1plus|cc1|clang[\w.+-]*|ld(?:\.\w+)?|lld|hipcc|[gc]\+\+)"
                      r"\S*:? (?:was |got )?|\b(?:was|got) )killed by the kernel"),
-         read=lambda m, v: _killed(Alias(m, prog="prog2") if m.group("prog2") else
-                                   Alias(m, prog="prog4") if m.group("prog4") else
-                                   Alias(m, prog="prog5") if m.group("prog5") else
-                                   Alias(m, prog="prog3"), v),
-         source="gcc/clang driver text for a SIGKILLed child; pytorch/pytorch#124018"),
+         read=_killed_any,
+         source="gcc/clang driver text for a SIGKILLed child; GCC's collect-utils.c/collect2.c/"
+         "lto-wrapper.c collect_wait (\"%s terminated with signal %d [%s]%s\", the program as "
+         "run, a full path for lto-wrapper's, \", core dumped\" after); macOS/BSD strsignal's "
+         "\"Killed: 9\" (synthetos/g2#70); pytorch/pytorch#124018"),
     Rule(id="out-of-memory", klass="out-of-memory", tier=0,
          triggers=("memory exhausted", "out of memory", "Out of memory", "bad_alloc",
                    "Cannot allocate memory"),
@@ -183,6 +214,14 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"(?:^|: )(?:line \d+: )?\d+ Killed\s+(?:\S+=\S+\s+)*(?P<cmd>\S+)"),
          read=_shell_killed, source="bash/dash job report for a SIGKILLed command "
          "(\"<pid> Killed <command>\"); ROCm/AMDMIGraphX#419"),
+    Rule(id="make-killed", klass="out-of-memory", tier=0,
+         triggers=("] Killed",),
+         pattern=rx(r"\*\*\* \[(?:[^\]]*?: )?(?P<target>[^\]\s:]+\.(?:o|obj|so[\d.]*|a|dll|exe)"
+                     r")\] Killed$"),
+         read=_make_killed, source="GNU make job.c child_error (\"%s[%s: %s] %s%s%s\": "
+         "'*** [<makefile>:<line>: <target>] Killed', older makes '*** [<target>] Killed'): "
+         "a build output's recipe (an object, a library) only; another target's SIGKILL proves "
+         "no memory ran out; retrofw/retrofw.github.io#32 shows the form, localized)"),
     Rule(id="compiler-heap-exhausted", klass="out-of-memory", tier=0,
          triggers=("C1060", "C1002", "C1076", "LNK1102", "catastrophic error: out of memory"),
          pattern=rx(r"fatal error (?P<code>C1060|C1002|C1076):"

@@ -18,31 +18,41 @@ _PIN = re.compile(r"==(?P<ver>[\w.!+-]+)$")
 
 
 def _no_distribution(match: re.Match[str], view: LineView) -> Reading | None:
-    name = match.group("pkg").split("[")[0].strip()
+    return _no_release(match.group("pkg"), "pip")
+
+
+def _uv_no_version(match: re.Match[str], view: LineView) -> Reading | None:
+    # uv names the requirement with its markers between name and version:
+    # "torch{platform_system != 'Darwin'}==2.5.1+cu124"
+    return _no_release(match.group("pkg") + (match.group("spec") or ""), "uv's resolver")
+
+
+def _no_release(requirement: str, tool: str) -> Reading | None:
+    name = requirement.split("[")[0].strip()
     name = re.split(r"[<>=!~; ]", name)[0].lower()
     if not name:
         return None
     if name in ("pytorch-triton-rocm", "pytorch-triton", "triton-rocm"):
         return Reading(subject="triton", klass="triton",
-                       cause=f"pip found no {name} release that torch pins: PyTorch publishes "
+                       cause=f"{tool} found no {name} release that torch pins: PyTorch publishes "
                              "its ROCm Triton (pytorch-triton-rocm) on its own wheel index, not "
                              "on PyPI, so a torch wheel installed from a file or another index "
                              "cannot get its Triton",
                        fix="install with the PyTorch ROCm index that torch came from (`pip "
                            "install --index-url https://download.pytorch.org/whl/rocmX.Y "
                            "...`), or install the pinned pytorch-triton-rocm wheel first")
-    pinned = _PIN.search(match.group("pkg"))
+    pinned = _PIN.search(requirement)
     if pinned:
         version = pinned.group("ver")
         return Reading(
-            subject=name, cause=f"pip found no {name} {version} on the index it was given: "
+            subject=name, cause=f"{tool} found no {name} {version} on the index it was given: "
             f"the requirement pins {name}=={version}, a release that index does not publish "
             "(never published there, or a nightly it has since dropped)",
             fix=f"pin a {name} version the index lists (pip's 'from versions:' list above "
                 f"names them) instead of {version}, or point --index-url at the index that "
                 f"publishes {name} {version} (a ROCm family index carries only the versions "
                 "built for it)")
-    return Reading(subject=name, cause=f"pip found no release of {name} that fits: the index "
+    return Reading(subject=name, cause=f"{tool} found no release of {name} that fits: the index "
                    "(PIP_INDEX_URL, a mirror, --index-url) does not carry it for this Python "
                    "version and platform, or no network", fix=f"use an index that carries {name} "
                    "for this Python (a new Python often has no wheels yet: compare `python "
@@ -171,6 +181,13 @@ RULES: tuple[Rule, ...] = (
          triggers=("No matching distribution found for",),
          pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
          read=_no_distribution, source="pip's resolver"),
+    Rule(id="uv-no-version", klass="python-packaging",
+         triggers=("ecause there is no version of",),
+         pattern=rx(r"[Bb]ecause there is no version of (?P<pkg>[A-Za-z][\w.-]*(?:\[[\w,-]+\])?)"
+                     r"(?:\{[^}]*\})?(?P<spec>==[\w.!+-]+)?(?: and|,|$)"),
+         read=_uv_no_version, source="uv's resolver report (\"Because there is no version of "
+         "<name>[{markers}]==<version> and you require …\"); astral-sh/uv issues quoting it "
+         "(torch==2.3.0.dev20240219+cu121, torch{platform_system != 'Darwin'}==2.5.1+cu124)"),
     Rule(id="torch-from-dependency", klass="python-packaging",
          triggers=("torch-",),
          pattern=_PYPI_TORCH,

@@ -21,13 +21,21 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
     # unreadable, another format) proves nothing about the kernels: no claim.
     if "rocblaslt error" in view.text:
         return None  # hipBLASLt's own loader: the hipblaslt-lazy-library rule reads it
-    if "GPU arch" not in view.text and "No such file" not in view.text:
+    # rocBLAS tries TensileLibrary_lazy_<arch>.dat, then TensileLibrary_<arch>.dat, and only
+    # then the generic TensileLibrary.dat (tensile_host.cpp): an error about the generic file
+    # proves the target's own files are missing, whatever strerror(errno) says after it
+    # ("Illegal seek" is a stale errno, ROCm/Tensile#1936).
+    generic = re.search(r"rocBLAS error: Cannot read \S*[/\\]TensileLibrary\.(?:dat|yaml): ",
+                        view.text) is not None
+    if "GPU arch" not in view.text and "No such file" not in view.text and not generic:
         return None
     lower = view.text.lower()
     lib = next((name for name in ("hipsparselt", "hipblaslt") if name in lower), "rocblas")
     arch = match.groupdict().get("arch") or "{device}"
-    return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for the "
-                   f"GPU's target {arch}: the installed {lib} was built without it",
+    # {device} reads "the GPU's target (the log does not name it)" when the log names none
+    target = arch if arch == "{device}" else f"the GPU's target {arch}"
+    return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for "
+                   f"{target}: the installed {lib} was built without it",
                    fix=f"install a ROCm whose {lib} ships kernels for {arch} (check "
                    f"`ls $ROCM_PATH/lib/{lib}/library/*{arch if arch != '{device}' else ''}*`), "
                    f"or build {lib} for it; presenting the GPU as a supported target with "

@@ -1,0 +1,141 @@
+"""Windows' DLL loader as Python and torch report it: LoadLibrary's WinError codes (126 a DLL
+or its dependency missing, 127 a function missing, 193 a DLL of another architecture, 1114 its
+initialization failed) with torch's 'Error loading "<dll>"', and CPython's "DLL load failed
+while importing".
+
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Must not: read files, run programs or pick between findings
+(the engine does). The Linux loader (dlopen's errors) is loader.py's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _windows_torch_dll(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject=match.group("dll"), cause=f"Windows could not load {match.group('dll')} or a "
+        "DLL it needs (the HIP runtime amdhip64_N.dll of the rocm_sdk packages): another "
+        "amdhip64 (the display driver's, in System32) was loaded first, or the rocm_sdk "
+        "packages that match torch are not installed",
+        fix="import torch before any package that loads HIP itself (triton, for one): torch "
+            "sets up the rocm_sdk DLL folders on import; and install the rocm[libraries] "
+            "packages torch was built with")
+
+
+# What LoadLibrary's error code says about the DLL torch (or a package) named, by the code:
+# Python prints the system's text in the UI language ("[WinError 1114] 动态链接库(DLL)初始化例程
+# 失败。", "[WinError 127] La procédure spécifiée est introuvable."), torch appends its English
+# 'Error loading "<dll>" or one of its dependencies.' A log can cut the "[WinError N]" prefix;
+# then only the English text tells the code.
+_WINDOWS_CODE_TEXT = {"126": "The specified module could not be found.",
+                      "127": "The specified procedure could not be found.",
+                      "193": "is not a valid Win32 application.",
+                      "1114": "A dynamic link library (DLL) initialization routine failed."}
+
+
+def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
+    dll = match.group("dll")
+    code = match.group("code") or next(
+        (key for key, text in _WINDOWS_CODE_TEXT.items() if text in match.group(0)), "126")
+    if code == "126" and dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
+        return None  # the windows-torch-dll rule names the Triton/driver cause for these
+    if code == "127":
+        return Reading(
+            subject=dll,
+            cause=f"Windows found {dll} and its DLLs, but one of them lacks a function it "
+                  "imports (WinError 127): two builds are mixed, an older DLL of the same name "
+                  "found first on the search path (another torch or ROCm install, an old copy "
+                  "left in the package folder, an old MSVC runtime)",
+            fix="uninstall the package, delete what is left of its folder (torch\\lib), and "
+                "reinstall it in a clean environment; install the latest Visual C++ "
+                "redistributable; `where <name>.dll` shows which copy Windows finds first")
+    if code == "193":
+        return Reading(
+            subject=dll,
+            cause=f"{dll} or a DLL it loads is not a 64-bit Windows DLL this Python can load "
+                  "(WinError 193): a 32-bit Python, a DLL for another architecture, or a file "
+                  "cut short by a broken download",
+            fix="use a 64-bit (x64) Python and reinstall the package in it (`python -c \"import "
+                "struct; print(struct.calcsize('P') * 8)\"` prints 64)")
+    if code == "1114":
+        return Reading(
+            subject=dll,
+            cause=f"Windows loaded {dll} but its initialization failed (WinError 1114): the "
+                  "MSVC runtime (vcruntime140/msvcp140) Windows found is older than the one "
+                  "the wheel was built with, or a DLL it starts (OpenMP, the GPU runtime) "
+                  "failed to start",
+            fix="install the latest Visual C++ redistributable "
+                "(https://aka.ms/vs/17/release/vc_redist.x64.exe), restart the shell, and "
+                "import torch first, before other packages that bring their own runtime DLLs")
+    return Reading(
+        subject=dll,
+        cause=f"Windows could not load {dll} or a DLL it depends on (WinError 126): a "
+              "dependency is missing from the DLL search path (the ROCm/HIP runtime DLLs, "
+              "the MSVC runtime) or comes from another install than the one it was built with",
+        fix="install the MSVC runtime the wheel was built with (the latest Visual C++ "
+            "redistributable; a DLL that needs OpenMP's libomp140 takes it from the MSVC build "
+            "tools) and the ROCm runtime the wheel was built for (TheRock's rocm wheels in the "
+            "same venv), then import torch before other packages; `where amdhip64*.dll` shows "
+            "which runtime Windows finds first")
+
+
+_IMPORT_FRAME = re.compile(r"^(?:from (?P<mod>[\w.]+) import |import (?P<mod2>[\w.]+)\s*$)")
+
+
+def _dll_load_failed(match: re.Match[str], view: LineView) -> Reading | None:
+    module = match.group("mod")
+    if not module:
+        # Python before 3.8 says "DLL load failed: <text>" without the module: the import
+        # statement the traceback shows above it names it
+        for line in reversed(view.previous):
+            frame = _IMPORT_FRAME.match(line)
+            if frame:
+                module = frame.group("mod") or frame.group("mod2")
+                break
+        else:
+            return None
+    return Reading(
+        subject=module,
+        cause=f"Windows could not load the extension module {module} or a DLL it depends on: "
+              "a dependency (the ROCm/HIP runtime DLLs, the MSVC runtime, torch's own DLLs) "
+              "is missing from the DLL search path or is another build's",
+        fix="install the Visual C++ redistributable and the ROCm runtime the package was built "
+            "for in the same environment, import torch first, and reinstall the package built "
+            "for this torch")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="windows-torch-dll", klass="import",
+         triggers=("WinError 126",),
+         pattern=rx(r"WinError 126\].*Error loading \"\S*?(?P<dll>torch_hip\.dll|c10_hip\.dll)"),
+         read=_windows_torch_dll, source="torch/__init__.py _load_dll_libraries; "
+         "triton-lang/triton-windows#35"),
+    Rule(id="windows-dll-load", klass="import",
+         triggers=("WinError 126", "WinError 127", "WinError 193", "WinError 1114",
+                   "The specified module could not be found",
+                   "The specified procedure could not be found",
+                   "is not a valid Win32 application",
+                   "A dynamic link library (DLL) initialization routine failed"),
+         pattern=rx(r"(?:WinError (?P<code>126|127|193|1114)\]"
+                     r"|^(?:The specified (?:module|procedure) could not be found\."
+                     r"|%1 is not a valid Win32 application\."
+                     r"|A dynamic link library \(DLL\) initialization routine failed\.)) ?.*"
+                     r"Error loading \"[^\"]*?(?P<dll>[\w.+-]+\.dll)\""),
+         read=_windows_dll, source="torch/__init__.py _load_dll_libraries (\"Error loading "
+         "... or one of its dependencies\" appended to ctypes.WinError's text, read by code: "
+         "the text is in the UI language); WinError 126: pytorch/pytorch#129568, 127: "
+         "guoyww/AnimateDiff#374, bmaltais/kohya_ss#486 (French), 193: pytorch/pytorch#46592, "
+         "patrickloeber/pytorch-chatbot#10, 1114: nagadomi/nunif#701, "
+         "666ghj/BettaFish#124 (Chinese)"),
+    Rule(id="dll-load-failed", klass="import",
+         triggers=("DLL load failed",),
+         pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)|ImportError: DLL load "
+                     r"failed: "),
+         read=_dll_load_failed, source="CPython's Windows extension loader "
+         "(Python/dynload_win.c; before 3.8 \"DLL load failed: <text>\" without the module: "
+         "pytorch/pytorch#9263), the module then read from the traceback's import line"),
+)
