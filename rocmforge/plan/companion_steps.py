@@ -25,17 +25,13 @@ from rocmforge.errors import UsageError
 from rocmforge.execute.action_args import ForAddon, ForAddonInVenv, InVenv
 from rocmforge.execute.model import Effects, Step
 from rocmforge.knowledge.addons import KIND_COMPANION, KIND_EXTENSION
-from rocmforge.knowledge.companions import (
-    CompanionChoice,
-    CompanionTable,
-    choose,
-    parse_requests,
-)
+from rocmforge.knowledge.companions import CompanionChoice, choose, parse_requests
 from rocmforge.knowledge.extensions import FORM_FOLDER
 from rocmforge.knowledge.steps import FAMILY, STEP
 from rocmforge.sources.constraints import pin_effects, unpinned_env
 
 if TYPE_CHECKING:
+    from rocmforge.knowledge.addon_table import AddOnTables
     from rocmforge.settings import Settings
     from rocmforge.workdir import WorkDir
 
@@ -47,23 +43,24 @@ PIP_WHEEL = ("-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-de
              "--wheel-dir")
 
 
-def companion_choices(settings: Settings, table: CompanionTable,
+def companion_choices(settings: Settings, tables: AddOnTables,
                       torch_version: str) -> tuple[CompanionChoice, ...]:
-    """What to do about each companion the settings name (in the order given)."""
-    from rocmforge.knowledge.addon_table import load_addons
-    from rocmforge.knowledge.extensions import load_extensions, split_with
+    """What to do about each companion the settings name (in the order given), from the
+    add-on tables as gathered (no file read here)."""
+    from rocmforge.knowledge.extensions import split_with
 
-    words, _ = split_with(settings.companions, load_extensions())
+    table = tables.companions
+    words, _ = split_with(settings.companions, tables.extensions)
     requests = parse_requests(words, table)
     unknown = sorted(set(settings.companion_repos) - set(table.names)
-                     - set(load_addons().names))
+                     - set(tables.addons.names))
     if unknown:
         raise UsageError(
             f"setting companion_repos names {', '.join(unknown)}, which is no companion or "
             "extension recipe",
             "companion_repos maps a companion's or a recipe's name to the repository to build "
             "it from",
-            f"use the names {', '.join(load_addons().names)}",
+            f"use the names {', '.join(tables.addons.names)}",
         )
     return tuple(choose(r, table.get(r.name), torch_version,
                         repo=settings.companion_repos.get(r.name, ""))

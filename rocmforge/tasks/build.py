@@ -162,7 +162,7 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     torch's first step (a tag was checked by the plan); a ref it cannot read is a note."""
     if not prepared.settings.companions:
         return
-    from rocmforge.knowledge.companions import load_companions
+    from rocmforge.knowledge.addon_table import load_addon_tables
     from rocmforge.plan.build_plan import planned_companions
     from rocmforge.plan.companion_steps import companion_choices
     from rocmforge.render import say
@@ -172,14 +172,14 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
         check_extension_targets,
     )
 
-    table = load_companions()
+    tables = load_addon_tables()
     torch_version = prepared.options.pytorch_version
-    choices = companion_choices(prepared.settings, table, torch_version)
-    for note in check_companion_refs(choices, torch_version, table):
+    choices = companion_choices(prepared.settings, tables, torch_version)
+    for note in check_companion_refs(choices, torch_version, tables.companions):
         say(f"note: {note}")
     # An extension whose tree pins torch (vLLM's requirements): read at its ref, before any step.
     inputs = prepared.inputs
-    planned = planned_companions(prepared.settings, prepared.options, table,
+    planned = planned_companions(prepared.settings, prepared.options, tables,
                                  targets=inputs.target_names, facts=inputs.facts,
                                  env=dict(inputs.env),
                                  extension_sources=prepared.extension_sources)
