@@ -69,7 +69,7 @@ class Step:
     env: Mapping[str, str] = field(default_factory=dict)
     inputs: Mapping[str, InputValue] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
-    # "run" executes argv; "python" runs an in-process action named by argv[0] (the runner maps it).
+    # "run" executes argv; "python" runs the in-process action `action` names (the runner maps it).
     kind: StepKind = "run"
     volatile: bool = False
     # For "python" steps: what the action will do (None for "run" steps: argv says it).
@@ -87,6 +87,14 @@ class Step:
                                  f"{self.args.argv!r}")
         if not self.argv:
             raise ValueError(f"step {self.name!r} has neither argv nor args")
+
+    @property
+    def action(self) -> str:
+        """The in-process action a "python" step runs (its typed args' action; a step planned
+        without args names it as its argv's only word); "" for a command."""
+        if self.args is not None:
+            return self.args.action
+        return self.argv[0] if self.kind == "python" else ""
 
     def digest(self) -> str:
         doc: JSONDoc = {

@@ -522,7 +522,7 @@ def plan_build(
         resolved["rocm_facts"] = rocm_facts.as_dict()
         notes += rocm_facts.notes
     # Every step named as knowledge.steps lists it (a typo here is a bug, not a user's).
-    check_planned((s.name, s.kind, s.argv[0] if s.argv else "") for s in steps)
+    check_planned((s.name, s.kind, s.action) for s in steps)
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
 
 

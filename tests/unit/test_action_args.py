@@ -47,6 +47,8 @@ def test_a_step_made_from_args_has_their_argv_and_the_same_digest(args, argv) ->
                  inputs={"dist": "/w/dist"})
     assert typed.argv == argv
     assert typed.digest() == plain.digest() and typed.to_json() == plain.to_json()
+    # The runner finds the action by the record's name, which is what the argv shows first.
+    assert typed.action == args.action == argv[0] == plain.action
     # Given both, they must agree.
     assert Step(name=STEP.install, why="w", kind="python", argv=argv, args=args).args == args
 
@@ -61,6 +63,10 @@ def test_args_that_disagree_with_argv_or_a_command_with_args_is_a_bug() -> None:
         Step(name=STEP.install, why="w", args=args)
     with pytest.raises(ValueError, match="has neither argv nor args"):
         Step(name=STEP.install, why="w")
+
+
+def test_a_command_names_no_action() -> None:
+    assert Step(name=STEP.venv, why="v", argv=("python3", "-m", "venv", "/w/venv")).action == ""
 
 
 def _ctx(step: Step) -> ActionContext:
