@@ -203,22 +203,23 @@ def install(c: Context, python: str = "", **flags: object) -> None:
     import shlex
 
     from rocmforge.errors import StepFailed
-    from rocmforge.steps.venv import checked_venv, install_argv, install_pinned_venv
+    from rocmforge.steps.venv import checked_venv, install_command, install_pinned_venv
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, **settings_of_flags(flags))
     workdir = workdir_for(settings.work_dir)
-    argv = install_argv(workdir, python)
-    checked_venv(argv[0])  # a pip.conf pip cannot parse: exit 2 before the command is shown
-    print("+ " + shlex.join(argv))
+    command = install_command(workdir, python)
+    checked_venv(command.python)  # a pip.conf pip cannot parse: exit 2 before it is shown
+    print("+ " + shlex.join(command.argv))
     if is_dry(c):
         return
     with holding_work_dir(settings, "install"):
-        ok, said = install_pinned_venv(argv, workdir.state)
+        ok, said = install_pinned_venv(command, workdir.state)
     for line in said:
         print(line)
     if not ok:
-        raise StepFailed(f"pip could not install {', '.join(argv[6:])} into {argv[0]}",
+        raise StepFailed(f"pip could not install {', '.join(command.wheels)} into "
+                         f"{command.python}",
                          "pip's output above says why", "fix that, then run `invoke install` again")
 
 
