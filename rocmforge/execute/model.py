@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rocmforge.execute.action_args import ActionArgs
+from rocmforge.execute.step_inputs import StepInputs
 from rocmforge.knowledge.steps import StepName
 
 PLAN_SCHEMA = "rocmforge.plan/1"
@@ -60,6 +61,8 @@ class Step:
     `args`: a "python" step's typed inputs (execute.action_args), which its action reads; the
     step's argv is theirs (given empty, it is filled from them; given, it must be theirs), so
     the digest covers them and the plan shows them, and no action reads argv by index.
+    `given`: the same for its digest inputs (execute.step_inputs): the step's inputs are the
+    record's (given empty, filled from it; given, they must be its, key for key and in order).
     """
 
     name: StepName
@@ -75,8 +78,17 @@ class Step:
     # For "python" steps: what the action will do (None for "run" steps: argv says it).
     effects: Effects | None = None
     args: ActionArgs | None = None
+    given: StepInputs | None = None
 
     def __post_init__(self) -> None:
+        if self.given is not None:
+            if self.kind != "python":
+                raise ValueError(f"step {self.name!r}: typed inputs are for in-process steps")
+            if not self.inputs:
+                object.__setattr__(self, "inputs", self.given.inputs)
+            elif list(self.inputs.items()) != list(self.given.inputs.items()):
+                raise ValueError(f"step {self.name!r}: inputs {dict(self.inputs)!r} are not "
+                                 f"its typed inputs' {self.given.inputs!r}")
         if self.args is not None:
             if self.kind != "python":
                 raise ValueError(f"step {self.name!r}: typed args are for in-process steps")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from rocmforge.errors import StepFailed, UsageError
 from rocmforge.execute.action_args import ForAddon, ForAddonInVenv, InVenv
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.execute.step_inputs import AddonCheckout, AddonSource, CompanionPairing
 from rocmforge.knowledge.steps import FAMILY, STEP
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources.checkout import checkout_tree, head_commit
 
     name = ctx.args(ForAddon).addon
-    repo, ref = str(ctx.step.inputs["repo"]), str(ctx.step.inputs["ref"])
+    source = ctx.given(AddonCheckout).source
+    repo, ref = source.repo, source.ref
     tree = _tree(ctx, name)
     old = head_commit(tree)
     # The kit's own patches of this tree are set aside (stashed, never discarded) when the ref
@@ -99,16 +101,17 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
 
     args = ctx.args(ForAddonInVenv)
     name, python = args.addon, args.python
+    given = ctx.given(CompanionPairing)
     tree = _tree(ctx, name)
     try:
         stated = (tree / "version.txt").read_text(encoding="utf-8").splitlines()[0].strip()
         origin = f"{tree / 'version.txt'}"
     except (OSError, IndexError):
-        stated = str(ctx.step.inputs.get("version", "") or "")
+        stated = given.version
         origin = "the version its ref names (no version.txt in the checkout)"
     if not stated:
         raise UsageError(
-            f"{name} at {ctx.step.inputs.get('ref')} has no version.txt and its ref names no "
+            f"{name} at {given.source.ref} has no version.txt and its ref names no "
             "version",
             "the kit builds a companion only when it can check the torch it needs",
             f"pass a release tag of {name} (--with {name}@<tag>)",
@@ -118,7 +121,7 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
     ctx.say(f"{name} {stated} (from {origin}) needs torch {found.requires or '(unknown)'}; "
             f"the build venv has torch {torch_version}")
     if not found.matches:
-        raise found.refusal(f"{origin}, ref {ctx.step.inputs.get('ref')}")
+        raise found.refusal(f"{origin}, ref {given.source.ref}")
     return {"version": stated, "version_source": origin, "torch": torch_version,
             "requires": found.requires}
 
@@ -182,14 +185,15 @@ def record_in_lock(ctx: ActionContext, name: str, *, version: str,
         return
     checkout = ctx.details_of(FAMILY.checkout.name_for(name))
     commit = str(checkout.get("commit", "") or "")
-    ref = str(checkout.get("ref", "") or ctx.step.inputs.get("ref", ""))
+    source = ctx.given(AddonSource)  # the patches step's
+    ref = str(checkout.get("ref", "") or source.ref)
     earlier = next((c for c in lock.companions if c.name == name), None)
     if earlier is not None and earlier.commit == commit and earlier.ref:
         ref = earlier.ref
     if earlier is not None and earlier.commit == commit and commit and not version:
         version = earlier.version  # an extension's wheel version, which collect recorded
     entry = LockedCompanion(
-        name=name, repo=str(checkout.get("repo", "") or ctx.step.inputs.get("repo", "")),
+        name=name, repo=str(checkout.get("repo", "") or source.repo),
         ref=ref, commit=commit, version=version,
         patches=tuple(LockedPatch(project=name, file=f, sha256=h) for f, h in patches))
     # Every other entry stays: companions-collect drops those this build does not make.

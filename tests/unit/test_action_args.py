@@ -21,6 +21,13 @@ from rocmforge.execute.action_args import (
 )
 from rocmforge.execute.actions import ActionContext
 from rocmforge.execute.model import Step
+from rocmforge.execute.step_inputs import (
+    AddonCheckout,
+    AddonSource,
+    CompanionPairing,
+    ExtensionPairing,
+    FolderCopy,
+)
 from rocmforge.knowledge.steps import STEP
 from rocmforge.workdir import workdir_for
 
@@ -143,3 +150,69 @@ def test_the_actions_each_record_names_are_the_registrys() -> None:
     fixed = {TritonArgs(mode="auto", python=PY).argv[0], HipifyArgs(python=PY, script="s").argv[0],
              StaleCheckArgs(build_dir="b").argv[0], LogCheckArgs(log=STEP.build).argv[0]}
     assert fixed == {"triton", "hipify", "stale-check", "log-check"} and fixed <= ACTIONS
+
+
+GIT = AddonSource(repo="https://github.com/pytorch/vision.git", ref="v0.23.0")
+FOLDER = AddonSource(repo="/home/u/ext", ref="", digest="ab" * 32)
+
+
+@pytest.mark.parametrize(("given", "inputs"), [
+    (GIT, {"repo": GIT.repo, "ref": "v0.23.0"}),
+    (FOLDER, {"repo": "/home/u/ext", "ref": "", "digest": "ab" * 32}),
+    (AddonCheckout(source=GIT, dest="/w/src/torchvision", mirrors=("github.com=/m",)),
+     {"repo": GIT.repo, "ref": "v0.23.0", "dest": "/w/src/torchvision",
+      "mirrors": ("github.com=/m",)}),
+    (FolderCopy(folder="/home/u/ext", digest="ab" * 32, dest="/w/src/ext"),
+     {"repo": "/home/u/ext", "ref": "", "digest": "ab" * 32, "dest": "/w/src/ext"}),
+    (CompanionPairing(source=GIT, version="0.23.0", requires="==2.8.*"),
+     {"repo": GIT.repo, "ref": "v0.23.0", "version": "0.23.0", "requires": "==2.8.*"}),
+    (ExtensionPairing(source=FOLDER, backend="ck", processors=("gfx1100",),
+                      variables=(("GPU_ARCHS", "gfx1100"), ("MAX_JOBS", "4"))),
+     {"repo": "/home/u/ext", "ref": "", "digest": "ab" * 32, "torch_pin_file": "",
+      "torch_pin_pattern": "", "version_file": "", "version_pattern": "", "backend": "ck",
+      "module": "", "verify": "", "targets_file": "", "targets_pattern": "",
+      "processors": ("gfx1100",), "reads": (), "read_vars": (),
+      "variables": ("GPU_ARCHS=gfx1100", "MAX_JOBS=4")}),
+], ids=lambda v: type(v).__name__ if not isinstance(v, dict) else "")
+def test_a_step_given_typed_inputs_has_their_mapping_and_the_same_digest(given, inputs,  # noqa: ANN001
+                                                                         ) -> None:
+    """The inputs mapping, key for key and in the order the plan always wrote it: the digest
+    and `plan --json` are what they were."""
+    typed = Step(name=STEP.install, why="w", kind="python", argv=("install",), given=given)
+    plain = Step(name=STEP.install, why="w", kind="python", argv=("install",), inputs=inputs)
+    assert list(typed.inputs.items()) == list(inputs.items())
+    assert typed.digest() == plain.digest() and typed.to_json() == plain.to_json()
+    assert _ctx(typed).given(type(given)) == given
+
+
+def test_typed_inputs_that_disagree_or_a_wrong_record_is_a_bug() -> None:
+    with pytest.raises(ValueError, match="are not its typed inputs'"):
+        Step(name=STEP.install, why="w", kind="python", argv=("install",), given=GIT,
+             inputs={"repo": "elsewhere", "ref": "v0.23.0"})
+    with pytest.raises(ValueError, match="typed inputs are for in-process steps"):
+        Step(name=STEP.install, why="w", argv=("pip",), given=GIT)
+    step = Step(name=STEP.install, why="w", kind="python", argv=("install",), given=GIT)
+    with pytest.raises(ValueError, match="carries AddonSource, not the FolderCopy"):
+        _ctx(step).given(FolderCopy)
+
+
+def test_the_add_on_steps_that_read_inputs_carry_them_typed() -> None:
+    """In the registry's plans with add-ons, every add-on checkout, copy, pairing and patches
+    step has the record its action reads."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "integration"))
+    from test_step_registry import PLANS
+
+    reads = {"companion-checkout": AddonCheckout, "extension-copy": FolderCopy,
+             "companion-pairing": CompanionPairing, "extension-pairing": ExtensionPairing,
+             "companion-patches": AddonSource}
+    seen = set()
+    for make in PLANS.values():
+        for step in make().steps:
+            if step.action in reads:
+                assert isinstance(step.given, reads[step.action]), step.name
+                seen.add(step.action)
+            else:
+                assert step.given is None, step.name
+    assert seen == set(reads) - {"extension-copy"}  # bitsandbytes: a git extension
