@@ -1,13 +1,15 @@
-"""Typed digest inputs of the in-process add-on steps: the plan builds the record, the action
-reads its fields.
+"""Typed digest inputs of in-process steps (preflight, the add-ons'): the plan builds the
+record, the action reads its fields.
 
-Owns: one frozen record per shape of add-on step input (`AddonSource`, `AddonCheckout`,
-`FolderCopy`, `CompanionPairing`, `ExtensionPairing`) and, for each, `inputs`: the step's
+Owns: one frozen record per shape of in-process step input (`PreflightInputs`, and the
+add-ons' `AddonSource`, `AddonCheckout`, `FolderCopy`, `CompanionPairing`, `ExtensionPairing`,
+`AddonsCollect`, `AddonsInstall`, `AddonsClear`) and, for each, `inputs`: the step's
 inputs mapping, key for key and in the order the plan always wrote it, which is what the plan
 shows and what the step's digest covers. A Step made with `given` takes its inputs from the
 record (execute.model), so every field is in the digest, and an action asks its context for
 the record (`ActionContext.given`) instead of indexing `step.inputs` by name.
-Must not: know which step uses which record (plan.companion_steps decides), or run anything.
+Must not: know which step uses which record (plan.build_plan and plan.companion_steps decide),
+or run anything.
 """
 
 from __future__ import annotations
@@ -107,5 +109,57 @@ class ExtensionPairing:
                 "variables": tuple(f"{k}={v}" for k, v in self.variables)}
 
 
-StepInputs = AddonSource | AddonCheckout | FolderCopy | CompanionPairing | ExtensionPairing
+@dataclass(frozen=True, kw_only=True)
+class PreflightInputs:
+    """Preflight: whether it is skipped (skip_preflight) and doctor's FAIL rows by check name
+    (only FAIL rows: a new WARN must not redo a finished build)."""
+
+    skip: bool
+    fail_rows: tuple[str, ...] = ()
+
+    @property
+    def inputs(self) -> Inputs:
+        return {"skip": str(self.skip), "fail_rows": self.fail_rows}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddonsCollect:
+    """companions-collect: the add-ons built, in order, dist/, and each one's distribution
+    name ("" = any wheel its build leaves)."""
+
+    companions: tuple[str, ...]
+    dist: str
+    packages: tuple[str, ...]
+
+    @property
+    def inputs(self) -> Inputs:
+        return {"companions": self.companions, "dist": self.dist, "packages": self.packages}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddonsInstall:
+    """companions-install: the add-ons whose wheels (as collect recorded them) go in."""
+
+    companions: tuple[str, ...]
+    dist: str
+
+    @property
+    def inputs(self) -> Inputs:
+        return {"companions": self.companions, "dist": self.dist}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddonsClear:
+    """companions-clear: the earlier build's add-ons to take out of dist/ and the lock."""
+
+    remove: tuple[str, ...]
+    dist: str
+
+    @property
+    def inputs(self) -> Inputs:
+        return {"remove": self.remove, "dist": self.dist}
+
+
+StepInputs = AddonSource | AddonCheckout | FolderCopy | CompanionPairing | ExtensionPairing \
+    | PreflightInputs | AddonsCollect | AddonsInstall | AddonsClear
 """What a Step's `given` may be."""

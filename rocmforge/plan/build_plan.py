@@ -44,6 +44,7 @@ from rocmforge.execute.action_args import (
     TritonArgs,
 )
 from rocmforge.execute.model import Effects, Plan, Step
+from rocmforge.execute.step_inputs import PreflightInputs
 from rocmforge.knowledge.steps import STEP, StepName, check_planned
 from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.sources.upstream_fixes import as_rows as fix_rows
@@ -212,10 +213,10 @@ def plan_build(
             # Only FAIL rows: a new WARN (less free disk) must not redo a finished build.
             effects=Effects(notes=tuple(f"stops on FAIL {r.check}: {r.detail}"
                                         for r in preflight if r.status == "FAIL")),
-            inputs={
-                "skip": str(skip_preflight),
-                "fail_rows": tuple(r.check for r in preflight if r.status == "FAIL"),
-            },
+            given=PreflightInputs(
+                skip=skip_preflight,
+                fail_rows=tuple(r.check for r in preflight if r.status == "FAIL"),
+            ),
         ),
         Step(
             name=STEP.compilers,

@@ -26,6 +26,9 @@ from rocmforge.execute.action_args import ForAddon, ForAddonInVenv, InVenv
 from rocmforge.execute.model import Effects, Step
 from rocmforge.execute.step_inputs import (
     AddonCheckout,
+    AddonsClear,
+    AddonsCollect,
+    AddonsInstall,
     AddonSource,
     CompanionPairing,
     ExtensionPairing,
@@ -148,8 +151,8 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
             "dist/manifest.json",
             effects=Effects(reads=tuple(f"{tree_of(workdir, n)}/dist/" for n in names),
                             writes=(str(workdir.dist), str(workdir.dist / "manifest.json"))),
-            inputs={"companions": names, "dist": str(workdir.dist),
-                    "packages": tuple(c.package for c in built)},
+            given=AddonsCollect(companions=names, dist=str(workdir.dist),
+                                packages=tuple(c.package for c in built)),
             outputs=(str(workdir.dist / "manifest.json"),),
         ),
         Step(
@@ -165,7 +168,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                             notes=("the wheel names are the ones companions-collect recorded",
                                    pin_effects(workdir.venv)[1])),
             env=dict(pip_env),
-            inputs={"companions": names, "dist": str(workdir.dist)},
+            given=AddonsInstall(companions=names, dist=str(workdir.dist)),
         ),
     ]
     return steps
@@ -263,7 +266,7 @@ def clear_step(names: tuple[str, ...], workdir: WorkDir) -> Step:
                                 str(workdir.lock_file)),
                         notes=("the companions' collect and install stamps are dropped, so a "
                                "later --with adds them back; their trees and builds stay",)),
-        inputs={"remove": names, "dist": str(workdir.dist)},
+        given=AddonsClear(remove=names, dist=str(workdir.dist)),
         volatile=True,
     )
 

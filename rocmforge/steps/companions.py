@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING
 from rocmforge.errors import StepFailed, UsageError
 from rocmforge.execute.action_args import ForAddon, ForAddonInVenv, InVenv
 from rocmforge.execute.actions import ActionContext, Details
-from rocmforge.execute.step_inputs import AddonCheckout, AddonSource, CompanionPairing
+from rocmforge.execute.step_inputs import (
+    AddonCheckout,
+    AddonsClear,
+    AddonsCollect,
+    AddonsInstall,
+    AddonSource,
+    CompanionPairing,
+)
 from rocmforge.knowledge.steps import FAMILY, STEP
 
 if TYPE_CHECKING:
@@ -232,8 +239,8 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.steps.outputs import copy_atomically, remove_unlisted
 
     dist = ctx.workdir.dist
-    names = list(ctx.step.inputs["companions"])
-    packages = list(ctx.step.inputs["packages"])
+    given = ctx.given(AddonsCollect)
+    names, packages = list(given.companions), list(given.packages)
     path = dist / "manifest.json"
     try:
         manifest = read_manifest(path)
@@ -346,8 +353,8 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
 
     python = ctx.args(InVenv).python
     recorded = ctx.details_of(STEP.companions_collect)
-    wheels = [str(ctx.workdir.dist / str(recorded[n])) for n in ctx.step.inputs["companions"]
-              if recorded.get(n)]
+    wheels = [str(ctx.workdir.dist / str(recorded[n]))
+              for n in ctx.given(AddonsInstall).companions if recorded.get(n)]
     if not wheels:
         raise StepFailed("There is no companion wheel to install",
                          "the companions-collect step recorded none", "run the build again")
@@ -367,7 +374,7 @@ def clear(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources.lockfile import LockError, read_lock, write_lock
 
     dist = ctx.workdir.dist
-    names = [str(n) for n in ctx.step.inputs["remove"]]
+    names = list(ctx.given(AddonsClear).remove)
     path = dist / "manifest.json"
     try:
         manifest = read_manifest(path)

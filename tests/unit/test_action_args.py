@@ -23,10 +23,14 @@ from rocmforge.execute.actions import ActionContext
 from rocmforge.execute.model import Step
 from rocmforge.execute.step_inputs import (
     AddonCheckout,
+    AddonsClear,
+    AddonsCollect,
+    AddonsInstall,
     AddonSource,
     CompanionPairing,
     ExtensionPairing,
     FolderCopy,
+    PreflightInputs,
 )
 from rocmforge.knowledge.steps import STEP
 from rocmforge.workdir import workdir_for
@@ -173,6 +177,15 @@ FOLDER = AddonSource(repo="/home/u/ext", ref="", digest="ab" * 32)
       "module": "", "verify": "", "targets_file": "", "targets_pattern": "",
       "processors": ("gfx1100",), "reads": (), "read_vars": (),
       "variables": ("GPU_ARCHS=gfx1100", "MAX_JOBS=4")}),
+    (PreflightInputs(skip=False, fail_rows=("kernels rocsparse",)),
+     {"skip": "False", "fail_rows": ("kernels rocsparse",)}),
+    (AddonsCollect(companions=("torchvision", "myext"), dist="/w/dist",
+                   packages=("torchvision", "")),
+     {"companions": ("torchvision", "myext"), "dist": "/w/dist", "packages": ("torchvision", "")}),
+    (AddonsInstall(companions=("torchvision",), dist="/w/dist"),
+     {"companions": ("torchvision",), "dist": "/w/dist"}),
+    (AddonsClear(remove=("torchaudio",), dist="/w/dist"),
+     {"remove": ("torchaudio",), "dist": "/w/dist"}),
 ], ids=lambda v: type(v).__name__ if not isinstance(v, dict) else "")
 def test_a_step_given_typed_inputs_has_their_mapping_and_the_same_digest(given, inputs,  # noqa: ANN001
                                                                          ) -> None:
@@ -196,9 +209,9 @@ def test_typed_inputs_that_disagree_or_a_wrong_record_is_a_bug() -> None:
         _ctx(step).given(FolderCopy)
 
 
-def test_the_add_on_steps_that_read_inputs_carry_them_typed() -> None:
-    """In the registry's plans with add-ons, every add-on checkout, copy, pairing and patches
-    step has the record its action reads."""
+def test_the_steps_that_read_inputs_carry_them_typed() -> None:
+    """In the registry's plans, preflight and every add-on checkout, copy, pairing, patches,
+    collect and install step has the record its action reads (companions-clear: below)."""
     import sys
 
     sys.path.insert(0, str(ROOT / "tests" / "integration"))
@@ -206,7 +219,8 @@ def test_the_add_on_steps_that_read_inputs_carry_them_typed() -> None:
 
     reads = {"companion-checkout": AddonCheckout, "extension-copy": FolderCopy,
              "companion-pairing": CompanionPairing, "extension-pairing": ExtensionPairing,
-             "companion-patches": AddonSource}
+             "companion-patches": AddonSource, "preflight": PreflightInputs,
+             "companions-collect": AddonsCollect, "companions-install": AddonsInstall}
     seen = set()
     for make in PLANS.values():
         for step in make().steps:
@@ -216,3 +230,11 @@ def test_the_add_on_steps_that_read_inputs_carry_them_typed() -> None:
             else:
                 assert step.given is None, step.name
     assert seen == set(reads) - {"extension-copy"}  # bitsandbytes: a git extension
+
+
+def test_companions_clear_carries_its_record() -> None:
+    from rocmforge.plan.companion_steps import clear_step
+
+    step = clear_step(("torchaudio",), workdir_for("/w"))
+    assert step.given == AddonsClear(remove=("torchaudio",), dist="/w/dist")
+    assert dict(step.inputs) == {"remove": ("torchaudio",), "dist": "/w/dist"}
