@@ -138,6 +138,17 @@ def test_no_action_reads_its_steps_argv() -> None:
     assert left == []
 
 
+def test_no_action_reads_its_steps_inputs_mapping() -> None:
+    """No module of steps/ reads `ctx.step.inputs`: it asks ctx.given for its record."""
+    left = []
+    for path in sorted((ROOT / "rocmforge" / "steps").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "inputs" \
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "step":
+                left.append(f"{path.name}:{node.lineno}")
+    assert left == []
+
+
 def test_the_actions_each_record_names_are_the_registrys() -> None:
     """Each record's action Literal lists actions knowledge.steps has, and together with the
     fixed ones (triton, hipify, stale-check, log-check) they are the actions reading args."""
