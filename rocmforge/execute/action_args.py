@@ -1,10 +1,11 @@
 """Typed inputs of the in-process steps that take any: the plan decides them, the action reads them.
 
 Owns: one frozen record per shape of input (`InVenv`, `TritonArgs`, `ForAddon`,
-`ForAddonInVenv`, `HipifyArgs`, `StaleCheckArgs`, `LogCheckArgs`) and, for each, `argv`: the
-step's argv, which is what the plan shows and what its digest covers. A Step made with `args`
-takes its argv from them (execute.model), so the action reads the fields and never indexes or
-parses argv, and every field is in the digest because it is in argv.
+`ForAddonInVenv`, `HipifyArgs`, `StaleCheckArgs`, `LogCheckArgs`) and, for each, `action` (the
+in-process action that reads it: the runner looks it up by this name) and `argv`: the step's
+argv (the action first), which is what the plan shows and what its digest covers. A Step made
+with `args` takes its argv from them (execute.model), so the action reads the fields and never
+indexes or parses argv, and every field is in the digest because it is in argv.
 Must not: know which step uses which record (plan.build_plan decides), or run anything.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rocmforge.knowledge.steps import StepName
+from rocmforge.knowledge.steps import ActionName, StepName
 from rocmforge.knowledge.triton import TritonMode
 
 # The actions (knowledge.steps.ActionName) that take each record: a misspelt one fails mypy.
@@ -44,8 +45,12 @@ class TritonArgs:
     python: str
 
     @property
+    def action(self) -> ActionName:
+        return "triton"
+
+    @property
     def argv(self) -> tuple[str, ...]:
-        return ("triton", self.mode, self.python)
+        return (self.action, self.mode, self.python)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,8 +90,12 @@ class HipifyArgs:
         return (self.python, self.script)
 
     @property
+    def action(self) -> ActionName:
+        return "hipify"
+
+    @property
     def argv(self) -> tuple[str, ...]:
-        return ("hipify", *self.command)
+        return (self.action, *self.command)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,8 +105,12 @@ class StaleCheckArgs:
     build_dir: str
 
     @property
+    def action(self) -> ActionName:
+        return "stale-check"
+
+    @property
     def argv(self) -> tuple[str, ...]:
-        return ("stale-check", self.build_dir)
+        return (self.action, self.build_dir)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,8 +120,12 @@ class LogCheckArgs:
     log: StepName
 
     @property
+    def action(self) -> ActionName:
+        return "log-check"
+
+    @property
     def argv(self) -> tuple[str, ...]:
-        return ("log-check", self.log)
+        return (self.action, self.log)
 
 
 ActionArgs = InVenv | TritonArgs | ForAddon | ForAddonInVenv | HipifyArgs | StaleCheckArgs \

@@ -18,6 +18,7 @@ from typing import Literal, Protocol, TypeVar
 
 from rocmforge.execute.action_args import ActionArgs
 from rocmforge.execute.model import Step
+from rocmforge.execute.step_inputs import StepInputs
 from rocmforge.knowledge.steps import StepName, is_known
 from rocmforge.workdir import WorkDir
 
@@ -51,6 +52,7 @@ class SubcommandFailed(Exception):
 
 
 _Args = TypeVar("_Args", bound=ActionArgs)
+_Given = TypeVar("_Given", bound=StepInputs)
 
 StepStatus = Literal["ran", "skipped", "checked", "failed", "interrupted", "dry"]
 
@@ -87,6 +89,16 @@ class ActionContext:
         found = self.step.args
         if not isinstance(found, kind):
             got = type(found).__name__ if found is not None else "no typed args"
+            raise ValueError(f"step {self.step.name!r} carries {got}, not the {kind.__name__} "
+                             "its action reads")
+        return found
+
+    def given(self, kind: type[_Given]) -> _Given:
+        """The step's typed digest inputs as the record `kind` its action reads; a step planned
+        without them, or with another record, is a bug in the plan (a ValueError)."""
+        found = self.step.given
+        if not isinstance(found, kind):
+            got = type(found).__name__ if found is not None else "no typed inputs"
             raise ValueError(f"step {self.step.name!r} carries {got}, not the {kind.__name__} "
                              "its action reads")
         return found

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rocmforge.execute.action_args import ActionArgs
+from rocmforge.execute.step_inputs import StepInputs
 from rocmforge.knowledge.steps import StepName
 
 PLAN_SCHEMA = "rocmforge.plan/1"
@@ -60,6 +61,8 @@ class Step:
     `args`: a "python" step's typed inputs (execute.action_args), which its action reads; the
     step's argv is theirs (given empty, it is filled from them; given, it must be theirs), so
     the digest covers them and the plan shows them, and no action reads argv by index.
+    `given`: the same for its digest inputs (execute.step_inputs): the step's inputs are the
+    record's (given empty, filled from it; given, they must be its, key for key and in order).
     """
 
     name: StepName
@@ -69,14 +72,23 @@ class Step:
     env: Mapping[str, str] = field(default_factory=dict)
     inputs: Mapping[str, InputValue] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
-    # "run" executes argv; "python" runs an in-process action named by argv[0] (the runner maps it).
+    # "run" executes argv; "python" runs the in-process action `action` names (the runner maps it).
     kind: StepKind = "run"
     volatile: bool = False
     # For "python" steps: what the action will do (None for "run" steps: argv says it).
     effects: Effects | None = None
     args: ActionArgs | None = None
+    given: StepInputs | None = None
 
     def __post_init__(self) -> None:
+        if self.given is not None:
+            if self.kind != "python":
+                raise ValueError(f"step {self.name!r}: typed inputs are for in-process steps")
+            if not self.inputs:
+                object.__setattr__(self, "inputs", self.given.inputs)
+            elif list(self.inputs.items()) != list(self.given.inputs.items()):
+                raise ValueError(f"step {self.name!r}: inputs {dict(self.inputs)!r} are not "
+                                 f"its typed inputs' {self.given.inputs!r}")
         if self.args is not None:
             if self.kind != "python":
                 raise ValueError(f"step {self.name!r}: typed args are for in-process steps")
@@ -87,6 +99,14 @@ class Step:
                                  f"{self.args.argv!r}")
         if not self.argv:
             raise ValueError(f"step {self.name!r} has neither argv nor args")
+
+    @property
+    def action(self) -> str:
+        """The in-process action a "python" step runs (its typed args' action; a step planned
+        without args names it as its argv's only word); "" for a command."""
+        if self.args is not None:
+            return self.args.action
+        return self.argv[0] if self.kind == "python" else ""
 
     def digest(self) -> str:
         doc: JSONDoc = {

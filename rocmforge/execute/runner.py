@@ -306,7 +306,7 @@ class StepRunner:
     def _command_line(self, step: Step) -> str:
         where = f"(cd {shlex.quote(step.cwd)}) " if step.cwd else ""
         if step.kind == "python":
-            summary = self.actions[step.argv[0]][1] if step.argv[0] in self.actions \
+            summary = self.actions[step.action][1] if step.action in self.actions \
                 else "in-process action"
             return f"+ {where}[python] {shlex.join(step.argv)}  # {summary}"
         return f"+ {where}{shlex.join(step.argv)}"
@@ -542,7 +542,7 @@ class StepRunner:
         )
 
     def _run_action(self, step: Step, tee: _Tee) -> Details | None:
-        name = step.argv[0] if step.argv else ""
+        name = step.action
         entry = self.actions.get(name)
         if entry is None:
             raise StepFailed(

@@ -1,9 +1,11 @@
 """Every add-on the kit knows by name, of either table: config/companions.toml and
 config/extensions.toml read by their own loaders and listed as `AddOn` records.
 
-Owns: `AddOnTable` and `load_addons`. It sits above companions.py and extensions.py (which use
-addons.py's reader), so no module of knowledge/ imports its way back to itself. Must not: read
-a kind's own keys (the two loaders do).
+Owns: `AddOnTable` and `load_addons`, and `AddOnTables` (both files as read and the add-ons
+they list: what the planner of a build with add-ons is handed, so it reads no file). It sits
+above companions.py and extensions.py (which use addons.py's reader), so no module of
+knowledge/ imports its way back to itself. Must not: read a kind's own keys (the two loaders
+do).
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from rocmforge.knowledge.addons import KIND_COMPANION, KIND_EXTENSION, AddOn
-from rocmforge.knowledge.companions import load_companions
-from rocmforge.knowledge.extensions import load_extensions
+from rocmforge.knowledge.companions import CompanionTable, load_companions
+from rocmforge.knowledge.extensions import ExtensionTable, load_extensions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,3 +42,20 @@ def load_addons(directory: str | Path | None = None) -> AddOnTable:
                                 verify=r.verify)
                   for r in load_extensions(directory).recipes.values()})
     return AddOnTable(addons=MappingProxyType(found))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddOnTables:
+    """config/companions.toml and config/extensions.toml as read, and every add-on of both:
+    the values a plan with add-ons (`--with`, the companions setting) is made from. plan.gather
+    reads them; the planner is handed them and reads no file."""
+
+    companions: CompanionTable
+    extensions: ExtensionTable
+    addons: AddOnTable
+
+
+def load_addon_tables(directory: str | Path | None = None) -> AddOnTables:
+    """Both add-on tables and their add-ons (each file read once per process)."""
+    return AddOnTables(companions=load_companions(directory),
+                       extensions=load_extensions(directory), addons=load_addons(directory))

@@ -44,6 +44,7 @@ from rocmforge.execute.action_args import (
     TritonArgs,
 )
 from rocmforge.execute.model import Effects, Plan, Step
+from rocmforge.execute.step_inputs import PreflightInputs
 from rocmforge.knowledge.steps import STEP, StepName, check_planned
 from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.sources.upstream_fixes import as_rows as fix_rows
@@ -51,7 +52,8 @@ from rocmforge.sources.upstream_fixes import digest_inputs as fix_digest_inputs
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
-    from rocmforge.knowledge.companions import CompanionChoice, CompanionTable
+    from rocmforge.knowledge.addon_table import AddOnTables
+    from rocmforge.knowledge.companions import CompanionChoice
     from rocmforge.knowledge.extensions import ExtensionSource
     from rocmforge.plan.pytorch import PytorchSide
     from rocmforge.plan.rocm_facts import RocmFacts
@@ -153,12 +155,13 @@ def plan_build(
     patch_inputs: Mapping[str, str] | None = None,
     sources: Mapping[str, object] | None = None,
     pytorch: PytorchSide | None = None,
-    companion_table: CompanionTable | None = None,
     stale_companions: Sequence[str] = (),
     rocm_facts: RocmFacts | None = None,
     sdk: SdkPlan | None = None,
     extension_sources: Sequence[ExtensionSource] | None = None,
     upstream_fixes: Sequence[FixDecision] = (),
+    addon_tables: AddOnTables | None = None,
+    hip_version: str | None = None,
 ) -> Plan:
     """The steps of a build of `settings.pytorch_ref` for `targets`.
 
@@ -170,13 +173,16 @@ def plan_build(
     what the work dir holds now (rocmforge.sources.describe_sources(...).as_dict()), shown by
     `invoke plan`. `upstream_fixes` is config/upstream_fixes.toml decided for this build
     (rocmforge.sources.upstream_fixes.decide): the entries it needs, or may need once the tree's
-    version is read, enter the patches step's digest. `companion_table` is
-    config/companions.toml (loaded here when the settings name companions and it is not
-    given).
+    version is read, enter the patches step's digest. `addon_tables` are
+    config/companions.toml and extensions.toml as gathered (plan.gather.addon_tables_of);
+    loaded here only when the settings name add-ons and a caller (a test) gives none;
+    `hip_version` is the install's HIP version (plan.rocm_facts.hip_version_in; None: looked
+    up here, likewise).
     """
     check_ref_name(str(settings.pytorch_ref))
-    companions = planned_companions(settings, options, companion_table, targets=tuple(targets),
-                                    facts=facts, env=env, extension_sources=extension_sources)
+    companions = planned_companions(settings, options, addon_tables, targets=tuple(targets),
+                                    facts=facts, env=env, extension_sources=extension_sources,
+                                    hip_version=hip_version)
     check_max_jobs(env)
     if options.build_style not in BUILD_STYLES:
         raise ValueError(f"build_style must be one of {BUILD_STYLES}, not {options.build_style!r}")
@@ -207,10 +213,10 @@ def plan_build(
             # Only FAIL rows: a new WARN (less free disk) must not redo a finished build.
             effects=Effects(notes=tuple(f"stops on FAIL {r.check}: {r.detail}"
                                         for r in preflight if r.status == "FAIL")),
-            inputs={
-                "skip": str(skip_preflight),
-                "fail_rows": tuple(r.check for r in preflight if r.status == "FAIL"),
-            },
+            given=PreflightInputs(
+                skip=skip_preflight,
+                fail_rows=tuple(r.check for r in preflight if r.status == "FAIL"),
+            ),
         ),
         Step(
             name=STEP.compilers,
@@ -517,7 +523,7 @@ def plan_build(
         resolved["rocm_facts"] = rocm_facts.as_dict()
         notes += rocm_facts.notes
     # Every step named as knowledge.steps lists it (a typo here is a bug, not a user's).
-    check_planned((s.name, s.kind, s.argv[0] if s.argv else "") for s in steps)
+    check_planned((s.name, s.kind, s.action) for s in steps)
     return Plan(settings=resolved, targets=tuple(targets), steps=tuple(steps), notes=tuple(notes))
 
 
@@ -574,26 +580,31 @@ def _with_sdk_steps(steps: list[Step], sdk: SdkPlan, workdir: WorkDir,
 
 
 def planned_companions(settings: Settings, options: BuildOptions,
-                       table: CompanionTable | None, *,
+                       tables: AddOnTables | None, *,
                        targets: Sequence[str] = (), facts: Facts | None = None,
                        env: Mapping[str, str] | None = None,
                        extension_sources: Sequence[ExtensionSource] | None = None,
+                       hip_version: str | None = None,
                        ) -> tuple[CompanionChoice, ...]:
     """The companions of this build for the torch version the plan knows ("" for a branch:
     main of each companion, checked once checked out), then the extensions `--with` names (as
     sources.extension_sources resolved them, in their build order; parsed without any lookup
     when not given); a bad name, a ref that cannot pair with this torch or a target no
-    backend of an extension supports is a UsageError here, before any step."""
+    backend of an extension supports is a UsageError here, before any step. `tables`: the
+    add-on tables as gathered (None: read here, for callers without gathered facts)."""
     if not tuple(getattr(settings, "companions", ()) or ()):
         return ()
-    from rocmforge.knowledge.companions import load_companions
-    from rocmforge.knowledge.extensions import load_extensions, parse_source, split_with
+    from rocmforge.knowledge.extensions import parse_source, split_with
     from rocmforge.plan.companion_steps import companion_choices
     from rocmforge.plan.extensions import extension_choices
 
-    table_ext = load_extensions()
+    if tables is None:
+        from rocmforge.knowledge.addon_table import load_addon_tables
+
+        tables = load_addon_tables()
+    table_ext = tables.extensions
     _, words = split_with(settings.companions, table_ext)
-    companions = companion_choices(settings, table or load_companions(), options.pytorch_version)
+    companions = companion_choices(settings, tables, options.pytorch_version)
     if not words:
         return companions
     sources = extension_sources if extension_sources is not None else tuple(
@@ -604,15 +615,17 @@ def planned_companions(settings: Settings, options: BuildOptions,
     jobs = int(given) if given.isdigit() and int(given) > 0 else int(
         getattr(system, "cores", 1) or 1)  # a bad MAX_JOBS is check_max_jobs' to refuse
     from rocmforge.plan.extensions import library_version_short
-    from rocmforge.plan.rocm_facts import hip_version_of
 
     rocm = getattr(facts, "rocm", None)
+    if hip_version is None:
+        from rocmforge.plan.rocm_facts import hip_version_of
+
+        hip_version = hip_version_of(rocm)
     return companions + extension_choices(
         sources, table_ext, targets, jobs=jobs,
         cores=int(getattr(system, "cores", 1) or 1),
         mem_total_gib=float(getattr(system, "mem_total_gib", 0.0) or 0.0),
-        rocm_short=library_version_short(str(getattr(rocm, "version", "") or ""),
-                                         hip_version_of(rocm)))
+        rocm_short=library_version_short(str(getattr(rocm, "version", "") or ""), hip_version))
 
 
 def _triton_effects(mode: str, settings: Settings, workdir: WorkDir, python: str,

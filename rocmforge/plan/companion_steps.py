@@ -24,18 +24,24 @@ from typing import TYPE_CHECKING
 from rocmforge.errors import UsageError
 from rocmforge.execute.action_args import ForAddon, ForAddonInVenv, InVenv
 from rocmforge.execute.model import Effects, Step
-from rocmforge.knowledge.addons import KIND_COMPANION, KIND_EXTENSION
-from rocmforge.knowledge.companions import (
-    CompanionChoice,
-    CompanionTable,
-    choose,
-    parse_requests,
+from rocmforge.execute.step_inputs import (
+    AddonCheckout,
+    AddonsClear,
+    AddonsCollect,
+    AddonsInstall,
+    AddonSource,
+    CompanionPairing,
+    ExtensionPairing,
+    FolderCopy,
 )
+from rocmforge.knowledge.addons import KIND_COMPANION, KIND_EXTENSION
+from rocmforge.knowledge.companions import CompanionChoice, choose, parse_requests
 from rocmforge.knowledge.extensions import FORM_FOLDER
 from rocmforge.knowledge.steps import FAMILY, STEP
 from rocmforge.sources.constraints import pin_effects, unpinned_env
 
 if TYPE_CHECKING:
+    from rocmforge.knowledge.addon_table import AddOnTables
     from rocmforge.settings import Settings
     from rocmforge.workdir import WorkDir
 
@@ -47,23 +53,24 @@ PIP_WHEEL = ("-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-de
              "--wheel-dir")
 
 
-def companion_choices(settings: Settings, table: CompanionTable,
+def companion_choices(settings: Settings, tables: AddOnTables,
                       torch_version: str) -> tuple[CompanionChoice, ...]:
-    """What to do about each companion the settings name (in the order given)."""
-    from rocmforge.knowledge.addon_table import load_addons
-    from rocmforge.knowledge.extensions import load_extensions, split_with
+    """What to do about each companion the settings name (in the order given), from the
+    add-on tables as gathered (no file read here)."""
+    from rocmforge.knowledge.extensions import split_with
 
-    words, _ = split_with(settings.companions, load_extensions())
+    table = tables.companions
+    words, _ = split_with(settings.companions, tables.extensions)
     requests = parse_requests(words, table)
     unknown = sorted(set(settings.companion_repos) - set(table.names)
-                     - set(load_addons().names))
+                     - set(tables.addons.names))
     if unknown:
         raise UsageError(
             f"setting companion_repos names {', '.join(unknown)}, which is no companion or "
             "extension recipe",
             "companion_repos maps a companion's or a recipe's name to the repository to build "
             "it from",
-            f"use the names {', '.join(load_addons().names)}",
+            f"use the names {', '.join(tables.addons.names)}",
         )
     return tuple(choose(r, table.get(r.name), torch_version,
                         repo=settings.companion_repos.get(r.name, ""))
@@ -87,9 +94,8 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
     steps: list[Step] = []
     for choice in built:
         tree = tree_of(workdir, choice.name)
-        source = {"repo": choice.repo, "ref": choice.ref}
-        if choice.digest:  # a folder: its content
-            source["digest"] = choice.digest
+        # a folder: its content's digest too
+        source = AddonSource(repo=choice.repo, ref=choice.ref, digest=choice.digest)
         steps += [
             _folder_copy(choice, tree) if choice.form == FORM_FOLDER else Step(
                 name=FAMILY.checkout.name_for(choice.name),
@@ -100,8 +106,8 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                 effects=Effects(fetches=(f"{choice.repo} {choice.ref}",), writes=(tree,),
                                 notes=("git fetch (depth 1 where the server allows), checkout, "
                                        "submodule update --recursive, as for PyTorch",)),
-                inputs={**source, "dest": tree,
-                        "mirrors": tuple(f"{k}={v}" for k, v in sorted(mirrors.items()))},
+                given=AddonCheckout(source=source, dest=tree, mirrors=tuple(
+                    f"{k}={v}" for k, v in sorted(mirrors.items()))),
                 volatile=not _FULL_SHA.fullmatch(choice.ref.strip()),
                 outputs=(f"{tree}/.git",),
             ),
@@ -119,7 +125,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                                        "records the commit and patches in rocmforge.lock",)),
                 # Not the other companions of this build: adding or dropping one must not
                 # redo this one (companions-collect drops the lock's entries of the others).
-                inputs=source,
+                given=source,
                 volatile=True,
             ),
             *_pre_build_steps(choice, tree, build_env),
@@ -132,7 +138,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                 # The venv's pin of the last build's wheels would refuse the version built now.
                 env=dict(sorted({**build_env, **choice.build_env,
                                  **unpinned_env(workdir.venv)}.items())),
-                inputs=source,
+                inputs=source.inputs,
             ),
         ]
     names = tuple(c.name for c in built)
@@ -145,8 +151,8 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
             "dist/manifest.json",
             effects=Effects(reads=tuple(f"{tree_of(workdir, n)}/dist/" for n in names),
                             writes=(str(workdir.dist), str(workdir.dist / "manifest.json"))),
-            inputs={"companions": names, "dist": str(workdir.dist),
-                    "packages": tuple(c.package for c in built)},
+            given=AddonsCollect(companions=names, dist=str(workdir.dist),
+                                packages=tuple(c.package for c in built)),
             outputs=(str(workdir.dist / "manifest.json"),),
         ),
         Step(
@@ -162,7 +168,7 @@ def companion_steps(choices: Sequence[CompanionChoice], *, workdir: WorkDir,
                             notes=("the wheel names are the ones companions-collect recorded",
                                    pin_effects(workdir.venv)[1])),
             env=dict(pip_env),
-            inputs={"companions": names, "dist": str(workdir.dist)},
+            given=AddonsInstall(companions=names, dist=str(workdir.dist)),
         ),
     ]
     return steps
@@ -180,13 +186,13 @@ def _folder_copy(choice: CompanionChoice, tree: str) -> Step:
         effects=Effects(reads=(choice.repo,), writes=(tree,),
                         notes=("without .git, build/, dist/, *.egg-info and __pycache__; an "
                                "earlier copy is replaced",)),
-        inputs={"repo": choice.repo, "ref": "", "digest": choice.digest, "dest": tree},
+        given=FolderCopy(folder=choice.repo, digest=choice.digest, dest=tree),
         outputs=(tree,),
     )
 
 
 def _companion_pairing(choice: CompanionChoice, tree: str, venv_python: str,
-                       source: Mapping[str, str]) -> Step:
+                       source: AddonSource) -> Step:
     """A companion's pairing: its version.txt against the torch the build venv imports."""
     return Step(
         name=FAMILY.pairing.name_for(choice.name),
@@ -202,12 +208,13 @@ def _companion_pairing(choice: CompanionChoice, tree: str, venv_python: str,
         # Not the torch version the plan knows: it reads "2.8.0" from a tag before the
         # checkout and "2.8.0a0" from version.txt after, and the step checks the torch
         # the venv really imports (a new torch redoes this step anyway: it comes later).
-        inputs={**source, "version": choice.version, "requires": choice.requires},
+        given=CompanionPairing(source=source, version=choice.version,
+                               requires=choice.requires),
     )
 
 
 def _extension_pairing(choice: CompanionChoice, tree: str, venv_python: str,
-                       source: Mapping[str, str]) -> Step:
+                       source: AddonSource) -> Step:
     """An extension's pairing: the torch its tree pins (when its recipe names the file) against
     the torch the build venv imports, and its version from the file the recipe names."""
     reads = tuple(f"{tree}/{f}" for f in dict.fromkeys(
@@ -221,14 +228,14 @@ def _extension_pairing(choice: CompanionChoice, tree: str, venv_python: str,
             "here, before its build",
         effects=Effects(reads=reads, commands=((venv_python, "-c", "import torch; "
                                                 "print(torch.__version__)"),)),
-        inputs={**source, "torch_pin_file": choice.torch_pin_file,
-                "torch_pin_pattern": choice.torch_pin_pattern,
-                "version_file": choice.version_file, "version_pattern": choice.version_pattern,
-                "backend": choice.backend, "module": choice.module, "verify": choice.verify,
-                "digest": choice.digest, "targets_file": choice.targets_file,
-                "targets_pattern": choice.targets_pattern, "processors": choice.processors,
-                "reads": choice.reads, "read_vars": choice.read_vars,
-                "variables": tuple(f"{k}={v}" for k, v in choice.build_env.items())},
+        given=ExtensionPairing(
+            source=source, torch_pin_file=choice.torch_pin_file,
+            torch_pin_pattern=choice.torch_pin_pattern, version_file=choice.version_file,
+            version_pattern=choice.version_pattern, backend=choice.backend,
+            module=choice.module, verify=choice.verify, targets_file=choice.targets_file,
+            targets_pattern=choice.targets_pattern, processors=tuple(choice.processors),
+            reads=tuple(choice.reads), read_vars=tuple(choice.read_vars),
+            variables=tuple(choice.build_env.items())),
     )
 
 
@@ -259,7 +266,7 @@ def clear_step(names: tuple[str, ...], workdir: WorkDir) -> Step:
                                 str(workdir.lock_file)),
                         notes=("the companions' collect and install stamps are dropped, so a "
                                "later --with adds them back; their trees and builds stay",)),
-        inputs={"remove": names, "dist": str(workdir.dist)},
+        given=AddonsClear(remove=names, dist=str(workdir.dist)),
         volatile=True,
     )
 
@@ -289,7 +296,7 @@ class _KindSteps:
     """What differs between the kinds of add-on in the plan: the step that pairs one with the
     torch being built, its notes, and what "your ref" is checked by."""
 
-    pairing: Callable[[CompanionChoice, str, str, Mapping[str, str]], Step]
+    pairing: Callable[[CompanionChoice, str, str, AddonSource], Step]
     notes: Callable[[CompanionChoice], list[str]]
     ref_checked: str  # "" = by the version its ref states (a companion's table)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rocmforge.errors import RocmforgeError
+    from rocmforge.knowledge.addon_table import AddOnTables
     from rocmforge.knowledge.components import Component
     from rocmforge.knowledge.extensions import ExtensionSource
     from rocmforge.knowledge.features import FeatureSpec
@@ -79,6 +80,8 @@ class BuildFacts:
     tree_version: str = ""  # the checkout's version.txt ("" before the checkout)
     patch_inputs: Mapping[str, str] | None = None  # sha256 of each patch of the series
     extension_sources: tuple[ExtensionSource, ...] = ()  # `--with` extensions, resolved
+    # config/companions.toml and extensions.toml as read; None when no add-on is named
+    addon_tables: AddOnTables | None = None
     stale_companions: tuple[str, ...] = ()  # companions dist/ holds that the settings drop
     rocm_facts: RocmFacts | None = None  # the install's facts beside its table row
     fixes: tuple[UpstreamFix, ...] = ()  # config/upstream_fixes.toml

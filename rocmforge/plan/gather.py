@@ -30,6 +30,7 @@ from rocmforge.plan.prepare import (
 from rocmforge.settings import Settings
 
 if TYPE_CHECKING:
+    from rocmforge.knowledge.addon_table import AddOnTables
     from rocmforge.knowledge.components import Component
     from rocmforge.knowledge.extensions import ExtensionSource
     from rocmforge.knowledge.releases import PytorchRelease, RocmRelease
@@ -111,6 +112,7 @@ def gather_build_facts(settings: Settings, *, preflight: Preflight = "probe",
         tree_version=summary.pytorch_version,
         extension_sources=extension_sources_of(settings, facts.workdir,
                                                facts.pytorch.release.ref_version),
+        addon_tables=addon_tables_of(settings),
         fixes=load_fixes(),
         patch_inputs=patch_digest_inputs(series_root(settings)),
         stale_companions=companions_in_dist(facts.workdir),
@@ -428,6 +430,16 @@ def component_report(
     wanted = components_for(tree, facts.rocm.version)
     found = find_components(facts.rocm.root, [c.name for c in wanted])
     return tuple(zip(wanted, found, strict=True))
+
+
+def addon_tables_of(settings: Settings) -> AddOnTables | None:
+    """config/companions.toml and extensions.toml when the settings name an add-on (the
+    planner reads them as facts); None without one (no file read)."""
+    if not tuple(settings.companions or ()):
+        return None
+    from rocmforge.knowledge.addon_table import load_addon_tables
+
+    return load_addon_tables()
 
 
 def extension_sources_of(settings: Settings, workdir: WorkDir,

@@ -143,6 +143,7 @@ def plan_prepared(settings: Settings, facts: BuildFacts) -> PreparedBuild:
     """The inputs, the version table's options, doctor's verdicts (as gathered) and the Plan of
     one plan/build invocation: pure, a function of `settings` and `facts` alone."""
     from rocmforge.plan.build_plan import BuildOptions, plan_build
+    from rocmforge.plan.rocm_facts import hip_version_in
 
     inputs = build_inputs(settings, facts)
     release = inputs.release
@@ -161,7 +162,9 @@ def plan_prepared(settings: Settings, facts: BuildFacts) -> PreparedBuild:
                       sources=facts.sources, pytorch=facts.pytorch,
                       stale_companions=() if settings.companions else facts.stale_companions,
                       rocm_facts=facts.rocm_facts, sdk=facts.sdk,
-                      extension_sources=facts.extension_sources, upstream_fixes=fixes)
+                      extension_sources=facts.extension_sources, upstream_fixes=fixes,
+                      addon_tables=facts.addon_tables,
+                      hip_version=hip_version_in(facts.machine.rocm, facts.rocm_release))
     return PreparedBuild(inputs=inputs, options=options, preflight=facts.preflight, plan=plan,
                          extension_sources=facts.extension_sources)
 

@@ -180,10 +180,8 @@ def hip_version_of(install: RocmInstall | None) -> str:
     choice use this, as upstream uses HIP_VERSION and torch.version.hip."""
     if install is None:
         return ""
-    if install.hip_version:
+    if install.hip_version or not install.version:
         return install.hip_version
-    if not install.version:
-        return ""
     from rocmforge.errors import RocmforgeError
     from rocmforge.knowledge.releases import rocm_release_for
 
@@ -191,4 +189,14 @@ def hip_version_of(install: RocmInstall | None) -> str:
         row = rocm_release_for(install.version)
     except (RocmforgeError, KeyError, ValueError):
         return ""
+    return hip_version_in(install, row)
+
+
+def hip_version_in(install: RocmInstall | None, row: RocmRelease | None) -> str:
+    """hip_version_of with the install's config/rocm.toml row already read (the planner's
+    `BuildFacts.rocm_release`; None: no row): pure."""
+    if install is None:
+        return ""
+    if install.hip_version or row is None:
+        return install.hip_version
     return "" if row.approximate else row.hip

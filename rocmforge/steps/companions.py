@@ -23,6 +23,14 @@ from typing import TYPE_CHECKING
 from rocmforge.errors import StepFailed, UsageError
 from rocmforge.execute.action_args import ForAddon, ForAddonInVenv, InVenv
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.execute.step_inputs import (
+    AddonCheckout,
+    AddonsClear,
+    AddonsCollect,
+    AddonsInstall,
+    AddonSource,
+    CompanionPairing,
+)
 from rocmforge.knowledge.steps import FAMILY, STEP
 
 if TYPE_CHECKING:
@@ -39,7 +47,8 @@ def checkout(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources.checkout import checkout_tree, head_commit
 
     name = ctx.args(ForAddon).addon
-    repo, ref = str(ctx.step.inputs["repo"]), str(ctx.step.inputs["ref"])
+    source = ctx.given(AddonCheckout).source
+    repo, ref = source.repo, source.ref
     tree = _tree(ctx, name)
     old = head_commit(tree)
     # The kit's own patches of this tree are set aside (stashed, never discarded) when the ref
@@ -99,16 +108,17 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
 
     args = ctx.args(ForAddonInVenv)
     name, python = args.addon, args.python
+    given = ctx.given(CompanionPairing)
     tree = _tree(ctx, name)
     try:
         stated = (tree / "version.txt").read_text(encoding="utf-8").splitlines()[0].strip()
         origin = f"{tree / 'version.txt'}"
     except (OSError, IndexError):
-        stated = str(ctx.step.inputs.get("version", "") or "")
+        stated = given.version
         origin = "the version its ref names (no version.txt in the checkout)"
     if not stated:
         raise UsageError(
-            f"{name} at {ctx.step.inputs.get('ref')} has no version.txt and its ref names no "
+            f"{name} at {given.source.ref} has no version.txt and its ref names no "
             "version",
             "the kit builds a companion only when it can check the torch it needs",
             f"pass a release tag of {name} (--with {name}@<tag>)",
@@ -118,7 +128,7 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
     ctx.say(f"{name} {stated} (from {origin}) needs torch {found.requires or '(unknown)'}; "
             f"the build venv has torch {torch_version}")
     if not found.matches:
-        raise found.refusal(f"{origin}, ref {ctx.step.inputs.get('ref')}")
+        raise found.refusal(f"{origin}, ref {given.source.ref}")
     return {"version": stated, "version_source": origin, "torch": torch_version,
             "requires": found.requires}
 
@@ -182,14 +192,15 @@ def record_in_lock(ctx: ActionContext, name: str, *, version: str,
         return
     checkout = ctx.details_of(FAMILY.checkout.name_for(name))
     commit = str(checkout.get("commit", "") or "")
-    ref = str(checkout.get("ref", "") or ctx.step.inputs.get("ref", ""))
+    source = ctx.given(AddonSource)  # the patches step's
+    ref = str(checkout.get("ref", "") or source.ref)
     earlier = next((c for c in lock.companions if c.name == name), None)
     if earlier is not None and earlier.commit == commit and earlier.ref:
         ref = earlier.ref
     if earlier is not None and earlier.commit == commit and commit and not version:
         version = earlier.version  # an extension's wheel version, which collect recorded
     entry = LockedCompanion(
-        name=name, repo=str(checkout.get("repo", "") or ctx.step.inputs.get("repo", "")),
+        name=name, repo=str(checkout.get("repo", "") or source.repo),
         ref=ref, commit=commit, version=version,
         patches=tuple(LockedPatch(project=name, file=f, sha256=h) for f, h in patches))
     # Every other entry stays: companions-collect drops those this build does not make.
@@ -228,8 +239,8 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.steps.outputs import copy_atomically, remove_unlisted
 
     dist = ctx.workdir.dist
-    names = list(ctx.step.inputs["companions"])
-    packages = list(ctx.step.inputs["packages"])
+    given = ctx.given(AddonsCollect)
+    names, packages = list(given.companions), list(given.packages)
     path = dist / "manifest.json"
     try:
         manifest = read_manifest(path)
@@ -342,8 +353,8 @@ def install(build: PreparedBuild, ctx: ActionContext) -> Details:
 
     python = ctx.args(InVenv).python
     recorded = ctx.details_of(STEP.companions_collect)
-    wheels = [str(ctx.workdir.dist / str(recorded[n])) for n in ctx.step.inputs["companions"]
-              if recorded.get(n)]
+    wheels = [str(ctx.workdir.dist / str(recorded[n]))
+              for n in ctx.given(AddonsInstall).companions if recorded.get(n)]
     if not wheels:
         raise StepFailed("There is no companion wheel to install",
                          "the companions-collect step recorded none", "run the build again")
@@ -363,7 +374,7 @@ def clear(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources.lockfile import LockError, read_lock, write_lock
 
     dist = ctx.workdir.dist
-    names = [str(n) for n in ctx.step.inputs["remove"]]
+    names = list(ctx.given(AddonsClear).remove)
     path = dist / "manifest.json"
     try:
         manifest = read_manifest(path)

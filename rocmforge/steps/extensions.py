@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from rocmforge.errors import UsageError
 from rocmforge.execute.action_args import ForAddon, ForAddonInVenv
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.execute.step_inputs import ExtensionPairing, FolderCopy
 
 if TYPE_CHECKING:
     from rocmforge.plan.prepare import PreparedBuild
@@ -32,7 +33,8 @@ def copy(build: PreparedBuild, ctx: ActionContext) -> Details:
     from rocmforge.sources.extension_sources import copy_folder
 
     name = ctx.args(ForAddon).addon
-    folder, digest = Path(str(ctx.step.inputs["repo"])), str(ctx.step.inputs["digest"])
+    given = ctx.given(FolderCopy)
+    folder, digest = Path(given.folder), given.digest
     tree = ctx.workdir.src / name
     fresh = ctx.workdir.src / f".{name}.copying"
     for leftover in (fresh, ctx.workdir.src / f".{name}.old"):  # a killed run's, ours
@@ -65,10 +67,10 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
 
     args = ctx.args(ForAddonInVenv)
     name, python = args.addon, args.python
-    inputs = ctx.step.inputs
+    inputs = ctx.given(ExtensionPairing)
     tree = ctx.workdir.src / name
     torch_version = installed_torch(ctx, python)
-    pin_file = str(inputs.get("torch_pin_file", "") or "")
+    pin_file = inputs.torch_pin_file
     pinned = ""
     if pin_file:
         try:
@@ -76,10 +78,10 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
         except OSError:
             text = ""
             ctx.say(f"{name}: no {pin_file} in the checkout; it pins no torch")
-        pinned = torch_pin_in(text, str(inputs.get("torch_pin_pattern", "")))
+        pinned = torch_pin_in(text, inputs.torch_pin_pattern)
         if pinned and not pin_matches(pinned, torch_version):
             raise UsageError(
-                f"{name} at {inputs.get('ref')} pins {pin_text(pinned)} ({tree / pin_file}), but "
+                f"{name} at {inputs.source.ref} pins {pin_text(pinned)} ({tree / pin_file}), but "
                 f"this build made torch {torch_version}",
                 f"{name} would be built against one torch and want another at run time",
                 f"build the {name} ref whose {pin_file} pins torch {torch_version.split('+')[0]}"
@@ -87,15 +89,15 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
                                                if pinned[:1].isdigit() else ""),
             )
     # A plain folder's version is its content digest (what the lock and the manifest name).
-    digest = str(inputs.get("digest", "") or "")
+    digest = inputs.source.digest
     version = f"sha256:{digest}" if digest else ""
-    accepted = _accepted_targets(ctx, name, tree)
-    _check_variables_read(ctx, name, tree)
-    version_file = "" if digest else str(inputs.get("version_file", "") or "")
+    accepted = _accepted_targets(inputs, ctx, name, tree)
+    _check_variables_read(inputs, name, tree)
+    version_file = "" if digest else inputs.version_file
     if version_file:
         try:
             text = (tree / version_file).read_text(encoding="utf-8", errors="replace")
-            match = re.search(str(inputs.get("version_pattern", "")), text, re.MULTILINE)
+            match = re.search(inputs.version_pattern, text, re.MULTILINE)
             version = match.group(1).strip() if match else ""
         except OSError:
             pass
@@ -103,24 +105,24 @@ def pairing(build: PreparedBuild, ctx: ActionContext) -> Details:
             + (f"pins {pin_text(pinned)}, " if pinned else "pins no torch, ")
             + (f"accepts {', '.join(accepted)}, " if accepted else "")
             + f"the build venv has torch {torch_version}")
-    variables = dict(str(v).split("=", 1) for v in inputs.get("variables", ()) if "=" in str(v))
+    variables = dict(inputs.variables)
     return {"version": version,
-            "version_source": (f"{inputs.get('repo')}'s files" if digest else
+            "version_source": (f"{inputs.source.repo}'s files" if digest else
                                f"{tree / version_file}" if version else "the wheel's name"),
             "torch": torch_version, "requires": f"=={pinned}" if pinned else "",
-            "kind": "extension", "backend": str(inputs.get("backend", "")),
-            "module": str(inputs.get("module", "")), "verify": str(inputs.get("verify", "")),
+            "kind": "extension", "backend": inputs.backend,
+            "module": inputs.module, "verify": inputs.verify,
             "variables": variables}
 
 
-def _accepted_targets(ctx: ActionContext, name: str, tree: Path) -> tuple[str, ...]:
+def _accepted_targets(inputs: ExtensionPairing, ctx: ActionContext, name: str,
+                      tree: Path) -> tuple[str, ...]:
     """The targets the tree says it accepts (the file and pattern its recipe names), every
     target of this build checked against them: one it does not list stops here (exit 2),
     before the compile. () when the recipe names no such file."""
     from rocmforge.knowledge.extensions import targets_in, unaccepted_targets
 
-    inputs = ctx.step.inputs
-    where = str(inputs.get("targets_file", "") or "")
+    where = inputs.targets_file
     if not where:
         return ()
     try:
@@ -128,23 +130,22 @@ def _accepted_targets(ctx: ActionContext, name: str, tree: Path) -> tuple[str, .
     except OSError:
         ctx.say(f"{name}: no {where} in the checkout; the targets it accepts are not checked")
         return ()
-    accepted = targets_in(text, str(inputs.get("targets_pattern", "")))
+    accepted = targets_in(text, inputs.targets_pattern)
     if not accepted:
         ctx.say(f"{name}: {where} lists no targets where the recipe looks; not checked")
         return ()
-    refusal = unaccepted_targets(name, str(inputs.get("ref", "")), where, accepted,
-                                 [str(t) for t in inputs.get("processors", ())])
+    refusal = unaccepted_targets(name, inputs.source.ref, where, accepted,
+                                 list(inputs.processors))
     if refusal is not None:
         raise refusal
     return accepted
 
 
-def _check_variables_read(ctx: ActionContext, name: str, tree: Path) -> None:
+def _check_variables_read(inputs: ExtensionPairing, name: str, tree: Path) -> None:
     """Every variable the recipe sets is named in the files its recipe says read them."""
     from rocmforge.knowledge.extensions import unread_variables
 
-    inputs = ctx.step.inputs
-    reads = [str(f) for f in inputs.get("reads", ())]
+    reads = list(inputs.reads)
     if not reads:
         return
     texts = []
@@ -153,7 +154,6 @@ def _check_variables_read(ctx: ActionContext, name: str, tree: Path) -> None:
             texts.append((tree / where).read_text(encoding="utf-8", errors="replace"))
         except OSError:
             texts.append("")
-    refusal = unread_variables(name, str(inputs.get("ref", "")), reads, texts,
-                               [str(v) for v in inputs.get("read_vars", ())])
+    refusal = unread_variables(name, inputs.source.ref, reads, texts, list(inputs.read_vars))
     if refusal is not None:
         raise refusal

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rocmforge.errors import StepFailed
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.execute.step_inputs import PreflightInputs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def preflight(build: PreparedBuild, ctx: ActionContext) -> Details:
-    if ctx.step.inputs.get("skip") == "True":
+    if ctx.given(PreflightInputs).skip:
         ctx.say("preflight skipped (skip_preflight / --skip-preflight)")
         return {"skipped": True}
     rows = list(build.preflight)

@@ -1,7 +1,8 @@
 """Pipeline stages around the build venv: its build requirements and the final install.
 
 Owns: the build-requirements and install actions, the pip command that installs exactly the
-built wheels, the `invoke install` checks (PEP 668, the manifest). Must not: choose which wheels
+built wheels (`WheelInstall`: the interpreter and the wheels, typed; its argv is pip's), the
+`invoke install` checks (PEP 668, the manifest). Must not: choose which wheels
 exist (collect does) or create the venv (a plain argv step does).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -92,7 +94,25 @@ def externally_managed(python: str) -> str:
     return done.stdout.strip()
 
 
+@dataclass(frozen=True, kw_only=True)
+class WheelInstall:
+    """Exactly these wheel files installed into one interpreter (pip_install_argv's command):
+    what `invoke install` runs, prints and reports, read by field, never from argv."""
+
+    python: str
+    wheels: tuple[str, ...]
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return tuple(pip_install_argv(self.python, self.wheels))
+
+
 def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
+    """install_command's pip command line."""
+    return list(install_command(workdir, python).argv)
+
+
+def install_command(workdir: WorkDir, python: str = "") -> WheelInstall:
     """The pip command of `invoke install`: the dist/ wheels of the finished build into `python`
     (default: the build venv), after the checks that make it safe (each a UsageError, exit 2):
     the interpreter exists and runs, dist/manifest.json is the kit's, and `python` is not a
@@ -142,7 +162,7 @@ def install_argv(workdir: WorkDir, python: str = "") -> list[str]:
             "installing into it with pip can break OS tools (PEP 668)",
             "create a virtualenv (python3 -m venv ENV) and pass --python ENV/bin/python",
         )
-    return pip_install_argv(found, [str(workdir.dist / name) for name in names])
+    return WheelInstall(python=found, wheels=tuple(str(workdir.dist / name) for name in names))
 
 
 def pip_install_argv(python: str, wheels: Sequence[str]) -> list[str]:
@@ -167,10 +187,10 @@ def checked_venv(python: str) -> Path | None:
     return venv
 
 
-def install_pinned_venv(argv: Sequence[str],
+def install_pinned_venv(command: WheelInstall,
                         state_dir: Path | None = None) -> tuple[bool, list[str]]:
-    """`invoke install`: run pip's `argv` (install_argv), then pin the target to the wheels it
-    installed when it is a venv (rocmforge.sources.constraints; an interpreter that is not a
+    """`invoke install`: run pip's command (install_command), then pin the target to the wheels
+    it installed when it is a venv (rocmforge.sources.constraints; an interpreter that is not a
     venv is left alone). The old pin is lifted first; a venv pinned is added to `state_dir`'s
     list, which `doctor` checks. Returns (pip succeeded, lines to show)."""
     import contextlib
@@ -178,15 +198,15 @@ def install_pinned_venv(argv: Sequence[str],
 
     from rocmforge.sources.constraints import protect_venv, record_pinned, release_venv
 
-    venv = checked_venv(argv[0])
+    venv = checked_venv(command.python)
     if venv is not None:
         with contextlib.suppress(OSError):
             release_venv(venv)
-    result = process.run(list(argv), log=sys.stdout)
+    result = process.run(list(command.argv), log=sys.stdout)
     if not result.ok or venv is None:
         return result.ok, []
     try:
-        written = protect_venv(venv, [Path(a).name for a in argv if a.endswith(".whl")])
+        written = protect_venv(venv, [Path(w).name for w in command.wheels])
     except OSError as exc:
         return True, [f"note: {venv} is not pinned to these wheels ({exc.strerror}: "
                       f"{exc.filename})"]

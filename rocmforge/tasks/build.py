@@ -162,7 +162,7 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
     torch's first step (a tag was checked by the plan); a ref it cannot read is a note."""
     if not prepared.settings.companions:
         return
-    from rocmforge.knowledge.companions import load_companions
+    from rocmforge.knowledge.addon_table import load_addon_tables
     from rocmforge.plan.build_plan import planned_companions
     from rocmforge.plan.companion_steps import companion_choices
     from rocmforge.render import say
@@ -172,14 +172,14 @@ def _check_companion_refs(prepared: PreparedBuild) -> None:
         check_extension_targets,
     )
 
-    table = load_companions()
+    tables = load_addon_tables()
     torch_version = prepared.options.pytorch_version
-    choices = companion_choices(prepared.settings, table, torch_version)
-    for note in check_companion_refs(choices, torch_version, table):
+    choices = companion_choices(prepared.settings, tables, torch_version)
+    for note in check_companion_refs(choices, torch_version, tables.companions):
         say(f"note: {note}")
     # An extension whose tree pins torch (vLLM's requirements): read at its ref, before any step.
     inputs = prepared.inputs
-    planned = planned_companions(prepared.settings, prepared.options, table,
+    planned = planned_companions(prepared.settings, prepared.options, tables,
                                  targets=inputs.target_names, facts=inputs.facts,
                                  env=dict(inputs.env),
                                  extension_sources=prepared.extension_sources)
@@ -203,22 +203,23 @@ def install(c: Context, python: str = "", **flags: object) -> None:
     import shlex
 
     from rocmforge.errors import StepFailed
-    from rocmforge.steps.venv import checked_venv, install_argv, install_pinned_venv
+    from rocmforge.steps.venv import checked_venv, install_command, install_pinned_venv
     from rocmforge.workdir import workdir_for
 
     settings = settings_for(c, **settings_of_flags(flags))
     workdir = workdir_for(settings.work_dir)
-    argv = install_argv(workdir, python)
-    checked_venv(argv[0])  # a pip.conf pip cannot parse: exit 2 before the command is shown
-    print("+ " + shlex.join(argv))
+    command = install_command(workdir, python)
+    checked_venv(command.python)  # a pip.conf pip cannot parse: exit 2 before it is shown
+    print("+ " + shlex.join(command.argv))
     if is_dry(c):
         return
     with holding_work_dir(settings, "install"):
-        ok, said = install_pinned_venv(argv, workdir.state)
+        ok, said = install_pinned_venv(command, workdir.state)
     for line in said:
         print(line)
     if not ok:
-        raise StepFailed(f"pip could not install {', '.join(argv[6:])} into {argv[0]}",
+        raise StepFailed(f"pip could not install {', '.join(command.wheels)} into "
+                         f"{command.python}",
                          "pip's output above says why", "fix that, then run `invoke install` again")
 
 

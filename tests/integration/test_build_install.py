@@ -13,7 +13,7 @@ from conftest import missing_real_part, put_wheels
 
 from rocmforge.errors import UsageError
 from rocmforge.knowledge.manifest import build_manifest, write_manifest
-from rocmforge.steps.venv import install_argv, pip_install_argv
+from rocmforge.steps.venv import install_argv, install_command, pip_install_argv
 from rocmforge.workdir import workdir_for
 
 
@@ -42,6 +42,12 @@ def test_venv_of_a_finished_build_gets_triton_then_torch(tmp_path: Path) -> None
     assert install_argv(workdir_for(root)) == pip_install_argv(python, [
         str(root / "dist" / "triton-3.4.0-cp311-linux_x86_64.whl"),
         str(root / "dist" / "torch-2.9.1-cp311-linux_x86_64.whl")])
+    # The same command as a record: what `invoke install` prints and names when pip fails.
+    command = install_command(workdir_for(root))
+    assert (command.python, command.wheels) == (python, (
+        str(root / "dist" / "triton-3.4.0-cp311-linux_x86_64.whl"),
+        str(root / "dist" / "torch-2.9.1-cp311-linux_x86_64.whl")))
+    assert list(command.argv) == install_argv(workdir_for(root))
 
 
 def test_a_build_without_triton_installs_torch_alone(tmp_path: Path) -> None:
@@ -115,17 +121,17 @@ def test_invoke_installs_into_a_venv_then_pins_it(tmp_path: Path) -> None:
     interpreter (not a venv) would get no pin."""
     from buildhelpers import make_wheel
 
-    from rocmforge.steps.venv import install_pinned_venv
+    from rocmforge.steps.venv import WheelInstall, install_pinned_venv
 
     wheel = make_wheel(tmp_path / "dist", "torch", "2.9.1", {"torch/__init__.py": ""})
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    ok, said = install_pinned_venv(pip_install_argv(python, [str(wheel)]))
+    ok, said = install_pinned_venv(WheelInstall(python=python, wheels=(str(wheel),)))
     assert ok and said == [f"pinned {venv} to these wheels ({venv / 'rocmforge-constraints.txt'})"]
     assert "torch==2.9.1" in (venv / "rocmforge-constraints.txt").read_text()
     assert str(venv / "rocmforge-constraints.txt") in (venv / "pip.conf").read_text()
     # Again (a new build's wheel): the old pin is lifted first, so pip is not refused.
     newer = make_wheel(tmp_path / "dist2", "torch", "2.9.2", {"torch/__init__.py": ""})
-    ok, _ = install_pinned_venv(pip_install_argv(python, [str(newer)]))
+    ok, _ = install_pinned_venv(WheelInstall(python=python, wheels=(str(newer),)))
     assert ok and "torch==2.9.2" in (venv / "rocmforge-constraints.txt").read_text()

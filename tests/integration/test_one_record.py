@@ -40,6 +40,7 @@ import os, signal, sys
 from pathlib import Path
 from rocmforge.execute.actions import ActionContext
 from rocmforge.execute.model import Step
+from rocmforge.execute.step_inputs import AddonsCollect
 from rocmforge.steps.companions import collect
 from rocmforge.workdir import workdir_for
 
@@ -55,8 +56,9 @@ class Log:
 
 root = Path(sys.argv[1])
 step = Step(name="companions-collect", argv=("companions-collect",), why="", kind="python",
-            inputs={"companions": ("torchvision", "torchaudio"),
-                    "packages": ("torchvision", "torchaudio")})
+            given=AddonsCollect(companions=("torchvision", "torchaudio"),
+                                dist=str(root / "dist"),
+                                packages=("torchvision", "torchaudio")))
 ctx = ActionContext(step=step, workdir=workdir_for(root), results=(), log=Log(),
                     run_argv=None)
 # The step reads only the plan's settings of the build (what this build asked for).

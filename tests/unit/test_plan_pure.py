@@ -1,11 +1,13 @@
 """The planning half is pure: `plan_prepared(settings, facts)` on facts built by hand.
 
-Two machines, written out here as BuildFacts (what plan.gather would have found), planned with
+Machines written out here as BuildFacts (what plan.gather would have found), planned with
 every file read, clock and environment read refused (the conftest guard refuses processes and
 sockets): the exact pip, setup.py/build and venv command lines and the build environment each
 plan holds. The kit's tables are read while the facts are made (as plan.gather reads them);
 every functools cache of the kit is emptied before planning, so a table the planner read on
-its own would open its file and fail the test.
+its own would open its file and fail the test. A plan with add-ons (a companion and a `--with`
+recipe whose source is resolved, as plan.gather resolves it) is planned under the same guard,
+from the add-on tables the facts hold.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from pathlib import Path
 import pytest
 
 from rocmforge.errors import TASK_PREFIX_ENV, ConfigError, UsageError
+from rocmforge.knowledge.addon_table import load_addon_tables
 from rocmforge.knowledge.arches import load_arch_table
+from rocmforge.knowledge.extensions import load_extensions, parse_source
 from rocmforge.knowledge.features import load_aotriton_table, load_features
 from rocmforge.knowledge.releases import pytorch_release_for, rocm_release_for
 from rocmforge.knowledge.rocm_sdk import load_sdk_table
@@ -285,3 +289,60 @@ def test_a_refused_cache_remote_is_said_after_the_compiler_choice(
     with nothing_read(monkeypatch), pytest.raises(UsageError) as first:
         plan_prepared(settings, no_compiler)
     assert "No host C/C++ compiler pair was found on PATH" in str(first.value)
+
+
+BNB_COMMIT = "1" * 40  # what the remote's main named when plan.gather asked (a fact here)
+
+
+def test_a_plan_with_a_companion_and_an_extension_reads_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--with torchvision,bitsandbytes`: the add-on tables and the extension's resolved source
+    are facts; the planner reads neither config/companions.toml nor extensions.toml."""
+    settings = dataclasses.replace(_settings("v2.8.0", "gfx1100"),
+                                   companions=("torchvision", "bitsandbytes"))
+    source = dataclasses.replace(parse_source("bitsandbytes", load_extensions(), {}, "2.8.0"),
+                                 commit=BNB_COMMIT)
+    facts = dataclasses.replace(
+        _facts(settings, _rocm("6.4.1", 19), _system(cores=32, mem_gib=64.0),
+               (_gcc(12, "12.3.0"),), {}),
+        extension_sources=(source,), addon_tables=load_addon_tables())
+    prepared = _planned(monkeypatch, settings, facts)
+    steps = _steps(prepared)
+    names = list(steps)
+    assert names[names.index("install"):] == [
+        "install", "torchvision-checkout", "torchvision-pairing", "torchvision-patches",
+        "torchvision-build", "bitsandbytes-checkout", "bitsandbytes-pairing",
+        "bitsandbytes-patches", "bitsandbytes-prepare-1", "bitsandbytes-prepare-2",
+        "bitsandbytes-build", "companions-collect", "companions-install"]
+    wheel = ("/w/venv/bin/python", "-m", "pip", "wheel", "--verbose", "--no-build-isolation",
+             "--no-deps", "--wheel-dir")
+    assert steps["torchvision-build"] == (*wheel, "/w/src/torchvision/dist", ".")
+    assert steps["bitsandbytes-build"] == (*wheel, "/w/src/bitsandbytes/dist", ".")
+    # The recipe's CMake lines, filled from the targets and the install's ROCm 6.4 ("64").
+    assert steps["bitsandbytes-prepare-1"] == (
+        "cmake", "-DCOMPUTE_BACKEND=hip", "-DBNB_ROCM_ARCH=gfx1100", "-DROCM_VERSION=64",
+        "-S", ".", "-B", "build")
+    assert steps["bitsandbytes-prepare-2"] == ("cmake", "--build", "build")
+    assert steps["torchvision-checkout"] == ("companion-checkout", "torchvision")
+    assert steps["bitsandbytes-pairing"] == ("extension-pairing", "bitsandbytes",
+                                             "/w/venv/bin/python")
+    assert _commands(prepared, "companions-install") == (
+        ("/w/venv/bin/python", "-m", "pip", "install", "--no-deps", "--force-reinstall",
+         "/w/dist/<torchvision wheel>", "/w/dist/<bitsandbytes wheel>"),)
+    by_name = {step.name: step for step in prepared.plan.steps}
+    assert by_name["bitsandbytes-build"].env["BNB_ROCM_ARCH"] == "gfx1100"
+    assert by_name["torchvision-build"].env["FORCE_CUDA"] == "1"
+    assert by_name["bitsandbytes-checkout"].inputs["repo"] == source.repo
+    torchvision = by_name["torchvision-checkout"]
+    assert torchvision.inputs["ref"] == "v0.23.0"  # the release config/companions.toml pairs
+
+
+def test_add_ons_without_their_tables_in_the_facts_would_read_a_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard sees the tables: facts that lack them leave the planner to read the files."""
+    settings = dataclasses.replace(_settings("v2.8.0", "gfx1100"), companions=("torchvision",))
+    facts = _facts(settings, _rocm("6.4.1", 19), _system(cores=32, mem_gib=64.0),
+                   (_gcc(12, "12.3.0"),), {})
+    plan_prepared(settings, facts)  # imports
+    with nothing_read(monkeypatch), pytest.raises(ReadInPlanner):
+        plan_prepared(settings, facts)
