@@ -72,6 +72,9 @@ class BuildFacts:
     feature_specs: tuple[FeatureSpec, ...] = ()  # config/features.toml
     aotriton: AotritonState | None = None  # None: no feature plan (old callers)
     sdk: SdkPlan | None = None  # the pip ROCm SDK, the index already asked; None without it
+    # The extras the rocm-sdk step will install when the plan stands on that SDK to come
+    # (prepare_features.sdk_to_come); "" otherwise
+    sdk_to_come: str = ""
     # --- the build's alone ------------------------------------------------------------------
     # Doctor's verdicts for the build (the probes judged, the chosen compiler judged), as
     # doctor made them; () when preflight is skipped.

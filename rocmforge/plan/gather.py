@@ -135,7 +135,7 @@ def gather_input_facts(settings: Settings, *, machine: Facts | None = None,
     from rocmforge.knowledge.features import load_features
     from rocmforge.knowledge.targets import parse_targets, requested_targets
     from rocmforge.plan.facts import BuildFacts
-    from rocmforge.plan.prepare_features import aotriton_state
+    from rocmforge.plan.prepare_features import aotriton_state, sdk_to_come
     from rocmforge.plan.pytorch import pytorch_for
     from rocmforge.plan.rocm_facts import hip_version_of
     from rocmforge.probes.compilers import find_gcc_installs
@@ -175,6 +175,7 @@ def gather_input_facts(settings: Settings, *, machine: Facts | None = None,
         aotriton=aotriton_state(workdir, pytorch, rocm_version, names,
                                 hip_version_of(machine.rocm)),
         sdk=sdk,
+        sdk_to_come=sdk_to_come(settings, machine),
     )
     if sdk is not None and sdk_table is not None:
         # The planner's own refusals (no compiler the build accepts, a bad inherited

@@ -113,7 +113,8 @@ def build_inputs(settings: Settings, facts: BuildFacts) -> BuildInputs:
         features = plan_features(facts.feature_specs, settings.features,
                                  list(facts.target_names), facts.components, facts.aotriton,
                                  rocm_version=rocm.version if rocm is not None else "",
-                                 layout=rocm.layout if rocm is not None else "")
+                                 layout=rocm.layout if rocm is not None else "",
+                                 sdk_to_come=facts.sdk_to_come)
         env.update(features.env)
     if facts.sdk is not None:
         from rocmforge.plan.rocm_sdk import sdk_env

@@ -79,10 +79,10 @@ def features_for_build(settings: Settings, facts: Facts, targets: Sequence[str],
     return plan_features(load_features(), settings.features, targets, components, state,
                          rocm_version=rocm_version,
                          layout=facts.rocm.layout if facts.rocm is not None else "",
-                         sdk_to_come=_sdk_to_come(settings, facts))
+                         sdk_to_come=sdk_to_come(settings, facts))
 
 
-def _sdk_to_come(settings: Settings, facts: Facts) -> str:
+def sdk_to_come(settings: Settings, facts: Facts) -> str:
     """The extras the rocm-sdk step installs, when the build uses the pip SDK and the install
     the plan stands on is that SDK to come (prepare.resolve_build_inputs puts it in place of
     the probes' install until the step has run: a pip SDK layout the probes did not find, whose

@@ -110,13 +110,13 @@ def test_an_installed_sdk_is_judged_as_any_install() -> None:
     components are found or not like any install's; without the SDK settings nothing comes."""
     from test_doctor import ROCM, facts
 
-    from rocmforge.plan.prepare_features import _sdk_to_come
+    from rocmforge.plan.prepare_features import sdk_to_come
 
     settings = Settings(rocm_sdk_version=MULTI)
     installed = dataclasses.replace(ROCM, root=Path("/w/venv"), version=MULTI, layout="pip SDK")
     to_come = dataclasses.replace(installed, layout="pip SDK (installed by the rocm-sdk step)")
-    assert _sdk_to_come(settings, facts(rocm=installed)) == ""
-    assert _sdk_to_come(settings, facts(rocm=to_come)) == "rocm[libraries,devel]"
-    assert _sdk_to_come(Settings(), facts(rocm=to_come)) == ""
+    assert sdk_to_come(settings, facts(rocm=installed)) == ""
+    assert sdk_to_come(settings, facts(rocm=to_come)) == "rocm[libraries,devel]"
+    assert sdk_to_come(Settings(), facts(rocm=to_come)) == ""
     # doctor with the SDK settings judges the machine's install as it is (its rows say so).
-    assert _sdk_to_come(settings, facts(rocm=ROCM)) == ""
+    assert sdk_to_come(settings, facts(rocm=ROCM)) == ""
