@@ -49,7 +49,7 @@ def _recorded_vendored() -> bool:
     return isinstance(record, dict) and record.get("task_prefix", "rocm.") == "rocm."
 
 
-# The kit's task names (tests/test_vendor.py checks them against the tasks Invoke lists): a
+# The kit's task names (integration/test_vendor.py checks them against Invoke's list): a
 # command outside backticks ("then: invoke doctor --arch gfx1100") is rewritten only for these,
 # so prose that says "invoke" is left alone.
 KIT_TASKS = ("build", "checkout", "clean", "doctor", "env", "fetch", "inspect", "install",
@@ -111,7 +111,7 @@ class StepFailed(RocmforgeError):
     exit_code = 1
 
 
-# The exit statuses, by meaning (README "Exit codes"; tests/test_exit_codes.py runs each).
+# The exit statuses, by meaning (README "Exit codes"; integration/test_exit_codes.py runs each).
 EXIT_CHECK_FAILED = StepFailed.exit_code
 EXIT_BAD_INPUT = RocmforgeError.exit_code
 EXIT_ENVIRONMENT = 3

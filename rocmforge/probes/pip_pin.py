@@ -99,7 +99,7 @@ def pin_value(prefix: Path) -> str:
     """How the kit names the venv's constraint file in a pip setting: its path, or where the
     path has white space (pip splits a `constraint` value on it) its file: URL, spaces as %20,
     which pip reads as that file (pip/_internal/req/req_file.py get_file_content; tried with pip
-    23.2.1 and 26.3 in tests/test_pin_holds.py)."""
+    23.2.1 and 26.3 in tests/integration/test_pin_holds.py)."""
     path = prefix / CONSTRAINTS_NAME
     return path.as_uri() if any(ch.isspace() for ch in str(path)) else str(path)
 

@@ -4,7 +4,7 @@ Owns: the offline alternatives for each thing the kit fetches (the PyTorch repos
 submodules, the Triton repository, the Triton wheel index, AOTriton, a --with extension's
 repository), named through the flag
 table (rocmforge.settings.FLAG_OF_SETTING) and the settings' own names, so a fix never names a
-flag that does not exist (tests/test_offline_advice.py scans every fix text for that). Must not:
+flag that does not exist (integration/test_offline_advice.py scans each fix text). Must not:
 fetch, run git, or decide the exit status (rocmforge.errors.EnvironmentFailed does: 3).
 """
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 BoundAction = Callable[["PreparedBuild", ActionContext], "Details | None"]
 
 # Action name (a "python" step's argv[0]) -> (action, one line for `--dry` and `invoke plan`).
-# The names are knowledge.steps.ACTIONS, exactly (tests/test_step_registry.py).
+# The names are knowledge.steps.ACTIONS, exactly (tests/integration/test_step_registry.py).
 STAGES: dict[ActionName, tuple[BoundAction, str]] = {
     "preflight": (prepare.preflight, "doctor's rows for this build; any FAIL stops the build"),
     "compilers": (prepare.compilers, "print and record `<compiler> --version` of CC, CXX, HIP"),

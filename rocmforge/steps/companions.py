@@ -302,7 +302,7 @@ def collect(build: PreparedBuild, ctx: ActionContext) -> Details:
     doc["steps"] = [{"name": r.name, "result": r.status, "duration_s": round(r.duration_s, 3)}
                     for r in ctx.results]
     # The order that keeps dist/ and the manifest one record at every instant (a SIGKILL
-    # anywhere, tests/test_one_record.py): the manifest listing the new wheels goes first (a
+    # anywhere, integration/test_one_record.py): the manifest listing the new wheels goes first (a
     # listed wheel not yet copied, or an old file of its name, is refused by every reader),
     # then the copies, then the earlier build's wheels it no longer lists (until they are gone,
     # an unlisted wheel in dist/ is refused the same way).
