@@ -83,8 +83,8 @@ def test_a_missing_component_leaves_the_part_out_with_a_warning_or_fails_when_as
     assert row.fix == ("install hipblaslt: not packaged by Debian: AMD's hipblaslt-dev installs "
                        "it under /opt/rocm, a separate install (pass --rocm-path); Debian packages "
                        "no hipblaslt: a separate ROCm from AMD's repositories under /opt/rocm "
-                       "(then pass --rocm-path): `sudo apt install hipblaslt-dev` to build it, or set features "
-                       "distributed=off to leave it out on purpose")
+                       "(then pass --rocm-path): `sudo apt install hipblaslt-dev` to build it, "
+                       "or set features distributed=off to leave it out on purpose")
     asked = _plan(("rocprim", "hipblaslt"), {"distributed": "on"})
     (fail,) = asked.rows
     assert fail.status == "FAIL"
