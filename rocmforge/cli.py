@@ -6,6 +6,7 @@ plain `pip install`. Settings come from config/ defaults, ROCMFORGE_* variables 
 
 from __future__ import annotations
 
+import re
 import shlex
 import signal
 import sys
@@ -13,6 +14,7 @@ import sys
 from invoke import Exit, ParseError, Program
 
 from rocmforge import __version__
+from rocmforge.render import fit
 from rocmforge.tasks import ns
 from rocmforge.tasks.inspect import spread_paths
 
@@ -33,17 +35,37 @@ class _Program(Program):
         try:
             super().parse_core(argv)
         except ParseError as exc:
-            raise Exit(_parse_error(exc), code=2) from None
+            raise Exit(fit(_parse_error(exc), sys.stderr), code=2) from None
 
     def parse_tasks(self) -> None:
         try:
             super().parse_tasks()
         except ParseError as exc:
-            raise Exit(_parse_error(exc), code=2) from None
+            raise Exit(fit(_parse_error(exc), sys.stderr), code=2) from None
+
+
+# What each task's positional argument is, and how to give it, for "did not receive required
+# positional arguments" (Invoke's words, which say nothing of what to pass).
+_POSITIONALS = {
+    "log": ("the log to explain",
+            "a file (a failed step's log, <work>/logs/<step>.log, a CI log, pip's or docker's "
+            "output) or - for stdin",
+            "`rocmforge triage .rocmforge/logs/build.log --step build`, or pipe a log in: "
+            "`... 2>&1 | rocmforge triage -`"),
+    "paths": ("what to inspect", "a wheel, a directory or an ELF file (several: quote them as one "
+              "argument)", "`rocmforge inspect dist/torch-*.whl`"),
+}
+_MISSING = re.compile(r"'(?P<task>[^']+)' did not receive required positional arguments: "
+                      r"'(?P<arg>[^']+)'")
 
 
 def _parse_error(exc: ParseError) -> str:
-    """Invoke's parse error as the kit's one paragraph (what, fix)."""
+    """Invoke's parse error as the kit's one paragraph (what, why, fix)."""
+    missing = _MISSING.search(str(exc))
+    if missing and missing["arg"] in _POSITIONALS:
+        what, takes, example = _POSITIONALS[missing["arg"]]
+        return (f"rocmforge: `rocmforge {missing['task']}` was given no {missing['arg']}. It "
+                f"needs {what}: {takes}. Fix: {example}.")
     return (f"rocmforge: {exc} The command line names a flag or task this kit does not have. "
             "Fix: `rocmforge --list` lists the tasks and `rocmforge <task> --help` the flags of "
             "one.")

@@ -249,15 +249,22 @@ def terminal_width(stream: TextIO) -> int:
 
 def fit(text: str, stream: TextIO) -> str:
     """`text` wrapped at word boundaries to the terminal's width (continuation lines indented
-    two spaces), so a terminal does not cut words in two, with or without colour; unchanged
-    when piped. A word longer than the line (a path, a URL) stays whole on a line of its own."""
+    two spaces more than the line's own indent: a hanging indent), so a terminal does not cut
+    words in two, with or without colour; unchanged when piped. A word longer than the line (a
+    path, a URL) stays whole on a line of its own."""
     if not on_terminal(stream):
         return text
 
     width = max(terminal_width(stream), 40)
-    return "\n".join(
-        "\n".join(wrap_whole(line, width, subsequent_indent="  ")) if len(line) > width
-        else line for line in text.split("\n"))
+
+    def wrapped(line: str) -> str:
+        body = line.lstrip(" ")
+        indent = line[:len(line) - len(body)]
+        return "\n".join(wrap_whole(body, width, initial_indent=indent,
+                                     subsequent_indent=indent + "  "))
+
+    return "\n".join(wrapped(line) if len(line) > width else line
+                     for line in text.split("\n"))
 
 
 _TICKED = re.compile(r"`[^`\n]*`")

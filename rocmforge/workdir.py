@@ -68,6 +68,27 @@ def workdir_for(work_dir: str | Path) -> WorkDir:
     return WorkDir(root=Path(work_dir).absolute())
 
 
+def check_work_dir(work_dir: str | Path) -> None:
+    """Refuse a work dir that is, or lies under, something other than a folder (a file named
+    by mistake: `--work-dir README.md`): nothing could be written there, and doctor's disk row
+    would measure the wrong place. A path that does not exist yet is fine (the kit makes it)."""
+    from rocmforge.errors import UsageError
+
+    path = Path(work_dir).absolute()
+    for place in (path, *path.parents):
+        if place.exists() or place.is_symlink():
+            if place.is_dir():
+                return
+            what = (f"The work dir {path} is a file, not a folder" if place == path else
+                    f"The work dir {path} cannot be made: {place} is a file, not a folder")
+            raise UsageError(
+                what,
+                "the kit keeps the sources, the venv, logs and dist/ in the work dir (--work-dir / "
+                "setting work_dir), so it must be a folder or not exist yet",
+                "pass --work-dir a folder (or a path that does not exist yet), e.g. --work-dir "
+                ".rocmforge")
+
+
 WORK_DIR_MARKER = "work-dir"
 _MARKER_TEXT = "rocmforge work dir: `invoke clean` may delete what the kit made here.\n"
 

@@ -429,6 +429,21 @@ def _target_rows(facts: Facts, targets: Sequence[TargetId], settings: Settings,
     return rows
 
 
+def check_addon_words(settings: Settings) -> None:
+    """Refuse `--with` / the companions setting as `invoke plan` and `invoke build` do (an
+    unknown name, a repeated one, a malformed git URL or ref: UsageError, exit 2), before doctor
+    probes anything, so that `invoke doctor --with …` judges the add-ons the build would make.
+    A remote is not asked here: its row says whether it can be read."""
+    from rocmforge.knowledge.companions import load_companions, parse_requests
+    from rocmforge.knowledge.extensions import load_extensions, parse_source, split_with
+
+    table = load_extensions()
+    companions, extensions = split_with(settings.companions, table)
+    parse_requests(companions, load_companions())
+    for word in extensions:
+        parse_source(word, table, settings.companion_repos)
+
+
 def _toolchain_fix(target: str, rocm: RocmInstall, table: ArchTable | None,
                    release: PytorchRelease | None = None) -> str:
     """A newer ROCm is the fix for an unknown target or a missing device library: one that the

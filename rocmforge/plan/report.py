@@ -137,6 +137,8 @@ def doctor_command(settings: Settings) -> str:
         argv.append("--allow-compiler")
     if settings.work_dir != ".rocmforge":
         argv += ["--work-dir", settings.work_dir]
+    if settings.companions:  # the add-ons' rows (compile job memory, FP8 formats, ...)
+        argv += ["--with", ",".join(settings.companions)]
     return shlex.join(argv)
 
 

@@ -159,7 +159,12 @@ def _triaged(output: str) -> tuple[str, str]:
 
 
 def compile_failure_fix(output: str) -> str:
-    """The fix for a failed probe compile that is not the target's (see `_triaged`), or ''."""
+    """The fix for a failed probe compile that is not the target's (see `_triaged`), or ''.
+    A target the toolchain rejects and a device library the driver does not find are the
+    target's own verdicts: '' here, as for the same verdict read back from the probe store, so
+    doctor advises the same toolchain whether the compile ran now or was kept."""
+    if rejects_target(output) or lacks_device_library(output):
+        return ""
     return _triaged(output)[1]
 
 

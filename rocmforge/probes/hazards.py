@@ -555,11 +555,60 @@ def pkg_resources_users(sources: Path) -> Iterable[str]:
     for setup in sorted(sources.glob("*/setup.py")):
         for module in _loaded_by(setup, setup.parent):
             try:
-                if _PKG_RESOURCES.search(module.read_text(errors="replace")):
+                if imports_pkg_resources(module.read_text(errors="replace")):
                     name = str(module.relative_to(sources))
                     yield name if module == setup else f"{name} (setup.py imports it)"
             except OSError:
                 continue
+
+
+# An import in the body of a try with one of these handlers fails softly: the code goes on
+# without pkg_resources (`try: import pkg_resources` / `except ImportError:`).
+_IMPORT_GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def imports_pkg_resources(text: str) -> bool:
+    """Whether Python source `text` imports pkg_resources where its absence stops it: any
+    `import pkg_resources` (also `import os, pkg_resources`, `import pkg_resources.x`) or
+    `from pkg_resources… import`, at any depth, except in the body of a try whose handlers
+    catch ImportError, ModuleNotFoundError, Exception (or everything). Source that does not
+    parse is read line by line (an import statement at the start of a line)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _PKG_RESOURCES.search(text) is not None
+
+    def guarded(handlers: list[ast.ExceptHandler]) -> bool:
+        for handler in handlers:
+            caught = handler.type
+            if caught is None:
+                return True
+            names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+            if any(isinstance(n, ast.Name) and n.id in _IMPORT_GUARDS or
+                   isinstance(n, ast.Attribute) and n.attr in _IMPORT_GUARDS for n in names):
+                return True
+        return False
+
+    def is_pkg(name: str | None) -> bool:
+        return name is not None and (name == "pkg_resources" or
+                                     name.startswith("pkg_resources."))
+
+    def found(node: ast.AST) -> bool:
+        if isinstance(node, ast.Import):
+            return any(is_pkg(alias.name) for alias in node.names)
+        if isinstance(node, ast.ImportFrom):
+            return node.level == 0 and is_pkg(node.module)
+        if type(node).__name__ in ("Try", "TryStar"):  # TryStar: `except*`, Python 3.11
+            handlers: list[ast.ExceptHandler] = getattr(node, "handlers", [])
+            if guarded(handlers):
+                rest: list[ast.AST] = [*handlers, *getattr(node, "orelse", []),
+                                       *getattr(node, "finalbody", [])]
+                return any(found(child) for child in rest)
+        return any(found(child) for child in ast.iter_child_nodes(node))
+
+    return found(tree)
 
 
 _MAX_MODULES = 200

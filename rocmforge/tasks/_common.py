@@ -183,7 +183,11 @@ def settings_for(c: Context, **flags: object) -> Settings:
         environ=os.environ,
         flags=flags,
     )
-    return anchored_work_dir(settings)
+    anchored = anchored_work_dir(settings)
+    from rocmforge.workdir import check_work_dir
+
+    check_work_dir(anchored.work_dir)  # a file there: one paragraph, exit 2, for every task
+    return anchored
 
 
 def anchored_work_dir(settings: Settings, cwd: Path | None = None) -> Settings:

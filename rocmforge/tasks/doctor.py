@@ -13,7 +13,8 @@ from rocmforge.tasks._common import reported, settings_for
 from rocmforge.tasks._flags import flagged
 
 
-@flagged(("arch", "rocm_path", "work_dir", "ref", "repo", "gcc", "clang", "allow_compiler"))
+@flagged(("arch", "rocm_path", "work_dir", "ref", "repo", "gcc", "clang", "allow_compiler",
+          "with_"))
 @reported
 def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: object) -> None:
     """Check that this machine can build PyTorch.
@@ -22,7 +23,7 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
     import os
 
     from rocmforge.knowledge.arches import load_arch_table
-    from rocmforge.plan.doctor import diagnose
+    from rocmforge.plan.doctor import check_addon_words, diagnose
     from rocmforge.plan.doctor_row import (
         TABLE_COLUMNS,
         doctor_json,
@@ -39,6 +40,7 @@ def doctor(c: Context, json: bool = False, no_cache: bool = False, **flags: obje
     from rocmforge.render import emit_json, print_table
 
     settings = settings_for(c, **settings_of_flags(flags))
+    check_addon_words(settings)  # `--with` as plan and build take it
     use_cache = not no_cache and enabled(os.environ)
     found = doctor_facts(settings, os.environ, use_cache=use_cache)
     facts, targets = found.facts, found.targets

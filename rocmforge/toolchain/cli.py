@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING, Protocol
 
 from rocmforge.errors import UsageError
-from rocmforge.render import emit_json, print_table, say
+from rocmforge.render import emit_json, print_table, say, wrap_whole
 from rocmforge.toolchain.alternatives import AlternativesTool
 from rocmforge.toolchain.inventory import (
     compiler_rows,
@@ -264,7 +264,9 @@ def choice_script(choice: CompilerChoice) -> str:
         lines.append("# clang flags: " + " ".join(choice.extra_flags))
     if choice.hip_extra_flags:
         lines.append("# amdclang/hipcc flags: " + " ".join(choice.hip_extra_flags))
-    lines += ["# note: " + " ".join(note.split()) for note in choice.notes]
+    for note in choice.notes:  # comments wrapped at 80 columns, each line still a comment
+        lines += wrap_whole(" ".join(note.split()), 80, initial_indent="# note: ",
+                            subsequent_indent="#   ")
     return "\n".join(lines)
 
 

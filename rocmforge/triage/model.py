@@ -28,6 +28,7 @@ CLASSES: tuple[str, ...] = (
     "disk-full",
     "composable-kernel",
     "compiler-crash",
+    "compiler-cache",
 )
 
 SCHEMA = "rocmforge.triage/1"

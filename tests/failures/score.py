@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
 
 from rocmforge.errors import ConfigError  # noqa: E402
 from rocmforge.knowledge.steps import check_step  # noqa: E402
+from rocmforge.render import wrap_whole  # noqa: E402
 from rocmforge.triage import explain_lines  # noqa: E402
 from rocmforge.triage.symbols import symbol_name  # noqa: E402
 
@@ -97,6 +98,22 @@ def verdict(case: Case) -> tuple[str, str]:
     return "right", ""
 
 
+USAGE = """\
+usage: python3 tests/failures/score.py [FOLDER]
+
+Score triage on failure cases, case by case (right, partial, silent, wrong),
+then the totals. Without FOLDER: the whole corpus (cases/ and rounds/*/cases).
+FOLDER: a folder of cases, or one holding cases/, as a path or relative to
+tests/failures/ (rounds/r1).
+
+  -h, --help  show this text and exit
+"""
+
+
+class _Usage(Exception):
+    """Bad command line: one paragraph on stderr, exit 2."""
+
+
 def _resolve(arg: str) -> list[Path]:
     path = Path(arg)
     if not path.exists():
@@ -104,13 +121,33 @@ def _resolve(arg: str) -> list[Path]:
     if (path / "cases").is_dir():
         path = path / "cases"
     if not path.is_dir():
-        raise SystemExit(f"score: {arg}: no such folder of cases (try rounds/r1)")
+        raise _Usage(f"{arg}: no such folder of cases. Give a folder of cases, or one holding "
+                     "cases/, as a path or relative to tests/failures/. Fix: `python3 "
+                     "tests/failures/score.py rounds/r1` (or no argument: the whole corpus).")
     return [path]
 
 
+def _folders(argv: list[str]) -> list[Path] | None:
+    """The folders the command line names (None: the whole corpus)."""
+    flags = [a for a in argv if a.startswith("-")]
+    if flags:
+        raise _Usage(f"{flags[0]}: no such option; score.py takes only a folder of cases. "
+                     "Fix: `python3 tests/failures/score.py --help` shows the usage.")
+    if len(argv) > 1:
+        raise _Usage(f"{len(argv)} folders given; score.py scores one folder (or, with none, "
+                     "the whole corpus). Fix: `python3 tests/failures/score.py rounds/r1`.")
+    return _resolve(argv[0]) if argv else None
+
+
 def main(argv: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        sys.stdout.write(USAGE)
+        return 0
     try:
-        cases = load_cases(_resolve(argv[0]) if argv else None)
+        cases = load_cases(_folders(argv))
+    except _Usage as error:
+        print("\n".join(wrap_whole(f"score: {error}", 79)), file=sys.stderr)
+        return 2
     except ConfigError as error:
         print(textwrap.fill(f"score: {error.paragraph()}", 79), file=sys.stderr)
         return 2

@@ -52,6 +52,18 @@ def test_an_unknown_flag_or_task_is_exit_2(tmp_path: Path, args: list[str], unkn
     assert done.stdout == ""
 
 
+def test_triage_without_a_log_says_how_to_give_one(tmp_path: Path) -> None:
+    """It said "'triage' did not receive required positional arguments: 'log' The command line
+    names a flag or task this kit does not have." (the wrong reason, no full stop)."""
+    done = rocmforge_cli(tmp_path, "triage")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "rocmforge: `rocmforge triage` was given no log. It needs the log to explain: a file (a "
+        "failed step's log, <work>/logs/<step>.log, a CI log, pip's or docker's output) or - for "
+        "stdin. Fix: `rocmforge triage .rocmforge/logs/build.log --step build`, or pipe a log "
+        "in: `... 2>&1 | rocmforge triage -`.\n")
+
+
 def test_the_fast_inflaters_are_installed_by_default_where_wheels_exist() -> None:
     """Issue 32 item 10: `pip install -e .` (the quick start) gets isal and zlib-ng on the
     platforms they ship wheels for, so `invoke inspect` takes the fast path by default; the

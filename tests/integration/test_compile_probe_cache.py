@@ -376,6 +376,9 @@ def test_real_hipcc_keeps_a_compile_a_refusal_and_a_missing_device_library(
     second = probe()
     assert same_verdicts(first, second)
     assert [bool(p.cached_at) for p in second] == [True, True, True]
+    # The fix comes from doctor's toolchain advice, fresh or kept (the driver's "cannot find
+    # ROCm device library" is the target's verdict, not triage's "point clang at ROCm").
+    assert [p.compile_fix for p in first] == [p.compile_fix for p in second] == ["", "", ""]
     assert sorted(started(log)) == ["gfx1030", "gfx1100", "gfx942"]
 
 

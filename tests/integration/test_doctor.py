@@ -339,3 +339,28 @@ def test_one_host_compiler_verdict_in_doctor_toolchain_and_build(tmp_path) -> No
     assert allowed[0][1].endswith("(allowed by --allow-compiler)")
     assert "host compiler" not in run("plan", "--arch", "gfx90a",
                                       allow=True)["steps"][0]["inputs"]["fail_rows"]
+
+
+@pytest.mark.parametrize("task", ["doctor", "build"])
+def test_a_work_dir_that_is_a_file_is_refused_in_one_paragraph(tmp_path: Path,
+                                                                 task: str) -> None:
+    """Doctor said "disk OK … at …/README.md" for --work-dir README.md while build failed on
+    its lock ("Not a directory"): both refuse it the same way, exit 2, nothing written."""
+    import os
+    import sys
+
+    blocker = tmp_path / "notes.md"
+    blocker.write_text("a file\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "-r", str(REPO), task, "--arch", "gfx1100",
+         "--work-dir", str(blocker)], cwd=tmp_path, capture_output=True, text=True,
+        timeout=300, env={**os.environ, "HIP_PLATFORM": "amd", "PYTHONPATH": str(REPO),
+                          "NO_COLOR": "1"})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"rocmforge: The work dir {blocker} is a file, not a folder. The kit keeps the sources, "
+        "the venv, logs and dist/ in the work dir (--work-dir / setting work_dir), so it must be "
+        "a folder or not exist yet. Fix: pass --work-dir a folder (or a path that does not "
+        "exist yet), e.g. --work-dir .rocmforge.\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
+    assert blocker.read_text() == "a file\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rocmforge.render import wrap_whole
 from rocmforge.toolchain.cli import choice_script
 from rocmforge.toolchain.select import CompilerChoice
 
@@ -93,13 +94,27 @@ def test_choice_script_runs_nothing_but_its_exports(tmp_path: Path) -> None:
         "export CC=/usr/bin/clang-22",
         "export CXX='/usr/bin/clang++ 22'",
         "# clang flags: --gcc-install-dir=/usr/lib/gcc/x86_64-linux-gnu/12",
-        f"# note: a note over two lines; $(touch {marker})",
+        *wrap_whole(f"a note over two lines; $(touch {marker})", 80,
+                    initial_indent="# note: ", subsequent_indent="#   "),
     ]
+    assert all(line.startswith("#") for line in script.splitlines()[3:])
     done = subprocess.run(["bash", "-c", 'eval "$1" && printf "%s|%s" "$CC" "$CXX"', "bash",
                            script], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "/usr/bin/clang-22|/usr/bin/clang++ 22"
     assert not marker.exists()
+
+
+def test_a_long_note_is_wrapped_at_80_columns_as_comments() -> None:
+    """`invoke toolchain`'s "# note: the ROCm clang (LLVM 15) has no --gcc-install-dir; …" was
+    one 120-column line."""
+    note = ("the ROCm clang (LLVM 15) has no --gcc-install-dir; hipcc uses the newest GCC "
+            "installation (GCC 12) for libstdc++")
+    choice = CompilerChoice(kind="gcc", major=11, version="11.3.0", cc=Path("/usr/bin/gcc-11"),
+                            cxx=Path("/usr/bin/g++-11"), notes=(note,), reason="--gcc 11")
+    assert choice_script(choice).splitlines()[-2:] == [
+        "# note: the ROCm clang (LLVM 15) has no --gcc-install-dir; hipcc uses the newest",
+        "#   GCC installation (GCC 12) for libstdc++"]
 
 
 @pytest.mark.needs_tool("gcc-11", "g++-11")

@@ -129,6 +129,30 @@ def test_a_case_naming_an_unknown_step_fails_to_load(tmp_path: Path) -> None:
     assert all(len(line) <= 80 for line in run.stderr.splitlines())
 
 
+@pytest.mark.parametrize("args, code, out, err", [
+    (["--help"], 0, "usage: python3 tests/failures/score.py [FOLDER]\n", ""),
+    (["-h"], 0, "usage: python3 tests/failures/score.py [FOLDER]\n", ""),
+    (["--bogus"], 2, "", "score: --bogus: no such option; score.py takes only a folder of cases. "
+                         "Fix: `python3 tests/failures/score.py --help` shows the usage."),
+    (["no-such"], 2, "", "score: no-such: no such folder of cases. Give a folder of cases, or one "
+                         "holding cases/, as a path or relative to tests/failures/. Fix: "
+                         "`python3 tests/failures/score.py rounds/r1` (or no argument: the whole "
+                         "corpus)."),
+])
+def test_score_py_usage(tmp_path: Path, args: list[str], code: int, out: str,
+                        err: str) -> None:
+    """`score.py --help` said "no such folder of cases", exit 1: a usage text, exit 0; a flag it
+    does not have or a folder that is not there is bad input, exit 2, one paragraph."""
+    import subprocess
+
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "failures" / "score.py"), *args],
+                         cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert run.returncode == code, run.stderr
+    assert run.stdout.startswith(out) and (out or run.stdout == "")
+    assert " ".join(run.stderr.split()) == err
+    assert all(len(line) <= 80 for line in (run.stdout + run.stderr).splitlines())
+
+
 # Table entries whose lines are tested (test_triage_families.py, or not yet) but that no corpus
 # case or fixture log answers yet: they came from the parsers with the table's first split. The
 # set may only shrink: a new entry comes with its case.

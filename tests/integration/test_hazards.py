@@ -179,6 +179,44 @@ def setuptools_82_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
+# (setup.py source, whether it imports pkg_resources where its absence stops it)
+PKG_RESOURCES_SHAPES = [
+    ("import os, pkg_resources\n", True),
+    ("import pkg_resources.extern\n", True),
+    ("from pkg_resources import get_distribution\n", True),
+    ("def version():\n    import pkg_resources\n    return 1\nversion()\n", True),
+    ("try:\n    import pkg_resources\nexcept ImportError:\n    pkg_resources = None\n", False),
+    ("try:\n    from pkg_resources import get_distribution\n"
+     "except (ModuleNotFoundError, OSError):\n    get_distribution = None\n", False),
+    ("try:\n    import pkg_resources\nexcept Exception:\n    pass\n", False),
+    # A try that catches something else does not guard it.
+    ("try:\n    import pkg_resources\nexcept KeyError:\n    pass\n", True),
+    ("try:\n    import pkg_resources\nexcept ImportError:\n    pass\n"
+     "else:\n    pass\nimport pkg_resources\n", True),
+    ("import setuptools  # pkg_resources is not imported here\n", False),
+]
+
+
+@pytest.mark.parametrize("source, stops", PKG_RESOURCES_SHAPES)
+def test_pkg_resources_imports_as_python_runs_them(tmp_path: Path, setuptools_82_venv: Path,
+                                                    source: str, stops: bool) -> None:
+    """The verdict of the scan is what setuptools 82's Python does with the file: the imports
+    it missed (`import os, pkg_resources`) and the guarded ones it warned about."""
+    from rocmforge.probes.hazards import imports_pkg_resources
+
+    assert imports_pkg_resources(source) is stops
+    (tmp_path / "setup.py").write_text(source)
+    ran = subprocess.run([str(setuptools_82_venv / "bin" / "python"), "setup.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (ran.returncode != 0) is stops, ran.stderr
+    if stops:
+        assert "No module named 'pkg_resources'" in ran.stderr
+    src = tmp_path / "src"
+    (src / "vision").mkdir(parents=True)
+    (src / "vision" / "setup.py").write_text(source)
+    assert list(pkg_resources_users(src)) == (["vision/setup.py"] if stops else [])
+
+
 def test_setup_py_importing_pkg_resources_fails_with_setuptools_82(
         tmp_path: Path, setuptools_82_venv: Path) -> None:
     src = tmp_path / "src"

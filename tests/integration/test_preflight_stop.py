@@ -95,3 +95,51 @@ def test_plan_leads_with_the_verdict_and_ends_with_it(tmp_path: Path, extra: lis
     tail = lines[-len(head):]
     assert tail == head, (tail, head)
     assert all(len(line) <= 80 for line in head)
+
+
+def test_the_doctor_command_carries_the_add_ons() -> None:
+    from rocmforge.plan.report import doctor_command
+    from rocmforge.settings import Settings
+
+    assert doctor_command(Settings(arch="gfx1100", companions=("xformers", "torchvision"))) == (
+        "invoke doctor --arch gfx1100 --with xformers,torchvision")
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_an_add_ons_fail_row_is_shown_by_the_doctor_command_plan_names(tmp_path: Path) -> None:
+    """`plan --with xformers` counts "compile job memory xformers"; the doctor command it
+    names must take --with and show that row; a bad --with is refused as plan refuses it."""
+    repo = tmp_path / "xformers"
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "setup.py").write_text("print(1)\n")
+    subprocess.run([*git, "add", "setup.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    env = {**os.environ, "HIP_PLATFORM": "amd", "PYTHONPATH": str(REPO), "NO_COLOR": "1",
+           "ROCMFORGE_COMPANION_REPOS": f"xformers={repo.as_uri()}"}
+    invoke = [sys.executable, "-m", "invoke", "-r", str(REPO)]
+    work = tmp_path / "here"
+    work.mkdir()
+    plan = _run([*invoke, "plan", "--arch", "gfx1100", "--with", "xformers"], work, env)
+    assert plan.returncode == 0, plan.stderr
+    first = next(line for line in (plan.stderr + plan.stdout).splitlines()
+                 if line.startswith("verdict:"))
+    assert "compile job memory xformers" in first, first
+    assert first.endswith("next: `invoke doctor --arch gfx1100 --with xformers` shows each "
+                          "fix"), first
+    doctor = _run([*invoke, "doctor", "--arch", "gfx1100", "--with", "xformers"], work, env)
+    assert doctor.returncode == 1, doctor.stderr
+    row = next(line for line in doctor.stdout.splitlines()
+               if line.startswith("compile job memory xformers"))
+    assert row.split()[4] == "FAIL", row
+    bad_plan = _run([*invoke, "plan", "--arch", "gfx1100", "--with", "nonsense"], work, env)
+    bad_doctor = _run([*invoke, "doctor", "--arch", "gfx1100", "--with", "nonsense"], work, env)
+    assert (bad_doctor.returncode, bad_doctor.stdout) == (2, "")
+    assert bad_doctor.stderr == bad_plan.stderr
+    assert bad_doctor.stderr.startswith("rocmforge: 'nonsense' (--with / setting companions) is "
+                                        "no companion or extension the kit builds.")
+    assert "Traceback" not in bad_doctor.stderr
+    assert list(work.iterdir()) == []

@@ -11,6 +11,7 @@ import pytest
 from rocmforge.probes.compile_probe import (
     check_device_lib,
     compile_argv,
+    compile_failure_fix,
     device_lib_name,
     explain_compile_failure,
     probe_install_targets,
@@ -46,6 +47,15 @@ def test_explain_known_failures() -> None:
         "this ROCm has no device library for gfx1100"
     )
     assert explain_compile_failure("x\nfatal error: boom\n", "gfx90a", 15) == "fatal error: boom"
+
+
+def test_a_target_verdict_has_no_triage_fix() -> None:
+    """The fresh compile's fix must equal the kept one's (''): doctor then advises a ROCm that
+    has the target, never triage's "point clang at the ROCm install"."""
+    nolib = "clang: error: cannot find ROCm device library for gfx1100; provide its path via"
+    unknown = "clang: error: invalid target ID 'gfx942'; format is a processor name followed by"
+    assert compile_failure_fix(nolib) == ""
+    assert compile_failure_fix(unknown) == ""
 
 
 def test_clang_argv_is_device_only_with_rocm_paths() -> None:

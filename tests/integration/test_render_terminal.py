@@ -354,6 +354,13 @@ def test_no_color_on_a_terminal_keeps_the_width_rules(monkeypatch) -> None:
     wrapped = render.fit(paragraph, _Terminal())
     assert max(len(line) for line in wrapped.splitlines()) <= 80
     assert " ".join(wrapped.split()) == " ".join(paragraph.split())
+    # An indented line (a dry run's step description) keeps its indent, and its continuation
+    # lines hang two spaces further in (they fell back to two spaces).
+    step = "    " + "record the C, C++ and HIP compilers the build uses " * 3
+    hung = render.fit(step, _Terminal()).splitlines()
+    assert hung[0].startswith("    record") and len(hung) > 1
+    assert all(line.startswith("      ") and line[6] != " " for line in hung[1:]), hung
+    assert max(len(line) for line in hung) <= 80
 
 
 @pytest.mark.slow

@@ -164,10 +164,11 @@ def test_work_dir_under_a_file_is_one_paragraph_exit_2(
     blocker.write_text("not a folder\n")
     bad = invoke(["checkout", "--ref", "v2.8.0"], blocker / "work", remotes)
     assert bad.returncode == 2, bad.stderr
-    # The checkout takes the work dir's lock first, so the lock is where the path fails.
+    # Refused with the settings, before the checkout takes the work dir's lock.
     assert bad.stderr == (
-        f"rocmforge: Could not write the lock {blocker}/work/state/build.lock: Not a directory. "
-        "The work dir's state folder cannot be written. Fix: make "
-        f"{blocker}/work/state writable or pass another --work-dir.\n"
+        f"rocmforge: The work dir {blocker}/work cannot be made: {blocker} is a file, not a "
+        "folder. The kit keeps the sources, the venv, logs and dist/ in the work dir "
+        "(--work-dir / setting work_dir), so it must be a folder or not exist yet. Fix: pass "
+        "--work-dir a folder (or a path that does not exist yet), e.g. --work-dir .rocmforge.\n"
     )
     assert blocker.read_text() == "not a folder\n"
