@@ -165,3 +165,18 @@ def test_miopen_at_its_error_level_still_reports_the_missing_library() -> None:
     found = explain_text("MIOpen(HIP): Error [Load] libMIOpenX.so: cannot open shared object "
                          "file: No such file or directory")
     assert (found.klass, found.rule) == ("import", "cannot-open-so")
+
+
+def test_a_submodule_missing_inside_an_installed_package_claims_nothing() -> None:
+    """r7 (lamikr/rocm_sdk_builder#251): Tensile's own script fails to import a part of Tensile,
+    so Tensile is installed but partial; "install Tensile" would be a wrong fix."""
+    log = ("  File \"/b/virtualenv/lib/python3.10/site-packages/Tensile/bin/TensileCreateLibrary\","
+           " line 37, in <module>\n"
+           "    from Tensile.TensileCreateLibrary import TensileCreateLibrary\n"
+           "ModuleNotFoundError: No module named 'Tensile.TensileCreateLibrary'\n")
+    assert explain_text(log, step="configure").klass is None
+    # The same module missing from a build script outside the package is still named.
+    found = explain_text("  File \"/src/setup.py\", line 3, in <module>\n"
+                         "ModuleNotFoundError: No module named 'Tensile.TensileCreateLibrary'\n",
+                         step="configure")
+    assert (found.klass, found.subject) == ("python-packaging", "Tensile")

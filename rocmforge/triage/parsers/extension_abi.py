@@ -55,6 +55,11 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
         return None  # the triton rule speaks for triton
     if top in ("pkg_resources",):
         return None
+    if "." in module and any(f"/{top}/" in line for line in view.previous[-4:]):
+        # The import that failed runs from inside the package's own folder: the package is
+        # installed, but a part of it is missing (a partial or mixed install). Installing it
+        # is not the fix, and the line alone does not say what broke it.
+        return None
     if not isolated and view.step and view.step not in _BUILD_SIDE:
         return None
     package = _DIST_NAME.get(top, top)
