@@ -81,7 +81,8 @@ def test_other_tasks_spell_the_shared_flags_the_same(task: str) -> None:
     shown = help_options(task)
     assert shown
     for long, (short, help_text) in shown.items():
-        flag = FLAG_BY_NAME[long.replace("-", "_")]
+        name = long.replace("-", "_")
+        flag = FLAG_BY_NAME.get(name) or FLAG_BY_NAME[name + "_"]  # --with is `with_`
         assert short == flag.short, (task, long)
         if flag.setting:
             assert help_text == squeezed(OWN_HELP.get((task, flag.name), flag.help)), (task, long)
