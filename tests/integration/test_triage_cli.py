@@ -87,7 +87,7 @@ def test_an_unexplained_log_exits_1_and_shows_the_error_lines_without_a_cause() 
     ("invoke", ("triage", "tests"), "tests is a directory"),
     # Invoke's own parser answers a missing positional with exit 1; the rocmforge script
     # makes every parse error bad input (exit 2).
-    ("rocmforge", ("triage",), "did not receive required positional arguments: 'log'"),
+    ("rocmforge", ("triage",), "`rocmforge triage` was given no log"),
 ])
 def test_bad_input_is_one_paragraph_and_exit_2(program: str, args: tuple[str, ...],
                                                 words: str) -> None:
