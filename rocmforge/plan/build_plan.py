@@ -452,7 +452,8 @@ def plan_build(
                  "and `invoke doctor` run them), so it may find more")
     if failing and not skip_preflight:
         notes.append(f"preflight would stop this build: {len(failing)} FAIL "
-                     f"({', '.join(failing)}); `invoke doctor` shows each fix{unchecked}")
+                     f"({', '.join(failing)}); the verdict line's doctor command shows each fix"
+                     f"{unchecked}")
     elif preflight and unchecked and not skip_preflight and not sdk_to_come:
         notes.append("preflight found no FAIL here" + unchecked)
     if skip_preflight:
