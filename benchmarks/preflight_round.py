@@ -84,26 +84,12 @@ CK_HPP = """\
 #endif
 """
 
-# The target lists of CK's top CMakeLists.txt in its shape (ROCm/rocm-libraries@
-# 01ccac10577d1da9108747d8c4950faba04898f8:projects/composablekernel/CMakeLists.txt): the targets
-# CK refuses, and its default targets per HIP release.
-CK_CMAKELISTS = """\
-cmake_minimum_required(VERSION 3.14)
-project(composable_kernel VERSION 1.2.0 LANGUAGES CXX HIP)
-#Unsupported GPU targets to be filtered from the list:
-set(CK_UNSUPPORTED_GPU_TARGETS "gfx900;gfx906;gfx90c")
-if("${GPU_TARGETS}" IN_LIST CK_UNSUPPORTED_GPU_TARGETS)
-    add_custom_target(ck_dummy_target)
-    message("CK is not supported for target ${GPU_TARGETS}")
-    return()
-endif()
-list(REMOVE_ITEM GPU_TARGETS ${CK_UNSUPPORTED_GPU_TARGETS})
-if(NOT WIN32 AND ${hip_VERSION_FLAT} LESS 600300000)
-    set(CK_GPU_TARGETS "gfx908;gfx90a;gfx942;gfx1030;gfx1100;gfx1101;gfx1102;gfx1103")
-elseif(NOT WIN32 AND ${hip_VERSION_FLAT} GREATER_EQUAL 600443483)
-    set(CK_GPU_TARGETS "gfx908;gfx90a;gfx942;gfx950;gfx10-3-generic;gfx11-generic;gfx12-generic")
-endif()
-"""
+# Composable Kernel's top CMakeLists.txt: a header and the target lists in their shape (the
+# fixture names its upstream source).
+CK_CMAKELISTS = ("cmake_minimum_required(VERSION 3.14)\n"
+                 "project(composable_kernel VERSION 1.2.0 LANGUAGES CXX HIP)\n"
+                 + (Path(__file__).resolve().parents[1] / "tests" / "fixtures"
+                    / "composable_kernel" / "targets.cmake").read_text())
 
 
 @dataclass

@@ -90,26 +90,9 @@ def test_xformers_gets_a_memory_row_from_the_tables_figure() -> None:
 
 # --- c19: Composable Kernel's own target list ----------------------------------------------
 
-# The target lists of CK's top CMakeLists.txt in their shape, fewer lines
-# (ROCm/rocm-libraries@01ccac10577d1da9108747d8c4950faba04898f8:
-# projects/composablekernel/CMakeLists.txt), and the check that uses the refused list.
-CK_CMAKE_NEW = """\
-#Unsupported GPU targets to be filtered from the list:
-set(CK_UNSUPPORTED_GPU_TARGETS "gfx900;gfx906;gfx90c")
-
-#If only one of the unsupported targets is requested, generate dummy target and exit here.
-if("${GPU_TARGETS}" IN_LIST CK_UNSUPPORTED_GPU_TARGETS)
-    message("CK is not supported for target ${GPU_TARGETS}")
-    return()
-endif()
-list(REMOVE_ITEM GPU_TARGETS ${CK_UNSUPPORTED_GPU_TARGETS})
-if(NOT WIN32 AND ${hip_VERSION_FLAT} LESS 600300000)
-    set(CK_GPU_TARGETS "gfx908;gfx90a;gfx942;gfx1030;gfx1100;gfx1101;gfx1102;gfx1103")
-elseif(NOT WIN32 AND ${hip_VERSION_FLAT} GREATER_EQUAL 600443483)
-    set(CK_GPU_TARGETS "gfx908;gfx90a;gfx942;gfx950;gfx10-3-generic;gfx11-generic;gfx12-generic")
-endif()
-message("CK builds for ${GPU_TARGETS}")
-"""
+# The target lists of CK's top CMakeLists.txt, in its shape (the fixture names its source).
+CK_CMAKE_NEW = (Path(__file__).parents[1] / "fixtures" / "composable_kernel"
+                / "targets.cmake").read_text()
 # An older CK (ROCm/composable_kernel@00115f80f6baaae41ae4774e86317ee383906dca:CMakeLists.txt):
 # default lists only, no refused list.
 CK_CMAKE_OLD = """\
