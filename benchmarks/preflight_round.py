@@ -369,6 +369,14 @@ def left_out(rows: Rows, _env: dict[str, str]) -> str:
     return ""
 
 
+def pinned_setuptools(rows: Rows, _env: dict[str, str]) -> str:
+    for r in rows:
+        if r["check"] == "setuptools" and "installs 'setuptools<82'" in r["detail"]:
+            return ("the build-requirements step pins setuptools below 82 for this checkout "
+                    "(row: " + r["detail"][:90] + "...)")
+    return ""
+
+
 def ck(arch: str) -> Callable[[Ctx], tuple[Scenario, Scenario | None]]:
     def setup(ctx: Ctx) -> tuple[Scenario, Scenario | None]:
         work = ctx.tree({"third_party/composable_kernel/include/ck/ck.hpp": CK_HPP,
@@ -497,13 +505,13 @@ CASES = [
          lambda r: r["check"].startswith("compile gfx") or r["check"] == "libstdc++ assertions"),
     Case("c10", "ROCm/TheRock#3311", "python-packaging",
          "the tree's setup.py imports pkg_resources; no build venv yet (the build installs "
-         "the newest setuptools, 82)", c10, check("setuptools")),
+         "the newest setuptools, 82)", c10, check("setuptools"), pinned_setuptools),
     Case("c10v", "ROCm/TheRock#3311", "python-packaging",
          "variant: the build venv already has setuptools 82.0.0 (from the index)", c10v,
-         check("setuptools"), counted=False),
+         check("setuptools"), pinned_setuptools, counted=False),
     Case("c10d", "ROCm/TheRock#3311", "python-packaging",
          "variant: setuptools 82.0.0 in the venv, the import in tools/setup_helpers/env.py",
-         c10d, check("setuptools"), counted=False),
+         c10d, check("setuptools"), pinned_setuptools, counted=False),
     Case("c12", "state-spaces/mamba#595", "triton",
          "the build venv is one holding PyPI's triton 3.6.0 (CUDA build)", c12,
          lambda r: r["check"] in ("build venv", "triton")),

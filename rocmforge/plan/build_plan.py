@@ -45,6 +45,7 @@ from rocmforge.execute.action_args import (
 )
 from rocmforge.execute.model import Effects, Plan, Step
 from rocmforge.execute.step_inputs import PreflightInputs
+from rocmforge.knowledge.setuptools_pin import PKG_RESOURCES_PIN
 from rocmforge.knowledge.steps import STEP, StepName, check_planned
 from rocmforge.knowledge.triton import TRITON_MODES
 from rocmforge.sources.upstream_fixes import as_rows as fix_rows
@@ -304,7 +305,9 @@ def plan_build(
                           *(((venv_python, "-m", "pip", "install", "build"),)
                             if options.build_style == "build" else ())),
                 notes=("only the requirement files the checkout has; `build` only when "
-                       "`import build` fails",)),
+                       "`import build` fails",
+                       f"'{PKG_RESOURCES_PIN}' added when the checkout's setup.py (or a module "
+                       "it loads) imports pkg_resources")),
             cwd=src,
             env=pip_env,
             inputs=source_inputs,

@@ -11,13 +11,13 @@ import shlex
 from collections.abc import Sequence
 from typing import Literal
 
+from rocmforge.knowledge.setuptools_pin import PKG_RESOURCES_PIN, SETUPTOOLS_WITHOUT_PKG_RESOURCES
 from rocmforge.plan.doctor_row import DoctorRow
 from rocmforge.probes.cmake_prefix import PackageConfig
 from rocmforge.probes.hazards import CK_CMAKE, CK_HEADER, Hazards, describe
 from rocmforge.probes.sccache_start import SccacheStart
 from rocmforge.versions import version_key
 
-SETUPTOOLS_WITHOUT_PKG_RESOURCES = "82"  # setuptools 82.0.0 removed pkg_resources
 # The temp directory on its own filesystem: FAIL below 2 GiB, WARN below 8 GiB. Our estimate,
 # not a measured floor: a ROCm torch wheel is several GB and pip or a repack unpacks it in the
 # temp dir (pytorch/test-infra#7690 ran out there), besides each compile's temporaries.
@@ -427,6 +427,17 @@ def _cmake_rows(hazards: Hazards, cmake_version: str, minimum: str) -> list[Doct
 
 
 def _setuptools_rows(hazards: Hazards, venv: str) -> list[DoctorRow]:
+    rows: list[DoctorRow] = []
+    if hazards.checkout_pkg_resources:  # the kit's remedy, said (steps.venv applies it)
+        rows.append(DoctorRow(
+            check="setuptools", status="OK",
+            detail=f"{', '.join(hazards.checkout_pkg_resources)} import pkg_resources, which "
+            f"setuptools {SETUPTOOLS_WITHOUT_PKG_RESOURCES} removed: the build-requirements "
+            f"step installs '{PKG_RESOURCES_PIN}' with the checkout's requirements"))
+    return rows + _companion_setuptools_rows(hazards, venv)
+
+
+def _companion_setuptools_rows(hazards: Hazards, venv: str) -> list[DoctorRow]:
     if not hazards.pkg_resources:
         return []
     users = ", ".join(hazards.pkg_resources)
@@ -442,5 +453,5 @@ def _setuptools_rows(hazards: Hazards, venv: str) -> list[DoctorRow]:
         detail=f"{users} import pkg_resources, which setuptools 82 removed; the build venv "
         + (f"has setuptools {have}" if have else "will get the newest setuptools")
         + " (pytorch/vision#9380)",
-        fix=f"{venv}/bin/python -m pip install 'setuptools<82' (or a release of that project "
+        fix=f"{venv}/bin/python -m pip install '{PKG_RESOURCES_PIN}' (or a release of that project "
         "whose setup.py no longer imports pkg_resources)")]

@@ -127,7 +127,10 @@ class Hazards:
     """(CMakeLists.txt relative to the checkout, declared minimum) below 3.5."""
     tree_read: bool = False
     pkg_resources: tuple[str, ...] = ()
-    """setup.py files (relative to the work dir's src/) that import pkg_resources."""
+    """setup.py files (relative to the work dir's src/) that import pkg_resources, outside the
+    PyTorch checkout (the companions')."""
+    checkout_pkg_resources: tuple[str, ...] = ()
+    """The same for the PyTorch checkout: its build-requirements step pins setuptools for them."""
     venv_foreign: tuple[str, ...] = ()
     """'triton 3.4.0' / 'torch 2.9.0+cu128' in the build venv: not ROCm's."""
     venv_setuptools: str = ""
@@ -183,7 +186,8 @@ def probe_hazards(*, rocm_root: Path | None, checkout: Path | None, sources: Pat
         runtime_copies=tuple(runtime_copies(rocm_root, environ, root)),
         cmake_floors=tuple(cmake_floors(checkout)) if checkout else (),
         tree_read=bool(checkout and checkout.is_dir()),
-        pkg_resources=tuple(pkg_resources_users(sources)) if sources else (),
+        pkg_resources=tuple(pkg_resources_users(sources, skip=checkout)) if sources else (),
+        checkout_pkg_resources=tuple(checkout_pkg_resources(checkout)) if checkout else (),
         venv_foreign=tuple(venv_foreign(venv, dist)) if venv else (),
         venv_setuptools=dist_version(venv, "setuptools") if venv else "",
         venv_torch=dist_version(venv, "torch") if venv else "",
@@ -545,21 +549,33 @@ def cmake_floors(checkout: Path, max_depth: int = 4) -> Iterable[tuple[str, str]
             yield str(path.relative_to(checkout)), found.group(1)
 
 
-def pkg_resources_users(sources: Path) -> Iterable[str]:
+def pkg_resources_users(sources: Path, skip: Path | None = None) -> Iterable[str]:
     """The setup.py of each checkout under the work dir's src/ (PyTorch, the companions) that
     imports pkg_resources, and each module of that checkout setup.py loads that does
     (PyTorch's setup.py imports tools.setup_helpers.env, .cmake, ...; followed import by
-    import within the checkout)."""
+    import within the checkout); `skip` is a checkout left out (PyTorch's, judged apart)."""
     if not sources.is_dir():
         return
     for setup in sorted(sources.glob("*/setup.py")):
-        for module in _loaded_by(setup, setup.parent):
-            try:
-                if imports_pkg_resources(module.read_text(errors="replace")):
-                    name = str(module.relative_to(sources))
-                    yield name if module == setup else f"{name} (setup.py imports it)"
-            except OSError:
-                continue
+        if skip is None or setup.parent.resolve() != skip.resolve():
+            yield from _setup_users(setup, sources)
+
+
+def checkout_pkg_resources(checkout: Path) -> Iterable[str]:
+    """pkg_resources_users for one checkout, named relative to the folder that holds it."""
+    setup = checkout / "setup.py"
+    if setup.is_file():
+        yield from _setup_users(setup, checkout.parent)
+
+
+def _setup_users(setup: Path, base: Path) -> Iterable[str]:
+    for module in _loaded_by(setup, setup.parent):
+        try:
+            if imports_pkg_resources(module.read_text(errors="replace")):
+                name = str(module.relative_to(base))
+                yield name if module == setup else f"{name} (setup.py imports it)"
+        except OSError:
+            continue
 
 
 # An import in the body of a try with one of these handlers fails softly: the code goes on

@@ -18,7 +18,9 @@ from rocmforge import process
 from rocmforge.errors import RocmforgeError, StepFailed
 from rocmforge.execute.action_args import InVenv
 from rocmforge.execute.actions import ActionContext, Details
+from rocmforge.knowledge.setuptools_pin import PKG_RESOURCES_PIN, SETUPTOOLS_WITHOUT_PKG_RESOURCES
 from rocmforge.knowledge.steps import STEP
+from rocmforge.probes.hazards import checkout_pkg_resources
 from rocmforge.workdir import WorkDir
 
 if TYPE_CHECKING:
@@ -31,22 +33,34 @@ def build_requirements(build: PreparedBuild, ctx: ActionContext) -> Details:
     python = ctx.args(InVenv).python
     if release_venv(ctx.workdir.venv):
         ctx.say("lifted the venv's pin of the last build's wheels while the build changes it")
-    tree = Path(ctx.step.cwd)
-    files = [name for name in ("requirements.txt", "requirements-build.txt")
-             if (tree / name).is_file()]
-    if files:
-        argv = [python, "-m", "pip", "install"]
-        for name in files:
-            argv += ["-r", name]
-        ctx.run(argv)
-    else:
-        ctx.say("no requirements.txt or requirements-build.txt in the checkout")
+    details = install_requirements(ctx, Path(ctx.step.cwd), python)
     if build.options.build_style == "build":
         code, _ = ctx.capture([python, "-c", "import build"], check=False)
         if code != 0:
             ctx.say("`python -m build` is not in the build venv; installing it")
             ctx.run([python, "-m", "pip", "install", "build"])
-    return {"files": files}
+    return details
+
+
+def install_requirements(ctx: ActionContext, tree: Path, python: str) -> Details:
+    """pip install the checkout's requirement files, with setuptools pinned below the release
+    that removed pkg_resources when the checkout's setup.py (or a module it loads) imports it.
+    The checkout decides the pin, so the step's digest (the checkout's) covers it."""
+    files = [name for name in ("requirements.txt", "requirements-build.txt")
+             if (tree / name).is_file()]
+    users = list(checkout_pkg_resources(tree))
+    pins = [PKG_RESOURCES_PIN] if users else []
+    if users:
+        ctx.say(f"{', '.join(users)} import pkg_resources, which setuptools "
+                f"{SETUPTOOLS_WITHOUT_PKG_RESOURCES} removed: installing '{PKG_RESOURCES_PIN}'")
+    if files or pins:
+        argv = [python, "-m", "pip", "install"]
+        for name in files:
+            argv += ["-r", name]
+        ctx.run([*argv, *pins])
+    if not files:
+        ctx.say("no requirements.txt or requirements-build.txt in the checkout")
+    return {"files": files, "pins": pins}
 
 
 def install(build: PreparedBuild, ctx: ActionContext) -> Details:

@@ -358,3 +358,58 @@ def test_pypis_cuda_torch_in_a_real_venv_is_foreign() -> None:
     version = infos[0].name.removesuffix(".dist-info").partition("-")[2]
     assert "+" not in version
     assert f"torch {version}" in list(venv_foreign(venv))
+
+
+def test_the_build_pins_setuptools_for_a_checkout_that_imports_pkg_resources(
+        tmp_path: Path, setuptools_82_venv: Path) -> None:
+    """ROCm/TheRock#3311: PyTorch's setup.py loads tools/setup_helpers/env.py, which imported
+    pkg_resources; with setuptools 82 in the build venv the build stopped. The kit's
+    build-requirements step installs 'setuptools<82' with the checkout's requirements (real
+    pip, real venv), and doctor says so instead of warning."""
+    import io
+
+    from rocmforge.execute.action_args import InVenv
+    from rocmforge.execute.actions import ActionContext
+    from rocmforge.execute.model import Step
+    from rocmforge.knowledge.steps import STEP
+    from rocmforge.steps.venv import install_requirements
+    from rocmforge.workdir import workdir_for
+
+    venv = tmp_path / "venv"
+    shutil.copytree(setuptools_82_venv, venv, symlinks=True)
+    python = str(venv / "bin" / "python")
+    tree = tmp_path / "src" / "pytorch"
+    (tree / "tools" / "setup_helpers").mkdir(parents=True)
+    (tree / "setup.py").write_text("from tools.setup_helpers.env import check_env\n")
+    (tree / "tools" / "__init__.py").write_text("")
+    (tree / "tools" / "setup_helpers" / "__init__.py").write_text("")
+    (tree / "tools" / "setup_helpers" / "env.py").write_text(
+        "import pkg_resources\n\ndef check_env():\n    return pkg_resources\n")
+    (tree / "requirements.txt").write_text("")
+    hazards = probe_hazards(rocm_root=None, checkout=tree, sources=tree.parent, venv=venv,
+                            environ={})
+    assert hazards.checkout_pkg_resources == (
+        "pytorch/tools/setup_helpers/env.py (setup.py imports it)",)
+    assert hazards.pkg_resources == ()  # PyTorch's own checkout is judged apart
+    status, detail, _ = _rows(hazards)["setuptools"]
+    assert status == "OK" and "installs 'setuptools<82'" in detail
+
+    ran: list[list[str]] = []
+
+    def run_argv(argv, *, cwd, env, log):  # type: ignore[no-untyped-def]
+        ran.append(list(argv))
+        done = subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, timeout=600)
+        return done.returncode, done.stdout + done.stderr
+
+    step = Step(name=STEP.build_requirements, why="w", kind="python", cwd=str(tree),
+                args=InVenv(action="build-requirements", python=python))
+    ctx = ActionContext(step=step, workdir=workdir_for(str(tmp_path)), results=(),
+                        log=io.StringIO(), run_argv=run_argv)
+    details = install_requirements(ctx, tree, python)
+    assert ran == [[python, "-m", "pip", "install", "-r", "requirements.txt", "setuptools<82"]]
+    assert details == {"files": ["requirements.txt"], "pins": ["setuptools<82"]}
+    # setup.py runs now in the venv that setuptools 82 had broken.
+    done = subprocess.run([python, "setup.py", "--version"], cwd=tree, capture_output=True,
+                          text=True, timeout=120)
+    assert "No module named 'pkg_resources'" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
