@@ -83,3 +83,38 @@ def test_the_after_counts_are_the_blind_rows_with_the_after_outcomes() -> None:
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert ("Doctor now stops 12, warns on 12, the build avoids 9, 1 passes unnoticed") in readme
     assert "of the 24 reproduced here 11 / 8 / 5 / 0" in readme
+
+
+def test_the_counts_after_the_setuptools_pin_are_the_rows_with_both_changes() -> None:
+    """RESULTS.md's 2026-12-05 section changes c10 again (the build pins setuptools); its
+    counts, and the README's, are the blind rows with both sections' outcomes in place."""
+    text = (PREFLIGHT / "RESULTS.md").read_text()
+    before, _, after_part = text.partition("## After the fixes")
+    first, _, second = after_part.partition("## 2026-12-05")
+    changed = {}
+    for line in first.splitlines():
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        if re.match(r"^c\d\d[a-z]? *$", cells[0]) and len(cells) == 5:
+            changed[cells[0]] = cells[3]
+    for line in second.splitlines():
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        if re.match(r"^c\d\d[a-z]? *$", cells[0]) and len(cells) == 3:
+            changed[cells[0]] = cells[2]
+    assert changed["c10"] == "AVOIDED"
+    rows = []
+    for line in before.splitlines():
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        if not re.match(r"^c\d\d[a-z]? *$", cells[0]) or len(cells) < 7:
+            continue
+        rows.append({"id": cells[0], "class": cells[2],
+                     "outcome": changed.get(cells[0], cells[4]).split()[0],
+                     "reproduced": "(by reading)" not in cells[4],
+                     "counted": "variant" not in cells[4]})
+    summary = preflight_round.summary(rows)
+    assert "| all | 34 | 12 | 11 | 10 | 1 |" in summary
+    assert "| reproduced here | 24 | 11 | 7 | 6 | 0 |" in summary
+    assert "All 34: stop 12, warn 11, avoided 10, missed 1; reproduced here (24): 11 / 7 / 6 / " \
+        "0." in " ".join(second.split())
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert ("stop 12, warn 11, avoided 10, missed 1; of the 24 reproduced here 11 / 7 / 6 / 0"
+            in readme)
