@@ -45,7 +45,7 @@ def render_text(found: Diagnosis, source: str, width: int = 80) -> str:
         heading = (f"the lines of {source} that look like errors:" if found.evidence else
                    f"{source} has no line that looks like an error")
     out.append("")
-    out.append(heading)
+    out.extend(wrap_whole(heading, width))  # a long path goes whole onto its own line
     for line in found.evidence:
         out.append(f"  {line.lineno:>6}: {line.text}")
     return "\n".join(out) + "\n"

@@ -327,6 +327,20 @@ def test_triage_text_keeps_its_fix_command_whole(width: int) -> None:
     assert any("`invoke doctor --arch gfx9999`" in line for line in text.splitlines()), text
 
 
+def test_triage_s_heading_with_a_long_log_path_fits_the_terminal() -> None:
+    """The heading above the evidence named a long log path inside one 136-column line on an
+    80-column terminal; it now wraps, the path whole on a line of its own."""
+    from rocmforge.triage.model import Diagnosis, Evidence
+    from rocmforge.triage.report import render_text
+
+    path = "/work/main/tests/failures/rounds/r7/cases/" + "x" * 60 + ".log"
+    found = Diagnosis(klass=None, subject="", cause="", fix="", rule="",
+                      evidence=(Evidence(lineno=8, text="ninja: build stopped"),))
+    lines = render_text(found, path, width=80).splitlines()
+    assert lines[2:5] == ["the lines of", path, "that look like errors:"]
+    assert all(len(line) <= 80 for line in lines if line != path)
+
+
 def test_no_color_on_a_terminal_keeps_the_width_rules(monkeypatch) -> None:
     """Defect 12: NO_COLOR on a terminal printed the wide plain table and unwrapped paragraphs.
     Plain output on a terminal now obeys its width (blocks, wrapped words); piped, it is the
