@@ -361,20 +361,24 @@ def aotriton(arch: str) -> Callable[[Ctx], tuple[Scenario, Scenario | None]]:
     return setup
 
 
-def left_out(rows: Rows, _env: dict[str, str]) -> str:
-    for r in rows:
-        if r["check"] == "feature flash_attention" and "left out of this build" in r["detail"]:
-            return ("the plan leaves flash and memory-efficient attention (AOTriton) out of the "
-                    "build for this target (row WARNs: " + r["detail"][:90] + "...)")
-    return ""
+def avoided_when(name: str, needle: str, how: str,
+                 label: str = "row") -> Callable[[Rows, dict[str, str]], str]:
+    """The build avoids the condition when doctor's row `name` says `needle`: `how`, with it."""
+    def avoided(rows: Rows, _env: dict[str, str]) -> str:
+        for r in rows:
+            if r["check"] == name and needle in r["detail"]:
+                return f"{how} ({label}: {r['detail'][:90]}...)"
+        return ""
+    return avoided
 
 
-def pinned_setuptools(rows: Rows, _env: dict[str, str]) -> str:
-    for r in rows:
-        if r["check"] == "setuptools" and "installs 'setuptools<82'" in r["detail"]:
-            return ("the build-requirements step pins setuptools below 82 for this checkout "
-                    "(row: " + r["detail"][:90] + "...)")
-    return ""
+left_out = avoided_when(
+    "feature flash_attention", "left out of this build",
+    "the plan leaves flash and memory-efficient attention (AOTriton) out of the build for this "
+    "target", label="row WARNs")
+pinned_setuptools = avoided_when(
+    "setuptools", "installs 'setuptools<82'",
+    "the build-requirements step pins setuptools below 82 for this checkout")
 
 
 def ck(arch: str) -> Callable[[Ctx], tuple[Scenario, Scenario | None]]:
