@@ -155,6 +155,9 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
             fix=f"use {library} and the libraries it was built with from one install or one "
                 f"build (`ldd -r {where}` lists what it cannot resolve); or rebuild "
                 f"{library.split('.so')[0]} against the libraries that are installed")
+    paired = _rocm_pair(where, raw)
+    if paired is not None:
+        return paired
     row = owners.symbol_owner(symbol)
     owner = (f"ROCm's {row.name}" if row else
              "torch" if symbol.startswith(("at::", "c10::", "torch::", "caffe2::")) else "")
@@ -187,6 +190,29 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
                     "compile (a CUDA-only kernel): build a release of it that leaves the op "
                     "out on ROCm")
     return Reading(subject=symbol, cause=cause, fix=fix)
+
+
+def _rocm_pair(where: str, symbol: str) -> Reading | None:
+    """One ROCm library (librocsolver.so.0) needs a symbol of another ROCm component (a
+    rocBLAS internal template): the two come from different releases or builds. The subject
+    is the library the loader names, the one out of step with its dependency."""
+    library = where.rsplit("/", 1)[-1]
+    if not where or not _ROCM_ISH.match(library):
+        return None
+    row = owners.symbol_owner(symbol_name(symbol).split("<", 1)[0])
+    mine = owners.library_owner(library)
+    if row is None or (mine is not None and mine.name == row.name):
+        return None
+    dependency = row.libraries[0] if row.libraries else row.name
+    return Reading(
+        subject=library,
+        cause=f"{where} needs {symbol_name(symbol)} from ROCm's {row.name} ({dependency}), and "
+              f"the {row.name} that is loaded does not export it: {library} and {row.name} "
+              "come from different ROCm releases or builds (one was updated or rebuilt "
+              "without the other)",
+        fix=f"install {library.split('.so')[0]} and {row.name} from one ROCm release (update "
+            f"or rebuild both together); `ldd -r {where}` shows which {dependency} it loads "
+            "and what stays unresolved")
 
 
 _WRAPPED_FROM = re.compile(r"(?P<where>[\w./+-]+\.so[\w.]*): undefined symbol:\s*$")
