@@ -43,6 +43,19 @@ def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
         (key for key, text in _WINDOWS_CODE_TEXT.items() if text in match.group(0)), "126")
     if code == "126" and dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
         return None  # the windows-torch-dll rule names the Triton/driver cause for these
+    return _by_code(dll, code)
+
+
+def _llvm_cannot_open(match: re.Match[str], view: LineView) -> Reading | None:
+    # LLVM's DynamicLibrary on Windows: "<file>: Can't open" + MakeErrMsg's ": <system text>
+    # (0x<GetLastError() in hex>)". The code, not the text (the UI language), says what failed.
+    code = str(int(match.group("hex"), 16))
+    if code not in _WINDOWS_CODE_TEXT:
+        return None  # another error (access denied, a path too long): no claim
+    return _by_code(match.group("dll"), code)
+
+
+def _by_code(dll: str, code: str) -> Reading:
     if code == "127":
         return Reading(
             subject=dll,
@@ -131,6 +144,13 @@ RULES: tuple[Rule, ...] = (
          "guoyww/AnimateDiff#374, bmaltais/kohya_ss#486 (French), 193: pytorch/pytorch#46592, "
          "patrickloeber/pytorch-chatbot#10, 1114: nagadomi/nunif#701, "
          "666ghj/BettaFish#124 (Chinese)"),
+    Rule(id="windows-dll-cannot-open", klass="import",
+         triggers=("Can't open: ",),
+         pattern=rx(r"(?P<dll>[\w.+-]+\.dll): Can't open: .*\(0x(?P<hex>[0-9A-Fa-f]{1,8})\)"),
+         read=_llvm_cannot_open, source="llvm/llvm-project llvm/lib/Support/Windows/"
+         "DynamicLibrary.inc (\"<file>: Can't open\") and WindowsSupport.h MakeErrMsg (\": "
+         "<FormatMessage text> (0x<GetLastError() hex>)\"; stored copies, commit not read); "
+         "ROCm/TheRock#1552 (amdhip64.dll, 0x7E)"),
     Rule(id="dll-load-failed", klass="import",
          triggers=("DLL load failed",),
          pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)|ImportError: DLL load "
