@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Pool d3 (dev, not blind): what runs after the build, made with the real tools here.
+#  d3-real-torchvision-built-for-other-torch: the real torchvision 0.29.1 wheel (built for
+#    torch 2.14.1, in /opt/rf-tv-0.29.1) imported by the real torch 2.13.0+cpu of this
+#    machine's Python: its _meta_registrations.py registers a fake kernel for torchvision::nms,
+#    an operator its compiled library did not register with this torch.
+#  d3-real-torchvision-built-for-other-torch-cut: the same output cut before the exception
+#    line, as threads often post it (ROCm/TheRock#1261): the frames alone.
+#  d3-real-rocsolver-needs-newer-rocblas: a stand-in librocsolver.so.0 (gcc 12) linked against
+#    a librocblas.so.4 that defines a rocBLAS internal C++ template; at run time an older
+#    librocblas.so.4 without it is found first; `import torch` loads librocsolver with ctypes
+#    the way torch's _C does through DT_NEEDED (glibc's loader prints the same line).
+# Paths are rewritten: the temporary folder to /home/user/rocm-venv, the Python prefix to /usr.
+set -u
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d3/cases
+py=$(command -v python3)
+prefix=$("$py" -c "import sys;print(sys.base_prefix)")
+t=$(mktemp -d)
+fix() { sed -e "s#$t#/home/user/rocm-venv#g; s#$prefix#/usr#g"; }
+# 1, 2: torchvision built for another torch
+mkdir -p "$t/sp"
+ln -s /opt/rf-tv-0.29.1/lib/python3.11/site-packages/torchvision "$t/sp/torchvision"
+(cd "$t" && PYTHONPATH="$t/sp" "$py" -c "import torchvision" 2>&1) | fix \
+  > "$cases/d3-real-torchvision-built-for-other-torch.log"
+grep -v '^RuntimeError: ' "$cases/d3-real-torchvision-built-for-other-torch.log" \
+  > "$cases/d3-real-torchvision-built-for-other-torch-cut.log"
+# 3: librocsolver needs a rocBLAS internal symbol the loaded rocBLAS lacks
+mkdir -p "$t/new" "$t/old" "$t/opt/rocm/lib" "$t/sp2/torch"
+cat > "$t/blas_new.cpp" <<'CPP'
+struct _rocblas_handle;
+enum rocblas_status_ { rocblas_status_success = 0 };
+template <bool A, bool B, typename T>
+rocblas_status_ rocblas_internal_syr2k_template(_rocblas_handle *, int n, T *x) {
+  return n > 0 && x ? rocblas_status_success : rocblas_status_success;
+}
+template rocblas_status_ rocblas_internal_syr2k_template<false, true, float>(_rocblas_handle *, int, float *);
+extern "C" int rocblas_create_handle(void **h) { *h = nullptr; return 0; }
+CPP
+cat > "$t/blas_old.cpp" <<'CPP'
+extern "C" int rocblas_create_handle(void **h) { *h = nullptr; return 0; }
+CPP
+cat > "$t/solver.cpp" <<'CPP'
+struct _rocblas_handle;
+enum rocblas_status_ { rocblas_status_success = 0 };
+template <bool A, bool B, typename T>
+rocblas_status_ rocblas_internal_syr2k_template(_rocblas_handle *, int n, T *x);
+extern "C" int rocsolver_ssyevd(_rocblas_handle *h, int n, float *a) {
+  return rocblas_internal_syr2k_template<false, true, float>(h, n, a);
+}
+CPP
+g++ -shared -fPIC -Wl,-soname,librocblas.so.4 -o "$t/new/librocblas.so.4" "$t/blas_new.cpp"
+g++ -shared -fPIC -Wl,-soname,librocblas.so.4 -o "$t/old/librocblas.so.4" "$t/blas_old.cpp"
+g++ -shared -fPIC -Wl,-soname,librocsolver.so.0 -o "$t/opt/rocm/lib/librocsolver.so.0" \
+  "$t/solver.cpp" -L"$t/new" -l:librocblas.so.4
+cat > "$t/sp2/torch/__init__.py" <<'PY'
+import ctypes
+ctypes.CDLL("/home/user/rocm-venv/opt/rocm/lib/librocsolver.so.0".replace(
+    "/home/user/rocm-venv", __file__.rsplit("/sp2/", 1)[0]), mode=ctypes.RTLD_GLOBAL)
+PY
+(cd "$t" && LD_LIBRARY_PATH="$t/old" PYTHONPATH="$t/sp2" "$py" -c "import torch" 2>&1) | fix \
+  > "$cases/d3-real-rocsolver-needs-newer-rocblas.log"
+rm -rf "$t"
