@@ -10,6 +10,9 @@
 #    a librocblas.so.4 that defines a rocBLAS internal C++ template; at run time an older
 #    librocblas.so.4 without it is found first; `import torch` loads librocsolver with ctypes
 #    the way torch's _C does through DT_NEEDED (glibc's loader prints the same line).
+#  d3-real-triton-ops-gone-triton34 (and -cut, without the exception line): a package written
+#    for Triton 2.x (`from triton.ops.matmul_perf_model import ...`, as bitsandbytes 0.43 did)
+#    imported with the real Triton 3.4.0 of /opt/rf-triton-3.4.0, which has no triton.ops.
 # Paths are rewritten: the temporary folder to /home/user/rocm-venv, the Python prefix to /usr.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d3/cases
@@ -59,4 +62,21 @@ ctypes.CDLL("/home/user/rocm-venv/opt/rocm/lib/librocsolver.so.0".replace(
 PY
 (cd "$t" && LD_LIBRARY_PATH="$t/old" PYTHONPATH="$t/sp2" "$py" -c "import torch" 2>&1) | fix \
   > "$cases/d3-real-rocsolver-needs-newer-rocblas.log"
+# 4, 5: a package written for Triton 2.x imported with the real Triton 3.4.0 (no triton.ops)
+tp=/opt/rf-triton-3.4.0/bin/python
+mkdir -p "$t/sp3/oldkernels"
+echo 'from .matmul import fused_matmul  # noqa: F401' > "$t/sp3/oldkernels/__init__.py"
+cat > "$t/sp3/oldkernels/matmul.py" <<'PY'
+import triton
+from triton.ops.matmul_perf_model import early_config_prune, estimate_matmul_time
+
+
+def fused_matmul(a, b):
+    return triton.cdiv(a, b), early_config_prune, estimate_matmul_time
+PY
+(cd "$t" && PYTHONPATH="$t/sp3" "$tp" -c "import oldkernels" 2>&1) \
+  | sed -e "s#$t/sp3#/home/user/venv/lib/python3.11/site-packages#g" \
+  > "$cases/d3-real-triton-ops-gone-triton34.log"
+grep -v '^ModuleNotFoundError: ' "$cases/d3-real-triton-ops-gone-triton34.log" \
+  > "$cases/d3-real-triton-ops-gone-triton34-cut.log"
 rm -rf "$t"
