@@ -134,3 +134,26 @@ def test_a_triton_ops_frame_with_triton_ops_on_disk_claims_nothing() -> None:
 def test_triton_ops_in_code_that_is_not_a_traceback_claims_nothing() -> None:
     assert explain_text("from triton.ops.matmul_perf_model import early_config_prune").klass \
         is None
+
+
+def test_a_rocm_symbol_version_missing_names_the_library_and_the_release() -> None:
+    found = explain_text("OSError: /opt/rocm/lib/libamdhip64.so.6: version `hip_6.2' not found "
+                         "(required by /v/site-packages/torch/lib/libtorch_hip.so)",
+                         step="verify")
+    assert (found.klass, found.subject, found.rule) == ("import", "libamdhip64.so.6",
+                                                        "rocm-symbol-version")
+    assert "libtorch_hip.so was built against HIP 6.2 or newer (ROCm 6.2+)" in found.cause
+    assert "`ldd /v/site-packages/torch/lib/libtorch_hip.so`" in found.fix
+
+
+def test_a_rocr_symbol_version_names_the_hsa_runtime() -> None:
+    found = explain_text("/opt/rocm/lib/libhsa-runtime64.so.1: version `ROCR_1' not found "
+                         "(required by /opt/rocm/lib/libamdhip64.so.6)")
+    assert (found.subject, found.rule) == ("libhsa-runtime64.so.1", "rocm-symbol-version")
+    assert "symbol version ROCR_1" in found.cause
+
+
+def test_a_libstdcxx_version_is_not_a_rocm_symbol_version() -> None:
+    found = explain_text("ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version "
+                         "`GLIBCXX_3.4.32' not found (required by /v/torch/lib/libtorch_python.so)")
+    assert (found.subject, found.rule) == ("GLIBCXX_3.4.32", "glibcxx-version")

@@ -13,6 +13,9 @@
 #  d3-real-triton-ops-gone-triton34 (and -cut, without the exception line): a package written
 #    for Triton 2.x (`from triton.ops.matmul_perf_model import ...`, as bitsandbytes 0.43 did)
 #    imported with the real Triton 3.4.0 of /opt/rf-triton-3.4.0, which has no triton.ops.
+#  d3-real-torch-hip-needs-newer-hip-runtime: a stand-in libtorch_hip.so linked against a
+#    libamdhip64.so.5 that has symbol version hip_5.3, loaded with the real ROCm 5.2
+#    libamdhip64.so.5 of this machine (versions hip_4.2 ... hip_5.2).
 # Paths are rewritten: the temporary folder to /home/user/rocm-venv, the Python prefix to /usr.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d3/cases
@@ -79,4 +82,27 @@ PY
   > "$cases/d3-real-triton-ops-gone-triton34.log"
 grep -v '^ModuleNotFoundError: ' "$cases/d3-real-triton-ops-gone-triton34.log" \
   > "$cases/d3-real-triton-ops-gone-triton34-cut.log"
+# 6: a torch library built against a newer HIP runtime than the real ROCm 5.2 libamdhip64.so.5
+# of this machine (it exports symbol versions hip_4.2 ... hip_5.2): glibc's version check
+mkdir -p "$t/hipnew" "$t/sp4/torch/lib"
+printf 'hip_5.2 { global: hipGetDeviceCount; local: *; };\nhip_5.3 { global: hipDrvGetErrorName; } hip_5.2;\n' \
+  > "$t/hip.map"
+cat > "$t/hipnew.c" <<'C'
+int hipGetDeviceCount(int *n) { *n = 0; return 0; }
+int hipDrvGetErrorName(int err, const char **s) { (void)err; *s = 0; return 0; }
+C
+gcc -shared -fPIC -Wl,-soname,libamdhip64.so.5 -Wl,--version-script="$t/hip.map" \
+  -o "$t/hipnew/libamdhip64.so.5" "$t/hipnew.c"
+echo 'int hipDrvGetErrorName(int, const char **); int torch_hip_probe(void) { const char *s; return hipDrvGetErrorName(0, &s); }' \
+  > "$t/th.c"
+gcc -shared -fPIC -o "$t/sp4/torch/lib/libtorch_hip.so" "$t/th.c" -L"$t/hipnew" -l:libamdhip64.so.5
+cat > "$t/sp4/torch/__init__.py" <<'PY'
+import ctypes
+import os
+
+ctypes.CDLL(os.path.join(os.path.dirname(__file__), "lib", "libtorch_hip.so"), mode=ctypes.RTLD_GLOBAL)
+PY
+(cd "$t" && PYTHONPATH="$t/sp4" "$py" -c "import torch" 2>&1) \
+  | sed -e "s#$t/sp4#/home/user/venv/lib/python3.11/site-packages#g; s#$prefix#/usr#g" \
+  > "$cases/d3-real-torch-hip-needs-newer-hip-runtime.log"
 rm -rf "$t"
