@@ -16,6 +16,10 @@
 #  d3-real-torch-hip-needs-newer-hip-runtime: a stand-in libtorch_hip.so linked against a
 #    libamdhip64.so.5 that has symbol version hip_5.3, loaded with the real ROCm 5.2
 #    libamdhip64.so.5 of this machine (versions hip_4.2 ... hip_5.2).
+#  d3-neg-real-hip-runtime-no-device (negative): a HIP program (hipcc of ROCm 5.2) run by the
+#    ROCm 5.2 runtime on this machine without a GPU: "hsa_init failed", hipErrorNoDevice. No
+#    cause is proven (no GPU, no /dev/kfd access, a container without the device): no claim.
+#    The runtime's timestamps and thread ids are fixed to one value so reruns compare equal.
 # Paths are rewritten: the temporary folder to /home/user/rocm-venv, the Python prefix to /usr.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d3/cases
@@ -105,4 +109,26 @@ PY
 (cd "$t" && PYTHONPATH="$t/sp4" "$py" -c "import torch" 2>&1) \
   | sed -e "s#$t/sp4#/home/user/venv/lib/python3.11/site-packages#g; s#$prefix#/usr#g" \
   > "$cases/d3-real-torch-hip-needs-newer-hip-runtime.log"
+# 7 (negative): a HIP program built by ROCm 5.2's hipcc run by ROCm 5.2's runtime on this
+# machine, which has no GPU and no /dev/kfd: HSA does not start, HIP reports no device
+cat > "$t/nodev.cpp" <<'CPP'
+#include <hip/hip_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+#define CHECK(x) do { hipError_t e = (x); if (e != hipSuccess) { fprintf(stderr, "HIP error %s: %s at %s:%d\n", hipGetErrorName(e), hipGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
+__global__ void fill(float *x) { x[0] = 1.0f; }
+int main() {
+  int n = 0;
+  CHECK(hipGetDeviceCount(&n));
+  float *p;
+  CHECK(hipMalloc(&p, 64));
+  hipLaunchKernelGGL(fill, 1, 1, 0, 0, p);
+  CHECK(hipDeviceSynchronize());
+  printf("devices: %d\n", n);
+}
+CPP
+HIP_PLATFORM=amd hipcc --offload-arch=gfx1030 -nogpulib "$t/nodev.cpp" -o "$t/nodev"
+(cd "$t" && AMD_LOG_LEVEL=1 ./nodev 2>&1) | sed -e "s#$t#/home/user/src#g" \
+  -e 's/ [0-9]\+ us: [0-9]\+ : \[tid:0x[0-9a-f]\+\]/ 26110495105 us: 5163 : [tid:0x7f0bd9767880]/' \
+  > "$cases/d3-neg-real-hip-runtime-no-device.log"
 rm -rf "$t"
