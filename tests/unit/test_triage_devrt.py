@@ -124,8 +124,9 @@ def test_a_frame_importing_triton_ops_names_the_importing_package() -> None:
     assert "upgrade bitsandbytes" in found.fix
 
 
-def test_a_triton_ops_frame_with_triton_ops_on_disk_claims_nothing() -> None:
-    # a later frame inside triton/ops/ shows the module is there: the failure is elsewhere
+def test_a_triton_ops_frame_followed_by_tritons_own_frames_claims_nothing() -> None:
+    # a later frame inside triton (its ops/, its __init__) shows the import reached Triton's
+    # own code: the failure is there, not a missing module
     log = OPS + ("  File \"/v/site-packages/triton/ops/matmul_perf_model.py\", line 5, in "
                  "<module>\n    import torch\n")
     assert explain_text(log, step="verify").klass is None
@@ -157,3 +158,10 @@ def test_a_libstdcxx_version_is_not_a_rocm_symbol_version() -> None:
     found = explain_text("ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version "
                          "`GLIBCXX_3.4.32' not found (required by /v/torch/lib/libtorch_python.so)")
     assert (found.subject, found.rule) == ("GLIBCXX_3.4.32", "glibcxx-version")
+
+
+def test_a_triton_ops_frame_that_fails_inside_tritons_init_claims_nothing() -> None:
+    log = OPS + ("  File \"/v/site-packages/triton/__init__.py\", line 8, in <module>\n"
+                 "    from .runtime import Config\n")
+    assert explain_text(log, step="verify").rule != "triton-ops-import-frame"
+

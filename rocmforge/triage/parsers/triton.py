@@ -120,7 +120,7 @@ RULES: tuple[Rule, ...] = (
          triggers=("triton.ops",),
          pattern=rx(r"^(?:from|import) (?P<mod>triton\.ops)\b"),
          requires=rx(r"^Traceback \(most recent call last\):"),
-         unless=rx(r"[/\\]triton[/\\]ops[/\\]"),
+         unless=rx(r"(?:site|dist)-packages[/\\]triton[/\\]"),
          read=_triton_ops_frame, source="the Triton 3.4.0 wheel installed here "
          "(/opt/rf-triton-3.4.0) has no triton/ops; pytorch/pytorch#143718 (triton.ops "
          "removed in Triton 3.2); lamikr/rocm_sdk_builder#202 (the frame, cut before the "
