@@ -165,3 +165,26 @@ def test_a_triton_ops_frame_that_fails_inside_tritons_init_claims_nothing() -> N
                  "    from .runtime import Config\n")
     assert explain_text(log, step="verify").rule != "triton-ops-import-frame"
 
+
+
+def test_llvms_cannot_open_without_its_code_is_read_by_its_english_text() -> None:
+    found = explain_text("Failed to load amdhip64.dll: Can't open: The specified module could "
+                         "not be found")
+    assert (found.subject, found.rule) == ("amdhip64.dll", "windows-dll-cannot-open")
+    assert "WinError 126" in found.cause
+
+
+def test_ctypes_module_not_found_names_the_dll_of_a_full_path() -> None:
+    found = explain_text("FileNotFoundError: Could not find module 'C:\\v\\Lib\\site-packages\\"
+                         "_rocm_sdk_core\\bin\\amdhip64_7.dll' (or one of its dependencies). Try "
+                         "using the full path with constructor syntax.", step="verify")
+    assert (found.klass, found.subject, found.rule) == ("import", "amdhip64_7.dll",
+                                                        "ctypes-dll-not-found")
+    assert "WinError 126" in found.cause
+
+
+def test_ctypes_module_not_found_without_a_dll_name_claims_nothing() -> None:
+    # PyOpenGL's lookup of 'EGL' by its bare name: which file was meant is not in the line
+    assert explain_text("ImportError: ('Unable to load EGL library', \"Could not find module "
+                        "'EGL' (or one of its dependencies). Try using the full path with "
+                        "constructor syntax.\", 'EGL', None)").klass is None
