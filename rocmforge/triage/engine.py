@@ -52,6 +52,7 @@ _DEVICE_STRONG = re.compile(
 _DEVICE_WEAK = re.compile(
     r"(?<!hipv4-)amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})"
     r"|(?i:device|GPU|arch(?:itecture)?|compiling for|ISA)\W{1,3}(?P<e>gfx[0-9a-f]{3,4})\b"
+    r"|^# Architecture\s+from TensileCreateLibrary: (?P<f>gfx[0-9a-f]{3,4})\s*$"
 )
 STRONG_WEIGHT = 100
 

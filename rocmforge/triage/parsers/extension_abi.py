@@ -115,7 +115,9 @@ def _built_for_other_torch(match: re.Match[str], view: LineView) -> Reading | No
 def _torchvision_ops(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(
         subject="torchvision", cause=f"torchvision's compiled operators are not registered "
-        f"({match.group('op')} does not exist): the installed torchvision was not built "
+        f"({match.group('op')} " + ("does not exist" if "does not exist" in view.text else
+                                    "fails to register its fake kernel at import") +
+        "): the installed torchvision was not built "
         "against this torch (another release or variant, e.g. PyPI's beside a ROCm torch)",
         fix="install the torchvision built for this torch (the same ROCm index and nightly, "
             "or `invoke build` with the companion), with `pip install --no-deps` so torch "
@@ -163,6 +165,14 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"operator (?P<op>torchvision::\w+) does not exist"),
          read=_torchvision_ops, source="torch.library's error when torchvision's C++ ops did "
          "not load; ROCm/pytorch#3109"),
+    Rule(id="torchvision-fake-registration", klass="python-packaging",
+         triggers=("register_fake(",),
+         pattern=rx(r"^@torch\.library\.register_fake\(\"(?P<op>torchvision::\w+)\"\)"),
+         requires=rx(r"torch[/\\]library\.py\", line \d+, in (?:register|_register_fake)$"),
+         read=_torchvision_ops, source="pytorch/vision torchvision/_meta_registrations.py (the "
+         "stored file: `@torch.library.register_fake(\"torchvision::nms\")` at import, which "
+         "raises inside torch/library.py when torchvision's C++ ops were built for another "
+         "torch; commit not read); ROCm/TheRock#1261"),
     Rule(id="companion-cuda-versions", klass="python-packaging",
          triggers=("were compiled with different CUDA major versions",),
          pattern=rx(r"PyTorch and torchvision were compiled with different CUDA major "

@@ -155,6 +155,9 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
             fix=f"use {library} and the libraries it was built with from one install or one "
                 f"build (`ldd -r {where}` lists what it cannot resolve); or rebuild "
                 f"{library.split('.so')[0]} against the libraries that are installed")
+    paired = _rocm_pair(where, raw)
+    if paired is not None:
+        return paired
     row = owners.symbol_owner(symbol)
     owner = (f"ROCm's {row.name}" if row else
              "torch" if symbol.startswith(("at::", "c10::", "torch::", "caffe2::")) else "")
@@ -187,6 +190,29 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
                     "compile (a CUDA-only kernel): build a release of it that leaves the op "
                     "out on ROCm")
     return Reading(subject=symbol, cause=cause, fix=fix)
+
+
+def _rocm_pair(where: str, symbol: str) -> Reading | None:
+    """One ROCm library (librocsolver.so.0) needs a symbol of another ROCm component (a
+    rocBLAS internal template): the two come from different releases or builds. The subject
+    is the library the loader names, the one out of step with its dependency."""
+    library = where.rsplit("/", 1)[-1]
+    if not where or not _ROCM_ISH.match(library):
+        return None
+    row = owners.symbol_owner(symbol_name(symbol).split("<", 1)[0])
+    mine = owners.library_owner(library)
+    if row is None or (mine is not None and mine.name == row.name):
+        return None
+    dependency = row.libraries[0] if row.libraries else row.name
+    return Reading(
+        subject=library,
+        cause=f"{where} needs {symbol_name(symbol)} from ROCm's {row.name} ({dependency}), and "
+              f"the {row.name} that is loaded does not export it: {library} and {row.name} "
+              "come from different ROCm releases or builds (one was updated or rebuilt "
+              "without the other)",
+        fix=f"install {library.split('.so')[0]} and {row.name} from one ROCm release (update "
+            f"or rebuild both together); `ldd -r {where}` shows which {dependency} it loads "
+            "and what stays unresolved")
 
 
 _WRAPPED_FROM = re.compile(r"(?P<where>[\w./+-]+\.so[\w.]*): undefined symbol:\s*$")
@@ -264,7 +290,34 @@ def _exec_stack(match: re.Match[str], view: LineView) -> Reading | None:
             "GLIBC_TUNABLES=glibc.rtld.execstack=2")
 
 
+def _rocm_symbol_version(match: re.Match[str], view: LineView) -> Reading | None:
+    library, version, by = match.group("lib"), match.group("ver"), match.group("by")
+    if not _ROCM_ISH.match(library):
+        return None  # libstdc++, glibc and others: libstdcxx.py reads those
+    needer = by.rsplit("/", 1)[-1]
+    release = re.fullmatch(r"hip_(\d+\.\d+)", version)
+    newer = (f"HIP {release.group(1)} or newer (ROCm {release.group(1)}+)" if release else
+             f"a {library} that has the symbol version {version}")
+    return Reading(
+        subject=library,
+        cause=f"{needer} was built against {newer}: it needs symbols of version {version}, "
+              f"and the {library} the loader found is older and lacks them (the installed ROCm "
+              "is older than the one the binary was built for, or an older copy comes first "
+              "on the loader path)",
+        fix=f"install the ROCm release {needer} was built for (or rebuild it against the "
+            f"installed one); `ldd {by}` shows which {library} is loaded, and "
+            "LD_LIBRARY_PATH or /etc/ld.so.conf.d must not put an older ROCm first")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="rocm-symbol-version", klass="import",
+         triggers=("' not found (required by",),
+         pattern=rx(r"(?:^|[\s/])(?P<lib>lib[\w+-]+\.so[\w.]*): version [`'](?P<ver>[\w.]+)' "
+                     r"not found \(required by (?P<by>[^)\s]+)\)"),
+         read=_rocm_symbol_version, source="glibc's version check (\"version `%s' not found "
+         "(required by %s)\"); ROCm/clr@d3901a76cab583249cdfc608f446729d7d8854b0:hipamd/src/"
+         "hip_hcc.map.in (libamdhip64's symbol versions hip_4.2 ... hip_7.2, one per release "
+         "that added functions); reproduced with ROCm 5.2's libamdhip64.so.5"),
     Rule(id="cannot-open-so", klass="import",
          triggers=("cannot open shared object file",),
          pattern=rx(r"(?P<lib>[\w.+-]+\.so[\w.]*): cannot open shared object file"),

@@ -146,7 +146,41 @@ def _distro_clang_asm(match: re.Match[str], view: LineView) -> Reading | None:
             "the distribution's clang (distributions carry such a patch)")
 
 
+# A traceback frame of Tensile's own scripts: which library's copy of Tensile it ran (rocBLAS
+# vendors Tensile, hipBLASLt its TensileLite; both install a package named Tensile).
+_TENSILE_FRAME = re.compile(r'File "(?P<path>[^"]*[/\\]Tensile[/\\][^"]*)", line \d+')
+
+
+def _no_master_library(match: re.Match[str], view: LineView) -> Reading | None:
+    frames = [f.group("path").lower() for line in view.previous
+              if (f := _TENSILE_FRAME.search(line))]
+    if not frames:
+        return None  # not inside Tensile's TensileCreateLibrary: the line proves nothing
+    where = frames[-1]
+    lib = ("hipblaslt" if "hipblaslt" in where or "tensilelite" in where else
+           "rocblas" if "rocblas" in where else "")
+    if not lib:
+        return None  # a Tensile of its own: which library it builds is not in the log
+    return Reading(
+        subject=lib,
+        cause=f"{lib}'s TensileCreateLibrary found no logic files (tuned kernel tables) for "
+              "the architecture it was asked to build, {device}, so its list of master "
+              f"libraries is empty and it stops: {lib} has no kernels for that target",
+        fix=f"build {lib} only for targets it has logic files for (drop {{gfx}} from its "
+            "GPU_TARGETS/AMDGPU_TARGETS, or build without it: for torch, USE_HIPBLASLT=0 when "
+            "the library is hipblaslt); a newer Tensile stops with a message instead of this "
+            "traceback, the target is still unsupported")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="tensile-no-master-library", klass="math-library",
+         triggers=("masterLibraries",),
+         pattern=rx(r"theMasterLibrary = list\(masterLibraries\.values\(\)\)\[0\]"),
+         read=_no_master_library,
+         source="ROCm/Tensile and ROCm/hipBLASLt tensilelite Tensile/TensileCreateLibrary.py "
+         "(the stored files; `theMasterLibrary = list(masterLibraries.values())[0]` with no "
+         "guard, later releases add `and len(masterLibraries) > 0`; '# Architecture from "
+         "TensileCreateLibrary: %s'); ROCm/hipBLASLt#648"),
     Rule(id="tensile-asm-distro-clang", klass="host-compiler",
          triggers=("error: ",),
          pattern=rx(r"^(?P<path>\S*[/\\](?i:tensile)[/\\]assembly[/\\]\S+\.s):\d+:\d+: error: "

@@ -61,6 +61,16 @@ def _triton_module_gone(match: re.Match[str], view: LineView) -> Reading | None:
         "(or pin the Triton that torch's release names)")
 
 
+def _triton_ops_frame(match: re.Match[str], view: LineView) -> Reading | None:
+    # The source line of a traceback frame (the log was cut before the exception line): the
+    # frame above it must be a package's own file, not Triton's.
+    if not view.previous or not view.previous[-1].startswith("File "):
+        return None
+    if re.search(r"(?:site|dist)-packages[/\\]triton[/\\]", view.previous[-1]):
+        return None
+    return _triton_module_gone(match, view)
+
+
 _TRITON_FIX = ("install the Triton the installed torch pins (`pip install "
                "pytorch-triton-rocm==<pin>` from the torch's ROCm index; `invoke triton.pin` "
                "names the pin), never PyPI's CUDA `triton`; `pip list | grep -i triton` "
@@ -106,6 +116,15 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"No module named '(?P<mod>triton\.[\w.]+)'"),
          read=_triton_module_gone, source="pytorch/pytorch#143718 (triton.ops removed in "
          "Triton 3.2)"),
+    Rule(id="triton-ops-import-frame", klass="triton",
+         triggers=("triton.ops",),
+         pattern=rx(r"^(?:from|import) (?P<mod>triton\.ops)\b"),
+         requires=rx(r"^Traceback \(most recent call last\):"),
+         unless=rx(r"(?:site|dist)-packages[/\\]triton[/\\]"),
+         read=_triton_ops_frame, source="the Triton 3.4.0 wheel installed here "
+         "(/opt/rf-triton-3.4.0) has no triton/ops; pytorch/pytorch#143718 (triton.ops "
+         "removed in Triton 3.2); lamikr/rocm_sdk_builder#202 (the frame, cut before the "
+         "exception)"),
     Rule(id="triton-missing", klass="triton",
          triggers=("No module named 'triton'", "Cannot find a working triton installation"),
          pattern=rx(r"No module named 'triton'\s*$|Cannot find a working triton installation"),

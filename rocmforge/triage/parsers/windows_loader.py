@@ -43,6 +43,32 @@ def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
         (key for key, text in _WINDOWS_CODE_TEXT.items() if text in match.group(0)), "126")
     if code == "126" and dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
         return None  # the windows-torch-dll rule names the Triton/driver cause for these
+    return _by_code(dll, code)
+
+
+def _llvm_cannot_open(match: re.Match[str], view: LineView) -> Reading | None:
+    # LLVM's DynamicLibrary on Windows: "<file>: Can't open" + MakeErrMsg's ": <system text>
+    # (0x<GetLastError() in hex>)". The code, not the text (the UI language), says what failed;
+    # without the code (an LLVM that does not append it), only the English text tells it.
+    hexcode = match.group("hex")
+    code = (str(int(hexcode, 16)) if hexcode else
+            next((key for key, text in _WINDOWS_CODE_TEXT.items()
+                  if text.rstrip(".") in match.group(0)), ""))
+    if code not in _WINDOWS_CODE_TEXT:
+        return None  # another error (access denied, a path too long): no claim
+    return _by_code(match.group("dll"), code)
+
+
+def _ctypes_not_found(match: re.Match[str], view: LineView) -> Reading | None:
+    # CPython's ctypes on Windows raises this FileNotFoundError for ERROR_MOD_NOT_FOUND (126)
+    # only; the name is what the program passed (a bare name or a full path).
+    name = match.group("name").replace("/", "\\").rsplit("\\", 1)[-1]
+    if not name.lower().endswith(".dll"):
+        return None  # a module named without its file (ctypes.util lookups): not read
+    return _by_code(name, "126")
+
+
+def _by_code(dll: str, code: str) -> Reading:
     if code == "127":
         return Reading(
             subject=dll,
@@ -131,6 +157,21 @@ RULES: tuple[Rule, ...] = (
          "guoyww/AnimateDiff#374, bmaltais/kohya_ss#486 (French), 193: pytorch/pytorch#46592, "
          "patrickloeber/pytorch-chatbot#10, 1114: nagadomi/nunif#701, "
          "666ghj/BettaFish#124 (Chinese)"),
+    Rule(id="windows-dll-cannot-open", klass="import",
+         triggers=("Can't open: ",),
+         pattern=rx(r"(?P<dll>[\w.+-]+\.dll): Can't open: .*?(?:\(0x(?P<hex>[0-9A-Fa-f]{1,8})\)"
+                     r"|$)"),
+         read=_llvm_cannot_open, source="llvm/llvm-project llvm/lib/Support/Windows/"
+         "DynamicLibrary.inc (\"<file>: Can't open\") and WindowsSupport.h MakeErrMsg (\": "
+         "<FormatMessage text> (0x<GetLastError() hex>)\"; stored copies, commit not read); "
+         "ROCm/TheRock#1552 (amdhip64.dll, 0x7E)"),
+    Rule(id="ctypes-dll-not-found", klass="import",
+         triggers=("Could not find module '",),
+         pattern=rx(r"Could not find module '(?P<name>[^']+)' \(or one of its dependencies\)"),
+         read=_ctypes_not_found, source="CPython Modules/_ctypes/callproc.c load_library "
+         "(FileNotFoundError \"Could not find module '%.500S' (or one of its dependencies). Try "
+         "using the full path with constructor syntax.\" for ERROR_MOD_NOT_FOUND; stored copy, "
+         "commit not read); ROCm/amdsmi#12, ROCm/legacy-rocm-build#2662"),
     Rule(id="dll-load-failed", klass="import",
          triggers=("DLL load failed",),
          pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)|ImportError: DLL load "
