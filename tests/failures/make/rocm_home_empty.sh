@@ -19,3 +19,11 @@ touch "$t/nms_kernel.hip"
 } | sed -e "s#$t#/home/user/vision/build/temp.linux-x86_64-cpython-312#g" \
   > "$cases/real-rocm-home-empty-relative-hipcc.log"
 rm -rf "$t"
+# The same command under bash with the UI in Russian (a localedef locale; glibc's libc.mo
+# translates strerror and bash's own bash.mo "line"), as rocm-arch#865's log shows it.
+# Writes rounds/d4/cases/real-rocm-home-empty-relative-hipcc-ru.log
+t=$(mktemp -d)
+localedef -i ru_RU -f UTF-8 "$t/ru_RU.UTF-8" >/dev/null 2>&1
+(cd "$t" && LOCPATH="$t" LC_ALL=ru_RU.UTF-8 bash -c 'bin/hipcc -c nms_kernel.hip -o nms_kernel.o' 2>&1) \
+  > "$cases/real-rocm-home-empty-relative-hipcc-ru.log"
+rm -rf "$t"
