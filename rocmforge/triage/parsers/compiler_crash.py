@@ -74,9 +74,10 @@ RULES: tuple[Rule, ...] = (
                      r"(?:13[2-689]|70|3|-107374\d{4})\b"
                      r"|unable to execute command: (?:Segmentation fault|Aborted|Bus error|"
                      r"Illegal instruction|Floating point exception))"),
-         read=_compiler_crash, source="LLVM PrettyStackTrace; GCC ICE text (gcc-mirror/gcc:gcc/diagnostic.cc, "
-         "stored at 50332a4fdd3243899c395712c43daaef82c8180b, not read; the banner 'Please "
-         "submit a full bug report, with preprocessed source (by using -freport-bug).' read "
+         read=_compiler_crash, source="LLVM PrettyStackTrace; GCC ICE text ("
+         "gcc-mirror/gcc:gcc/diagnostic.cc, stored at "
+         "50332a4fdd3243899c395712c43daaef82c8180b, not read; the banner 'Please submit a "
+         "full bug report, with preprocessed source (by using -freport-bug).' read "
          "from gcc 12.2's cc1 here; it follows the ICE's backtrace, which a log may cut above "
          "it: rocm-arch/rocm-arch#786); clang's driver "
          "(Driver.cpp: err_drv_command_signalled 'failed due to signal' for an out-of-process "

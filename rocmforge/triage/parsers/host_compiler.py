@@ -191,8 +191,9 @@ RULES: tuple[Rule, ...] = (
                      r"|error: invalid value '(?P<std2>(?:gnu|c)\+\+\w+)' in '-std="),
          read=_std_unknown, source="GCC's opts-common.cc (read_cmdline_option: "
          "error_at \"unrecognized command-line option %qs\"; a stored GCC 14-era copy, the "
-         "index names no commit; older GCCs spell it \"command line\"); clang's err_drv_invalid_value (\"invalid value '%1' in "
-         "'%0'\"); both reproduced here: make/compiler_std.sh (g++-11/12, clang++-15)"),
+         "index names no commit; older GCCs spell it \"command line\"); clang's driver "
+         "(\"invalid value 'c++26' in '-std=c++26'\" as clang 15 prints it; its source not "
+         "read); both reproduced here: make/compiler_std.sh (g++-11/12, clang++-15)"),
     Rule(id="cmake-compiler-path", klass="host-compiler",
          triggers=("is not a full path to an existing compiler tool",),
          pattern=rx(r"^is not a full path to an existing compiler tool"),
