@@ -48,6 +48,11 @@ _REFUSED = """CMake Warning at cmake/public/LoadHIP.cmake:36 (find_package):
      "cxx-standard-unknown", ("-std=c++17",)),
     ("error: invalid value 'c++20' in '-std=c++20'", "host-compiler", "clang",
      "cxx-standard-unknown", ("-std=c++20",)),
+    # HIP's own driver flags reaching GCC
+    ("gcc-11: error: unrecognized command-line option '--rocm-path=/opt/rocm'",
+     "host-compiler", "gcc", "hip-flag-to-gcc", ("--rocm-path=/opt/rocm", "clang++")),
+    ("g++-12: error: unrecognized command-line option \u2018--offload-arch=gfx90a:xnack-\u2019",
+     "host-compiler", "gcc", "hip-flag-to-gcc", ("--offload-arch=gfx90a:xnack-",)),
     # CMake's compiler path that does not exist: a ROCm hipcc, a host g++
     ("CMake Error at CMakeLists.txt:2 (project):\n  The CMAKE_CXX_COMPILER:\n\n"
      "    /opt/rocm-6.2.0/bin/hipcc\n\n  is not a full path to an existing compiler tool.",
@@ -104,6 +109,8 @@ def test_build_family_reads_its_value(text: str, klass: str, subject: str, rule:
     "    /usr/lib64/cmake/hip/hip-config.cmake, version: 6.0.0",
     # an absolute hipcc is the missing-install rule's, a relative one under another name no one's
     "/bin/sh: 1: bin/hipconfig: not found",
+    # GCC refusing an option that is neither a standard nor a HIP flag
+    "g++: error: unrecognized command-line option '-mavx512fp16'",
     # a compile line that merely holds -std= and the words
     "note: use 'c++17' for 'ISO C++ 2017 with amendments' standard",
     # CMake's compiler block outside an error block, and a path CMake did not print

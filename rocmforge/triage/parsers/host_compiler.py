@@ -145,6 +145,19 @@ def _std_unknown(match: re.Match[str], view: LineView) -> Reading | None:
             "or a release of the project that asks for a standard this compiler knows")
 
 
+def _hip_flag_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
+    program, flag = match.group("prog"), match.group("flag")
+    return Reading(
+        subject="gcc",
+        cause=f"{program} was given {flag}, a flag of the HIP compiler (clang), not GCC's: the "
+              "project compiled its HIP sources with the host GCC (CXX / CMAKE_CXX_COMPILER is "
+              "g++ where the project needs ROCm's clang++ or hipcc, or a target links "
+              "hip::device whose flags reach a GCC compile)",
+        fix="compile the HIP sources with ROCm's compiler: CXX=$ROCM_PATH/lib/llvm/bin/clang++ "
+            "(or hipcc) and CMAKE_CXX_COMPILER to the same, or enable CMake's HIP language for "
+            "them (CMAKE_HIP_COMPILER), then configure from a clean build folder")
+
+
 _CMAKE_COMPILER_HEAD = re.compile(r"^The CMAKE_(?P<lang>C|CXX)_COMPILER:\s*$")
 _ROCM_COMPILER = re.compile(r"(?i)rocm|hipcc|/llvm/bin/|amdclang")
 
@@ -194,6 +207,19 @@ RULES: tuple[Rule, ...] = (
          "index names no commit; older GCCs spell it \"command line\"); clang's driver "
          "(\"invalid value 'c++26' in '-std=c++26'\" as clang 15 prints it; its source not "
          "read); both reproduced here: make/compiler_std.sh (g++-11/12, clang++-15)"),
+    Rule(id="hip-flag-to-gcc", klass="host-compiler",
+         triggers=("unrecognized command-line option", "unrecognized command line option"),
+         pattern=rx(r"^(?P<prog>\S*(?:g\+\+|gcc|c\+\+|cc1plus)(?:-[\d.]+)?(?:\.exe)?): "
+                     r"error: unrecognized command[- ]line option [\u2018'\"`]?"
+                     r"(?P<flag>--offload-arch=\w[\w:+-]*|-fgpu-rdc|--hip-link|--rocm-path=\S+?"
+                     r"|--hip-device-lib-path=\S+?|-fhip-new-launch-api|--cuda-gpu-arch=\w+)"
+                     r"[\u2019'\"`]?(?:;|$)"),
+         read=_hip_flag_to_gcc, source="GCC's 'unrecognized command-line option' (as for "
+         "cxx-standard-unknown); the flags are clang's HIP driver options that ROCm's "
+         "hip-config-amd.cmake adds to hip::device (--offload-arch per GPU_TARGETS, "
+         "--hip-link: ROCm/clr@018eeb4c78f8ea4553d612390c2e569edb2a3e08:hipamd/"
+         "hip-config-amd.cmake); reproduced with g++-12 and gcc-11 here "
+         "(make/compiler_std.sh)"),
     Rule(id="cmake-compiler-path", klass="host-compiler",
          triggers=("is not a full path to an existing compiler tool",),
          pattern=rx(r"^is not a full path to an existing compiler tool"),

@@ -18,3 +18,16 @@ NJ
     > "$cases/real-$name-std-unknown.log"
 done
 rm -rf "$t"
+# host-compiler: HIP flags (the ones ROCm's hip::device target adds) reaching GCC, as when a
+# project compiles its HIP sources with CXX=g++.
+# Writes rounds/d4/cases/real-gcc-given-hip-flags.log
+t=$(mktemp -d)
+echo 'int main() { return 0; }' > "$t/device_histogram.cpp"
+cat > "$t/build.ninja" <<'NJ'
+rule cxx
+  command = /usr/bin/g++-12 -x hip --offload-arch=gfx1100 --hip-link -O3 -c $in -o $out
+build library/src/device_histogram.cpp.o: cxx device_histogram.cpp
+NJ
+(cd "$t" && LANG=C ninja 2>&1) | sed -e "s#$t#/home/user/rocPRIM/build#g" \
+  > "$cases/real-gcc-given-hip-flags.log"
+rm -rf "$t"
