@@ -76,6 +76,18 @@ _REFUSED = """CMake Warning at cmake/public/LoadHIP.cmake:36 (find_package):
      "with -fPIC\n>>> defined in /x/libfmt.a(format.o)\n>>> referenced by format.c\n"
      ">>>               format.o:(fmt_format) in archive /x/libfmt.a",
      "link", "libfmt", "link-not-pic-lld", ("/x/libfmt.a",)),
+    # a library input named by a full path that does not exist: GNU ld, gold, clang's driver
+    ("/usr/bin/ld: cannot find /opt/rocm-6.2.0/lib/libamdhip64.so: No such file or directory",
+     "link", "libamdhip64", "link-missing-library-file", ("/opt/rocm-6.2.0/lib/libamdhip64.so",)),
+    ("/usr/bin/ld.gold: error: cannot open /opt/rocm/lib/librocblas.so.4: No such file or "
+     "directory", "link", "librocblas", "link-missing-library-file", ("rocblas",)),
+    ("clang-22: error: no such file or directory: '/opt/rocm-6.2.0/lib/libamdhip64.so'",
+     "link", "libamdhip64", "link-missing-library-file", ("rocm-path",)),
+    # one symbol defined twice: GNU ld, lld
+    ("probe.c:(.text+0x0): multiple definition of `hip_probe'; /tmp/a.o:main.c:(.text+0x0): "
+     "first defined here", "link", "hip_probe", "link-duplicate-symbol", ("one copy",)),
+    ("ld.lld: error: duplicate symbol: c10::hip::getCurrentHIPStream(signed char)", "link",
+     "c10::hip::getCurrentHIPStream", "link-duplicate-symbol", ("one copy",)),
     # ENOSPC and EDQUOT in the UI language (glibc's libc.mo)
     ("/tmp/ccX.s: Fatal error: /dev/full: Auf dem Gerät ist kein Speicherplatz mehr verfügbar",
      "disk-full", "disk", "disk-full", ("df",)),
@@ -117,6 +129,9 @@ def test_build_family_reads_its_value(text: str, klass: str, subject: str, rule:
     "The CMAKE_CXX_COMPILER:\n/usr/bin/g++-13\nis not a full path to an existing compiler tool.",
     # a relocation error that is not about PIC, and lld's lines without the -fPIC error
     ">>> referenced by format.c\n>>>               format.o:(fmt_format) in archive /x/libfmt.a",
+    # a startup file or a source, not a library, missing
+    "/usr/bin/ld: cannot find crt1.o: No such file or directory",
+    "clang++: error: no such file or directory: '/src/aten/src/ATen/hip/Blas.hip'",
     # build tools' frames around an ordinary error
     "FAILED: torch/csrc/Module.cpp.o\nninja: build stopped: subcommand failed.\n"
     "make: *** [Makefile:2: all] Error 1",
