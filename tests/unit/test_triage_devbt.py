@@ -88,6 +88,11 @@ _REFUSED = """CMake Warning at cmake/public/LoadHIP.cmake:36 (find_package):
      "first defined here", "link", "hip_probe", "link-duplicate-symbol", ("one copy",)),
     ("ld.lld: error: duplicate symbol: c10::hip::getCurrentHIPStream(signed char)", "link",
      "c10::hip::getCurrentHIPStream", "link-duplicate-symbol", ("one copy",)),
+    # a compiler SIGKILLed under setuptools: Python's CalledProcessError, distutils' spawn
+    ("error: Command '['/usr/bin/g++', '-O3', '-c', 'csrc/flash_api.cpp']' died with "
+     "<Signals.SIGKILL: 9>.", "out-of-memory", "g++", "spawn-killed", ("SIGKILL",)),
+    ("error: command '/opt/rocm/bin/hipcc' failed with exit code -9", "out-of-memory",
+     "hipcc", "spawn-killed", ("SIGKILL",)),
     # ENOSPC and EDQUOT in the UI language (glibc's libc.mo)
     ("/tmp/ccX.s: Fatal error: /dev/full: Auf dem Gerät ist kein Speicherplatz mehr verfügbar",
      "disk-full", "disk", "disk-full", ("df",)),
@@ -132,6 +137,9 @@ def test_build_family_reads_its_value(text: str, klass: str, subject: str, rule:
     # a startup file or a source, not a library, missing
     "/usr/bin/ld: cannot find crt1.o: No such file or directory",
     "clang++: error: no such file or directory: '/src/aten/src/ATen/hip/Blas.hip'",
+    # a build driver (not a compiler) SIGKILLed, and a compiler failing with another code
+    "error: Command '['cmake', '--build', '.', '-j', '32']' died with <Signals.SIGKILL: 9>.",
+    "error: command '/usr/bin/g++' failed with exit code 1",
     # build tools' frames around an ordinary error
     "FAILED: torch/csrc/Module.cpp.o\nninja: build stopped: subcommand failed.\n"
     "make: *** [Makefile:2: all] Error 1",
