@@ -35,6 +35,11 @@ _REFUSED = """CMake Warning at cmake/public/LoadHIP.cmake:36 (find_package):
     # find_package's refused config: the version found and the one asked, from the list
     (_REFUSED, "missing-component", "hip", "cmake-config-refused",
      ("6.0.0", "1.0", "/usr/lib64/cmake/hip/hip-config.cmake")),
+    # LoadHIP's HIP lookup finding no config at all (a warning: the configure goes on)
+    ("CMake Warning at cmake/public/LoadHIP.cmake:2 (find_package):\n"
+     "  By not providing \"FindHIP.cmake\" in CMAKE_MODULE_PATH this project has\n"
+     "  asked CMake to find a package configuration file provided by \"HIP\", but\n"
+     "  CMake did not find one.", "missing-component", "hip", "cmake-config-file", ("HIP",)),
     # an empty ROCM_HOME: bash in Russian, dash in English
     ("bash: строка 1: bin/hipcc: Нет такого файла или каталога", "rocm-install", "hipcc",
      "hipcc-relative-rocm-home", ("ROCM_HOME",)),
@@ -122,6 +127,9 @@ def test_build_family_reads_its_value(text: str, klass: str, subject: str, rule:
     # an optional package's refused config (not LoadHIP's HIP): the configure goes on
     _REFUSED.replace("LoadHIP.cmake", "Dependencies.cmake"),
     _REFUSED.replace('package "HIP"', 'package "MIOpen"'),
+    # an optional package's missing config in a LoadHIP warning (not HIP)
+    ("CMake Warning at cmake/public/LoadHIP.cmake:2 (find_package):\n"
+     "  Could not find a package configuration file provided by \"hipsparselt\" with"),
     # the list without its header: no package to name
     "    /usr/lib64/cmake/hip/hip-config.cmake, version: 6.0.0",
     # an absolute hipcc is the missing-install rule's, a relative one under another name no one's

@@ -44,7 +44,7 @@ def _package_reading(name: str, how: str) -> Reading:
 
 
 def _config_file(match: re.Match[str], view: LineView) -> Reading | None:
-    if view.cmake_block == "warning":
+    if view.cmake_block == "warning" and not _loadhip_hip(match.group("name"), view):
         return None  # an optional package: the build goes on without it
     return _package_reading(match.group("name"), "no package configuration file")
 
@@ -212,6 +212,12 @@ _REFUSED_WANT = re.compile(r'requested version\s+"(?P<want>[^"]+)"')
 _LOADHIP = re.compile(r"^CMake Warning at \S*LoadHIP\.cmake:\d+")
 
 
+def _loadhip_hip(name: str, view: LineView) -> bool:
+    """PyTorch's LoadHIP.cmake looks HIP up without REQUIRED (a CMake Warning) and builds
+    without ROCm when it is not found: that warning is the ROCm build's failure."""
+    return name.lower() == "hip" and any(_LOADHIP.match(line) for line in view.previous)
+
+
 def _refused_config(match: re.Match[str], view: LineView) -> Reading | None:
     """find_package's list of configs it "considered but not accepted", each with the
     version its version file reported: the package was found in a version it refused."""
@@ -227,7 +233,7 @@ def _refused_config(match: re.Match[str], view: LineView) -> Reading | None:
     if view.cmake_block == "warning":
         # Optional: the configure goes on. Only PyTorch's own HIP lookup, whose failure turns
         # the ROCm build off, proves the failure; any other optional package claims nothing.
-        if name.lower() != "hip" or not any(_LOADHIP.match(line) for line in view.previous):
+        if not _loadhip_hip(name, view):
             return None
     elif view.cmake_block != "error":
         return None

@@ -42,3 +42,20 @@ run() {  # cmake binary, extra args
 } > "$cases/real-cmake-refused-hip-version-warning.log"
 { run /opt/rf-cmake4/bin/cmake -DHIP_REQUIRED=REQUIRED; } > "$cases/real-cmake-refused-hip-version-error.log"
 rm -rf "$t"
+# The same LoadHIP.cmake lookup with no HIP config at all in the prefix (cmake 3.25.1): the
+# CMake Warning "Could not find a package configuration file provided by "HIP"".
+# Writes rounds/d4/cases/real-cmake-loadhip-no-hip-config.log
+t=$(mktemp -d)
+mkdir -p "$t/prefix" "$t/src/cmake/public"
+printf 'cmake_minimum_required(VERSION 3.18)\nproject(Torch NONE)\ninclude(cmake/public/LoadHIP.cmake)\n' > "$t/src/CMakeLists.txt"
+cat > "$t/src/cmake/public/LoadHIP.cmake" <<'CM'
+macro(find_package_and_print_version PACKAGE_NAME)
+  find_package("${PACKAGE_NAME}" ${ARGN})
+  message("${PACKAGE_NAME} VERSION: ${${PACKAGE_NAME}_VERSION}")
+endmacro()
+find_package_and_print_version(HIP 1.0)
+CM
+(cd "$t/src" && cmake -S . -B "$t/b" -DCMAKE_PREFIX_PATH="$t/prefix" 2>&1) \
+  | sed -e "s#$t/src#/home/user/pytorch#g" -e "s#$t/b#/home/user/pytorch/build#g" \
+  > "$cases/real-cmake-loadhip-no-hip-config.log"
+rm -rf "$t"
