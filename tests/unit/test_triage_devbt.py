@@ -117,6 +117,9 @@ def test_build_family_reads_its_value(text: str, klass: str, subject: str, rule:
 
 
 @pytest.mark.parametrize("text", [
+    # CMake 3.31's deprecation warning: "will be removed", not "has been removed"
+    ("CMake Deprecation Warning at CMakeLists.txt:1 (cmake_minimum_required):\n"
+     "  Compatibility with CMake < 3.10 will be removed from a future version of\n  CMake."),
     # GCC's banner after a killed cc1plus is the memory family's, not a crash
     ("g++: internal compiler error: Killed (program cc1plus)\n"
      "Please submit a full bug report, with preprocessed source (by using -freport-bug)."),
