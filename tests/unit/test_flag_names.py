@@ -48,6 +48,7 @@ OTHER_TOOLS = {
     "--gcc-install-dir": "clang",
     "--gcc-toolchain": "clang",
     "--cuda-device-only": "clang",
+    "--hip-link": "clang (the HIP link flag hip::device adds; triage names it)",
     "--version": "every compiler and tool the probes ask",
     "--no-isolation": "python -m build / pip",
     "--build": "cmake (bitsandbytes' pre-build in config/extensions.toml)",

@@ -44,7 +44,7 @@ def _package_reading(name: str, how: str) -> Reading:
 
 
 def _config_file(match: re.Match[str], view: LineView) -> Reading | None:
-    if view.cmake_block == "warning":
+    if view.cmake_block == "warning" and not _loadhip_hip(match.group("name"), view):
         return None  # an optional package: the build goes on without it
     return _package_reading(match.group("name"), "no package configuration file")
 
@@ -207,6 +207,51 @@ def _incompatible_wrapped(match: re.Match[str], view: LineView) -> Reading | Non
             "components' versions), or use a release of the tree that supports that ROCm")
 
 
+_REFUSED_HEAD = re.compile(r'configuration file for package "(?P<name>[^"]+)"')
+_REFUSED_WANT = re.compile(r'requested version\s+"(?P<want>[^"]+)"')
+_LOADHIP = re.compile(r"^CMake Warning at \S*LoadHIP\.cmake:\d+")
+
+
+def _loadhip_hip(name: str, view: LineView) -> bool:
+    """PyTorch's LoadHIP.cmake looks HIP up without REQUIRED (a CMake Warning) and builds
+    without ROCm when it is not found: that warning is the ROCm build's failure."""
+    return name.lower() == "hip" and any(_LOADHIP.match(line) for line in view.previous)
+
+
+def _refused_config(match: re.Match[str], view: LineView) -> Reading | None:
+    """find_package's list of configs it "considered but not accepted", each with the
+    version its version file reported: the package was found in a version it refused."""
+    recent = view.previous[-6:]
+    if not any(line.startswith("The following configuration files were considered but not")
+               for line in recent):
+        return None
+    head = next((h for h in map(_REFUSED_HEAD.search, reversed(recent)) if h), None)
+    want = next((w for w in map(_REFUSED_WANT.search, reversed(recent)) if w), None)
+    if head is None or want is None:
+        return None
+    name = head.group("name")
+    if view.cmake_block == "warning":
+        # Optional: the configure goes on. Only PyTorch's own HIP lookup, whose failure turns
+        # the ROCm build off, proves the failure; any other optional package claims nothing.
+        if not _loadhip_hip(name, view):
+            return None
+    elif view.cmake_block != "error":
+        return None
+    row = owners.component(name)
+    label = row.name if row else name.lower()
+    have, path, asked = match.group("have"), match.group("path"), want.group("want")
+    return Reading(
+        subject=label,
+        cause=f"CMake found {name} {have} ({path}), but that config's version file does not "
+              f"accept the requested version {asked}, so CMake treats {name} as not found"
+              + (": PyTorch's LoadHIP.cmake then builds without ROCm or stops"
+                 if label == "hip" else ""),
+        fix=f"point CMake at an install whose {label} config accepts {asked} (a full ROCm "
+            f"release: `invoke build --rocm-path /opt/rocm-X.Y`, or {name}_DIR=<its lib/cmake/"
+            f"{label}>), not a copy whose version file refuses it (a distribution's split "
+            "package); `invoke doctor` shows each install and its components' versions")
+
+
 def _config_targets_file(match: re.Match[str], view: LineView) -> Reading | None:
     package, folder = match.group("pkg"), match.group("folder")
     return _package(package, f"CMake loaded the {package} config in {folder}, but its "
@@ -273,6 +318,15 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r'^compatible with requested version\s+"?(?P<want>[^"]+?)"?\.?\s*$'),
          read=_incompatible_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx (the "
          "message wrapped by CMake's formatter)"),
+    Rule(id="cmake-config-refused", klass="missing-component",
+         triggers=(".cmake, version: ",),
+         pattern=rx(r"^(?P<path>\S+\.cmake), version: (?P<have>\S+)\s*$"),
+         read=_refused_config, source="Kitware/CMake: Source/cmFindPackageCommand.cxx ("
+         "'Could not find a configuration file for package \"X\" that is compatible with "
+         "requested version \"V\".' then 'The following configuration files were considered "
+         "but not accepted:' and '<file>, version: <v>'; printed here by cmake 3.25.1 and 4.x, "
+         "make/cmake_refused_version.sh); ROCm/hip#3520 (Fedora's hip-config.cmake 6.0.0 for "
+         "LoadHIP.cmake's find_package(HIP 1.0))"),
     Rule(id="cmake-config-targets-file", klass="missing-component",
          triggers=("-targets.cmake",),
          pattern=rx(r"(?P<folder>\S*/cmake/(?P<pkg>[\w-]+))/(?P=pkg)-targets\.cmake\s*$"),

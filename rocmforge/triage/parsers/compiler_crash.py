@@ -18,7 +18,10 @@ _LLVM_PROGRAM = re.compile(r"(?:^|[/\\\s])(?P<prog>llc|opt|llvm-link|ld\.lld|lld
 
 
 def _compiler_crash(match: re.Match[str], view: LineView) -> Reading | None:
-    prog = "gcc" if "internal compiler error" in view.text else "clang"
+    gcc_banner = view.text.startswith("Please submit a full bug report")
+    if gcc_banner and any(_GCC_KILLED.search(line) for line in view.previous):
+        return None  # the compiler was killed (out-of-memory's reading), not a crash
+    prog = "gcc" if gcc_banner or "internal compiler error" in view.text else "clang"
     if prog == "clang":
         # The LLVM program that crashed, when its path or stack frames are in sight (hcc's
         # llc, llvm-link); clang under any version suffix is clang.
@@ -33,6 +36,10 @@ def _compiler_crash(match: re.Match[str], view: LineView) -> Reading | None:
                    "once (a crash under memory pressure is not repeatable); if it repeats, use "
                    "another release of the compiler (a newer ROCm, or --gcc/--clang N) and "
                    "report it upstream with the preprocessed source the crash message names")
+
+
+# GCC's ICE banner for a killed cc1plus: the memory family reads that line.
+_GCC_KILLED = re.compile(r"internal compiler error: Killed\b|terminated with signal 9")
 
 
 def _stack_dump(match: re.Match[str], view: LineView) -> Reading | None:
@@ -57,15 +64,22 @@ def _llvm_frame(match: re.Match[str], view: LineView) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     Rule(id="compiler-crash", klass="compiler-crash", tier=2,
          triggers=("PLEASE submit a bug report", "internal compiler error",
+                   "Please submit a full bug report",
                    "frontend command failed due to signal", "Segmentation fault",
                    "frontend command failed with exit code", "unable to execute command: "),
          pattern=rx(r"PLEASE submit a bug report|internal compiler error"
+                     r"|^Please submit a full bug report,"
                      r"|clang\S*: error: (?:clang frontend command failed due to signal"
                      r"|clang frontend command failed with exit code "
                      r"(?:13[2-689]|70|3|-107374\d{4})\b"
                      r"|unable to execute command: (?:Segmentation fault|Aborted|Bus error|"
                      r"Illegal instruction|Floating point exception))"),
-         read=_compiler_crash, source="LLVM PrettyStackTrace; GCC ICE text; clang's driver "
+         read=_compiler_crash, source="LLVM PrettyStackTrace; GCC ICE text ("
+         "gcc-mirror/gcc:gcc/diagnostic.cc, stored at "
+         "50332a4fdd3243899c395712c43daaef82c8180b, not read; the banner 'Please submit a "
+         "full bug report, with preprocessed source (by using -freport-bug).' read "
+         "from gcc 12.2's cc1 here; it follows the ICE's backtrace, which a log may cut above "
+         "it: rocm-arch/rocm-arch#786); clang's driver "
          "(Driver.cpp: err_drv_command_signalled 'failed due to signal' for an out-of-process "
          "cc1, err_drv_command_failed 'failed with exit code N' for the in-process one: 128 + "
          "the signal (139 SIGSEGV, 134 SIGABRT; 137, SIGKILL, is the out-of-memory reading), "

@@ -24,7 +24,10 @@ def _hipified_unknown_type(match: re.Match[str], view: LineView) -> Reading | No
     path = match.group("file").replace("\\", "/")
     source = path.rsplit("/", 1)[-1]
     name = match.group("type")
-    if re.search(r"/(?:caffe2|aten/src|torch/csrc)/", path):
+    if match.group("folder") and (not name.lower().startswith("cu") or
+                                  "/include/hip/" in path):
+        return None  # a hip* name, or ROCm's own include/hip headers: not a hipify leftover
+    if re.search(r"(?:^|/)(?:caffe2|aten/src|torch/csrc|c10)/", path):
         return Reading(
             subject=source,
             cause=f"PyTorch's own hipified source {source} uses {name}, a CUDA name its hipify "
@@ -50,11 +53,16 @@ RULES: tuple[Rule, ...] = (
          read=_hipify_fail, source="hipify-perl / hipify-clang"),
     Rule(id="hipified-unknown-type", klass="hipify",
          triggers=("unknown type name '", "use of undeclared identifier '"),
-         pattern=rx(r"(?P<file>[\w./\\+-]+_hip\.(?:hip|cpp|cu|h)|[\w./\\+-]+\.hip)(?::\d+)+:"
+         pattern=rx(r"(?P<file>[\w./\\+-]+_hip\.(?:hip|cpp|cu|h)|[\w./\\+-]+\.hip"
+                     r"|(?P<folder>[\w./\\+-]*[/\\]hip[/\\])[\w.+-]+\.(?:h|hpp|cuh|cpp))"
+                     r"(?::\d+)+:"
                      r" error: "
                      r"(?:unknown type name|use of undeclared identifier) "
                      r"'(?P<type>(?:hip|cu|CU)\w+)'"),
-         read=_hipified_unknown_type, source="ROCm/apex#115 (hipblasOperation_t after "
+         read=_hipified_unknown_type, source="torch/utils/hipify/hipify_python.py "
+         "get_hip_file_path (torch 2.13 as installed here: a directory component named cuda "
+         "becomes hip, c10/cuda -> c10/hip), so a CUDA name undeclared in a hip/ folder's "
+         "file is one hipify left; pytorch/pytorch#63280; ROCm/apex#115 (hipblasOperation_t after "
          "PyTorch 2.1's hipify change); pytorch/pytorch#97640 (a CUDA name hipify does not "
          "map, left in caffe2's math_gpu.hip)"),
 )

@@ -132,7 +132,101 @@ def _std_too_old(match: re.Match[str], view: LineView) -> Reading | None:
             "of this release expect")
 
 
+def _std_unknown(match: re.Match[str], view: LineView) -> Reading | None:
+    std = match.group("std") or match.group("std2")
+    compiler = "clang" if match.group("std2") else "gcc"
+    program = match.group("prog") or compiler
+    return Reading(
+        subject=compiler,
+        cause=f"{program} does not know -std={std}: the compiler is older than the C++ "
+              "standard the project asks for",
+        fix=f"build with a {compiler} release that knows -std={std} (`invoke build --gcc N` "
+            "or CC/CXX naming a newer compiler; `invoke toolchain` lists the installed ones), "
+            "or a release of the project that asks for a standard this compiler knows")
+
+
+def _hip_flag_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
+    program, flag = match.group("prog"), match.group("flag")
+    return Reading(
+        subject="gcc",
+        cause=f"{program} was given {flag}, a flag of the HIP compiler (clang), not GCC's: the "
+              "project compiled its HIP sources with the host GCC (CXX / CMAKE_CXX_COMPILER is "
+              "g++ where the project needs ROCm's clang++ or hipcc, or a target links "
+              "hip::device whose flags reach a GCC compile)",
+        fix="compile the HIP sources with ROCm's compiler: CXX=$ROCM_PATH/lib/llvm/bin/clang++ "
+            "(or hipcc) and CMAKE_CXX_COMPILER to the same, or enable CMake's HIP language for "
+            "them (CMAKE_HIP_COMPILER), then configure from a clean build folder")
+
+
+_CMAKE_COMPILER_HEAD = re.compile(r"^The CMAKE_(?P<lang>C|CXX)_COMPILER:\s*$")
+_ROCM_COMPILER = re.compile(r"(?i)rocm|hipcc|/llvm/bin/|amdclang")
+
+
+def _cmake_compiler_path(match: re.Match[str], view: LineView) -> Reading | None:
+    """CMake's "The CMAKE_<LANG>_COMPILER: / <path> / is not a full path to an existing
+    compiler tool." block: the path is the line before."""
+    if view.cmake_block != "error" or len(view.previous) < 2:
+        return None
+    head = _CMAKE_COMPILER_HEAD.match(view.previous[-2])
+    path = view.previous[-1].strip()
+    if head is None or not path or " " in path:
+        return None
+    lang = head.group("lang")
+    program = re.split(r"[\\/]", path)[-1]
+    if _ROCM_COMPILER.search(path):
+        return Reading(
+            subject=program, klass="rocm-install",
+            cause=f"CMAKE_{lang}_COMPILER (or {'CXX' if lang == 'CXX' else 'CC'}) names "
+                  f"{path}, which does not exist: that ROCm install has no {program} there "
+                  "(another ROCm release or layout, or the compiler package not installed)",
+            fix=f"point CMAKE_{lang}_COMPILER (and CC/CXX) at the compiler of the ROCm install "
+                "the build uses ($ROCM_PATH/bin/hipcc or $ROCM_PATH/lib/llvm/bin/clang++; "
+                "`invoke doctor` shows the ROCm the kit found), then configure from a clean "
+                "build folder")
+    name = ("clang" if "clang" in program else
+            "gcc" if re.search(r"g\+\+|gcc|\bc\+\+|\bcc\b", program) else "")
+    if not name:
+        return None
+    return Reading(
+        subject=name,
+        cause=f"CMAKE_{lang}_COMPILER (or CC/CXX) names {path}, which does not exist",
+        fix=f"install that compiler, or point CC/CXX (CMAKE_{lang}_COMPILER) at an installed "
+            "one, then configure from a clean build folder (the cache keeps the old path)")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="cxx-standard-unknown", klass="host-compiler",
+         triggers=("unrecognized command-line option", "unrecognized command line option",
+                   "in '-std="),
+         pattern=rx(r"^(?P<prog>\S*(?:g\+\+|gcc|c\+\+|cc1plus)(?:-[\d.]+)?(?:\.exe)?): "
+                     r"error: unrecognized command[- ]line option [\u2018'\"`]?-std="
+                     r"(?P<std>(?:gnu|c)\+\+\w+)"
+                     r"|error: invalid value '(?P<std2>(?:gnu|c)\+\+\w+)' in '-std="),
+         read=_std_unknown, source="GCC's opts-common.cc (read_cmdline_option: "
+         "error_at \"unrecognized command-line option %qs\"; a stored GCC 14-era copy, the "
+         "index names no commit; older GCCs spell it \"command line\"); clang's driver "
+         "(\"invalid value 'c++26' in '-std=c++26'\" as clang 15 prints it; its source not "
+         "read); both reproduced here: make/compiler_std.sh (g++-11/12, clang++-15)"),
+    Rule(id="hip-flag-to-gcc", klass="host-compiler",
+         triggers=("unrecognized command-line option", "unrecognized command line option"),
+         pattern=rx(r"^(?P<prog>\S*(?:g\+\+|gcc|c\+\+|cc1plus)(?:-[\d.]+)?(?:\.exe)?): "
+                     r"error: unrecognized command[- ]line option [\u2018'\"`]?"
+                     r"(?P<flag>--offload-arch=\w[\w:+-]*|-fgpu-rdc|--hip-link|--rocm-path=\S+?"
+                     r"|--hip-device-lib-path=\S+?|-fhip-new-launch-api|--cuda-gpu-arch=\w+)"
+                     r"[\u2019'\"`]?(?:;|$)"),
+         read=_hip_flag_to_gcc, source="GCC's 'unrecognized command-line option' (as for "
+         "cxx-standard-unknown); the flags are clang's HIP driver options that ROCm's "
+         "hip-config-amd.cmake adds to hip::device (--offload-arch per GPU_TARGETS, "
+         "--hip-link: ROCm/clr@018eeb4c78f8ea4553d612390c2e569edb2a3e08:hipamd/"
+         "hip-config-amd.cmake); reproduced with g++-12 and gcc-11 here "
+         "(make/compiler_std.sh)"),
+    Rule(id="cmake-compiler-path", klass="host-compiler",
+         triggers=("is not a full path to an existing compiler tool",),
+         pattern=rx(r"^is not a full path to an existing compiler tool"),
+         read=_cmake_compiler_path, source="Kitware/CMake:Modules/CMakeDetermineCompiler.cmake "
+         "(_cmake_find_compiler_path: 'The CMAKE_<LANG>_COMPILER:\\n  <path>\\n is not a full "
+         "path to an existing compiler tool.'; reproduced with cmake 3.25.1 and 4.4.5: "
+         "make/cmake_compiler_path.sh)"),
     Rule(id="cxx-standard-too-old", klass="host-compiler",
          triggers=("requires at least C++",),
          pattern=rx(r": error: \(?\"?(?P<lib>[\w-]+) requires at least C\+\+(?P<std>\d\d)\b"),

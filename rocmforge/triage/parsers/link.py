@@ -216,7 +216,105 @@ def _cannot_open_input_wrapped(match: re.Match[str], view: LineView) -> Reading 
     return _input_file_reading(match.group("name"))
 
 
+def _missing_library_file(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path") or match.group("path2") or match.group("path3")
+    name = path.rsplit("/", 1)[-1]
+    stem = re.sub(r"\.(?:so(?:\.[\d.]+)?|a)$", "", name)
+    row = owners.library_owner(name)
+    return Reading(
+        subject=stem,
+        cause=f"the link names the library file {path}, which does not exist: the path was "
+              "recorded for another install (a CMake package config or the build folder's "
+              "cache pointing at a ROCm release or prefix that is not here), or "
+              f"{row.name if row else stem} is not installed",
+        fix=f"configure from a clean build folder against the install that is here (`invoke "
+            "build --rocm-path /opt/rocm-X.Y`, or CMAKE_PREFIX_PATH to its prefix), or install "
+            f"{owners.install_hint(row, stem)} so that path exists")
+
+
+def _duplicate_symbol(match: re.Match[str], view: LineView) -> Reading | None:
+    symbol = symbol_name(match.group("sym") or match.group("sym2"))
+    return Reading(
+        subject=symbol,
+        cause=f"two inputs of the link both define {symbol}: the same library linked twice in "
+              "two forms (its static archive and its shared library, or two releases of it), "
+              "or a definition in a header included by several sources",
+        fix="link one copy of the library that defines it (check the link line for the same "
+            "library from two prefixes or as both .a and .so), or mark a definition in a header "
+            "inline; the linker's 'first defined here' / 'defined at' lines name both inputs")
+
+
+def _not_pic_reading(owner: str, reloc: str) -> Reading:
+    """The archive (or object) whose code is position-dependent, by its file stem."""
+    name = re.split(r"[\\/]", owner)[-1]
+    stem = re.sub(r"\.(?:a|lib|o|obj)$", "", name)
+    return Reading(
+        subject=stem,
+        cause=f"{owner} holds code compiled without -fPIC ({reloc} is a position-dependent "
+              "relocation), and the linker cannot put it into a shared library: a static "
+              "library built for executables only",
+        fix=f"rebuild {stem} with position-independent code (-fPIC; CMake: "
+            "CMAKE_POSITION_INDEPENDENT_CODE=ON, or the project's shared/PIC option) and link "
+            "again, or link its shared library (.so) instead of the archive")
+
+
+# lines.clean drops lld's ">>> " prefix: the lines read "referenced by …" and "<obj>:(…) in
+# archive <ar>".
+_IN_ARCHIVE = re.compile(r"^(?:>>>\s+)?\S+:\(.*\) in archive (?P<ar>\S+)\s*$")
+
+
+def _not_pic(match: re.Match[str], view: LineView) -> Reading | None:
+    owner = match.group("arch") or match.group("obj") or ""
+    return _not_pic_reading(owner, match.group("reloc")) if owner else None
+
+
+def _not_pic_lld(match: re.Match[str], view: LineView) -> Reading | None:
+    # lld names the referencing object after the error: ">>> referenced by <src>" then
+    # ">>>  <obj>:(<func>) in archive <ar>".
+    head = next((re.search(r"relocation (?P<reloc>R_\w+) cannot be used against", line)
+                 for line in reversed(view.previous[-6:]) if "recompile with -fPIC" in line),
+                None)
+    if head is None or not any(line.lstrip("> ").startswith("referenced by")
+                               for line in view.previous[-3:]):
+        return None
+    return _not_pic_reading(match.group("ar"), head.group("reloc"))
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="link-missing-library-file", klass="link",
+         triggers=("cannot find /", "cannot open /", "no such file or directory: '/"),
+         pattern=rx(r"^\S*ld(?:\.\w+)?(?:-\d+)?: (?:cannot find (?P<path>/\S+?)"
+                     r"|(?:error: )?cannot open (?P<path2>/\S+?)): (?:No such file|"
+                     r"[^:]*$)"
+                     r"|^\S*clang\S*: error: no such file or directory: '(?P<path3>/\S+?)'$"),
+         read=lambda m, v: _missing_library_file(m, v) if re.search(
+             r"\.(?:so(?:\.[\d.]+)?|a)$", m.group("path") or m.group("path2") or
+             m.group("path3") or "") else None,
+         source="GNU ld ('cannot find <file>: No such file or directory'), gold and lld "
+         "('cannot open <file>: …') and clang's driver ('no such file or directory: "
+         "'<file>''), each for an input named by its full path: binutils 2.40's ld and gold "
+         "and clang 22 here, reproduced (make/link_inputs.sh)"),
+    Rule(id="link-not-pic", klass="link",
+         triggers=("recompile with -fPIC",),
+         pattern=rx(r"(?:(?P<arch>[^\s:()]+\.a)\([^)]+\)|(?P<obj>[^\s:()]+\.o)): "
+                     r"(?:relocation (?P<reloc>R_\w+) against .* can not be used when making a "
+                     r"shared object|requires dynamic (?P<reloc2>R_\w+) reloc against)"
+                     r".*recompile with -fPIC"),
+         read=lambda m, v: _not_pic(m, v) if m.group("reloc") else _not_pic_reading(
+             m.group("arch") or m.group("obj") or "", m.group("reloc2")),
+         source="GNU ld's x86-64 backend ('<archive>(<obj>): relocation R_… against symbol "
+         "`…' can not be used when making a shared object; recompile with -fPIC') and gold "
+         "('requires dynamic R_… reloc against '…' which may overflow at runtime; recompile "
+         "with -fPIC'): the texts as binutils 2.40's ld and ld.gold print them here, "
+         "reproduced (make/link_not_pic.sh); the binutils source files were not read"),
+    Rule(id="link-not-pic-lld", klass="link",
+         triggers=(") in archive ",),
+         pattern=_IN_ARCHIVE,
+         read=_not_pic_lld,
+         source="lld's ELF port ('relocation R_… cannot be used against symbol '…'; "
+         "recompile with -fPIC', then '>>> defined in' and '>>> referenced by' lines, the "
+         "last naming the archive): ld.lld 22 here, reproduced (make/link_not_pic.sh); the "
+         "llvm-project source file was not read"),
     Rule(id="cannot-find-lib", klass="link",
          triggers=("cannot find -l",),
          pattern=rx(r"cannot find -l(?P<lib>[\w.:+-]+)"),
@@ -277,4 +375,14 @@ RULES: tuple[Rule, ...] = (
                      + r"]"),
          read=_cannot_open_input_wrapped, source="MSVC's LNK1181 with its path wrapped by the "
          "console onto the next line; ROCm/HIPIFY#1824"),
+    # Last: a duplicate the hipified copy of a source causes is hip-duplicate's reading.
+    Rule(id="link-duplicate-symbol", klass="link",
+         triggers=("multiple definition of", "duplicate symbol: "),
+         pattern=rx(r"multiple definition of [`'\u2018](?P<sym>[^'\u2019]+)['\u2019]"
+                     r"|(?:ld\.lld|lld-link|ld64\.lld)\S*: error: duplicate symbol: "
+                     r"(?P<sym2>.+?)\s*$"),
+         read=_duplicate_symbol,
+         source="GNU ld ('multiple definition of `…'; … first defined here') and lld "
+         "('duplicate symbol: …', then '>>> defined at' lines): binutils 2.40's ld and ld.lld "
+         "22 here, reproduced (make/link_inputs.sh)"),
 )

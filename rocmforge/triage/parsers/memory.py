@@ -88,6 +88,18 @@ def _shell_killed(match: re.Match[str], view: LineView) -> Reading | None:
         fix=_JOBS_FIX)
 
 
+def _spawn_killed(match: re.Match[str], view: LineView) -> Reading | None:
+    program = (match.group("cmd") or match.group("cmd2")).replace("\\", "/").rsplit("/", 1)[-1]
+    if not _BUILD_PROGRAM.match(program):
+        return None  # a script or tool killed: SIGKILL alone does not prove memory ran out
+    return Reading(
+        subject=program,
+        cause=f"the build's Python ran {program}, and it ended by signal 9 (SIGKILL), "
+              "almost always the out-of-memory killer: too many parallel compile jobs for "
+              "this machine's memory",
+        fix=_JOBS_FIX)
+
+
 def _make_killed(match: re.Match[str], view: LineView) -> Reading | None:
     target = match.group("target").rsplit("/", 1)[-1]
     linked = re.search(r"\.(?:so[\d.]*|a|dll|exe)$|^lib[^.]+$", target) is not None
@@ -214,6 +226,16 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"(?:^|: )(?:line \d+: )?\d+ Killed\s+(?:\S+=\S+\s+)*(?P<cmd>\S+)"),
          read=_shell_killed, source="bash/dash job report for a SIGKILLed command "
          "(\"<pid> Killed <command>\"); ROCm/AMDMIGraphX#419"),
+    Rule(id="spawn-killed", klass="out-of-memory", tier=0,
+         triggers=("failed with exit code -9", "died with <Signals.SIGKILL: 9>"),
+         pattern=rx(r"command '(?P<cmd>[^']+)' failed with exit code -9\b"
+                     r"|Command '\[(?P<q>['\"])(?P<cmd2>[^'\"]+)(?P=q).*' died with "
+                     r"<Signals\.SIGKILL: 9>"),
+         read=_spawn_killed, source="pypa/distutils@1261c36a099e876c62f37b7afec6c8440e1fd72f:"
+         "distutils/spawn.py (DistutilsExecError \"command {cmd!r} failed with exit code "
+         "{exitcode}\": a child killed by signal N has return code -N); CPython 3.11's "
+         "subprocess.py CalledProcessError.__str__ (\"Command '%s' died with %r.\"), which "
+         "setuptools 84's build_ext prints for a SIGKILLed compiler here (make/spawn_killed.sh)"),
     Rule(id="make-killed", klass="out-of-memory", tier=0,
          triggers=("] Killed",),
          pattern=rx(r"\*\*\* \[(?:[^\]]*?: )?(?P<target>[^\]\s:]+\.(?:o|obj|so[\d.]*|a|dll|exe)"

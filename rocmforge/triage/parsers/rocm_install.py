@@ -153,6 +153,18 @@ def _hipcc_path_missing(match: re.Match[str], view: LineView) -> Reading | None:
             "layout), or put <rocm>/bin on PATH")
 
 
+def _hipcc_relative(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="hipcc",
+        cause=f"the build ran hipcc as the relative path {match.group('path')}: torch's "
+              "cpp_extension joins ROCM_HOME with bin/hipcc, and ROCM_HOME was empty (it takes "
+              "ROCM_HOME, else ROCM_PATH, as set: a ROCM_PATH set to '' gives an empty one), so "
+              "the compile ran a hipcc that is not there",
+        fix="export ROCM_HOME (and ROCM_PATH) as the ROCm root that holds bin/hipcc "
+            "(`export ROCM_HOME=/opt/rocm`) in the shell that builds the extension, then "
+            "rebuild it; `invoke doctor` shows the ROCm install the kit found")
+
+
 def _windows_compiler_missing(match: re.Match[str], view: LineView) -> Reading | None:
     path = match.group("path")
     program = re.split(r"[\\/]", path)[-1]
@@ -250,6 +262,16 @@ RULES: tuple[Rule, ...] = (
                      r"(?:No such file or directory|not found)"),
          read=_hipcc_path_missing, source="make's and the shell's errors for a missing "
          "program; broncotc/bitsandbytes-rocm#5"),
+    Rule(id="hipcc-relative-rocm-home", klass="rocm-install",
+         triggers=("bin/hipcc: ",),
+         # bash: "<sh>: line N: <cmd>: <strerror>", "line" and strerror in the UI language;
+         # dash: "<sh>: N: <cmd>: not found".
+         pattern=rx(r"^\S*sh: (?:[^:]{1,24} \d+: |\d+: )?(?P<path>(?:\./)?bin/hipcc): \S"),
+         read=_hipcc_relative, source="torch.utils.cpp_extension (torch 2.13 here: "
+         "_find_rocm_home takes ROCM_HOME or ROCM_PATH as set; _join_rocm_home('bin', "
+         "'hipcc') joins an empty one to the relative bin/hipcc); bash's and dash's "
+         "command-not-found forms (reproduced: make/rocm_home_empty.sh); "
+         "rocm-arch/rocm-arch#865"),
     Rule(id="windows-hip-compiler-missing", klass="rocm-install",
          triggers=("is not recognized as an internal or external command",),
          pattern=rx(r"^'(?P<path>[^']*[\\/](?:clang\+\+|clang|lld-link|ld\.lld)(?:\.exe)?)' "
