@@ -33,7 +33,35 @@ def _target_family(match: re.Match[str], view: LineView) -> Reading | None:
             "from the index of its own family (TheRock's RELEASES.md lists them)")
 
 
+def _libraries_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    extras = match.group("extras") or "libraries"
+    masked = match.group("extras") is None
+    return Reading(
+        subject=f"rocm[{extras}]",
+        cause=("rocm_sdk was asked for a ROCm library (torch preloads them at import) and the "
+               f"Python package that ships it is not installed: rocm[{extras}]"
+               + (" for the GPU's target family (the math libraries' package; rocm_sdk's "
+                  "find_libraries then fails on its own unset variable instead of printing "
+                  "its 'Missing required rocm libraries' message)" if masked else "")),
+        fix=f"install it from the index and version of the installed rocm packages: `pip "
+            f"install \"rocm[{extras}]\" --index-url <the index of your GPU family>` (with "
+            "torch, rocm[libraries,devel]); `rocm-sdk targets` and `rocm-sdk test` show what "
+            "is installed")
+
+
 RULES: tuple[Rule, ...] = (
+    # The message find_libraries means to print, and what it prints at TheRock's snapshot: the
+    # `except ModuleNotFoundError` only notes the package, and the next line reads the unset
+    # py_module (Python >= 3.11 and older wordings of UnboundLocalError).
+    Rule(id="rocm-sdk-libraries-missing", klass="rocm-install",
+         triggers=("Missing required rocm libraries", "'py_module'"),
+         pattern=rx(r"Missing required rocm libraries\..*`pip install rocm\[(?P<extras>[^\]]+)\]`"
+                     r"|UnboundLocalError: (?:cannot access )?local variable 'py_module'"),
+         requires=rx(r"Missing required rocm libraries|rocm_sdk[/\\]__init__\.py\S*, line \d+, "
+                      r"in find_libraries"),
+         read=_libraries_missing,
+         source=f"{ROCM_SDK}/__init__.py (find_libraries: missing_extras, then "
+                "Path(py_module.__file__) with py_module unset)"),
     Rule(id="rocm-sdk-target-family", klass="gpu-target",
          triggers=("ROCM_SDK_TARGET_FAMILY=",),
          pattern=rx(r"Requested ROCM_SDK_TARGET_FAMILY=(?P<family>\S+) is not available in the "

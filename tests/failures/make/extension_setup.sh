@@ -10,7 +10,8 @@
 #    mirror snapshot): its _dist_info.py completed as build_tools/_therock_utils/py_packaging.py
 #    completes it (version, DEFAULT_TARGET_FAMILY, AVAILABLE_TARGET_FAMILIES.append lines), then
 #    `python -m rocm_sdk init` (the `rocm-sdk init` entry point) without the rocm[devel] package,
-#    and rocm_sdk.preload_libraries with ROCM_SDK_TARGET_FAMILY naming a target it lacks.
+#    rocm_sdk.preload_libraries with ROCM_SDK_TARGET_FAMILY naming a target it lacks, and
+#    preload_libraries for the default family without its rocm[libraries] package installed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d5/cases
 fa=/work/.mirror/Dao-AILab+flash-attention/repo
@@ -56,4 +57,8 @@ PY
   "import rocm_sdk; rocm_sdk.preload_libraries('hipblas')" 2>&1) \
   | sed -e "s#$pkg#/home/user/venv/lib/$pyver/site-packages#g" \
   > "$cases/rocm-sdk-target-family-gfx1036-unavailable-reproduced.log"
+(cd "$t" && PYTHONPATH=$pkg python3 -c \
+  "import rocm_sdk; rocm_sdk.preload_libraries('hipblas')" 2>&1) \
+  | sed -e "s#$pkg#/home/user/venv/lib/$pyver/site-packages#g" \
+  > "$cases/rocm-sdk-libraries-missing-gfx110x-reproduced.log"
 rm -rf "$t"
