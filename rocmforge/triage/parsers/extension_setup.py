@@ -16,7 +16,8 @@ from rocmforge.triage.rule import LineView, Reading, Rule, rx
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 FLASH_ATTENTION_SETUP = ("Dao-AILab/flash-attention@0251105a2fb19d2957484b7f023cd8c115286ced:"
                          "setup.py")
-CPP_EXTENSION = "pytorch/pytorch@cf30153c4c131c8164ee7798e5022d810682e2cb:torch/utils/cpp_extension.py"
+CPP_EXTENSION = ("pytorch/pytorch@cf30153c4c131c8164ee7798e5022d810682e2cb:"
+                 "torch/utils/cpp_extension.py")
 
 
 def _names(listed: str) -> list[str]:
