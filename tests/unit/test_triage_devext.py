@@ -55,6 +55,9 @@ SDK = "/home/u/venv/lib/python3.12/site-packages/rocm_sdk"
     (f'  File "{SDK}/__init__.py", line 55, in find_libraries\n'
      "UnboundLocalError: local variable 'py_module' referenced before assignment",
      "rocm-install", "rocm[libraries]", "rocm-sdk-libraries-missing", ()),
+    # a build script reading the installed ROCm's version file where there is none
+    ("FileNotFoundError: [Errno 2] No such file or directory: '/opt/rocm-6.2.0/.info/version'",
+     "rocm-install", "/opt/rocm-6.2.0", "rocm-version-file-missing", ("ROCM_HOME", "rocm-core")),
 ])
 def test_reads_the_value_from_the_line(text: str, klass: str, subject: str, rule: str,
                                        words: tuple[str, ...]) -> None:
@@ -70,6 +73,8 @@ def test_reads_the_value_from_the_line(text: str, klass: str, subject: str, rule
     '  File "/home/u/app/loader.py", line 9, in find_libraries\n'
     "UnboundLocalError: cannot access local variable 'py_module' where it is not associated "
     "with a value",
+    # a listing of the folder is no build reading it
+    "ls: cannot access '/opt/rocm/.info/version': No such file or directory",
     # a family name that names no target
     "ValueError: Requested ROCM_SDK_TARGET_FAMILY=default is not available in the distribution "
     "(available: gfx110X-all)",
