@@ -58,6 +58,14 @@ SDK = "/home/u/venv/lib/python3.12/site-packages/rocm_sdk"
     # a build script reading the installed ROCm's version file where there is none
     ("FileNotFoundError: [Errno 2] No such file or directory: '/opt/rocm-6.2.0/.info/version'",
      "rocm-install", "/opt/rocm-6.2.0", "rocm-version-file-missing", ("ROCM_HOME", "rocm-core")),
+    # xformers built for another torch, when an operator it should provide is then missing (a
+    # CUDA build over a ROCm torch is extension_abi's; this is a ROCm build for another release)
+    ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+     "    PyTorch 2.4.1+rocm6.1 with CUDA None (you have 2.5.1+rocm6.2)\n"
+     "    Python  3.10.14 (you have 3.10.14)\n"
+     "NotImplementedError: No operator found for `memory_efficient_attention_forward` with "
+     "inputs:", "python-packaging", "xformers", "xformers-built-for-other-torch",
+     ("2.4.1+rocm6.1", "2.5.1+rocm6.2", "rocmX.Y")),
 ])
 def test_reads_the_value_from_the_line(text: str, klass: str, subject: str, rule: str,
                                        words: tuple[str, ...]) -> None:
@@ -75,6 +83,14 @@ def test_reads_the_value_from_the_line(text: str, klass: str, subject: str, rule
     "with a value",
     # a listing of the folder is no build reading it
     "ls: cannot access '/opt/rocm/.info/version': No such file or directory",
+    # xformers' warning alone: nothing failed (yet)
+    "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+    "    PyTorch 2.4.1+rocm6.1 with CUDA None (you have 2.5.1+rocm6.2)",
+    # built for this very torch: the mismatch is elsewhere (r2's rocmxformers60)
+    "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+    "    PyTorch 2.5.1+rocm6.2 with CUDA None (you have 2.5.1+rocm6.2)\n"
+    "NotImplementedError: No operator found for `memory_efficient_attention_forward` with "
+    "inputs:",
     # a family name that names no target
     "ValueError: Requested ROCM_SDK_TARGET_FAMILY=default is not available in the distribution "
     "(available: gfx110X-all)",

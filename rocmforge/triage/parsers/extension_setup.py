@@ -16,6 +16,8 @@ from rocmforge.triage.rule import LineView, Reading, Rule, rx
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 FLASH_ATTENTION_SETUP = ("Dao-AILab/flash-attention@0251105a2fb19d2957484b7f023cd8c115286ced:"
                          "setup.py")
+XFORMERS_CPP_LIB = ("facebookresearch/xformers@ca6d2aa0d43241fc8a8dcd872debc2406160160d:"
+                    "xformers/_cpp_lib.py")
 CPP_EXTENSION = ("pytorch/pytorch@cf30153c4c131c8164ee7798e5022d810682e2cb:"
                  "torch/utils/cpp_extension.py")
 
@@ -54,6 +56,23 @@ def _relative_hipcc(match: re.Match[str], view: LineView) -> Reading | None:
             "from a clean build/ folder")
 
 
+def _xformers_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
+    built, have = match.group("built"), match.group("have").strip()
+    if built == have or not any("xFormers was built for" in line for line in view.previous):
+        return None
+    return Reading(
+        subject="xformers",
+        cause=f"the installed xformers was built for torch {built} (CUDA "
+              f"{match.group('cuda')}) and this torch is {have}: its C++/HIP operators do not "
+              "load, so its attention kernels are missing (PyPI's xformers is a CUDA build for "
+              "one torch release)",
+        fix="install the xformers built for this torch: for a ROCm torch from PyTorch's index "
+            "the wheel from the same index (`pip install -U xformers --index-url "
+            "https://download.pytorch.org/whl/rocmX.Y`), for a torch built from source build "
+            "xformers against it (`pip install --no-build-isolation -v ./xformers` with "
+            "PYTORCH_ROCM_ARCH set); `python -m xformers.info` shows what loaded")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="flash-attention-invalid-archs", klass="gpu-target",
          triggers=("Invalid archs:",),
@@ -61,6 +80,17 @@ RULES: tuple[Rule, ...] = (
          read=_flash_attention_invalid,
          source=f"{FLASH_ATTENTION_SETUP} (validate_and_update_archs: the assert on "
                 "allowed_archs, GPU_ARCHS read in the ROCm CK branch)"),
+    # xformers' xFormersInvalidLibException, logged as WARNING[XFORMERS] at import: a claim only
+    # when an operator it should have provided was then missing.
+    Rule(id="xformers-built-for-other-torch", klass="python-packaging",
+         triggers=("(you have ",),
+         pattern=rx(r"^PyTorch (?P<built>\S+) with CUDA (?P<cuda>\S+) \(you have "
+                     r"(?P<have>[^)]+)\)"),
+         requires=rx(r"No operator found for `|operator wasn't built"),
+         read=_xformers_other_torch,
+         source=f"{XFORMERS_CPP_LIB} (xFormersInvalidLibException: 'xFormers was built for: / "
+                "PyTorch … with CUDA … (you have …)'); xformers/ops/fmha/dispatch.py "
+                "(_run_priority_list: 'No operator found for …')"),
     # A shell running the relative command: dash "/bin/sh: 1: bin/hipcc: not found", bash
     # "/bin/sh: line 1: bin/hipcc: No such file or directory", or localized ("строка 1").
     Rule(id="cpp-extension-relative-hipcc", klass="rocm-install",

@@ -12,6 +12,7 @@
 #    `python -m rocm_sdk init` (the `rocm-sdk init` entry point) without the rocm[devel] package,
 #    rocm_sdk.preload_libraries with ROCM_SDK_TARGET_FAMILY naming a target it lacks, and
 #    preload_libraries for the default family without its rocm[libraries] package installed.
+#  xformers: a wheel built for another torch (see the end of the script).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d5/cases
 fa=/work/.mirror/Dao-AILab+flash-attention/repo
@@ -61,4 +62,18 @@ PY
   "import rocm_sdk; rocm_sdk.preload_libraries('hipblas')" 2>&1) \
   | sed -e "s#$pkg#/home/user/venv/lib/$pyver/site-packages#g" \
   > "$cases/rocm-sdk-libraries-missing-gfx110x-reproduced.log"
+# xformers: PyPI's 0.0.28.post3 wheel (built for torch 2.5.1+cu121), fetched once with
+# `pip download --no-deps` into $XFORMERS_WHEEL_DIR (default /tmp/xfwheel), in a venv over this
+# torch; its first attention call.
+xf=${XFORMERS_WHEEL_DIR:-/tmp/xfwheel}
+if ls "$xf"/xformers-0.0.28.post3-*.whl >/dev/null 2>&1; then
+  python3 -m venv --system-site-packages "$t/xfvenv"
+  "$t/xfvenv/bin/pip" install -q --no-deps "$xf"/xformers-0.0.28.post3-*.whl
+  (cd "$t" && "$t/xfvenv/bin/python" -c "import torch, xformers.ops as xops
+q = torch.randn(1, 8, 2, 16)
+xops.memory_efficient_attention(q, q, q)" 2>&1) \
+    | sed -e "s#$t/xfvenv#/home/user/venv#g" > "$cases/xformers-built-for-other-torch-reproduced.log"
+else
+  echo "no xformers wheel in $xf: pip download --no-deps -d $xf xformers==0.0.28.post3" >&2
+fi
 rm -rf "$t"
