@@ -20,6 +20,9 @@ SDK = "/home/u/venv/lib/python3.12/site-packages/rocm_sdk"
      ("gfx1030", "GPU_ARCHS", "FLASH_ATTENTION_TRITON_AMD_ENABLE")),
     ("      AssertionError: Invalid archs: ['gfx908']. Allowed: ['native', 'gfx942']",
      "gpu-target", "gfx908", "flash-attention-invalid-archs", ("gfx908",)),
+    ("RuntimeError: GPU_ARCHS not set and no GPU detected. Please set GPU_ARCHS (e.g. "
+     "GPU_ARCHS='gfx942') to cross-compile.", "gpu-target", "PYTORCH_ROCM_ARCH",
+     "flash-attention-gpu-archs-unset", ("GPU_ARCHS=gfx1100",)),
     # torch.utils.cpp_extension's empty ROCm root: the relative command, as dash, bash and a
     # localized bash print it
     ("/bin/sh: 1: bin/hipcc: not found", "rocm-install", "hipcc",
@@ -81,6 +84,8 @@ def test_reads_the_value_from_the_line(text: str, klass: str, subject: str, rule
     '  File "/home/u/app/loader.py", line 9, in find_libraries\n'
     "UnboundLocalError: cannot access local variable 'py_module' where it is not associated "
     "with a value",
+    # flash-attention's warnings.warn when hipcc is missing (it may use a prebuilt wheel)
+    "UserWarning: flash_attn was requested, but hipcc was not found.",
     # a listing of the folder is no build reading it
     "ls: cannot access '/opt/rocm/.info/version': No such file or directory",
     # xformers' warning alone: nothing failed (yet)

@@ -3,7 +3,8 @@
 # this machine (torch 2.13.0+cpu, Python 3), never typed by hand. Cases go to rounds/d5/cases.
 #  flash-attention (Dao-AILab/flash-attention, newest mirror snapshot): setup.py's own
 #    validate_and_update_archs, copied out of setup.py verbatim with the lines of setup.py's
-#    ROCm/CK branch that read GPU_ARCHS and call it, run with GPU_ARCHS=gfx1030.
+#    ROCm/CK branch that read GPU_ARCHS and call it, run with GPU_ARCHS=gfx1030; and that
+#    branch's own detection lines with GPU_ARCHS unset on this GPU-less host.
 #  torch.utils.cpp_extension: _join_rocm_home, the call a HIP extension's build makes for
 #    <ROCM_HOME>/bin/hipcc and its include/lib folders, on this host where torch found no ROCm.
 #  rocm_sdk (ROCm/TheRock build_tools/packaging/python/templates/rocm/src/rocm_sdk, newest
@@ -35,6 +36,24 @@ with open(sys.argv[2], "w") as out:
 PY
 (cd "$t/flash-attention" && GPU_ARCHS=gfx1030 python3 setup.py 2>&1) \
   | sed -e "s#$t#/home/user/src#g" > "$cases/flash-attention-invalid-archs-gfx1030-reproduced.log"
+# The same branch's target detection, GPU_ARCHS unset, on this host without a GPU: the lines of
+# setup.py from its GPU_ARCHS read to its detected_arch, dedented, run after the function.
+mkdir -p "$t/flash-attention-native"
+python3 - "$t/setup.full.py" "$t/flash-attention-native/setup.py" <<'PY'
+import ast, sys, textwrap
+src = open(sys.argv[1]).read()
+lines = src.splitlines()
+fn = next(n for n in ast.parse(src).body
+          if isinstance(n, ast.FunctionDef) and n.name == "validate_and_update_archs")
+start = next(i for i, l in enumerate(lines) if "archs = [arch.lower() for arch in" in l)
+end = next(i for i, l in enumerate(lines) if i > start and "kernel_targets = [detected_arch" in l)
+with open(sys.argv[2], "w") as out:
+    out.write("import os\n\nimport torch\n\n\n" + "\n".join(lines[fn.lineno - 1:fn.end_lineno])
+              + "\n\n\n" + textwrap.dedent("\n".join(lines[start:end + 1])) + "\n")
+PY
+(cd "$t/flash-attention-native" && env -u GPU_ARCHS python3 setup.py 2>&1) \
+  | sed -e "s#$t/flash-attention-native#/home/user/src/flash-attention#g" \
+  > "$cases/flash-attention-gpu-archs-unset-no-gpu-reproduced.log"
 
 python3 -c "from torch.utils.cpp_extension import _join_rocm_home; _join_rocm_home('bin', 'hipcc')" 2>&1 \
   | sed -e "s#$site#/home/user/venv/lib/$pyver/site-packages#g" \
