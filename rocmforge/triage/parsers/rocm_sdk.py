@@ -1,0 +1,71 @@
+"""TheRock's pip ROCm SDK: what its `rocm_sdk` package and `rocm-sdk` command say when the
+installed `rocm` packages do not fit the GPU or the request.
+
+Owns: the rules whose answer needs a value read and reshaped from the line (the target family
+asked for). Must not: hold fixed-text messages (config/diagnostics.toml, "Extension builds and
+TheRock's pip SDK") or the loader's view of the same packages (loader.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+ROCM_SDK = ("ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:build_tools/packaging/python/"
+            "templates/rocm/src/rocm_sdk")
+_GFX = re.compile(r"gfx[0-9a-fA-FxX]{2,4}")
+
+
+def _target_family(match: re.Match[str], view: LineView) -> Reading | None:
+    family = match.group("family")
+    gfx = _GFX.match(family)
+    if gfx is None:
+        return None
+    available = match.group("available").strip()
+    return Reading(
+        subject=gfx.group(0),
+        cause=f"ROCM_SDK_TARGET_FAMILY asks rocm_sdk for the target family {family}, and the "
+              f"installed rocm packages were built for other families only ({available}); "
+              "rocm_sdk looks up the target-specific libraries by that family",
+        fix=f"unset ROCM_SDK_TARGET_FAMILY (rocm_sdk then asks offload-arch for the GPU) or set "
+            f"it to one of {available}; a GPU none of them covers needs the rocm packages "
+            "from the index of its own family (TheRock's RELEASES.md lists them)")
+
+
+def _libraries_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    extras = match.group("extras") or "libraries"
+    masked = match.group("extras") is None
+    return Reading(
+        subject=f"rocm[{extras}]",
+        cause=("rocm_sdk was asked for a ROCm library (torch preloads them at import) and the "
+               f"Python package that ships it is not installed: rocm[{extras}]"
+               + (" for the GPU's target family (the math libraries' package; rocm_sdk's "
+                  "find_libraries then fails on its own unset variable instead of printing "
+                  "its 'Missing required rocm libraries' message)" if masked else "")),
+        fix=f"install it from the index and version of the installed rocm packages: `pip "
+            f"install \"rocm[{extras}]\" --index-url <the index of your GPU family>` (with "
+            "torch, rocm[libraries,devel]); `rocm-sdk targets` and `rocm-sdk test` show what "
+            "is installed")
+
+
+RULES: tuple[Rule, ...] = (
+    # The message find_libraries means to print, and what it prints at TheRock's snapshot: the
+    # `except ModuleNotFoundError` only notes the package, and the next line reads the unset
+    # py_module (Python >= 3.11 and older wordings of UnboundLocalError).
+    Rule(id="rocm-sdk-libraries-missing", klass="rocm-install",
+         triggers=("Missing required rocm libraries", "'py_module'"),
+         pattern=rx(r"Missing required rocm libraries\..*`pip install rocm\[(?P<extras>[^\]]+)\]`"
+                     r"|UnboundLocalError: (?:cannot access )?local variable 'py_module'"),
+         requires=rx(r"Missing required rocm libraries|rocm_sdk[/\\]__init__\.py\S*, line \d+, "
+                      r"in find_libraries"),
+         read=_libraries_missing,
+         source=f"{ROCM_SDK}/__init__.py (find_libraries: missing_extras, then "
+                "Path(py_module.__file__) with py_module unset)"),
+    Rule(id="rocm-sdk-target-family", klass="gpu-target",
+         triggers=("ROCM_SDK_TARGET_FAMILY=",),
+         pattern=rx(r"Requested ROCM_SDK_TARGET_FAMILY=(?P<family>\S+) is not available in the "
+                     r"distribution \(available: (?P<available>[^)]*)\)"),
+         read=_target_family,
+         source=f"{ROCM_SDK}/_dist_info.py (determine_target_family)"),
+)
