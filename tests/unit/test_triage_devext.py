@@ -26,11 +26,11 @@ SDK = "/home/u/venv/lib/python3.12/site-packages/rocm_sdk"
     # torch.utils.cpp_extension's empty ROCm root: the relative command, as dash, bash and a
     # localized bash print it
     ("/bin/sh: 1: bin/hipcc: not found", "rocm-install", "hipcc",
-     "cpp-extension-relative-hipcc", ("ROCM_HOME",)),
+     "hipcc-relative-rocm-home", ("ROCM_HOME",)),
     ("/bin/sh: line 1: bin/hipcc: No such file or directory", "rocm-install", "hipcc",
-     "cpp-extension-relative-hipcc", ("ROCM_HOME",)),
+     "hipcc-relative-rocm-home", ("ROCM_HOME",)),
     ("/bin/sh: строка 1: bin/hipcc: Нет такого файла или каталога", "rocm-install", "hipcc",
-     "cpp-extension-relative-hipcc", ("ROCM_HOME",)),
+     "hipcc-relative-rocm-home", ("ROCM_HOME",)),
     ("OSError: ROCM_HOME environment variable is not set. Please set it to your ROCm install "
      "root.", "rocm-install", "ROCM_HOME", "cpp-extension-rocm-home-unset",
      ("ROCM_HOME", "rocm-sdk path --root")),
@@ -106,4 +106,4 @@ def test_a_look_alike_claims_nothing(text: str) -> None:
 
 def test_an_absolute_hipcc_is_not_an_empty_rocm_root() -> None:
     found = explain_text("/bin/sh: 1: /opt/rocm/bin/hipcc: not found")
-    assert found.rule != "cpp-extension-relative-hipcc"
+    assert found.rule != "hipcc-relative-rocm-home"

@@ -44,18 +44,6 @@ def _flash_attention_invalid(match: re.Match[str], view: LineView) -> Reading | 
             f"(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE), whose setup path does not check targets")
 
 
-def _relative_hipcc(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="hipcc",
-        cause="the extension's compile commands run a relative `bin/hipcc`: "
-              "torch.utils.cpp_extension took an empty ROCm root (ROCM_HOME) because ROCM_HOME "
-              "and ROCM_PATH were unset and hipcc was not on PATH (older torch releases then "
-              "kept the empty result of `which hipcc`), and joined it with bin/hipcc",
-        fix="export ROCM_HOME=/opt/rocm (the ROCm root that holds bin/hipcc; ROCM_PATH works "
-            "too) or put <rocm>/bin on PATH before building the extension, then rebuild it "
-            "from a clean build/ folder")
-
-
 def _xformers_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
     built, have = match.group("built"), match.group("have").strip()
     if built == have or not any("xFormers was built for" in line for line in view.previous):
@@ -91,13 +79,4 @@ RULES: tuple[Rule, ...] = (
          source=f"{XFORMERS_CPP_LIB} (xFormersInvalidLibException: 'xFormers was built for: / "
                 "PyTorch … with CUDA … (you have …)'); xformers/ops/fmha/dispatch.py "
                 "(_run_priority_list: 'No operator found for …')"),
-    # A shell running the relative command: dash "/bin/sh: 1: bin/hipcc: not found", bash
-    # "/bin/sh: line 1: bin/hipcc: No such file or directory", or localized ("строка 1").
-    Rule(id="cpp-extension-relative-hipcc", klass="rocm-install",
-         triggers=("bin/hipcc: ",),
-         pattern=rx(r"^(?:/(?:usr/)?bin/\w*sh: (?:[^:/]+ )?\d+: )?bin/hipcc: \S"),
-         read=_relative_hipcc,
-         source=f"{CPP_EXTENSION} (_find_rocm_home; before the TheRock guess and shutil.which, "
-                "`which hipcc | xargs readlink -f` with no hipcc gave an empty root, and "
-                "_join_rocm_home('bin', 'hipcc') the relative bin/hipcc); rocm-arch/rocm-arch#865"),
 )

@@ -158,8 +158,9 @@ def _hipcc_relative(match: re.Match[str], view: LineView) -> Reading | None:
         subject="hipcc",
         cause=f"the build ran hipcc as the relative path {match.group('path')}: torch's "
               "cpp_extension joins ROCM_HOME with bin/hipcc, and ROCM_HOME was empty (it takes "
-              "ROCM_HOME, else ROCM_PATH, as set: a ROCM_PATH set to '' gives an empty one), so "
-              "the compile ran a hipcc that is not there",
+              "ROCM_HOME, else ROCM_PATH, as set: a ROCM_PATH set to '' gives an empty one; "
+              "older torch releases with neither set and no hipcc on PATH kept the empty result "
+              "of `which hipcc`), so the compile ran a hipcc that is not there",
         fix="export ROCM_HOME (and ROCM_PATH) as the ROCm root that holds bin/hipcc "
             "(`export ROCM_HOME=/opt/rocm`) in the shell that builds the extension, then "
             "rebuild it; `invoke doctor` shows the ROCm install the kit found")
@@ -270,8 +271,8 @@ RULES: tuple[Rule, ...] = (
          read=_hipcc_relative, source="torch.utils.cpp_extension (torch 2.13 here: "
          "_find_rocm_home takes ROCM_HOME or ROCM_PATH as set; _join_rocm_home('bin', "
          "'hipcc') joins an empty one to the relative bin/hipcc); bash's and dash's "
-         "command-not-found forms (reproduced: make/rocm_home_empty.sh); "
-         "rocm-arch/rocm-arch#865"),
+         "command-not-found forms (reproduced: make/rocm_home_empty.sh, "
+         "make/extension_setup.sh); rocm-arch/rocm-arch#865"),
     Rule(id="windows-hip-compiler-missing", klass="rocm-install",
          triggers=("is not recognized as an internal or external command",),
          pattern=rx(r"^'(?P<path>[^']*[\\/](?:clang\+\+|clang|lld-link|ld\.lld)(?:\.exe)?)' "
