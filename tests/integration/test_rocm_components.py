@@ -104,7 +104,7 @@ def test_plan_says_in_one_line_that_preflight_would_stop_the_build(tmp_path: Pat
     # Notes are narration: they go to stderr, so stdout stays the tables.
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: preflight")]
     assert notes == ["note: preflight would stop this build: 2 FAIL (ROCm for PyTorch, ROCm "
-                     "components); the verdict line's doctor command shows each fix; the per-target compile "
-                     "checks are not run by plan (the build's preflight and `invoke doctor` "
-                     "run them), so it may find more"]
+                     "components); the verdict line's doctor command shows each fix; the "
+                     "per-target compile checks are not run by plan (the build's preflight and "
+                     "`invoke doctor` run them), so it may find more"]
     assert not (tmp_path / "w").exists()
