@@ -185,6 +185,19 @@ def _stamp_files(work: Path) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted((work / "state" / "stamps").glob("*.json"))}
 
 
+def test_the_logs_of_a_build_that_worked_claim_nothing(shared) -> None:
+    """A claim on a log that shows no failure is a wrong answer (issue 40): every step log of
+    the fixture build (real git, hipify, CMake 3.25, clang-22's HIP compile, pip) read with its
+    own step's rules explains nothing."""
+    from rocmforge.triage import explain_file
+
+    _, work, _ = shared
+    logs = sorted((work / "logs").glob("*.log"))
+    assert {"configure.log", "build.log", "hipify.log"} <= {log.name for log in logs}
+    claims = {log.name: explain_file(log, step=log.stem).rule for log in logs}
+    assert {name: rule for name, rule in claims.items() if rule} == {}
+
+
 def test_a_mistyped_ref_stops_before_any_step_and_the_next_build_resumes(shared) -> None:
     """Review defect: `--ref v9.9.9` after a finished build failed at the checkout step (exit 2,
     "nothing was changed") but had removed every stamp from the checkout on, so the next build
