@@ -55,8 +55,11 @@ RULES: tuple[Rule, ...] = (
          triggers=("aotriton", "AOTriton"),
          # A file of AOTriton's that is not there (its library, its prefix): not any line that
          # names AOTriton and fails, which is also what a failed configure without output is.
+         # A library is `.a`/`.so` as a whole suffix: AOTriton's own build dir holds kernel
+         # images (gpu_kernel_image.attn_fwd/…hsaco) whose missing .hsaco proves no cause.
          pattern=rx(r"(?i)(?:no such file|not found|cannot find|missing and no known rule)"
-                     r".*aotriton|aotriton\S*\.(?:a|so)\S*.*(?:missing|not found|no such file)"),
+                     r".*aotriton|aotriton\S*\.(?:a|so)(?!\w)\S*.*(?:missing|not found|no such "
+                     r"file)"),
          read=_aotriton_error, tier=2, source="pytorch/pytorch cmake/External/aotriton.cmake"),
     Rule(id="aotriton-arch", klass="aotriton",
          triggers=("AOTriton: unsupported arch",),
