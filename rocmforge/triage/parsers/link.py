@@ -280,6 +280,60 @@ def _not_pic_lld(match: re.Match[str], view: LineView) -> Reading | None:
     return _not_pic_reading(match.group("ar"), head.group("reloc"))
 
 
+# The link's output and its version script, as the command line above the error names them.
+_LINK_OUTPUT = re.compile(r"(?:^|\s)-o\s+(?P<out>\S+?\.so(?:\.[\d.]+)?)(?:\s|$)")
+_VERSION_SCRIPT = re.compile(r"--version-script[=,](?P<script>\S+)")
+
+
+def _library_stem(path: str) -> str:
+    """libamdhip64.so.6.0.32830 -> libamdhip64."""
+    return re.sub(r"\.so(?:\.[\d.]+)?$", "", re.split(r"[\\/]", path)[-1])
+
+
+def _stale_version_script(match: re.Match[str], view: LineView) -> Reading | None:
+    out = script = ""
+    for line in reversed(view.previous):
+        out = out or next((m.group("out") for m in _LINK_OUTPUT.finditer(line)), "")
+        script = script or next((m.group("script") for m in _VERSION_SCRIPT.finditer(line)), "")
+    symbol, node = match.group("sym"), match.group("node")
+    library = _library_stem(out) if out else symbol
+    named = f" ({script.rsplit('/', 1)[-1]})" if script else ""
+    return Reading(
+        subject=library,
+        cause=f"the version script{named} assigns {node} to {symbol}, which the objects "
+              f"of {library if out else 'the link'} do not define (symbol not defined): a "
+              "stale entry, and ld.lld since LLVM 16 defaults to --no-undefined-version, "
+              "which makes each such entry an error",
+        fix=f"remove the entries for symbols the library no longer defines from its version "
+            f"script{named} (the project's newer release usually has), or link with "
+            "-Wl,--undefined-version (LDFLAGS) to make them warnings again")
+
+
+def _not_pic_object(match: re.Match[str], view: LineView) -> Reading | None:
+    # lld: "relocation R_… cannot be used against …; recompile with -fPIC", ">>> defined in
+    # <obj>", ">>> referenced by <src>", ">>>  <obj>:(<func>)" (no archive: an object file).
+    head = next((re.search(r"relocation (?P<reloc>R_\w+) cannot be used against", line)
+                 for line in reversed(view.previous[-6:]) if "recompile with -fPIC" in line),
+                None)
+    if head is None or not any(line.lstrip("> ").startswith("referenced by")
+                               for line in view.previous[-3:]):
+        return None
+    obj = match.group("obj")
+    out = next((m.group("out") for line in reversed(view.previous)
+                for m in _LINK_OUTPUT.finditer(line)), "")
+    if not out:
+        return _not_pic_reading(obj, head.group("reloc"))
+    library = out.rsplit("/", 1)[-1]
+    return Reading(
+        subject=library,
+        cause=f"{obj}, linked into the shared library {library}, was compiled without "
+              f"-fPIC ({head.group('reloc')} is a position-dependent relocation), and the "
+              "linker cannot put it into a shared library",
+        fix="compile that object with position-independent code (-fPIC; CMake: "
+            "CMAKE_POSITION_INDEPENDENT_CODE=ON or the target's POSITION_INDEPENDENT_CODE, "
+            "which HIP objects need too) and link again")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="link-missing-library-file", klass="link",
          triggers=("cannot find /", "cannot open /", "no such file or directory: '/"),
@@ -385,4 +439,21 @@ RULES: tuple[Rule, ...] = (
          source="GNU ld ('multiple definition of `…'; … first defined here') and lld "
          "('duplicate symbol: …', then '>>> defined at' lines): binutils 2.40's ld and ld.lld "
          "22 here, reproduced (make/link_inputs.sh)"),
+    Rule(id="lld-undefined-version", klass="link",
+         triggers=("version script assignment of",),
+         pattern=rx(r"ld\.lld\S*: error: version script assignment of '(?P<node>[^']+)' to "
+                     r"symbol '(?P<sym>[^']+)' failed: symbol not defined"),
+         read=_stale_version_script, source="lld's ELF port (SymbolTable.cpp: 'version script "
+         "assignment of '<node>' to symbol '<sym>' failed: symbol not defined', an error "
+         "under --no-undefined-version, lld's default since LLVM 16, D135402; the text as "
+         "lld's own test quotes it in the code index, commit not established); "
+         "ROCm/ROCR-Runtime#204; ROCm/hip#3382"),
+    Rule(id="link-not-pic-lld-object", klass="link",
+         triggers=(".o:(",),
+         pattern=rx(r"^(?:>>>\s+)?(?P<obj>\S+\.o(?:bj)?):\(.*\)\s*$"),
+         read=_not_pic_object,
+         source="lld's ELF port ('relocation R_… cannot be used against local symbol; "
+         "recompile with -fPIC', then '>>> defined in <obj>', '>>> referenced by <src>' and "
+         "'>>> <obj>:(<func>)' when the input is an object file, not an archive member); "
+         "abetlen/llama-cpp-python#646"),
 )
