@@ -214,16 +214,23 @@ _DRIVER_TOOLS = re.compile(r"^(?:ld\.lld|lld|llvm-link|llvm-objcopy|clang-offloa
                            r"(?:-\d+)?(?:\.exe)?$")
 
 
+# clang's driver after a spawn of a program it did not find (LLVM 22: posix_spawn).
+_SPAWN_MISSING = re.compile(r"unable to execute command: (?:posix_spawn failed: No such file or "
+                            r"directory|Executable \"[^\"]+\" doesn't exist!)")
+
+
 def _driver_tool_missing(match: re.Match[str], view: LineView) -> Reading | None:
-    path = match.group("path")
+    path = match.group("path") or match.group("tool") or ""
+    if match.group("tool") and not (view.previous and _SPAWN_MISSING.search(view.previous[-1])):
+        return None  # the tool ran and failed: its own errors are above, not a missing tool
     tool = re.split(r"[\\/]", path)[-1]
     if not _DRIVER_TOOLS.match(tool):
         return None
     return Reading(
         subject=tool,
-        cause=f"{match.group('driver')} could not run {tool} (Executable \"{path}\" doesn't "
-              f"exist): the compiler driver looks for {tool} next to itself and on PATH, and "
-              "the LLVM toolchain it belongs to was installed without it",
+        cause=f"{match.group('driver')} could not run {tool}, which is not there: the "
+              f"compiler driver looks for {tool} next to itself and on PATH, and the LLVM "
+              "toolchain it belongs to was installed without it",
         fix=f"install the package that provides {tool} for that compiler (ROCm's llvm "
             "package for ROCm's clang; a distro's lld / llvm package of the same version for "
             f"its clang), or put its directory on PATH, then rebuild; `{tool} --version` "
@@ -336,13 +343,16 @@ RULES: tuple[Rule, ...] = (
          read=_clang_wrapper_types, source="ROCm/TheRock#950 (a rocBLAS build broken by another "
          "install in /opt/rocm)"),
     Rule(id="driver-tool-missing", klass="rocm-install",
-         triggers=("doesn't exist!",),
-         pattern=rx(r"^(?P<driver>\S*clang[\w.+-]*|hipcc|amdclang\S*): error: unable to execute "
-                     r"command: Executable \"(?P<path>[^\"]+)\" doesn't exist!"),
+         triggers=("doesn't exist!", " command failed with exit code 1 "),
+         pattern=rx(r"^(?P<driver>\S*clang[\w.+-]*|hipcc|amdclang\S*): error: (?:unable to "
+                     r"execute command: Executable \"(?P<path>[^\"]+)\" doesn't exist!"
+                     r"|(?P<tool>[\w.+-]+) command failed with exit code 1 )"),
          read=_driver_tool_missing, source="llvm/llvm-project llvm/lib/Support/Program.cpp "
-         "(ExecuteAndWait: 'Executable \"<program>\" doesn't exist!') under clang's "
-         "err_drv_command_failure ('unable to execute command: %0'); reproduced with clang-22 "
-         "(make/build_shapes_d6.sh); rocm-arch/rocm-arch#876"),
+         "(older releases: 'Executable \"<program>\" doesn't exist!'; LLVM 22 here: "
+         "'posix_spawn failed: No such file or directory', then '<tool> command failed with "
+         "exit code 1') under clang's err_drv_command_failure ('unable to execute command: "
+         "%0'); both reproduced or read: clang-22 here (make/build_shapes_d6.sh); "
+         "rocm-arch/rocm-arch#876"),
     Rule(id="apt-rocm-unmet-dependency", klass="rocm-install",
          triggers=("is to be installed",),
          pattern=rx(r"^(?P<pkg>[\w.+-]+) : (?:Pre)?Depends: (?P<dep>[\w.+-]+) \(= "
