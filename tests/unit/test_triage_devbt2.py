@@ -64,6 +64,13 @@ def test_sccache_storage_timeout_keeps_its_own_answer() -> None:
     assert d.rule == "sccache-storage-unreachable"
 
 
+def test_show_stats_that_cannot_reach_the_server_claims_nothing() -> None:
+    d = explain_text("+ sccache --show-stats\nsccache: error: Connection to server timed out\n",
+                     step="build")
+    assert d.rule != "sccache-fatal-error"
+    assert not d.explained
+
+
 def test_the_word_sccache_in_a_compiler_command_claims_nothing() -> None:
     d = explain_text("[12/900] /usr/bin/sccache /opt/rocm/llvm/bin/clang++ -c a.cpp -o a.o "
                      "-DERROR_SCCACHE=1\n", step="build")
@@ -159,6 +166,9 @@ def test_apt_unmet_rocm_dependency_names_package_and_versions() -> None:
 def test_apt_unmet_dependency_of_another_package_claims_nothing() -> None:
     d = explain_text(" libfoo-dev : Depends: libfoo1 (= 2.1-1) but 2.0-3 is to be installed\n")
     assert d.rule != "apt-rocm-unmet-dependency"
+    rocks = explain_text(" rocksdb-tools : Depends: librocksdb8 (= 8.9-1) but 8.1-2 is to be "
+                         "installed\n")
+    assert rocks.rule != "apt-rocm-unmet-dependency"
 
 
 def test_hipify_leftover_cuda_name_is_read_with_its_hip_spelling() -> None:

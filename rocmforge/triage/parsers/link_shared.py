@@ -76,7 +76,7 @@ def _stale_version_script(match: re.Match[str], view: LineView) -> Reading | Non
               "stale entry, and ld.lld since LLVM 16 defaults to --no-undefined-version, "
               "which makes each such entry an error",
         fix=f"remove the entries for symbols the library no longer defines from its version "
-            f"script{named} (the project's newer release usually has), or link with "
+            f"script{named} (a newer release of the project may already have), or link with "
             "-Wl,--undefined-version (LDFLAGS) to make them warnings again")
 
 

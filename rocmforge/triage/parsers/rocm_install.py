@@ -239,7 +239,8 @@ def _driver_tool_missing(match: re.Match[str], view: LineView) -> Reading | None
 
 # apt names each dependency it cannot meet: "<pkg> : Depends: <dep> (= <version>) but
 # <other> is to be installed".
-_ROCM_PACKAGE = re.compile(r"(?i)^(?:rocm|roc|hip|hsa|miopen|rccl|amd|comgr|composablekernel)")
+_ROCM_PACKAGE = re.compile(r"(?i)^(?:rocm|roc(?!k)[a-z]|hip|hsa|miopen|rccl|amdgpu|amd-smi|"
+                           r"comgr|composablekernel|migraphx)")
 
 
 def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
