@@ -43,6 +43,46 @@ def _policy_removed(match: re.Match[str], view: LineView) -> Reading | None:
             "ask for the NEW behaviour")
 
 
+def _deprecation_error(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="cmake",
+        cause="CMake stopped at a deprecation it was told to treat as an error (-Werror="
+              "deprecated or -Werror=dev, CMAKE_ERROR_DEPRECATED): the cmake_minimum_required "
+              f"in {match.group('file')} asks for compatibility with a CMake older than this "
+              "CMake still supports; the CMake is newer than the project was written for",
+        fix="raise the VERSION in that cmake_minimum_required (or give it a ...<max> suffix), "
+            "or configure without -Werror=deprecated / -Werror=dev, or with the older CMake "
+            "the project's release was tested with")
+
+
+def _policy_unknown(match: re.Match[str], view: LineView) -> Reading | None:
+    policy = match.group("policy")
+    return Reading(
+        subject="cmake",
+        cause=f"the CMake running this project does not know policy {policy}, which a CMake "
+              "file of the project sets with cmake_policy: each policy comes with a CMake "
+              "release, so this CMake is older than the project needs",
+        fix="install a newer CMake in the build environment (`python -m pip install cmake`, "
+            "or the version the project's cmake_minimum_required names) ahead of the system's "
+            f"on PATH, or guard the call in the project (if(POLICY {policy})), then configure "
+            "again")
+
+
+def _missing_target(match: re.Match[str], view: LineView) -> Reading | None:
+    target = match.group("target")
+    if "::" in target:
+        return None  # an imported target: its package was not found (another family)
+    return Reading(
+        subject=target,
+        cause=f"{match.group('cmd')}() was called with non-existent target \"{target}\": "
+              "the project's CMake code asks for a target that is not defined at that point "
+              "of the configure (the subproject or option that defines it is not enabled, "
+              "or is included later)",
+        fix=f"enable the part of the project that defines {target}, or configure a revision "
+            "of the project whose CMake defines it before use (if a recent change to the "
+            "project's CMake broke this, revert it or wait for its fix)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="setup-cmake-version", klass="cmake",
          triggers=("no cmake or cmake3 with version",),
@@ -60,4 +100,26 @@ RULES: tuple[Rule, ...] = (
                      r"version of CMake"),
          read=_policy_removed, source="Kitware/CMake cmPolicies.cxx (a removed policy's OLD "
          "behaviour; CMake 4.0 removed those before 3.5); ROCm/TheRock#318"),
+    Rule(id="cmake-deprecation-error", klass="cmake",
+         triggers=("CMake Deprecation Error at",),
+         pattern=rx(r"CMake Deprecation Error at (?P<file>\S+?):\d+ \(cmake_minimum_required\)"),
+         read=_deprecation_error, source="Kitware/CMake Source/cmPolicies.cxx ('Compatibility "
+         "with CMake < N will be removed from a future version of CMake. Update the VERSION "
+         "argument <min> value or use a ...<max> suffix', a DEPRECATION_ERROR under "
+         "-Werror=deprecated; text seen in a compiled copy in the code index, commit not "
+         "established); reproduced with cmake 3.25.1 (make/cmake_messages.sh); "
+         "ROCm/rocm-cmake#238"),
+    Rule(id="cmake-policy-unknown", klass="cmake",
+         triggers=("is not known to this version of CMake",),
+         pattern=rx(r"^Policy \"(?P<policy>CMP\d{4})\" is not known to this version of CMake"),
+         read=_policy_unknown, source="Kitware/CMake Source/cmCMakePolicyCommand.cxx "
+         "(cmake_policy: 'Policy \"<id>\" is not known to this version of CMake.'; the GET "
+         "form read in the code index); reproduced with cmake 3.25.1 and CMP0144 "
+         "(make/cmake_messages.sh); microsoft/onnxruntime#21084"),
+    Rule(id="cmake-nonexistent-target", klass="cmake",
+         triggers=("called with non-existent target",),
+         pattern=rx(r"^(?P<cmd>\w+)\(\) called with non-existent target \"(?P<target>[^\"]+)\""),
+         read=_missing_target, source="Kitware/CMake Source/cmGetTargetPropertyCommand.cxx "
+         "('get_target_property() called with non-existent target \"<name>\".'); reproduced "
+         "with cmake 3.25.1 (make/cmake_messages.sh); ROCm/TheRock#3439"),
 )

@@ -31,11 +31,14 @@ def _compiler_crash(match: re.Match[str], view: LineView) -> Reading | None:
                 found = named.group("prog")
                 prog = "clang" if found.startswith("clang") else found
                 break
-    return Reading(subject=prog, cause=f"the compiler ({prog}) crashed (an internal compiler "
-                   "error, not a problem in the source it was given)", fix="rerun the step "
-                   "once (a crash under memory pressure is not repeatable); if it repeats, use "
-                   "another release of the compiler (a newer ROCm, or --gcc/--clang N) and "
-                   "report it upstream with the preprocessed source the crash message names")
+    where = (" in its frontend (cc1), the driver's 'frontend command failed'"
+             if "frontend command failed" in view.text else "")
+    return Reading(subject=prog, cause=f"the compiler ({prog}) crashed{where} (an internal "
+                   "compiler error, not a problem in the source it was given)", fix="rerun the "
+                   "step once (a crash under memory pressure is not repeatable); if it "
+                   "repeats, upgrade to another release of the compiler (a newer ROCm, or "
+                   "--gcc/--clang N) and report it upstream with the preprocessed source the "
+                   "crash message names")
 
 
 # GCC's ICE banner for a killed cc1plus: the memory family reads that line.
@@ -59,6 +62,29 @@ def _llvm_frame(match: re.Match[str], view: LineView) -> Reading | None:
         fix=f"use another release of {subject} (a newer ROCm, or the ROCm the project "
             "names), or build that source at a commit known to compile; report the crash "
             "upstream with the preprocessed source")
+
+
+# The AMDGPU backend's own diagnostics an "error in backend" follows: a code generator
+# that met what it cannot lower (SIInstrInfo's reportIllegalCopy, instruction selection).
+_BACKEND_DIAG = re.compile(r"error: (?P<diag>illegal [VS]GPR to [VS]GPR copy|Cannot select: "
+                           r"[^:]{0,60}|ran out of registers[^:]{0,40})")
+
+
+def _backend_error(match: re.Match[str], view: LineView) -> Reading | None:
+    what = match.group("what").strip()
+    if re.search(r"(?i)inline ?asm|constraint|out of memory|cannot allocate|No space", what):
+        return None  # the source's inline assembly, or the host running out: not a crash
+    seen = [found.group("diag") for line in view.previous
+            if (found := _BACKEND_DIAG.search(line))]
+    before = f" after '{seen[-1]}'" if seen else ""
+    return Reading(
+        subject="clang",
+        cause=f"clang's code generator stopped with an error in backend ('{what}'{before}): "
+              "the compiler could not lower this source for the GPU, a compiler bug, not an "
+              "error in the source",
+        fix="build with a newer ROCm (its clang), or the ROCm release the project names for "
+            "this source, or the source at a commit known to compile with this ROCm; report "
+            "it upstream with the preprocessed source")
 
 
 RULES: tuple[Rule, ...] = (
@@ -97,4 +123,12 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"#\d+ 0x[0-9a-f]{6,} .*\((?:\S*[/\\])?(?P<prog>clang[\w.+-]*?|llc|opt|"
                      r"lld|ld\.lld)(?:\.exe)?\+0x[0-9a-f]+\)"),
          read=_llvm_frame, source="LLVM's symbolized stack trace; ggml-org/llama.cpp#24964"),
+    Rule(id="clang-backend-fatal", klass="compiler-crash", tier=2,
+         triggers=("error in backend: ",),
+         pattern=rx(r"^(?:\S*clang\S*: )?fatal error: error in backend: (?P<what>.+)$"),
+         read=_backend_error, source="clang's err_fe_error_backend ('fatal error: error in "
+         "backend: %0', an LLVM report_fatal_error during code generation) and llvm/"
+         "llvm-project llvm/lib/Target/AMDGPU/SIInstrInfo.cpp reportIllegalCopy ('illegal VGPR "
+         "to SGPR copy', a DiagnosticInfoUnsupported error), read in the code index, commit "
+         "not established; ROCm/TransformerEngine#653"),
 )

@@ -29,6 +29,9 @@ def ck_reading(where: str, why: str = "") -> Reading:
 
 def _ck_error(match: re.Match[str], view: LineView) -> Reading | None:
     why = ""
+    said = (match.group("msg") or "").strip()
+    if said and "static assertion failed" not in said and len(said) <= 120:
+        why = f": '{said}'"  # the compiler's own words, when short enough to quote
     if "needs target feature" in view.text:
         why = "; it uses instructions (" + view.text.rsplit("needs target feature", 1)[1].strip() \
             + ") this target does not have"
@@ -37,8 +40,9 @@ def _ck_error(match: re.Match[str], view: LineView) -> Reading | None:
         # flash-attention's own CK backend: on other targets its Triton backend builds.
         return Reading(subject=reading.subject, klass=reading.klass, cause=reading.cause,
                        fix="build flash-attention with its Triton backend on this target "
-                           "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE): its CK backend builds "
-                           "only for the CDNA targets CK supports (GPU_ARCHS=gfx90a;gfx942)")
+                           "(FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE): its CK backend (the "
+                           "composable_kernel submodule) builds only for the CDNA targets CK "
+                           "supports (GPU_ARCHS=gfx90a;gfx942)")
     return reading
 
 
@@ -63,7 +67,7 @@ RULES: tuple[Rule, ...] = (
     Rule(id="ck-error", klass="composable-kernel",
          triggers=("composable_kernel", "/ck/", "/ck_tile/"),
          pattern=rx(r"(?P<file>\S*(?:composable_kernel|/ck/|/ck_tile/)\S*?):\d+(?::\d+)?: "
-                     r"(?:fatal )?error:"),
+                     r"(?:fatal )?error:(?P<msg>.*)"),
          read=_ck_error, source="pytorch/pytorch third_party/composable_kernel"),
     Rule(id="ck-target-compile-errors", klass="gpu-target", tier=2,
          triggers=("generated when compiling for",),

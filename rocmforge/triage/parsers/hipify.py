@@ -45,6 +45,76 @@ def _hipified_unknown_type(match: re.Match[str], view: LineView) -> Reading | No
             "match")
 
 
+def _cuda_name_left(match: re.Match[str], view: LineView) -> Reading | None:
+    name, space, hint = match.group("name"), match.group("ns"), match.group("hint")
+    spelled = re.sub("(?i)cuda", lambda m: "HIP" if m.group(0).isupper() else (
+        "Hip" if m.group(0)[0].isupper() else "hip"), name)
+    if "hip" not in space.lower() or hint != spelled:
+        return None  # not a CUDA name whose HIP spelling the compiler itself suggests
+    source = re.split(r"[\\/]", match.group("file"))[-1]
+    return Reading(
+        subject=source,
+        cause=f"the hipified source {source} calls {name} in namespace {space}, where HIP "
+              f"has {hint}: the hipify that produced it has no mapping for {name} and left "
+              "the CUDA name as it was",
+        fix=f"add the mapping {name} -> {hint} to the cuda_to_hip_mappings.py of the hipify "
+            "the project runs (torch.utils.hipify for a torch extension; the project's "
+            "hipify_torch submodule, ROCm/hipify_torch, where it hipifies with that), or use "
+            "a release of it that has the mapping, then hipify a clean checkout again")
+
+
+def _hipify_argument(match: re.Match[str], view: LineView) -> Reading | None:
+    arg = match.group("arg")
+    return Reading(
+        subject="hipify_python",
+        cause=f"the project's build calls torch.utils.hipify's hipify() with {arg}, an "
+              "argument the installed torch's hipify_python does not take: this PyTorch is "
+              "older than the build code expects",
+        fix=f"build against a PyTorch whose hipify takes {arg} (a newer release, or a ROCm "
+            "PyTorch branch that carries that hipify change), or use the project's release "
+            "written for this torch's hipify")
+
+
+_FRAME = re.compile(r'^File "(?P<file>[^"]+)", line \d+')
+
+
+def _cuda_home_none(match: re.Match[str], view: LineView) -> Reading | None:
+    lines = view.previous
+    if not any("hipify" in line for line in lines):
+        return None  # not in the hipify step: the extension family's (extension_setup)
+    at = next((i for i in range(len(lines) - 1, -1, -1) if "CUDA_HOME" in lines[i]
+               and not _FRAME.match(lines[i])), None)
+    if at is None:
+        return None
+    frame = next((_FRAME.match(lines[i]) for i in range(at - 1, -1, -1)
+                  if _FRAME.match(lines[i])), None)
+    where = re.split(r"[\\/]", frame.group("file"))[-1] if frame else "the build script"
+    return Reading(
+        subject=where,
+        cause=f"{where} joins torch.utils.cpp_extension.CUDA_HOME into a path while the "
+              "project hipifies its sources, and on a ROCm PyTorch CUDA_HOME is None (it is "
+              "set only for a CUDA build of torch): os.path.join gets None",
+        fix="on a ROCm PyTorch the build code must take torch.utils.cpp_extension.ROCM_HOME "
+            "(when torch.version.hip is set) instead of CUDA_HOME: use the project's release "
+            "that does, or patch that line")
+
+
+def _hipify_source_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    if not any("open(fin_path" in line for line in view.previous[-3:]):
+        return None  # another open(): not hipify reading the extension's sources
+    path = match.group("path")
+    name = re.split(r"[\\/]", path)[-1]
+    sdist = re.search(r"pip-(?:install|req-build)-", path) is not None
+    how = (" (pip unpacked a source distribution that leaves it out)" if sdist else "")
+    return Reading(
+        subject=name,
+        cause=f"hipify (torch.utils.hipify) could not read {name}, a source the project's "
+              f"setup lists for its extension: the file is not in the tree being built{how}",
+        fix="build from the project's full source tree (a git clone with `git submodule "
+            "update --init --recursive`, then `pip install --no-build-isolation .` against "
+            "the ROCm torch) rather than a package that lacks the file")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hipify-failed", klass="hipify",
          triggers=("hipify",),
@@ -65,4 +135,32 @@ RULES: tuple[Rule, ...] = (
          "file is one hipify left; pytorch/pytorch#63280; ROCm/apex#115 (hipblasOperation_t after "
          "PyTorch 2.1's hipify change); pytorch/pytorch#97640 (a CUDA name hipify does not "
          "map, left in caffe2's math_gpu.hip)"),
+    Rule(id="hipify-cuda-name-left", klass="hipify",
+         triggers=("did you mean '",),
+         pattern=rx(r"^(?P<file>\S+?)(?::\d+)+: error: no member named '(?P<name>\w*(?i:cuda)\w*)'"
+                     r" in namespace '(?P<ns>[\w:]+)'; did you mean '(?P<hint>\w+)'\?"),
+         read=_cuda_name_left, source="clang's err_no_member_suggest ('no member named %0 in "
+         "%1; did you mean %2?'); torch/utils/hipify/cuda_to_hip_mappings.py (torch 2.13 as "
+         "installed here) and ROCm/hipify_torch@1a75130f30fc5afc116c79627afbf99e160d6d10:"
+         "hipify/cuda_to_hip_mappings.py, the tables a name must be in to be rewritten; "
+         "pytorch/FBGEMM#4705"),
+    Rule(id="hipify-unknown-argument", klass="hipify",
+         triggers=("hipify() got an unexpected keyword argument",),
+         pattern=rx(r"TypeError: hipify\(\) got an unexpected keyword argument '(?P<arg>\w+)'"),
+         read=_hipify_argument, source="torch/utils/hipify/hipify_python.py def hipify(...) "
+         "(torch 2.13 as installed here takes hipify_extra_files_only; older releases did "
+         "not); deepspeedai/DeepSpeed#1816"),
+    Rule(id="hipify-cuda-home-none", klass="hipify",
+         triggers=("not NoneType",),
+         pattern=rx(r"^TypeError: expected str, bytes or os\.PathLike object, not NoneType"),
+         read=_cuda_home_none, source="torch/utils/cpp_extension.py (torch 2.13 as installed "
+         "here: CUDA_HOME = _find_cuda_home() if torch.version.cuda else None, ROCM_HOME for "
+         "a HIP build); deepspeedai/DeepSpeed#7224"),
+    Rule(id="hipify-source-missing", klass="hipify",
+         triggers=("No such file or directory: '",),
+         pattern=rx(r"^FileNotFoundError: \[Errno 2\] No such file or directory: "
+                     r"'(?P<path>[^']+\.(?:c|cc|cpp|cu|cuh|h|hpp))'"),
+         read=_hipify_source_missing, source="torch/utils/hipify/hipify_python.py "
+         "preprocessor (torch 2.13 as installed here: `with open(fin_path, "
+         "encoding='utf-8') as fin:` for each source it rewrites); state-spaces/mamba#412"),
 )

@@ -19,13 +19,29 @@ def _host_in_device(match: Groups, view: LineView) -> Reading | None:
     func = match.group("func")
     if "glibcxx" in func or "replacement_assert" in func or "__assert" in func:
         return Reading(subject="libstdc++", cause=f"device code calls the host-only function "
-                       f"{func}: the host libstdc++ (GCC 15, or any with _GLIBCXX_ASSERTIONS "
-                       "defined) puts assertion calls into templates HIP device code uses",
+                       f"{func}: the host libstdc++ (GCC 14 or 15, or any with "
+                       "_GLIBCXX_ASSERTIONS defined) puts assertion calls into templates HIP "
+                       "device code uses",
                        fix="drop -D_GLIBCXX_ASSERTIONS from CXXFLAGS, CPPFLAGS and HIPFLAGS "
                        "(distributions' default flags add it); with GCC 15's libstdc++, which "
                        "asserts without it, build with an older GCC (`invoke build --gcc 13`) or "
-                       "a ROCm whose HIP headers declare the assertion for device code")
+                       "a ROCm whose HIP headers declare the assertion for device code; in "
+                       "your own device code, replace the libstdc++ call that asserts (e.g. "
+                       "std::clamp) with a plain comparison")
     return None
+
+
+def _assertion_overload(match: re.Match[str], view: LineView) -> Reading | None:
+    func = match.group("func")
+    return Reading(
+        subject="libstdc++",
+        cause=f"the host libstdc++'s __glibcxx_assert macro declares {func} inside the "
+              "templates it guards, and ROCm's clang, compiling them as HIP __host__ "
+              f"__device__ code (its cuda_wrappers headers), cannot overload the host {func}: "
+              "this libstdc++ (GCC 11 in the cited thread) is newer than that clang handles",
+        fix="build with a ROCm whose clang accepts this libstdc++ (a newer ROCm), or against "
+            "an older GCC's libstdc++ (`invoke build --gcc N`, the GCC the ROCm release "
+            "names), and drop -D_GLIBCXX_ASSERTIONS from the flags (distributions add it)")
 
 
 def _cmake_no_compiler(match: re.Match[str], view: LineView) -> Reading | None:
@@ -238,6 +254,15 @@ RULES: tuple[Rule, ...] = (
                      r"|reference to __host__ function '(?P<func2>[^']+)' in __device__"),
          read=lambda m, v: _host_in_device(Alias(m, func="func2"), v),
          source="clang's err_ref_bad_target; GCC 15 libstdc++ __glibcxx_assert_fail"),
+    Rule(id="libstdcxx-assertion-overload", klass="host-compiler",
+         triggers=("cannot overload __host__ function",),
+         pattern=rx(r"error: __host__ __device__ function '(?P<func>__failed_assertion|"
+                     r"__glibcxx_assert\w*)' cannot overload __host__ function"),
+         read=_assertion_overload, source="clang's err_cuda_ovl_target ('%select{__device__|"
+         "__global__|__host__|__host__ __device__}0 function %1 cannot overload ...'); "
+         "libstdc++ 11's c++config.h __glibcxx_assert_1 (a local 'void __failed_assertion();' "
+         "declaration, as the cited log's notes quote it; the GCC file not read); "
+         "ROCm/rocBLAS#1191"),
     Rule(id="cmake-no-compiler", klass="host-compiler",
          triggers=("No CMAKE_", "_COMPILER not set", "is not a full path to an existing "
                    "compiler"),

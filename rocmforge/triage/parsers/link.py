@@ -244,42 +244,6 @@ def _duplicate_symbol(match: re.Match[str], view: LineView) -> Reading | None:
             "inline; the linker's 'first defined here' / 'defined at' lines name both inputs")
 
 
-def _not_pic_reading(owner: str, reloc: str) -> Reading:
-    """The archive (or object) whose code is position-dependent, by its file stem."""
-    name = re.split(r"[\\/]", owner)[-1]
-    stem = re.sub(r"\.(?:a|lib|o|obj)$", "", name)
-    return Reading(
-        subject=stem,
-        cause=f"{owner} holds code compiled without -fPIC ({reloc} is a position-dependent "
-              "relocation), and the linker cannot put it into a shared library: a static "
-              "library built for executables only",
-        fix=f"rebuild {stem} with position-independent code (-fPIC; CMake: "
-            "CMAKE_POSITION_INDEPENDENT_CODE=ON, or the project's shared/PIC option) and link "
-            "again, or link its shared library (.so) instead of the archive")
-
-
-# lines.clean drops lld's ">>> " prefix: the lines read "referenced by …" and "<obj>:(…) in
-# archive <ar>".
-_IN_ARCHIVE = re.compile(r"^(?:>>>\s+)?\S+:\(.*\) in archive (?P<ar>\S+)\s*$")
-
-
-def _not_pic(match: re.Match[str], view: LineView) -> Reading | None:
-    owner = match.group("arch") or match.group("obj") or ""
-    return _not_pic_reading(owner, match.group("reloc")) if owner else None
-
-
-def _not_pic_lld(match: re.Match[str], view: LineView) -> Reading | None:
-    # lld names the referencing object after the error: ">>> referenced by <src>" then
-    # ">>>  <obj>:(<func>) in archive <ar>".
-    head = next((re.search(r"relocation (?P<reloc>R_\w+) cannot be used against", line)
-                 for line in reversed(view.previous[-6:]) if "recompile with -fPIC" in line),
-                None)
-    if head is None or not any(line.lstrip("> ").startswith("referenced by")
-                               for line in view.previous[-3:]):
-        return None
-    return _not_pic_reading(match.group("ar"), head.group("reloc"))
-
-
 RULES: tuple[Rule, ...] = (
     Rule(id="link-missing-library-file", klass="link",
          triggers=("cannot find /", "cannot open /", "no such file or directory: '/"),
@@ -294,27 +258,6 @@ RULES: tuple[Rule, ...] = (
          "('cannot open <file>: …') and clang's driver ('no such file or directory: "
          "'<file>''), each for an input named by its full path: binutils 2.40's ld and gold "
          "and clang 22 here, reproduced (make/link_inputs.sh)"),
-    Rule(id="link-not-pic", klass="link",
-         triggers=("recompile with -fPIC",),
-         pattern=rx(r"(?:(?P<arch>[^\s:()]+\.a)\([^)]+\)|(?P<obj>[^\s:()]+\.o)): "
-                     r"(?:relocation (?P<reloc>R_\w+) against .* can not be used when making a "
-                     r"shared object|requires dynamic (?P<reloc2>R_\w+) reloc against)"
-                     r".*recompile with -fPIC"),
-         read=lambda m, v: _not_pic(m, v) if m.group("reloc") else _not_pic_reading(
-             m.group("arch") or m.group("obj") or "", m.group("reloc2")),
-         source="GNU ld's x86-64 backend ('<archive>(<obj>): relocation R_… against symbol "
-         "`…' can not be used when making a shared object; recompile with -fPIC') and gold "
-         "('requires dynamic R_… reloc against '…' which may overflow at runtime; recompile "
-         "with -fPIC'): the texts as binutils 2.40's ld and ld.gold print them here, "
-         "reproduced (make/link_not_pic.sh); the binutils source files were not read"),
-    Rule(id="link-not-pic-lld", klass="link",
-         triggers=(") in archive ",),
-         pattern=_IN_ARCHIVE,
-         read=_not_pic_lld,
-         source="lld's ELF port ('relocation R_… cannot be used against symbol '…'; "
-         "recompile with -fPIC', then '>>> defined in' and '>>> referenced by' lines, the "
-         "last naming the archive): ld.lld 22 here, reproduced (make/link_not_pic.sh); the "
-         "llvm-project source file was not read"),
     Rule(id="cannot-find-lib", klass="link",
          triggers=("cannot find -l",),
          pattern=rx(r"cannot find -l(?P<lib>[\w.:+-]+)"),

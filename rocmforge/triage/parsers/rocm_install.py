@@ -208,6 +208,57 @@ def _clang_wrapper_types(match: re.Match[str], view: LineView) -> Reading | None
             "toolchain's headers; `invoke doctor` lists the ROCm installs it sees")
 
 
+# The LLVM programs clang's driver runs itself for a GPU compile or link (not the host's).
+_DRIVER_TOOLS = re.compile(r"^(?:ld\.lld|lld|llvm-link|llvm-objcopy|clang-offload-bundler|"
+                           r"clang-offload-packager|clang-linker-wrapper|llvm-mc|opt|llc)"
+                           r"(?:-\d+)?(?:\.exe)?$")
+
+
+# clang's driver after a spawn of a program it did not find (LLVM 22: posix_spawn).
+_SPAWN_MISSING = re.compile(r"unable to execute command: (?:posix_spawn failed: No such file or "
+                            r"directory|Executable \"[^\"]+\" doesn't exist!)")
+
+
+def _driver_tool_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path") or match.group("tool") or ""
+    if match.group("tool") and not (view.previous and _SPAWN_MISSING.search(view.previous[-1])):
+        return None  # the tool ran and failed: its own errors are above, not a missing tool
+    tool = re.split(r"[\\/]", path)[-1]
+    if not _DRIVER_TOOLS.match(tool):
+        return None
+    return Reading(
+        subject=tool,
+        cause=f"{match.group('driver')} could not run {tool}, which is not there: the "
+              f"compiler driver looks for {tool} next to itself and on PATH, and the LLVM "
+              "toolchain it belongs to was installed without it",
+        fix=f"install the package that provides {tool} for that compiler (ROCm's llvm "
+            "package for ROCm's clang; a distro's lld / llvm package of the same version for "
+            f"its clang), or put its directory on PATH, then rebuild; `{tool} --version` "
+            "must run")
+
+
+# apt names each dependency it cannot meet: "<pkg> : Depends: <dep> (= <version>) but
+# <other> is to be installed".
+_ROCM_PACKAGE = re.compile(r"(?i)^(?:rocm|roc(?!k)[a-z]|hip|hsa|miopen|rccl|amdgpu|amd-smi|"
+                           r"comgr|composablekernel|migraphx)")
+
+
+def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
+    dep, want, other = match.group("dep"), match.group("want"), match.group("other")
+    if not (_ROCM_PACKAGE.match(dep) or _ROCM_PACKAGE.match(match.group("pkg"))):
+        return None
+    return Reading(
+        subject=dep,
+        cause=f"apt cannot install ROCm: unmet dependencies ({match.group('pkg')} needs "
+              f"{dep} = {want}, but apt chose {dep} {other}): another repository, usually "
+              "the distribution's own ROCm packages, offers a version of the same name that "
+              "sorts above AMD's repository's, so the exact-version dependencies fail",
+        fix=f"remove the distribution's {dep} (and the other ROCm packages it brought: `apt "
+            f"list --installed | grep -i rocm`), and prefer AMD's repository with an apt pin "
+            "(/etc/apt/preferences.d: Pin: origin repo.radeon.com, Pin-Priority: 600), then "
+            "install again")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -292,4 +343,23 @@ RULES: tuple[Rule, ...] = (
                      r":\d+(?::\d+)?: error: unknown type name 'u?int\w*_t'"),
          read=_clang_wrapper_types, source="ROCm/TheRock#950 (a rocBLAS build broken by another "
          "install in /opt/rocm)"),
+    Rule(id="driver-tool-missing", klass="rocm-install",
+         triggers=("doesn't exist!", " command failed with exit code 1 "),
+         pattern=rx(r"^(?P<driver>\S*clang[\w.+-]*|hipcc|amdclang\S*): error: (?:unable to "
+                     r"execute command: Executable \"(?P<path>[^\"]+)\" doesn't exist!"
+                     r"|(?P<tool>[\w.+-]+) command failed with exit code 1 )"),
+         read=_driver_tool_missing, source="llvm/llvm-project llvm/lib/Support/Program.cpp "
+         "(older releases: 'Executable \"<program>\" doesn't exist!'; LLVM 22 here: "
+         "'posix_spawn failed: No such file or directory', then '<tool> command failed with "
+         "exit code 1') under clang's err_drv_command_failure ('unable to execute command: "
+         "%0'); both reproduced or read: clang-22 here (make/build_shapes_d6.sh); "
+         "rocm-arch/rocm-arch#876"),
+    Rule(id="apt-rocm-unmet-dependency", klass="rocm-install",
+         triggers=("is to be installed",),
+         pattern=rx(r"^(?P<pkg>[\w.+-]+) : (?:Pre)?Depends: (?P<dep>[\w.+-]+) \(= "
+                     r"(?P<want>[^)]+)\) but (?P<other>\S+) is (?:to be )?installed"),
+         read=_apt_rocm_pin, source="apt's unmet-dependency report (apt-private/"
+         "private-output.cc: ioprintf 'but %s is to be installed' / 'but %s is installed' "
+         "after '<pkg> : Depends: <dep> (= <ver>)', read in copies of apt in the code index, "
+         "commit not established); ROCm/ROCm#1899"),
 )

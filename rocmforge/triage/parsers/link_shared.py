@@ -1,0 +1,147 @@
+"""Shared-library links: code compiled without -fPIC that the linker cannot put into a
+shared library (GNU ld, gold, lld; an archive member or an object file), and version scripts
+that name symbols the library's objects no longer define (lld's --no-undefined-version).
+
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under the link family's heading. Must not: read files, run programs
+or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _not_pic_reading(owner: str, reloc: str) -> Reading:
+    """The archive (or object) whose code is position-dependent, by its file stem."""
+    name = re.split(r"[\\/]", owner)[-1]
+    stem = re.sub(r"\.(?:a|lib|o|obj)$", "", name)
+    return Reading(
+        subject=stem,
+        cause=f"{owner} holds code compiled without -fPIC ({reloc} is a position-dependent "
+              "relocation), and the linker cannot put it into a shared library: a static "
+              "library built for executables only",
+        fix=f"rebuild {stem} with position-independent code (-fPIC; CMake: "
+            "CMAKE_POSITION_INDEPENDENT_CODE=ON, or the project's shared/PIC option) and link "
+            "again, or link its shared library (.so) instead of the archive")
+
+
+# lines.clean drops lld's ">>> " prefix: the lines read "referenced by …" and "<obj>:(…) in
+# archive <ar>".
+_IN_ARCHIVE = re.compile(r"^(?:>>>\s+)?\S+:\(.*\) in archive (?P<ar>\S+)\s*$")
+
+
+def _not_pic(match: re.Match[str], view: LineView) -> Reading | None:
+    owner = match.group("arch") or match.group("obj") or ""
+    return _not_pic_reading(owner, match.group("reloc")) if owner else None
+
+
+def _not_pic_lld(match: re.Match[str], view: LineView) -> Reading | None:
+    # lld names the referencing object after the error: ">>> referenced by <src>" then
+    # ">>>  <obj>:(<func>) in archive <ar>".
+    head = next((re.search(r"relocation (?P<reloc>R_\w+) cannot be used against", line)
+                 for line in reversed(view.previous[-6:]) if "recompile with -fPIC" in line),
+                None)
+    if head is None or not any(line.lstrip("> ").startswith("referenced by")
+                               for line in view.previous[-3:]):
+        return None
+    return _not_pic_reading(match.group("ar"), head.group("reloc"))
+
+
+# The link's output and its version script, as the command line above the error names them.
+_LINK_OUTPUT = re.compile(r"(?:^|\s)-o\s+(?P<out>\S+?\.so(?:\.[\d.]+)?)(?:\s|$)")
+_VERSION_SCRIPT = re.compile(r"--version-script[=,](?P<script>\S+)")
+
+
+def _library_stem(path: str) -> str:
+    """libamdhip64.so.6.0.32830 -> libamdhip64."""
+    return re.sub(r"\.so(?:\.[\d.]+)?$", "", re.split(r"[\\/]", path)[-1])
+
+
+def _stale_version_script(match: re.Match[str], view: LineView) -> Reading | None:
+    out = script = ""
+    for line in reversed(view.previous):
+        out = out or next((m.group("out") for m in _LINK_OUTPUT.finditer(line)), "")
+        script = script or next((m.group("script") for m in _VERSION_SCRIPT.finditer(line)), "")
+    symbol, node = match.group("sym"), match.group("node")
+    library = _library_stem(out) if out else symbol
+    named = f" ({script.rsplit('/', 1)[-1]})" if script else ""
+    return Reading(
+        subject=library,
+        cause=f"the version script{named} assigns {node} to {symbol}, which the objects "
+              f"of {library if out else 'the link'} do not define (symbol not defined): a "
+              "stale entry, and ld.lld since LLVM 16 defaults to --no-undefined-version, "
+              "which makes each such entry an error",
+        fix=f"remove the entries for symbols the library no longer defines from its version "
+            f"script{named} (a newer release of the project may already have), or link with "
+            "-Wl,--undefined-version (LDFLAGS) to make them warnings again")
+
+
+def _not_pic_object(match: re.Match[str], view: LineView) -> Reading | None:
+    # lld: "relocation R_… cannot be used against …; recompile with -fPIC", ">>> defined in
+    # <obj>", ">>> referenced by <src>", ">>>  <obj>:(<func>)" (no archive: an object file).
+    head = next((re.search(r"relocation (?P<reloc>R_\w+) cannot be used against", line)
+                 for line in reversed(view.previous[-6:]) if "recompile with -fPIC" in line),
+                None)
+    if head is None or not any(line.lstrip("> ").startswith("referenced by")
+                               for line in view.previous[-3:]):
+        return None
+    obj = match.group("obj")
+    out = next((m.group("out") for line in reversed(view.previous)
+                for m in _LINK_OUTPUT.finditer(line)), "")
+    if not out:
+        return _not_pic_reading(obj, head.group("reloc"))
+    library = out.rsplit("/", 1)[-1]
+    return Reading(
+        subject=library,
+        cause=f"{obj}, linked into the shared library {library}, was compiled without "
+              f"-fPIC ({head.group('reloc')} is a position-dependent relocation), and the "
+              "linker cannot put it into a shared library",
+        fix="compile that object with position-independent code (-fPIC; CMake: "
+            "CMAKE_POSITION_INDEPENDENT_CODE=ON or the target's POSITION_INDEPENDENT_CODE, "
+            "which HIP objects need too) and link again")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="link-not-pic", klass="link",
+         triggers=("recompile with -fPIC",),
+         pattern=rx(r"(?:(?P<arch>[^\s:()]+\.a)\([^)]+\)|(?P<obj>[^\s:()]+\.o)): "
+                     r"(?:relocation (?P<reloc>R_\w+) against .* can not be used when making a "
+                     r"shared object|requires dynamic (?P<reloc2>R_\w+) reloc against)"
+                     r".*recompile with -fPIC"),
+         read=lambda m, v: _not_pic(m, v) if m.group("reloc") else _not_pic_reading(
+             m.group("arch") or m.group("obj") or "", m.group("reloc2")),
+         source="GNU ld's x86-64 backend ('<archive>(<obj>): relocation R_… against symbol "
+         "`…' can not be used when making a shared object; recompile with -fPIC') and gold "
+         "('requires dynamic R_… reloc against '…' which may overflow at runtime; recompile "
+         "with -fPIC'): the texts as binutils 2.40's ld and ld.gold print them here, "
+         "reproduced (make/link_not_pic.sh); the binutils source files were not read"),
+    Rule(id="link-not-pic-lld", klass="link",
+         triggers=(") in archive ",),
+         pattern=_IN_ARCHIVE,
+         read=_not_pic_lld,
+         source="lld's ELF port ('relocation R_… cannot be used against symbol '…'; "
+         "recompile with -fPIC', then '>>> defined in' and '>>> referenced by' lines, the "
+         "last naming the archive): ld.lld 22 here, reproduced (make/link_not_pic.sh); the "
+         "llvm-project source file was not read"),
+    Rule(id="lld-undefined-version", klass="link",
+         triggers=("version script assignment of",),
+         pattern=rx(r"ld\.lld\S*: error: version script assignment of '(?P<node>[^']+)' to "
+                     r"symbol '(?P<sym>[^']+)' failed: symbol not defined"),
+         read=_stale_version_script, source="lld's ELF port (SymbolTable.cpp: 'version script "
+         "assignment of '<node>' to symbol '<sym>' failed: symbol not defined', an error "
+         "under --no-undefined-version, lld's default since LLVM 16, D135402; the text as "
+         "lld's own test quotes it in the code index, commit not established); "
+         "ROCm/ROCR-Runtime#204; ROCm/hip#3382"),
+    Rule(id="link-not-pic-lld-object", klass="link",
+         triggers=(".o:(",),
+         pattern=rx(r"^(?:>>>\s+)?(?P<obj>\S+\.o(?:bj)?):\(.*\)\s*$"),
+         read=_not_pic_object,
+         source="lld's ELF port ('relocation R_… cannot be used against local symbol; "
+         "recompile with -fPIC', then '>>> defined in <obj>', '>>> referenced by <src>' and "
+         "'>>> <obj>:(<func>)' when the input is an object file, not an archive member); "
+         "abetlen/llama-cpp-python#646"),
+)
