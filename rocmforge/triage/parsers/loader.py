@@ -139,8 +139,8 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
         # The host-side launch stub of a kernel of the library itself: only that library's own
         # HIP sources define it, so its build left the kernel out (nothing else can supply it).
         kernel = symbol.split("__device_stub__", 1)[1].split("(", 1)[0]
-        owner = re.search(r"(?:site|dist)-packages[/\\](?P<pkg>[A-Za-z][\w.-]*)[/\\]", where)
-        package = owner.group("pkg") if owner else "the package"
+        site = re.search(r"(?:site|dist)-packages[/\\](?P<pkg>[A-Za-z][\w.-]*)[/\\]", where)
+        package = site.group("pkg") if site else "the package"
         return Reading(
             subject=symbol,
             cause=f"{where or 'a library'} launches the GPU kernel {kernel} but its own build "
