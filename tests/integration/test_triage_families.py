@@ -68,7 +68,7 @@ from rocmforge.triage import explain_text
     ("ERROR: Package 'vllm' requires a different Python: 3.8.10 not in '>=3.9'",
      "python-packaging", "vllm", "requires-python"),
     ("ImportError: cannot import name 'packaging' from 'pkg_resources'", "python-packaging",
-     "setuptools", "pkg-resources-packaging"),
+     "pkg_resources", "pkg-resources-packaging"),
     ("TypeError: canonicalize_version() got an unexpected keyword argument "
      "'strip_trailing_zero'", "python-packaging", "packaging", "packaging-too-old"),
     ("/x/foo.hip:3:10: fatal error: 'cusolverDn.h' file not found", "hipify", "cusolverDn.h",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from rocmforge.triage.parsers import (
     aotriton,
     build_backend,
+    build_dependency,
     cmake_package,
     cmake_tool,
     compiler_crash,
@@ -45,6 +46,7 @@ PARSERS: tuple[Rule, ...] = (
     *disk.RULES,
     *memory.RULES,
     *cmake_package.RULES,
+    *build_dependency.RULES,
     *compiler_headers.RULES,
     *host_compiler.RULES,
     *triton.RULES,

@@ -50,6 +50,27 @@ def _aotriton_no_runtime(match: re.Match[str], view: LineView) -> Reading | None
                    "mem_efficient_attention=off)")
 
 
+
+def _aotriton_no_target(match: re.Match[str], view: LineView) -> Reading | None:
+    # The empty list's own argparse error ("expected at least one argument") is the
+    # aotriton-no-target signature; this reads the generator's command line and a bad choice.
+    bad = match.group("bad") or ""
+    asked = [m.group("arch") for line in view.previous
+             if (m := re.search(r"AOTRITON_TARGET_ARCH (?P<arch>\S+)", line))]
+    got = (f"was given {bad}, which is not one of the targets it knows" if bad else
+           "was given no target at all: none of the build's GPU targets"
+           + (f" ({asked[-1]})" if asked else "") + " is one AOTriton supports, so the "
+           "list it passes is empty")
+    return Reading(
+        subject="aotriton",
+        cause=f"AOTriton's kernel generator (v3python generate, --target_gpus) {got}; its usage "
+              "message lists the targets it supports",
+        fix="build for GPU targets AOTriton supports (the list after --target_gpus in its "
+            "usage), or build torch without AOTriton for these targets (features "
+            "flash_attention=off and mem_efficient_attention=off: USE_FLASH_ATTENTION=0 "
+            "USE_MEM_EFF_ATTENTION=0)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="aotriton-error", klass="aotriton",
          triggers=("aotriton", "AOTriton"),
@@ -70,4 +91,13 @@ RULES: tuple[Rule, ...] = (
          triggers=("Cannot find AOTriton runtime",),
          pattern=rx(r"Cannot find AOTriton runtime for ROCM (?P<rocm>[\d.]+)"),
          read=_aotriton_no_runtime, source="pytorch/pytorch cmake/External/aotriton.cmake"),
+    Rule(id="aotriton-no-supported-target", klass="aotriton",
+         triggers=("target_gpus",),
+         pattern=rx(r"generate\.py: error: argument --target_gpus: invalid choice: "
+                    r"'(?P<bad>[^']+)'|v3python\.generate\W.*?--target_gpus['\"]?\s+['\"]?--"),
+         requires=rx(r"usage: generate\.py |generate\.py: error: argument --target_gpus"),
+         read=_aotriton_no_target, source="ROCm/aotriton@6dc2f9368f21e573318cb85e96398025ac32a1e8:"
+         "v3python/generate.py (--target_gpus: nargs='+', choices=AOTRITON_SUPPORTED_GPUS: "
+         "argparse's usage and error when the list is empty or holds an unknown target); "
+         "ROCm/TheRock#1925"),
 )

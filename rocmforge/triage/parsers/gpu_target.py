@@ -133,6 +133,32 @@ def _therock_target_choice(match: re.Match[str], view: LineView) -> Reading | No
             "newer TheRock")
 
 
+
+_CK_PATH = re.compile(r"composable_kernel|/ck/|/ck_tile/")
+
+
+def _builtin_needs_feature(match: re.Match[str], view: LineView) -> Reading | None:
+    path, builtin, feature = match.group("file"), match.group("builtin"), match.group("feat")
+    if _CK_PATH.search(path):
+        return None  # Composable Kernel's own sources: parsers/composable_kernel.py reads them
+    project = re.search(r"[/\\]projects[/\\](?P<name>[\w.+-]+)[/\\]", path)
+    owner = project.group("name") if project else path.replace("\\", "/").rsplit("/", 1)[-1]
+    archs = [m.group(1) for line in view.previous
+             for m in re.finditer(r"--offload-arch=(gfx[0-9a-f]{3,4})", line)]
+    subject = archs[-1] if len(set(archs)) == 1 else "PYTORCH_ROCM_ARCH"
+    target = archs[-1] if len(set(archs)) == 1 else "a GPU target of the build"
+    return Reading(
+        subject=subject,
+        cause=f"{owner} calls {builtin}, which needs target feature {feature}: it is compiled "
+              f"for {target} that lacks those instructions"
+              + (" (MFMA matrix cores: CDNA targets only, gfx908 and later Instinct GPUs)"
+                 if feature == "mai-insts" else "")
+              + f", so {owner} does not support that target",
+        fix=f"leave {owner} out of the build for this target (TheRock: its excluded-projects "
+            f"list for the target or family), or build {owner} only for targets that have "
+            f"{feature}")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="unsupported-offload-arch", klass="gpu-target",
          triggers=("gpu architecture", "invalid target ID"),
@@ -184,4 +210,11 @@ RULES: tuple[Rule, ...] = (
                      r"|No AMDGPU target selected: make a selection via THEROCK_AMDGPU_FAMILIES"),
          read=_therock_target_choice, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0"
          ":cmake/therock_amdgpu_targets.cmake (FATAL_ERROR messages)"),
+    Rule(id="builtin-needs-target-feature", klass="gpu-target",
+         triggers=("needs target feature",),
+         pattern=rx(r"^(?P<file>\S+?):\d+(?::\d+)?: error: '(?P<builtin>__builtin_amdgcn_\w+)' "
+                    r"needs target feature (?P<feat>[\w.,|+-]+)"),
+         read=_builtin_needs_feature, source="clang's err_builtin_needs_feature (\"%0 needs "
+         "target feature %1\", clang/include/clang/Basic Diagnostic*Kinds.td; stored "
+         "file, commit not read); ROCm/TheRock#3671"),
 )

@@ -38,10 +38,15 @@ _TORCH_NAMESPACES = ("at::", "c10::", "torch::", "caffe2::")
 # process/thread ids before it (MIOPEN_ENABLE_LOGGING_MPMT), the elapsed time and a date after
 # (MIOPEN_ENABLE_LOGGING_ELAPSED_TIME, _DATE_TIME): ROCm/MIOpen src/logger.cpp LoggingPrefix,
 # LoggingLevelToCString.
+# torch's own TORCH_WARN line, "[W<date time> <tid> <file>:<line>] Warning: …" (c10's
+# MessageLogger prefix; older torch "[W <file>:<line>] Warning: …"): torch goes on
+# after it (nvfuser's optional library, DeepSpeed#3715); an import error that follows is
+# its own line and its own finding.
 _WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension"
                           r"|couldn't load (?:driver|plugin)|^ALSA lib "
                           r"|(?:^|\s)\w+\((?:HIP|OpenCL)\)(?:\s*[\d.]+)?(?: \([^)]*\))?: "
-                          r"(?:Warning|Info2?|Trace) \[")
+                          r"(?:Warning|Info2?|Trace) \["
+                          r"|^\[W[\d :.]*[^\]]*\] Warning: ")
 
 
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
@@ -134,15 +139,17 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
         # The host-side launch stub of a kernel of the library itself: only that library's own
         # HIP sources define it, so its build left the kernel out (nothing else can supply it).
         kernel = symbol.split("__device_stub__", 1)[1].split("(", 1)[0]
+        site = re.search(r"(?:site|dist)-packages[/\\](?P<pkg>[A-Za-z][\w.-]*)[/\\]", where)
+        package = site.group("pkg") if site else "the package"
         return Reading(
             subject=symbol,
             cause=f"{where or 'a library'} launches the GPU kernel {kernel} but its own build "
                   "does not define the kernel's host stub: the package's ROCm sources declare "
                   "the kernel without compiling that instantiation, so the native library is "
                   "broken as built (no other library can supply it)",
-            fix=f"install another release of the package whose ROCm native library has the "
-                f"kernel (a released wheel, not a development build or branch of it), or "
-                f"build it from sources that instantiate {kernel} for ROCm")
+            fix=f"install another build of {package} whose ROCm native library has the "
+                f"kernel (a wheel or branch that instantiates it), or build {package} from "
+                f"sources that instantiate {kernel} for ROCm")
     if where and symbol.startswith("_Z") and symbol == raw:
         # A C++ name the log cut short (it does not demangle): the library that needs it is
         # what the log proves.

@@ -73,6 +73,8 @@ def _unsupported_target(match: re.Match[str], view: LineView) -> Reading | None:
     arch = match.group("arch")
     context = " ".join((*view.previous[-4:], view.text)).lower()
     library = next((name for name in _MATH_NAMES if name in context), "")
+    if not library and "tensilelite" in context:
+        library = "hipblaslt"  # TensileLite is hipBLASLt's kernel generator, its target check
     if not library:
         return None
     checks = [m.group("file") for line in view.previous[-4:] if (m := _CHECK_FILE.search(line))]
@@ -139,7 +141,10 @@ RULES: tuple[Rule, ...] = (
          triggers=("Unsupported GPU target",),
          pattern=rx(r"Unsupported GPU target: (?P<arch>gfx[0-9a-f]{3,4})"),
          read=_unsupported_target, source="hipSPARSELt's cmake/hipsparselt_supported_"
-         "architectures.cmake; ROCm/TheRock#2042"),
+         "architectures.cmake; ROCm/TheRock#2042; ROCm/rocm-libraries@b21709c573433d75ed66964a"
+         "34bfd579d77d04d3:projects/hipblaslt/cmake/tensilelite_supported_architectures.cmake "
+         "(tensilelite_validate_gpu_targets: \"Unsupported GPU target: ${target}\"); "
+         "ROCm/TheRock#2221"),
     Rule(id="miopen-no-solver", klass="math-library",
          triggers=("No suitable algorithm was found",),
          pattern=rx(r"MIOpen Error: \S*: No suitable algorithm was found to execute the "

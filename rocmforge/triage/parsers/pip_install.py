@@ -176,6 +176,26 @@ def _http_404(match: re.Match[str], view: LineView) -> Reading | None:
             "carries it; report the broken link to the index's owners")
 
 
+
+def _pins_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
+    # pip's check after an install: "<pkg> <ver> requires <req>, but you have <dep> <ver>
+    # which is incompatible." Only a torch built here or for ROCm (+rocm, +git) makes it this
+    # kit's failure: the package's compiled code was built against the torch it pins.
+    have = match.group("have")
+    if "+rocm" not in have and "+git" not in have:
+        return None
+    pkg, dep, req = match.group("pkg"), match.group("dep"), match.group("req")
+    return Reading(
+        subject=dep,
+        cause=f"{pkg} {match.group('ver')} requires {req}, but the installed {dep} is {have}: "
+              f"the {pkg} installed was built against another {dep} (its wheel is made for that "
+              f"release, not for this ROCm {dep}), so its compiled parts do not match",
+        fix=f"build {pkg} from source against the installed {dep} (`pip install "
+            f"--no-build-isolation` from its source checkout, with its ROCm build steps), or "
+            f"install a {pkg} release built for this {dep}; do not let pip replace the ROCm "
+            f"{dep} with the one {pkg} pins")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="no-distribution", klass="python-packaging",
          triggers=("No matching distribution found for",),
@@ -233,4 +253,14 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"HTTP error 404 while getting (?P<url>\S+) \(from (?P<page>\S+?)\)"),
          read=_http_404, source="pypa/pip's download error ('HTTP error <code> while getting "
          "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741"),
+    Rule(id="pip-installed-pin-conflict", klass="python-packaging", tier=2,
+         triggers=("which is incompatible",),
+         pattern=rx(r"^(?P<pkg>[A-Za-z][\w.-]*) (?P<ver>\S+) requires "
+                    r"(?P<req>(?P<dep>torch|torchvision|torchaudio)\s*(?:[=<>!~]=?|===)[^\s,;]+"
+                    r"(?:,[=<>!~][^\s,;]+)*)(?:;[^,]*)?, but you(?:'ll)? have (?P=dep) "
+                    r"(?P<have>\S+) which is incompatible\."),
+         read=_pins_other_torch, source="pypa/pip src/pip/_internal/commands/install.py "
+         "(_warn_about_conflicts: \"{name} {version} requires {requirement}, but {you} have "
+         "{dep_name} {dep_version} which is incompatible.\"; stored file, commit not read); "
+         "vllm-project/vllm#29053"),
 )

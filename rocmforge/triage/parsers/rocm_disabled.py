@@ -27,6 +27,22 @@ def _hipified_without_rocm(match: re.Match[str], view: LineView) -> Reading | No
             "build/CMakeCache.txt), or restore the CUDA sources before a non-ROCm build")
 
 
+
+def _torch_without_hip(match: re.Match[str], view: LineView) -> Reading | None:
+    version, label = match.group("ver"), match.group("label")
+    build = "a CPU-only build" if label == "cpu" else f"the CUDA {label[2:]} build"
+    return Reading(
+        subject="USE_ROCM",
+        cause=f"the installed torch is {version}, {build} (torch.version.hip is None): it has "
+              "no HIP backend, so it cannot use the AMD GPU; pip took torch from an index "
+              "without ROCm wheels (PyPI or a CUDA index)",
+        fix="install the ROCm build of torch (a +rocm wheel) from the ROCm index of your ROCm "
+            "release (`pip install torch --index-url https://download.pytorch.org/whl/"
+            "rocmX.Y`, or TheRock's index for your GPU family), or the wheel `invoke build` "
+            "made; check `python -c 'import torch; print(torch.version.hip)'` names a HIP "
+            "version")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hipified-tree-without-use-rocm", klass="rocm-disabled",
          triggers=("torch::jit::cuda",),
@@ -36,4 +52,13 @@ RULES: tuple[Rule, ...] = (
          read=_hipified_without_rocm, source="pytorch/pytorch@611e9b9:torch/csrc/jit/ir/ir.cpp "
          "(the cuda:: cases under #if !defined(USE_ROCM)); pytorch/pytorch#115725, #108344, "
          "#145670"),
+    Rule(id="torch-build-without-hip", klass="rocm-disabled",
+         triggers=("+cu", "+cpu"),
+         pattern=rx(r"(?:torch\.__version__|torch version|PyTorch version)\W{0,4}"
+                    r"(?P<ver>\d+\.\d+\.\d+[\w.]*\+(?P<label>cu\d{2,3}|cpu))\b"),
+         requires=rx(r"torch\.version\.hip\W{0,4}None\b"),
+         read=_torch_without_hip, source="torch's generated torch/version.py (the wheel's "
+         "local label +cuNNN/+cpu/+rocmX.Y in __version__, `hip: Optional[str] = None` "
+         "unless a ROCm build; read in the torch 2.13.0+cpu installed here); "
+         "invoke-ai/InvokeAI#7977"),
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 
@@ -172,6 +173,50 @@ def _no_master_library(match: re.Match[str], view: LineView) -> Reading | None:
             "traceback, the target is still unsupported")
 
 
+
+def _tensile_listed_file(match: re.Match[str], view: LineView) -> Reading | None:
+    # One line of rocBLAS' "List of available TensileLibrary Files" (each file quoted, as a
+    # std::filesystem path prints): rocBLAS prints that list only after it found no file for
+    # the GPU's target, then aborts. The heading and the "Cannot read" line above it may be cut
+    # from the log; those, when there, are read by their own rules (a lower tier).
+    found = match.group("arch")
+    listed = sorted({m.group(1) for line in (*view.previous, view.text)
+                     for m in re.finditer(r"TensileLibrary\w*?_(gfx[0-9a-f]{3,4})\.dat", line)})
+    shown = ", ".join(listed) if listed else found
+    return Reading(
+        subject="rocblas",
+        cause="rocBLAS found no TensileLibrary file for the GPU's target and listed the files "
+              f"it has ({shown}, …) before aborting: this rocBLAS ships no kernels for the "
+              "GPU's gfx target",
+        fix="use a rocBLAS (a ROCm install, torch or application bundle) built with the GPU's "
+            "target (its rocblas/library holds a TensileLibrary file for it), or build rocBLAS "
+            "for it; a GPU of the same family as a listed target can run as that target "
+            "(HSA_OVERRIDE_GFX_VERSION, e.g. 10.3.0 for RDNA2), at its own risk")
+
+
+def _tensile_arch_rejected(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    owner = match.group("owner") or ""
+    library = f"{owner}'s " if owner else "the math library's "
+    table = load_arch_table()
+    known = table.get(arch)
+    removed = ""
+    instead = ""
+    if known is not None and known.removed_in_llvm:
+        heirs = [a.name for a in table.arches.values()
+                 if a.family == known.family and not a.removed_in_llvm and not a.generic]
+        removed = f"; {arch} was removed from LLVM {known.removed_in_llvm} and the ROCm libraries"
+        instead = f" and build {', '.join(heirs)} instead" if heirs else ""
+    return Reading(
+        subject=arch, klass="gpu-target",
+        cause=f"{library}Tensile kernel generator stopped: Architecture {arch} not supported "
+              f"(its table of targets has no {arch}, so no kernels can be made for it)"
+              + removed,
+        fix=f"remove {arch} from the GPU targets the build passes to {owner or 'the library'} "
+            f"(PYTORCH_ROCM_ARCH / GPU_TARGETS / the TheRock family)"
+            + (instead or f", or use a release of it that supports {arch}"))
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="tensile-no-master-library", klass="math-library",
          triggers=("masterLibraries",),
@@ -230,4 +275,21 @@ RULES: tuple[Rule, ...] = (
          "as quoted in ROCm/TheRock#681); rocBLAS library/src/tensile_host.cpp ('hipBlasLT "
          "failed, falling back to tensile'; commit not read); vladmandic/sdnext#4574, "
          "lmstudio-ai/lmstudio-bug-tracker#1163 (negative)"),
+    Rule(id="tensile-listed-library-file", klass="math-library", tier=2,
+         triggers=("TensileLibrary",),
+         # Optionally behind a journal's "<host> <program>[<pid>]: " (a service's log).
+         pattern=rx(r'^(?:\S+ [\w.-]+\[\d+\]: )?"\S*[/\\]rocblas[/\\]+library[/\\]+'
+                    r'TensileLibrary\w*?_(?P<arch>gfx[0-9a-f]{3,4})\.dat"$'),
+         read=_tensile_listed_file, source="ROCm/rocm-libraries projects/rocblas/library/src/"
+         "tensile_host.cpp (stored file: after 'Cannot read … for GPU arch' it prints ' List of "
+         "available TensileLibrary Files : ' and each matching directory entry, quoted, then "
+         "rocblas_abort()); ollama/ollama#9455, ROCm/ROCm#4625"),
+    Rule(id="tensile-architecture-not-supported", klass="gpu-target",
+         triggers=("not supported",),
+         pattern=rx(r"(?:\[(?P<owner>[\w.-]+)\] )?Tensile::FATAL: Architecture "
+                    r"(?P<arch>gfx[0-9a-z]+)\S* not supported"),
+         read=_tensile_arch_rejected, source="ROCm/rocm-libraries@a1a1f7bff7c0e9a5ad46dfb284cf3574"
+         "07a1bd36:shared/tensile/Tensile/TensileCreateLibrary.py (printExit(\"Architecture %s "
+         "not supported\") for a target not in architectureMap; printExit prints "
+         "'Tensile::FATAL: '); ROCm/TheRock#202"),
 )

@@ -96,6 +96,19 @@ def _triton_attribute(match: re.Match[str], view: LineView) -> Reading | None:
         fix=_TRITON_FIX)
 
 
+
+def _triton_isa_probe(match: re.Match[str], view: LineView) -> Reading | None:
+    error = match.group("err").strip()
+    return Reading(
+        subject="triton",
+        cause="the installed Triton could not read the GPU's ISA (" + (error or "no details")
+              + "): only the old ROCm fork's HIP backend (pytorch-triton-rocm 2.0/2.1 era, "
+              "get_amdgpu_arch_fulldetails) prints this, so this triton is older than the one "
+              "torch was built with and does not match it",
+        fix=_TRITON_FIX + "; remove the old triton first (another package may pull it in "
+            "again: `pip uninstall -y pytorch-triton-rocm triton`)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="triton-cuda-backend", klass="triton",
          triggers=("cannot find -lcuda",),
@@ -135,4 +148,11 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"module '(?P<mod>triton(?:\.\w+)*)' has no attribute '(?P<name>\w+)'"),
          read=_triton_attribute, source="Python's AttributeError on a Triton module (a "
          "Triton/torch release mismatch)"),
+    Rule(id="triton-rocm-isa-probe", klass="triton",
+         triggers=("Attempting to get amgpu ISA Details",),
+         pattern=rx(r"Error: Attempting to get amgpu ISA Details(?P<err>.*)$"),
+         read=_triton_isa_probe, source="triton-lang/triton@fa401cf02cee4a70a70cb5891084f4c097c2"
+         "27c7:python/triton/third_party/hip/hip_backend.py (get_amdgpu_arch_fulldetails: "
+         "print(\"Error: Attempting to get amgpu ISA Details {}\") on any exception, then "
+         "None); pytorch/pytorch#101137"),
 )

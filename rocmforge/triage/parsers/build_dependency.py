@@ -1,0 +1,43 @@
+"""A dependency a configure asked for that is not there: a module pkgconf does not find.
+
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. (pkg-config's older "No package 'X' found" and CMake's
+find_package stay in cmake_package.py. TheRock's "get_target_property() called with
+non-existent target" is not read: a subproject not enabled (ROCm/TheRock#4571) and one
+declared after its dependent (ROCm/TheRock#3439) print the same lines.) Must not: read files,
+run programs or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _pkgconf_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("name")
+    parent = match.group("parent")
+    asked = ("the configure asked for it directly" if parent.startswith("virtual:")
+             else f"{parent}.pc requires it")
+    return Reading(
+        subject=name,
+        cause=f"pkg-config (pkgconf) found no {name}.pc ({asked}): {name}'s development "
+              "files are not installed, or not on PKG_CONFIG_PATH",
+        fix=f"install the distribution's development package that ships {name}.pc (for "
+            f"example `apt-file search {name}.pc` or `dnf provides '*/{name}.pc'` names it), "
+            f"or add the folder that holds {name}.pc to PKG_CONFIG_PATH; then configure again")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="pkgconf-package-missing", klass="missing-component", tier=2,
+         triggers=("required by '",),
+         pattern=rx(r"Package '(?P<name>[\w.+-]+)', required by '(?P<parent>[^']+)', not found"),
+         # An optional pkg_check_modules prints the same line and the configure goes on: a
+         # configure that finished was not stopped by it.
+         unless=rx(r"^-- (?:Configuring done|Generating done)|Build files have been written to"),
+         read=_pkgconf_missing, source="pkgconf libpkgconf (\"Package '%s', required by '%s', "
+         "not found\"; the command line's modules have the parent 'virtual:world'); "
+         "pkg-config's own verbose_error with the same text (stored files, commit not read); "
+         "ROCm/TheRock#89"),
+)
