@@ -45,6 +45,11 @@ VERIFY_FLAGS = {o for a in verify_parser()._actions for o in a.option_strings if
 # Flags of other tools that the kit's prose names outside backticks, each with its tool.
 OTHER_TOOLS = {
     "--offload-arch": "clang/hipcc",
+    "--hip-device-lib-path": "clang (a HIP compile's device library folder)",
+    "--cuda-gpu-arch": "clang (the older spelling of --offload-arch)",
+    "--version-script": "ld / ld.lld (a shared library's exported symbols)",
+    "--no-undefined-version": "ld.lld (its default since LLVM 16)",
+    "--undefined-version": "ld.lld (the remedy triage names)",
     "--gcc-install-dir": "clang",
     "--gcc-toolchain": "clang",
     "--cuda-device-only": "clang",

@@ -68,21 +68,6 @@ def _policy_unknown(match: re.Match[str], view: LineView) -> Reading | None:
             "again")
 
 
-def _missing_target(match: re.Match[str], view: LineView) -> Reading | None:
-    target = match.group("target")
-    if "::" in target:
-        return None  # an imported target: its package was not found (another family)
-    return Reading(
-        subject=target,
-        cause=f"{match.group('cmd')}() was called with non-existent target \"{target}\": "
-              "the project's CMake code asks for a target that is not defined at that point "
-              "of the configure (the subproject or option that defines it is not enabled, "
-              "or is included later)",
-        fix=f"enable the part of the project that defines {target}, or configure a revision "
-            "of the project whose CMake defines it before use (if a recent change to the "
-            "project's CMake broke this, revert it or wait for its fix)")
-
-
 RULES: tuple[Rule, ...] = (
     Rule(id="setup-cmake-version", klass="cmake",
          triggers=("no cmake or cmake3 with version",),
@@ -116,10 +101,4 @@ RULES: tuple[Rule, ...] = (
          "(cmake_policy: 'Policy \"<id>\" is not known to this version of CMake.'; the GET "
          "form read in the code index); reproduced with cmake 3.25.1 and CMP0144 "
          "(make/cmake_messages.sh); microsoft/onnxruntime#21084"),
-    Rule(id="cmake-nonexistent-target", klass="cmake",
-         triggers=("called with non-existent target",),
-         pattern=rx(r"^(?P<cmd>\w+)\(\) called with non-existent target \"(?P<target>[^\"]+)\""),
-         read=_missing_target, source="Kitware/CMake Source/cmGetTargetPropertyCommand.cxx "
-         "('get_target_property() called with non-existent target \"<name>\".'); reproduced "
-         "with cmake 3.25.1 (make/cmake_messages.sh); ROCm/TheRock#3439"),
 )

@@ -27,7 +27,7 @@ mkdir -p "$t/pol" && printf 'cmake_minimum_required(VERSION 3.20)\nproject(demo 
 mkdir -p "$t/tgt" && printf 'cmake_minimum_required(VERSION 3.20)\nproject(demo NONE)\n%s\n' \
   'get_target_property(_type rocm-llvm-tools TYPE)' > "$t/tgt/CMakeLists.txt"
 (cd "$t/tgt" && cmake -S . -B build 2>&1) | grep -v '^See also' | hide \
-  > "$cases/real-cmake-nonexistent-target.log"
+  > "$cases/real-neg-cmake-nonexistent-target.log"
 
 # ninja + ld.lld: a version script naming a symbol the objects no longer define, and an
 # object compiled without -fPIC linked into a shared library.
