@@ -71,6 +71,20 @@ def _aotriton_no_target(match: re.Match[str], view: LineView) -> Reading | None:
             "USE_MEM_EFF_ATTENTION=0)")
 
 
+def _aotriton_header(match: re.Match[str], view: LineView) -> Reading | None:
+    header = match.group("h") or match.group("h2")
+    return Reading(
+        subject="aotriton",
+        cause=f"a source includes AOTriton's header {header}, which is not on the include "
+              "path: AOTriton was not fetched, built or installed into this build (PyTorch "
+              "provides it only while flash or memory-efficient attention is on), or its "
+              "prefix is not the one the compile uses",
+        fix="configure with AOTriton provided: keep USE_FLASH_ATTENTION / "
+            "USE_MEM_EFF_ATTENTION on (features flash_attention and mem_efficient_attention), "
+            "or point AOTRITON_INSTALLED_PREFIX at an AOTriton install, or use a tree that "
+            "guards these includes when both are off; then rebuild from a clean build folder")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="aotriton-error", klass="aotriton",
          triggers=("aotriton", "AOTriton"),
@@ -100,4 +114,12 @@ RULES: tuple[Rule, ...] = (
          "v3python/generate.py (--target_gpus: nargs='+', choices=AOTRITON_SUPPORTED_GPUS: "
          "argparse's usage and error when the list is empty or holds an unknown target); "
          "ROCm/TheRock#1925"),
+    Rule(id="aotriton-header-missing", klass="aotriton",
+         triggers=("aotriton/",),
+         pattern=rx(r"error: (?:(?P<h>aotriton/[\w/.-]+\.h(?:pp)?): No such file or directory"
+                    r"|'(?P<h2>aotriton/[\w/.-]+\.h(?:pp)?)' file not found)"),
+         read=_aotriton_header, source="GCC's and clang's missing-#include errors for "
+         "AOTriton's headers; pytorch/pytorch cmake/External/aotriton.cmake (AOTriton "
+         "installed from ExternalProject_Add or AOTRITON_INSTALLED_PREFIX; stored copy, commit "
+         "not established); pytorch/pytorch#125230"),
 )

@@ -109,15 +109,21 @@ def _pkgconfig_missing(match: re.Match[str], view: LineView) -> Reading | None:
 _TARGET_LINE = re.compile(r"^\s*(?P<ns>[A-Za-z][\w-]*)::(?P<name>[\w-]+)\s*$")
 
 
-def _package(name: str, cause: str) -> Reading:
+def _package(name: str, cause: str, *, config: bool = False) -> Reading:
     row = owners.component(name)
     label = row.name if row else name.lower()
+    # CMake's own advice for a package config it did not find (cmFindPackageCommand.cxx:
+    # 'set "<name>_DIR" to a directory containing one of the above files'): only where the
+    # name is the package find_package asked for, not an imported target's namespace.
+    where = (f" (or set {name}_DIR to the folder that holds its {name}Config.cmake)"
+             if config else "")
     return Reading(
         subject=label,
         cause=cause.format(label=label),
         fix=f"install {label}'s development package ({owners.install_hint(row, label)}) and "
             "put the ROCm prefix that holds its CMake config on CMAKE_PREFIX_PATH (`invoke "
-            "build --rocm-path …`); `invoke doctor` lists the components the tree requires")
+            f"build --rocm-path …`){where}; `invoke doctor` lists the components the tree "
+            "requires")
 
 
 def _imported_target(match: re.Match[str], view: LineView) -> Reading | None:
@@ -139,7 +145,7 @@ def _config_hint(match: re.Match[str], view: LineView) -> Reading | None:
         return None
     return _package(match.group("name"), "CMake found no package configuration file for "
                     f"{match.group('name')}: the {{label}} component is not installed in the "
-                    "prefixes CMake searched")
+                    "prefixes CMake searched", config=True)
 
 
 _NOTFOUND_VAR = re.compile(r"^\W*(?P<var>[A-Z][A-Z0-9_]*?)_(?:LIB|LIBRARY|LIBRARIES)\W*$")
@@ -183,7 +189,7 @@ def _config_name_wrapped(match: re.Match[str], view: LineView) -> Reading | None
     name = match.group("name")
     return _package(name, f"CMake found no package configuration file for {name}: the "
                     "{label} component is not installed in the prefixes CMake searched "
-                    "(CMAKE_PREFIX_PATH)")
+                    "(CMAKE_PREFIX_PATH)", config=True)
 
 
 _WRAPPED_PACKAGE = re.compile(r"configuration file for package \"(?P<name>[^\"]+)\" that is\s*$")

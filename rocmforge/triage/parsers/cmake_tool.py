@@ -1,5 +1,7 @@
 """CMake itself: missing, too old or too new for the tree (removed policies, unknown
-commands), and a build folder whose cache belongs to another source tree.
+commands), a build folder whose cache belongs to another source tree, and CMake code or an
+exported package config CMake rejects (set() arguments, backslash escapes, an imported
+target's missing include folder, MSVC flags handed to a GNU-style clang).
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -68,6 +70,86 @@ def _policy_unknown(match: re.Match[str], view: LineView) -> Reading | None:
             "again")
 
 
+# TheRock prefixes each sub-project's output with "[<project> <phase>]" (its blank lines too).
+_SUBPROJECT = r"(?:\[[\w.+-]+ [\w-]+\]\s*)?"
+_IMPORTED_TARGET = re.compile(_SUBPROJECT + r'Imported target "(?P<target>[^"]+)" includes '
+                              r"non-existent path$")
+_BARE_PREFIX = re.compile(r"^\[[\w.+-]+ [\w-]+\]$")
+
+
+def _imported_target_path(match: re.Match[str], view: LineView) -> Reading | None:
+    # CMake prints the target, then the path quoted on a line of its own (blank lines between
+    # are not in `previous`): the path line is read so both are in the answer.
+    if view.cmake_block == "warning":
+        return None
+    before = [line for line in view.previous[-3:] if not _BARE_PREFIX.match(line)]
+    header = _IMPORTED_TARGET.match(before[-1]) if before else None
+    if header is None:
+        return None
+    target, path = header.group("target"), match.group("path")
+    return Reading(
+        subject="cmake",
+        cause=f"CMake stopped at generate: the imported target {target} lists the include "
+              f"folder {path} (INTERFACE_INCLUDE_DIRECTORIES), which does not exist: the "
+              "package's exported CMake config names a folder its install does not have (the "
+              "config was written for another prefix or build option, or the install is "
+              "partial)",
+        fix=f"reinstall or rebuild the package that exports {target} so that its CMake config "
+            "and its files agree (the same prefix, options and CMake release), or create or "
+            "restore that folder; then configure again from a clean build folder")
+
+
+def _set_invalid(match: re.Match[str], view: LineView) -> Reading | None:
+    where = next((line.split(" at ", 1)[1].rsplit(" (", 1)[0] for line in
+                  reversed(view.previous) if line.startswith("CMake Error at ")
+                  and line.endswith("(set):")), "")
+    return Reading(
+        subject="cmake",
+        cause="a set() call in the project's CMake code"
+              + (f" ({where})" if where else "") + " gives FORCE without CACHE, or CACHE "
+              "without its type and docstring, and CMake rejects it (newer CMake releases "
+              "check these arguments); a bug in the tree's CMake code, often a variable "
+              "that expanded to nothing, not a missing package",
+        fix="use a revision of the tree whose CMake code has the call fixed, or correct it "
+            "(set(<var> <value> CACHE <type> <doc> FORCE), with the value quoted so an empty "
+            "one stays one argument); then configure again")
+
+
+def _invalid_escape(match: re.Match[str], view: LineView) -> Reading | None:
+    escape = match.group("esc")
+    parsed = ""
+    for line in reversed(view.previous):
+        if line == "when parsing string":
+            break
+        parsed = line
+    windows = re.search(r"(?:^|[;\s\"])[A-Za-z]:\\", parsed) is not None
+    why = ("a Windows path written with backslashes (from an environment variable or a -D "
+           "value such as a ROCm, HIP or Python prefix) was put into CMake code as it is"
+           if windows else "a string in CMake code holds a backslash that is not a CMake "
+           "escape")
+    return Reading(
+        subject="cmake",
+        cause=f"CMake read the backslash in '\\{escape}' as a character escape and rejects it "
+              f"(Invalid character escape): {why}",
+        fix="write the path with forward slashes (C:/…), or convert it in CMake code with "
+            "file(TO_CMAKE_PATH …) / cmake_path(CONVERT …) before it is used; then configure "
+            "again from a clean build folder")
+
+
+def _msvc_flags(match: re.Match[str], view: LineView) -> Reading | None:
+    flag = match.group("flag")
+    return Reading(
+        subject="cmake",
+        cause=f"clang++ was given the MSVC option {flag} and took it for an input file: the "
+              "compile flags CMake passed to a GNU-style clang driver hold MSVC defaults "
+              "(/DWIN32 /D_WINDOWS /O2 /Ob2, CMake's MSVC platform flags), e.g. "
+              "CMAKE_HIP_FLAGS or CMAKE_CXX_FLAGS initialised for MSVC",
+        fix="remove the MSVC options from CMAKE_HIP_FLAGS and CMAKE_HIP_FLAGS_<CONFIG> (or the "
+            "CXX ones) for the clang compile, or use a revision of the tree that strips them "
+            "after enable_language(HIP); or compile with clang-cl, which takes MSVC options; "
+            "then configure again from a clean build folder")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="setup-cmake-version", klass="cmake",
          triggers=("no cmake or cmake3 with version",),
@@ -101,4 +183,39 @@ RULES: tuple[Rule, ...] = (
          "(cmake_policy: 'Policy \"<id>\" is not known to this version of CMake.'; the GET "
          "form read in the code index); reproduced with cmake 3.25.1 and CMP0144 "
          "(make/cmake_messages.sh); microsoft/onnxruntime#21084"),
+    Rule(id="cmake-imported-target-missing-include", klass="cmake",
+         triggers=('"',),
+         pattern=rx(_SUBPROJECT.replace("(?:", "^(?:", 1) + r'"(?P<path>[^"]+)"$'),
+         read=_imported_target_path, source="Kitware/CMake Source/cmGeneratorTarget.cxx "
+         "(checkInterfaceDirs: 'Imported target \"<name>\" includes non-existent path', "
+         "the path quoted on its own line, then 'in its INTERFACE_INCLUDE_DIRECTORIES'; "
+         "file not read at a commit); reproduced with cmake 3.25.1 (make/devbt3.sh); "
+         "NixOS/nixpkgs#305641, ROCm/TheRock#198"),
+    Rule(id="cmake-set-invalid-arguments", klass="cmake",
+         triggers=("set given invalid arguments",),
+         pattern=rx(r"^set given invalid arguments(?:: FORCE specified without CACHE| for "
+                    r"CACHE mode)"),
+         read=_set_invalid, source="Kitware/CMake Source/cmSetCommand.cxx "
+         "(@05b03eae8560bd14631b8c5c64c387999fffb12b: 'given invalid arguments for CACHE "
+         "mode.'; newer releases: 'given invalid arguments: FORCE specified without CACHE', "
+         "text seen in a compiled copy in the code index, commit not established; CMake "
+         "prefixes the command name); ROCm/TheRock#5177"),
+    Rule(id="cmake-invalid-escape", klass="cmake",
+         triggers=("Invalid character escape",),
+         pattern=rx(r"^Invalid character escape '\\(?P<esc>\S?)'"),
+         read=_invalid_escape, source="Kitware/CMake Source/cmMakefile.cxx "
+         "(ExpandVariablesInString: 'Syntax error in cmake code at … when parsing string … "
+         "Invalid character escape '\\<c>'.' for a backslash before a letter or digit; "
+         "stored copy, commit not established); reproduced with cmake 3.25.1 "
+         "(make/devbt3.sh); pytorch/audio#3991"),
+    Rule(id="clang-given-msvc-flags", klass="cmake",
+         triggers=("no such file or directory: '/",),
+         pattern=rx(r"^\S*clang(?:\+\+)?(?:-\d+)?(?:\.exe)?: error: no such file or "
+                    r"directory: '(?P<flag>/(?:D\w+|O[12bdsxi]\d?|EH\w+|M[DT]d?|W[0-4]|GR-?|"
+                    r"Zi|RTC1))'$"),
+         requires=rx(r"no such file or directory: '/D(?:WIN32|_WINDOWS)'"),
+         read=_msvc_flags, source="Kitware/CMake Modules/Platform/Windows-MSVC.cmake (the "
+         "MSVC flags CMake initialises: /DWIN32 /D_WINDOWS, /O2 /Ob2 for Release; file not "
+         "read at a commit); clang's driver 'no such file or directory' for each, reproduced "
+         "with clang++-22 /DWIN32 /O2 (make/devbt3.sh); ROCm/TheRock#5175"),
 )

@@ -63,6 +63,19 @@ def _ck_target_errors(match: re.Match[str], view: LineView) -> Reading | None:
             "these kernels (PyTorch's SDPA, flash-attention's Triton backend)")
 
 
+def _ck_undefined(match: re.Match[str], view: LineView) -> Reading | None:
+    symbol, name = match.group("sym").strip(), match.group("fn")
+    return Reading(
+        subject="composable_kernel",
+        cause=f"the link found no definition of {symbol}: the Composable Kernel (CK) function "
+              f"{name} is declared in the CK headers this build uses but defined there for none "
+              "of these types, so the calling code expects another CK release than the one "
+              "it is built against",
+        fix="build against the CK commit the calling project pins (`git submodule update "
+            "--init --recursive`), or a CK release that defines it for these types; then "
+            "rebuild from a clean build folder")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="ck-error", klass="composable-kernel",
          triggers=("composable_kernel", "/ck/", "/ck_tile/"),
@@ -75,4 +88,10 @@ RULES: tuple[Rule, ...] = (
          requires=rx(r"hip_fmha|ck_tile|composable_kernel|csrc/attention/hip"),
          read=_ck_target_errors, source="clang's error count per offload target; "
          "facebookresearch/xformers#1222 (CK tiled FMHA on gfx1100)"),
+    Rule(id="ck-undefined-symbol", klass="composable-kernel",
+         triggers=("undefined hidden symbol: ", "undefined symbol: "),
+         pattern=rx(r"\blld\S*: error: undefined (?:hidden )?symbol: (?P<sym>(?:[^(]*?[\s*&<])?"
+                    r"ck(?:_tile)?::(?P<fn>\w+).*)$"),
+         read=_ck_undefined, source="ld.lld's 'undefined (hidden) symbol: <demangled>' for a "
+         "ck:: / ck_tile:: function; ROCm/composable_kernel#2471, #1773"),
 )

@@ -210,6 +210,20 @@ def _cmake_compiler_path(match: re.Match[str], view: LineView) -> Reading | None
             "one, then configure from a clean build folder (the cache keeps the old path)")
 
 
+def _unknown_warning(match: re.Match[str], view: LineView) -> Reading | None:
+    group = match.group("group") or match.group("group2")
+    where = ("a #pragma GCC diagnostic in the sources" if match.group("group")
+             else "the compile flags")
+    return Reading(
+        subject="clang",
+        cause=f"clang does not know the warning {group}, which {where} name: it is a GCC "
+              "warning, and -Werror turns clang's -Wunknown-warning-option warning into an "
+              "error; the code or its flags were written for GCC, and clang compiles them",
+        fix="compile this part with GCC (CC=gcc CXX=g++ for the host code), or keep clang "
+            "and add -Wno-unknown-warning-option (or drop -Werror for it); a release of the "
+            "project that guards the GCC-only warning for clang also builds")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="cxx-standard-unknown", klass="host-compiler",
          triggers=("unrecognized command-line option", "unrecognized command line option",
@@ -298,4 +312,13 @@ RULES: tuple[Rule, ...] = (
                      r"create executables)"),
          read=_no_working_compiler, source="GMP's configure (\"could not find a working "
          "compiler, see config.log\") and autoconf's AC_PROG_CC check; ROCm/TheRock#2667"),
+    Rule(id="clang-unknown-warning-werror", klass="host-compiler",
+         triggers=("-Werror,-Wunknown-warning-option",),
+         pattern=rx(r"error: unknown warning (?:group '(?P<group>-W[\w+=-]+)', ignored|option "
+                    r"'(?P<group2>-W[\w+=-]+)'(?:; did you mean '[^']*'\?)?) "
+                    r"\[-Werror,-Wunknown-warning-option\]"),
+         read=_unknown_warning, source="clang's -Wunknown-warning-option diagnostics ('unknown "
+         "warning group '<w>', ignored' for a #pragma GCC diagnostic, 'unknown warning option "
+         "'<w>'' for a flag), errors under -Werror: reproduced with clang++-22 and "
+         "-Winit-list-lifetime (make/devbt3.sh); ROCm/aotriton#107"),
 )

@@ -48,6 +48,7 @@ def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
                    "path", fix=fix)
 
 
+_CK_NAMESPACE = re.compile(r"(?:^|[\s*&<])ck(?:_tile)?::")
 _FROM_SHARED = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
 
 
@@ -58,6 +59,8 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
         # older runtime? ld's stricter check?), so nothing is claimed.
         return None
     symbol = demangle(match.group("sym"))
+    if _CK_NAMESPACE.search(symbol.split("(", 1)[0]):
+        return None  # Composable Kernel's own (parsers/composable_kernel.py: ck-undefined-symbol)
     if "std::__cxx11::" in symbol or "B5cxx11" in match.group("sym"):
         return Reading(
             subject=symbol,
@@ -244,6 +247,29 @@ def _duplicate_symbol(match: re.Match[str], view: LineView) -> Reading | None:
             "inline; the linker's 'first defined here' / 'defined at' lines name both inputs")
 
 
+# HIP's bfloat16 helpers (__float2bfloat16, __bfloat1622float2, …): ROCm's amd_hip_bf16.h
+# defines them static inline, so no object exports them; two objects that both define one
+# were compiled with another, older copy of HIP's headers.
+_HIP_BF16_HELPER = re.compile(r"^__\w+\(.*bfloat16|^__\w*bfloat16\w*\(")
+
+
+def _hip_header_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
+    symbol = symbol_name(match.group("sym") or match.group("sym2"))
+    if not _HIP_BF16_HELPER.match(symbol if "(" in symbol else symbol + "("):
+        return None
+    return Reading(
+        subject="hip_bf16.h", klass="rocm-install",
+        cause=f"duplicate symbol {symbol}: a bfloat16 helper of HIP's headers (hip_bf16.h) is "
+              "defined as an exported function in several objects, and ROCm's own header "
+              "makes these static inline: the compile picked up an older copy of HIP's "
+              "headers ahead of the ROCm install's (a distribution's /usr/include/hip from "
+              "its libamdhip64-dev, or another ROCm on the include path)",
+        fix="remove the other HIP headers (the distribution's libamdhip64-dev and the ROCm "
+            "-dev packages that came with it) or take them off the include path, so only the "
+            "ROCm install the build uses supplies hip/*.h (`find / -name hip_bf16.h`); then "
+            "rebuild from a clean build folder")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="link-missing-library-file", klass="link",
          triggers=("cannot find /", "cannot open /", "no such file or directory: '/"),
@@ -318,6 +344,18 @@ RULES: tuple[Rule, ...] = (
                      + r"]"),
          read=_cannot_open_input_wrapped, source="MSVC's LNK1181 with its path wrapped by the "
          "console onto the next line; ROCm/HIPIFY#1824"),
+    Rule(id="hip-header-duplicate-symbol", klass="rocm-install",
+         triggers=("multiple definition of", "duplicate symbol: "),
+         pattern=rx(r"multiple definition of [`'\u2018](?P<sym>[^'\u2019]+)['\u2019]"
+                     r"|(?:ld\.lld|lld-link|ld64\.lld)\S*: error: duplicate symbol: "
+                     r"(?P<sym2>.+?)\s*$"),
+         requires=rx(r"__hip_bfloat16|\bhip_bf16\.h\b|\b__float2bfloat16\b.*\.(?:cu|hip)\b"),
+         read=_hip_header_duplicate,
+         source="ROCm/clr hipamd/include/hip/amd_detail/amd_hip_bf16.h (#define "
+         "__BF16_HOST_DEVICE_STATIC__ __BF16_HOST_DEVICE__ static inline: no exported "
+         "definition; stored copy, commit not established); ggml-org/llama.cpp#15196 and "
+         "ROCm/ROCm#6112 (the same duplicates, both from Ubuntu's libamdhip64-dev 5.7 "
+         "headers in /usr/include/hip ahead of ROCm's)"),
     # Last: a duplicate the hipified copy of a source causes is hip-duplicate's reading.
     Rule(id="link-duplicate-symbol", klass="link",
          triggers=("multiple definition of", "duplicate symbol: "),
