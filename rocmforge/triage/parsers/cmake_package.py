@@ -27,13 +27,14 @@ _HELPER_PACKAGE = {"rocm": "rocm-cmake (ROCMConfig.cmake; apt/dnf: rocm-cmake)"}
 _HELPER_NAME = {"rocm": "rocm-cmake"}
 
 
-def _package_reading(name: str, how: str) -> Reading:
+def _package_reading(name: str, how: str, *, config: bool = False) -> Reading:
     row = owners.component(name)
     label = row.name if row else name.lower()
     hint = _HELPER_PACKAGE.get(label) or owners.install_hint(row, label)
+    where = f", or {name}_DIR=<the folder with its {name}Config.cmake>" if config else ""
     fix = (f"install {label}'s development package ({hint}) into the "
            "ROCm install the build uses, or point CMake at it (`invoke build --rocm-path "
-           f"/opt/rocm-X.Y` or CMAKE_PREFIX_PATH=<prefix>); `invoke doctor` lists every "
+           f"/opt/rocm-X.Y` or CMAKE_PREFIX_PATH=<prefix>{where}); `invoke doctor` lists every "
            "component the tree's LoadHIP.cmake requires and which are missing")
     what = (f"the {label} package config (installed by {_HELPER_NAME[label]})"
             if label in _HELPER_NAME
@@ -46,7 +47,8 @@ def _package_reading(name: str, how: str) -> Reading:
 def _config_file(match: re.Match[str], view: LineView) -> Reading | None:
     if view.cmake_block == "warning" and not _loadhip_hip(match.group("name"), view):
         return None  # an optional package: the build goes on without it
-    return _package_reading(match.group("name"), "no package configuration file")
+    return _package_reading(match.group("name"), "no package configuration file",
+                            config=True)
 
 
 def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:

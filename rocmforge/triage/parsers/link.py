@@ -254,9 +254,10 @@ _HIP_BF16_HELPER = re.compile(r"^__\w+\(.*bfloat16|^__\w*bfloat16\w*\(")
 
 
 def _hip_header_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
-    symbol = symbol_name(match.group("sym") or match.group("sym2"))
-    if not _HIP_BF16_HELPER.match(symbol if "(" in symbol else symbol + "("):
+    raw = (match.group("sym") or match.group("sym2")).strip()
+    if not _HIP_BF16_HELPER.match(raw if "(" in raw else raw + "("):
         return None
+    symbol = raw if "(" in raw else symbol_name(raw)
     return Reading(
         subject="hip_bf16.h", klass="rocm-install",
         cause=f"duplicate symbol {symbol}: a bfloat16 helper of HIP's headers (hip_bf16.h) is "
