@@ -86,6 +86,16 @@ Call Stack (most recent call first):
      "aotriton", "aotriton", "aotriton-header-missing", ("aotriton/runtime.h",)),
     # CMake's CUDA toolkit lookup for a project that enables CUDA
     (_NVCC, "rocm-disabled", "USE_ROCM", "cuda-toolkit-path", ("CUDA",)),
+    # clang on Windows without the SDK's C runtime headers, wrapped and on one line
+    ("C:\\ext\\include\\hip/hip_runtime.h(49,10): fatal error:\n\n"
+     "      'stdio.h' file not found\n", "host-compiler", "msvc", "windows-crt-header-missing",
+     ("stdio.h", "Visual Studio")),
+    ("D:\\a\\launcher.c(2,10): fatal error: 'math.h' file not found\n",
+     "host-compiler", "msvc", "windows-crt-header-missing", ("math.h", "Windows SDK")),
+    # hipcc running the clang++ it built from ROCM_PATH, and the shell not finding it
+    ("sh: 1: /opt/tarball/lib/llvm/bin/clang++: not found\n"
+     "failed to execute:/opt/tarball/lib/llvm/bin/clang++  -O3 -x hip a.cpp\n",
+     "rocm-install", "clang++", "hipcc-clang-missing", ("/opt/tarball is not", "ROCM_PATH")),
     # HIP's bfloat16 helpers defined twice: an older HIP header copy
     ("ld.lld: error: duplicate symbol: __low2float(__hip_bfloat162)\n"
      ">>> defined at a.hip\n>>> defined at b.hip\n",
@@ -116,6 +126,13 @@ def test_the_missing_package_fix_names_its_dir_variable() -> None:
     "[-Wunknown-warning-option]\n",
     # /O2 alone: a missing input named like an MSVC flag, without CMake's MSVC defines
     "clang++: error: no such file or directory: '/O2'\n",
+    # a C header missing on Linux: not the Windows SDK
+    "/src/a.c:3:10: fatal error: 'stdlib.h' file not found\n",
+    # a missing clang++ with no hipcc behind it (a plain shell script)
+    "sh: 1: /opt/x/bin/clang++: not found\n",
+    # hipcc's 'failed to execute' after an ordinary compile error: the compiler was there
+    "a.cpp:3:1: error: unknown type name 'foo'\nfailed to execute:/opt/rocm/lib/llvm/bin/"
+    "clang++ -x hip a.cpp\n",
     # the header named in a compile command, not missing
     "[3/90] g++ -I/opt/aotriton/include -c attn.cpp -include aotriton/flash.h\n",
 ])

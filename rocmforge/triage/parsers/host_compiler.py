@@ -224,6 +224,29 @@ def _unknown_warning(match: re.Match[str], view: LineView) -> Reading | None:
             "project that guards the GCC-only warning for clang also builds")
 
 
+# The C runtime headers a Windows compile takes from the Windows SDK's UCRT (not from clang's
+# own resource headers, which has stddef.h, stdint.h, limits.h …).
+_UCRT_HEADERS = r"(?:stdlib|stdio|string|math|malloc|errno|assert|wchar|time|locale|signal)\.h"
+_WINDOWS_FILE = re.compile(r"^(?:\\\\\?\\)?[A-Za-z]:\\\S*\(\d+,\d+\)|^(?:\\\\\?\\)?[A-Za-z]:[\\/]")
+
+
+def _windows_crt_header(match: re.Match[str], view: LineView) -> Reading | None:
+    header = match.group("h") or match.group("h2")
+    said = view.text if match.group("h2") else " ".join(view.previous[-1:])
+    if match.group("h") and not said.endswith("fatal error:"):
+        return None  # the header's name wrapped onto its own line after the error's start
+    if not _WINDOWS_FILE.search(said):
+        return None
+    return Reading(
+        subject="msvc",
+        cause=f"clang on Windows found no {header}: the C runtime headers come from the "
+              "Windows SDK (its UCRT) that Visual Studio's C++ build tools install, and "
+              "they are not installed, or the compile ran where it could not find them",
+        fix="install Visual Studio (or its Build Tools) with the 'Desktop development with "
+            "C++' workload, which brings MSVC and a Windows SDK; or run from a developer "
+            "prompt (vcvars64.bat) so INCLUDE names the SDK's ucrt folder; then run again")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="cxx-standard-unknown", klass="host-compiler",
          triggers=("unrecognized command-line option", "unrecognized command line option",
@@ -321,4 +344,15 @@ RULES: tuple[Rule, ...] = (
          "warning group '<w>', ignored' for a #pragma GCC diagnostic, 'unknown warning option "
          "'<w>'' for a flag), errors under -Werror: reproduced with clang++-22 and "
          "-Winit-list-lifetime (make/devbt3.sh); ROCm/aotriton#107"),
+    Rule(id="windows-crt-header-missing", klass="host-compiler",
+         triggers=("' file not found",),
+         pattern=rx(r"^'(?P<h>" + _UCRT_HEADERS + r")' file not found$"
+                    r"|: fatal error: '(?P<h2>" + _UCRT_HEADERS + r")' file not found$"),
+         read=_windows_crt_header, source="clang's 'fatal error: '<h>' file not found' "
+         "with a Windows location ('<file>(line,col)', MSVC-style, or a drive path); the "
+         "C runtime headers of the Windows SDK's UCRT: llvm/llvm-project "
+         "clang/lib/Driver/ToolChains/MSVC.cpp (AddClangSystemIncludeArgs adds "
+         "<UniversalCRTSdkPath>\\Include\\<ver>\\ucrt found by getUniversalCRTSdkDir, "
+         "or the INCLUDE variable; stored copy, commit not established); "
+         "unslothai/unsloth#7595"),
 )

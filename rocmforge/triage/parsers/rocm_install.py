@@ -259,6 +259,21 @@ def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
             "install again")
 
 
+def _hipcc_clang_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    root = path.rsplit("/lib/llvm/bin/", 1)[0] if "/lib/llvm/bin/" in path else \
+        path.rsplit("/bin/", 1)[0]
+    return Reading(
+        subject="clang++",
+        cause=f"hipcc ran {path}, which does not exist: hipcc builds the path of its clang++ "
+              f"from ROCM_PATH (HIP_PATH on Windows) unless HIP_CLANG_PATH names it, and "
+              f"{root} is not the root of a ROCm install (no lib/llvm/bin there: the top "
+              "folder of an unpacked tarball, or a ROCm that is not installed there)",
+        fix="set ROCM_PATH to the folder that holds bin/hipcc and lib/llvm/bin/clang++ (check "
+            "with `ls $ROCM_PATH/lib/llvm/bin/clang++`), or unset it so hipcc finds its own "
+            "install; HIP_CLANG_PATH may name the clang folder directly; then compile again")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -362,4 +377,15 @@ RULES: tuple[Rule, ...] = (
          "private-output.cc: ioprintf 'but %s is to be installed' / 'but %s is installed' "
          "after '<pkg> : Depends: <dep> (= <ver>)', read in copies of apt in the code index, "
          "commit not established); ROCm/ROCm#1899"),
+    Rule(id="hipcc-clang-missing", klass="rocm-install",
+         triggers=(": not found",),
+         pattern=rx(r"^(?:/bin/)?(?:da|ba)?sh: (?:line )?\d+: (?P<path>/\S*/bin/clang\+\+): "
+                    r"(?:command )?not found$"),
+         requires=rx(r"^failed to execute:\s*/\S*/bin/clang\+\+\s"),
+         read=_hipcc_clang_missing, source="ROCm/HIPCC@fd8e1efcd3dcc39b021c3bae4600a1a980ab27ef:"
+         "src/hipBin_amd.h (constructCompilerPath: clang++'s folder from ROCM_PATH, HIP_PATH "
+         "on Windows, unless HIP_CLANG_PATH; executeHipCCCmd prints 'failed to execute:<CMD>' "
+         "after any non-zero exit, so only the shell's 'not found' for that clang++ proves "
+         "the path; newer hipcc in ROCm/llvm-project uses <rocm>/lib/llvm/bin, not read); "
+         "ROCm/legacy-rocm-build#5773"),
 )
