@@ -37,7 +37,8 @@ _ESCAPE = """CMake Error at CMakeLists.txt:3 (set):
   Invalid character escape '\\P'.
 """
 
-_NVCC = """CMake Error at /usr/share/cmake/Modules/Internal/CMakeCUDAFindToolkit.cmake:104 (message):
+_NVCC = "CMake Error at /usr/share/cmake/Modules/Internal/CMakeCUDAFindToolkit.cmake:104 " \
+    """(message):
   Failed to find nvcc.
 
   Compiler requires the CUDA toolkit.  Please set the CUDAToolkit_ROOT

@@ -215,7 +215,7 @@ RULES: tuple[Rule, ...] = (
                     r"Zi|RTC1))'$"),
          requires=rx(r"no such file or directory: '/D(?:WIN32|_WINDOWS)'"),
          read=_msvc_flags, source="Kitware/CMake Modules/Platform/Windows-MSVC.cmake (the "
-         "MSVC flags CMake initialises: /DWIN32 /D_WINDOWS, /O2 /Ob2 for Release; file not "
-         "read at a commit); clang's driver 'no such file or directory' for each, reproduced "
+         "MSVC flags CMake initialises, set(_PLATFORM_DEFINES \"/DWIN32\"), /RTC1, /GR /EHsc; "
+         "stored copy, commit not established); clang's driver 'no such file or directory' for each, reproduced "
          "with clang++-22 /DWIN32 /O2 (make/devbt3.sh); ROCm/TheRock#5175"),
 )
