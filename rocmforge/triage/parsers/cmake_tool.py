@@ -216,6 +216,7 @@ RULES: tuple[Rule, ...] = (
          requires=rx(r"no such file or directory: '/D(?:WIN32|_WINDOWS)'"),
          read=_msvc_flags, source="Kitware/CMake Modules/Platform/Windows-MSVC.cmake (the "
          "MSVC flags CMake initialises, set(_PLATFORM_DEFINES \"/DWIN32\"), /RTC1, /GR /EHsc; "
-         "stored copy, commit not established); clang's driver 'no such file or directory' for each, reproduced "
-         "with clang++-22 /DWIN32 /O2 (make/devbt3.sh); ROCm/TheRock#5175"),
+         "stored copy, commit not established); clang's driver 'no such file or "
+         "directory' for each, reproduced with clang++-22 /DWIN32 /O2 (make/devbt3.sh); "
+         "ROCm/TheRock#5175"),
 )
