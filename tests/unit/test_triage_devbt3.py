@@ -97,6 +97,10 @@ Call Stack (most recent call first):
     ("sh: 1: /opt/tarball/lib/llvm/bin/clang++: not found\n"
      "failed to execute:/opt/tarball/lib/llvm/bin/clang++  -O3 -x hip a.cpp\n",
      "rocm-install", "clang++", "hipcc-clang-missing", ("/opt/tarball is not", "ROCM_PATH")),
+    # the Perl hipcc (hipcc.pl) failing to exec the clang it built from ROCM_PATH
+    ('Can\'t exec "/opt/rocm-x/bin/clang-17": No such file or directory at '
+     "/usr/bin//hipcc.pl line 164.\n", "rocm-install", "clang-17", "hipcc-clang-missing",
+     ("/opt/rocm-x/bin/clang-17", "ROCM_PATH")),
     # HIP's bfloat16 helpers defined twice: an older HIP header copy
     ("ld.lld: error: duplicate symbol: __low2float(__hip_bfloat162)\n"
      ">>> defined at a.hip\n>>> defined at b.hip\n",
@@ -129,6 +133,8 @@ def test_the_missing_package_fix_names_its_dir_variable() -> None:
     "clang++: error: no such file or directory: '/O2'\n",
     # a C header missing on Linux: not the Windows SDK
     "/src/a.c:3:10: fatal error: 'stdlib.h' file not found\n",
+    # Perl failing to exec a clang from some other script
+    'Can\'t exec "/opt/x/bin/clang": No such file or directory at build.pl line 9.\n',
     # a missing clang++ with no hipcc behind it (a plain shell script)
     "sh: 1: /opt/x/bin/clang++: not found\n",
     # hipcc's 'failed to execute' after an ordinary compile error: the compiler was there

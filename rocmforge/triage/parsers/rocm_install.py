@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 
 def _mixed_hcc(match: re.Match[str], view: LineView) -> Reading | None:
@@ -259,12 +259,12 @@ def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
             "install again")
 
 
-def _hipcc_clang_missing(match: re.Match[str], view: LineView) -> Reading | None:
+def _hipcc_clang_missing(match: Groups, view: LineView) -> Reading | None:
     path = match.group("path")
     root = path.rsplit("/lib/llvm/bin/", 1)[0] if "/lib/llvm/bin/" in path else \
         path.rsplit("/bin/", 1)[0]
     return Reading(
-        subject="clang++",
+        subject=path.rsplit("/", 1)[-1],
         cause=f"hipcc ran {path}, which does not exist: hipcc builds the path of its clang++ "
               f"from ROCM_PATH (HIP_PATH on Windows) unless HIP_CLANG_PATH names it, and "
               f"{root} is not the root of a ROCm install (no lib/llvm/bin there: the top "
@@ -378,14 +378,18 @@ RULES: tuple[Rule, ...] = (
          "after '<pkg> : Depends: <dep> (= <ver>)', read in copies of apt in the code index, "
          "commit not established); ROCm/ROCm#1899"),
     Rule(id="hipcc-clang-missing", klass="rocm-install",
-         triggers=(": not found",),
-         pattern=rx(r"^(?:/bin/)?(?:da|ba)?sh: (?:line )?\d+: (?P<path>/\S*/bin/clang\+\+): "
-                    r"(?:command )?not found$"),
-         requires=rx(r"^failed to execute:\s*/\S*/bin/clang\+\+\s"),
-         read=_hipcc_clang_missing, source="ROCm/HIPCC@fd8e1efcd3dcc39b021c3bae4600a1a980ab27ef:"
-         "src/hipBin_amd.h (constructCompilerPath: clang++'s folder from ROCM_PATH, HIP_PATH "
-         "on Windows, unless HIP_CLANG_PATH; executeHipCCCmd prints 'failed to execute:<CMD>' "
-         "after any non-zero exit, so only the shell's 'not found' for that clang++ proves "
-         "the path; newer hipcc in ROCm/llvm-project uses <rocm>/lib/llvm/bin, not read); "
+         triggers=(": not found", "Can't exec \""),
+         pattern=rx(r"^(?:/bin/)?(?:da|ba)?sh: (?:line )?\d+: (?P<path>/\S*/bin/clang(?:\+\+|"
+                    r"-\d+)?): (?:command )?not found$|^Can't exec \"(?P<path2>/\S*/bin/clang"
+                    r"(?:\+\+|-\d+)?)\": No such file or directory at \S*hipcc(?:\.pl)? line"),
+         requires=rx(r"^failed to execute:\s*/\S*/bin/clang\S*\s|hipcc(?:\.pl)? line \d+"),
+         read=lambda m, v: _hipcc_clang_missing(Alias(m, path="path2"), v),
+         source="ROCm/HIPCC@fd8e1efcd3dcc39b021c3bae4600a1a980ab27ef:src/hipBin_amd.h "
+         "(constructCompilerPath: clang++'s folder from ROCM_PATH, HIP_PATH on Windows, unless "
+         "HIP_CLANG_PATH; executeHipCCCmd prints 'failed to execute:<CMD>' after any non-zero "
+         "exit, so only the shell's 'not found' for that clang++ proves the path; newer hipcc "
+         "in ROCm/llvm-project uses <rocm>/lib/llvm/bin, not read); bin/hipcc.pl (Perl: "
+         "'Can't exec \"<clang>\": No such file or directory at …hipcc.pl line N', reproduced "
+         "with Debian 12's hipcc 5.2 and ROCM_PATH at a folder without clang, make/devbt3.sh); "
          "ROCm/legacy-rocm-build#5773"),
 )

@@ -7,6 +7,8 @@
 #  - cmake 3.25.1: an imported target whose INTERFACE_INCLUDE_DIRECTORIES names a folder that
 #    does not exist (cmake: cmake-imported-target-missing-include)
 #  - cmake 3.25.1: a Windows path with backslashes in CMake code (cmake: cmake-invalid-escape)
+#  - Debian 12's hipcc 5.2 (hipcc.pl) with ROCM_PATH at a folder that holds no clang
+#    (rocm-install: hipcc-clang-missing)
 # Writes rounds/d7/cases/real-*.log (the .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d7/cases
@@ -43,4 +45,8 @@ set(ROCM_CMAKE "C:\Users\dev\rocm\lib\cmake")
 CM
 (cmake -S "$t/esc" -B "$t/escb" 2>&1) | sed -e "s#$t/escb#/home/user/ext/build#g" \
   -e "s#$t/esc#/home/user/ext#g" > "$cases/real-cmake-windows-path-invalid-escape.log"
+mkdir -p "$t/rocm/bin"
+printf 'int main() { return 0; }\n' > "$t/src/main.cpp"
+(cd "$t/src" && ROCM_PATH="$t/rocm" HIP_PLATFORM=amd hipcc main.cpp -o main 2>&1) \
+  | sed -e "s#$t/rocm#/home/user/rocm-6.2.0-tarball#g" > "$cases/real-hipcc-rocm-path-no-clang.log"
 rm -rf "$t"
