@@ -194,6 +194,24 @@ def _tensile_no_code_objects(match: re.Match[str], view: LineView) -> Reading | 
             "supported target of its family (e.g. 10.3.0 for RDNA2)")
 
 
+def _tensile_manifest(match: re.Match[str], view: LineView) -> Reading | None:
+    # Tensile's <PREFIX>_LIBRARY_TARGET runs TensileCreateLibrary --verify-manifest after the
+    # library was generated (a failed generation fails its own edge first): its failure means
+    # files the manifest lists were not generated, for some requested target.
+    context = " ".join((*view.previous, view.text)).lower()
+    library = next((n for n in ("hipsparselt", "hipblaslt", "rocblas") if n in context), "")
+    if not library:
+        return None
+    return Reading(
+        subject=library,
+        cause=f"{library}'s Tensile kernel library is incomplete: TensileCreateLibrary's "
+              "manifest check found files listed in TensileManifest.txt that were not "
+              f"generated (Tensile could not produce kernels for every requested target)",
+        fix=f"build {library} only for targets its Tensile supports (drop the others from "
+            f"its GPU_TARGETS), or use a {library}/Tensile release that supports them; the "
+            "lines above the check (TensileCreateLibrary's output) name the missing files")
+
+
 def _tensile_listed_file(match: re.Match[str], view: LineView) -> Reading | None:
     # One line of rocBLAS' "List of available TensileLibrary Files" (each file quoted, as a
     # std::filesystem path prints): rocBLAS prints that list only after it found no file for
@@ -303,6 +321,14 @@ RULES: tuple[Rule, ...] = (
          "78a3676:library/src/tensile_host.cpp (glob of path + \"/*\" + processor + \"*co\"; on "
          "GLOB_NOMATCH: \"rocBLAS warning: No paths matched <dir>. Make sure that "
          "ROCBLAS_TENSILE_LIBPATH is set correctly.\"; stored file); JuliaGPU/AMDGPU.jl#314"),
+    Rule(id="tensile-manifest-incomplete", klass="math-library",
+         triggers=("_LIBRARY_TARGET",),
+         pattern=rx(r"FAILED: \S*CMakeFiles[/\\]\w+_LIBRARY_TARGET\b"),
+         requires=rx(r"Verifying files in \S*TensileManifest\.txt were generated"),
+         read=_tensile_manifest, source="ROCm/Tensile@01e776c331ba4c42a793d3392487731a183641e8:"
+         "Tensile/cmake/TensileConfig.cmake (add_custom_target(${Tensile_VAR_PREFIX}_LIBRARY_"
+         "TARGET ... --verify-manifest COMMENT \"Verifying files in ${Tensile_MANIFEST_FILE_"
+         "PATH} were generated\"); ROCm/TheRock#1564"),
     Rule(id="tensile-listed-library-file", klass="math-library", tier=2,
          triggers=("TensileLibrary",),
          # Optionally behind a journal's "<host> <program>[<pid>]: " (a service's log).
