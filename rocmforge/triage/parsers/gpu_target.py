@@ -149,7 +149,11 @@ def _ollama_unsupported_gpu(match: re.Match[str], view: LineView) -> Reading | N
     listed = re.findall(r"gfx[0-9a-f]{3,4}", match.group("listed"))
     if arch in listed:
         return None  # the check compares without features: a listed target is no proof
-    sibling = next((t for t in listed if len(t) == len(arch) and t[:-1] == arch[:-1]), "")
+    # An RDNA family is gfxNNN<x> (gfx103x, gfx110x); GCN's three-character names group no
+    # such way (gfx90c runs gfx900 code, not gfx906's): no sibling is computed for them.
+    rdna = re.fullmatch(r"gfx1[0-9a-f]{3}", arch) is not None
+    sibling = next((t for t in listed if rdna and len(t) == len(arch) and t[:-1] == arch[:-1]),
+                   "")
     windows = "amd_windows" in view.text
     if windows:
         advice = ("on Windows ollama does not honour HSA_OVERRIDE_GFX_VERSION: use a build of "
@@ -159,9 +163,13 @@ def _ollama_unsupported_gpu(match: re.Match[str], view: LineView) -> Reading | N
                   f"process's own environment (for systemd: Environment= in the unit, then "
                   f"daemon-reload and restart) so {arch} runs the {sibling} code, or use "
                   f"libraries built with {arch}")
-    else:
+    elif rdna:
         advice = (f"HSA_OVERRIDE_GFX_VERSION cannot help: no listed target is of {arch}'s "
                   f"family; use ROCm libraries (or an ollama build) made with {arch}")
+    else:
+        advice = (f"use ROCm libraries (or an ollama build) made with {arch}; "
+                  "HSA_OVERRIDE_GFX_VERSION set to a listed target of the same GCN generation "
+                  "may run it (set it in the server process's own environment)")
     return Reading(
         subject=arch,
         cause=f"ollama rejected the GPU: its target {arch} is not among the targets its bundled "
