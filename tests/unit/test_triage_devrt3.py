@@ -129,3 +129,29 @@ def test_a_failed_tensile_manifest_check_is_an_incomplete_kernel_library() -> No
 def test_the_library_target_failing_without_the_manifest_check_is_not_read() -> None:
     d = explain_text(_FAILED)
     assert d.rule != "tensile-manifest-incomplete"
+
+
+_TRITON_PKG = ("      Package(package='llvm', name='llvm-4713bd4c-ubuntu-x64', url='https://oaitriton."
+               "blob.core.windows.net/public/llvm-builds/llvm-4713bd4c-ubuntu-x64.tar.gz', "
+               "include_flag='LLVM_INCLUDE_DIRS', lib_flag='LLVM_LIBRARY_DIR', "
+               "syspath_var_name='LLVM_SYSPATH')\n")
+
+
+def test_a_relative_llvm_syspath_is_named_with_its_folder() -> None:
+    d = explain_text(_TRITON_PKG + "      error: [Errno 2] No such file or directory: "
+                     "'../llvm-project/build/version.txt'\n")
+    assert (d.klass, d.subject, d.rule) == ("triton", "triton", "triton-relative-syspath")
+    assert "../llvm-project/build/version.txt, a relative folder given in LLVM_SYSPATH" in d.cause
+    assert d.fix.startswith("give LLVM_SYSPATH as an absolute path (`realpath "
+                            "../llvm-project/build` prints it)")
+
+
+def test_absolute_or_cache_version_files_and_other_programs_claim_nothing() -> None:
+    absolute = explain_text(_TRITON_PKG + "error: [Errno 2] No such file or directory: "
+                            "'/home/u/.triton/llvm/llvm-4713bd4c/version.txt'\n")
+    assert absolute.rule != "triton-relative-syspath"
+    cache = explain_text(_TRITON_PKG + "error: [Errno 2] No such file or directory: "
+                         "'home/.triton/llvm/llvm-4713bd4c/version.txt'\n")
+    assert cache.rule != "triton-relative-syspath"
+    other = explain_text("error: [Errno 2] No such file or directory: 'build/version.txt'\n")
+    assert other.rule != "triton-relative-syspath"
