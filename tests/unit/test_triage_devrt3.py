@@ -155,3 +155,15 @@ def test_absolute_or_cache_version_files_and_other_programs_claim_nothing() -> N
     assert cache.rule != "triton-relative-syspath"
     other = explain_text("error: [Errno 2] No such file or directory: 'build/version.txt'\n")
     assert other.rule != "triton-relative-syspath"
+
+
+def test_pynvml_next_to_a_rocm_torch_without_amdsmi() -> None:
+    wrapped = explain_text("[Crystools ERROR] Could not pick default device.name 'amdsmi' is "
+                           "not defined\n")
+    assert (wrapped.klass, wrapped.subject, wrapped.rule) == ("python-packaging", "nvidia-ml-py",
+                                                              "pynvml-on-rocm-torch")
+    assert "pip uninstall nvidia-ml-py pynvml" in wrapped.fix
+    plain = explain_text("    amdsmi.amdsmi_init()\nNameError: name 'amdsmi' is not defined\n")
+    assert plain.rule == "pynvml-on-rocm-torch"
+    other = explain_text("NameError: name 'amdsmi_init' is not defined\n")
+    assert other.rule != "pynvml-on-rocm-torch"
