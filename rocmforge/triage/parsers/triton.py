@@ -1,5 +1,6 @@
 """Triton at build and at run time: missing, the CUDA backend or driver chosen on ROCm,
-its launcher that does not build, lld it cannot find, and APIs a newer Triton removed.
+its launcher that does not build, lld it cannot find, APIs a newer Triton removed, and a
+relative <PACKAGE>_SYSPATH its setup.py cannot resolve.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
