@@ -43,7 +43,7 @@ from rocmforge.triage import explain_text
     ("clang++: error: cannot find HIP runtime; provide its path via '--rocm-path', or pass "
      "'-nogpuinc' to build without HIP runtime", "rocm-install", "hip", "hip-runtime-missing"),
     ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
-     "NVIDIA GPU and installed a driver", "rocm-disabled", "USE_ROCM", "cuda-torch-no-driver"),
+     "NVIDIA GPU and installed a driver", "python-packaging", "torch", "cuda-torch-no-driver"),
     ("RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA "
      "major versions. PyTorch has CUDA Version=6.2 and torchvision has CUDA Version=5.7. "
      "Please reinstall", "python-packaging", "torchvision", "companion-cuda-versions"),

@@ -137,6 +137,46 @@ def _therock_target_choice(match: re.Match[str], view: LineView) -> Reading | No
 _CK_PATH = re.compile(r"composable_kernel|/ck/|/ck_tile/")
 
 
+def _override_version(arch: str) -> str:
+    # gfx1030 -> 10.3.0, gfx90a -> 9.0.10: the last two characters are minor and stepping
+    # (stepping in hex), the rest the major version, as HSA_OVERRIDE_GFX_VERSION spells it.
+    digits = arch.removeprefix("gfx")
+    return f"{digits[:-2]}.{int(digits[-2], 16)}.{int(digits[-1], 16)}"
+
+
+def _ollama_unsupported_gpu(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch").split(":")[0]
+    listed = re.findall(r"gfx[0-9a-f]{3,4}", match.group("listed"))
+    if arch in listed:
+        return None  # the check compares without features: a listed target is no proof
+    # An RDNA family is gfxNNN<x> (gfx103x, gfx110x); GCN's three-character names group no
+    # such way (gfx90c runs gfx900 code, not gfx906's): no sibling is computed for them.
+    rdna = re.fullmatch(r"gfx1[0-9a-f]{3}", arch) is not None
+    sibling = next((t for t in listed if rdna and len(t) == len(arch) and t[:-1] == arch[:-1]),
+                   "")
+    windows = "amd_windows" in view.text
+    if windows:
+        advice = ("on Windows ollama does not honour HSA_OVERRIDE_GFX_VERSION: use a build of "
+                  f"ollama (or its ROCm libraries) made with {arch}")
+    elif sibling:
+        advice = (f"set HSA_OVERRIDE_GFX_VERSION={_override_version(sibling)} in the server "
+                  f"process's own environment (for systemd: Environment= in the unit, then "
+                  f"daemon-reload and restart) so {arch} runs the {sibling} code, or use "
+                  f"libraries built with {arch}")
+    elif rdna:
+        advice = (f"HSA_OVERRIDE_GFX_VERSION cannot help: no listed target is of {arch}'s "
+                  f"family; use ROCm libraries (or an ollama build) made with {arch}")
+    else:
+        advice = (f"use ROCm libraries (or an ollama build) made with {arch}; "
+                  "HSA_OVERRIDE_GFX_VERSION set to a listed target of the same GCN generation "
+                  "may run it (set it in the server process's own environment)")
+    return Reading(
+        subject=arch,
+        cause=f"ollama rejected the GPU: its target {arch} is not among the targets its bundled "
+              f"ROCm libraries were built for ({' '.join(listed)}), so it runs on the CPU",
+        fix=advice)
+
+
 def _builtin_needs_feature(match: re.Match[str], view: LineView) -> Reading | None:
     path, builtin, feature = match.group("file"), match.group("builtin"), match.group("feat")
     if _CK_PATH.search(path):
@@ -210,6 +250,15 @@ RULES: tuple[Rule, ...] = (
                      r"|No AMDGPU target selected: make a selection via THEROCK_AMDGPU_FAMILIES"),
          read=_therock_target_choice, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0"
          ":cmake/therock_amdgpu_targets.cmake (FATAL_ERROR messages)"),
+    Rule(id="ollama-gpu-not-supported", klass="gpu-target",
+         triggers=("amdgpu is not supported",),
+         pattern=rx(r"amdgpu is not supported \(supported types:\[(?P<listed>[^\]]*)\]\)\"?"
+                    r"\s+gpu_type=(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)"),
+         read=_ollama_unsupported_gpu, source="ollama/ollama discover/amd_linux.go and "
+         "amd_windows.go (stored files: slog.Warn(\"amdgpu is not supported (supported "
+         "types:%s)\", \"gpu_type\", gfx, ...) when the GPU's target is not in the bundled "
+         "libraries' list; Linux skips the check under HSA_OVERRIDE_GFX_VERSION, Windows has "
+         "no override); ollama/ollama#8772"),
     Rule(id="builtin-needs-target-feature", klass="gpu-target",
          triggers=("needs target feature",),
          pattern=rx(r"^(?P<file>\S+?):\d+(?::\d+)?: error: '(?P<builtin>__builtin_amdgcn_\w+)' "

@@ -46,7 +46,11 @@ _WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Pyth
                           r"|couldn't load (?:driver|plugin)|^ALSA lib "
                           r"|(?:^|\s)\w+\((?:HIP|OpenCL)\)(?:\s*[\d.]+)?(?: \([^)]*\))?: "
                           r"(?:Warning|Info2?|Trace) \["
-                          r"|^\[W[\d :.]*[^\]]*\] Warning: ")
+                          r"|^\[W[\d :.]*[^\]]*\] Warning: "
+                          # ROCr's debug print for an optional library it goes on without
+                          # (ROCm/ROCR-Runtime@2e315c274af41e9367ec403601ead08c7ff693a1:runtime/
+                          # hsa-runtime/core/util/lnx/os_linux.cpp, LoadLib)
+                          r"|^LoadLib\([^)]*\) failed: ")
 
 
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:

@@ -32,7 +32,10 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
         return None
     lower = view.text.lower()
     lib = next((name for name in ("hipsparselt", "hipblaslt") if name in lower), "rocblas")
-    arch = match.groupdict().get("arch") or "{device}"
+    # The target's own file (TensileLibrary_lazy_<arch>.dat, TensileLibrary_<arch>.dat) names
+    # the target the library looked for, where the line has no "for GPU arch" tail.
+    named = re.search(r"TensileLibrary(?:_lazy)?_(gfx[0-9a-f]{3,4})\.(?:dat|yaml)\b", view.text)
+    arch = match.groupdict().get("arch") or (named.group(1) if named else "{device}")
     # {device} reads "the GPU's target (the log does not name it)" when the log names none
     target = arch if arch == "{device}" else f"the GPU's target {arch}"
     return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for "
@@ -174,6 +177,41 @@ def _no_master_library(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 
+def _tensile_no_code_objects(match: re.Match[str], view: LineView) -> Reading | None:
+    # rocBLAS globs <library folder>/*<processor>*co for the running GPU's code objects and
+    # warns once when nothing matches: the folder has no kernels for that target (a rocBLAS
+    # built without it), or ROCBLAS_TENSILE_LIBPATH points elsewhere. Older releases glob a
+    # bare "/*co" (no target named): that names no target and is not read here.
+    arch, folder = match.group("arch"), match.group("dir")
+    return Reading(
+        subject="rocblas",
+        cause=f"rocBLAS found no kernel code objects for the GPU's target {arch} in {folder} "
+              f"(its glob *{arch}*co matched nothing): this rocBLAS was built without {arch}, "
+              "so its first GEMM fails or crashes",
+        fix=f"install or build a rocBLAS whose library folder holds {arch} kernels (its "
+            f"targets list must include {arch}); check ROCBLAS_TENSILE_LIBPATH is unset or "
+            "points at that folder; HSA_OVERRIDE_GFX_VERSION presents the GPU as a "
+            "supported target of its family (e.g. 10.3.0 for RDNA2)")
+
+
+def _tensile_manifest(match: re.Match[str], view: LineView) -> Reading | None:
+    # Tensile's <PREFIX>_LIBRARY_TARGET runs TensileCreateLibrary --verify-manifest after the
+    # library was generated (a failed generation fails its own edge first): its failure means
+    # files the manifest lists were not generated, for some requested target.
+    context = " ".join((*view.previous, view.text)).lower()
+    library = next((n for n in ("hipsparselt", "hipblaslt", "rocblas") if n in context), "")
+    if not library:
+        return None
+    return Reading(
+        subject=library,
+        cause=f"{library}'s Tensile kernel library is incomplete: TensileCreateLibrary's "
+              "manifest check found files listed in TensileManifest.txt that were not "
+              f"generated (Tensile could not produce kernels for every requested target)",
+        fix=f"build {library} only for targets its Tensile supports (drop the others from "
+            f"its GPU_TARGETS), or use a {library}/Tensile release that supports them; the "
+            "lines above the check (TensileCreateLibrary's output) name the missing files")
+
+
 def _tensile_listed_file(match: re.Match[str], view: LineView) -> Reading | None:
     # One line of rocBLAS' "List of available TensileLibrary Files" (each file quoted, as a
     # std::filesystem path prints): rocBLAS prints that list only after it found no file for
@@ -275,6 +313,22 @@ RULES: tuple[Rule, ...] = (
          "as quoted in ROCm/TheRock#681); rocBLAS library/src/tensile_host.cpp ('hipBlasLT "
          "failed, falling back to tensile'; commit not read); vladmandic/sdnext#4574, "
          "lmstudio-ai/lmstudio-bug-tracker#1163 (negative)"),
+    Rule(id="tensile-no-code-objects", klass="math-library",
+         triggers=("No paths matched",),
+         pattern=rx(r"rocBLAS warning: No paths matched (?P<dir>\S+?)[/\\]\*"
+                    r"(?P<arch>gfx[0-9a-f]{3,4})\*co\b"),
+         read=_tensile_no_code_objects, source="ROCm/rocBLAS@af09a29ff278bbb9f2b37437037937fd9"
+         "78a3676:library/src/tensile_host.cpp (glob of path + \"/*\" + processor + \"*co\"; on "
+         "GLOB_NOMATCH: \"rocBLAS warning: No paths matched <dir>. Make sure that "
+         "ROCBLAS_TENSILE_LIBPATH is set correctly.\"; stored file); JuliaGPU/AMDGPU.jl#314"),
+    Rule(id="tensile-manifest-incomplete", klass="math-library",
+         triggers=("_LIBRARY_TARGET",),
+         pattern=rx(r"FAILED: \S*CMakeFiles[/\\]\w+_LIBRARY_TARGET\b"),
+         requires=rx(r"Verifying files in \S*TensileManifest\.txt were generated"),
+         read=_tensile_manifest, source="ROCm/Tensile@01e776c331ba4c42a793d3392487731a183641e8:"
+         "Tensile/cmake/TensileConfig.cmake (add_custom_target(${Tensile_VAR_PREFIX}_LIBRARY_"
+         "TARGET ... --verify-manifest COMMENT \"Verifying files in ${Tensile_MANIFEST_FILE_"
+         "PATH} were generated\"); ROCm/TheRock#1564"),
     Rule(id="tensile-listed-library-file", klass="math-library", tier=2,
          triggers=("TensileLibrary",),
          # Optionally behind a journal's "<host> <program>[<pid>]: " (a service's log).

@@ -1,5 +1,6 @@
 """Triton at build and at run time: missing, the CUDA backend or driver chosen on ROCm,
-its launcher that does not build, lld it cannot find, and APIs a newer Triton removed.
+its launcher that does not build, lld it cannot find, APIs a newer Triton removed, and a
+relative <PACKAGE>_SYSPATH its setup.py cannot resolve.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -109,7 +110,40 @@ def _triton_isa_probe(match: re.Match[str], view: LineView) -> Reading | None:
             "again: `pip uninstall -y pytorch-triton-rocm triton`)")
 
 
+def _relative_syspath(match: re.Match[str], view: LineView) -> Reading | None:
+    # Triton's setup.py keeps each third-party package (LLVM, pybind11, json) in
+    # <TRITON_HOME or HOME>/.triton/<package>/<name>, or in the folder <PACKAGE>_SYSPATH names,
+    # and writes or reads version.txt there. A relative folder can only come from the
+    # variable (the cache folder is built from the home folder); it resolves against the
+    # directory setup.py runs in, not the one the user was in.
+    folder = match.group("dir")
+    if ".triton" in folder:
+        return None  # the cache folder under a relative TRITON_HOME: not this variable
+    llvm = "llvm" in folder.lower()
+    variable = "LLVM_SYSPATH" if llvm else "the <PACKAGE>_SYSPATH variable"
+    what = ("the LLVM build or install of the commit in Triton's cmake/llvm-hash.txt, with "
+            "LLVM_INCLUDE_DIRS and LLVM_LIBRARY_DIR absolute too" if llvm else
+            "the package's folder (PYBIND11_SYSPATH, JSON_SYSPATH)")
+    return Reading(
+        subject="triton",
+        cause=f"Triton's setup.py looked for {folder}/version.txt, a relative folder given in "
+              f"{variable}: setup.py runs in another directory (python/, or pip's build "
+              "folder), where that path does not exist",
+        fix=f"give {variable} as an absolute path (`realpath {folder}` prints it) to "
+            f"{what}, then build again")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="triton-relative-syspath", klass="triton",
+         triggers=("version.txt",),
+         pattern=rx(r"No such file or directory: '(?P<dir>(?![/\\~]|[A-Za-z]:)[^']+?)[/\\]"
+                    r"version\.txt'"),
+         requires=rx(r"syspath_var_name=|oaitriton\.blob\.core\.windows\.net"),
+         read=_relative_syspath, source="triton-lang/triton@e179241f81c5d92f5fa1dd7eb89beff7e"
+         "3d8c41b:python/setup.py (get_thirdparty_packages: package_dir is "
+         "os.environ[<PACKAGE>_SYSPATH] when set, else <home>/.triton/<package>/<name>; "
+         "version.txt read and written there); "
+         "triton-lang/triton#4463, #4464"),
     Rule(id="triton-cuda-backend", klass="triton",
          triggers=("cannot find -lcuda",),
          pattern=rx(r"cannot find -lcuda\b(?!\w)"),
