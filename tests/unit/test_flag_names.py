@@ -50,6 +50,7 @@ OTHER_TOOLS = {
     "--version-script": "ld / ld.lld (a shared library's exported symbols)",
     "--no-undefined-version": "ld.lld (its default since LLVM 16)",
     "--undefined-version": "ld.lld (the remedy triage names)",
+    "--verify-manifest": "TensileCreateLibrary (TensileConfig.cmake's manifest check)",
     "--gcc-install-dir": "clang",
     "--gcc-toolchain": "clang",
     "--cuda-device-only": "clang",

@@ -60,7 +60,7 @@ _AOTRITON_CMD = ("'/usr/bin/cmake' '-E' 'env' 'VIRTUAL_ENV=/b/venv' '/b/venv/bin
      "which is incompatible.", "python-packaging", "torchvision", "pip-installed-pin-conflict",
      ("torchvision>=0.21", "0.20.0a0+git1234")),
     # a torch without HIP: its version's local label and torch.version.hip None
-    ("torch.__version__: 2.5.1+cu121\ntorch.version.hip: None", "rocm-disabled", "USE_ROCM",
+    ("torch.__version__: 2.5.1+cu121\ntorch.version.hip: None", "python-packaging", "torch",
      "torch-build-without-hip", ("2.5.1+cu121", "CUDA 121", "rocm")),
     ("PyTorch version: 2.13.0+cpu\ntorch.version.hip = None", "rocm-disabled", "USE_ROCM",
      "torch-build-without-hip", ("CPU-only", "+rocm wheel")),

@@ -31,8 +31,12 @@ def _hipified_without_rocm(match: re.Match[str], view: LineView) -> Reading | No
 def _torch_without_hip(match: re.Match[str], view: LineView) -> Reading | None:
     version, label = match.group("ver"), match.group("label")
     build = "a CPU-only build" if label == "cpu" else f"the CUDA {label[2:]} build"
+    # A CUDA wheel on an AMD host is the wrong wheel (python-packaging/torch, as the corpus
+    # labels every CUDA-wheel case); a CPU-only torch has no GPU backend at all.
+    wheel = label != "cpu"
     return Reading(
-        subject="USE_ROCM",
+        subject="torch" if wheel else "USE_ROCM",
+        klass="python-packaging" if wheel else "",
         cause=f"the installed torch is {version}, {build} (torch.version.hip is None): it has "
               "no HIP backend, so it cannot use the AMD GPU; pip took torch from an index "
               "without ROCm wheels (PyPI or a CUDA index)",
