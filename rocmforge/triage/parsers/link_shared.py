@@ -39,14 +39,24 @@ def _not_pic(match: re.Match[str], view: LineView) -> Reading | None:
     return _not_pic_reading(owner, match.group("reloc")) if owner else None
 
 
-def _not_pic_lld(match: re.Match[str], view: LineView) -> Reading | None:
-    # lld names the referencing object after the error: ">>> referenced by <src>" then
-    # ">>>  <obj>:(<func>) in archive <ar>".
+def _lld_pic_head(view: LineView) -> re.Match[str] | None:
+    """lld's "relocation R_… cannot be used against …; recompile with -fPIC" a few lines
+    above, with its ">>> referenced by" line right before this one; None when either is not
+    there."""
     head = next((re.search(r"relocation (?P<reloc>R_\w+) cannot be used against", line)
                  for line in reversed(view.previous[-6:]) if "recompile with -fPIC" in line),
                 None)
     if head is None or not any(line.lstrip("> ").startswith("referenced by")
                                for line in view.previous[-3:]):
+        return None
+    return head
+
+
+def _not_pic_lld(match: re.Match[str], view: LineView) -> Reading | None:
+    # lld names the referencing object after the error: ">>> referenced by <src>" then
+    # ">>>  <obj>:(<func>) in archive <ar>".
+    head = _lld_pic_head(view)
+    if head is None:
         return None
     return _not_pic_reading(match.group("ar"), head.group("reloc"))
 
@@ -83,11 +93,8 @@ def _stale_version_script(match: re.Match[str], view: LineView) -> Reading | Non
 def _not_pic_object(match: re.Match[str], view: LineView) -> Reading | None:
     # lld: "relocation R_… cannot be used against …; recompile with -fPIC", ">>> defined in
     # <obj>", ">>> referenced by <src>", ">>>  <obj>:(<func>)" (no archive: an object file).
-    head = next((re.search(r"relocation (?P<reloc>R_\w+) cannot be used against", line)
-                 for line in reversed(view.previous[-6:]) if "recompile with -fPIC" in line),
-                None)
-    if head is None or not any(line.lstrip("> ").startswith("referenced by")
-                               for line in view.previous[-3:]):
+    head = _lld_pic_head(view)
+    if head is None:
         return None
     obj = match.group("obj")
     out = next((m.group("out") for line in reversed(view.previous)
