@@ -39,7 +39,8 @@ _ERROR_WORDS = ("rror", "FAILED", "fatal", "Traceback", "undefined", "Killed", "
                 "Exception", "cannot open", "No space", "not found", "ERROR", "build stopped")
 
 # Where a log names the GPU a run-time error happened on: the HIP runtime's "Devices:" list and
-# "for ISA:", rocminfo, torch's gcnArchName, rocBLAS' "GPU arch :" (strong), and any other target
+# "for ISA:" and "No compatible code objects found for:", rocminfo, torch's gcnArchName, rocBLAS'
+# "GPU arch :" (strong), and any other target
 # a line names (weak: a compile target, a list). The code objects a bundle *holds* (hipv4-…) are
 # not the device.
 _DEVICE_STRONG = re.compile(
@@ -48,6 +49,7 @@ _DEVICE_STRONG = re.compile(
     r"|amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})\S* - \[Not Found\]"
     r"|for ISA: amdgcn-amd-amdhsa--(?P<e>gfx[0-9a-f]{3,4})"
     r"|device ISA amdgcn-amd-amdhsa--(?P<f>gfx[0-9a-f]{3,4})"
+    r"|No compatible code objects found for: (?P<g>gfx[0-9a-f]{3,4})"
 )
 _DEVICE_WEAK = re.compile(
     r"(?<!hipv4-)amdgcn-amd-amdhsa--(?P<d>gfx[0-9a-f]{3,4})"

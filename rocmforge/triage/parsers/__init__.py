@@ -19,6 +19,7 @@ from rocmforge.triage.parsers import (
     extension_abi,
     extension_setup,
     gpu_target,
+    hipcc,
     hipify,
     host_compiler,
     libstdcxx,
@@ -70,6 +71,7 @@ PARSERS: tuple[Rule, ...] = (
     *hipify.RULES,
     *rocm_disabled.RULES,
     *rocm_install.RULES,
+    *hipcc.RULES,
     *rocm_probe.RULES,
 
     *rocm_python.RULES,

@@ -58,6 +58,23 @@ def _missing_header(match: Groups, view: LineView) -> Reading | None:
                 "tools/amd_build/build_amd.py`; an extension: build it with "
                 "torch.utils.cpp_extension under a ROCm torch, which hipifies it); the kit's "
                 "hipify step does this for PyTorch")
+    if header == "ck/config.h":
+        # The one CK header that is not in CK's sources: its CMake generates it from
+        # include/ck/config.h.in (ROCm/composable_kernel@f945be1c7a29edd3a75c142bdc416fe2b613ec75;
+        # pytorch/pytorch's third_party/composable_kernel.BUILD makes it with a genrule).
+        return Reading(
+            subject="composable_kernel", klass="composable-kernel",
+            cause="ck/config.h is missing: Composable Kernel (composable_kernel) generates it "
+                  "when its CMake "
+                  "configures (from include/ck/config.h.in), so a build that uses CK's headers "
+                  "straight from its sources (a submodule, a wheel) has none unless the ROCm "
+                  "install's include folder ships one, and this install (a pip SDK, a "
+                  "runtime-only or distribution ROCm) does not",
+            fix="generate ck/config.h from the CK sources' include/ck/config.h.in (configure CK "
+                "with CMake, or the project's own step that writes it) into an include folder "
+                "of the build, or build against a ROCm install whose include/ck/config.h "
+                "exists (its composable_kernel development package); or leave CK out of a "
+                "PyTorch build (`USE_ROCM_CK_GEMM=0 USE_ROCM_CK_SDPA=0`, features ck=off)")
     if header.startswith(("ck/", "ck_tile/")):
         return ck_reading(header)
     own = _ROCM_OWN_HEADER.match(view.text)

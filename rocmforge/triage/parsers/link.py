@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from rocmforge.knowledge.components import Component
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.aotriton import aotriton_library
@@ -19,8 +20,8 @@ from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
 
-def _owner_note(row: object) -> str:
-    return f" (it belongs to ROCm's {row.name})" if row is not None else ""  # type: ignore[attr-defined]
+def _owner_note(row: Component | None) -> str:
+    return f" (it belongs to ROCm's {row.name})" if row is not None else ""
 
 
 def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
@@ -33,23 +34,39 @@ def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
         return None
     if "aotriton" in name:
         return aotriton_library(name)
-    row = owners.library_owner(name)
-    library = "lib" + name
-    if name.startswith(":"):
-        library = name[1:]
+    library = name[1:] if name.startswith(":") else "lib" + name
+    return _library_not_found(library, owners.library_owner(name), "the linker")
+
+
+def _library_not_found(library: str, row: Component | None, linker: str) -> Reading:
+    """GNU ld's "cannot find -l<name>" and lld's "unable to find library -l<name>"."""
     fix = (f"install {row.name}'s development package ({row.install_hint()}) in the ROCm "
-           "install the build uses" if row else
+           "install the build uses, and put that install's library folder on the link path "
+           "(-L/opt/rocm/lib, lib64 on Fedora/openSUSE): ROCm 5 and later keep every library "
+           "there, not in per-component folders such as /opt/rocm/<component>/lib" if row else
            f"install the development package that provides {library}.so (or .a), or add the "
-           "folder that holds it to the link path (LIBRARY_PATH, or CMAKE_PREFIX_PATH for a "
+           "folder that holds it to the link path (-L, LIBRARY_PATH, or CMAKE_PREFIX_PATH for a "
            "CMake package); a ROCm install may keep it in lib64 rather than lib "
            f"(`ls /opt/rocm*/lib*/{library}.*`)")
-    return Reading(subject=library, cause=f"the linker could not find {library}"
+    return Reading(subject=library, cause=f"{linker} could not find {library}"
                    f"{_owner_note(row)}: it is not installed, or not in any folder on the link "
                    "path", fix=fix)
 
 
 _CK_NAMESPACE = re.compile(r"(?:^|[\s*&<])ck(?:_tile)?::")
 _FROM_SHARED = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
+
+
+# Entry points of a ROCm library's C API that every release exports (HIP's runtime calls, all in
+# ROCm/clr@33cbc93e25ad955ae54b89983384857af4f4764b:hipamd/src/amdhip.def): their absence means
+# the library is not linked, where a removed or renamed function is version skew.
+_ALWAYS_EXPORTED: dict[str, frozenset[str]] = {
+    "hip": frozenset({"hipMalloc", "hipFree", "hipMemcpy", "hipMemcpyAsync", "hipMemset",
+                      "hipSetDevice", "hipGetDevice", "hipGetDeviceCount",
+                      "hipGetDeviceProperties", "hipDeviceSynchronize", "hipGetLastError",
+                      "hipGetErrorString", "hipLaunchKernel", "hipStreamCreate",
+                      "hipStreamSynchronize", "hipEventCreate", "hipEventRecord"}),
+}
 
 
 def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
@@ -69,6 +86,21 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
             fix="build everything with one compiler and one ABI: `invoke clean`, leave "
                 "_GLIBCXX_USE_CXX11_ABI unset (PyTorch >= 2.7 uses the new ABI) and rebuild")
     row = owners.symbol_owner(symbol)
+    if row and row.libraries and symbol in _ALWAYS_EXPORTED.get(row.name, ()):
+        # An entry point every release of the library exports: the library is not on the link
+        # line at all (a removed or renamed function is version skew: the reading below).
+        library = row.libraries[0]
+        flag = "-l" + library.removeprefix("lib")
+        return Reading(
+            subject=library,
+            cause=f"the linker found no definition of {symbol}, which ROCm's {row.name} "
+                  f"exports from {library}.so: {library} is missing from the link line (no "
+                  f"{flag}, or a -L with an empty path before it swallowed it), or the one "
+                  "found is an older release without the symbol",
+            fix=f"link {library} from the ROCm install the headers come from: {flag} with "
+                f"-L<rocm>/lib (lib64 on Fedora/openSUSE), or the CMake target the package "
+                f"exports; install {row.name}'s development package ({row.install_hint()}) if "
+                f"no {library}.so is there")
     where = (f"; it is exported by ROCm's {row.name} ({row.install_hint()}), so that library "
              "is missing from the link or is an older release without it" if row else
              ": the library that defines it is missing from the link line, or it was built "
@@ -178,15 +210,7 @@ def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
         return None  # an unresolved CMake imported target passed through as -l
     if name == "stdc++":
         return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
-    library = "lib" + name
-    return Reading(
-        subject=library,
-        cause=f"the linker (lld) could not find {library}: it is not installed, or not in any "
-              "folder on the link path",
-        fix=f"install the development package that provides {library}.so (or .a), or add the "
-            "folder that holds it to the link path (-L, LIBRARY_PATH, or CMAKE_PREFIX_PATH for "
-            f"a CMake package); a ROCm install may keep it in lib64 (`ls /opt/rocm*/lib*/"
-            f"{library}.*`)")
+    return _library_not_found("lib" + name, owners.library_owner(name), "the linker (lld)")
 
 
 _OPEN_QUOTE = "'\"\u201c\u2018"

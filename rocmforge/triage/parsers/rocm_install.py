@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 
 def _mixed_hcc(match: re.Match[str], view: LineView) -> Reading | None:
@@ -24,9 +24,18 @@ def _mixed_hcc(match: re.Match[str], view: LineView) -> Reading | None:
                    "remove the other from PATH, and rebuild from a clean build folder")
 
 
+_ROOT_LABEL = re.compile(r"ROCm root directory:\s*(\S+)\s*$")
+
+
 def _hip_lang_missing(match: re.Match[str], view: LineView) -> Reading | None:
     root = ""
     for line in reversed(view.previous):
+        # The root on a line of its own (CMake's layout) or after the label (a pasted log
+        # whose lines were joined).
+        same_line = _ROOT_LABEL.search(line)
+        if same_line:
+            root = same_line.group(1)
+            break
         if line.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", line):
             root = line.strip()
             break
@@ -34,10 +43,15 @@ def _hip_lang_missing(match: re.Match[str], view: LineView) -> Reading | None:
         return None
     name = root.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
     subject = name if name.startswith("_rocm_sdk") else root
+    what = ("a distribution's ROCm under the system prefix, whose HIP development package is "
+            "not installed or keeps hip-lang in another library folder (Debian's multiarch "
+            "lib/<triplet>/cmake), or a ROCM_PATH forced to the system prefix"
+            if root.rstrip("/") in ("/usr", "/usr/local") else
+            "a runtime-only part of the install (TheRock's _rocm_sdk_core) or not a ROCm root "
+            "at all")
     return Reading(
         subject=subject, cause=f"CMake's HIP language setup was given the ROCm root {root}, "
-        "which holds no hip-lang CMake package: it is a runtime-only part of the install "
-        "(TheRock's _rocm_sdk_core) or not a ROCm root at all",
+        f"which holds no hip-lang CMake package: it is {what}",
         fix="point ROCM_PATH / HIP_PATH / CMAKE_HIP_COMPILER_ROCM_ROOT at the development root "
             "(TheRock wheels: the devel package, `rocm-sdk path --root`, after `pip install "
             "rocm[devel]`), or install ROCm's HIP development files there")
@@ -57,26 +71,6 @@ def _hip_lang_lib_only(match: re.Match[str], view: LineView) -> Reading | None:
               f"installs it under {root}/lib64/cmake: the CMake release does not search lib64",
         fix="use a CMake release whose HIP detection also searches lib64 (upgrade cmake, e.g. "
             "`pip install -U cmake`), then configure again from a clean build folder")
-
-
-def _hipcc_no_clang(match: re.Match[str], view: LineView) -> Reading | None:
-    path = match.group("path") or match.group("path2")
-    if path.startswith("/"):
-        return Reading(
-            subject="hipcc",
-            cause=f"hipcc runs clang as {path}, which does not exist: hipcc takes the clang "
-                  "folder from its environment (HIP_CLANG_PATH, ROCM_PATH, or the settings "
-                  "a distribution installs for it, e.g. /etc/env.d), and those are not set for "
-                  "this shell or point at another layout",
-            fix="set HIP_CLANG_PATH to the ROCm LLVM's bin folder (and ROCM_PATH to the ROCm "
-                "root) in the environment, or load the environment the ROCm packages install "
-                "(log in again, or source /etc/profile); `hipcc --version` checks it")
-    return Reading(
-        subject="hipcc",
-        cause=f"hipcc runs clang as the relative path {path}: it builds the compiler's path "
-              "from ROCM_PATH, which is unset or empty, so it looks in the current folder",
-        fix="export ROCM_PATH=<the ROCm root> (e.g. /opt/rocm; and HIP_CLANG_PATH=<rocm>/llvm/"
-            "bin where the layout differs) before running hipcc")
 
 
 def _torch_runtime_rejects_code(match: re.Match[str], view: LineView) -> Reading | None:
@@ -139,31 +133,6 @@ def _rocm_tool_missing(match: re.Match[str], view: LineView) -> Reading | None:
         fix=f"install the ROCm package that provides {tool} in {root}, or point ROCM_PATH / "
             "HIP_PATH (`invoke build --rocm-path`) at the ROCm install that has it; `invoke "
             "doctor` shows each install and what it holds")
-
-
-def _hipcc_path_missing(match: re.Match[str], view: LineView) -> Reading | None:
-    path = match.group("path")
-    return Reading(
-        subject="hipcc",
-        cause=f"the build runs hipcc as {path}, which does not exist: the Makefile or script "
-              "hard-codes a path of another ROCm layout (hipcc is <rocm>/bin/hipcc, e.g. "
-              "/opt/rocm/bin/hipcc)",
-        fix="point the build at the real hipcc (set HIPCC / ROCM_PATH, or edit the hard-coded "
-            "path to $ROCM_PATH/bin/hipcc; unset a HIP_PATH left from the old <rocm>/hip "
-            "layout), or put <rocm>/bin on PATH")
-
-
-def _hipcc_relative(match: re.Match[str], view: LineView) -> Reading | None:
-    return Reading(
-        subject="hipcc",
-        cause=f"the build ran hipcc as the relative path {match.group('path')}: torch's "
-              "cpp_extension joins ROCM_HOME with bin/hipcc, and ROCM_HOME was empty (it takes "
-              "ROCM_HOME, else ROCM_PATH, as set: a ROCM_PATH set to '' gives an empty one; "
-              "older torch releases with neither set and no hipcc on PATH kept the empty result "
-              "of `which hipcc`), so the compile ran a hipcc that is not there",
-        fix="export ROCM_HOME (and ROCM_PATH) as the ROCm root that holds bin/hipcc "
-            "(`export ROCM_HOME=/opt/rocm`) in the shell that builds the extension, then "
-            "rebuild it; `invoke doctor` shows the ROCm install the kit found")
 
 
 def _windows_compiler_missing(match: re.Match[str], view: LineView) -> Reading | None:
@@ -259,21 +228,6 @@ def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
             "install again")
 
 
-def _hipcc_clang_missing(match: Groups, view: LineView) -> Reading | None:
-    path = match.group("path")
-    root = path.rsplit("/lib/llvm/bin/", 1)[0] if "/lib/llvm/bin/" in path else \
-        path.rsplit("/bin/", 1)[0]
-    return Reading(
-        subject=path.rsplit("/", 1)[-1],
-        cause=f"hipcc ran {path}, which does not exist: hipcc builds the path of its clang++ "
-              f"from ROCM_PATH (HIP_PATH on Windows) unless HIP_CLANG_PATH names it, and "
-              f"{root} is not the root of a ROCm install (no lib/llvm/bin there: the top "
-              "folder of an unpacked tarball, or a ROCm that is not installed there)",
-        fix="set ROCM_PATH to the folder that holds bin/hipcc and lib/llvm/bin/clang++ (check "
-            "with `ls $ROCM_PATH/lib/llvm/bin/clang++`), or unset it so hipcc finds its own "
-            "install; HIP_CLANG_PATH may name the clang folder directly; then compile again")
-
-
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -291,13 +245,6 @@ RULES: tuple[Rule, ...] = (
          unless=rx(r"/lib64/cmake/hip-lang/hip-lang-config\.cmake"),
          read=_hip_lang_lib_only, source="Kitware/CMake Modules/CMakeDetermineHIPCompiler.cmake "
          "(the 'expected at one of' list); gitlab.kitware.com/cmake/cmake#25050"),
-    Rule(id="hipcc-no-clang", klass="rocm-install",
-         triggers=("Can't exec", "failed to execute:"),
-         pattern=rx(r"^Can't exec \"(?P<path>\S*clang(?:\+\+)?)\": No such file or directory at "
-                     r"\S*hipcc(?:\.pl)? line \d+"
-                     r"|^failed to execute:\s*(?P<path2>(?:llvm|bin)/\S*clang(?:\+\+)?) "),
-         read=_hipcc_no_clang, source="hipcc (perl: \"Can't exec\"; hipcc.bin's "
-         "hipBin_amd.h builds the clang path from ROCM_PATH); justxi/rocm#131, ROCm/HIPCC#103"),
     Rule(id="torch-runtime-rejects-code", klass="rocm-install",
          triggers=("+rocm",),
          pattern=rx(r"^torch(?:==|\s+)(?P<ver>\d[\w.]*\+rocm(?P<rocm>\d+\.\d+(?:\.\d+)?))\s*$"),
@@ -323,22 +270,6 @@ RULES: tuple[Rule, ...] = (
                      r"directory)"),
          read=_rocm_tool_missing, source="the shell's and Python's errors for a missing "
          "program under a ROCm root"),
-    Rule(id="hipcc-path-missing", klass="rocm-install",
-         triggers=("hipcc",),
-         pattern=rx(r"^(?:make(?:\[\d+\])?|\S*sh): (?:\d+: )?(?P<path>/\S*/hipcc): "
-                     r"(?:No such file or directory|not found)"),
-         read=_hipcc_path_missing, source="make's and the shell's errors for a missing "
-         "program; broncotc/bitsandbytes-rocm#5"),
-    Rule(id="hipcc-relative-rocm-home", klass="rocm-install",
-         triggers=("bin/hipcc: ",),
-         # bash: "<sh>: line N: <cmd>: <strerror>", "line" and strerror in the UI language;
-         # dash: "<sh>: N: <cmd>: not found".
-         pattern=rx(r"^\S*sh: (?:[^:]{1,24} \d+: |\d+: )?(?P<path>(?:\./)?bin/hipcc): \S"),
-         read=_hipcc_relative, source="torch.utils.cpp_extension (torch 2.13 here: "
-         "_find_rocm_home takes ROCM_HOME or ROCM_PATH as set; _join_rocm_home('bin', "
-         "'hipcc') joins an empty one to the relative bin/hipcc); bash's and dash's "
-         "command-not-found forms (reproduced: make/rocm_home_empty.sh, "
-         "make/extension_setup.sh); rocm-arch/rocm-arch#865"),
     Rule(id="windows-hip-compiler-missing", klass="rocm-install",
          triggers=("is not recognized as an internal or external command",),
          pattern=rx(r"^'(?P<path>[^']*[\\/](?:clang\+\+|clang|lld-link|ld\.lld)(?:\.exe)?)' "
@@ -377,19 +308,4 @@ RULES: tuple[Rule, ...] = (
          "private-output.cc: ioprintf 'but %s is to be installed' / 'but %s is installed' "
          "after '<pkg> : Depends: <dep> (= <ver>)', read in copies of apt in the code index, "
          "commit not established); ROCm/ROCm#1899"),
-    Rule(id="hipcc-clang-missing", klass="rocm-install",
-         triggers=(": not found", "Can't exec \""),
-         pattern=rx(r"^(?:/bin/)?(?:da|ba)?sh: (?:line )?\d+: (?P<path>/\S*/bin/clang(?:\+\+|"
-                    r"-\d+)?): (?:command )?not found$|^Can't exec \"(?P<path2>/\S*/bin/clang"
-                    r"(?:\+\+|-\d+)?)\": No such file or directory at \S*hipcc(?:\.pl)? line"),
-         requires=rx(r"^failed to execute:\s*/\S*/bin/clang\S*\s|hipcc(?:\.pl)? line \d+"),
-         read=lambda m, v: _hipcc_clang_missing(Alias(m, path="path2"), v),
-         source="ROCm/HIPCC@fd8e1efcd3dcc39b021c3bae4600a1a980ab27ef:src/hipBin_amd.h "
-         "(constructCompilerPath: clang++'s folder from ROCM_PATH, HIP_PATH on Windows, unless "
-         "HIP_CLANG_PATH; executeHipCCCmd prints 'failed to execute:<CMD>' after any non-zero "
-         "exit, so only the shell's 'not found' for that clang++ proves the path; newer hipcc "
-         "in ROCm/llvm-project uses <rocm>/lib/llvm/bin, not read); bin/hipcc.pl (Perl: "
-         "'Can't exec \"<clang>\": No such file or directory at …hipcc.pl line N', reproduced "
-         "with Debian 12's hipcc 5.2 and ROCM_PATH at a folder without clang, make/devbt3.sh); "
-         "ROCm/legacy-rocm-build#5773"),
 )

@@ -38,13 +38,19 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
     arch = match.groupdict().get("arch") or (named.group(1) if named else "{device}")
     # {device} reads "the GPU's target (the log does not name it)" when the log names none
     target = arch if arch == "{device}" else f"the GPU's target {arch}"
+    known = load_arch_table().get(arch)
+    igpu = (f"; {arch} is a CPU's integrated GPU: where the machine also has a discrete card, "
+            "the library was asked for the iGPU's kernels, and hiding the iGPU lets the card "
+            "run (HIP_VISIBLE_DEVICES=<the card's index>, or disable the iGPU in the BIOS / "
+            "Device Manager)" if known is not None and known.apu else "")
+    glob = f"*{arch}*" if arch != "{device}" else "*"
     return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for "
                    f"{target}: the installed {lib} was built without it",
                    fix=f"install a ROCm whose {lib} ships kernels for {arch} (check "
-                   f"`ls $ROCM_PATH/lib/{lib}/library/*{arch if arch != '{device}' else ''}*`), "
-                   f"or build {lib} for it; presenting the GPU as a supported target with "
-                   "HSA_OVERRIDE_GFX_VERSION works only within one family (e.g. 10.3.0 for "
-                   "RDNA2, 11.0.0 for RDNA3)")
+                   f"`ls $ROCM_PATH/lib/{lib}/library/{glob}`: its TensileLibrary_lazy_{arch}.dat "
+                   f"and kernel files), or build {lib} for it; "
+                   "presenting the GPU as a supported target with HSA_OVERRIDE_GFX_VERSION works "
+                   f"only within one family (e.g. 10.3.0 for RDNA2, 11.0.0 for RDNA3){igpu}")
 
 
 def _tensile_host(match: re.Match[str], view: LineView) -> Reading | None:

@@ -105,8 +105,9 @@ def _by_code(dll: str, code: str) -> Reading:
         fix="install the MSVC runtime the wheel was built with (the latest Visual C++ "
             "redistributable; a DLL that needs OpenMP's libomp140 takes it from the MSVC build "
             "tools) and the ROCm runtime the wheel was built for (TheRock's rocm wheels in the "
-            "same venv), then import torch before other packages; `where amdhip64*.dll` shows "
-            "which runtime Windows finds first")
+            "same venv; with AMD's HIP SDK, its bin folder such as C:\\Program Files\\AMD\\"
+            "ROCm\\<version>\\bin on PATH, then a new shell), then import torch before other "
+            "packages; `where amdhip64*.dll` shows which runtime Windows finds first")
 
 
 _IMPORT_FRAME = re.compile(r"^(?:from (?P<mod>[\w.]+) import |import (?P<mod2>[\w.]+)\s*$)")

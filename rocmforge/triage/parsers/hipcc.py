@@ -1,0 +1,142 @@
+"""hipcc and hipconfig: the compiler wrapper cannot find its clang (a ROCM_PATH that is unset,
+empty, or another install's), or the build cannot find hipcc itself.
+
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Its exact messages with a fixed answer are signatures in
+config/diagnostics.toml, under this family's heading. Must not: read files, run programs or
+pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+
+# A ROCm root from a clang path (<root>/llvm/bin/clang) or a HIP script (<root>[/hip]/bin/hipcc).
+_SCRIPT_ROOT = re.compile(r"(?P<root>/\S+?)/(?:llvm|hip)?/?bin/[^/]+$")
+# AMD's own install roots (/opt/rocm, /opt/rocm-6.2.0): a distribution's layout (/usr/lib/hip)
+# is hipcc's environment, not a second install.
+_OPT_ROCM = re.compile(r"^/opt/rocm(?:-[\w.]+)?$")
+
+
+def _hipcc_no_clang(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path") or match.group("path2")
+    script = match.group("script") or ""
+    wanted = _SCRIPT_ROOT.match(path)
+    own = _SCRIPT_ROOT.match(script)
+    if (wanted and own and wanted.group("root") != own.group("root")
+            and all(_OPT_ROCM.match(m.group("root")) for m in (wanted, own))):
+        # The script lives in one install and looks for clang in another root: hipvars.pm's
+        # ROCM_PATH fell back to the fixed /opt/rocm (or the environment names another one).
+        root, home = wanted.group("root"), own.group("root")
+        tool = script.rsplit("/", 1)[-1]
+        return Reading(
+            subject=root,
+            cause=f"{tool} from the ROCm install {home} looks for clang under {root}, which "
+                  f"has none: its ROCM_PATH resolved to {root} (the environment's ROCM_PATH, or "
+                  "the fixed /opt/rocm the HIP scripts fall back to when it is unset), not to "
+                  "the install the script belongs to",
+            fix=f"export ROCM_PATH={home} (and HIP_CLANG_PATH={home}/llvm/bin), or make {root} "
+                f"the link to that install (`ln -s {home} {root}`)")
+    if path.startswith("/"):
+        return Reading(
+            subject="hipcc",
+            cause=f"hipcc runs clang as {path}, which does not exist: hipcc takes the clang "
+                  "folder from its environment (HIP_CLANG_PATH, ROCM_PATH, or the settings "
+                  "a distribution installs for it, e.g. /etc/env.d), and those are not set for "
+                  "this shell or point at another layout",
+            fix="set HIP_CLANG_PATH to the ROCm LLVM's bin folder (and ROCM_PATH to the ROCm "
+                "root) in the environment, or load the environment the ROCm packages install "
+                "(log in again, or source /etc/profile); `hipcc --version` checks it")
+    return Reading(
+        subject="hipcc",
+        cause=f"hipcc runs clang as the relative path {path}: it builds the compiler's path "
+              "from ROCM_PATH, which is unset or empty, so it looks in the current folder",
+        fix="export ROCM_PATH=<the ROCm root> (e.g. /opt/rocm; and HIP_CLANG_PATH=<rocm>/llvm/"
+            "bin where the layout differs) before running hipcc")
+
+
+def _hipcc_path_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    return Reading(
+        subject="hipcc",
+        cause=f"the build runs hipcc as {path}, which does not exist: the Makefile or script "
+              "hard-codes a path of another ROCm layout (hipcc is <rocm>/bin/hipcc, e.g. "
+              "/opt/rocm/bin/hipcc)",
+        fix="point the build at the real hipcc (set HIPCC / ROCM_PATH, or edit the hard-coded "
+            "path to $ROCM_PATH/bin/hipcc; unset a HIP_PATH left from the old <rocm>/hip "
+            "layout), or put <rocm>/bin on PATH")
+
+
+def _hipcc_relative(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="hipcc",
+        cause=f"the build ran hipcc as the relative path {match.group('path')}: torch's "
+              "cpp_extension joins ROCM_HOME with bin/hipcc, and ROCM_HOME was empty (it takes "
+              "ROCM_HOME, else ROCM_PATH, as set: a ROCM_PATH set to '' gives an empty one; "
+              "older torch releases with neither set and no hipcc on PATH kept the empty result "
+              "of `which hipcc`), so the compile ran a hipcc that is not there",
+        fix="export ROCM_HOME (and ROCM_PATH) as the ROCm root that holds bin/hipcc "
+            "(`export ROCM_HOME=/opt/rocm`) in the shell that builds the extension, then "
+            "rebuild it; `invoke doctor` shows the ROCm install the kit found")
+
+
+def _hipcc_clang_missing(match: Groups, view: LineView) -> Reading | None:
+    path = match.group("path")
+    root = path.rsplit("/lib/llvm/bin/", 1)[0] if "/lib/llvm/bin/" in path else \
+        path.rsplit("/bin/", 1)[0]
+    return Reading(
+        subject=path.rsplit("/", 1)[-1],
+        cause=f"hipcc ran {path}, which does not exist: hipcc builds the path of its clang++ "
+              f"from ROCM_PATH (HIP_PATH on Windows) unless HIP_CLANG_PATH names it, and "
+              f"{root} is not the root of a ROCm install (no lib/llvm/bin there: the top "
+              "folder of an unpacked tarball, or a ROCm that is not installed there)",
+        fix="set ROCM_PATH to the folder that holds bin/hipcc and lib/llvm/bin/clang++ (check "
+            "with `ls $ROCM_PATH/lib/llvm/bin/clang++`), or unset it so hipcc finds its own "
+            "install; HIP_CLANG_PATH may name the clang folder directly; then compile again")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="hipcc-no-clang", klass="rocm-install",
+         triggers=("Can't exec", "failed to execute:"),
+         pattern=rx(r"^Can't exec \"(?P<path>\S*clang(?:\+\+)?)\": No such file or directory at "
+                     r"(?P<script>\S*hip(?:cc|config)(?:\.pl)?) line \d+"
+                     r"|^failed to execute:\s*(?P<path2>(?:llvm|bin)/\S*clang(?:\+\+)?) "),
+         read=_hipcc_no_clang, source="hipcc (perl: \"Can't exec\"; hipcc.bin's "
+         "hipBin_amd.h builds the clang path from ROCM_PATH; hipconfig and hipcc read ROCM_PATH "
+         "from bin/hipvars.pm, which falls back to the fixed /opt/rocm: ROCm/HIP hipvars.pm, "
+         "stored copy, commit not established); justxi/rocm#131, ROCm/HIPCC#103, "
+         "ROCm/ROCm#1231"),
+    Rule(id="hipcc-path-missing", klass="rocm-install",
+         triggers=("hipcc",),
+         pattern=rx(r"^(?:make(?:\[\d+\])?|\S*sh): (?:\d+: )?(?P<path>/\S*/hipcc): "
+                     r"(?:No such file or directory|not found)"),
+         read=_hipcc_path_missing, source="make's and the shell's errors for a missing "
+         "program; broncotc/bitsandbytes-rocm#5"),
+    Rule(id="hipcc-relative-rocm-home", klass="rocm-install",
+         triggers=("bin/hipcc: ",),
+         # bash: "<sh>: line N: <cmd>: <strerror>", "line" and strerror in the UI language;
+         # dash: "<sh>: N: <cmd>: not found".
+         pattern=rx(r"^\S*sh: (?:[^:]{1,24} \d+: |\d+: )?(?P<path>(?:\./)?bin/hipcc): \S"),
+         read=_hipcc_relative, source="torch.utils.cpp_extension (torch 2.13 here: "
+         "_find_rocm_home takes ROCM_HOME or ROCM_PATH as set; _join_rocm_home('bin', "
+         "'hipcc') joins an empty one to the relative bin/hipcc); bash's and dash's "
+         "command-not-found forms (reproduced: make/rocm_home_empty.sh, "
+         "make/extension_setup.sh); rocm-arch/rocm-arch#865"),
+    Rule(id="hipcc-clang-missing", klass="rocm-install",
+         triggers=(": not found", "Can't exec \""),
+         pattern=rx(r"^(?:/bin/)?(?:da|ba)?sh: (?:line )?\d+: (?P<path>/\S*/bin/clang(?:\+\+|"
+                    r"-\d+)?): (?:command )?not found$|^Can't exec \"(?P<path2>/\S*/bin/clang"
+                    r"(?:\+\+|-\d+)?)\": No such file or directory at \S*hipcc(?:\.pl)? line"),
+         requires=rx(r"^failed to execute:\s*/\S*/bin/clang\S*\s|hipcc(?:\.pl)? line \d+"),
+         read=lambda m, v: _hipcc_clang_missing(Alias(m, path="path2"), v),
+         source="ROCm/HIPCC@fd8e1efcd3dcc39b021c3bae4600a1a980ab27ef:src/hipBin_amd.h "
+         "(constructCompilerPath: clang++'s folder from ROCM_PATH, HIP_PATH on Windows, unless "
+         "HIP_CLANG_PATH; executeHipCCCmd prints 'failed to execute:<CMD>' after any non-zero "
+         "exit, so only the shell's 'not found' for that clang++ proves the path; newer hipcc "
+         "in ROCm/llvm-project uses <rocm>/lib/llvm/bin, not read); bin/hipcc.pl (Perl: "
+         "'Can't exec \"<clang>\": No such file or directory at …hipcc.pl line N', reproduced "
+         "with Debian 12's hipcc 5.2 and ROCM_PATH at a folder without clang, make/devbt3.sh); "
+         "ROCm/legacy-rocm-build#5773"),
+)

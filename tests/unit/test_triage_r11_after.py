@@ -1,0 +1,139 @@
+"""Value reading of the shapes added for r11's misses: the HIP runtime's "No compatible code
+objects found for:" line, hipconfig/hipcc looking for clang under another ROCm root, CMake's
+ROCm root on the label's line, an undefined HIP runtime entry point (the library is not linked),
+a ROCm library lld cannot find, an integrated GPU asked for Tensile kernels, CK's generated
+ck/config.h. Each asserts the exact values read and the look-alikes declined."""
+
+from __future__ import annotations
+
+from rocmforge.triage import explain_text
+
+_FATBIN = (":1:hip_fatbin.cpp           :687 : 114369963532 us:  No compatible code objects "
+           "found for: gfx1152, value of HIP_FORCE_SPIRV_CODEOBJECT: 0\n")
+
+
+def test_hip_runtime_without_a_code_object_names_the_device() -> None:
+    d = explain_text(_FATBIN + "Segmentation fault (core dumped)\n")
+    assert (d.klass, d.subject, d.rule) == ("gpu-target", "gfx1152", "no-binary-for-gpu")
+    assert "invoke build --arch gfx1152" in d.fix
+
+
+def test_the_device_line_outweighs_a_compile_target_named_elsewhere() -> None:
+    d = explain_text("compiling for gfx1100\n" + _FATBIN)
+    assert d.subject == "gfx1152"
+
+
+def test_a_doc_sentence_without_the_target_claims_nothing() -> None:
+    assert explain_text("No compatible code objects found for: the device\n").klass is None
+
+
+_HIPCONFIG = ('Can\'t exec "/opt/rocm/llvm/bin/clang++": No such file or directory at '
+              '/opt/rocm-3.8.0/bin/hipconfig line 141.\n')
+
+
+def test_hipconfig_of_a_versioned_install_looking_under_opt_rocm() -> None:
+    d = explain_text(_HIPCONFIG)
+    assert (d.klass, d.subject, d.rule) == ("rocm-install", "/opt/rocm", "hipcc-no-clang")
+    assert "hipconfig from the ROCm install /opt/rocm-3.8.0 looks for clang under /opt/rocm" \
+        in d.cause
+    assert "export ROCM_PATH=/opt/rocm-3.8.0" in d.fix
+
+
+def test_same_root_or_a_distribution_layout_stays_hipccs_environment() -> None:
+    same = explain_text('Can\'t exec "/opt/rocm/llvm/bin/clang": No such file or directory at '
+                        '/opt/rocm/bin/hipcc line 192.\n')
+    assert (same.subject, same.rule) == ("hipcc", "hipcc-no-clang")
+    distro = explain_text('Can\'t exec "/usr/llvm/bin/clang": No such file or directory at '
+                          '/usr/lib/hip/bin/hipcc line 192.\n')
+    assert (distro.subject, distro.rule) == ("hipcc", "hipcc-no-clang")
+
+
+def test_a_perl_script_that_is_not_a_hip_one_claims_nothing() -> None:
+    d = explain_text('Can\'t exec "/opt/rocm/llvm/bin/clang++": No such file or directory at '
+                     '/opt/rocm-6.0.0/bin/mytool line 3.\n')
+    assert d.klass is None
+
+
+def test_cmake_rocm_root_on_the_label_line() -> None:
+    d = explain_text("CMake Error at CMakeDetermineHIPCompiler.cmake:217 (message):\n"
+                     "  The ROCm root directory: /usr\n"
+                     "  does not contain the HIP runtime CMake package, expected at one of:\n"
+                     "   /usr/lib/cmake/hip-lang/hip-lang-config.cmake\n"
+                     "   /usr/lib64/cmake/hip-lang/hip-lang-config.cmake\n")
+    assert (d.klass, d.subject, d.rule) == ("rocm-install", "/usr", "hip-lang-missing")
+    assert "distribution's ROCm under the system prefix" in d.cause
+    assert "ROCM_PATH" in d.fix
+
+
+def test_cmake_rocm_root_on_its_own_line_is_still_read() -> None:
+    d = explain_text("  The ROCm root directory:\n   /opt/rocm-7.0.0\n"
+                     "  does not contain the HIP runtime CMake package, expected at:\n")
+    assert (d.subject, d.rule) == ("/opt/rocm-7.0.0", "hip-lang-missing")
+    assert "runtime-only part of the install" in d.cause
+
+
+def test_an_always_exported_hip_call_undefined_names_the_library() -> None:
+    d = explain_text("ld.lld: error: undefined symbol: hipSetDevice\n"
+                     "ld.lld: error: undefined symbol: hipMalloc\n")
+    assert (d.klass, d.subject, d.rule) == ("link", "libamdhip64", "undefined-reference")
+    assert "no -lamdhip64" in d.cause
+    assert "-lamdhip64 with -L<rocm>/lib" in d.fix
+
+
+def test_a_removed_rocm_function_stays_the_symbol() -> None:
+    d = explain_text("undefined reference to `rocblas_strmm_outofplace'\n")
+    assert (d.klass, d.subject) == ("link", "rocblas_strmm_outofplace")
+    assert "older release without it" in d.cause
+    newer = explain_text("ld.lld: error: undefined symbol: hipGraphAddNode\n")
+    assert newer.subject == "hipGraphAddNode"
+
+
+def test_lld_missing_rocm_library_points_at_the_rocm_lib_folder() -> None:
+    d = explain_text("ld.lld: error: unable to find library -lhiprand\n")
+    assert (d.klass, d.subject, d.rule) == ("link", "libhiprand", "lld-no-library")
+    assert "(it belongs to ROCm's hiprand)" in d.cause
+    assert "-L/opt/rocm/lib" in d.fix
+    other = explain_text("ld.lld: error: unable to find library -lmpi_gtl_hsa\n")
+    assert other.subject == "libmpi_gtl_hsa"
+    assert "-L/opt/rocm/lib" not in other.fix
+
+
+def test_tensile_kernels_for_an_integrated_gpu_suggest_hiding_it() -> None:
+    d = explain_text("rocBLAS error: Cannot read C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\/rocblas/"
+                     "library/TensileLibrary.dat: No such file or directory for GPU arch : "
+                     "gfx1036\n")
+    assert (d.klass, d.subject, d.rule) == ("math-library", "rocblas", "tensile-library")
+    assert "gfx1036 is a CPU's integrated GPU" in d.fix
+    assert "HIP_VISIBLE_DEVICES" in d.fix
+    assert "TensileLibrary_lazy_gfx1036.dat" in d.fix
+
+
+def test_tensile_kernels_for_a_discrete_card_say_nothing_of_an_igpu() -> None:
+    d = explain_text("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat:"
+                     " Illegal seek for GPU arch : gfx1010\n")
+    assert d.subject == "rocblas"
+    assert "integrated" not in d.fix
+    assert "`ls $ROCM_PATH/lib/rocblas/library/*gfx1010*`" in d.fix
+
+
+def test_generated_ck_config_header_missing() -> None:
+    d = explain_text("/src/third_party/composable_kernel/include/ck/ck.hpp:6:10: fatal error: "
+                     "'ck/config.h' file not found\n")
+    assert (d.klass, d.subject, d.rule) == ("composable-kernel", "composable_kernel",
+                                            "missing-header")
+    assert "include/ck/config.h.in" in d.cause
+    assert "USE_ROCM_CK_GEMM=0" in d.fix
+
+
+def test_another_missing_ck_header_keeps_the_target_reading() -> None:
+    d = explain_text("fatal error: 'ck/ck.hpp' file not found\n")
+    assert d.klass == "composable-kernel"
+    assert "config.h.in" not in d.cause
+
+
+def test_windows_dll_126_names_the_hip_sdk_bin_folder() -> None:
+    d = explain_text('OSError: [WinError 126] The specified module could not be found. Error '
+                     'loading "C:\\venv\\lib\\site-packages\\torch\\lib\\caffe2_nvrtc.dll" or one '
+                     'of its dependencies.\n')
+    assert (d.klass, d.subject) == ("import", "caffe2_nvrtc.dll")
+    assert "ROCm\\<version>\\bin on PATH" in d.fix
