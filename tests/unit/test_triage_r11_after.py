@@ -137,3 +137,62 @@ def test_windows_dll_126_names_the_hip_sdk_bin_folder() -> None:
                      'of its dependencies.\n')
     assert (d.klass, d.subject) == ("import", "caffe2_nvrtc.dll")
     assert "ROCm\\<version>\\bin on PATH" in d.fix
+
+
+def test_a_target_list_passed_as_one_offload_arch() -> None:
+    d = explain_text("clang++-22: error: unsupported HIP gpu architecture: gfx1100;gfx90a\n")
+    assert (d.klass, d.subject, d.rule) == ("gpu-target", "gfx1100", "unsupported-offload-arch")
+    assert "as one offload target (gfx1100;gfx90a)" in d.cause
+    assert "one --offload-arch=<gfx> per target" in d.fix
+    spaced = explain_text("clang: error: unsupported HIP gpu architecture: gfx1030 gfx1100\n")
+    assert "as one offload target (gfx1030 gfx1100)" in spaced.cause
+
+
+def test_an_unknown_single_target_keeps_the_older_release_reading() -> None:
+    d = explain_text("clang++-22: error: unsupported HIP gpu architecture: gfx9999\n")
+    assert (d.subject, d.rule) == ("gfx9999", "unsupported-offload-arch")
+    assert "older than the target" in d.cause
+
+
+_TARGET_ID = ("clang++-22: error: invalid target ID '{}'; format is a processor name followed by "
+              "an optional colon-delimited list of features followed by an enable/disable sign "
+              "(e.g., 'gfx908:sramecc+:xnack-')\n")
+
+
+def test_a_target_id_with_a_feature_the_processor_lacks() -> None:
+    d = explain_text(_TARGET_ID.format("gfx1100:xnack+"))
+    assert (d.klass, d.subject) == ("gpu-target", "gfx1100")
+    assert d.cause.startswith("gfx1100:xnack+ is not a valid target ID")
+    assert "use the plain processor name (gfx1100)" in d.fix
+
+
+def test_an_old_clang_rejecting_a_bare_processor_is_the_release() -> None:
+    d = explain_text(_TARGET_ID.format("gfx1100").replace("clang++-22", "clang-14"))
+    assert d.subject == "gfx1100"
+    assert "older than the target" in d.cause
+
+
+def test_cf_protection_on_the_device_side() -> None:
+    d = explain_text("error: option 'cf-protection=return' cannot be specified on this target\n"
+                     "error: option 'cf-protection=branch' cannot be specified on this target\n"
+                     "2 errors generated when compiling for gfx1100.\n")
+    assert (d.klass, d.subject, d.rule) == ("host-compiler", "clang", "host-flag-on-device")
+    assert "(-fcf-protection=return) reached the HIP device compile" in d.cause
+    assert "-Xarch_host -fcf-protection=return" in d.fix
+    assert "-fcf-protection=none" in d.fix
+
+
+def test_an_option_refused_for_amdgcn_names_the_flag() -> None:
+    d = explain_text("clang++-22: error: unsupported option '-fzero-call-used-regs=used-gpr' for "
+                     "target 'amdgcn-amd-amdhsa'\n")
+    assert (d.subject, d.rule) == ("clang", "host-flag-on-device")
+    assert "take -fzero-call-used-regs out of the flags" in d.fix
+    assert "cf-protection=none" not in d.fix
+
+
+def test_the_same_refusal_outside_a_hip_compile_claims_nothing() -> None:
+    d = explain_text("error: option 'cf-protection=return' cannot be specified on this target\n")
+    assert d.klass is None
+    other = explain_text("clang: error: unsupported option '-mbranch-protection=' for target "
+                         "'x86_64-pc-linux-gnu'\n")
+    assert other.klass is None

@@ -11,17 +11,47 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+
+_LIST_SEPARATOR = re.compile(r"[;, ]")
 
 
-def _unsupported_arch(match: re.Match[str], view: LineView) -> Reading | None:
-    arch = match.group("arch")
-    return Reading(subject=arch.split(":")[0], cause=f"the compiler does not know the offload "
+def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
+    arch = match.group("arch").strip()
+    first = _LIST_SEPARATOR.split(arch)[0].split(":")[0]
+    if _LIST_SEPARATOR.search(arch):
+        # clang-22 here: --offload-arch='gfx1100;gfx90a' -> "unsupported HIP gpu architecture:
+        # gfx1100;gfx90a": a list reached the driver as one value (a CMake list quoted, a
+        # setup.py that did not split PYTORCH_ROCM_ARCH).
+        return Reading(
+            subject=first,
+            cause=f"a list of targets reached the compiler as one offload target ({arch}): "
+                  "each target needs its own --offload-arch, and the build joined them into "
+                  "one value (a CMake list passed quoted, or a build script that did not split "
+                  "PYTORCH_ROCM_ARCH / GPU_TARGETS)",
+            fix="pass one --offload-arch=<gfx> per target: set PYTORCH_ROCM_ARCH / GPU_TARGETS "
+                "as a ';'-separated list the build script splits (CMake: an unquoted list "
+                "variable), or build for one target (`invoke build --arch "
+                f"{first}`)")
+    if "invalid target ID" in view.text and ":" in arch:
+        # Without a feature the same message is an older clang that does not know the
+        # processor (clang-14 on gfx1100, rocm-arch#881): the reading below.
+        # clang-22 here rejects gfx1100:xnack+ and gfx1030:xnack- and takes gfx90a:xnack+,
+        # gfx942:sramecc+:xnack-, gfx906:xnack+:sramecc+; gfx90a:xnack (no sign) is rejected.
+        return Reading(
+            subject=first,
+            cause=f"{arch} is not a valid target ID: each feature needs a + or - sign "
+                  "(gfx90a:xnack+), and only processors that have the feature take it (xnack "
+                  "and sramecc exist on GCN/CDNA parts such as gfx906, gfx90a, gfx942; RDNA "
+                  "targets such as gfx1030, gfx1100, gfx1201 take neither)",
+            fix=f"use the plain processor name ({first}) or a feature it has, with its sign; "
+                f"`invoke doctor --arch {first}` compiles a kernel for it")
+    return Reading(subject=first, cause=f"the compiler does not know the offload "
                    f"target {arch}: the ROCm/LLVM release is older than the target, or the name "
                    "(or its :xnack/:sramecc feature) is wrong",
                    fix=f"drop {arch} from --arch or use a newer ROCm/LLVM that supports it; "
                    "`invoke "
-                   f"doctor --arch {arch.split(':')[0]}` compiles a kernel for it and says which "
+                   f"doctor --arch {first}` compiles a kernel for it and says which "
                    "targets this toolchain accepts")
 
 
@@ -202,9 +232,12 @@ def _builtin_needs_feature(match: re.Match[str], view: LineView) -> Reading | No
 RULES: tuple[Rule, ...] = (
     Rule(id="unsupported-offload-arch", klass="gpu-target",
          triggers=("gpu architecture", "invalid target ID"),
-         pattern=rx(r"(?:unsupported (?:HIP|CUDA|AMDGPU|\w+) gpu architecture: |invalid target ID "
-                     r"')(?P<arch>gfx[\w:+-]+)"),
-         read=_unsupported_arch, source="clang DiagnosticDriverKinds.td"),
+         pattern=rx(r"(?:unsupported (?:HIP|CUDA|AMDGPU|\w+) gpu architecture: "
+                     r"(?P<arch>gfx[\w:+-]+(?:[;, ]gfx[\w:+-]+)*)|invalid target ID "
+                     r"'(?P<id>gfx[\w:+-]+(?:[;, ]gfx[\w:+-]+)*)')"),
+         read=lambda m, v: _unsupported_arch(Alias(m, arch="id"), v),
+         source="clang DiagnosticDriverKinds.td; clang-22 here: a ';'- or space-joined list "
+         "and target IDs with features the processor lacks (make/offload_flags.sh)"),
     Rule(id="flash-attention-arch", klass="gpu-target",
          triggers=("not supported by Flash-Attention",),
          pattern=rx(r"GPU archs of (?P<archs>\[[^\]]*\]) is invalid or not supported by "

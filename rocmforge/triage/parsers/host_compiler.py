@@ -247,7 +247,36 @@ def _windows_crt_header(match: re.Match[str], view: LineView) -> Reading | None:
             "prompt (vcvars64.bat) so INCLUDE names the SDK's ucrt folder; then run again")
 
 
+def _host_flag_on_device(match: re.Match[str], view: LineView) -> Reading | None:
+    # err_opt_not_valid_on_target names an -f option without its "-f" ('cf-protection=return');
+    # err_drv_unsupported_opt_for_target quotes the flag as given.
+    flag = match.group("opt2") or "-f" + match.group("opt")
+    name = flag.split("=")[0]
+    extra = ("; or add -fcf-protection=none after it in the HIP flags"
+             if name == "-fcf-protection" else "")
+    return Reading(
+        subject="clang",
+        cause=f"a host-only code-generation flag ({flag}) reached the HIP device compile for "
+              "the GPU (amdgcn), which does not support it: hardening flags in CFLAGS/CXXFLAGS "
+              "(a distribution's packaging flags: Fedora/RHEL's rpm optflags carry "
+              "-fcf-protection) go to every clang job of a HIP source, the device side too",
+        fix=f"take {name} out of the flags the HIP sources get (CXXFLAGS, HIPFLAGS, "
+            f"CMAKE_HIP_FLAGS), or give it to the host side only (-Xarch_host {flag}){extra}")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="host-flag-on-device", klass="host-compiler",
+         triggers=("cannot be specified on this target", "for target 'amdgcn"),
+         pattern=rx(r"error: option '(?P<opt>[\w=,+-]+)' cannot be specified on this target"
+                     r"|error: unsupported option '(?P<opt2>-[\w=,+-]+)' for target "
+                     r"'amdgcn-amd-amdhsa'"),
+         requires=rx(r"when compiling for gfx|amdgcn-amd-amdhsa|-x hip|--offload-arch|hipcc"),
+         read=_host_flag_on_device,
+         source="clang's err_opt_not_valid_on_target and err_drv_unsupported_opt_for_target; "
+         "clang++-22 here on a HIP source with -fcf-protection ('option 'cf-protection=return' "
+         "cannot be specified on this target', then 'N errors generated when compiling for "
+         "gfx1100') and -fzero-call-used-regs (make/offload_flags.sh); both pass with "
+         "-Xarch_host"),
     Rule(id="cxx-standard-unknown", klass="host-compiler",
          triggers=("unrecognized command-line option", "unrecognized command line option",
                    "in '-std="),
