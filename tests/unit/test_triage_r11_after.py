@@ -196,3 +196,18 @@ def test_the_same_refusal_outside_a_hip_compile_claims_nothing() -> None:
     other = explain_text("clang: error: unsupported option '-mbranch-protection=' for target "
                          "'x86_64-pc-linux-gnu'\n")
     assert other.klass is None
+
+
+def test_pip_conflict_with_a_local_version_label() -> None:
+    d = explain_text("ERROR: Cannot install torch==2.5.1+rocm6.2 and torchvision==0.20.1 because "
+                     "these package versions have conflicting dependencies.\n")
+    assert (d.klass, d.subject, d.rule) == ("python-packaging", "torch", "pip-resolver-conflict")
+
+
+def test_a_device_the_log_does_not_name_is_said_once() -> None:
+    d = explain_text("RuntimeError: HIP error: invalid device function\n")
+    assert d.cause.startswith("the GPU's target (the log does not name it) has no code object")
+    assert d.cause.count("the GPU's target") == 1
+    named = explain_text("MIOpen(HIP): Error [BuildHip] 'x' \nerror: instruction not supported on "
+                         "this GPU\nGPU arch : gfx1010\n")
+    assert "for gfx1010 at run time" in named.cause

@@ -17,8 +17,8 @@ from rocmforge.triage.rule import LineView, Reading, Rule, rx
 def _blaslt_arch(match: re.Match[str], view: LineView) -> Reading | None:
     if "Overriding blas backend" in view.text:
         return None  # torch's notice that it fell back to hipBLAS: a warning, nothing failed
-    return Reading(subject="hipblaslt", cause="hipBLASLt does not support the GPU's target "
-                   "({device}): it has no kernels for it, so the matmuls that use it fail",
+    return Reading(subject="hipblaslt", cause="hipBLASLt does not support "
+                   "{device}: it has no kernels for it, so the matmuls that use it fail",
                    fix="use rocBLAS for this GPU (`export TORCH_BLAS_PREFER_HIPBLASLT=0`), or "
                    "install a ROCm whose hipBLASLt supports the target")
 

@@ -228,7 +228,7 @@ RULES: tuple[Rule, ...] = (
          "(\"is not a supported wheel on this platform\")"),
     Rule(id="pip-resolver-conflict", klass="python-packaging",
          triggers=("because these package versions have conflicting dependencies",),
-         pattern=rx(r"Cannot install (?P<pkg>[\w.\[\]=<>!~-]+)(?:,| and) .*because these "
+         pattern=rx(r"Cannot install (?P<pkg>[\w.\[\]=<>!~+-]+)(?:,| and) .*because these "
                      r"package versions have conflicting dependencies"),
          read=_resolver_conflict, source="pypa/pip src/pip/_internal/resolution/"
          "resolvelib/factory.py (ResolutionImpossible report)"),
