@@ -211,3 +211,29 @@ def test_a_device_the_log_does_not_name_is_said_once() -> None:
     named = explain_text("MIOpen(HIP): Error [BuildHip] 'x' \nerror: instruction not supported on "
                          "this GPU\nGPU arch : gfx1010\n")
     assert "for gfx1010 at run time" in named.cause
+
+
+def test_gpu_oom_with_zero_bytes_free() -> None:
+    d = explain_text("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+                     "has a total capacity of 15.98 GiB of which 0 bytes is free. Of the allocated "
+                     "memory 14.10 GiB is allocated by PyTorch\n")
+    assert (d.klass, d.subject, d.rule) == ("out-of-memory", "memory", "gpu-out-of-memory")
+    assert "asked for 2.00 GiB on GPU 0, with 0 bytes free of 15.98 GiB" in d.cause
+    assert "PyTorch holds 14.10 GiB" in d.cause
+
+
+def test_gpu_oom_in_the_older_torch_form() -> None:
+    d = explain_text("torch.cuda.OutOfMemoryError: HIP out of memory. Tried to allocate 20.00 MiB "
+                     "(GPU 0; 7.98 GiB total capacity; 7.80 GiB already allocated; 0 bytes free; "
+                     "7.90 GiB reserved in total by PyTorch)\n")
+    assert (d.subject, d.rule) == ("memory", "gpu-out-of-memory")
+    assert "asked for 20.00 MiB on GPU 0, with 0 bytes free of 7.98 GiB" in d.cause
+
+
+def test_windows_commit_limit_is_memory_not_a_missing_dll() -> None:
+    d = explain_text('OSError: [WinError 1455] The paging file is too small for this operation to '
+                     'complete. Error loading "C:\\ai\\venv\\lib\\site-packages\\torch\\lib\\'
+                     'torch_hip.dll" or one of its dependencies.\n')
+    assert (d.klass, d.subject, d.rule) == ("out-of-memory", "memory", "windows-dll-load")
+    assert "while loading torch_hip.dll (WinError 1455" in d.cause
+    assert "page file" in d.fix

@@ -148,17 +148,21 @@ def _memory_fraction(match: re.Match[str], view: LineView) -> Reading | None:
             "the test that sets it must restore it")
 
 
-_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+_UNITS = {"B": 1, "bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
           "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 
 
 def _bytes(size: str) -> float:
-    """'3.31 GiB' -> bytes (the allocator prints binary units)."""
+    """'3.31 GiB' -> bytes (the allocator prints binary units, and 'N bytes' up to 1 KiB)."""
     number, unit = size.split()
     return float(number) * _UNITS.get(unit, 1)
 
 
-def _gpu_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
+# torch's format_size: "0 bytes" up to 1 KiB, then KiB, MiB, GiB.
+_SIZE = r"[\d.]+ (?:[KMGT]?i?B|bytes)"
+
+
+def _gpu_out_of_memory(match: Groups, view: LineView) -> Reading | None:
     if " allowed;" in view.text:
         return None  # a per-process cap, not the GPU's memory: gpu-memory-fraction reads it
     free, total = match.group("free"), match.group("total")
@@ -263,10 +267,18 @@ RULES: tuple[Rule, ...] = (
          "ROCm/TheRock#2118"),
     Rule(id="gpu-out-of-memory", klass="out-of-memory",
          triggers=("HIP out of memory",),
-         pattern=rx(r"HIP out of memory\. Tried to allocate (?P<size>[\d.]+ [KMGT]?i?B)\. GPU "
-                     r"(?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which "
-                     r"(?P<free>[\d.]+ [KMGT]?i?B) is free"),
-         read=_gpu_out_of_memory, source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (the "
-         "OOM message, hipified to 'HIP out of memory'; commit not read); "
+         pattern=rx(r"HIP out of memory\. Tried to allocate (?P<size>" + _SIZE + r")\. GPU "
+                     r"(?P<gpu>\d+) has a total capacity of (?P<total>" + _SIZE + r") of which "
+                     r"(?P<free>" + _SIZE + r") is free"
+                     # torch before 2.1: "(GPU 0; 7.98 GiB total capacity; 7.80 GiB already
+                     # allocated; 0 bytes free; …)"
+                     r"|HIP out of memory\. Tried to allocate (?P<size2>" + _SIZE + r") \(GPU "
+                     r"(?P<gpu2>\d+); (?P<total2>" + _SIZE + r") total capacity; [^;]* already "
+                     r"allocated; (?P<free2>" + _SIZE + r") free"),
+         read=lambda m, v: _gpu_out_of_memory(
+             Alias(m, size="size2", gpu="gpu2", total="total2", free="free2"), v),
+         source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (the "
+         "OOM message, hipified to 'HIP out of memory', both its forms; format_size prints "
+         "'N bytes' up to 1 KiB (stored copies, commit not read)); "
          "kyuz0/amd-strix-halo-image-video-toolboxes#3, ROCm/TheRock#1054"),
 )

@@ -34,7 +34,8 @@ def _windows_torch_dll(match: re.Match[str], view: LineView) -> Reading | None:
 _WINDOWS_CODE_TEXT = {"126": "The specified module could not be found.",
                       "127": "The specified procedure could not be found.",
                       "193": "is not a valid Win32 application.",
-                      "1114": "A dynamic link library (DLL) initialization routine failed."}
+                      "1114": "A dynamic link library (DLL) initialization routine failed.",
+                      "1455": "The paging file is too small for this operation to complete."}
 
 
 def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
@@ -87,6 +88,19 @@ def _by_code(dll: str, code: str) -> Reading:
                   "cut short by a broken download",
             fix="use a 64-bit (x64) Python and reinstall the package in it (`python -c \"import "
                 "struct; print(struct.calcsize('P') * 8)\"` prints 64)")
+    if code == "1455":
+        # ERROR_COMMITMENT_LIMIT (winerror.h, 0x5AF): the system's commit charge (RAM plus
+        # page file) is spent; torch's DLLs are large, and each DataLoader worker or extra
+        # process maps them again.
+        return Reading(
+            subject="memory", klass="out-of-memory",
+            cause=f"Windows ran out of committable memory while loading {dll} (WinError 1455: "
+                  "the page file is too small): RAM plus page file cannot back the large torch "
+                  "and ROCm DLLs once more, often because several processes (DataLoader "
+                  "workers, a second UI) each load them",
+            fix="let Windows manage the page file size, or enlarge it (System > Advanced > "
+                "Performance > Virtual memory) on a drive with free space, then restart; "
+                "fewer processes loading torch (num_workers=0 or a lower value) need less")
     if code == "1114":
         return Reading(
             subject=dll,
@@ -143,12 +157,14 @@ RULES: tuple[Rule, ...] = (
          "triton-lang/triton-windows#35"),
     Rule(id="windows-dll-load", klass="import",
          triggers=("WinError 126", "WinError 127", "WinError 193", "WinError 1114",
+                   "WinError 1455", "The paging file is too small",
                    "The specified module could not be found",
                    "The specified procedure could not be found",
                    "is not a valid Win32 application",
                    "A dynamic link library (DLL) initialization routine failed"),
-         pattern=rx(r"(?:WinError (?P<code>126|127|193|1114)\]"
+         pattern=rx(r"(?:WinError (?P<code>126|127|193|1114|1455)\]"
                      r"|^(?:The specified (?:module|procedure) could not be found\."
+                     r"|The paging file is too small for this operation to complete\."
                      r"|%1 is not a valid Win32 application\."
                      r"|A dynamic link library \(DLL\) initialization routine failed\.)) ?.*"
                      r"Error loading \"[^\"]*?(?P<dll>[\w.+-]+\.dll)\""),
@@ -156,6 +172,7 @@ RULES: tuple[Rule, ...] = (
          "... or one of its dependencies\" appended to ctypes.WinError's text, read by code: "
          "the text is in the UI language); WinError 126: pytorch/pytorch#129568, 127: "
          "guoyww/AnimateDiff#374, bmaltais/kohya_ss#486 (French), 193: pytorch/pytorch#46592, "
+         "1455: ERROR_COMMITMENT_LIMIT in Microsoft's system error code list (stored copy), "
          "patrickloeber/pytorch-chatbot#10, 1114: nagadomi/nunif#701, "
          "666ghj/BettaFish#124 (Chinese)"),
     Rule(id="windows-dll-cannot-open", klass="import",
