@@ -21,7 +21,10 @@ _HIP_LANG = ("CMake Error at /usr/share/cmake/Modules/CMakeDetermineHIPCompiler.
      ".cmake:92 (message):\n[rocBLAS configure]   Unsupported GPU target: gfx1036",
      "math-library", "rocblas", "library-unsupported-target",
      ("gfx1036", "TensileSupportedArchitectures.cmake", "exclude")),
-    ("MIOpen Error: D:/r/MIOpen/src/ocl/convolutionocl.cpp:275: No suitable algorithm was found "
+    # with MIOpen's warning that the fitting solver got no workspace (the bare message: r12)
+    ("MIOpen(HIP): Warning [IsEnoughWorkspace] [EvaluateInvokers] Solver <GemmFwdRest>, "
+     "workspace required: 296353792, provided ptr: 0000000000000000 size: 0\n"
+     "MIOpen Error: D:/r/MIOpen/src/ocl/convolutionocl.cpp:275: No suitable algorithm was found "
      "to execute the required convolution", "math-library", "miopen", "miopen-no-solver",
      ("MIOPEN_DEBUG_CONV_DIRECT_NAIVE_CONV_FWD",)),
     # collect2 names the killed linker

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 _LIST_SEPARATOR = re.compile(r"[;, ]")
@@ -229,6 +230,23 @@ def _builtin_needs_feature(match: re.Match[str], view: LineView) -> Reading | No
             f"{feature}")
 
 
+def _generic_needs_cov6(match: re.Match[str], view: LineView) -> Reading | None:
+    arch, version = match.group("arch"), match.group("ver")
+    known = load_arch_table().get(arch)
+    instead = ", ".join(known.generic_members) if known is not None else ""
+    return Reading(
+        subject=arch,
+        cause=f"{arch} is a generic target, and the AMDGPU backend makes generic targets only "
+              f"for code object version {version} or later: the build passed an older "
+              "-mcode-object-version (or its toolchain defaults to one) together with "
+              f"--offload-arch={arch}",
+        fix=f"build {arch} with code object version {version} (-mcode-object-version="
+            f"{version}; the HIP runtime must be one that loads it), or name the concrete "
+            f"targets instead of the generic one"
+            + (f" ({instead})" if instead else "")
+            + " and keep the older code object version")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="unsupported-offload-arch", klass="gpu-target",
          triggers=("gpu architecture", "invalid target ID"),
@@ -299,4 +317,14 @@ RULES: tuple[Rule, ...] = (
          read=_builtin_needs_feature, source="clang's err_builtin_needs_feature (\"%0 needs "
          "target feature %1\", clang/include/clang/Basic Diagnostic*Kinds.td; stored "
          "file, commit not read); ROCm/TheRock#3671"),
+    Rule(id="generic-target-code-object", klass="gpu-target",
+         triggers=("only available on code object version",),
+         pattern=rx(r"(?P<arch>gfx[0-9a-z-]*-generic) is only available on code object "
+                     r"version (?P<ver>\d+) or better"),
+         read=_generic_needs_cov6, source="the AMDGPU backend's refusal of a generic target "
+         "below code object v6 (LLVM's source not read: search budget used up, unverified); "
+         "clang-22 here prints 'fatal error: error in backend: gfx12-generic is only "
+         "available on code object version 6 or better' for --offload-arch=gfx12-generic "
+         "-mcode-object-version=5, and the same for gfx11-generic and gfx9-4-generic "
+         "(make/devrt4.sh); ROCm/hip-tests#474"),
 )

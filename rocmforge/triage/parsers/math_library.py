@@ -88,15 +88,45 @@ def _unsupported_target(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _no_conv_solver(match: re.Match[str], view: LineView) -> Reading | None:
+    # The bare message ends MIOpen's search whatever made every solver inapplicable (a layout,
+    # a dilation, a data type, a missing kernel database): alone it proves no cause (ROCm/
+    # TheRock#724, a negative). MIOpen's own warning just above it that a solver needed a
+    # workspace and was handed none (size 0) shows why the solvers that fit were dropped.
+    starved = [m for line in view.previous if (m := _NO_WORKSPACE.search(line))]
+    if not starved:
+        return None
+    solver, needed = starved[-1].group("solver"), starved[-1].group("bytes")
     return Reading(
         subject="miopen",
-        cause="MIOpen found no solver able to run this convolution on the GPU (every solver "
-              "it ships for the target was not applicable or not built: this MIOpen build "
-              "lacks kernels for the target, e.g. its GEMM solvers)",
+        cause=f"MIOpen found no solver it could run for this convolution: the one that fits "
+              f"({solver}) needs a {needed}-byte workspace and was handed none (size 0), so "
+              "it was dropped and no other solver applies (this MIOpen build lacks the "
+              "solvers that work without a workspace for the GPU's target)",
         fix="use a newer MIOpen (the ROCm or torch wheel of a later release) that ships "
             "solvers for the GPU's target; meanwhile MIOPEN_DEBUG_CONV_DIRECT_NAIVE_CONV_FWD=1 "
             "(slow naive kernels) or torch.backends.cudnn.enabled = False keeps MIOpen's "
             "missing solvers out of the way")
+
+
+# MIOpen's warning when a solver's workspace is larger than the one provided.
+_NO_WORKSPACE = re.compile(r"MIOpen\(HIP\): Warning \[IsEnoughWorkspace\].*?Solver "
+                           r"<(?P<solver>\w+)>, workspace required: (?P<bytes>\d+), provided "
+                           r"ptr: \S+ size: 0\b")
+
+
+def _rocblas_hip_error(match: re.Match[str], view: LineView) -> Reading | None:
+    error = match.group("err")
+    if error not in ("hipErrorInvalidDeviceFunction", "hipErrorNoBinaryForGpu"):
+        return None  # out of memory, a launch failure, …: not a missing kernel
+    return Reading(
+        subject="rocBLAS",
+        cause=f"a HIP call inside rocBLAS failed with {error}: rocBLAS holds no kernel the "
+              "GPU can run for this call ({device}): the installed rocBLAS release was built "
+              "without (or with broken) kernels for that target, while the application's "
+              "own kernels ran",
+        fix="use a rocBLAS (ROCm release, wheel or the application's bundle) whose kernels "
+            "cover the GPU's target: another release of it, or build it for the target; "
+            "check `ls <rocm>/lib/rocblas/library/*<gfx>*` (bin\\rocblas\\library on Windows)")
 
 
 def _blas_status(match: re.Match[str], view: LineView) -> Reading | None:
@@ -150,7 +180,9 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"MIOpen Error: \S*: No suitable algorithm was found to execute the "
                      r"required convolution"),
          read=_no_conv_solver, source="MIOpen src/ocl/convolutionocl.cpp (MIOPEN_THROW when "
-         "no solver applies); ROCm/TheRock#749"),
+         "no solver applies; source not read here) with MIOpen's IsEnoughWorkspace warning "
+         "above it (workspace size 0), as logged in ROCm/TheRock#749; ROCm/TheRock#724 (the "
+         "bare message: a negative)"),
     Rule(id="blas-status-at-call", klass="math-library",
          triggers=("HIPBLAS_STATUS_", "rocblas_status_"),
          pattern=rx(r"(?P<status>HIPBLAS_STATUS_(?:INTERNAL_ERROR|NOT_SUPPORTED|ARCH_MISMATCH|"
@@ -159,4 +191,10 @@ RULES: tuple[Rule, ...] = (
                      r"arch_mismatch)) when calling `?(?P<call2>rocblas_\w+)"),
          read=_blas_status, source="torch's TORCH_CUDABLAS_CHECK message (\"... when calling "
          "`hipblas...`\"); ROCm/rocm-libraries#8539"),
+    Rule(id="rocblas-hip-error", klass="math-library",
+         triggers=("rocBLAS error from hip error code",),
+         pattern=rx(r"rocBLAS error from hip error code: '(?P<err>hipError\w+)'"),
+         read=_rocblas_hip_error, source="rocBLAS's report of a failed HIP call inside it "
+         "(\"rocBLAS error from hip error code: '<hipError name>':<code>\"), text as printed in "
+         "lemonade-sdk/lemonade#3409; rocBLAS's source of the text not read (unverified)"),
 )

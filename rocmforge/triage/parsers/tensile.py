@@ -116,6 +116,35 @@ def _tensile_folder_empty(match: re.Match[str], view: LineView) -> Reading | Non
             f"{library.upper()}_TENSILE_LIBPATH at the folder that holds it")
 
 
+# The C++ library's text when std::filesystem::directory_iterator cannot open the folder: MSVC's
+# "directory_iterator::directory_iterator: <OS message>: "<dir>"", libstdc++'s "filesystem
+# error: directory iterator cannot open directory: <strerror> [<dir>]".
+_SDK_PACKAGE = re.compile(r"[\\/](?P<pkg>_rocm_sdk_\w+)[\\/]")
+
+
+def _tensile_folder_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    context = " ".join((*view.previous[-3:], view.text))
+    if "Could not initialize Tensile host" not in context:
+        return None  # another program's directory walk
+    folder = match.group("dir") or match.group("dir2")
+    lower = context.lower()
+    library = next((n for n in ("hipsparselt", "hipblaslt") if n in lower), "rocblas")
+    package = _SDK_PACKAGE.search(folder)
+    where = package.group("pkg") if package else folder
+    sdk = (f"; in TheRock's Python SDK the kernels are not in {where} but in the device "
+           "package _rocm_sdk_libraries_<family> (its bin\\ or lib/ folder)"
+           if package else "")
+    return Reading(
+        subject=where, klass="rocm-install",
+        cause=f"{library} could not open its kernel library folder {folder} (the folder does "
+              f"not exist there): {library} looks there because {library.upper()}_TENSILE_LIBPATH "
+              f"(or the install's layout) points at a place that holds no {library}/library "
+              f"folder{sdk}",
+        fix=f"unset {library.upper()}_TENSILE_LIBPATH (or the application's setting that sets "
+            f"it) so {library} finds the folder next to itself, or point it at the folder that "
+            f"holds TensileLibrary files for the GPU's target")
+
+
 def _hipblaslt_lazy(match: re.Match[str], view: LineView) -> Reading | None:
     # hipBLASLt prints "Cannot read <file>: <errno>" only when the file does not exist (the
     # errno after it is a leftover: "No error" on Windows), then "Could not load <file>". Alone
@@ -305,9 +334,20 @@ RULES: tuple[Rule, ...] = (
          triggers=("List of available TensileLibrary Files",),
          pattern=rx(r"List of available TensileLibrary Files\s*:\s*$"),
          unless=rx(r"TensileLibrary_\w+\.(?:dat|co)|^\W*(?:\.\.\.\s*)?gfx[0-9a-f]{3,4}"
-                    r"(?:\s+gfx[0-9a-f]{3,4})+"),
+                    r"(?:\s+gfx[0-9a-f]{3,4})+|directory_iterator::directory_iterator: "
+                    r"|directory iterator cannot open directory: "),
          read=_tensile_folder_empty, source="ROCm/rocBLAS library/src/tensile_host.cpp (the "
          "list of available files after 'Cannot read ... for GPU arch'); ROCm/TheRock#571"),
+    Rule(id="tensile-folder-missing", klass="rocm-install", tier=0,
+         triggers=("directory_iterator", "directory iterator cannot open"),
+         pattern=rx(r"directory_iterator::directory_iterator: .*: \"(?P<dir>[^\"]+)\"\s*$"
+                    r"|filesystem error: directory iterator cannot open directory: .*?"
+                    r"\[(?P<dir2>[^\]]+)\]"),
+         read=_tensile_folder_missing, source="rocBLAS's 'Could not initialize Tensile host:' "
+         "followed by the exception's text (vladmandic/sdnext#4757, MSVC's directory_iterator "
+         "text); libstdc++'s text for the same missing folder captured here with g++-12 "
+         "(a std::filesystem::directory_iterator on a missing folder); rocBLAS's source not "
+         "read (unverified)"),
     Rule(id="hipblaslt-lazy-library", klass="math-library",
          triggers=("rocblaslt error",),
          pattern=rx(r"\brocblaslt error: (?:Cannot read|Could not load) .*?[\\/]hipblaslt[\\/]+"
