@@ -99,3 +99,34 @@ def test_the_runtime_own_no_binary_line_is_still_read() -> None:
     d = explain_text('"hipErrorNoBinaryForGpu: Unable to find code object for all current '
                      'devices!"\n')
     assert (d.klass, d.rule) == ("gpu-target", "no-binary-for-gpu")
+
+
+def test_a_bare_unknown_target_id_says_invalid_target_id() -> None:
+    d = explain_text("clang-16: error: invalid target ID 'gfx941'; format is a processor name "
+                     "followed by an optional colon-delimited list of features followed by an "
+                     "enable/disable sign (e.g., 'gfx908:sramecc+:xnack-')\n")
+    assert (d.klass, d.subject, d.rule) == ("gpu-target", "gfx941", "unsupported-offload-arch")
+    assert "does not know the offload target gfx941 (invalid target ID)" in d.cause
+
+
+def test_rocwmma_built_for_a_target_it_lacks_is_rocwmma() -> None:
+    d = explain_text("[rocWMMA] /src/rocm-libraries/projects/rocwmma/library/include/rocwmma/"
+                     "internal/config.hpp:79:15: error: static assertion failed: Unsupported "
+                     "architecture\n[rocWMMA] 1 error generated when compiling for gfx906.\n")
+    assert (d.klass, d.subject, d.rule) == ("math-library", "rocwmma", "rocwmma-unsupported-arch")
+    assert "rocWMMA does not support gfx906" in d.cause
+
+
+def test_an_installed_rocwmma_header_names_the_application_target() -> None:
+    d = explain_text("build path still fails on `gfx1151` with rocWMMA static assertion:\n"
+                     "/usr/include/rocwmma/internal/config.hpp:76:15: error: static assertion "
+                     "failed: Unsupported architecture\n")
+    assert (d.klass, d.subject, d.rule) == ("gpu-target", "gfx1151", "rocwmma-unsupported-arch")
+    assert "installed rocWMMA (/usr/include/rocwmma) does not support gfx1151" in d.cause
+    assert "GGML_HIP_ROCWMMA_FATTN=OFF" in d.fix
+
+
+def test_another_static_assertion_is_not_rocwmma() -> None:
+    d = explain_text("/src/ck/include/ck/config.hpp:76:15: error: static assertion failed: "
+                     "Unsupported architecture\n")
+    assert d.rule != "rocwmma-unsupported-arch"

@@ -47,8 +47,12 @@ def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
                   "targets such as gfx1030, gfx1100, gfx1201 take neither)",
             fix=f"use the plain processor name ({first}) or a feature it has, with its sign; "
                 f"`invoke doctor --arch {first}` compiles a kernel for it")
+    # clang's err_drv_bad_target_id ("invalid target ID '<id>'; format is …") for a bare name
+    # it does not know: the same cause, in the words the log shows.
+    said = " (invalid target ID)" if "invalid target ID" in view.text else ""
     return Reading(subject=first, cause=f"the compiler does not know the offload "
-                   f"target {arch}: the ROCm/LLVM release is older than the target, or the name "
+                   f"target {arch}{said}: the ROCm/LLVM release is older than the target, or "
+                   "the name "
                    "(or its :xnack/:sramecc feature) is wrong",
                    fix=f"drop {arch} from --arch or use a newer ROCm/LLVM that supports it; "
                    "`invoke "

@@ -114,6 +114,34 @@ _NO_WORKSPACE = re.compile(r"MIOpen\(HIP\): Warning \[IsEnoughWorkspace\].*?Solv
                            r"ptr: \S+ size: 0\b")
 
 
+def _rocwmma_arch(match: re.Match[str], view: LineView) -> Reading | None:
+    # rocWMMA's config.hpp stops any device compile for a target it has no matrix-core path
+    # for. Inside rocWMMA's own source tree (…/rocwmma/library/include/…) the library is being
+    # built for that target; an installed header (…/include/rocwmma/…) is an application's
+    # device compile that includes rocWMMA for a target the installed release lacks.
+    path = match.group("path").replace("\\", "/")
+    own = "/library/include/rocwmma/" in path
+    if own:
+        return Reading(
+            subject="rocwmma",
+            cause="rocWMMA does not support {device}: its config.hpp stops the device compile "
+                  "for a target it has no matrix-core (WMMA/MFMA) path for, and the build "
+                  "compiles rocWMMA for that target",
+            fix="leave rocWMMA out of the build for {device} (TheRock: its excluded-projects "
+                "list for the target or family), or build rocWMMA only for targets it lists")
+    named = {m.group(1) for line in view.previous
+             for m in re.finditer(r"\b(gfx[0-9a-f]{3,4})\b", line)}
+    target = named.pop() if len(named) == 1 else "{device}"
+    return Reading(
+        subject=target, klass="gpu-target",
+        cause="the installed rocWMMA (" + path.split("/rocwmma/")[0] + "/rocwmma) does not "
+              f"support {target}: its config.hpp stops the device compile for a target it has "
+              "no matrix-core path for, and this build compiles code that includes rocWMMA for "
+              f"{target}",
+        fix=f"build without the rocWMMA code path for {target} (the project's rocWMMA option, "
+            "e.g. GGML_HIP_ROCWMMA_FATTN=OFF), or install a rocWMMA release that supports it")
+
+
 def _rocblas_hip_error(match: re.Match[str], view: LineView) -> Reading | None:
     error = match.group("err")
     if error not in ("hipErrorInvalidDeviceFunction", "hipErrorNoBinaryForGpu"):
@@ -197,4 +225,12 @@ RULES: tuple[Rule, ...] = (
          read=_rocblas_hip_error, source="rocBLAS's report of a failed HIP call inside it "
          "(\"rocBLAS error from hip error code: '<hipError name>':<code>\"), text as printed in "
          "lemonade-sdk/lemonade#3409; rocBLAS's source of the text not read (unverified)"),
+    Rule(id="rocwmma-unsupported-arch", klass="math-library",
+         triggers=("Unsupported architecture",),
+         pattern=rx(r"(?P<path>\S*rocwmma[/\\]internal[/\\]config\.hpp):\d+:\d+: error: "
+                     r"static assertion failed: Unsupported architecture"),
+         read=_rocwmma_arch, source="rocWMMA's include/rocwmma/internal/config.hpp "
+         "(static_assert(0, \"Unsupported architecture\") for a target without its "
+         "matrix-core path), the source line as the compiler quotes it in ROCm/TheRock#2127 "
+         "and ROCm/rocm-libraries#4618; the file itself not read here"),
 )

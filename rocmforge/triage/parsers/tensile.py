@@ -44,7 +44,7 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
             "run (HIP_VISIBLE_DEVICES=<the card's index>, or disable the iGPU in the BIOS / "
             "Device Manager)" if known is not None and known.apu else "")
     glob = f"*{arch}*" if arch != "{device}" else "*"
-    return Reading(subject=lib, cause=f"{lib} has no kernels (Tensile library files) for "
+    return Reading(subject=lib, cause=f"{lib} has no kernels (TensileLibrary files) for "
                    f"{target}: the installed {lib} was built without it",
                    fix=f"install a ROCm whose {lib} ships kernels for {arch} (check "
                    f"`ls $ROCM_PATH/lib/{lib}/library/{glob}`: its TensileLibrary_lazy_{arch}.dat "
