@@ -130,3 +130,47 @@ def test_another_static_assertion_is_not_rocwmma() -> None:
     d = explain_text("/src/ck/include/ck/config.hpp:76:15: error: static assertion failed: "
                      "Unsupported architecture\n")
     assert d.rule != "rocwmma-unsupported-arch"
+
+
+_ASM = ("<inline asm>:14:20: error: not a valid operand.\n"
+        "v_add_f32 v4 v4 v4 row_bcast:15 row_mask:0xa\n")
+
+
+def test_inline_asm_after_miopen_logging_is_miopen_for_the_named_device() -> None:
+    d = explain_text("MIOpen(HIP): Info [get_device_name] Raw device name: gfx1031\n"
+                     "MIOpen(HIP): Info [PrintVersionImpl] COMgr v.2.4.0, USE_HIP_PCH: 1\n"
+                     + _ASM)
+    assert (d.klass, d.subject, d.rule) == ("math-library", "miopen", "miopen-inline-asm")
+    assert "kernels for gfx1031 at run time" in d.cause
+    assert "(not a valid operand)" in d.cause
+
+
+def test_inline_asm_without_miopen_lines_is_not_miopen() -> None:
+    assert explain_text(_ASM).rule != "miopen-inline-asm"
+
+
+def test_miopen_sqlite_missing_column_names_the_column() -> None:
+    d = explain_text("MIOpen Error: localhost:/build/source/src/sqlite_db.cpp:302: SQLite "
+                     "prepare error: Internal error while accessing SQLite database: no such "
+                     "column: mode\n")
+    assert (d.klass, d.subject, d.rule) == ("math-library", "MIOpen", "miopen-sqlite-column")
+    assert "no column 'mode'" in d.cause
+    assert "-DMIOPEN_USE_SQLITE_PERFDB=OFF" in d.fix
+
+
+def test_another_sqlite_missing_column_is_not_miopen() -> None:
+    d = explain_text("sqlite3.OperationalError: no such column: mode\n")
+    assert d.rule != "miopen-sqlite-column"
+
+
+def test_lemonade_refusing_a_gpu_family_names_the_target_and_backend() -> None:
+    d = explain_text("Error: Cannot install llamacpp:rocm on this system: Unsupported GPU: "
+                     "gfx950\n")
+    assert (d.klass, d.subject, d.rule) == ("gpu-target", "gfx950", "lemonade-gpu-unsupported")
+    assert "refused the backend llamacpp:rocm" in d.cause
+
+
+def test_lemonade_refusing_an_nvidia_gpu_is_not_an_amd_target() -> None:
+    d = explain_text("Error: Cannot install llamacpp:cuda on this system: Unsupported GPU: "
+                     "sm_61 (compute capability 6.1)\n")
+    assert d.rule != "lemonade-gpu-unsupported"

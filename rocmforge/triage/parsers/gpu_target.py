@@ -251,6 +251,17 @@ def _generic_needs_cov6(match: re.Match[str], view: LineView) -> Reading | None:
             + " and keep the older code object version")
 
 
+def _lemonade_gpu(match: re.Match[str], view: LineView) -> Reading | None:
+    arch, what = match.group("arch"), match.group("what")
+    return Reading(
+        subject=arch,
+        cause=f"Lemonade refused the backend {what}: each backend lists the GPU families it "
+              f"supports, and the detected GPU's {arch} is not among them (this Lemonade "
+              "release does not offer that backend for it)",
+        fix=f"use a Lemonade release whose {what} backend lists {arch}, or another backend "
+            "that supports it (`lemonade backends` lists what this system can install)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="unsupported-offload-arch", klass="gpu-target",
          triggers=("gpu architecture", "invalid target ID"),
@@ -331,4 +342,13 @@ RULES: tuple[Rule, ...] = (
          "available on code object version 6 or better' for --offload-arch=gfx12-generic "
          "-mcode-object-version=5, and the same for gfx11-generic and gfx9-4-generic "
          "(make/devrt4.sh); ROCm/hip-tests#474"),
+    Rule(id="lemonade-gpu-unsupported", klass="gpu-target",
+         triggers=("on this system: Unsupported GPU",),
+         pattern=rx(r"Cannot install (?P<what>[\w.-]+:[\w.-]+) on this system: Unsupported "
+                     r"GPU: (?P<arch>gfx[0-9a-z]+)\b"),
+         read=_lemonade_gpu, source="lemonade-sdk/lemonade@e385039ed33551de7f54cb73194cd08088"
+         "772c08:src/cpp/server/system_info.cpp (\"Unsupported GPU: \" + the detected "
+         "family when the device is present but its family is not in the backend's list) and "
+         "src/cpp/server/server.cpp (\"Cannot install <recipe>:<backend> on this system: "
+         "<message>\"); lemonade-sdk/lemonade#2686"),
 )

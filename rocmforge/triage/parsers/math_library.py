@@ -142,6 +142,41 @@ def _rocwmma_arch(match: re.Match[str], view: LineView) -> Reading | None:
             "e.g. GGML_HIP_ROCWMMA_FATTN=OFF), or install a rocWMMA release that supports it")
 
 
+_MIOPEN_DEVICE = re.compile(r"MIOpen\(HIP\): \w+ \[get_device_name\] Raw device name: "
+                            r"(?P<arch>gfx[0-9a-f]{3,4})")
+
+
+def _miopen_inline_asm(match: re.Match[str], view: LineView) -> Reading | None:
+    # An assembler error in "<inline asm>" has no file of its own: it belongs to a kernel
+    # compiled at run time. MIOpen's own lines just above it (its logging, MIOPEN_LOG_LEVEL)
+    # say whose: MIOpen's runtime build through comgr. Without them, claim nothing.
+    if not any(line.startswith("MIOpen(HIP):") for line in view.previous):
+        return None
+    named = [m.group("arch") for line in view.previous if (m := _MIOPEN_DEVICE.search(line))]
+    target = named[-1] if named else "{device}"
+    return Reading(
+        subject="miopen",
+        cause=f"MIOpen compiled one of its kernels for {target} at run time and the assembler "
+              f"rejected its inline assembly ({match.group('msg')}): that kernel's source uses "
+              f"instructions or modifiers {target}'s ISA does not have, in this MIOpen release",
+        fix=f"use an MIOpen release whose kernels support {target} (a newer ROCm or torch "
+            "wheel), or keep the failing op off MIOpen (torch.backends.cudnn.enabled = False)")
+
+
+def _miopen_sqlite_column(match: re.Match[str], view: LineView) -> Reading | None:
+    column = match.group("col")
+    return Reading(
+        subject="MIOpen",
+        cause=f"MIOpen's SQLite performance database has no column '{column}' that its query "
+              "asks for: the table was made with another schema than this code reads (a user "
+              "database left by another MIOpen release, or an MIOpen built with its SQLite "
+              "perf DB, whose one table schema does not fit every problem type)",
+        fix="remove MIOpen's user databases (~/.config/miopen/*.udb, or $MIOPEN_USER_DB_PATH) "
+            "so this release recreates them; if a fresh one fails the same way, rebuild MIOpen "
+            "with -DMIOPEN_USE_SQLITE_PERFDB=OFF (its text perf DB) or use a release that "
+            "fixes the schema")
+
+
 def _rocblas_hip_error(match: re.Match[str], view: LineView) -> Reading | None:
     error = match.group("err")
     if error not in ("hipErrorInvalidDeviceFunction", "hipErrorNoBinaryForGpu"):
@@ -233,4 +268,19 @@ RULES: tuple[Rule, ...] = (
          "(static_assert(0, \"Unsupported architecture\") for a target without its "
          "matrix-core path), the source line as the compiler quotes it in ROCm/TheRock#2127 "
          "and ROCm/rocm-libraries#4618; the file itself not read here"),
+    Rule(id="miopen-inline-asm", klass="math-library",
+         triggers=("<inline asm>",),
+         pattern=rx(r"^<inline asm>:\d+:\d+: error: (?P<msg>not a valid operand|invalid "
+                     r"operand for instruction|instruction not supported on this GPU)"),
+         read=_miopen_inline_asm, source="MIOpen's run-time kernel build (comgr) of kernels "
+         "with inline assembly, after its own 'MIOpen(HIP): Info [get_device_name] Raw device "
+         "name' logging, as in ROCm/MIOpen#1528 (row_bcast on gfx1031) and #3796; MIOpen's "
+         "source not read here"),
+    Rule(id="miopen-sqlite-column", klass="math-library",
+         triggers=("no such column",),
+         pattern=rx(r"MIOpen Error: \S*sqlite_db\.cpp:\d+: SQLite \w+ error: .*no such "
+                     r"column: (?P<col>\w+)"),
+         read=_miopen_sqlite_column, source="MIOpen src/sqlite_db.cpp ('SQLite prepare "
+         "error: ' + sqlite3_errmsg, as logged in ROCm/rocm-libraries#5452; source not read); "
+         "sqlite3's 'no such column: X' for a query naming a column the table lacks"),
 )
