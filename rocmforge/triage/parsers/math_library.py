@@ -185,8 +185,7 @@ def _rocblas_hip_error(match: re.Match[str], view: LineView) -> Reading | None:
         subject="rocBLAS",
         cause=f"a HIP call inside rocBLAS failed with {error}: rocBLAS holds no kernel the "
               "GPU can run for this call ({device}): the installed rocBLAS release was built "
-              "without (or with broken) kernels for that target, while the application's "
-              "own kernels ran",
+              "without (or with broken) kernels for that target",
         fix="use a rocBLAS (ROCm release, wheel or the application's bundle) whose kernels "
             "cover the GPU's target: another release of it, or build it for the target; "
             "check `ls <rocm>/lib/rocblas/library/*<gfx>*` (bin\\rocblas\\library on Windows)")

@@ -136,8 +136,9 @@ def _tensile_folder_missing(match: re.Match[str], view: LineView) -> Reading | N
            if package else "")
     return Reading(
         subject=where, klass="rocm-install",
-        cause=f"{library} could not open its kernel library folder {folder} (the folder does "
-              f"not exist there): {library} looks there because {library.upper()}_TENSILE_LIBPATH "
+        cause=f"{library} could not open its kernel library folder {folder} (it does not "
+              f"exist, or cannot be opened): {library} looks there because "
+              f"{library.upper()}_TENSILE_LIBPATH "
               f"(or the install's layout) points at a place that holds no {library}/library "
               f"folder{sdk}",
         fix=f"unset {library.upper()}_TENSILE_LIBPATH (or the application's setting that sets "
