@@ -228,6 +228,20 @@ def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
             "install again")
 
 
+def _wsl_thunk_library(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib")
+    return Reading(
+        subject=library,
+        cause=f"the ROCm runtime (ROCr) runs on WSL through the DXG thunk library {library}, "
+              "which it opens by its bare name, and the dynamic loader did not find it: the "
+              "WSL ROCm package that ships it is missing, or it is installed but not on the "
+              "loader path (ldconfig's cache not refreshed after the install, or a venv's "
+              "bundled ROCm runtime that does not search /opt/rocm/lib)",
+        fix=f"install the WSL ROCm packages that ship {library} (AMD's WSL install guide), "
+            "then run `sudo ldconfig`; or put its folder on the loader path for this shell: "
+            "`export LD_LIBRARY_PATH=/opt/rocm/lib:$LD_LIBRARY_PATH`, and run rocminfo again")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -308,4 +322,13 @@ RULES: tuple[Rule, ...] = (
          "private-output.cc: ioprintf 'but %s is to be installed' / 'but %s is installed' "
          "after '<pkg> : Depends: <dep> (= <ver>)', read in copies of apt in the code index, "
          "commit not established); ROCm/ROCm#1899"),
+    Rule(id="wsl-thunk-library-missing", klass="rocm-install", tier=0,
+         triggers=(", failed:",),
+         pattern=rx(r"^Cannot load (?P<lib>lib[\w.+-]+\.so[\w.]*), failed:"),
+         read=_wsl_thunk_library, source="ROCm/rocm-systems@1b1610fc2b2ab32af71e6e04e4d4a6a4ae"
+         "597992:projects/rocr-runtime/runtime/hsa-runtime/core/runtime/thunk_loader.cpp "
+         "(ThunkLoader: dlopen of the WSL thunk library, then fprintf 'Cannot load %s, "
+         "failed:%s' with dlerror(); libdtif.so there, librocdxg.so in later releases: "
+         "TheRock@89553ce3:build_tools/packaging/python/templates/rocm/src/rocm_sdk/"
+         "_dist_info.py, 'rocdxg'); ROCm/librocdxg#46"),
 )

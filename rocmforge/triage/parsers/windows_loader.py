@@ -44,7 +44,17 @@ def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
         (key for key, text in _WINDOWS_CODE_TEXT.items() if text in match.group(0)), "126")
     if code == "126" and dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
         return None  # the windows-torch-dll rule names the Triton/driver cause for these
+    if code == "1114" and _GPU_DLL.search(dll):
+        # The initializer of a GPU backend DLL (torch's c10_hip/torch_hip, the HIP runtime)
+        # runs that backend's own start-up code: its failure is not the MSVC runtime's that
+        # the known 1114 reports (c10.dll, a CPU DLL) show, and the line names no other
+        # cause (a static-initialization bug of that torch build did it in TheRock#1155).
+        return None
     return _by_code(dll, code)
+
+
+# A DLL whose initializer starts a GPU backend: torch's *_hip / *_cuda DLLs, the HIP runtime.
+_GPU_DLL = re.compile(r"(?:_hip|_cuda|^amdhip\d*)\.dll$", re.IGNORECASE)
 
 
 def _llvm_cannot_open(match: re.Match[str], view: LineView) -> Reading | None:
