@@ -161,11 +161,31 @@ def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
             "Python")
 
 
+# PyTorch's own nightly indexes, one per variant (https://download.pytorch.org/whl/nightly/
+# rocm7.1/torch/): the variant, not the package, is what went stale.
+_PYTORCH_NIGHTLY = re.compile(r"https?://download(?:-r2)?\.pytorch\.org/whl/nightly/"
+                              r"(?P<variant>rocm[\d.]+)/")
+
+
 def _http_404(match: re.Match[str], view: LineView) -> Reading | None:
     url, page = match.group("url"), match.group("page")
     project = page.rstrip("/").rsplit("/", 1)[-1].lower()
     if not project:
         return None
+    nightly = _PYTORCH_NIGHTLY.match(page)
+    if nightly is not None:
+        variant = nightly.group("variant")
+        return Reading(
+            subject=f"nightly/{variant}",
+            cause=f"PyTorch's nightly index for {variant} ({page}) links "
+                  f"{url.rsplit('/', 1)[-1]}, but the file is gone (404): the nightly index "
+                  f"of {variant} is stale; PyTorch keeps building nightlies only for the "
+                  "ROCm releases it is moving to, and an older variant's page keeps links to "
+                  "files it no longer serves",
+            fix=f"install from the stable index of the same ROCm, `--index-url https://"
+                f"download.pytorch.org/whl/{variant}` (without --pre), or from the nightly "
+                "index of a ROCm release PyTorch builds nightlies for now (the install "
+                "selector on pytorch.org names it)")
     return Reading(
         subject=project,
         cause=f"the index page {page} links {url.rsplit('/', 1)[-1]}, but the server answers "
@@ -252,7 +272,9 @@ RULES: tuple[Rule, ...] = (
          triggers=("HTTP error 404 while getting",),
          pattern=rx(r"HTTP error 404 while getting (?P<url>\S+) \(from (?P<page>\S+?)\)"),
          read=_http_404, source="pypa/pip's download error ('HTTP error <code> while getting "
-         "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741"),
+         "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741; a stale nightly "
+         "variant of download.pytorch.org: Comfy-Org/ComfyUI#12427 (fixed by #12526: the "
+         "nightly index of a ROCm release is not maintained once it goes stable)"),
     Rule(id="pip-installed-pin-conflict", klass="python-packaging", tier=2,
          triggers=("which is incompatible",),
          pattern=rx(r"^(?P<pkg>[A-Za-z][\w.-]*) (?P<ver>\S+) requires "
