@@ -167,6 +167,21 @@ _PYTORCH_NIGHTLY = re.compile(r"https?://download(?:-r2)?\.pytorch\.org/whl/nigh
                               r"(?P<variant>rocm[\d.]+)/")
 
 
+def _pypi_torch_over_rocm(match: re.Match[str], view: LineView) -> Reading | None:
+    version = match.group("ver")
+    return Reading(
+        subject="torch",
+        cause=f"pip searched PyPI and a ROCm index together and took torch {version} without "
+              "a +rocm local version, the PyPI wheel, which on Linux is built for CUDA: the "
+              "ROCm index has no torch of that version for this Python, so the newer PyPI "
+              "build won (an extra index is a second source, not a preference)",
+        fix="install torch, torchvision and torchaudio from the ROCm index alone "
+            "(`pip install torch torchvision torchaudio --index-url https://download."
+            "pytorch.org/whl/rocmX.Y`, a ROCm version that has wheels for this Python), not "
+            "with --extra-index-url next to PyPI; or use a Python the ROCm index has wheels "
+            "for; `python -c 'import torch; print(torch.version.hip)'` must print a version")
+
+
 def _http_404(match: re.Match[str], view: LineView) -> Reading | None:
     url, page = match.group("url"), match.group("page")
     project = page.rstrip("/").rsplit("/", 1)[-1].lower()
@@ -268,6 +283,16 @@ RULES: tuple[Rule, ...] = (
                      r"not in '(?P<spec>[^']+)'"),
          read=_requires_python, source="pypa/pip src/pip/_internal/resolution (Requires-Python "
          "check)"),
+    Rule(id="pypi-cuda-torch-over-rocm-index", klass="python-packaging", tier=2,
+         triggers=("torch-",),
+         pattern=rx(r"^(?:Downloading|Using cached) (?:\S*/)?torch-(?P<ver>\d+(?:\.\d+)+)-cp\d+"
+                     r"-cp\d+\w*-(?:manylinux\w*|linux)_x86_64\.whl"),
+         requires=rx(r"^Looking in indexes: (?=.*pypi\.org/simple)(?=.*rocm)"),
+         read=_pypi_torch_over_rocm, source="pypa/pip's 'Looking in indexes: <url>, <url>' "
+         "and 'Downloading <file>' (commit not read); a local version (+rocmX.Y) sorts after "
+         "its public version (PEP 440), so pip takes PyPI's wheel only where the ROCm index "
+         "has no such torch; Comfy-Org/comfy-cli#379 (--index-url alone), "
+         "ComfyWorkflows/ComfyUI-Installer#15"),
     Rule(id="pip-http-404", klass="python-packaging",
          triggers=("HTTP error 404 while getting",),
          pattern=rx(r"HTTP error 404 while getting (?P<url>\S+) \(from (?P<page>\S+?)\)"),
