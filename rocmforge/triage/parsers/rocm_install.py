@@ -242,6 +242,43 @@ def _wsl_thunk_library(match: re.Match[str], view: LineView) -> Reading | None:
             "`export LD_LIBRARY_PATH=/opt/rocm/lib:$LD_LIBRARY_PATH`, and run rocminfo again")
 
 
+_DKMS_FAILED = re.compile(r"Bad return status for module build on kernel: (?P<kernel>\S+)")
+
+
+def _amdgpu_dkms_build(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("mod") != "amdgpu":
+        return None  # another vendor's module (nvidia, a wifi driver): not ROCm's driver
+    failed = next((f for f in map(_DKMS_FAILED.search, reversed(view.previous)) if f), None)
+    if failed is None:
+        return None  # the make.log named alone (dkms status, a pasted path) proves nothing
+    kernel = failed.group("kernel")
+    return Reading(
+        subject="amdgpu-dkms",
+        cause=f"DKMS could not build the amdgpu kernel module {match.group('ver')} (the "
+              f"amdgpu-dkms package of the ROCm install) for kernel {kernel}: that driver "
+              "release does not compile against this kernel's headers (a kernel newer than "
+              "the release supports, or a distribution kernel with backported API changes), "
+              "so the ROCm driver is not installed for it",
+        fix=f"read {match.group('log')} for the first error; install an amdgpu-dkms release "
+            f"that supports kernel {kernel} (a newer amdgpu-install, after removing the old "
+            "packages), or boot a kernel from ROCm's supported-OS list; with a recent "
+            "kernel, its in-tree amdgpu driver may do: `amdgpu-install --usecase=rocm "
+            "--no-dkms`")
+
+
+def _kfd_topology_fatal(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="/sys/class/kfd",
+        cause=f"rocprofiler-sdk found no GPU topology ({match.group('path')} does not exist: "
+              "no amdgpu kernel driver (KFD) on this machine, such as a CPU-only runner or a "
+              "container started without the GPU) and aborted the process: its CI build "
+              "(ROCPROFILER_CI) makes this check fatal, where a release build only warns",
+        fix="run it on a machine with the amdgpu driver loaded (/dev/kfd and /sys/class/kfd "
+            "present; in a container pass --device=/dev/kfd --device=/dev/dri), or use a "
+            "rocprofiler-sdk built without ROCPROFILER_BUILD_CI, which goes on without "
+            "agents")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -331,4 +368,21 @@ RULES: tuple[Rule, ...] = (
          "failed:%s' with dlerror(); libdtif.so there, librocdxg.so in later releases: "
          "TheRock@89553ce3:build_tools/packaging/python/templates/rocm/src/rocm_sdk/"
          "_dist_info.py, 'rocdxg'); ROCm/librocdxg#46"),
+    Rule(id="amdgpu-dkms-build", klass="rocm-install",
+         triggers=("/build/make.log",),
+         pattern=rx(r"Consult (?P<log>\S*/(?P<mod>[\w.-]+)/(?P<ver>[^/\s]+)/build/make\.log) "
+                     r"for more information"),
+         read=_amdgpu_dkms_build, source="dell/dkms@793fdab5eba9d6b6e9295b18e44a23824e7da44f:"
+         "dkms.in (report_build_problem 10 'Bad return status for module build on kernel: "
+         "$kernelver ($arch)', then 'Consult $build_log for more information.', build_log "
+         "in $dkms_tree/$module/$module_version/build); ROCm/legacy-rocm-build#5111"),
+    Rule(id="rocprofiler-kfd-topology-fatal", klass="rocm-install",
+         triggers=("does not exist",),
+         pattern=rx(r"^F\d{4}(?:\d{4})? [\d:.]+ +\d+ agent\.cpp:\d+\] sysfs nodes path "
+                     r"'(?P<path>/sys/class/kfd\S*)' does not exist"),
+         read=_kfd_topology_fatal, source="ROCm/rocm-systems@1b1610fc2b2ab32af71e6e04e4d4a6a4"
+         "ae597992:projects/rocprofiler-sdk/source/lib/rocprofiler-sdk/agent.cpp (read_topology:"
+         " ROCP_CI_LOG(WARNING) 'sysfs nodes path {} does not exist') and source/lib/common/"
+         "logging.hpp (ROCP_CI_LOG is FATAL under ROCPROFILER_CI); glog's 'F[yyyy]<mmdd> <time> "
+         "<tid> <file>:<line>]' prefix; ROCm/TheRock#4176"),
 )
