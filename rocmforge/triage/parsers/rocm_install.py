@@ -279,6 +279,42 @@ def _kfd_topology_fatal(match: re.Match[str], view: LineView) -> Reading | None:
             "agents")
 
 
+def _wsl_adapter_query(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="WSL",
+        cause="the ROCm runtime's WSL thunk asked Windows (D3DKMT) about each display adapter "
+              "and its AMD-specific query failed on one of them, so it aborted: AMD found the "
+              "machines that hit it all had a second, non-AMD GPU (an NVIDIA card) next to "
+              "the Radeon, which the thunk enumerates too",
+        fix="disable the other vendor's GPU in Windows' Device Manager (or remove it) and run "
+            "rocminfo again in a new WSL session, or install a newer WSL ROCm release whose "
+            "thunk skips non-AMD adapters")
+
+
+_TARGETS_FILE = re.compile(r"^CMake Error at (?P<file>\S+?-targets\.cmake):\d+")
+
+
+def _imported_target_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block == "warning":
+        return None
+    namespace, target = match.group("ns"), match.group("target")
+    where = next((f.group("file") for f in map(_TARGETS_FILE.match, reversed(view.previous))
+                  if f), f"the {namespace} package's targets file")
+    language = (" For the HIP language (hip-lang::), `find_package(hip)` with hip::host / "
+                "hip::device avoids the broken file until a fixed release is installed."
+                if namespace == "hip-lang" else "")
+    return Reading(
+        subject=target,
+        cause=f"the ROCm install's CMake package ({where}) declares the imported target "
+              f"{namespace}::{target} with a library file that does not exist on this machine: "
+              "the component's library is not installed (a package split off or removed), or "
+              "the CMake files were generated for another prefix (a path of the machine that "
+              "built the install)",
+        fix=f"install the ROCm package that ships {target}'s library (the same release as the "
+            "rest), or reinstall the ROCm / HIP SDK so find_package loads CMake files that "
+            f"match its files; a release with fixed package files is the lasting fix.{language}")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -385,4 +421,22 @@ RULES: tuple[Rule, ...] = (
          " ROCP_CI_LOG(WARNING) 'sysfs nodes path {} does not exist') and source/lib/common/"
          "logging.hpp (ROCP_CI_LOG is FATAL under ROCPROFILER_CI); glog's 'F[yyyy]<mmdd> <time> "
          "<tid> <file>:<line>]' prefix; ROCm/TheRock#4176"),
+    Rule(id="rocm-imported-target-file-missing", klass="rocm-install",
+         triggers=("references the file",),
+         pattern=rx(r"^The imported target \"(?P<ns>hip-lang|hip|roc|rocm\w*|MIOpen|miopen|"
+                     r"rccl|composable_kernel)::(?P<target>[\w.+-]+)\" references the file"),
+         read=_imported_target_missing, source="CMake's export file template (the generated "
+         "<pkg>-targets.cmake checks each imported file: 'The imported target \"<t>\" "
+         "references the file \"<f>\" but this file does not exist.'; reproduced with "
+         "cmake here, make/devpk4.sh); ROCm/hip#3434 (hip-lang::amdhip64), "
+         "rocm-arch/python-pytorch-rocm#35 (hip::hipfft), ROCm/TheRock#558 "
+         "(roc::hipblaslt-bench)"),
+    Rule(id="wsl-thunk-adapter-query", klass="rocm-install",
+         triggers=("QueryAdapterInfo",),
+         pattern=rx(r"thunk_proxy::QueryAdapterInfo\(.*Assertion .ret == STATUS_SUCCESS' "
+                     r"failed"),
+         read=_wsl_adapter_query, source="the WSL libhsakmt's assertion (its path "
+         "sources/wsl/libhsakmt/src/thunk_proxy/thunk_proxy.cpp is in the message; the "
+         "source is not public); ROCm/legacy-rocm-build#4460 (AMD: every affected machine "
+         "also had an NVIDIA adapter), #4584"),
 )
