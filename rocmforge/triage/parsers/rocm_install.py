@@ -291,6 +291,29 @@ def _wsl_adapter_query(match: re.Match[str], view: LineView) -> Reading | None:
             "thunk skips non-AMD adapters")
 
 
+# "\a" of "...\system32\amdhip64_7.dll" passed through a C or Python string is BEL: a log shows
+# it as a control character, as "<U+0007>" or drops it.
+_HIP_DLL = re.compile(r"(?:a|\x07|<U\+0007>)?(?P<rest>mdhip64(?:_\d+)?\.dll)", re.IGNORECASE)
+
+
+def _stray_hip_library_path(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path").replace("<U+0007>", "\\a").replace("\x07", "\\a")
+    dll = _HIP_DLL.search(match.group("path"))
+    name = f"a{dll.group('rest')}" if dll else "amdhip64"
+    where = ("the display driver's copy in System32, which Windows loads ahead of the ROCm "
+             "install's" if "system32" in path.lower() else f"the copy at {path}")
+    return Reading(
+        subject=name,
+        cause=f"the GPU target handed to the compiler is a log line, 'HIP Library Path: "
+              f"{path}': the tool that reported the target (offload-arch) loaded a HIP "
+              f"runtime that prints that line on stdout ({name}, {where}), and the script "
+              "passed the whole output to --offload-arch",
+        fix=f"make the tool load the ROCm install's {name} (update the AMD display driver so "
+            "System32's copy is current, or run the ROCm bin folder's tools with that folder "
+            "first), and take only the gfx line of offload-arch's output (or name the target "
+            "yourself, --offload-arch=gfxNNNN)")
+
+
 _TARGETS_FILE = re.compile(r"^CMake Error at (?P<file>\S+?-targets\.cmake):\d+")
 
 
@@ -439,4 +462,12 @@ RULES: tuple[Rule, ...] = (
          "sources/wsl/libhsakmt/src/thunk_proxy/thunk_proxy.cpp is in the message; the "
          "source is not public); ROCm/legacy-rocm-build#4460 (AMD: every affected machine "
          "also had an NVIDIA adapter), #4584"),
+    Rule(id="offload-arch-stray-hip-library-path", klass="rocm-install",
+         triggers=("--offload-arch=HIP Library Path: ",),
+         pattern=rx(r"--offload-arch=HIP Library Path: (?P<path>[^'\"\s]+)"),
+         requires=rx(r"error: no such file or directory: 'Path:'"),
+         read=_stray_hip_library_path, source="ROCm/TheRock@89553ce3:tests/test_rocm_sanity.py "
+         "(test_hip_printf: 'some ROCm releases contained stray \"HIP Library Path\" logging' "
+         "in offload-arch's output; system32 DLLs take precedence, TheRock#3257, #3260); "
+         "ROCm/TheRock#1118, #3262"),
 )
