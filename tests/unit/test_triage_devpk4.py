@@ -62,6 +62,11 @@ _SDK_TEST = ("ERROR: testSharedLibrariesLoad (rocm_sdk.tests.libraries_test.ROCm
     # PyPI's torch taken over a ROCm index given as an extra index
     (_PIP.format(indexes="https://pypi.org/simple, https://download.pytorch.org/whl/rocm6.3"),
      "python-packaging", "torch", "pypi-cuda-torch-over-rocm-index", ("2.7.1", "--index-url")),
+    # newer pip logs the whole URL of the file it downloads
+    (_PIP.format(indexes="https://pypi.org/simple, https://download.pytorch.org/whl/rocm6.3")
+     .replace("Downloading torch-", "Downloading https://files.pythonhosted.org/packages/ab/"
+              "torch-"), "python-packaging", "torch", "pypi-cuda-torch-over-rocm-index",
+     ("2.7.1",)),
     # a stale nightly variant of PyTorch's index: the variant and its stable index
     ("ERROR: HTTP error 404 while getting https://download-r2.pytorch.org/whl/nightly/rocm6.4/"
      "torch-2.9.0.dev20250801%2Brocm6.4-cp312-cp312-manylinux_2_28_x86_64.whl (from https://"
@@ -109,9 +114,13 @@ def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
      "'/sys/class/kfd/kfd/topology/nodes' does not exist"),
     # an imported target of a package that is not ROCm's
     _TARGET.format(target="fmt::fmt"),
-    # pip with a ROCm index and PyPI taking the +rocm wheel; PyPI alone; a Windows wheel
+    # pip with a ROCm index and PyPI taking the +rocm wheel (its URL quotes the +); PyPI
+    # alone; a Windows wheel
     _PIP.format(indexes="https://pypi.org/simple, https://download.pytorch.org/whl/rocm6.3")
     .replace("torch-2.7.1-", "torch-2.7.1+rocm6.3-"),
+    _PIP.format(indexes="https://pypi.org/simple, https://download.pytorch.org/whl/rocm6.3")
+    .replace("Downloading torch-2.7.1-", "Downloading https://download.pytorch.org/whl/rocm6.3/"
+             "torch-2.7.1%2Brocm6.3-"),
     _PIP.format(indexes="https://pypi.org/simple"),
     _PIP.format(indexes="https://pypi.org/simple, https://download.pytorch.org/whl/rocm6.3")
     .replace("manylinux_2_28_x86_64", "win_amd64"),

@@ -288,8 +288,10 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"^(?:Downloading|Using cached) (?:\S*/)?torch-(?P<ver>\d+(?:\.\d+)+)-cp\d+"
                      r"-cp\d+\w*-(?:manylinux\w*|linux)_x86_64\.whl"),
          requires=rx(r"^Looking in indexes: (?=.*pypi\.org/simple)(?=.*rocm)"),
-         read=_pypi_torch_over_rocm, source="pypa/pip's 'Looking in indexes: <url>, <url>' "
-         "and 'Downloading <file>' (commit not read); a local version (+rocmX.Y) sorts after "
+         read=_pypi_torch_over_rocm, source="pip 26.3 as installed here: _internal/models/"
+         "search_scope.py ('Looking in indexes: {}' joined by ', '), _internal/network/"
+         "download.py ('Downloading %s' / 'Using cached %s', a URL or, in older pip, the "
+         "file name); a local version (+rocmX.Y) sorts after "
          "its public version (PEP 440), so pip takes PyPI's wheel only where the ROCm index "
          "has no such torch; Comfy-Org/comfy-cli#379 (--index-url alone), "
          "ComfyWorkflows/ComfyUI-Installer#15"),
