@@ -131,6 +131,12 @@ def test_look_alike_claims_nothing(text: str) -> None:
     assert explain_text(text).klass is None
 
 
+def test_another_programs_cannot_load_line_is_the_loaders() -> None:
+    found = explain_text("Cannot load libfoo.so, failed:libfoo.so: cannot open shared object "
+                         "file: No such file or directory")
+    assert (found.klass, found.rule) == ("import", "cannot-open-so")
+
+
 def test_same_release_hiprtc_keeps_the_plain_reading() -> None:
     found = explain_text("Could not find module 'C:\\Program Files\\AMD\\ROCm\\5.7\\bin\\"
                          "hiprtc0507.dll' (or one of its dependencies). Try using the full path "

@@ -14,9 +14,16 @@ import re
 
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
+# The thunk libraries ROCr loads this way (libdtif.so, renamed librocdxg.so); another library in
+# the same wording counts only where rocminfo said it runs on WSL.
+_THUNK = re.compile(r"^lib(?:dtif|rocdxg)\.so")
+
 
 def _wsl_thunk_library(match: re.Match[str], view: LineView) -> Reading | None:
     library = match.group("lib")
+    if not _THUNK.match(library) and not any("WSL environment detected" in line
+                                             for line in view.previous):
+        return None  # another program's dlopen wrapper: the loader's own rule reads the line
     return Reading(
         subject=library,
         cause=f"the ROCm runtime (ROCr) runs on WSL through the DXG thunk library {library}, "
