@@ -30,6 +30,7 @@ from rocmforge.triage.parsers import (
     memory,
     pip_install,
     rocm_disabled,
+    rocm_driver,
     rocm_install,
     rocm_probe,
     rocm_python,
@@ -71,6 +72,7 @@ PARSERS: tuple[Rule, ...] = (
     *hipify.RULES,
     *rocm_disabled.RULES,
     *rocm_install.RULES,
+    *rocm_driver.RULES,
     *hipcc.RULES,
     *rocm_probe.RULES,
 

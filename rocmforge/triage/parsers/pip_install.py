@@ -161,11 +161,46 @@ def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
             "Python")
 
 
+# PyTorch's own nightly indexes, one per variant (https://download.pytorch.org/whl/nightly/
+# rocm7.1/torch/): the variant, not the package, is what went stale.
+_PYTORCH_NIGHTLY = re.compile(r"https?://download(?:-r2)?\.pytorch\.org/whl/nightly/"
+                              r"(?P<variant>rocm[\d.]+)/")
+
+
+def _pypi_torch_over_rocm(match: re.Match[str], view: LineView) -> Reading | None:
+    version = match.group("ver")
+    return Reading(
+        subject="torch",
+        cause=f"pip searched PyPI and a ROCm index together and took torch {version} without "
+              "a +rocm local version, the PyPI wheel, which on Linux is built for CUDA: the "
+              "ROCm index has no torch of that version for this Python, so the newer PyPI "
+              "build won (an extra index is a second source, not a preference)",
+        fix="install torch, torchvision and torchaudio from the ROCm index alone "
+            "(`pip install torch torchvision torchaudio --index-url https://download."
+            "pytorch.org/whl/rocmX.Y`, a ROCm version that has wheels for this Python), not "
+            "with --extra-index-url next to PyPI; or use a Python the ROCm index has wheels "
+            "for; `python -c 'import torch; print(torch.version.hip)'` must print a version")
+
+
 def _http_404(match: re.Match[str], view: LineView) -> Reading | None:
     url, page = match.group("url"), match.group("page")
     project = page.rstrip("/").rsplit("/", 1)[-1].lower()
     if not project:
         return None
+    nightly = _PYTORCH_NIGHTLY.match(page)
+    if nightly is not None:
+        variant = nightly.group("variant")
+        return Reading(
+            subject=f"nightly/{variant}",
+            cause=f"PyTorch's nightly index for {variant} ({page}) links "
+                  f"{url.rsplit('/', 1)[-1]}, but the file is gone (404): the nightly index "
+                  f"of {variant} is stale; PyTorch keeps building nightlies only for the "
+                  "ROCm releases it is moving to, and an older variant's page keeps links to "
+                  "files it no longer serves",
+            fix=f"install from the stable index of the same ROCm, `--index-url https://"
+                f"download.pytorch.org/whl/{variant}` (without --pre), or from the nightly "
+                "index of a ROCm release PyTorch builds nightlies for now (the install "
+                "selector on pytorch.org names it)")
     return Reading(
         subject=project,
         cause=f"the index page {page} links {url.rsplit('/', 1)[-1]}, but the server answers "
@@ -248,11 +283,25 @@ RULES: tuple[Rule, ...] = (
                      r"not in '(?P<spec>[^']+)'"),
          read=_requires_python, source="pypa/pip src/pip/_internal/resolution (Requires-Python "
          "check)"),
+    Rule(id="pypi-cuda-torch-over-rocm-index", klass="python-packaging", tier=2,
+         triggers=("torch-",),
+         pattern=rx(r"^(?:Downloading|Using cached) (?:\S*/)?torch-(?P<ver>\d+(?:\.\d+)+)-cp\d+"
+                     r"-cp\d+\w*-(?:manylinux\w*|linux)_x86_64\.whl"),
+         requires=rx(r"^Looking in indexes: (?=.*pypi\.org/simple)(?=.*rocm)"),
+         read=_pypi_torch_over_rocm, source="pip 26.3 as installed here: _internal/models/"
+         "search_scope.py ('Looking in indexes: {}' joined by ', '), _internal/network/"
+         "download.py ('Downloading %s' / 'Using cached %s', a URL or, in older pip, the "
+         "file name); a local version (+rocmX.Y) sorts after "
+         "its public version (PEP 440), so pip takes PyPI's wheel only where the ROCm index "
+         "has no such torch; Comfy-Org/comfy-cli#379 (--index-url alone), "
+         "ComfyWorkflows/ComfyUI-Installer#15"),
     Rule(id="pip-http-404", klass="python-packaging",
          triggers=("HTTP error 404 while getting",),
          pattern=rx(r"HTTP error 404 while getting (?P<url>\S+) \(from (?P<page>\S+?)\)"),
          read=_http_404, source="pypa/pip's download error ('HTTP error <code> while getting "
-         "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741"),
+         "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741; a stale nightly "
+         "variant of download.pytorch.org: Comfy-Org/ComfyUI#12427 (fixed by #12526: the "
+         "nightly index of a ROCm release is not maintained once it goes stable)"),
     Rule(id="pip-installed-pin-conflict", klass="python-packaging", tier=2,
          triggers=("which is incompatible",),
          pattern=rx(r"^(?P<pkg>[A-Za-z][\w.-]*) (?P<ver>\S+) requires "

@@ -1,5 +1,7 @@
 """The ROCm install: its tools, runtime or compiler missing, two installs mixed, a fixed
-ROCm path that does not exist, unquoted Windows paths, and /dev/kfd permissions.
+ROCm path that does not exist, unquoted Windows paths, a ROCm package's CMake files naming a
+library it lacks, and a stray HIP runtime's output taken for a GPU target. The kernel driver,
+KFD and WSL's thunk are rocm_driver.py's.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -228,6 +230,53 @@ def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
             "install again")
 
 
+# "\a" of "...\system32\amdhip64_7.dll" passed through a C or Python string is BEL: a log shows
+# it as a control character, as "<U+0007>" or drops it.
+_HIP_DLL = re.compile(r"(?:a|\x07|<U\+0007>)?(?P<rest>mdhip64(?:_\d+)?\.dll)", re.IGNORECASE)
+
+
+def _stray_hip_library_path(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path").replace("<U+0007>", "\\a").replace("\x07", "\\a")
+    dll = _HIP_DLL.search(match.group("path"))
+    name = f"a{dll.group('rest')}" if dll else "amdhip64"
+    where = ("the display driver's copy in System32, which Windows loads ahead of the ROCm "
+             "install's" if "system32" in path.lower() else f"the copy at {path}")
+    return Reading(
+        subject=name,
+        cause=f"the GPU target handed to the compiler is a log line, 'HIP Library Path: "
+              f"{path}': the tool that reported the target (offload-arch) loaded a HIP "
+              f"runtime that prints that line on stdout ({name}, {where}), and the script "
+              "passed the whole output to --offload-arch",
+        fix=f"make the tool load the ROCm install's {name} (update the AMD display driver so "
+            "System32's copy is current, or run the ROCm bin folder's tools with that folder "
+            "first), and take only the gfx line of offload-arch's output (or name the target "
+            "yourself, --offload-arch=gfxNNNN)")
+
+
+_TARGETS_FILE = re.compile(r"^CMake Error at (?P<file>\S+?-targets\.cmake):\d+")
+
+
+def _imported_target_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block == "warning":
+        return None
+    namespace, target = match.group("ns"), match.group("target")
+    where = next((f.group("file") for f in map(_TARGETS_FILE.match, reversed(view.previous))
+                  if f), f"the {namespace} package's targets file")
+    language = (" For the HIP language (hip-lang::), `find_package(hip)` with hip::host / "
+                "hip::device avoids the broken file until a fixed release is installed."
+                if namespace == "hip-lang" else "")
+    return Reading(
+        subject=target,
+        cause=f"the ROCm install's CMake package ({where}) declares the imported target "
+              f"{namespace}::{target} with a library file that does not exist on this machine: "
+              "the component's library is not installed (a package split off or removed), or "
+              "the CMake files were generated for another prefix (a path of the machine that "
+              "built the install)",
+        fix=f"install the ROCm package that ships {target}'s library (the same release as the "
+            "rest), or reinstall the ROCm / HIP SDK so find_package loads CMake files that "
+            f"match its files; a release with fixed package files is the lasting fix.{language}")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -308,4 +357,22 @@ RULES: tuple[Rule, ...] = (
          "private-output.cc: ioprintf 'but %s is to be installed' / 'but %s is installed' "
          "after '<pkg> : Depends: <dep> (= <ver>)', read in copies of apt in the code index, "
          "commit not established); ROCm/ROCm#1899"),
+    Rule(id="rocm-imported-target-file-missing", klass="rocm-install",
+         triggers=("references the file",),
+         pattern=rx(r"^The imported target \"(?P<ns>hip-lang|hip|roc|rocm\w*|MIOpen|miopen|"
+                     r"rccl|composable_kernel)::(?P<target>[\w.+-]+)\" references the file"),
+         read=_imported_target_missing, source="CMake's export file template (the generated "
+         "<pkg>-targets.cmake checks each imported file: 'The imported target \"<t>\" "
+         "references the file \"<f>\" but this file does not exist.'; reproduced with "
+         "cmake here, make/devpk4.sh); ROCm/hip#3434 (hip-lang::amdhip64), "
+         "rocm-arch/python-pytorch-rocm#35 (hip::hipfft), ROCm/TheRock#558 "
+         "(roc::hipblaslt-bench)"),
+    Rule(id="offload-arch-stray-hip-library-path", klass="rocm-install",
+         triggers=("--offload-arch=HIP Library Path: ",),
+         pattern=rx(r"--offload-arch=HIP Library Path: (?P<path>[^'\"\s]+)"),
+         requires=rx(r"error: no such file or directory: 'Path:'"),
+         read=_stray_hip_library_path, source="ROCm/TheRock@89553ce3:tests/test_rocm_sanity.py "
+         "(test_hip_printf: 'some ROCm releases contained stray \"HIP Library Path\" logging' "
+         "in offload-arch's output; system32 DLLs take precedence, TheRock#3257, #3260); "
+         "ROCm/TheRock#1118, #3262"),
 )

@@ -44,7 +44,17 @@ def _windows_dll(match: re.Match[str], view: LineView) -> Reading | None:
         (key for key, text in _WINDOWS_CODE_TEXT.items() if text in match.group(0)), "126")
     if code == "126" and dll.lower() in ("torch_hip.dll", "c10_hip.dll"):
         return None  # the windows-torch-dll rule names the Triton/driver cause for these
+    if code == "1114" and _GPU_DLL.search(dll):
+        # The initializer of a GPU backend DLL (torch's c10_hip/torch_hip, the HIP runtime)
+        # runs that backend's own start-up code: its failure is not the MSVC runtime's that
+        # the known 1114 reports (c10.dll, a CPU DLL) show, and the line names no other
+        # cause (a static-initialization bug of that torch build did it in TheRock#1155).
+        return None
     return _by_code(dll, code)
+
+
+# A DLL whose initializer starts a GPU backend: torch's *_hip / *_cuda DLLs, the HIP runtime.
+_GPU_DLL = re.compile(r"(?:_hip|_cuda|^amdhip\d*)\.dll$", re.IGNORECASE)
 
 
 def _llvm_cannot_open(match: re.Match[str], view: LineView) -> Reading | None:
@@ -63,10 +73,39 @@ def _llvm_cannot_open(match: re.Match[str], view: LineView) -> Reading | None:
 def _ctypes_not_found(match: re.Match[str], view: LineView) -> Reading | None:
     # CPython's ctypes on Windows raises this FileNotFoundError for ERROR_MOD_NOT_FOUND (126)
     # only; the name is what the program passed (a bare name or a full path).
-    name = match.group("name").replace("/", "\\").rsplit("\\", 1)[-1]
+    full = match.group("name").replace("/", "\\")
+    name = full.rsplit("\\", 1)[-1]
     if not name.lower().endswith(".dll"):
         return None  # a module named without its file (ctypes.util lookups): not read
-    return _by_code(name, "126")
+    release = _release_dll(name, full, view.text)
+    return release if release is not None else _by_code(name, "126")
+
+
+# The HIP SDK for Windows names its runtime compiler DLL by release, hiprtc0<major><minor 2
+# digits>.dll (hiprtc0507.dll for 5.7, hiprtc0605.dll for 6.5), and installs into
+# <Program Files>\AMD\ROCm\<major>.<minor>\bin.
+_HIPRTC_RELEASE = re.compile(r"^hiprtc0(?P<major>\d)(?P<minor>\d\d)\.dll$", re.IGNORECASE)
+_SDK_FOLDER = re.compile(r"\\ROCm\\(?P<major>\d+)\.(?P<minor>\d+)\\bin\\", re.IGNORECASE)
+
+
+def _release_dll(name: str, full: str, text: str) -> Reading | None:
+    wanted, folder = _HIPRTC_RELEASE.match(name), _SDK_FOLDER.search(full)
+    if wanted is None or folder is None:
+        return None
+    want = f"{int(wanted.group('major'))}.{int(wanted.group('minor'))}"
+    have = f"{int(folder.group('major'))}.{int(folder.group('minor'))}"
+    if want == have:
+        return None  # the right release's folder lacks its own DLL: the plain reading
+    program = "ZLUDA" if "ZLUDA" in text else "the program that loads it"
+    return Reading(
+        subject=name,
+        cause=f"{program} was built for HIP SDK {want} and loads that release's runtime "
+              f"compiler {name}, but it looks in the folder of HIP SDK {have}, which ships "
+              f"only its own release's hiprtc DLL: the build and the installed HIP SDK are "
+              "of different releases",
+        fix=f"use the build of {program} made for HIP SDK {have} (for ZLUDA, the release "
+            f"built for HIP SDK {folder.group('major')}.x; delete the old copy it keeps, such "
+            f"as a .zluda folder, so it is fetched again), or install HIP SDK {want} next to it")
 
 
 def _by_code(dll: str, code: str) -> Reading:
@@ -189,7 +228,10 @@ RULES: tuple[Rule, ...] = (
          read=_ctypes_not_found, source="CPython Modules/_ctypes/callproc.c load_library "
          "(FileNotFoundError \"Could not find module '%.500S' (or one of its dependencies). Try "
          "using the full path with constructor syntax.\" for ERROR_MOD_NOT_FOUND; stored copy, "
-         "commit not read); ROCm/amdsmi#12, ROCm/legacy-rocm-build#2662"),
+         "commit not read); ROCm/amdsmi#12, ROCm/legacy-rocm-build#2662; a hiprtc DLL of "
+         "another HIP SDK release: the names hiprtc0<MMNN>.dll in ROCm/TheRock@89553ce3:"
+         "build_tools/packaging/python/templates/rocm/src/rocm_sdk/_dist_info.py ('hiprtc0*."
+         "dll') and math-libs/CMakeLists.txt (hiprtc0605.dll), Nerogar/OneTrainer#911"),
     Rule(id="dll-load-failed", klass="import",
          triggers=("DLL load failed",),
          pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)|ImportError: DLL load "
