@@ -118,14 +118,22 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
 def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None:
     named = match.group("what") or ""
     owner = _RELOC_OWNER.search(view.text)
+    target = _CMAKE_TARGET.search(" ".join((*view.previous[-1:], view.text)))
+    project = _RELOC_PROJECT.get(owner.group(1), owner.group(1)) if owner else ""
+    subject = (named.split(".so")[0] or project
+               or (target.group(1) if target else "") or "libtorch_hip")
+    linked = (f"the target {target.group(1)}" if target else
+              "the library being linked, usually libtorch_hip.so")
     return Reading(
-        subject=named.split(".so")[0] or (owner.group(1).lower() if owner else "libtorch_hip"),
+        subject=subject,
         cause="a relocation overflowed while linking (R_X86_64 offsets are limited to ±2 GiB): "
-              "the library being linked, usually libtorch_hip.so with device code for many "
-              "targets, grew past 2 GiB",
+              f"{linked}, with device code for many targets (or unoptimized, in a Debug "
+              "build), grew past 2 GiB",
         fix="build for fewer GPU targets, each arch adds its device code (`invoke build --arch "
             "<your gfx>`, PYTORCH_ROCM_ARCH; "
-            "a project's own list, e.g. AOTriton's target list), or link with "
+            "a project's own list, e.g. AOTriton's or Composable Kernel's GPU_TARGETS"
+            + (f", or build {target.group(1)} alone for the targets you need" if target else "")
+            + "), build with CMAKE_BUILD_TYPE=Release rather than Debug, or link with "
             "-mcmodel=medium / compressed offload bundles (--offload-compress) where the "
             "release supports them")
 
@@ -133,6 +141,10 @@ def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None
 # A relocation error names the function whose code overflowed (`aotriton::v2::flash::…`,
 # `composable_kernel`'s `ck::…`): the project it belongs to is the subject.
 _RELOC_OWNER = re.compile(r"\b(aotriton|ck_tile|ck|flash|fbgemm|hipblaslt|rocblas)::")
+_RELOC_PROJECT = {"ck": "composable_kernel", "ck_tile": "composable_kernel"}
+# CMake's Makefile and Ninja generators put a target's objects in CMakeFiles/<target>.dir/
+# (every CMake build log in the corpus; the CMake source line itself unverified here).
+_CMAKE_TARGET = re.compile(r"\bCMakeFiles/([\w.+-]+)\.dir/")
 
 
 def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
