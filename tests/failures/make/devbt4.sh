@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Build-side message families of issue 40 (r12 after, devbt4), made with the real programs:
+#  - clang++-22 compiling HIP for gfx908 whose inline asm uses the DPP8 modifier (a GFX10+
+#    operand): the AMDGPU assembler's "not a valid operand." inside a Composable Kernel
+#    header (composable-kernel: ck-dpp8-not-on-target)
+# Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
+set -u
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
+mkdir -p "$cases"
+t=$(mktemp -d)
+mkdir -p "$t/src/include/ck/utility"
+cat > "$t/src/include/ck/utility/inner_product_dpp8.hpp" <<'CPP'
+#pragma once
+__device__ inline void dot_dpp8(float& c, unsigned a, unsigned b)
+{
+    asm volatile("\n v_dot2c_f32_f16_dpp %0, %1, %2 dpp8:[1, 1, 1, 1, 1, 1, 1, 1]"
+                 : "=v"(c) : "v"(a), "v"(b), "0"(c));
+}
+CPP
+cat > "$t/src/gemm_dpp_instance.cpp" <<'CPP'
+#include "ck/utility/inner_product_dpp8.hpp"
+__global__ void k(float* c, unsigned a, unsigned b) { dot_dpp8(*c, a, b); }
+CPP
+(cd "$t/src" && clang++-22 -x hip --offload-arch=gfx908 -nogpulib -O0 -I"$t/src/include" \
+  -c "$t/src/gemm_dpp_instance.cpp" -o gemm.o 2>&1) | sed -e "s#$t/src#/build/source#g" \
+  > "$cases/real-ck-dpp8-asm-on-gfx908.log"
+rm -rf "$t"
