@@ -3,6 +3,9 @@
 #  - clang++-22 compiling HIP for gfx908 whose inline asm uses the DPP8 modifier (a GFX10+
 #    operand): the AMDGPU assembler's "not a valid operand." inside a Composable Kernel
 #    header (composable-kernel: ck-dpp8-not-on-target)
+#  - cmake 3.25.1 configuring a project that asks for Tensile's msgpack the way Tensile's
+#    host library does (find_package(msgpack REQUIRED NAMES msgpack msgpack-cxx msgpack-c))
+#    with no msgpack-cxx installed (missing-component: cmake-config-file, msgpack)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -24,4 +27,12 @@ CPP
 (cd "$t/src" && clang++-22 -x hip --offload-arch=gfx908 -nogpulib -O0 -I"$t/src/include" \
   -c "$t/src/gemm_dpp_instance.cpp" -o gemm.o 2>&1) | sed -e "s#$t/src#/build/source#g" \
   > "$cases/real-ck-dpp8-asm-on-gfx908.log"
+mkdir -p "$t/mp"
+cat > "$t/mp/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(tensile_host CXX)
+find_package(msgpack REQUIRED NAMES msgpack msgpack-cxx msgpack-c)
+CM
+(cmake -S "$t/mp" -B "$t/mpb" 2>&1) | sed -e "s#$t/mpb#/build/tensile/build#g" \
+  -e "s#$t/mp#/build/tensile/Source/lib#g" > "$cases/real-cmake-tensile-msgpack-not-found.log"
 rm -rf "$t"
