@@ -6,6 +6,8 @@
 #  - cmake 3.25.1 configuring a project that asks for Tensile's msgpack the way Tensile's
 #    host library does (find_package(msgpack REQUIRED NAMES msgpack msgpack-cxx msgpack-c))
 #    with no msgpack-cxx installed (missing-component: cmake-config-file, msgpack)
+#  - g++-12 compiling a hipified source whose hipified header (blas_utils_hip.h) still
+#    includes CUDA's <mma.h> (hipify: missing-header, mma.h)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -35,4 +37,9 @@ find_package(msgpack REQUIRED NAMES msgpack msgpack-cxx msgpack-c)
 CM
 (cmake -S "$t/mp" -B "$t/mpb" 2>&1) | sed -e "s#$t/mpb#/build/tensile/build#g" \
   -e "s#$t/mp#/build/tensile/Source/lib#g" > "$cases/real-cmake-tensile-msgpack-not-found.log"
+mkdir -p "$t/ops"
+printf '#pragma once\n#include <mma.h>\n' > "$t/ops/blas_utils_hip.h"
+printf '#include "blas_utils_hip.h"\nint op() { return 0; }\n' > "$t/ops/core_ops_hip.cpp"
+(cd "$t" && g++-12 -c ops/core_ops_hip.cpp -o core.o 2>&1) \
+  > "$cases/real-gcc-hipified-header-includes-mma-h.log"
 rm -rf "$t"
