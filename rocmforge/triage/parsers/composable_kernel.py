@@ -100,7 +100,30 @@ def _ck_dpp8(match: re.Match[str], view: LineView) -> Reading | None:
             "proposed in ROCm/composable_kernel#1761)")
 
 
+def _ck_imported_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib")
+    return Reading(
+        subject="composable_kernel",
+        cause=f"the installed Composable Kernel (composable_kernel) package exports the target "
+              f"composable_kernel::{library}, but its library file (lib{library}.a) is not in "
+              "the install: that CK was built or packaged without this instance library (a "
+              "build for a subset of GPU targets, or of selected instances, that did not "
+              "produce it) or its install is incomplete, so every project that "
+              "find_package()s CK (MIOpen, hipTensor, PyTorch) stops at configure",
+        fix=f"rebuild and reinstall composable_kernel so that it produces lib{library}.a for "
+            "the targets you build for (its full instance set for those GPU_TARGETS), or "
+            "reinstall the ROCm composable_kernel development package whole; then configure "
+            "again")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="ck-imported-library-missing", klass="composable-kernel",
+         triggers=("The imported target \"composable_kernel::",),
+         pattern=rx(r'The imported target "composable_kernel::(?P<lib>[\w.+-]+)" references'),
+         read=_ck_imported_missing,
+         source="CMake's export file check of an installed package (\"The imported target "
+         "\"<ns>::<name>\" references the file … but this file does not exist.\"), reproduced "
+         "with cmake 3.25.1 (make/devbt4.sh); NixOS/nixpkgs#367695"),
     Rule(id="ck-dpp8-not-on-target", klass="composable-kernel", tier=0,
          triggers=("dpp8:[",),
          pattern=rx(r"^\d+\s*\|.*\bdpp8:\["),

@@ -8,6 +8,9 @@
 #    with no msgpack-cxx installed (missing-component: cmake-config-file, msgpack)
 #  - g++-12 compiling a hipified source whose hipified header (blas_utils_hip.h) still
 #    includes CUDA's <mma.h> (hipify: missing-header, mma.h)
+#  - cmake 3.25.1: a Composable Kernel-like package whose exported static library
+#    (composable_kernel::device_other_operations) is missing from the install, then
+#    find_package'd by a consumer (composable-kernel: ck-imported-library-missing)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -42,4 +45,30 @@ printf '#pragma once\n#include <mma.h>\n' > "$t/ops/blas_utils_hip.h"
 printf '#include "blas_utils_hip.h"\nint op() { return 0; }\n' > "$t/ops/core_ops_hip.cpp"
 (cd "$t" && g++-12 -c ops/core_ops_hip.cpp -o core.o 2>&1) \
   > "$cases/real-gcc-hipified-header-includes-mma-h.log"
+mkdir -p "$t/ck/src" "$t/use"
+cat > "$t/ck/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(composable_kernel CXX)
+file(WRITE ${CMAKE_BINARY_DIR}/ops.cpp "int other_op() { return 0; }\n")
+add_library(device_other_operations STATIC ${CMAKE_BINARY_DIR}/ops.cpp)
+install(TARGETS device_other_operations EXPORT device_other_operationsTargets
+  ARCHIVE DESTINATION lib)
+install(EXPORT device_other_operationsTargets NAMESPACE composable_kernel::
+  FILE composable_kerneldevice_other_operationsTargets.cmake
+  DESTINATION lib/cmake/composable_kernel)
+file(WRITE ${CMAKE_BINARY_DIR}/cfg.cmake "include(\${CMAKE_CURRENT_LIST_DIR}/composable_kerneldevice_other_operationsTargets.cmake)\n")
+install(FILES ${CMAKE_BINARY_DIR}/cfg.cmake DESTINATION lib/cmake/composable_kernel
+  RENAME composable_kernelConfig.cmake)
+CM
+cmake -S "$t/ck" -B "$t/ckb" -DCMAKE_INSTALL_PREFIX="$t/prefix" >/dev/null 2>&1
+cmake --build "$t/ckb" >/dev/null 2>&1 && cmake --install "$t/ckb" >/dev/null 2>&1
+rm -f "$t/prefix/lib/libdevice_other_operations.a"
+cat > "$t/use/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(miopen_like CXX)
+find_package(composable_kernel REQUIRED)
+CM
+(cmake -S "$t/use" -B "$t/useb" -DCMAKE_PREFIX_PATH="$t/prefix" 2>&1) \
+  | sed -e "s#$t/prefix#/opt/rocm-6.3.1#g" -e "s#$t/useb#/build/miopen/build#g" \
+  -e "s#$t/use#/build/miopen#g" > "$cases/real-cmake-ck-imported-library-missing.log"
 rm -rf "$t"
