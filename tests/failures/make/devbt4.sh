@@ -11,6 +11,9 @@
 #  - cmake 3.25.1: a Composable Kernel-like package whose exported static library
 #    (composable_kernel::device_other_operations) is missing from the install, then
 #    find_package'd by a consumer (composable-kernel: ck-imported-library-missing)
+#  - Debian 12's hipcc 5.2 (HIP_PLATFORM=amd) given nvcc's --expt-relaxed-constexpr and
+#    --use_fast_math (hipify: nvcc-flag-to-hipcc), and compiling a call of
+#    cudaThreadExchangeStreamCaptureMode that hipify left (hipify: hipify-cuda-call-left)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -71,4 +74,14 @@ CM
 (cmake -S "$t/use" -B "$t/useb" -DCMAKE_PREFIX_PATH="$t/prefix" 2>&1) \
   | sed -e "s#$t/prefix#/opt/rocm-6.3.1#g" -e "s#$t/useb#/build/miopen/build#g" \
   -e "s#$t/use#/build/miopen#g" > "$cases/real-cmake-ck-imported-library-missing.log"
+mkdir -p "$t/hip"
+echo 'int x;' > "$t/hip/k.cpp"
+# the command line first, as setuptools prints each compile before it runs it
+nvflags=(--offload-arch=gfx90a --expt-relaxed-constexpr --use_fast_math -c k.cpp -o k.o)
+(cd "$t/hip" && echo "hipcc ${nvflags[*]}" && HIP_PLATFORM=amd hipcc "${nvflags[@]}" 2>&1) \
+  > "$cases/real-hipcc-given-nvcc-flags.log"
+printf '#include <hip/hip_runtime.h>\nvoid f() { hipStreamCaptureMode m; cudaThreadExchangeStreamCaptureMode(&m); }\n' \
+  > "$t/hip/strongstream.cpp"
+(cd "$t/hip" && HIP_PLATFORM=amd hipcc --offload-arch=gfx90a -c strongstream.cpp -o s.o 2>&1) \
+  > "$cases/real-hipcc-cuda-call-left-unhipified.log"
 rm -rf "$t"
