@@ -57,6 +57,7 @@ _CK_NAMESPACE = re.compile(r"(?:^|[\s*&<])ck(?:_tile)?::")
 _FROM_SHARED = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
 
 
+
 # Entry points of a ROCm library's C API that every release exports (HIP's runtime calls, all in
 # ROCm/clr@33cbc93e25ad955ae54b89983384857af4f4764b:hipamd/src/amdhip.def): their absence means
 # the library is not linked, where a removed or renamed function is version skew.
@@ -69,7 +70,33 @@ _ALWAYS_EXPORTED: dict[str, frozenset[str]] = {
 }
 
 
+# A symbol at a glibc symbol version (GNU ld prints `name@GLIBC_2.35'): glibc's Versions
+# files give each symbol the release that added (or changed) it.
+_GLIBC_VERSIONED = re.compile(r"^(?P<name>\w+)@{1,2}GLIBC_(?P<ver>\d+\.\d+(?:\.\d+)?)$")
+
+
+def _newer_glibc(symbol: str, view: LineView) -> Reading | None:
+    found = _GLIBC_VERSIONED.match(symbol)
+    if found is None:
+        return None
+    name, version = found.group("name"), found.group("ver")
+    binary = _FROM_SHARED.match(view.text)
+    who = (binary.group(0).split(": undefined", 1)[0].rsplit(": ", 1)[-1].rsplit("/", 1)[-1]
+           if binary else "an object of the link")
+    return Reading(
+        subject=name,
+        cause=f"{who} needs {name} at symbol version GLIBC_{version}: it was built against "
+              f"glibc {version} or newer, and the C library this system links against is "
+              "older, so it does not define that version of the symbol",
+        fix=f"link on a system whose glibc is {version} or newer (`ldd --version` shows this "
+            "one's), e.g. a newer distribution release or container image, or use (or build "
+            "from source here) a build of that library made against this system's glibc")
+
+
 def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
+    newer = _newer_glibc(match.group("sym"), view)
+    if newer is not None:
+        return newer
     if _FROM_SHARED.match(view.text):
         # A shared library being linked against needs a symbol its own dependency does not
         # provide here: which copy of that dependency ld found is not in the lines (a second,

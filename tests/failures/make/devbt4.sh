@@ -14,6 +14,9 @@
 #  - Debian 12's hipcc 5.2 (HIP_PLATFORM=amd) given nvcc's --expt-relaxed-constexpr and
 #    --use_fast_math (hipify: nvcc-flag-to-hipcc), and compiling a call of
 #    cudaThreadExchangeStreamCaptureMode that hipify left (hipify: hipify-cuda-call-left)
+#  - GNU ld 2.40 linking a program against a shared library (named libtorch_cpu.so) that needs
+#    hypot at a glibc symbol version this system's glibc lacks (GLIBC_2.99, given to it by a
+#    stand-in libm built with that version node) (link: undefined-reference, newer glibc)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -84,4 +87,14 @@ printf '#include <hip/hip_runtime.h>\nvoid f() { hipStreamCaptureMode m; cudaThr
   > "$t/hip/strongstream.cpp"
 (cd "$t/hip" && HIP_PLATFORM=amd hipcc --offload-arch=gfx90a -c strongstream.cpp -o s.o 2>&1) \
   > "$cases/real-hipcc-cuda-call-left-unhipified.log"
+mkdir -p "$t/gl/fake" "$t/gl/lib"
+printf 'double hypot(double a, double b) { return a + b; }\n' > "$t/gl/fake/h.c"
+printf 'GLIBC_2.99 { global: hypot; };\n' > "$t/gl/fake/v.map"
+printf 'double hypot(double, double);\ndouble use(double a, double b) { return hypot(a, b); }\n' \
+  > "$t/gl/g.c"
+printf 'double use(double, double);\nint main(void) { return (int)use(3, 4); }\n' > "$t/gl/m.c"
+(cd "$t/gl" && gcc -shared -fPIC fake/h.c -Wl,--version-script=fake/v.map \
+  -Wl,-soname,libm.so.6 -o fake/libm.so && gcc -shared -fPIC g.c -Lfake -lm \
+  -o lib/libtorch_cpu.so && gcc m.c -Llib -ltorch_cpu -lm -o m 2>&1) \
+  > "$cases/real-ld-shared-lib-needs-newer-glibc.log"
 rm -rf "$t"
