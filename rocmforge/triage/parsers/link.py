@@ -57,7 +57,6 @@ _CK_NAMESPACE = re.compile(r"(?:^|[\s*&<])ck(?:_tile)?::")
 _FROM_SHARED = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
 
 
-
 # Entry points of a ROCm library's C API that every release exports (HIP's runtime calls, all in
 # ROCm/clr@33cbc93e25ad955ae54b89983384857af4f4764b:hipamd/src/amdhip.def): their absence means
 # the library is not linked, where a removed or renamed function is version skew.
