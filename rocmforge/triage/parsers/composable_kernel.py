@@ -91,7 +91,8 @@ def _ck_dpp8(match: re.Match[str], view: LineView) -> Reading | None:
         cause=f"Composable Kernel's inline assembly in {where} uses the DPP8 modifier "
               "(dpp8:[...]), which only GFX10 and later targets have: the AMDGPU assembler "
               "rejects it for {device} ('not a valid operand.'): targets before GFX10 (gfx8, "
-              "gfx9 up to gfx950) have the DPP16 forms only; CK's DPP GEMM instances are written for gfx10/gfx11, and an "
+              "gfx9 up to gfx950) have the DPP16 forms only; CK's DPP GEMM instances are "
+              "written for gfx10/gfx11, and an "
               "optimized build (CK's default -O3) deletes the unused instruction before it "
               "reaches the assembler",
         fix="keep Composable Kernel's default optimization flags (do not override "
