@@ -21,7 +21,8 @@ def _docker_storage(match: re.Match[str], view: LineView) -> Reading | None:
               "daemon.json moves it) ran out of space or of inodes (ROCm images are large and "
               "hold very many files), not the disk of the build inside the container",
         fix="free space in Docker's storage (`docker system df`, `docker system prune`; "
-            "`df -h` and `df -i` on the data-root's file system show whether bytes or inodes ran out), or "
+            "`df -h` and `df -i` on the data-root's file system show whether bytes or inodes "
+            "ran out), or "
             "move Docker's data-root to a larger file system (\"data-root\" in "
             "/etc/docker/daemon.json, then restart the docker daemon), then pull or build again")
 
