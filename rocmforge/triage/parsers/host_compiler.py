@@ -264,35 +264,7 @@ def _host_flag_on_device(match: re.Match[str], view: LineView) -> Reading | None
             f"CMAKE_HIP_FLAGS), or give it to the host side only (-Xarch_host {flag}){extra}")
 
 
-_LIBSTDCXX_RELEASE = re.compile(r"/c\+\+/(?P<gcc>\d+)(?:\.[\d.]+)?/")
-
-
-def _hip_noinline_macro(match: re.Match[str], view: LineView) -> Reading | None:
-    seen = " ".join(view.previous[-4:])
-    header = _LIBSTDCXX_RELEASE.search(seen)
-    if "undeclared identifier 'noinline'" not in seen or header is None:
-        return None  # the macro broke something else than a libstdc++ header
-    gcc = header.group("gcc")
-    return Reading(
-        subject="libstdc++",
-        cause=f"libstdc++ {gcc}'s headers write __attribute__((__noinline__)), and the HIP "
-              "headers of this ROCm define __noinline__ as a macro (__attribute__((noinline)) "
-              "in hip/amd_detail/host_defines.h), so the attribute becomes "
-              "__attribute__((__attribute__((noinline)))) and clang reads 'noinline' as an "
-              "undeclared identifier: this HIP is older than GCC 12's libstdc++",
-        fix="build with an older GCC's libstdc++ (GCC 11: `invoke build --gcc 11`, or "
-            "--gcc-install-dir for clang), or use a ROCm whose HIP headers do not define "
-            "__noinline__ as an attribute macro (a newer ROCm; distributions patched theirs)")
-
-
 RULES: tuple[Rule, ...] = (
-    Rule(id="hip-noinline-macro-libstdcxx", klass="host-compiler",
-         triggers=("expanded from macro '__noinline__'",),
-         pattern=rx(r"host_defines\.h:\d+:\d+: note: expanded from macro '__noinline__'"),
-         read=_hip_noinline_macro,
-         source="libstdc++ 12's bits/shared_ptr_base.h:196 __attribute__((__noinline__)) "
-         "(gcc 12 installed here); the HIP macro as the log quotes it; rocm-arch/rocm-arch#780 "
-         "(ROCm 5.1 with GCC 12.1)"),
     Rule(id="host-flag-on-device", klass="host-compiler",
          triggers=("cannot be specified on this target", "for target 'amdgcn"),
          pattern=rx(r"error: option '(?P<opt>[\w=,+-]+)' cannot be specified on this target"

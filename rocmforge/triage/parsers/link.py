@@ -1,6 +1,6 @@
 """The linker at build time: a library it cannot find, symbols it finds no definition for
-(GNU ld, lld, MSVC; the symbol named by its qualified name), relocation overflows in huge
-objects and the duplicates hipify leaves behind.
+(GNU ld, lld, MSVC; the symbol named by its qualified name) and the duplicates hipify
+leaves behind.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -16,6 +16,7 @@ from rocmforge.knowledge.components import Component
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.aotriton import aotriton_library
+from rocmforge.triage.parsers.libstdcxx import newer_glibc
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
@@ -69,31 +70,8 @@ _ALWAYS_EXPORTED: dict[str, frozenset[str]] = {
 }
 
 
-# A symbol at a glibc symbol version (GNU ld prints `name@GLIBC_2.35'): glibc's Versions
-# files give each symbol the release that added (or changed) it.
-_GLIBC_VERSIONED = re.compile(r"^(?P<name>\w+)@{1,2}GLIBC_(?P<ver>\d+\.\d+(?:\.\d+)?)$")
-
-
-def _newer_glibc(symbol: str, view: LineView) -> Reading | None:
-    found = _GLIBC_VERSIONED.match(symbol)
-    if found is None:
-        return None
-    name, version = found.group("name"), found.group("ver")
-    binary = _FROM_SHARED.match(view.text)
-    who = (binary.group(0).split(": undefined", 1)[0].rsplit(": ", 1)[-1].rsplit("/", 1)[-1]
-           if binary else "an object of the link")
-    return Reading(
-        subject=name,
-        cause=f"{who} needs {name} at symbol version GLIBC_{version}: it was built against "
-              f"glibc {version} or newer, and the C library this system links against is "
-              "older, so it does not define that version of the symbol",
-        fix=f"link on a system whose glibc is {version} or newer (`ldd --version` shows this "
-            "one's), e.g. a newer distribution release or container image, or use (or build "
-            "from source here) a build of that library made against this system's glibc")
-
-
 def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
-    newer = _newer_glibc(match.group("sym"), view)
+    newer = newer_glibc(match.group("sym"), view)
     if newer is not None:
         return newer
     if _FROM_SHARED.match(view.text):
@@ -139,38 +117,6 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
              "rebuild from a clean build directory (`invoke clean`) so every object comes from "
              "one tree and one toolchain; if the symbol belongs to a system library, install "
              "the release the headers came from"))
-
-
-def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None:
-    named = match.group("what") or ""
-    owner = _RELOC_OWNER.search(view.text)
-    target = _CMAKE_TARGET.search(" ".join((*view.previous[-1:], view.text)))
-    project = _RELOC_PROJECT.get(owner.group(1), owner.group(1)) if owner else ""
-    subject = (named.split(".so")[0] or project
-               or (target.group(1) if target else "") or "libtorch_hip")
-    linked = (f"the target {target.group(1)}" if target else
-              "the library being linked, usually libtorch_hip.so")
-    return Reading(
-        subject=subject,
-        cause="a relocation overflowed while linking (R_X86_64 offsets are limited to ±2 GiB): "
-              f"{linked}, with device code for many targets (or unoptimized, in a Debug "
-              "build), grew past 2 GiB",
-        fix="build for fewer GPU targets, each arch adds its device code (`invoke build --arch "
-            "<your gfx>`, PYTORCH_ROCM_ARCH; "
-            "a project's own list, e.g. AOTriton's or Composable Kernel's GPU_TARGETS"
-            + (f", or build {target.group(1)} alone for the targets you need" if target else "")
-            + "), build with CMAKE_BUILD_TYPE=Release rather than Debug, or link with "
-            "-mcmodel=medium / compressed offload bundles (--offload-compress) where the "
-            "release supports them")
-
-
-# A relocation error names the function whose code overflowed (`aotriton::v2::flash::…`,
-# `composable_kernel`'s `ck::…`): the project it belongs to is the subject.
-_RELOC_OWNER = re.compile(r"\b(aotriton|ck_tile|ck|flash|fbgemm|hipblaslt|rocblas)::")
-_RELOC_PROJECT = {"ck": "composable_kernel", "ck_tile": "composable_kernel"}
-# CMake's Makefile and Ninja generators put a target's objects in CMakeFiles/<target>.dir/
-# (every CMake build log in the corpus; the CMake source line itself unverified here).
-_CMAKE_TARGET = re.compile(r"\bCMakeFiles/([\w.+-]+)\.dir/")
 
 
 def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
@@ -359,12 +305,6 @@ RULES: tuple[Rule, ...] = (
                      r"|(?:ld\.lld|lld|ld): error: undefined (?:hidden )?symbol: (?P<sym2>.+)$"),
          read=lambda m, v: _undefined_reference(Alias(m, sym="sym2"), v),
          source="GNU ld / lld undefined symbol errors"),
-    Rule(id="relocation-overflow", klass="link",
-         triggers=("relocation",),
-         pattern=rx(r"(?:relocation (?:truncated to fit|R_X86_64_\w+ out of range|overflow)"
-                     r"|failed to convert GOTPCREL relocation|relocation overflows omitted)"
-                     r"(?:.*?(?P<what>lib\w+\.so))?"),
-         read=_relocation_overflow, source="GNU ld / lld relocation range errors"),
     Rule(id="hipified-duplicate", klass="link",
          triggers=("multiple definition of",),
          pattern=rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp)):\S*: multiple definition of\s+"
