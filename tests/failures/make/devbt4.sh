@@ -17,6 +17,8 @@
 #  - GNU ld 2.40 linking a program against a shared library (named libtorch_cpu.so) that needs
 #    hypot at a glibc symbol version this system's glibc lacks (GLIBC_2.99, given to it by a
 #    stand-in libm built with that version node) (link: undefined-reference, newer glibc)
+#  - clang++-22 compiling a HIP kernel for --offload-arch=gfx12-generic with
+#    -mcode-object-version=5 (gpu-target: the backend's generic-target refusal)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -97,4 +99,9 @@ printf 'double use(double, double);\nint main(void) { return (int)use(3, 4); }\n
   -Wl,-soname,libm.so.6 -o fake/libm.so && gcc -shared -fPIC g.c -Lfake -lm \
   -o lib/libtorch_cpu.so && gcc m.c -Llib -ltorch_cpu -lm -o m 2>&1) \
   > "$cases/real-ld-shared-lib-needs-newer-glibc.log"
+mkdir -p "$t/gen"
+printf '__attribute__((global)) void k(int* p) { *p = 1; }\n' > "$t/gen/copyKernel.cc"
+(cd "$t/gen" && clang++-22 -x hip --offload-arch=gfx12-generic -mcode-object-version=5 \
+  -nogpulib --cuda-device-only -O3 -c copyKernel.cc -o copyKernel.code 2>&1) \
+  > "$cases/real-clang-generic-target-cov5.log"
 rm -rf "$t"
