@@ -19,6 +19,8 @@
 #    stand-in libm built with that version node) (link: undefined-reference, newer glibc)
 #  - clang++-22 compiling a HIP kernel for --offload-arch=gfx12-generic with
 #    -mcode-object-version=5 (gpu-target: the backend's generic-target refusal)
+#  - python3 under `ulimit -v` (400 MB) mapping 2 GiB, as a build step's worker allocating
+#    past the memory it may use (out-of-memory: python-enomem)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -104,4 +106,9 @@ printf '__attribute__((global)) void k(int* p) { *p = 1; }\n' > "$t/gen/copyKern
 (cd "$t/gen" && clang++-22 -x hip --offload-arch=gfx12-generic -mcode-object-version=5 \
   -nogpulib --cuda-device-only -O3 -c copyKernel.cc -o copyKernel.code 2>&1) \
   > "$cases/real-clang-generic-target-cov5.log"
+mkdir -p "$t/py"
+printf 'import mmap\n\n\ndef parse_logic_file(n):\n    return mmap.mmap(-1, 2 * 1024**3)\n\n\nparse_logic_file(0)\n' \
+  > "$t/py/create_library.py"
+(cd "$t/py" && ulimit -v 400000 && python3 create_library.py 2>&1) | sed -e "s#$t/py#/build/tensile#g" \
+  > "$cases/real-python-enomem-under-memory-limit.log"
 rm -rf "$t"
