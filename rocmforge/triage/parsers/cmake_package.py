@@ -27,8 +27,38 @@ _HELPER_PACKAGE = {"rocm": "rocm-cmake (ROCMConfig.cmake; apt/dnf: rocm-cmake)"}
 _HELPER_NAME = {"rocm": "rocm-cmake"}
 
 
+# CMake packages outside ROCm that ROCm libraries' own builds ask for: the project that
+# provides each, and where a distribution packages it.
+_THIRD_PARTY = {
+    # ROCm/Tensile@a164ed70df55ceb076f4a1f2fa2ea11f0f1384cc:Tensile/Source/lib/CMakeLists.txt:93
+    # (find_package(msgpack REQUIRED NAMES msgpack msgpack-cxx msgpack-c), for Tensile's
+    # msgpack kernel catalogue); Debian 12's package list here (apt-cache: libmsgpack-cxx-dev).
+    "msgpack": ("msgpack-cxx", "the C++ MessagePack headers that Tensile's host library (in "
+                "rocBLAS, hipBLASLt, hipSPARSELt) reads its kernel catalogue with",
+                "Debian/Ubuntu: libmsgpack-cxx-dev"),
+}
+
+
+def _third_party(name: str, how: str, config: bool) -> Reading | None:
+    known = _THIRD_PARTY.get(name.lower())
+    if known is None:
+        return None
+    project, what, hint = known
+    files = f" (it looked for {name}Config.cmake / {name.lower()}-config.cmake)" if config else ""
+    return Reading(
+        subject=name.lower(),
+        cause=f"CMake could not find {name} ({how}){files}: {name} is {project}, {what}; it is "
+              "not part of ROCm, and no install of it was in the prefixes CMake searched",
+        fix=f"install {project} ({hint}; in a package recipe such as an EasyBuild easyconfig, "
+            "Spack or Nix package, add it as a build dependency) or point CMake at it "
+            f"(CMAKE_PREFIX_PATH=<its prefix>, {name}_DIR=<the folder with its config file>)")
+
+
 def _package_reading(name: str, how: str, *, config: bool = False) -> Reading:
     row = owners.component(name)
+    outside = None if row else _third_party(name, how, config)
+    if outside is not None:
+        return outside
     label = row.name if row else name.lower()
     hint = _HELPER_PACKAGE.get(label) or owners.install_hint(row, label)
     where = f", or {name}_DIR=<the folder with its {name}Config.cmake>" if config else ""

@@ -70,10 +70,30 @@ _BACKEND_DIAG = re.compile(r"error: (?P<diag>illegal [VS]GPR to [VS]GPR copy|Can
                            r"[^:]{0,60}|ran out of registers[^:]{0,40})")
 
 
+# The AMDGPU backend's refusal of a generic target (gfx9-generic, gfx12-generic, …) below the
+# code object version that introduced generic targets; clang 22 here prints it for
+# --offload-arch=gfx12-generic -mcode-object-version=5 (make/devbt4.sh).
+_GENERIC_NEEDS_COV = re.compile(r"(?P<target>gfx[\w.]+-generic) is only available on code "
+                                r"object version (?P<cov>\d+) or better")
+
+
 def _backend_error(match: re.Match[str], view: LineView) -> Reading | None:
     what = match.group("what").strip()
     if re.search(r"(?i)inline ?asm|constraint|out of memory|cannot allocate|No space", what):
         return None  # the source's inline assembly, or the host running out: not a crash
+    generic = _GENERIC_NEEDS_COV.search(what)
+    if generic:
+        target, version = generic.group("target"), generic.group("cov")
+        return Reading(
+            subject=target, klass="gpu-target",
+            cause=f"the backend refuses {target}: generic GPU targets exist only from code "
+                  f"object version {version} on, and this compile asks for an older one "
+                  "(-mcode-object-version below it): the target and code object version do "
+                  "not pair, clang did not crash",
+            fix=f"build {target} with code object version {version} "
+                f"(-mcode-object-version={version}, the default of newer ROCm clang), or name "
+                "the concrete targets instead of the generic one (gfx1200;gfx1201 for "
+                "gfx12-generic) where the code object version is fixed")
     seen = [found.group("diag") for line in view.previous
             if (found := _BACKEND_DIAG.search(line))]
     before = f" after '{seen[-1]}'" if seen else ""

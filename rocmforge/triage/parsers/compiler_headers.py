@@ -28,6 +28,13 @@ _ROCM_OWN_HEADER = re.compile(
 _HIP_HEADER_SINCE = {"hip/hip_fp8.h": "6.2"}
 
 
+# CUDA toolkit headers that hipify maps to nothing (torch 2.13.0's
+# torch/utils/hipify/cuda_to_hip_mappings.py, installed here, has no entry for them).
+_CUDA_ONLY_HEADERS = {"mma.h": "CUDA's warp matrix (WMMA, nvcuda::wmma) tensor-core header"}
+# A file hipify wrote: <name>_hip.<ext> or <name>.hip, at the start of a compiler's message.
+_HIPIFIED_INCLUDER = re.compile(r"(?P<file>\S+?(?:_hip\.(?:h|hpp|cuh|cpp|cu|cc)|\.hip))"
+                                r"(?::\d+)+: ")
+
 _TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
 
 
@@ -58,6 +65,16 @@ def _missing_header(match: Groups, view: LineView) -> Reading | None:
                 "tools/amd_build/build_amd.py`; an extension: build it with "
                 "torch.utils.cpp_extension under a ROCm torch, which hipifies it); the kit's "
                 "hipify step does this for PyTorch")
+    hipified = _HIPIFIED_INCLUDER.match(view.text)
+    if header in _CUDA_ONLY_HEADERS and hipified:
+        return Reading(
+            subject=header, klass="hipify",
+            cause=f"the hipified {hipified.group('file')} still includes {header}, "
+                  f"{_CUDA_ONLY_HEADERS[header]}: hipify has no HIP counterpart for it, so "
+                  "this code's CUDA path was never ported to ROCm",
+            fix="leave this op or extension out of the ROCm build (the project's switch for "
+                "it, e.g. DeepSpeed's DS_BUILD_<OP>=0), or use a release whose sources support "
+                "ROCm for it (code written for ROCm uses rocWMMA instead)")
     if header == "ck/config.h":
         # The one CK header that is not in CK's sources: its CMake generates it from
         # include/ck/config.h.in (ROCm/composable_kernel@f945be1c7a29edd3a75c142bdc416fe2b613ec75;

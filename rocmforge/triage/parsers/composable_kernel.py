@@ -76,7 +76,62 @@ def _ck_undefined(match: re.Match[str], view: LineView) -> Reading | None:
             "rebuild from a clean build folder")
 
 
+_REJECTED_OPERAND = re.compile(r"(?P<file>\S*(?:composable_kernel|/ck/|/ck_tile/)\S*?):\d+:\d+: "
+                               r"error: not a valid operand\.")
+
+
+def _ck_dpp8(match: re.Match[str], view: LineView) -> Reading | None:
+    error = next((m for m in map(_REJECTED_OPERAND.search, reversed(view.previous[-4:]))
+                  if m), None)
+    if error is None:
+        return None  # the operand was not the one the assembler rejected
+    where = error.group("file").rsplit("/", 1)[-1]
+    return Reading(
+        subject="composable_kernel",
+        cause=f"Composable Kernel's inline assembly in {where} uses the DPP8 modifier "
+              "(dpp8:[...]), which only GFX10 and later targets have: the AMDGPU assembler "
+              "rejects it for {device} ('not a valid operand.'): targets before GFX10 (gfx8, "
+              "gfx9 up to gfx950) have the DPP16 forms only; CK's DPP GEMM instances are "
+              "written for gfx10/gfx11, and an "
+              "optimized build (CK's default -O3) deletes the unused instruction before it "
+              "reaches the assembler",
+        fix="keep Composable Kernel's default optimization flags (do not override "
+            "CMAKE_CXX_FLAGS / CMAKE_BUILD_TYPE to build without -O3), or leave the _dpp "
+            "instances out for targets before gfx10 (build them for gfx10/gfx11 only, as "
+            "proposed in ROCm/composable_kernel#1761)")
+
+
+def _ck_imported_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    library = match.group("lib")
+    return Reading(
+        subject="composable_kernel",
+        cause=f"the installed Composable Kernel (composable_kernel) package exports the target "
+              f"composable_kernel::{library}, but its library file (lib{library}.a) is not in "
+              "the install: that CK was built or packaged without this instance library (a "
+              "build for a subset of GPU targets, or of selected instances, that did not "
+              "produce it) or its install is incomplete, so every project that "
+              "find_package()s CK (MIOpen, hipTensor, PyTorch) stops at configure",
+        fix=f"rebuild and reinstall composable_kernel so that it produces lib{library}.a for "
+            "the targets you build for (its full instance set for those GPU_TARGETS), or "
+            "reinstall the ROCm composable_kernel development package whole; then configure "
+            "again")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="ck-imported-library-missing", klass="composable-kernel",
+         triggers=("The imported target \"composable_kernel::",),
+         pattern=rx(r'The imported target "composable_kernel::(?P<lib>[\w.+-]+)" references'),
+         read=_ck_imported_missing,
+         source="CMake's export file check of an installed package (\"The imported target "
+         "\"<ns>::<name>\" references the file … but this file does not exist.\"), reproduced "
+         "with cmake 3.25.1 (make/devbt4.sh); NixOS/nixpkgs#367695"),
+    Rule(id="ck-dpp8-not-on-target", klass="composable-kernel", tier=0,
+         triggers=("dpp8:[",),
+         pattern=rx(r"^\d+\s*\|.*\bdpp8:\["),
+         read=_ck_dpp8, source="LLVM's AMDGPU assembler (clang 22 here: `llvm-mc-22 "
+         "-mcpu=gfx900…gfx950` rejects dpp8:[…] with 'not a valid operand.', gfx1010…gfx1201 "
+         "accept it; make/devbt4.sh); ROCm/composable_kernel#1759, #1761 (inner_product_dpp8.hpp "
+         "on gfx908 without -O3)"),
     Rule(id="ck-error", klass="composable-kernel",
          triggers=("composable_kernel", "/ck/", "/ck_tile/"),
          pattern=rx(r"(?P<file>\S*(?:composable_kernel|/ck/|/ck_tile/)\S*?):\d+(?::\d+)?: "

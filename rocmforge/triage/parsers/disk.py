@@ -8,7 +8,33 @@ pick between findings (the engine does).
 
 from __future__ import annotations
 
-from rocmforge.triage.rule import Rule
+import re
 
-# Every message of this family so far has a fixed answer (config/diagnostics.toml).
-RULES: tuple[Rule, ...] = ()
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+
+def _docker_storage(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="disk",
+        cause="no space left on device while Docker unpacked an image layer: the file system "
+              "that holds Docker's storage (its data-root, /var/lib/docker unless "
+              "daemon.json moves it) ran out of space or of inodes (ROCm images are large and "
+              "hold very many files), not the disk of the build inside the container",
+        fix="free space in Docker's storage (`docker system df`, `docker system prune`; "
+            "`df -h` and `df -i` on the data-root's file system show whether bytes or inodes "
+            "ran out), or "
+            "move Docker's data-root to a larger file system (\"data-root\" in "
+            "/etc/docker/daemon.json, then restart the docker daemon), then pull or build again")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="docker-layer-no-space", klass="disk-full", tier=0,
+         triggers=("failed to register layer", "/var/lib/docker/"),
+         pattern=rx(r"(?i)(?:failed to register layer: |\S*/var/lib/docker/\S*: ).*no space "
+                    r"left on device"),
+         read=_docker_storage,
+         source="moby/moby@b985e2313a8676e18072b442911fc8f64f17d440:"
+         "daemon/internal/distribution/xfer/download.go ('failed to register layer: %v', the "
+         "error of unpacking a pulled layer), daemon/config/config_linux.go (data-root "
+         "/var/lib/docker); ROCm/ROCm-docker#92"),
+)

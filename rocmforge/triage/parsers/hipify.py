@@ -115,7 +115,69 @@ def _hipify_source_missing(match: re.Match[str], view: LineView) -> Reading | No
             "the ROCm torch) rather than a package that lacks the file")
 
 
+_SOURCE_AT = re.compile(r"(?P<file>[\w./\\+-]+\.(?:h|hpp|cuh|cpp|cc|cu|hip))(?::\d+)+")
+
+
+def _cuda_call_left(match: re.Match[str], view: LineView) -> Reading | None:
+    name, hint = match.group("name"), match.group("hint")
+    if hint != "hip" + name[len("cuda"):]:
+        return None  # the compiler suggests some other name: not the HIP spelling of this one
+    where = match.group("file") or next(
+        (m.group("file") for m in map(_SOURCE_AT.search, reversed(view.previous[-1:])) if m),
+        "")
+    source = re.split(r"[\\/]", where)[-1] if where else name
+    return Reading(
+        subject=source,
+        cause=f"a HIP compile of {where or 'a source'} calls the CUDA runtime function {name}, "
+              f"whose HIP counterpart {hint} the compiler found: the hipify pass that "
+              f"produced the source left {name} untranslated (its hipify, or the hipify of "
+              "that ROCm release, has no mapping for it)",
+        fix=f"use a hipify that maps {name} (a newer ROCm's hipify-perl/hipify-clang, or "
+            "the project release whose hipify step knows it), or patch the CUDA source to "
+            f"call {hint} under HIP; then delete the build folder so the project's build "
+            "hipifies the sources again (a CMake-driven hipify rewrites them when it "
+            "configures)")
+
+
+# nvcc's options that ROCm's clang (hipcc) rejects as errors: the first four are
+# torch.utils.cpp_extension's COMMON_NVCC_FLAGS (torch 2.13 installed here, given to nvcc only,
+# not in COMMON_HIPCC_FLAGS) and flash-attention's nvcc_flags
+# (Dao-AILab/flash-attention@0251105a2fb19d2957484b7f023cd8c115286ced:setup.py); hipcc 5.2's
+# clang here answers each with "unsupported option" and clang 22 with "unknown argument"
+# (make/devbt4.sh). -lineinfo and -Xptxas only warn: not in the list.
+_NVCC_ONLY = r"--expt-relaxed-constexpr|--expt-extended-lambda|--use_fast_math|--ptxas-options\S*"
+
+
+def _nvcc_flag(match: re.Match[str], view: LineView) -> Reading | None:
+    option = match.group("opt").rstrip("'")
+    return Reading(
+        subject=option.split("=", 1)[0],
+        cause=f"the build passes {option}, an option of NVIDIA's nvcc, to the HIP compiler "
+              "(hipcc, ROCm's clang), which rejects it: the project's build script gives its "
+              "CUDA (nvcc) flags to the ROCm compile unchanged instead of choosing flags for "
+              "the ROCm toolchain",
+        fix=f"drop {option} (and nvcc's other options) from the extension's compile flags when "
+            "building for ROCm: the project's setup.py / CMakeLists must pass them only when "
+            "torch.version.hip is None (a release that does, or patch the flags list); "
+            "torch.utils.cpp_extension itself gives nvcc flags to nvcc only")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="hipify-cuda-call-left", klass="hipify",
+         triggers=("use of undeclared identifier 'cuda",),
+         pattern=rx(r"(?:^(?P<file>\S+?)(?::\d+)+: error: |^)use of undeclared identifier "
+                    r"'(?P<name>cuda\w+)'; did you mean '(?P<hint>hip\w+)'\?"),
+         read=_cuda_call_left, source="clang's err_undeclared_var_use_suggest ('use of "
+         "undeclared identifier %0; did you mean %1?'), reproduced with hipcc 5.2 here on a "
+         "call of cudaThreadExchangeStreamCaptureMode (make/devbt4.sh); ROCm/rccl#672"),
+    Rule(id="nvcc-flag-to-hipcc", klass="hipify",
+         triggers=("unsupported option '--", "unknown argument: '--"),
+         pattern=rx(r"^\S*clang\S*: error: (?:unsupported option|unknown argument:) '"
+                    r"(?P<opt>" + _NVCC_ONLY + r")'"),
+         requires=rx(r"hipcc|/opt/rocm|--offload-arch=gfx|when compiling for gfx|-x hip\b"),
+         read=_nvcc_flag, source="torch.utils.cpp_extension COMMON_NVCC_FLAGS (torch 2.13); "
+         "Dao-AILab/flash-attention@0251105a2fb19d2957484b7f023cd8c115286ced:setup.py; hipcc "
+         "5.2 and clang 22 here (make/devbt4.sh); ModelCloud/GPTQModel#1222"),
     Rule(id="hipify-failed", klass="hipify",
          triggers=("hipify",),
          pattern=rx(r"(?i)hipify\S*: (?:error|fatal)[^:]*: "

@@ -1,5 +1,7 @@
-"""The loader's version checks of the C and C++ runtimes: GLIBCXX_, CXXABI_ and GLIBC_
-symbol versions a binary needs and the runtime found first lacks.
+"""The C and C++ runtimes' releases against what uses them: the loader's version checks
+(GLIBCXX_, CXXABI_ and GLIBC_ symbol versions a binary needs and the runtime found first
+lacks, and ld's undefined reference to a GLIBC_ version), and a libstdc++ release whose
+headers an older HIP's macros break.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -55,7 +57,61 @@ def _libstdcxx_unnamed(match: re.Match[str], view: LineView) -> Reading | None:
             "-c conda-forge libstdcxx-ng`), or rebuild with the system GCC (--gcc N)")
 
 
+_LIBSTDCXX_RELEASE = re.compile(r"/c\+\+/(?P<gcc>\d+)(?:\.[\d.]+)?/")
+
+
+def _hip_noinline_macro(match: re.Match[str], view: LineView) -> Reading | None:
+    seen = " ".join(view.previous[-4:])
+    header = _LIBSTDCXX_RELEASE.search(seen)
+    if "undeclared identifier 'noinline'" not in seen or header is None:
+        return None  # the macro broke something else than a libstdc++ header
+    gcc = header.group("gcc")
+    return Reading(
+        subject="libstdc++",
+        cause=f"libstdc++ {gcc}'s headers write __attribute__((__noinline__)), and the HIP "
+              "headers of this ROCm define __noinline__ as a macro (__attribute__((noinline)) "
+              "in hip/amd_detail/host_defines.h), so the attribute becomes "
+              "__attribute__((__attribute__((noinline)))) and clang reads 'noinline' as an "
+              "undeclared identifier: this HIP is older than GCC 12's libstdc++",
+        fix="build with an older GCC's libstdc++ (GCC 11: `invoke build --gcc 11`, or "
+            "--gcc-install-dir for clang), or use a ROCm whose HIP headers do not define "
+            "__noinline__ as an attribute macro (a newer ROCm; distributions patched theirs)")
+
+
+# A shared library in ld's "<lib>.so: undefined reference to" (the library that needs it).
+_LINKED_SO = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
+# A symbol at a glibc symbol version (GNU ld prints `name@GLIBC_2.35'): glibc's Versions
+# files give each symbol the release that added (or changed) it.
+_GLIBC_VERSIONED = re.compile(r"^(?P<name>\w+)@{1,2}GLIBC_(?P<ver>\d+\.\d+(?:\.\d+)?)$")
+
+
+def newer_glibc(symbol: str, view: LineView) -> Reading | None:
+    """GNU ld's undefined reference to `name@GLIBC_x.y' (link.py's undefined-reference)."""
+    found = _GLIBC_VERSIONED.match(symbol)
+    if found is None:
+        return None
+    name, version = found.group("name"), found.group("ver")
+    binary = _LINKED_SO.match(view.text)
+    who = (binary.group(0).split(": undefined", 1)[0].rsplit(": ", 1)[-1].rsplit("/", 1)[-1]
+           if binary else "an object of the link")
+    return Reading(
+        subject=name,
+        cause=f"{who} needs {name} at symbol version GLIBC_{version}: it was built against "
+              f"glibc {version} or newer, and the C library this system links against is "
+              "older, so it does not define that version of the symbol",
+        fix=f"link on a system whose glibc is {version} or newer (`ldd --version` shows this "
+            "one's), e.g. a newer distribution release or container image, or use (or build "
+            "from source here) a build of that library made against this system's glibc")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="hip-noinline-macro-libstdcxx", klass="host-compiler",
+         triggers=("expanded from macro '__noinline__'",),
+         pattern=rx(r"host_defines\.h:\d+:\d+: note: expanded from macro '__noinline__'"),
+         read=_hip_noinline_macro,
+         source="libstdc++ 12's bits/shared_ptr_base.h:196 __attribute__((__noinline__)) "
+         "(gcc 12 installed here); the HIP macro as the log quotes it; rocm-arch/rocm-arch#780 "
+         "(ROCm 5.1 with GCC 12.1)"),
     Rule(id="glibcxx-version", klass="import",
          triggers=("not found (required by", "' not found"),
          pattern=rx(r"(?P<lib>lib(?:stdc\+\+|gcc_s)\S*?)(?:\.\d+)*: version [`']"

@@ -1,6 +1,6 @@
 """The linker at build time: a library it cannot find, symbols it finds no definition for
-(GNU ld, lld, MSVC; the symbol named by its qualified name), relocation overflows in huge
-objects and the duplicates hipify leaves behind.
+(GNU ld, lld, MSVC; the symbol named by its qualified name) and the duplicates hipify
+leaves behind.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -16,6 +16,7 @@ from rocmforge.knowledge.components import Component
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.aotriton import aotriton_library
+from rocmforge.triage.parsers.libstdcxx import newer_glibc
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
@@ -70,6 +71,9 @@ _ALWAYS_EXPORTED: dict[str, frozenset[str]] = {
 
 
 def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
+    newer = newer_glibc(match.group("sym"), view)
+    if newer is not None:
+        return newer
     if _FROM_SHARED.match(view.text):
         # A shared library being linked against needs a symbol its own dependency does not
         # provide here: which copy of that dependency ld found is not in the lines (a second,
@@ -113,26 +117,6 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
              "rebuild from a clean build directory (`invoke clean`) so every object comes from "
              "one tree and one toolchain; if the symbol belongs to a system library, install "
              "the release the headers came from"))
-
-
-def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None:
-    named = match.group("what") or ""
-    owner = _RELOC_OWNER.search(view.text)
-    return Reading(
-        subject=named.split(".so")[0] or (owner.group(1).lower() if owner else "libtorch_hip"),
-        cause="a relocation overflowed while linking (R_X86_64 offsets are limited to ±2 GiB): "
-              "the library being linked, usually libtorch_hip.so with device code for many "
-              "targets, grew past 2 GiB",
-        fix="build for fewer GPU targets, each arch adds its device code (`invoke build --arch "
-            "<your gfx>`, PYTORCH_ROCM_ARCH; "
-            "a project's own list, e.g. AOTriton's target list), or link with "
-            "-mcmodel=medium / compressed offload bundles (--offload-compress) where the "
-            "release supports them")
-
-
-# A relocation error names the function whose code overflowed (`aotriton::v2::flash::…`,
-# `composable_kernel`'s `ck::…`): the project it belongs to is the subject.
-_RELOC_OWNER = re.compile(r"\b(aotriton|ck_tile|ck|flash|fbgemm|hipblaslt|rocblas)::")
 
 
 def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
@@ -321,12 +305,6 @@ RULES: tuple[Rule, ...] = (
                      r"|(?:ld\.lld|lld|ld): error: undefined (?:hidden )?symbol: (?P<sym2>.+)$"),
          read=lambda m, v: _undefined_reference(Alias(m, sym="sym2"), v),
          source="GNU ld / lld undefined symbol errors"),
-    Rule(id="relocation-overflow", klass="link",
-         triggers=("relocation",),
-         pattern=rx(r"(?:relocation (?:truncated to fit|R_X86_64_\w+ out of range|overflow)"
-                     r"|failed to convert GOTPCREL relocation|relocation overflows omitted)"
-                     r"(?:.*?(?P<what>lib\w+\.so))?"),
-         read=_relocation_overflow, source="GNU ld / lld relocation range errors"),
     Rule(id="hipified-duplicate", klass="link",
          triggers=("multiple definition of",),
          pattern=rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp)):\S*: multiple definition of\s+"

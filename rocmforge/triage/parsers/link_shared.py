@@ -1,6 +1,7 @@
 """Shared-library links: code compiled without -fPIC that the linker cannot put into a
-shared library (GNU ld, gold, lld; an archive member or an object file), and version scripts
-that name symbols the library's objects no longer define (lld's --no-undefined-version).
+shared library (GNU ld, gold, lld; an archive member or an object file), version scripts
+that name symbols the library's objects no longer define (lld's --no-undefined-version), and
+relocations that overflow in a library or program grown past 2 GiB.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -112,7 +113,45 @@ def _not_pic_object(match: re.Match[str], view: LineView) -> Reading | None:
             "which HIP objects need too) and link again")
 
 
+def _relocation_overflow(match: re.Match[str], view: LineView) -> Reading | None:
+    named = match.group("what") or ""
+    owner = _RELOC_OWNER.search(view.text)
+    target = _CMAKE_TARGET.search(" ".join((*view.previous[-1:], view.text)))
+    project = _RELOC_PROJECT.get(owner.group(1), owner.group(1)) if owner else ""
+    subject = (named.split(".so")[0] or project
+               or (target.group(1) if target else "") or "libtorch_hip")
+    linked = (f"the target {target.group(1)}" if target else
+              "the library being linked, usually libtorch_hip.so")
+    return Reading(
+        subject=subject,
+        cause="a relocation overflowed while linking (R_X86_64 offsets are limited to ±2 GiB): "
+              f"{linked}, with device code for many targets (or unoptimized, in a Debug "
+              "build), grew past 2 GiB",
+        fix="build for fewer GPU targets, each arch adds its device code (`invoke build --arch "
+            "<your gfx>`, PYTORCH_ROCM_ARCH; "
+            "a project's own list, e.g. AOTriton's or Composable Kernel's GPU_TARGETS"
+            + (f", or build {target.group(1)} alone for the targets you need" if target else "")
+            + "), build with CMAKE_BUILD_TYPE=Release rather than Debug, or link with "
+            "-mcmodel=medium / compressed offload bundles (--offload-compress) where the "
+            "release supports them")
+
+
+# A relocation error names the function whose code overflowed (`aotriton::v2::flash::…`,
+# `composable_kernel`'s `ck::…`): the project it belongs to is the subject.
+_RELOC_OWNER = re.compile(r"\b(aotriton|ck_tile|ck|flash|fbgemm|hipblaslt|rocblas)::")
+_RELOC_PROJECT = {"ck": "composable_kernel", "ck_tile": "composable_kernel"}
+# CMake's Makefile and Ninja generators put a target's objects in CMakeFiles/<target>.dir/
+# (every CMake build log in the corpus; the CMake source line itself unverified here).
+_CMAKE_TARGET = re.compile(r"\bCMakeFiles/([\w.+-]+)\.dir/")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="relocation-overflow", klass="link",
+         triggers=("relocation",),
+         pattern=rx(r"(?:relocation (?:truncated to fit|R_X86_64_\w+ out of range|overflow)"
+                     r"|failed to convert GOTPCREL relocation|relocation overflows omitted)"
+                     r"(?:.*?(?P<what>lib\w+\.so))?"),
+         read=_relocation_overflow, source="GNU ld / lld relocation range errors"),
     Rule(id="link-not-pic", klass="link",
          triggers=("recompile with -fPIC",),
          pattern=rx(r"(?:(?P<arch>[^\s:()]+\.a)\([^)]+\)|(?P<obj>[^\s:()]+\.o)): "

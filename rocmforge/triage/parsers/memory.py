@@ -188,6 +188,25 @@ def _gpu_out_of_memory(match: Groups, view: LineView) -> Reading | None:
             f"{knob}; the GPU and ROCm install are not at fault")
 
 
+_TENSILE_WORK = re.compile(r"\bTensile\b|ParallelMap|[Ll]ogic files|TensileCreateLibrary")
+
+
+def _python_enomem(match: re.Match[str], view: LineView) -> Reading | None:
+    tensile = any(_TENSILE_WORK.search(line) for line in (*view.previous, view.text))
+    what = ("Tensile's library build (it reads and processes the kernel logic files of "
+            "every GPU target in parallel worker processes)" if tensile else
+            "a Python step of the build")
+    return Reading(
+        subject="memory",
+        cause=f"{what} ran out of host memory: an allocation or a new worker process failed "
+              "with ENOMEM ([Errno 12] Cannot allocate memory), the machine's RAM (or a "
+              "container's or job's memory limit) was used up",
+        fix=("build for fewer GPU targets, only the ones you need (GPU_TARGETS / "
+             "AMDGPU_TARGETS, or PYTORCH_ROCM_ARCH: each target adds its logic files), and "
+             "with fewer parallel jobs; " if tensile else "")
+        + "{jobs_advice}; more memory or swap helps too")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="compiler-killed", klass="out-of-memory", tier=0,
          triggers=("Killed", "killed"),
@@ -214,6 +233,15 @@ RULES: tuple[Rule, ...] = (
                      r"|LLVM ERROR: out of memory|std::bad_alloc.*(?:clang|cc1plus|ld)"
                      r"|virtual memory exhausted: Cannot allocate memory"),
          read=_out_of_memory, source="gcc's xmalloc_failed text, LLVM's report_bad_alloc_error"),
+    Rule(id="python-enomem", klass="out-of-memory", tier=0,
+         triggers=("[Errno 12] Cannot allocate memory",),
+         pattern=rx(r"^(?:OSError|BlockingIOError|\w*Error): \[Errno 12\] Cannot allocate "
+                    r"memory"),
+         steps=("build", "configure", "triton"),
+         read=_python_enomem,
+         source="glibc strerror(ENOMEM) as Python's OSError prints it ('[Errno 12] Cannot "
+         "allocate memory'); ROCm/rocm-libraries#5978 (Tensile's ParallelMap over the logic "
+         "files of every target)"),
     Rule(id="exit-137", klass="out-of-memory", tier=0,
          triggers=("137",),
          pattern=rx(r"exit (?:code|status):? 137\b|exit status 137\b|returned non-zero exit "
