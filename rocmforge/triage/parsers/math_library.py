@@ -9,6 +9,7 @@ pick between findings (the engine does).
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
@@ -140,6 +141,39 @@ def _rocwmma_arch(match: re.Match[str], view: LineView) -> Reading | None:
               f"{target}",
         fix=f"build without the rocWMMA code path for {target} (the project's rocWMMA option, "
             "e.g. GGML_HIP_ROCWMMA_FATTN=OFF), or install a rocWMMA release that supports it")
+
+
+# rocWMMA's public API (rocwmma.hpp): the calls an application makes on fragments.
+_ROCWMMA_CALL = (r"error: no matching function for call to '(?:rocwmma::)?(?:mma_sync|"
+                 r"load_matrix_sync|store_matrix_sync|fill_fragment|synchronize_workgroup)'")
+
+
+def _rocwmma_fragment(match: re.Match[str], view: LineView) -> Reading | None:
+    # clang's "candidate template ignored: substitution failure" means the arguments were
+    # deduced (BlockM/N/K and types agree with the call) but rocWMMA's own fragment type is
+    # ill-formed with them for the target being compiled: the release has no matrix-core
+    # layout for that (target, block, type). For 16x16x16 with a 16-bit input, the basic block
+    # every WMMA/MFMA target rocWMMA supports, that means the release lacks the target.
+    block = (match.group("m"), match.group("n"), match.group("k"))
+    if block != ("16", "16", "16") or match.group("in") not in _BASIC_INPUTS:
+        return None  # another block or type: an application's choice, not proven the target
+    if re.search(r"\bLayout[AB] = void\b", view.text):
+        return None  # an input fragment without a layout: the application's own mistake
+    root = posixpath.normpath(match.group("path").replace("\\", "/")).split("/rocwmma/")[0]
+    return Reading(
+        subject="rocwmma",
+        cause="the installed rocWMMA (" + root + "/rocwmma) has no fragment layout for "
+              "{device}: clang set aside rocWMMA's own function template because its "
+              "fragment type is ill-formed for the target being compiled (substitution "
+              "failure) even for the basic 16x16x16 " + match.group("in") + " block, so this "
+              "rocWMMA release has no matrix-core path for that target",
+        fix="build without the project's rocWMMA code path for {device} (llama.cpp: "
+            "GGML_HIP_ROCWMMA_FATTN=OFF), or use a rocWMMA release that supports the target "
+            "(for gfx12: the rocWMMA of ROCm 7.0 or later)")
+
+
+_BASIC_INPUTS = frozenset({"__half", "_Float16", "rocwmma::float16_t", "rocwmma::hfloat16_t",
+                           "__hip_bfloat16", "rocwmma::bfloat16_t", "hip_bfloat16"})
 
 
 _MIOPEN_DEVICE = re.compile(r"MIOpen\(HIP\): \w+ \[get_device_name\] Raw device name: "
@@ -282,4 +316,19 @@ RULES: tuple[Rule, ...] = (
          read=_miopen_sqlite_column, source="MIOpen src/sqlite_db.cpp ('SQLite prepare "
          "error: ' + sqlite3_errmsg, as logged in ROCm/rocm-libraries#5452; source not read); "
          "sqlite3's 'no such column: X' for a query naming a column the table lacks"),
+    Rule(id="rocwmma-fragment-substitution", klass="math-library",
+         triggers=("candidate template ignored: substitution failure",),
+         pattern=rx(r"^(?P<path>\S*[/\\]include[/\\]rocwmma[/\\]\S+?\.hpp):\d+:\d+: note: "
+                    r"candidate template ignored: substitution failure \[with BlockM = "
+                    r"(?P<m>\d+), BlockN = (?P<n>\d+), BlockK = (?P<k>\d+), "
+                    r"(?:DataT|InputT) = (?P<in>[\w:]+)"),
+         requires=rx(_ROCWMMA_CALL.replace("error: ", r"\d+:\d+: error: ")),
+         read=_rocwmma_fragment,
+         source="ROCm/rocWMMA@fa7e8ee6f1ad43261fe5a66abddfe7c4ef8e7d6e:library/include/rocwmma/"
+         "rocwmma_impl.hpp (mma_sync templated on BlockM, BlockN, BlockK, InputT, ComputeT and "
+         "the fragment layouts, no constraint of its own: a substitution failure is the "
+         "fragment type being ill-formed) and internal/config.hpp (per-target ROCWMMA_ARCH_* "
+         "paths); clang's 'candidate template ignored: substitution failure [with ...]' note; "
+         "ggml-org/llama.cpp#13110, #14193, #14202 (no released rocWMMA before ROCm 7.0 "
+         "supports gfx12, the maintainer's word)"),
 )
