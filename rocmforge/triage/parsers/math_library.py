@@ -150,23 +150,26 @@ _ROCWMMA_CALL = (r"error: no matching function for call to '(?:rocwmma::)?(?:mma
 
 def _rocwmma_fragment(match: re.Match[str], view: LineView) -> Reading | None:
     # clang's "candidate template ignored: substitution failure" means the arguments were
-    # deduced (BlockM/N/K and types agree with the call) but rocWMMA's own fragment type is
-    # ill-formed with them for the target being compiled: the release has no matrix-core
-    # layout for that (target, block, type). For 16x16x16 with a 16-bit input, the basic block
-    # every WMMA/MFMA target rocWMMA supports, that means the release lacks the target.
+    # deduced (block sizes and types agree with the call) but rocWMMA's own mma_sync is
+    # ill-formed with them when compiled for the target: the installed release does not
+    # provide that (target, block, type) combination. For the basic 16x16x16 block with a
+    # 16-bit input and a 16-bit or float accumulator, which every target rocWMMA supports
+    # has, that is the release failing the target, not the application's choice.
     block = (match.group("m"), match.group("n"), match.group("k"))
-    if block != ("16", "16", "16") or match.group("in") not in _BASIC_INPUTS:
+    basic = (match.group("in") in _BASIC_INPUTS
+             and match.group("acc") in _BASIC_INPUTS | {"float"})
+    if block != ("16", "16", "16") or not basic:
         return None  # another block or type: an application's choice, not proven the target
     if re.search(r"\bLayout[AB] = void\b", view.text):
         return None  # an input fragment without a layout: the application's own mistake
     root = posixpath.normpath(match.group("path").replace("\\", "/")).split("/rocwmma/")[0]
+    kind = f"16x16x16 {match.group('in')} -> {match.group('acc')}"
     return Reading(
         subject="rocwmma",
-        cause="the installed rocWMMA (" + root + "/rocwmma) has no fragment layout for "
-              "{device}: clang set aside rocWMMA's own function template because its "
-              "fragment type is ill-formed for the target being compiled (substitution "
-              "failure) even for the basic 16x16x16 " + match.group("in") + " block, so this "
-              "rocWMMA release has no matrix-core path for that target",
+        cause="the installed rocWMMA (" + root + "/rocwmma) does not provide mma_sync for "
+              "the basic " + kind + " block on {device}: clang set its own template aside "
+              "(substitution failure) although the call's sizes and types agree with it, so "
+              "this rocWMMA release does not support that target",
         fix="build without the project's rocWMMA code path for {device} (llama.cpp: "
             "GGML_HIP_ROCWMMA_FATTN=OFF), or use a rocWMMA release that supports the target "
             "(for gfx12: the rocWMMA of ROCm 7.0 or later)")
@@ -321,14 +324,15 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"^(?P<path>\S*[/\\]include[/\\]rocwmma[/\\]\S+?\.hpp):\d+:\d+: note: "
                     r"candidate template ignored: substitution failure \[with BlockM = "
                     r"(?P<m>\d+), BlockN = (?P<n>\d+), BlockK = (?P<k>\d+), "
-                    r"(?:DataT|InputT) = (?P<in>[\w:]+)"),
+                    r"InputT = (?P<in>[\w:]+), ComputeT = (?P<acc>[\w:]+)"),
          requires=rx(_ROCWMMA_CALL.replace("error: ", r"\d+:\d+: error: ")),
          read=_rocwmma_fragment,
          source="ROCm/rocWMMA@fa7e8ee6f1ad43261fe5a66abddfe7c4ef8e7d6e:library/include/rocwmma/"
          "rocwmma_impl.hpp (mma_sync templated on BlockM, BlockN, BlockK, InputT, ComputeT and "
-         "the fragment layouts, no constraint of its own: a substitution failure is the "
-         "fragment type being ill-formed) and internal/config.hpp (per-target ROCWMMA_ARCH_* "
-         "paths); clang's 'candidate template ignored: substitution failure [with ...]' note; "
+         "the fragment layouts) and internal/wmma_impl.hpp, config.hpp (per-target paths; "
+         "this 1.6.0 snapshot already has gfx12 f16 WMMA, the 1.7.0 of ROCm 6.4 still failed "
+         "in the threads: the mechanism is not read here); clang's 'candidate template "
+         "ignored: substitution failure [with ...]' note; "
          "ggml-org/llama.cpp#13110, #14193, #14202 (no released rocWMMA before ROCm 7.0 "
          "supports gfx12, the maintainer's word)"),
 )
