@@ -170,9 +170,9 @@ def _rocwmma_fragment(match: re.Match[str], view: LineView) -> Reading | None:
               "the basic " + kind + " block on {device}: clang set its own template aside "
               "(substitution failure) although the call's sizes and types agree with it, so "
               "this rocWMMA release does not support that target",
-        fix="build without the project's rocWMMA code path for {device} (llama.cpp: "
-            "GGML_HIP_ROCWMMA_FATTN=OFF), or use a rocWMMA release that supports the target "
-            "(for gfx12: the rocWMMA of ROCm 7.0 or later)")
+        fix="build without the project's rocWMMA code path (llama.cpp: "
+            "GGML_HIP_ROCWMMA_FATTN=OFF) for {device}, or use a rocWMMA release that "
+            "supports the target (for gfx12: the rocWMMA of ROCm 7.0 or later)")
 
 
 _BASIC_INPUTS = frozenset({"__half", "_Float16", "rocwmma::float16_t", "rocwmma::hfloat16_t",
@@ -327,7 +327,7 @@ RULES: tuple[Rule, ...] = (
                     r"InputT = (?P<in>[\w:]+), ComputeT = (?P<acc>[\w:]+)"),
          requires=rx(_ROCWMMA_CALL.replace("error: ", r"\d+:\d+: error: ")),
          read=_rocwmma_fragment,
-         source="ROCm/rocWMMA@fa7e8ee6f1ad43261fe5a66abddfe7c4ef8e7d6e:library/include/rocwmma/"
+         source="ROCm/rocWMMA@fa7e8ee6f1ad43261fe5a66abddfe7c4ef8e7d6e: library/include/rocwmma/"
          "rocwmma_impl.hpp (mma_sync templated on BlockM, BlockN, BlockK, InputT, ComputeT and "
          "the fragment layouts) and internal/wmma_impl.hpp, config.hpp (per-target paths; "
          "this 1.6.0 snapshot already has gfx12 f16 WMMA, the 1.7.0 of ROCm 6.4 still failed "
