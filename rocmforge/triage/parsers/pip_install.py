@@ -123,16 +123,38 @@ def _unsupported_wheel(match: re.Match[str], view: LineView) -> Reading | None:
             "the Python version the wheel was built for")
 
 
+def _requirement_name(requirement: str) -> str:
+    # "cmake<4", "torch==2.4.0+rocm6.1", "vllm[rocm]", "pkg (from x)" -> the project name
+    return re.split(r"[<>=!~;\[ (]", requirement.strip(), maxsplit=1)[0].lower()
+
+
 def _resolver_conflict(match: re.Match[str], view: LineView) -> Reading | None:
-    first = match.group("pkg").split("==")[0].split("[")[0].lower()
+    # pip names the requirements that clash joined as "A, B and C" (factory.py text_join).
+    if match.group("info") == "the requested packages":
+        return None  # pip names no trigger: nothing to read
+    listed = [r for r in re.split(r", | and ", match.group("info")) if r.strip()]
+    names = [_requirement_name(r) for r in listed]
+    if not names or not names[0]:
+        return None
+    first = names[0]
+    if len(listed) > 1 and all(n == first for n in names):
+        asked = " and ".join(r.strip() for r in listed)
+        return Reading(
+            subject=first,
+            cause=f"pip could not resolve the requirements: {asked} are two requirements on "
+                  f"{first} that no version satisfies together (one pinned by a script or a "
+                  f"constraint, the other by the project's requirements file)",
+            fix=f"keep one requirement on {first}: drop or widen the pin that conflicts (the "
+                f"script's or constraint's {first} pin, or the requirements file's), so the "
+                "version the project asks for can be installed")
     return Reading(
         subject=first,
         cause="pip could not resolve the requirements: the versions asked for (a pinned "
               f"{first} and what the other packages require of it) exclude each other, or the "
               "index holds no build of one of them for this torch/ROCm",
-        fix="pin versions that belong together (torch, torchvision and torchaudio of one "
+        fix=f"pin versions that belong together (torch, torchvision and torchaudio of one "
             "release, from one index: the ROCm index of that torch), or drop the pin that "
-            "conflicts; pip's lines above say which package asked for what")
+            f"conflicts ({first}'s); pip's lines above say which package asked for what")
 
 
 def _no_platform_wheel(match: re.Match[str], view: LineView) -> Reading | None:
@@ -263,10 +285,12 @@ RULES: tuple[Rule, ...] = (
          "(\"is not a supported wheel on this platform\")"),
     Rule(id="pip-resolver-conflict", klass="python-packaging",
          triggers=("because these package versions have conflicting dependencies",),
-         pattern=rx(r"Cannot install (?P<pkg>[\w.\[\]=<>!~+-]+)(?:,| and) .*because these "
-                     r"package versions have conflicting dependencies"),
+         pattern=rx(r"Cannot install (?P<info>.+?) because these package versions have "
+                     r"conflicting dependencies"),
          read=_resolver_conflict, source="pypa/pip src/pip/_internal/resolution/"
-         "resolvelib/factory.py (ResolutionImpossible report)"),
+         "resolvelib/factory.py (ResolutionImpossible report; pip 26.3 as installed here: "
+         "\"Cannot install {info} because ...\", info the triggers joined as \"A, B and "
+         "C\"); ROCm/TheRock#1212"),
     Rule(id="no-platform-wheel", klass="python-packaging",
          triggers=("has no wheels with a matching platform tag",
                    "doesn't have a source distribution or wheel for the current platform"),
