@@ -4,6 +4,9 @@
 #    libamdhip64.so.7 without an rpath, started after the library's folder is off the loader
 #    path: ld.so's "error while loading shared libraries" (the program's RUNPATH is the fix).
 #  - real-pip-cache-command-cache-disabled: `pip cache remove` with the cache disabled.
+#  - real-clang22-llvm-offload-binary-missing: clang-22 copied into a folder of its own (a
+#    toolchain without llvm-offload-binary; PATH without LLVM's bin) compiling a HIP kernel
+#    with the new offload driver: the driver cannot spawn llvm-offload-binary.
 # Writes rounds/d8/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -18,4 +21,10 @@ gcc "$t/main.c" -L"$t/sdk/lib" -lamdhip64 -o "$t/test_opus_basic"
   > "$cases/real-ld-so-program-no-runpath-libamdhip64.log"
 (cd "$t" && LANG=C python3 -m pip --no-cache-dir cache remove rocm_sdk 2>&1; echo "exit code $?") \
   > "$cases/real-pip-cache-command-cache-disabled.log"
+mkdir -p "$t/tc/bin"
+cp "$(dirname "$(readlink -f "$(command -v clang-22)")")/clang" "$t/tc/bin/clang++"
+echo '__attribute__((global)) void k(int *p) { *p = 1; }' > "$t/k.hip"
+(cd "$t" && PATH=/usr/bin:/bin LANG=C ./tc/bin/clang++ -resource-dir "$(clang-22 \
+  -print-resource-dir)" -x hip --offload-arch=gfx1100 --offload-new-driver -nogpuinc -nogpulib \
+  -c k.hip -o k.o 2>&1; echo "exit code $?") > "$cases/real-clang22-llvm-offload-binary-missing.log"
 rm -rf "$t"
