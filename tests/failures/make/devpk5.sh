@@ -7,6 +7,9 @@
 #  - real-clang22-llvm-offload-binary-missing: clang-22 copied into a folder of its own (a
 #    toolchain without llvm-offload-binary; PATH without LLVM's bin) compiling a HIP kernel
 #    with the new offload driver: the driver cannot spawn llvm-offload-binary.
+#  - real-rocm-sdk-stub-target-missing: TheRock's own executable stub (exe_stub_gen.py at the
+#    commit below, from the local mirror) built as _rocm_sdk_devel/bin/amdclang, pointing at
+#    an amdllvm the package does not hold.
 # Writes rounds/d8/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -27,4 +30,17 @@ echo '__attribute__((global)) void k(int *p) { *p = 1; }' > "$t/k.hip"
 (cd "$t" && PATH=/usr/bin:/bin LANG=C ./tc/bin/clang++ -resource-dir "$(clang-22 \
   -print-resource-dir)" -x hip --offload-arch=gfx1100 --offload-new-driver -nogpuinc -nogpulib \
   -c k.hip -o k.o 2>&1; echo "exit code $?") > "$cases/real-clang22-llvm-offload-binary-missing.log"
+therock=/work/.mirror/ROCm+TheRock/repo
+rev=89553ce3746eda74ade42557470d25e37c91b6f0
+if git -C "$therock" cat-file -e "$rev:build_tools/_therock_utils/exe_stub_gen.py" 2>/dev/null
+then
+  git -C "$therock" show "$rev:build_tools/_therock_utils/exe_stub_gen.py" > "$t/exe_stub_gen.py"
+  sdk=$t/env/lib/python3.12/site-packages/_rocm_sdk_devel/bin
+  mkdir -p "$sdk"
+  (cd "$t" && python3 exe_stub_gen.py "$sdk/amdclang" amdllvm)
+  (cd "$t" && LANG=C "$sdk/amdclang" --version 2>&1; echo "exit code $?") \
+    | sed -e "s#$t/env#/home/user/venv#g" > "$cases/real-rocm-sdk-stub-target-missing.log"
+else
+  echo "no ROCm/TheRock mirror at $therock: real-rocm-sdk-stub-target-missing not made" >&2
+fi
 rm -rf "$t"
