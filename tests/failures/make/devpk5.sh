@@ -10,6 +10,8 @@
 #  - real-rocm-sdk-stub-target-missing: TheRock's own executable stub (exe_stub_gen.py at the
 #    commit below, from the local mirror) built as _rocm_sdk_devel/bin/amdclang, pointing at
 #    an amdllvm the package does not hold.
+#  - real-python-script-top-import-missing-yaml: a generator script whose first import is
+#    yaml, run by a Python without site-packages (-S: an interpreter that lacks PyYAML).
 # Writes rounds/d8/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -30,6 +32,12 @@ echo '__attribute__((global)) void k(int *p) { *p = 1; }' > "$t/k.hip"
 (cd "$t" && PATH=/usr/bin:/bin LANG=C ./tc/bin/clang++ -resource-dir "$(clang-22 \
   -print-resource-dir)" -x hip --offload-arch=gfx1100 --offload-new-driver -nogpuinc -nogpulib \
   -c k.hip -o k.o 2>&1; echo "exit code $?") > "$cases/real-clang22-llvm-offload-binary-missing.log"
+mkdir -p "$t/build/bin"
+printf '%s\n' '"""Expands a test YAML."""' 'import sys' 'from yaml import CLoader as Loader' \
+  'print(Loader, sys.argv)' > "$t/build/bin/rocblas_gentest.py"
+(cd "$t" && LANG=C python3 -S build/bin/rocblas_gentest.py -o out.yaml smoke.yaml 2>&1; \
+  echo "exit code $?") | sed -e "s#$t#/home/user/TheRock#g" \
+  > "$cases/real-python-script-top-import-missing-yaml.log"
 therock=/work/.mirror/ROCm+TheRock/repo
 rev=89553ce3746eda74ade42557470d25e37c91b6f0
 if git -C "$therock" cat-file -e "$rev:build_tools/_therock_utils/exe_stub_gen.py" 2>/dev/null
