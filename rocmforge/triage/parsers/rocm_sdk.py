@@ -76,7 +76,42 @@ def _stub_target_missing(match: re.Match[str], view: LineView) -> Reading | None
             "path under `rocm-sdk path --root` instead of the stub")
 
 
+# `rocm-sdk init` expands rocm[devel]'s tarball into site-packages/_rocm_sdk_devel. Before
+# ROCm/TheRock f8980bf92d9d26f3bd21fb7029471d86910f83e7 (#2169, 2025-11-18) _lock_and_expand let
+# tarfile extract each symlink and then, on Windows, read it back (dest_path.readlink()) to
+# make a hardlink; where the user may not create symlinks, tarfile makes none and the read
+# fails with a Windows error. Later releases make the hardlinks from the tar entry itself.
+_EXPAND_FRAME = re.compile(r"rocm_sdk[/\\]_devel\.py\S*, line \d+, in _lock_and_expand$")
+
+
+def _devel_symlink_read(match: re.Match[str], view: LineView) -> Reading | None:
+    recent = view.previous[-8:]
+    if not any(_EXPAND_FRAME.search(line) for line in recent) or \
+            not any("readlink()" in line for line in recent):
+        return None
+    return Reading(
+        subject="_rocm_sdk_devel",
+        cause=f"`rocm-sdk init` could not expand the ROCm devel package on Windows: this "
+              "rocm_sdk extracts the tarball's symlinks and reads them back to turn them into "
+              "hardlinks, and this user may not create symlinks (not an administrator, "
+              f"Developer Mode off), so no symlink was made and reading it failed "
+              f"([WinError {match.group('code')}]); _rocm_sdk_devel is left half-expanded",
+        fix="install newer rocm packages (rocm_sdk after ROCm/TheRock#2169 makes hardlinks "
+            "without creating symlinks), or allow symlinks (Windows Developer Mode, or an "
+            "administrator prompt); then delete the half-expanded site-packages\\"
+            "_rocm_sdk_devel folder and run `rocm-sdk init` again")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="rocm-sdk-devel-symlink-windows", klass="rocm-install",
+         triggers=("[WinError ",),
+         pattern=rx(r"^(?:FileNotFoundError|OSError|PermissionError): \[WinError "
+                     r"(?P<code>\d+)\]"),
+         read=_devel_symlink_read,
+         source="ROCm/TheRock@f8980bf92d9d26f3bd21fb7029471d86910f83e7^:build_tools/packaging/"
+                "python/templates/rocm/src/rocm_sdk/_devel.py (_lock_and_expand: tf.extract, "
+                "then dest_path.readlink() on Windows); fixed by that commit (#2169: "
+                "'Check for Windows symlink prior to tf.extract'; issues #1906, #1913)"),
     Rule(id="rocm-sdk-stub-target-missing", klass="rocm-install",
          triggers=("could not exec ",),
          pattern=rx(r"^could not exec (?P<target>\S+): No such file or directory$"),
