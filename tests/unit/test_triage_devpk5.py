@@ -83,6 +83,15 @@ _TENSILE = ("RuntimeError: Error compiling source object file: b\"fatal error: c
     (_TENSILE.format(producer=19, reader=17, command="ccache /opt/rocm-6.0.0/llvm/bin/clang++"),
      "rocm-install", "/opt/rocm-6.0.0/llvm", "older-compiler-newer-device-bitcode",
      ("/opt/rocm-6.0.0/llvm/bin/clang++",)),
+    # an old sdist's setup_requires fetching setuptools_scm 8 (flattened or as CPython prints)
+    ("File /tmp/easy_install-_pf/matplotlib-3.5.1/.eggs/setuptools_scm-8.3.1-py3.12.egg/"
+     "setuptools_scm/_integration/pyproject_reading.py, line 36, in read_pyproject section = "
+     "defn.get(tool, {})[tool_name] KeyError: 'setuptools_scm'", "python-packaging",
+     "matplotlib", "setuptools-scm-section-missing", ("matplotlib==3.5.1", "setuptools_scm<8",
+                                                      "8.3.1")),
+    ("LookupError: /tmp/pip-install-x/scikit-image-0.19.3/pyproject.toml does not contain a "
+     "tool.setuptools_scm section", "python-packaging", "scikit-image",
+     "setuptools-scm-section-missing", ("scikit-image 0.19.3",)),
 ])
 def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
                                 words: tuple[str, ...]) -> None:
@@ -107,6 +116,8 @@ def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
     # a tool that ran and failed (no spawn error before it)
     "clang++: error: llvm-offload-binary command failed with exit code 1",
     "clang++: error: llvm-offload-binary command failed with exit code 12",
+    # setuptools_scm's error with no source folder to name the project
+    "KeyError: 'setuptools_scm'",
 ])
 def test_look_alike_claims_nothing(text: str) -> None:
     assert explain_text(text).klass is None

@@ -253,7 +253,46 @@ def _pins_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
             f"{dep} with the one {pkg} pins")
 
 
+# An sdist built because no wheel fits: its setup.py's setup_requires lets setuptools fetch the
+# newest setuptools_scm into <project>-<version>/.eggs/, and setuptools_scm 8 stops in
+# read_pyproject when pyproject.toml has no [tool.setuptools_scm] section (KeyError, chained
+# as LookupError "<path> does not contain a tool.setuptools_scm section").
+_SDIST_DIR = re.compile(r"[/\\](?P<proj>[A-Za-z][\w.]*?(?:-[A-Za-z][\w.]*?)*)-"
+                        r"(?P<ver>\d+(?:\.\d+)+\w*)[/\\](?:\.eggs[/\\]setuptools_scm-"
+                        r"(?P<scm>[\d.]+)|pyproject\.toml does not contain)")
+
+
+def _scm_section_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    where = None
+    for line in (view.text, *reversed(view.previous)):
+        where = _SDIST_DIR.search(line)
+        if where:
+            break
+    if where is None:
+        return None
+    project, version = where.group("proj"), where.group("ver")
+    scm = f" {where.group('scm')}" if where.group("scm") else ""
+    return Reading(
+        subject=project.lower(),
+        cause=f"pip built {project} {version} from source (no wheel of it for this Python), "
+              f"its setup fetched the newest setuptools_scm{scm}, and setuptools_scm 8 "
+              f"requires a [tool.setuptools_scm] section in pyproject.toml, which {project} "
+              f"{version} predates",
+        fix=f"require a {project} release that has a wheel for this Python (loosen the "
+            f"{project}=={version} pin to a newer release), or build it with setuptools_scm<8 "
+            "installed first and `--no-build-isolation`")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="setuptools-scm-section-missing", klass="python-packaging",
+         triggers=("setuptools_scm",),
+         pattern=rx(r"KeyError: 'setuptools_scm'|does not contain a tool\.setuptools_scm "
+                    r"section"),
+         read=_scm_section_missing,
+         source="setuptools_scm 8.3.1 (wheel from PyPI, read here): _integration/"
+                "pyproject_reading.py read_pyproject (defn.get(\"tool\", {})[tool_name], "
+                "re-raised as LookupError \"<path> does not contain a tool.setuptools_scm "
+                "section\" when require_section); ROCm/apex#213"),
     Rule(id="no-distribution", klass="python-packaging",
          triggers=("No matching distribution found for",),
          pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
