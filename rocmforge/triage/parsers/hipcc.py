@@ -1,5 +1,6 @@
 """hipcc and hipconfig: the compiler wrapper cannot find its clang (a ROCM_PATH that is unset,
-empty, or another install's), or the build cannot find hipcc itself.
+empty, or another install's), the build cannot find hipcc itself, or the ROCm compiler a build
+ran is older than the device libraries it was handed (two installs mixed).
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -97,7 +98,54 @@ def _hipcc_clang_missing(match: Groups, view: LineView) -> Reading | None:
             "install; HIP_CLANG_PATH may name the clang folder directly; then compile again")
 
 
+# LLVM's bitcode reader names the writer's and its own version when it cannot read a module
+# ("... (Producer: 'LLVM19.0.0git' Reader: 'LLVM 18.0.0git')"): a compiler older than the
+# device libraries it was handed. Tensile reports the compile that failed with the output
+# first and then "Failed command: <launcher> <compiler> <flags>"
+# (ROCm/Tensile@a164ed70df55ceb076f4a1f2fa2ea11f0f1384cc:Tensile/BuildCommands/
+# SourceCommands.py); the output is often wrapped by the log viewer, so the lines before are
+# read joined.
+_BITCODE_VERSIONS = re.compile(r"Producer: 'LLVM ?(?P<producer>\d+)[\w.]*' Reader: 'LLVM "
+                               r"?(?P<reader>\d+)")
+_BITCODE_ROOT = re.compile(r"cannot open file '(?P<root>[^']+?)/amdgcn/bitcode/")
+_LAUNCHERS = ("ccache", "sccache")
+
+
+def _older_compiler_newer_bitcode(match: re.Match[str], view: LineView) -> Reading | None:
+    joined = "".join(view.previous)
+    versions = _BITCODE_VERSIONS.search(joined)
+    if versions is None or int(versions.group("producer")) <= int(versions.group("reader")):
+        return None
+    words = match.group("cmd").split()
+    while words and words[0].rsplit("/", 1)[-1] in _LAUNCHERS:
+        words = words[1:]
+    if not words or "/bin/" not in words[0]:
+        return None
+    compiler = words[0]
+    root, name = compiler.rsplit("/bin/", 1)
+    bitcode = _BITCODE_ROOT.search(joined)
+    libs = bitcode.group("root") if bitcode else "the ROCm install the device libraries are from"
+    return Reading(
+        subject=root,
+        cause=f"two ROCm installs are mixed: the build compiled with {compiler} (LLVM "
+              f"{versions.group('reader')}, from {root}) against device libraries written by "
+              f"LLVM {versions.group('producer')} ({libs}), and an older LLVM cannot read newer "
+              "bitcode",
+        fix=f"give the build the {name} of the install its device libraries come from "
+            f"({libs}/bin/{name}; the library's compiler setting or CMAKE_CXX_COMPILER as a "
+            f"full path), or take {root}/bin off PATH so the older {name} is not picked up")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="older-compiler-newer-device-bitcode", klass="rocm-install",
+         triggers=("Failed command: ",),
+         pattern=rx(r"Failed command: (?P<cmd>\S+(?: \S+)?)"),
+         read=_older_compiler_newer_bitcode,
+         source="ROCm/Tensile@a164ed70df55ceb076f4a1f2fa2ea11f0f1384cc:Tensile/BuildCommands/"
+                "SourceCommands.py ('Error compiling source object file: <output>\\nFailed "
+                "command: <args>'); LLVM's bitcode reader error suffix '(Producer: ... "
+                "Reader: ...)' (llvm/lib/Bitcode/Reader/BitcodeReader.cpp, not read here: "
+                "unverified); spack/spack-packages#3917, #380"),
     Rule(id="hipcc-no-clang", klass="rocm-install",
          triggers=("Can't exec", "failed to execute:"),
          pattern=rx(r"^Can't exec \"(?P<path>\S*clang(?:\+\+)?)\": No such file or directory at "
