@@ -12,6 +12,8 @@
 #    an amdllvm the package does not hold.
 #  - real-python-script-top-import-missing-yaml: a generator script whose first import is
 #    yaml, run by a Python without site-packages (-S: an interpreter that lacks PyYAML).
+#  - real-pip-two-pins-on-one-package: pip resolving "cmake<4" (a script's pin) with
+#    "cmake==4.0.3" (a requirements file's), from two local stand-in cmake wheels.
 # Writes rounds/d8/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -38,6 +40,18 @@ printf '%s\n' '"""Expands a test YAML."""' 'import sys' 'from yaml import CLoade
 (cd "$t" && LANG=C python3 -S build/bin/rocblas_gentest.py -o out.yaml smoke.yaml 2>&1; \
   echo "exit code $?") | sed -e "s#$t#/home/user/TheRock#g" \
   > "$cases/real-python-script-top-import-missing-yaml.log"
+mkdir -p "$t/whl"
+for v in 3.31.6 4.0.3; do
+  mkdir -p "$t/src/cmake-$v"
+  printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'\
+'[project]\nname = "cmake"\nversion = "%s"\n' "$v" > "$t/src/cmake-$v/pyproject.toml"
+  python3 -m pip wheel -q --no-deps --no-build-isolation -w "$t/whl" "$t/src/cmake-$v" \
+    >/dev/null 2>&1
+done
+printf 'cmake==4.0.3\n' > "$t/requirements.txt"
+(cd "$t" && LANG=C PIP_CONFIG_FILE=/dev/null env -u PIP_FIND_LINKS python3 -m pip install --dry-run --no-index \
+  --find-links whl "cmake<4" -r requirements.txt 2>&1; echo "exit code $?") \
+  | sed -e "s#$t#/home/user/build#g" > "$cases/real-pip-two-pins-on-one-package.log"
 therock=/work/.mirror/ROCm+TheRock/repo
 rev=89553ce3746eda74ade42557470d25e37c91b6f0
 if git -C "$therock" cat-file -e "$rev:build_tools/_therock_utils/exe_stub_gen.py" 2>/dev/null
