@@ -30,6 +30,13 @@ _SCRIPT = ("Traceback (most recent call last):\n"
            "    {statement}\n"
            "ModuleNotFoundError: No module named '{module}'")
 
+_NO_VERSION = ("  File \"D:\\src\\hipBLASLt\\tensilelite\\Tensile\\Toolchain\\Validators.py\", "
+               "line 61, in {func}\n"
+               "    latest = max(versions, key=lambda d: tuple(map(int, d.name.split(\".\"))))\n"
+               "\n"
+               "             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+               "{prefix}ValueError: {message}")
+
 _TENSILE = ("RuntimeError: Error compiling source object file: b\"fatal error: cannot open file "
             "'/spack/llvm-amdgpu-7.1.0-abc/amdgcn/bitcode/ocml.bc': Invalid record (Producer: "
             "'LLVM{producer}.0.0git' Reader: 'LLVM {reader}.0.0git')\\n1 error generated.\\n\"\n"
@@ -83,6 +90,14 @@ _TENSILE = ("RuntimeError: Error compiling source object file: b\"fatal error: c
     (_TENSILE.format(producer=19, reader=17, command="ccache /opt/rocm-6.0.0/llvm/bin/clang++"),
      "rocm-install", "/opt/rocm-6.0.0/llvm", "older-compiler-newer-device-bitcode",
      ("/opt/rocm-6.0.0/llvm/bin/clang++",)),
+    # Tensile's Windows toolchain search over an empty HIP SDK folder, both CPython wordings
+    (_NO_VERSION.format(func="_windowsLatestRocmBin", prefix="1.7\t",
+                        message="max() iterable argument is empty"), "rocm-install",
+     "C:\\Program Files\\AMD\\ROCm", "tensile-hip-sdk-folder-without-version",
+     ("hipBLASLt", "X.Y", "HIP_PATH")),
+    (_NO_VERSION.format(func="_windowsLatestRocmBin", prefix="",
+                        message="max() arg is an empty sequence"), "rocm-install",
+     "C:\\Program Files\\AMD\\ROCm", "tensile-hip-sdk-folder-without-version", ()),
     # an old sdist's setup_requires fetching setuptools_scm 8 (flattened or as CPython prints)
     ("File /tmp/easy_install-_pf/matplotlib-3.5.1/.eggs/setuptools_scm-8.3.1-py3.12.egg/"
      "setuptools_scm/_integration/pyproject_reading.py, line 36, in read_pyproject section = "
@@ -116,6 +131,8 @@ def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
     # a tool that ran and failed (no spawn error before it)
     "clang++: error: llvm-offload-binary command failed with exit code 1",
     "clang++: error: llvm-offload-binary command failed with exit code 12",
+    # an empty max() elsewhere in a program
+    _NO_VERSION.format(func="pick_latest", prefix="", message="max() arg is an empty sequence"),
     # setuptools_scm's error with no source folder to name the project
     "KeyError: 'setuptools_scm'",
 ])

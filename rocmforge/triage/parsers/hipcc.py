@@ -1,6 +1,7 @@
 """hipcc and hipconfig: the compiler wrapper cannot find its clang (a ROCM_PATH that is unset,
-empty, or another install's), the build cannot find hipcc itself, or the ROCm compiler a build
-ran is older than the device libraries it was handed (two installs mixed).
+empty, or another install's), the build cannot find hipcc itself, Tensile's search for the ROCm
+compiler stops on a HIP SDK folder without versions (Windows), or the ROCm compiler a build ran
+is older than the device libraries it was handed (two installs mixed).
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -136,7 +137,44 @@ def _older_compiler_newer_bitcode(match: re.Match[str], view: LineView) -> Readi
             f"full path), or take {root}/bin off PATH so the older {name} is not picked up")
 
 
+# Tensile's toolchain search on Windows (rocBLAS' Tensile and hipBLASLt's tensilelite): when
+# the HIP SDK's default folder exists, _windowsLatestRocmBin takes max() over its X.Y
+# subfolders, and an empty one stops the build with CPython's "max() iterable argument is
+# empty" (3.12+; "max() arg is an empty sequence" before).
+_HIP_SDK_DEFAULT = "C:\\Program Files\\AMD\\ROCm"
+# (A log may keep a prefix such as buildkit's "1.4<TAB>" before both lines.)
+_LATEST_ROCM_FRAME = re.compile(r"(?:^|\s)File \"(?P<file>[^\"]+)\", line \d+, in "
+                                r"_windowsLatestRocmBin$")
+
+
+def _hip_sdk_folder_without_version(match: re.Match[str], view: LineView) -> Reading | None:
+    frame = next((f for f in map(_LATEST_ROCM_FRAME.search, reversed(view.previous)) if f),
+                 None)
+    if frame is None:
+        return None
+    return Reading(
+        subject=_HIP_SDK_DEFAULT,
+        cause=f"the build's Tensile ({frame.group('file')}) looks for the ROCm compiler in the "
+              f"HIP SDK's default folder {_HIP_SDK_DEFAULT} because it exists, and stops because "
+              "the folder holds no X.Y version folder (a HIP SDK removed only in part, or an "
+              "empty folder left behind)",
+        fix=f"remove the leftover {_HIP_SDK_DEFAULT} folder (or repair the HIP SDK install so "
+            "that it holds its X.Y folder), or build a Tensile with the guard for it "
+            "(ROCm/hipBLASLt#2110, applied by ROCm/TheRock#688); HIP_PATH alone does not "
+            "help, the default folder is searched too")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="tensile-hip-sdk-folder-without-version", klass="rocm-install",
+         triggers=("max() ",),
+         pattern=rx(r"(?:^|\s)ValueError: max\(\) (?:iterable argument is empty|arg is an "
+                    r"empty sequence)$"),
+         read=_hip_sdk_folder_without_version,
+         source="ROCm/Tensile@a164ed70df55ceb076f4a1f2fa2ea11f0f1384cc:Tensile/Utilities/"
+                "Toolchain.py (_windowsLatestRocmBin, _windowsSearchPaths, "
+                "DEFAULT_ROCM_BIN_PATH_WINDOWS = C:/Program Files/AMD/ROCm); hipBLASLt's "
+                "tensilelite copy as TheRock@03cd82480 patches/amd-mainline/hipBLASLt/0001 "
+                "quotes it (Validators.py); ROCm/TheRock#688"),
     Rule(id="older-compiler-newer-device-bitcode", klass="rocm-install",
          triggers=("Failed command: ",),
          pattern=rx(r"Failed command: (?P<cmd>\S+(?: \S+)?)"),

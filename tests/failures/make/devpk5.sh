@@ -14,6 +14,10 @@
 #    yaml, run by a Python without site-packages (-S: an interpreter that lacks PyYAML).
 #  - real-pip-two-pins-on-one-package: pip resolving "cmake<4" (a script's pin) with
 #    "cmake==4.0.3" (a requirements file's), from two local stand-in cmake wheels.
+#  - real-tensile-hip-sdk-folder-without-version: Tensile's own toolchain search
+#    (Tensile/Utilities/Toolchain.py at the commit below, from the local mirror) with its
+#    Windows default folder present and empty; on Linux "C:/Program Files/AMD/ROCm" is a
+#    relative path, made in the working folder.
 # Writes rounds/d8/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d8/cases
@@ -64,5 +68,20 @@ then
     | sed -e "s#$t/env#/home/user/venv#g" > "$cases/real-rocm-sdk-stub-target-missing.log"
 else
   echo "no ROCm/TheRock mirror at $therock: real-rocm-sdk-stub-target-missing not made" >&2
+fi
+tensile=/work/.mirror/ROCm+Tensile/repo
+trev=a164ed70df55ceb076f4a1f2fa2ea11f0f1384cc
+if git -C "$tensile" cat-file -e "$trev:Tensile/Utilities/Toolchain.py" 2>/dev/null; then
+  mkdir -p "$t/tl/Tensile/Utilities" "$t/tl/C:/Program Files/AMD/ROCm"
+  git -C "$tensile" show "$trev:Tensile/Utilities/Toolchain.py" \
+    > "$t/tl/Tensile/Utilities/Toolchain.py"
+  printf '%s\n' 'import sys' 'sys.path.insert(0, "Tensile/Utilities")' \
+    'from Toolchain import _windowsSearchPaths' 'print(_windowsSearchPaths())' \
+    > "$t/tl/search_toolchain.py"
+  (cd "$t/tl" && LANG=C python3 search_toolchain.py 2>&1; echo "exit code $?") \
+    | sed -e "s#$t/tl#/home/user/tensile#g" \
+    > "$cases/real-tensile-hip-sdk-folder-without-version.log"
+else
+  echo "no ROCm/Tensile mirror at $tensile: real-tensile-hip-sdk-folder-without-version not made" >&2
 fi
 rm -rf "$t"
