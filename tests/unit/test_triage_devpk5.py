@@ -51,6 +51,8 @@ _TENSILE = ("RuntimeError: Error compiling source object file: b\"fatal error: c
      "python-packaging", "torch", "pip-resolver-conflict", ("torchvision and torchaudio",)),
     (_CONFLICT.format(info="vllm[rocm]==0.6.3"), "python-packaging", "vllm",
      "pip-resolver-conflict", ("vllm",)),
+    (_CONFLICT.format(info="-r requirements.txt (line 3) and torchvision==0.20.0"),
+     "python-packaging", "torchvision", "pip-resolver-conflict", ("torchvision's",)),
     # pip cache commands with the cache off
     ("ERROR: pip cache commands can not function since cache is disabled.", "python-packaging",
      "pip", "pip-cache-disabled", ("PIP_CACHE_DIR", "--no-cache-dir")),
@@ -118,8 +120,9 @@ def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
 
 
 @pytest.mark.parametrize("text", [
-    # pip names no trigger
+    # pip names no trigger, or only where requirements came from
     _CONFLICT.format(info="the requested packages"),
+    _CONFLICT.format(info="-r requirements.txt (line 3)"),
     # another program's "could not exec", and a stub target that exists but will not run
     _STUB.format(path="/usr/lib/git-core/git-remote-https", error="No such file or directory"),
     _STUB.format(path="/venv/lib/python3.12/site-packages/_rocm_sdk_devel/bin/amdllvm",

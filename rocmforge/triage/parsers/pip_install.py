@@ -123,6 +123,9 @@ def _unsupported_wheel(match: re.Match[str], view: LineView) -> Reading | None:
             "the Python version the wheel was built for")
 
 
+_PROJECT = re.compile(r"^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$")
+
+
 def _requirement_name(requirement: str) -> str:
     # "cmake<4", "torch==2.4.0+rocm6.1", "vllm[rocm]", "pkg (from x)" -> the project name
     return re.split(r"[<>=!~;\[ (]", requirement.strip(), maxsplit=1)[0].lower()
@@ -132,9 +135,12 @@ def _resolver_conflict(match: re.Match[str], view: LineView) -> Reading | None:
     # pip names the requirements that clash joined as "A, B and C" (factory.py text_join).
     if match.group("info") == "the requested packages":
         return None  # pip names no trigger: nothing to read
-    listed = [r for r in re.split(r", | and ", match.group("info")) if r.strip()]
+    # A trigger can also be where a requirement came from ("-r requirements.txt (line 3)"):
+    # only the project names are read.
+    listed = [r for r in re.split(r", | and ", match.group("info"))
+              if _PROJECT.match(_requirement_name(r))]
     names = [_requirement_name(r) for r in listed]
-    if not names or not names[0]:
+    if not names:
         return None
     first = names[0]
     if len(listed) > 1 and all(n == first for n in names):
