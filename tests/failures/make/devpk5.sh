@@ -53,8 +53,8 @@ for v in 3.31.6 4.0.3; do
     >/dev/null 2>&1
 done
 printf 'cmake==4.0.3\n' > "$t/requirements.txt"
-(cd "$t" && LANG=C PIP_CONFIG_FILE=/dev/null env -u PIP_FIND_LINKS python3 -m pip install --dry-run --no-index \
-  --find-links whl "cmake<4" -r requirements.txt 2>&1; echo "exit code $?") \
+(cd "$t" && LANG=C PIP_CONFIG_FILE=/dev/null env -u PIP_FIND_LINKS python3 -m pip install \
+  --dry-run --no-index --find-links whl "cmake<4" -r requirements.txt 2>&1; echo "exit code $?") \
   | sed -e "s#$t#/home/user/build#g" > "$cases/real-pip-two-pins-on-one-package.log"
 therock=/work/.mirror/ROCm+TheRock/repo
 rev=89553ce3746eda74ade42557470d25e37c91b6f0
@@ -82,6 +82,7 @@ if git -C "$tensile" cat-file -e "$trev:Tensile/Utilities/Toolchain.py" 2>/dev/n
     | sed -e "s#$t/tl#/home/user/tensile#g" \
     > "$cases/real-tensile-hip-sdk-folder-without-version.log"
 else
-  echo "no ROCm/Tensile mirror at $tensile: real-tensile-hip-sdk-folder-without-version not made" >&2
+  echo "no ROCm/Tensile mirror at $tensile: real-tensile-hip-sdk-folder-without-version" \
+    "not made" >&2
 fi
 rm -rf "$t"
