@@ -60,10 +60,24 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
         # installed, but a part of it is missing (a partial or mixed install). Installing it
         # is not the fix, and the line alone does not say what broke it.
         return None
-    if not isolated and view.step and view.step not in _BUILD_SIDE:
-        return None
     package = _DIST_NAME.get(top, top)
     named = f" (pip installs the module {top} as {package})" if package != top else ""
+    script = _main_script(view.previous)
+    if script and "." not in module:
+        # The traceback has one frame: the script run as the program, at its own top-level
+        # import. The interpreter that ran it lacks the module, at whatever step it ran.
+        return Reading(
+            subject=top,
+            cause=f"the script {script} imports {top} at its top, and the Python that ran it "
+                  f"has no {top}: the script was started by another interpreter than the "
+                  "environment that has it (a shebang, a file association or `python` on PATH "
+                  f"picking the system Python), or {package} is not installed",
+            fix=f"run the script with the environment's own interpreter (`<venv>/bin/python "
+                f"{script}`, or sys.executable from a calling program), or install {package}"
+                f"{named} into the Python that runs it (`<that python> -m pip install "
+                f"{package}`)")
+    if not isolated and view.step and view.step not in _BUILD_SIDE:
+        return None
     return Reading(subject=top, cause=f"a build script imports {top}, which is not installed "
                    "in the Python that runs it (a build requirement missing from the venv, or "
                    "pip's isolated build environment)",
@@ -71,6 +85,23 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
                    f"pip install {package}`; for PyTorch `python -m pip install -r "
                    "requirements.txt` lists its build requirements), and build with "
                    "--no-build-isolation")
+
+
+# CPython's traceback of an exception in the main script's own top-level code: the header,
+# then one frame "in <module>", then its source line (an import).
+_TOP_FRAME = re.compile(r"^File \"(?P<path>[^\"]+?\.py)\", line \d+, in <module>$")
+_IMPORT_LINE = re.compile(r"^(?:import \w|from [\w.]+ import )")
+
+
+def _main_script(previous: tuple[str, ...]) -> str:
+    """The script's file name when the lines before the error are a one-frame traceback
+    of its top-level import, else ''."""
+    if len(previous) < 3 or previous[-3] != "Traceback (most recent call last):":
+        return ""
+    frame = _TOP_FRAME.match(previous[-2])
+    if frame is None or not _IMPORT_LINE.match(previous[-1]):
+        return ""
+    return re.split(r"[/\\]", frame.group("path"))[-1]
 
 
 _SETUP_FRAME = re.compile(r"File \"\S*[/\\]setup\.py\", line \d+, in <module>")

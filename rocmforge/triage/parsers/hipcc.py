@@ -1,5 +1,7 @@
 """hipcc and hipconfig: the compiler wrapper cannot find its clang (a ROCM_PATH that is unset,
-empty, or another install's), or the build cannot find hipcc itself.
+empty, or another install's), the build cannot find hipcc itself, Tensile's search for the ROCm
+compiler stops on a HIP SDK folder without versions (Windows), or the ROCm compiler a build ran
+is older than the device libraries it was handed (two installs mixed).
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -97,7 +99,91 @@ def _hipcc_clang_missing(match: Groups, view: LineView) -> Reading | None:
             "install; HIP_CLANG_PATH may name the clang folder directly; then compile again")
 
 
+# LLVM's bitcode reader names the writer's and its own version when it cannot read a module
+# ("... (Producer: 'LLVM19.0.0git' Reader: 'LLVM 18.0.0git')"): a compiler older than the
+# device libraries it was handed. Tensile reports the compile that failed with the output
+# first and then "Failed command: <launcher> <compiler> <flags>"
+# (ROCm/Tensile@a164ed70df55ceb076f4a1f2fa2ea11f0f1384cc:Tensile/BuildCommands/
+# SourceCommands.py); the output is often wrapped by the log viewer, so the lines before are
+# read joined.
+_BITCODE_VERSIONS = re.compile(r"Producer: 'LLVM ?(?P<producer>\d+)[\w.]*' Reader: 'LLVM "
+                               r"?(?P<reader>\d+)")
+_BITCODE_ROOT = re.compile(r"cannot open file '(?P<root>[^']+?)/amdgcn/bitcode/")
+_LAUNCHERS = ("ccache", "sccache")
+
+
+def _older_compiler_newer_bitcode(match: re.Match[str], view: LineView) -> Reading | None:
+    joined = "".join(view.previous)
+    versions = _BITCODE_VERSIONS.search(joined)
+    if versions is None or int(versions.group("producer")) <= int(versions.group("reader")):
+        return None
+    words = match.group("cmd").split()
+    while words and words[0].rsplit("/", 1)[-1] in _LAUNCHERS:
+        words = words[1:]
+    if not words or "/bin/" not in words[0]:
+        return None
+    compiler = words[0]
+    root, name = compiler.rsplit("/bin/", 1)
+    bitcode = _BITCODE_ROOT.search(joined)
+    libs = bitcode.group("root") if bitcode else "the ROCm install the device libraries are from"
+    return Reading(
+        subject=root,
+        cause=f"two ROCm installs are mixed: the build compiled with {compiler} (LLVM "
+              f"{versions.group('reader')}, from {root}) against device libraries written by "
+              f"LLVM {versions.group('producer')} ({libs}), and an older LLVM cannot read newer "
+              "bitcode",
+        fix=f"give the build the {name} of the install its device libraries come from "
+            f"({libs}/bin/{name}; the library's compiler setting or CMAKE_CXX_COMPILER as a "
+            f"full path), or take {root}/bin off PATH so the older {name} is not picked up")
+
+
+# Tensile's toolchain search on Windows (rocBLAS' Tensile and hipBLASLt's tensilelite): when
+# the HIP SDK's default folder exists, _windowsLatestRocmBin takes max() over its X.Y
+# subfolders, and an empty one stops the build with CPython's "max() iterable argument is
+# empty" (3.12+; "max() arg is an empty sequence" before).
+_HIP_SDK_DEFAULT = "C:\\Program Files\\AMD\\ROCm"
+# (A log may keep a prefix such as buildkit's "1.4<TAB>" before both lines.)
+_LATEST_ROCM_FRAME = re.compile(r"(?:^|\s)File \"(?P<file>[^\"]+)\", line \d+, in "
+                                r"_windowsLatestRocmBin$")
+
+
+def _hip_sdk_folder_without_version(match: re.Match[str], view: LineView) -> Reading | None:
+    frame = next((f for f in map(_LATEST_ROCM_FRAME.search, reversed(view.previous)) if f),
+                 None)
+    if frame is None:
+        return None
+    return Reading(
+        subject=_HIP_SDK_DEFAULT,
+        cause=f"the build's Tensile ({frame.group('file')}) looks for the ROCm compiler in the "
+              f"HIP SDK's default folder {_HIP_SDK_DEFAULT} because it exists, and stops because "
+              "the folder holds no X.Y version folder (a HIP SDK removed only in part, or an "
+              "empty folder left behind)",
+        fix=f"remove the leftover {_HIP_SDK_DEFAULT} folder (or repair the HIP SDK install so "
+            "that it holds its X.Y folder), or build a Tensile with the guard for it "
+            "(ROCm/hipBLASLt#2110, applied by ROCm/TheRock#688); HIP_PATH alone does not "
+            "help, the default folder is searched too")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="tensile-hip-sdk-folder-without-version", klass="rocm-install",
+         triggers=("max() ",),
+         pattern=rx(r"(?:^|\s)ValueError: max\(\) (?:iterable argument is empty|arg is an "
+                    r"empty sequence)$"),
+         read=_hip_sdk_folder_without_version,
+         source="ROCm/Tensile@a164ed70df55ceb076f4a1f2fa2ea11f0f1384cc:Tensile/Utilities/"
+                "Toolchain.py (_windowsLatestRocmBin, _windowsSearchPaths, "
+                "DEFAULT_ROCM_BIN_PATH_WINDOWS = C:/Program Files/AMD/ROCm); hipBLASLt's "
+                "tensilelite copy as TheRock@03cd82480 patches/amd-mainline/hipBLASLt/0001 "
+                "quotes it (Validators.py); ROCm/TheRock#688"),
+    Rule(id="older-compiler-newer-device-bitcode", klass="rocm-install",
+         triggers=("Failed command: ",),
+         pattern=rx(r"Failed command: (?P<cmd>\S+(?: \S+)?)"),
+         read=_older_compiler_newer_bitcode,
+         source="ROCm/Tensile@a164ed70df55ceb076f4a1f2fa2ea11f0f1384cc:Tensile/BuildCommands/"
+                "SourceCommands.py ('Error compiling source object file: <output>\\nFailed "
+                "command: <args>'); LLVM's bitcode reader error suffix '(Producer: ... "
+                "Reader: ...)' (llvm/lib/Bitcode/Reader/BitcodeReader.cpp, not read here: "
+                "unverified); spack/spack-packages#3917, #380"),
     Rule(id="hipcc-no-clang", klass="rocm-install",
          triggers=("Can't exec", "failed to execute:"),
          pattern=rx(r"^Can't exec \"(?P<path>\S*clang(?:\+\+)?)\": No such file or directory at "

@@ -95,6 +95,22 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
                 f"or LD_LIBRARY_PATH=$(rocm-sdk path --root)/lib), or install the ROCm "
                 f"development package that provides {library}; code that loads it should ask "
                 "for the versioned name")
+    if _STARTING_PROGRAM in view.text or (view.previous
+                                          and view.previous[-1].endswith(_STARTING_PROGRAM + ":")):
+        # ld.so starting an executable (not a dlopen from Python): the program's own RUNPATH
+        # is the first place it looks, and a program linked without one finds a ROCm outside
+        # the default folders only through LD_LIBRARY_PATH or ld.so.conf.
+        return Reading(
+            subject=library,
+            cause=f"the program could not start: the loader found no {library}{hint} in the "
+                  "program's RUNPATH, LD_LIBRARY_PATH or the ld.so.conf folders: it was linked "
+                  "without an rpath to the folder that holds it (a compiler driver such as the "
+                  "ROCm pip SDK's hipcc adds none), and that folder is not on the loader path, "
+                  f"or {which} is not installed (or is another ROCm release)",
+            fix=f"relink the program with an rpath to the folder that holds {library} "
+                "(`-Wl,-rpath,<rocm>/lib` in its link flags; `readelf -d <program>` shows "
+                "RUNPATH), or add that folder to LD_LIBRARY_PATH or /etc/ld.so.conf.d and run "
+                "`sudo ldconfig`; check with `ldd <program>`")
     return Reading(
         subject=library,
         cause=f"the loader could not find {library}{hint}: {which} is not installed, not on the "
@@ -104,6 +120,12 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
              "rebuild against the installed one; add its lib folder to the loader path "
              "(`echo /opt/rocm/lib | sudo tee /etc/ld.so.conf.d/rocm.conf && sudo ldconfig`, or "
              "LD_LIBRARY_PATH) and check with `ldd`"))
+
+
+# glibc's ld.so when it cannot start a program ("<program>: error while loading shared
+# libraries: <lib>: cannot open shared object file: No such file or directory"; reproduced
+# here with gcc 11 and glibc 2.35, make/devpk5.sh); a log formatter may wrap it after the colon.
+_STARTING_PROGRAM = "error while loading shared libraries"
 
 
 _LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: error")

@@ -123,16 +123,44 @@ def _unsupported_wheel(match: re.Match[str], view: LineView) -> Reading | None:
             "the Python version the wheel was built for")
 
 
+_PROJECT = re.compile(r"^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$")
+
+
+def _requirement_name(requirement: str) -> str:
+    # "cmake<4", "torch==2.4.0+rocm6.1", "vllm[rocm]", "pkg (from x)" -> the project name
+    return re.split(r"[<>=!~;\[ (]", requirement.strip(), maxsplit=1)[0].lower()
+
+
 def _resolver_conflict(match: re.Match[str], view: LineView) -> Reading | None:
-    first = match.group("pkg").split("==")[0].split("[")[0].lower()
+    # pip names the requirements that clash joined as "A, B and C" (factory.py text_join).
+    if match.group("info") == "the requested packages":
+        return None  # pip names no trigger: nothing to read
+    # A trigger can also be where a requirement came from ("-r requirements.txt (line 3)"):
+    # only the project names are read.
+    listed = [r for r in re.split(r", | and ", match.group("info"))
+              if _PROJECT.match(_requirement_name(r))]
+    names = [_requirement_name(r) for r in listed]
+    if not names:
+        return None
+    first = names[0]
+    if len(listed) > 1 and all(n == first for n in names):
+        asked = " and ".join(r.strip() for r in listed)
+        return Reading(
+            subject=first,
+            cause=f"pip could not resolve the requirements: {asked} are two requirements on "
+                  f"{first} that no version satisfies together (one pinned by a script or a "
+                  f"constraint, the other by the project's requirements file)",
+            fix=f"keep one requirement on {first}: drop or widen the pin that conflicts (the "
+                f"script's or constraint's {first} pin, or the requirements file's), so the "
+                "version the project asks for can be installed")
     return Reading(
         subject=first,
         cause="pip could not resolve the requirements: the versions asked for (a pinned "
               f"{first} and what the other packages require of it) exclude each other, or the "
               "index holds no build of one of them for this torch/ROCm",
-        fix="pin versions that belong together (torch, torchvision and torchaudio of one "
+        fix=f"pin versions that belong together (torch, torchvision and torchaudio of one "
             "release, from one index: the ROCm index of that torch), or drop the pin that "
-            "conflicts; pip's lines above say which package asked for what")
+            f"conflicts ({first}'s); pip's lines above say which package asked for what")
 
 
 def _no_platform_wheel(match: re.Match[str], view: LineView) -> Reading | None:
@@ -231,7 +259,46 @@ def _pins_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
             f"{dep} with the one {pkg} pins")
 
 
+# An sdist built because no wheel fits: its setup.py's setup_requires lets setuptools fetch the
+# newest setuptools_scm into <project>-<version>/.eggs/, and setuptools_scm 8 stops in
+# read_pyproject when pyproject.toml has no [tool.setuptools_scm] section (KeyError, chained
+# as LookupError "<path> does not contain a tool.setuptools_scm section").
+_SDIST_DIR = re.compile(r"[/\\](?P<proj>[A-Za-z][\w.]*?(?:-[A-Za-z][\w.]*?)*)-"
+                        r"(?P<ver>\d+(?:\.\d+)+\w*)[/\\](?:\.eggs[/\\]setuptools_scm-"
+                        r"(?P<scm>[\d.]+)|pyproject\.toml does not contain)")
+
+
+def _scm_section_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    where = None
+    for line in (view.text, *reversed(view.previous)):
+        where = _SDIST_DIR.search(line)
+        if where:
+            break
+    if where is None:
+        return None
+    project, version = where.group("proj"), where.group("ver")
+    scm = f" {where.group('scm')}" if where.group("scm") else ""
+    return Reading(
+        subject=project.lower(),
+        cause=f"pip built {project} {version} from source (no wheel of it for this Python), "
+              f"its setup fetched the newest setuptools_scm{scm}, and setuptools_scm 8 "
+              f"requires a [tool.setuptools_scm] section in pyproject.toml, which {project} "
+              f"{version} predates",
+        fix=f"require a {project} release that has a wheel for this Python (loosen the "
+            f"{project}=={version} pin to a newer release), or build it with setuptools_scm<8 "
+            "installed first and `--no-build-isolation`")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="setuptools-scm-section-missing", klass="python-packaging",
+         triggers=("setuptools_scm",),
+         pattern=rx(r"KeyError: 'setuptools_scm'|does not contain a tool\.setuptools_scm "
+                    r"section"),
+         read=_scm_section_missing,
+         source="setuptools_scm 8.3.1 (wheel from PyPI, read here): _integration/"
+                "pyproject_reading.py read_pyproject (defn.get(\"tool\", {})[tool_name], "
+                "re-raised as LookupError \"<path> does not contain a tool.setuptools_scm "
+                "section\" when require_section); ROCm/apex#213"),
     Rule(id="no-distribution", klass="python-packaging",
          triggers=("No matching distribution found for",),
          pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
@@ -263,10 +330,12 @@ RULES: tuple[Rule, ...] = (
          "(\"is not a supported wheel on this platform\")"),
     Rule(id="pip-resolver-conflict", klass="python-packaging",
          triggers=("because these package versions have conflicting dependencies",),
-         pattern=rx(r"Cannot install (?P<pkg>[\w.\[\]=<>!~+-]+)(?:,| and) .*because these "
-                     r"package versions have conflicting dependencies"),
+         pattern=rx(r"Cannot install (?P<info>.+?) because these package versions have "
+                     r"conflicting dependencies"),
          read=_resolver_conflict, source="pypa/pip src/pip/_internal/resolution/"
-         "resolvelib/factory.py (ResolutionImpossible report)"),
+         "resolvelib/factory.py (ResolutionImpossible report; pip 26.3 as installed here: "
+         "\"Cannot install {info} because ...\", info the triggers joined as \"A, B and "
+         "C\"); ROCm/TheRock#1212"),
     Rule(id="no-platform-wheel", klass="python-packaging",
          triggers=("has no wheels with a matching platform tag",
                    "doesn't have a source distribution or wheel for the current platform"),

@@ -180,8 +180,12 @@ def _clang_wrapper_types(match: re.Match[str], view: LineView) -> Reading | None
 
 
 # The LLVM programs clang's driver runs itself for a GPU compile or link (not the host's).
+# LLVM 22 renamed clang-offload-packager to llvm-offload-binary (clang-22 here installs
+# clang-offload-packager as a link to it) and its driver spawns it for every offload compile
+# with the new driver (make/devpk5.sh).
 _DRIVER_TOOLS = re.compile(r"^(?:ld\.lld|lld|llvm-link|llvm-objcopy|clang-offload-bundler|"
-                           r"clang-offload-packager|clang-linker-wrapper|llvm-mc|opt|llc)"
+                           r"clang-offload-packager|llvm-offload-binary|clang-linker-wrapper|"
+                           r"llvm-mc|opt|llc)"
                            r"(?:-\d+)?(?:\.exe)?$")
 
 
@@ -339,16 +343,17 @@ RULES: tuple[Rule, ...] = (
          read=_clang_wrapper_types, source="ROCm/TheRock#950 (a rocBLAS build broken by another "
          "install in /opt/rocm)"),
     Rule(id="driver-tool-missing", klass="rocm-install",
-         triggers=("doesn't exist!", " command failed with exit code 1 "),
+         triggers=("doesn't exist!", " command failed with exit code 1"),
          pattern=rx(r"^(?P<driver>\S*clang[\w.+-]*|hipcc|amdclang\S*): error: (?:unable to "
                      r"execute command: Executable \"(?P<path>[^\"]+)\" doesn't exist!"
-                     r"|(?P<tool>[\w.+-]+) command failed with exit code 1 )"),
+                     r"|(?P<tool>[\w.+-]+) command failed with exit code 1(?: |$))"),
          read=_driver_tool_missing, source="llvm/llvm-project llvm/lib/Support/Program.cpp "
          "(older releases: 'Executable \"<program>\" doesn't exist!'; LLVM 22 here: "
          "'posix_spawn failed: No such file or directory', then '<tool> command failed with "
          "exit code 1') under clang's err_drv_command_failure ('unable to execute command: "
-         "%0'); both reproduced or read: clang-22 here (make/build_shapes_d6.sh); "
-         "rocm-arch/rocm-arch#876"),
+         "%0'); both reproduced or read: clang-22 here (make/build_shapes_d6.sh; "
+         "llvm-offload-binary: make/devpk5.sh); the line may end after the exit code, as "
+         "ROCm/TheRock#2787's amd-llvm prints it; rocm-arch/rocm-arch#876"),
     Rule(id="apt-rocm-unmet-dependency", klass="rocm-install",
          triggers=("is to be installed",),
          pattern=rx(r"^(?P<pkg>[\w.+-]+) : (?:Pre)?Depends: (?P<dep>[\w.+-]+) \(= "

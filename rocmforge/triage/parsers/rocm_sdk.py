@@ -49,7 +49,77 @@ def _libraries_missing(match: re.Match[str], view: LineView) -> Reading | None:
             "is installed")
 
 
+# TheRock's wheels hold no symlinks: an executable link becomes a small C stub that execs its
+# target by a path relative to itself and, when that fails, prints "could not exec <target>: "
+# and perror's text (ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:build_tools/
+# _therock_utils/exe_stub_gen.py, used by py_packaging.py _populate_runtime_symlink).
+# Only a target inside one of the SDK's packages (_rocm_sdk_core, _rocm_sdk_devel, ...) is
+# theirs: other programs print "could not exec" too.
+_SDK_PACKAGE = re.compile(r"[/\\](?P<pkg>_rocm_sdk_\w+)[/\\]")
+
+
+def _stub_target_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    target = match.group("target")
+    package = _SDK_PACKAGE.search(target)
+    if package is None:
+        return None
+    program = re.split(r"[/\\]", target)[-1]
+    return Reading(
+        subject=program,
+        cause=f"a program of the pip-installed ROCm SDK is a stub that runs {program} from "
+              f"its own package ({package.group('pkg')}), and {program} is not there: the "
+              f"installed rocm-sdk release was packaged without {program} (the stub's target "
+              "was left out of the wheel) or its files are incomplete",
+        fix=f"install a rocm-sdk release whose {package.group('pkg')} ships {program} (`pip "
+            "install --upgrade \"rocm[libraries,devel]\"` from your GPU family's index), or "
+            "reinstall it if files were removed; until then run the real program by its own "
+            "path under `rocm-sdk path --root` instead of the stub")
+
+
+# `rocm-sdk init` expands rocm[devel]'s tarball into site-packages/_rocm_sdk_devel. Before
+# ROCm/TheRock f8980bf92d9d26f3bd21fb7029471d86910f83e7 (#2169, 2025-11-18) _lock_and_expand let
+# tarfile extract each symlink and then, on Windows, read it back (dest_path.readlink()) to
+# make a hardlink; where the user may not create symlinks, tarfile makes none and the read
+# fails with a Windows error. Later releases make the hardlinks from the tar entry itself.
+_EXPAND_FRAME = re.compile(r"rocm_sdk[/\\]_devel\.py\S*, line \d+, in _lock_and_expand$")
+
+
+def _devel_symlink_read(match: re.Match[str], view: LineView) -> Reading | None:
+    recent = view.previous[-8:]
+    if not any(_EXPAND_FRAME.search(line) for line in recent) or \
+            not any("readlink()" in line for line in recent):
+        return None
+    return Reading(
+        subject="_rocm_sdk_devel",
+        cause=f"`rocm-sdk init` could not expand the ROCm devel package on Windows: this "
+              "rocm_sdk extracts the tarball's symlinks and reads them back to turn them into "
+              "hardlinks, and this user may not create symlinks (not an administrator, "
+              f"Developer Mode off), so no symlink was made and reading it failed "
+              f"([WinError {match.group('code')}]); _rocm_sdk_devel is left half-expanded",
+        fix="install newer rocm packages (rocm_sdk after ROCm/TheRock#2169 makes hardlinks "
+            "without creating symlinks), or allow symlinks (Windows Developer Mode, or an "
+            "administrator prompt); then delete the half-expanded site-packages\\"
+            "_rocm_sdk_devel folder and run `rocm-sdk init` again")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="rocm-sdk-devel-symlink-windows", klass="rocm-install",
+         triggers=("[WinError ",),
+         pattern=rx(r"^(?:FileNotFoundError|OSError|PermissionError): \[WinError "
+                     r"(?P<code>\d+)\]"),
+         read=_devel_symlink_read,
+         source="ROCm/TheRock@f8980bf92d9d26f3bd21fb7029471d86910f83e7^:build_tools/packaging/"
+                "python/templates/rocm/src/rocm_sdk/_devel.py (_lock_and_expand: tf.extract, "
+                "then dest_path.readlink() on Windows); fixed by that commit (#2169: "
+                "'Check for Windows symlink prior to tf.extract'; issues #1906, #1913)"),
+    Rule(id="rocm-sdk-stub-target-missing", klass="rocm-install",
+         triggers=("could not exec ",),
+         pattern=rx(r"^could not exec (?P<target>\S+): No such file or directory$"),
+         read=_stub_target_missing,
+         source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:build_tools/"
+                "_therock_utils/exe_stub_gen.py (POSIX_EXE_STUB_TEMPLATE: fprintf 'could not "
+                "exec %s: ' then perror); compiled and run here by make/devpk5.sh; "
+                "ROCm/TheRock#5810 (amdllvm missing from _rocm_sdk_devel/bin)"),
     # The message find_libraries means to print, and what it prints at TheRock's snapshot: the
     # `except ModuleNotFoundError` only notes the package, and the next line reads the unset
     # py_module (Python >= 3.11 and older wordings of UnboundLocalError).
