@@ -224,6 +224,30 @@ def _unknown_warning(match: re.Match[str], view: LineView) -> Reading | None:
             "project that guards the GCC-only warning for clang also builds")
 
 
+def _gcc_werror(match: re.Match[str], view: LineView) -> Reading | None:
+    warning = match.group("warning")
+    return Reading(
+        subject="gcc",
+        cause=f"GCC's -W{warning} warning is an error in this build (-Werror or "
+              f"-Werror={warning} in its flags): a newer GCC than the sources were tested with "
+              "warns where the older one did not, and the build stops on it",
+        fix=f"add -Wno-error={warning} to the component's C/C++ flags (CFLAGS/CXXFLAGS, or "
+            f"CMAKE_CXX_FLAGS), or build with the GCC it was released with (`invoke build "
+            "--gcc N`); a newer release of the component may have fixed the code")
+
+
+def _c23_empty_parens(match: re.Match[str], view: LineView) -> Reading | None:
+    file, func = match.group("file"), match.group("func")
+    return Reading(
+        subject="gcc",
+        cause=f"{func} is declared with an empty parameter list and called with arguments in "
+              f"{file}: GCC 15 compiles C as C23 by default, where `()` means no parameters "
+              "(older standards left them unspecified), so code written for C17 stops",
+        fix=f"compile this C code with -std=gnu17 (add it to CFLAGS, or CMAKE_C_FLAGS), or "
+            f"build with GCC 14 or older (`invoke build --gcc 14`); a newer release of the "
+            f"project that owns {file} may declare the parameters")
+
+
 # The C runtime headers a Windows compile takes from the Windows SDK's UCRT (not from clang's
 # own resource headers, which has stddef.h, stdint.h, limits.h …).
 _UCRT_HEADERS = r"(?:stdlib|stdio|string|math|malloc|errno|assert|wchar|time|locale|signal)\.h"
@@ -384,4 +408,19 @@ RULES: tuple[Rule, ...] = (
          "<UniversalCRTSdkPath>\\Include\\<ver>\\ucrt found by getUniversalCRTSdkDir, "
          "or the INCLUDE variable; stored copy, commit not established); "
          "unslothai/unsloth#7595"),
+    Rule(id="gcc-warning-as-error", klass="host-compiler",
+         triggers=("[-Werror=",),
+         pattern=rx(r"(?:^|\s)error: .*\[-Werror=(?P<warning>[\w+-]+)=?\]\s*$"),
+         read=_gcc_werror, source="GCC's diagnostic suffix for a warning made an error "
+         "('error: ... [-Werror=array-bounds]'; clang writes '[-Werror,-W<w>]' instead): "
+         "reproduced: make/devbt5 (gcc 12, -O2 -Wall -Werror); pytorch/FBGEMM#3798"),
+    Rule(id="gcc15-c23-empty-parens", klass="host-compiler",
+         triggers=("; expected 0, have ",),
+         pattern=rx(r"^(?P<file>\S+\.c):\d+:\d+: error: too many arguments to function "
+                    r"[\u2018'](?:\(\*)?(?P<func>\w+)\)?[\u2019']; expected 0, have \d+"),
+         read=_c23_empty_parens, source="GCC 15's C front end ('too many arguments to function "
+         "'<f>'; expected 0, have <n>'), its default -std=gnu23 (unverified: GCC's source and "
+         "release notes not read here; the wording is ROCm/TheRock#1433's log); in C17 an "
+         "empty list was unprototyped and took any arguments (clang-22 -std=c23 stops on the "
+         "same code, reproduced: make/devbt5)"),
 )
