@@ -8,6 +8,9 @@
 #  - cmake 3.25.1: include(${CMAKE_MODULE_PATH}/X.cmake) with a three-entry module path
 #    (cmake: cmake-include-list-argument)
 #  - cpack 3.25.1 -G RPM without rpmbuild (cmake: cpack-rpmbuild-missing)
+#  - lld-link-22 on a Release object and a Debug library member (clang-cl-22 #pragma
+#    detect_mismatch, as MSVC's headers record _ITERATOR_DEBUG_LEVEL)
+#    (link: lld-link-failifmismatch)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 # Needs the automake mirror at /work/.mirror/autotools-mirror+automake/repo.
 set -u
@@ -58,4 +61,14 @@ CM
 cmake -S "$t/rpm" -B "$t/rpmb" > /dev/null 2>&1
 (env -u MAKEFLAGS make -C "$t/rpmb" package 2>&1) | sed -e "s#$t/rpmb#/home/user/thunk/build#g" \
   -e "s#$t/rpm#/home/user/thunk#g" > "$cases/real-cpack-rpmbuild-missing.log"
+mkdir -p "$t/fm"
+printf '#pragma detect_mismatch("_ITERATOR_DEBUG_LEVEL", "0")\nint helper(void);\n%s\n' \
+  'int main(void) { return helper(); }' > "$t/fm/test.cpp"
+printf '#pragma detect_mismatch("_ITERATOR_DEBUG_LEVEL", "2")\nint helper(void) { return 1; }\n' \
+  > "$t/fm/gtest-all.cc"
+(cd "$t/fm" && clang-cl-22 --target=x86_64-pc-windows-msvc /c /Zl test.cpp /Fotest.cpp.obj \
+  && clang-cl-22 --target=x86_64-pc-windows-msvc /c /Zl gtest-all.cc /Fogtest-all.cc.obj \
+  && llvm-lib-22 /out:gtestd.lib gtest-all.cc.obj \
+  && lld-link-22 /entry:main /subsystem:console test.cpp.obj gtestd.lib /out:test.exe 2>&1) \
+  > "$cases/real-lld-link-failifmismatch-debug-library.log"
 rm -rf "$t"
