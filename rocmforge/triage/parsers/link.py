@@ -136,7 +136,7 @@ def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 _MISMATCH_HEAD = re.compile(r"/failifmismatch: mismatch detected for '(?P<key>[^']+)':$")
-_MISMATCH_SIDE = re.compile(r"(?:^|\s)>>> (?P<input>\S+) has value (?P<value>\S*)$")
+_MISMATCH_SIDE = re.compile(r"(?:^|\s)(?:>>> )?(?P<input>\S+) has value (?P<value>\S*)$")
 _ARCHIVE_MEMBER = re.compile(r"^(?P<lib>[^()]+\.lib)\(")
 
 
