@@ -248,6 +248,19 @@ def _c23_empty_parens(match: re.Match[str], view: LineView) -> Reading | None:
             f"project that owns {file} may declare the parameters")
 
 
+def _cl_gnu_warning_flag(match: re.Match[str], view: LineView) -> Reading | None:
+    flag = "-" + match.group("flag")[1:]
+    return Reading(
+        subject="cl",
+        cause=f"MSVC's cl.exe was given {flag}, a GCC/clang warning flag: cl reads -W as its "
+              "own warning level and wants a number there, so it stops; the flags come from "
+              "a setup written for clang (the ROCm/HIP flags a HIP build adds), and the "
+              "compiler CMake picked is cl.exe",
+        fix="compile with clang-cl (ROCm's, from the same install as the HIP headers): "
+            "configure from a clean build folder with -DCMAKE_C_COMPILER=clang-cl "
+            "-DCMAKE_CXX_COMPILER=clang-cl (or CC=clang-cl CXX=clang-cl)")
+
+
 # The C runtime headers a Windows compile takes from the Windows SDK's UCRT (not from clang's
 # own resource headers, which has stddef.h, stdint.h, limits.h …).
 _UCRT_HEADERS = r"(?:stdlib|stdio|string|math|malloc|errno|assert|wchar|time|locale|signal)\.h"
@@ -423,4 +436,11 @@ RULES: tuple[Rule, ...] = (
          "release notes not read here; the wording is ROCm/TheRock#1433's log); in C17 an "
          "empty list was unprototyped and took any arguments (clang-22 -std=c23 stops on the "
          "same code, reproduced: make/devbt5)"),
+    Rule(id="msvc-cl-gnu-warning-flag", klass="host-compiler",
+         triggers=("D8021",),
+         pattern=rx(r"\bcl(?:\.exe)? : Command line error D8021 : invalid numeric argument "
+                    r"'(?P<flag>[/-]W(?:no-)?[a-z][\w=-]*)'"),
+         read=_cl_gnu_warning_flag, source="MSVC cl's command-line error D8021 ('invalid "
+         "numeric argument', for /W<n> given a name; Microsoft's error reference not read "
+         "here: unverified beyond the log); ROCm/TheRock#1091"),
 )
