@@ -70,6 +70,10 @@ _CPACK = """CMake Error at /usr/share/cmake-3.25/Modules/Internal/CPack/CPackRPM
     ("[therock-expat] configure: error: Your local docbook2man was found to work with SGML\n",
      "build", "missing-component", "docbook2x", "expat-docbook2man-sgml",
      ("docbook2man", "--without-docbook")),
+    ("a.h(14,21): error: functions that differ only in their return type cannot be overloaded\n"
+     "ia32intrin.h(60,15): note: '__builtin_clz' is a builtin with type 'int (unsigned int)'\n",
+     "build", "host-compiler", "clang", "clang-builtin-redeclared",
+     ("__builtin_clz", "!defined(__clang__)")),
     (_FAILIFMISMATCH, "build", "link", "gtestd.lib", "lld-link-failifmismatch",
      ("_ITERATOR_DEBUG_LEVEL", "test/a.cpp.obj: 0", "gtestd.lib(gtest-all.cc.obj): 2")),
 ])
@@ -97,6 +101,8 @@ def test_family_reads_its_values(text: str, step: str, klass: str, subject: str,
     "a.c:3:5: error: too many arguments to function \u2018f\u2019; expected 1, have 2\n",
     # the include() error line without its CMake header: whose include is not known
     "  include called with invalid argument:\n",
+    # clang's builtin note without the error about the source's own declaration
+    "x.h:60:15: note: '__builtin_clz' is a builtin with type 'int (unsigned int)'\n",
     # lld-link's second line alone, or a value line after another message
     ">>> test/a.cpp.obj has value 0\n",
     "note: x\n>>> a.obj has value 0\n>>> b.lib(c.obj) has value 2\n",

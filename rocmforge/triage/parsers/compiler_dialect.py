@@ -1,6 +1,7 @@
 """Code and flags written for another compiler, or for an older release of the same one: a
 GCC warning a newer GCC finds and -Werror turns into an error, GCC 15's C23 default for an
-empty parameter list, MSVC's cl given a GCC/clang warning flag.
+empty parameter list, MSVC's cl given a GCC/clang warning flag, a fallback for a GCC builtin
+(written for MSVC) that clang, which has the builtin, refuses.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Must not: read files, run programs or pick between findings
@@ -51,6 +52,22 @@ def _cl_gnu_warning_flag(match: re.Match[str], view: LineView) -> Reading | None
             "-DCMAKE_CXX_COMPILER=clang-cl (or CC=clang-cl CXX=clang-cl)")
 
 
+def _builtin_redeclared(match: re.Match[str], view: LineView) -> Reading | None:
+    if not any("cannot be overloaded" in line or "conflicting types for" in line
+               for line in view.previous[-3:]):
+        return None  # the note without clang's error about the source's own declaration
+    name = match.group("name")
+    return Reading(
+        subject="clang",
+        cause=f"the source declares its own {name}, which clang has built in with another "
+              "type: a fallback written for a compiler without the GCC builtins (MSVC) is "
+              "compiled by clang (clang-cl on Windows), its #if guard testing the platform "
+              "rather than the compiler",
+        fix=f"restrict the source's {name} fallback to MSVC (`#if defined(_MSC_VER) && "
+            "!defined(__clang__)`), as a patch or a release of the project that guards it "
+            "so, or compile this part with the compiler the fallback was written for")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="gcc-warning-as-error", klass="host-compiler",
          triggers=("[-Werror=",),
@@ -74,4 +91,11 @@ RULES: tuple[Rule, ...] = (
          read=_cl_gnu_warning_flag, source="MSVC cl's command-line error D8021 ('invalid "
          "numeric argument', for /W<n> given a name; Microsoft's error reference not read "
          "here: unverified beyond the log); ROCm/TheRock#1091"),
+    Rule(id="clang-builtin-redeclared", klass="host-compiler",
+         triggers=("is a builtin with type",),
+         pattern=rx(r"note: '(?P<name>__builtin_\w+)' is a builtin with type"),
+         read=_builtin_redeclared, source="clang's note for a declaration that clashes with a "
+         "builtin ('functions that differ only in their return type cannot be overloaded', "
+         "then \"note: '__builtin_clz' is a builtin with type 'int (unsigned int) noexcept'\"): "
+         "reproduced with clang++-22 and clang-cl-22 (make/devbt5.sh); ROCm/TheRock#1140"),
 )

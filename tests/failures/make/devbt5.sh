@@ -11,6 +11,8 @@
 #  - lld-link-22 on a Release object and a Debug library member (clang-cl-22 #pragma
 #    detect_mismatch, as MSVC's headers record _ITERATOR_DEBUG_LEVEL)
 #    (link: lld-link-failifmismatch)
+#  - clang-cl-22 on a source that declares its own __builtin_clz (an MSVC fallback)
+#    (host-compiler: clang-builtin-redeclared)
 # Writes rounds/d8/cases/real-*.log (the .toml answers are committed beside them).
 # Needs the automake mirror at /work/.mirror/autotools-mirror+automake/repo.
 set -u
@@ -71,4 +73,9 @@ printf '#pragma detect_mismatch("_ITERATOR_DEBUG_LEVEL", "2")\nint helper(void) 
   && llvm-lib-22 /out:gtestd.lib gtest-all.cc.obj \
   && lld-link-22 /entry:main /subsystem:console test.cpp.obj gtestd.lib /out:test.exe 2>&1) \
   > "$cases/real-lld-link-failifmismatch-debug-library.log"
+printf '%s\n' '#include <stddef.h>' \
+  'inline unsigned int __builtin_clz(unsigned int x) { return x ? 0u : 32u; }' \
+  'int main() { return 0; }' > "$t/fm/arena.cpp"
+(cd "$t/fm" && clang-cl-22 --target=x86_64-pc-windows-msvc /Zs arena.cpp 2>&1) \
+  > "$cases/real-clang-cl-builtin-clz-fallback.log"
 rm -rf "$t"
