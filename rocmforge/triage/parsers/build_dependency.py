@@ -4,8 +4,9 @@ Owns: this family's parsers, rules that read values out of a line or decline whe
 alone does not prove the cause. (pkg-config's older "No package 'X' found" and CMake's
 find_package stay in cmake_package.py. TheRock's "get_target_property() called with
 non-existent target" is not read: a subproject not enabled (ROCm/TheRock#4571) and one
-declared after its dependent (ROCm/TheRock#3439) print the same lines.) Must not: read files,
-run programs or pick between findings (the engine does).
+declared after its dependent (ROCm/TheRock#3439) print the same lines.) Also a build tool a
+generated file needs that is not installed, as automake's `missing` wrapper reports it. Must
+not: read files, run programs or pick between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -29,6 +30,24 @@ def _pkgconf_missing(match: re.Match[str], view: LineView) -> Reading | None:
             f"or add the folder that holds {name}.pc to PKG_CONFIG_PATH; then configure again")
 
 
+# The package a distribution ships each tool in, where its name differs: automake's `missing`
+# names the same packages in its advice (GNU Bison for yacc, flex for lex, Texinfo for
+# makeinfo).
+_TOOL_PACKAGE = {"yacc": "bison", "lex": "flex", "makeinfo": "texinfo"}
+
+
+def _automake_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    tool = match.group("tool")
+    package = _TOOL_PACKAGE.get(tool, tool)
+    return Reading(
+        subject=tool,
+        cause=f"a Makefile rule ran {tool} through automake's `missing` wrapper and {tool} is "
+              f"not installed (exit 127): a file it generates (a parser, lexer or manual) is "
+              "not in the sources, so the build needs the tool",
+        fix=f"install {tool} on the build machine (the distribution's {package} package: "
+            f"`apt install {package}` or `dnf install {package}`), then run the build again")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="pkgconf-package-missing", klass="missing-component", tier=2,
          triggers=("required by '",),
@@ -40,4 +59,12 @@ RULES: tuple[Rule, ...] = (
          "not found\"; the command line's modules have the parent 'virtual:world'); "
          "pkg-config's own verbose_error with the same text (stored files, commit not read); "
          "ROCm/TheRock#89"),
+    Rule(id="automake-tool-missing", klass="missing-component",
+         triggers=("is missing on your system",),
+         pattern=rx(r"WARNING: [`'](?P<tool>[\w.+-]+)' is missing on your system\."),
+         # `missing` exits with the tool's 127, so make stops on the rule that ran it.
+         requires=rx(r"\*\*\* \[[^\]]*\] Error 127"),
+         read=_automake_missing, source="autotools-mirror/automake@906573c9:lib/missing "
+         "(give_advice: \"WARNING: '<tool>' is missing on your system.\" when the tool "
+         "exited 127; older releases quote `<tool>'); ROCm/TheRock#2318, #2365"),
 )

@@ -150,6 +150,26 @@ def _msvc_flags(match: re.Match[str], view: LineView) -> Reading | None:
             "then configure again from a clean build folder")
 
 
+_CMAKE_ERROR_AT = re.compile(r"^CMake Error at (?P<file>.+?):\d+ \(include\):$")
+
+
+def _include_invalid(match: re.Match[str], view: LineView) -> Reading | None:
+    where = next((m.group("file") for m in map(_CMAKE_ERROR_AT.match, view.previous[-2:])
+                  if m), "")
+    if not where:
+        return None  # the line without its header: whose include() it was is not known
+    return Reading(
+        subject="cmake",
+        cause=f"include() in {where} was given more than one file: its argument expands an "
+              "unquoted variable that holds a list (several entries, as CMAKE_MODULE_PATH "
+              "has when a parent project added its own), so CMake split it into several "
+              "arguments and refused the extra one",
+        fix=f"use a release of the project that owns {where} whose include() names one "
+            "path (its own module folder, not ${CMAKE_MODULE_PATH}/...), or patch that "
+            "include() to do so; for a submodule, check out the commit the parent tree pins "
+            "to a commit of that project with the fix")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="setup-cmake-version", klass="cmake",
          triggers=("no cmake or cmake3 with version",),
@@ -219,4 +239,12 @@ RULES: tuple[Rule, ...] = (
          "stored copy, commit not established); clang's driver 'no such file or "
          "directory' for each, reproduced with clang++-22 /DWIN32 /O2 (make/devbt3.sh); "
          "ROCm/TheRock#5175"),
+    Rule(id="cmake-include-list-argument", klass="cmake",
+         triggers=("include called with invalid argument",),
+         pattern=rx(r"^include called with invalid argument:"),
+         read=_include_invalid, source="Kitware/CMake Source/cmIncludeCommand.cxx "
+         "(\"called with invalid argument: \" for a third argument that is not OPTIONAL, "
+         "RESULT_VARIABLE or NO_POLICY_SCOPE; file not read here): reproduced with cmake "
+         "3.25.1, include(${CMAKE_MODULE_PATH}/Utilities.cmake) with three entries "
+         "(make/devbt5.sh); pytorch/FBGEMM#4538"),
 )

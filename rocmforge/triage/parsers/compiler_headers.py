@@ -191,15 +191,47 @@ _CLANG_RESOURCE_HEADER = re.compile(r"/lib/clang/\d+/include/|/__clang_\w+\.h:")
 _RUNTIME_COMPILE = re.compile(r"__hip_internal::|/comgr-[\w-]+/|/input/CompileSource|hiprtc")
 
 
-def _needs_header(name: str, header: str) -> Reading:
+def _needs_header(name: str, header: str, library: str = "libstdc++") -> Reading:
+    releases = "newer GCC releases' libstdc++ (13, 15)" if library == "libstdc++" else \
+        "a newer LLVM libc++"
     return Reading(
-        subject="libstdc++",
-        cause=f"{name} is used without #include <{header}>: newer GCC releases' libstdc++ "
-              f"(13, 15) stopped including <{header}> from the other standard headers, and "
-              "this source relied on that",
+        subject=library,
+        cause=f"{name} is used without #include <{header}>: {releases} stopped including "
+              f"<{header}> from the other standard headers, and this source relied on that",
         fix=f"build the component with the GCC it was released with (an older GCC: `invoke "
             f"build --gcc N`), or add #include <{header}> where {name} is used (a patch), or "
             f"use a release of the component that includes <{header}> itself")
+
+
+# Standard names of C++11 or older (so a -std too old cannot be the cause) and the header that
+# declares each (ISO C++ [algorithms], [numeric.ops], [iostream.objects], [string.streams],
+# [std.exceptions], [smartptr], [func.wrap], [limits], [thread]). A newer standard library
+# stopped including these headers from the others; the name alone does not say which.
+_STD_NAME_HEADER = {
+    **dict.fromkeys(("reverse", "sort", "stable_sort", "find", "find_if", "find_if_not",
+                     "transform", "unique", "remove_if", "count_if", "all_of", "any_of",
+                     "none_of", "min_element", "max_element", "minmax_element", "lower_bound",
+                     "upper_bound", "binary_search", "for_each", "replace", "rotate",
+                     "nth_element", "equal_range", "is_sorted", "copy_if", "partial_sort"),
+                    "algorithm"),
+    **dict.fromkeys(("accumulate", "iota", "inner_product", "partial_sum"), "numeric"),
+    **dict.fromkeys(("cout", "cerr", "clog", "cin"), "iostream"),
+    **dict.fromkeys(("stringstream", "ostringstream", "istringstream"), "sstream"),
+    **dict.fromkeys(("runtime_error", "logic_error", "invalid_argument", "out_of_range"),
+                    "stdexcept"),
+    **dict.fromkeys(("unique_ptr", "shared_ptr", "make_shared"), "memory"),
+    **dict.fromkeys(("numeric_limits",), "limits"),
+    **dict.fromkeys(("mutex", "lock_guard", "unique_lock"), "mutex"),
+}
+
+
+def _std_member_missing(match: Groups, view: LineView) -> Reading | None:
+    name = match.group("name")
+    header = _STD_NAME_HEADER.get(name)
+    if header is None:
+        return None  # a name this table does not know (or one a newer -std adds): no claim
+    libcxx = "/c++/v1/" in view.text or "-stdlib=libc++" in view.text
+    return _needs_header(f"std::{name}", header, "libc++" if libcxx else "libstdc++")
 
 
 def _gcc_header_note(match: re.Match[str], view: LineView) -> Reading | None:
@@ -269,6 +301,15 @@ RULES: tuple[Rule, ...] = (
          "in header '<cstdint>'; this is probably fixable by adding '#include <cstdint>'\", "
          "older GCC: \"did you forget to '#include <cstdint>'?\"); ROCm/amdsmi#123, "
          "ROCm/ROCR-Runtime#227, ROCm/TheRock#3517"),
+    Rule(id="std-member-missing", klass="host-compiler",
+         triggers=("in namespace 'std'", "is not a member of"),
+         pattern=rx(r"error: (?:no member named '(?P<name>\w+)' in namespace 'std'"
+                     r"|[\u2018'](?P<name2>\w+)[\u2019'] is not a member of [\u2018']std"
+                     r"[\u2019'])"),
+         read=lambda m, v: _std_member_missing(Alias(m, name="name2"), v),
+         source="clang's err_no_member (\"no member named 'reverse' in namespace 'std'\") and "
+         "GCC's \"'reverse' is not a member of 'std'\", neither with a header note for "
+         "std::reverse: reproduced: make/devbt5 (clang++-22, g++-12); triton-lang/triton#3960"),
     Rule(id="cstdint-type-unknown", klass="host-compiler",
          triggers=("unknown type name '", "use of undeclared identifier '", "no type named '"),
          pattern=rx(r"error: (?:unknown type name|use of undeclared identifier) "
