@@ -90,8 +90,8 @@ _NOINLINE = """In file included from /usr/include/c++/12/memory:77:
      ("libtorch_cpu.so", "GLIBC_2.35", "glibc 2.35 or newer")),
     # a generic target below code object version 6: a pairing, not a compiler crash
     ("fatal error: error in backend: gfx9-generic is only available on code object version 6 "
-     "or better\n", "build", "gpu-target", "gfx9-generic", "clang-backend-fatal",
-     ("-mcode-object-version=6", "did not crash")),
+     "or better\n", "build", "gpu-target", "gfx9-generic", "generic-target-code-object",
+     ("-mcode-object-version=6", "generic target")),
     (_NOINLINE, "build", "host-compiler", "libstdc++", "hip-noinline-macro-libstdcxx",
      ("libstdc++ 12", "__noinline__", "--gcc 11")),
 ])
