@@ -178,9 +178,6 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
     "/x/ext/foo.cpp:10:5: error: no member named 'getCurrentCUDAStream' in namespace 'at::cuda'",
     # the wrapped arch line without rocBLAS' "Cannot read" before it
     "  Illegal seek for GPU arch : gfx906",
-    # a GPU out of memory without a cap proves no cap
-    "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-    "capacity of 15.98 GiB of which 0 bytes is free.",
     # errors for an MI target are the sources' own, not an unsupported target
     "      3 errors generated when compiling for gfx942.\n      -I/x/csrc/attention/hip_fmha",
     # a library's own target check (rocWMMA): not claimed as a plain target problem
@@ -198,6 +195,15 @@ def test_a_family_reads_its_value(text: str, klass: str, subject: str, rule: str
 def test_a_family_claims_nothing_without_proof(text: str) -> None:
     found = explain_text(text)
     assert found.klass is None, (found.rule, found.subject)
+
+
+def test_a_gpu_out_of_memory_without_a_cap_claims_no_cap() -> None:
+    """torch's plain OOM (0 bytes free) is the GPU's memory, not the per-process cap rule."""
+    found = explain_text("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. "
+                         "GPU 0 has a total capacity of 15.98 GiB of which 0 bytes is free.")
+    assert (found.klass, found.rule) == ("out-of-memory", "gpu-out-of-memory")
+    assert "with 0 bytes free of 15.98 GiB" in found.cause
+    assert "cap" not in found.cause
 
 
 def test_a_loader_error_a_program_reports_as_its_warning_still_counts() -> None:
