@@ -9,8 +9,8 @@ from rocmforge.triage import explain_text
 
 
 def assert_reads(text: str, klass: str, subject: str, rule: str,
-                 words: Iterable[str] = ()) -> None:
-    found = explain_text(text)
+                 words: Iterable[str] = (), *, step: str = "") -> None:
+    found = explain_text(text, step=step)
     assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
     for word in words:
         assert word in found.cause + " " + found.fix, word

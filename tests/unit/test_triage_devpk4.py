@@ -6,6 +6,7 @@ reading must take out of it, and the look-alikes beside them that must claim not
 from __future__ import annotations
 
 import pytest
+from triagehelpers import assert_reads
 
 from rocmforge.triage import explain_text
 
@@ -91,11 +92,7 @@ _SDK_TEST = ("ERROR: testSharedLibrariesLoad (rocm_sdk.tests.libraries_test.ROCm
 ])
 def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
                                 words: tuple[str, ...]) -> None:
-    found = explain_text(text)
-    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
-    said = f"{found.cause} {found.fix}"
-    for word in words:
-        assert word in said
+    assert_reads(text, klass, subject, rule, words)
 
 
 @pytest.mark.parametrize("text", [

@@ -7,6 +7,7 @@ keep their older reading."""
 from __future__ import annotations
 
 import pytest
+from triagehelpers import assert_reads
 
 from rocmforge.triage import explain_text
 
@@ -112,11 +113,7 @@ _TENSILE = ("RuntimeError: Error compiling source object file: b\"fatal error: c
 ])
 def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
                                 words: tuple[str, ...]) -> None:
-    found = explain_text(text)
-    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
-    said = f"{found.cause} {found.fix}"
-    for word in words:
-        assert word in said
+    assert_reads(text, klass, subject, rule, words)
 
 
 @pytest.mark.parametrize("text", [
