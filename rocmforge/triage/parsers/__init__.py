@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rocmforge.triage.parsers import (
     aotriton,
+    autotools,
     build_backend,
     build_dependency,
     build_tools,
@@ -55,6 +56,7 @@ PARSERS: tuple[Rule, ...] = (
     *cmake_package.RULES,
     *build_dependency.RULES,
     *build_tools.RULES,
+    *autotools.RULES,
     *compiler_headers.RULES,
     *system_headers.RULES,
     *host_compiler.RULES,
