@@ -29,7 +29,7 @@ make: *** [Makefile:3: keywords.c] Error 127
 """
 
 _NINJA = """[1/1] cd . && patchelf --set-rpath lib x.so
-FAILED: x.stamp 
+FAILED: x.stamp
 cd . && patchelf --set-rpath lib x.so
 /bin/sh: 1: patchelf: not found
 ninja: build stopped: subcommand failed.
@@ -50,14 +50,14 @@ _DSO = """/usr/bin/ld: /tmp/ccX.o: undefined reference to symbol 'sin@@GLIBC_2.2
 collect2: error: ld returned 1 exit status
 """
 
-_FUSE_LD = """FAILED: app 
+_FUSE_LD = """FAILED: app
 g++-12 -fuse-ld=lld main.cpp -o app
 collect2: fatal error: cannot find \u2018ld\u2019
 compilation terminated.
 """
 
-_CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required to use this library.
-    2 | #error C++17 or later compatible compiler is required to use this library.
+_CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required by this library.
+    2 | #error C++17 or later compatible compiler is required by this library.
       |  ^
 """
 
