@@ -129,6 +129,16 @@ _CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required
      "library-file-missing", ("lib/libtorch_cpu.so", "CMakeCache.txt")),
     ("make[2]: *** No rule to make target '/usr/local/lib/libz.a', needed by 'bin/app'.  "
      "Stop.\n", "build", "link", "libz", "library-file-missing", ("/usr/local/lib/libz.a",)),
+    ("/usr/bin/ld: lib/libtorch_cpu.so: undefined reference to `std::__throw_bad_array_new_"
+     "length()@GLIBCXX_3.4.99'\n", "build", "link", "libstdc++", "undefined-reference",
+     ("libtorch_cpu.so needs", "GLIBCXX_3.4.99", "grep GLIBCXX_")),
+    ("/usr/bin/ld: libx.so: undefined reference to `__cxa_init_primary_exception@CXXABI_1.3.15'"
+     "\n", "build", "link", "libstdc++", "undefined-reference", ("CXXABI_1.3.15", "grep CXXABI_")),
+    ("gcc-12: fatal error: cannot execute \u2018as\u2019: execvp: No such file or directory\n",
+     "build", "missing-component", "binutils", "compiler-driver-program-missing",
+     ("gcc-12", "apt install binutils")),
+    ("g++: fatal error: cannot execute 'cc1plus': execvp: No such file or directory\n", "build",
+     "missing-component", "g++", "compiler-driver-program-missing", ("apt install g++",)),
 ])
 def test_family_reads_its_values(text: str, step: str, klass: str, subject: str, rule: str,
                                  words: tuple[str, ...]) -> None:
@@ -169,6 +179,8 @@ def test_family_reads_its_values(text: str, step: str, klass: str, subject: str,
     # a #error that names no C++ standard; clang's directive line without its error line
     "a.h:2:2: error: #error \"unsupported platform\"\n",
     "2 | #error C++17 or later compatible compiler is required\n",
+    # a program the driver runs that this table does not know
+    "gcc: fatal error: cannot execute 'mywrapper': execvp: No such file or directory\n",
     # a file that is no library (generated, or a source not checked out): what made it is not
     # known from the line
     "ninja: error: 'gen/foo.c', needed by 'foo.o', missing and no known rule to make it\n",
@@ -195,3 +207,10 @@ def test_gcc_hip_flag_and_std_stay_with_their_own_rules() -> None:
     std = explain_text("g++-11: error: unrecognized command-line option '-std=c++23'; did you "
                        "mean '-std=c++03'?\n", step="build")
     assert (hip.rule, std.rule) == ("hip-flag-to-gcc", "cxx-standard-unknown")
+
+
+def test_a_glibcxx_version_is_read_as_libstdcxx_not_glibc() -> None:
+    d = explain_text("/usr/bin/ld: libfoo.so: undefined reference to `std::foo@GLIBCXX_3.4.32'\n",
+                     step="build")
+    assert (d.klass, d.subject) == ("link", "libstdc++")
+    assert "glibc " not in d.cause.lower() and "libstdc++ this link uses" in d.cause

@@ -93,6 +93,28 @@ def _library_file_missing(match: Groups, view: LineView) -> Reading | None:
             "folder (delete CMakeCache.txt) so the build finds the library where it is now")
 
 
+# The programs GCC's driver runs and the package each comes with (Debian 12: cc1plus in g++-N's
+# cpp/g++ packages, as and ld in binutils, f951 in gfortran-N).
+_DRIVER_PROGRAM = {"as": "binutils", "ld": "binutils", "cc1plus": "g++", "cc1": "gcc",
+                   "f951": "gfortran", "collect2": "gcc", "lto1": "gcc"}
+
+
+def _driver_program_missing(match: Groups, view: LineView) -> Reading | None:
+    prog, driver = match.group("prog"), match.group("driver")
+    package = _DRIVER_PROGRAM.get(prog)
+    if package is None:
+        return None
+    return Reading(
+        subject=package,
+        cause=f"the compiler driver {driver} could not run {prog}, a program it needs for this "
+              f"step: {package} is not installed (or not on PATH), so {driver} has only part of "
+              "its toolchain",
+        fix=f"install {package} (Debian/Ubuntu: `apt install {package}`"
+            + (", or g++-N for gcc-N" if package == "g++" else "")
+            + "; for a compiler under another prefix, that prefix's bin on PATH), then build "
+            "again")
+
+
 _NOT_FOUND = (r"^(?:/(?:usr/)?bin/)?(?:(?:da)?sh: (?:\d+: )?(?P<tool>[\w.+-]+): not found"
               r"|bash: (?:line \d+: )?(?P<tool2>[\w.+-]+): command not found)$")
 _SOURCE = ("dash's '<sh>: <n>: <prog>: not found' and bash's '<sh>: line <n>: <prog>: command "
@@ -143,4 +165,12 @@ RULES: tuple[Rule, ...] = (
          "Stop.') and ninja 1.11 (\"ninja: error: '<file>', needed by '<target>', missing and "
          "no known rule to make it\") for a library a CMake build links by full path, the "
          "file then deleted: reproduced here (make/devtl.sh)"),
+    Rule(id="compiler-driver-program-missing", klass="missing-component",
+         triggers=("execvp: No such file or directory",),
+         pattern=rx(r"^(?P<driver>\S+): fatal error: cannot execute [\u2018'`](?P<prog>[\w+-]+)"
+                    r"[\u2019']: execvp: No such file or directory"),
+         read=_driver_program_missing,
+         source="GCC's driver ('gcc-12: fatal error: cannot execute 'as': execvp: No such file "
+         "or directory'): gcc-12 here with binutils off PATH (make/devtl.sh); cc1plus and the "
+         "others by the same driver message (GCC's source not read)"),
 )

@@ -13,11 +13,16 @@
 #    (host-compiler: clang-warning-as-error, cxx-standard-required)
 #  - GNU ld's "DSO missing from command line"; gcc -fuse-ld=lld without ld.lld and clang
 #    -fuse-ld=mold; make and ninja given a library file that does not exist
+#  - automake without libtool (LIBTOOL undefined) and a configure made without pkg.m4
+#    (missing-component: automake-macro-undefined, configure-macro-unexpanded)
+#  - GNU ld linking against a library that needs a newer libstdc++ symbol version (a stand-in
+#    libstdc++ with GLIBCXX_3.4.99) (link: undefined-reference); gcc-12 with no `as` on PATH
+#    (missing-component: compiler-driver-program-missing)
 # Look-alikes that must claim nothing: make ignoring a missing program's 127 (`-cmd`),
 # meson's optional dependency and program, clang warnings without -Werror.
 # Writes rounds/d9/cases/real-*.log and neg-*.log (the .toml answers are committed beside
-# them). Needs: make, ninja, gcc-11/12, clang-15/22, binutils, and meson on PATH or in
-# $MESON (a venv's bin/meson).
+# them). Needs: make, ninja, gcc-11/12, clang-15/22, binutils, autoconf, automake, and meson
+# on PATH or in $MESON (a venv's bin/meson).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
 mkdir -p "$cases"
@@ -130,3 +135,21 @@ echo 'int probe(void) { return 0; }' > "$t/at1/probe.c"
 printf 'AC_INIT([probe], [1.0])\nAC_PROG_CC\nPKG_CHECK_MODULES([DRM], [libdrm_amdgpu >= 2.4])\n%s\n' \
   'AC_OUTPUT' > "$t/at2/configure.ac"
 (cd "$t/at2" && autoconf && ./configure 2>&1) | san | case_log real-configure-pkg-check-modules-unexpanded
+
+# a shared library that needs a libstdc++ symbol version the linking GCC's libstdc++ lacks
+# (GLIBCXX_3.4.99, given to it by a stand-in libstdc++.so.6 built with that version node)
+mkdir -p "$t/gx/fake" "$t/gx/lib"
+printf 'namespace std { void __throw_bad_array_new_length() { } }\n' > "$t/gx/fake/s.cpp"
+printf 'GLIBCXX_3.4.99 { global: _ZSt28__throw_bad_array_new_lengthv; };\n' > "$t/gx/fake/v.map"
+printf '%s\n' 'namespace std { void __throw_bad_array_new_length(); }' \
+  'void grow() { std::__throw_bad_array_new_length(); }' > "$t/gx/grow.cpp"
+printf 'void grow();\nint main() { grow(); return 0; }\n' > "$t/gx/main.cpp"
+(cd "$t/gx" && g++-12 -shared -fPIC -nostdlib fake/s.cpp -Wl,--version-script=fake/v.map \
+  -Wl,-soname,libstdc++.so.6 -o fake/libstdc++.so \
+  && g++-12 -shared -fPIC -nostdlib grow.cpp -Lfake -lstdc++ -o lib/libtorch_cpu.so)
+edge "$t/gx" bin/app g++-12 main.cpp -Llib -ltorch_cpu -o bin/app \
+  | case_log real-ld-shared-lib-needs-newer-libstdcxx
+# gcc with binutils off PATH: the driver cannot run the assembler
+echo 'int probe(void) { return 0; }' > "$t/h/probe.c"
+(cd "$t/h" && PATH=/nonexistent /usr/bin/gcc-12 -c probe.c -o probe.o 2>&1) \
+  | case_log real-gcc-cannot-execute-as
