@@ -116,6 +116,8 @@ _CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required
     ("/usr/include/c++/12/bits/c++0x_warning.h:32:2: error: #error This file requires compiler "
      "and library support for the ISO C++ 2011 standard.\n", "build", "host-compiler", "gcc",
      "cxx-standard-required", ("C++11", "-std=c++11")),
+    ("a.cpp:3:1: note: \u2018std::span\u2019 is only available from C++20 onwards\n", "build",
+     "host-compiler", "gcc", "std-name-needs-newer-cxx", ("std::span", "-std=c++20")),
     (_CLANG_STD, "build", "host-compiler", "clang", "cxx-standard-required-clang",
      ("-std=c++17",)),
     (_DSO, "build", "link", "libm", "link-dso-missing",

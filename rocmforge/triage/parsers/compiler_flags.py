@@ -1,7 +1,7 @@
 """Flags and language levels a host compiler refuses: an option it does not know (newer than
 the compiler, or another compiler's), a CPU name its -march/-mtune does not know, an LLVM
 option (-mllvm) this LLVM does not have, a clang warning made an error, and a header's #error
-that asks for a newer C++ standard than the compile uses.
+or GCC's note asking for a newer C++ standard than the compile uses.
 
 Owns: this family's rules. GCC's `-std=` and HIP flags given to GCC are host_compiler.py's,
 nvcc's flags given to clang hipify.py's, GCC's -Werror=<w> compiler_dialect.py's. Must not:
@@ -100,6 +100,17 @@ def _std_required(match: Groups, view: LineView) -> Reading | None:
             "otherwise CXXFLAGS), or with a compiler whose default is that standard")
 
 
+def _std_name_level(match: Groups, view: LineView) -> Reading | None:
+    name, level = match.group("name"), match.group("level")
+    return Reading(
+        subject="gcc",
+        cause=f"the code uses {name}, which the standard library has only from C++{level} on, "
+              "and this compile runs an older C++ standard (the compiler's default or a -std= "
+              "in the flags)",
+        fix=f"compile with -std=c++{level} or newer (CMake: CMAKE_CXX_STANDARD={level}; "
+            "otherwise CXXFLAGS), or with a compiler whose default is that standard")
+
+
 def _std_required_clang(match: Groups, view: LineView) -> Reading | None:
     # clang prints the #error's text as the message and the directive on the next line.
     text = match.group("text")
@@ -157,6 +168,14 @@ RULES: tuple[Rule, ...] = (
          source="GCC's 'error: #error <text>'; libstdc++'s bits/c++0x_warning.h (GCC 12 here: "
          "'This file requires compiler and library support for the ISO C++ 2011 standard'); "
          "a header's own version check: g++-12 here, make/devtl.sh"),
+    Rule(id="std-name-needs-newer-cxx", klass="host-compiler",
+         triggers=("is only available from C++",),
+         pattern=rx(r"note: " + _Q + r"(?P<name>std::[\w:]+)" + _Q + r" is only available "
+                    r"from C\+\+(?P<level>\d\d) onwards"),
+         unless=PROBE_LOG,
+         read=_std_name_level,
+         source="GCC's note \"'std::optional' is only available from C++17 onwards\" after "
+         "its error on the name: g++-12 -std=c++14 here, make/devtl.sh"),
     Rule(id="cxx-standard-required-clang", klass="host-compiler",
          unless=PROBE_LOG,
          triggers=("#error ",),

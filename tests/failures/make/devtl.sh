@@ -10,7 +10,8 @@
 #  - a flag the compiler does not know: g++-12, clang++-15 (unknown option), g++-11
 #    -march=znver5, clang++-15 -mllvm (host-compiler: compiler-option-unknown, ...)
 #  - clang++-22 -Werror, a #error asking for C++17 (g++-12) and libstdc++'s C++11 #error
-#    (host-compiler: clang-warning-as-error, cxx-standard-required)
+#    and std::optional under -std=c++14 (host-compiler: clang-warning-as-error,
+#    cxx-standard-required, std-name-needs-newer-cxx)
 #  - GNU ld's "DSO missing from command line"; gcc -fuse-ld=lld without ld.lld and clang
 #    -fuse-ld=mold; make and ninja given a library file that does not exist
 #  - automake without libtool (LIBTOOL undefined) and a configure made without pkg.m4
@@ -153,3 +154,6 @@ edge "$t/gx" bin/app g++-12 main.cpp -Llib -ltorch_cpu -o bin/app \
 echo 'int probe(void) { return 0; }' > "$t/h/probe.c"
 (cd "$t/h" && PATH=/nonexistent /usr/bin/gcc-12 -c probe.c -o probe.o 2>&1) \
   | case_log real-gcc-cannot-execute-as
+# a C++17 library name under -std=c++14: GCC's "only available from C++17 onwards" note
+printf '#include <optional>\nstd::optional<int> pick_device();\n' > "$t/h/pick.cpp"
+edge "$t/h" pick.o g++-12 -std=c++14 -c pick.cpp -o pick.o | case_log real-gcc-std-optional-needs-cxx17
