@@ -118,6 +118,8 @@ _CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required
      "cxx-standard-required", ("C++11", "-std=c++11")),
     ("a.cpp:3:1: note: \u2018std::span\u2019 is only available from C++20 onwards\n", "build",
      "host-compiler", "gcc", "std-name-needs-newer-cxx", ("std::span", "-std=c++20")),
+    ("error: invalid argument '-std=c11' not allowed with 'C++'\n", "build", "host-compiler",
+     "clang", "std-flag-wrong-language", ("-std=c11", "C++ source", "CFLAGS / CMAKE_C_FLAGS")),
     (_CLANG_STD, "build", "host-compiler", "clang", "cxx-standard-required-clang",
      ("-std=c++17",)),
     (_DSO, "build", "link", "libm", "link-dso-missing",

@@ -1,7 +1,8 @@
 """Flags and language levels a host compiler refuses: an option it does not know (newer than
 the compiler, or another compiler's), a CPU name its -march/-mtune does not know, an LLVM
-option (-mllvm) this LLVM does not have, a clang warning made an error, and a header's #error
-or GCC's note asking for a newer C++ standard than the compile uses.
+option (-mllvm) this LLVM does not have, a -std= of the other language, a clang warning made
+an error, and a header's #error or GCC's note asking for a newer C++ standard than the compile
+uses.
 
 Owns: this family's rules. GCC's `-std=` and HIP flags given to GCC are host_compiler.py's,
 nvcc's flags given to clang hipify.py's, GCC's -Werror=<w> compiler_dialect.py's. Must not:
@@ -111,6 +112,20 @@ def _std_name_level(match: Groups, view: LineView) -> Reading | None:
             "otherwise CXXFLAGS), or with a compiler whose default is that standard")
 
 
+def _std_wrong_language(match: Groups, view: LineView) -> Reading | None:
+    std, language = match.group("std"), match.group("lang")
+    other = "CXXFLAGS / CMAKE_CXX_FLAGS" if language == "C" else "CFLAGS / CMAKE_C_FLAGS"
+    mine = "CFLAGS / CMAKE_C_FLAGS" if language == "C" else "CXXFLAGS / CMAKE_CXX_FLAGS"
+    return Reading(
+        subject="clang",
+        cause=f"clang was given -std={std} for a {language} source: the flags a {language} "
+              f"compile gets hold the other language's standard (flags shared between the C "
+              "and C++ compiles, or set for the wrong one)",
+        fix=f"give -std={std} only to its own language ({other}, or CMake's "
+            f"CMAKE_<LANG>_STANDARD) and remove it from {mine}; then configure again from a "
+            "clean build folder")
+
+
 def _std_required_clang(match: Groups, view: LineView) -> Reading | None:
     # clang prints the #error's text as the message and the directive on the next line.
     text = match.group("text")
@@ -176,6 +191,15 @@ RULES: tuple[Rule, ...] = (
          read=_std_name_level,
          source="GCC's note \"'std::optional' is only available from C++17 onwards\" after "
          "its error on the name: g++-12 -std=c++14 here, make/devtl.sh"),
+    Rule(id="std-flag-wrong-language", klass="host-compiler",
+         triggers=("not allowed with '",),
+         pattern=rx(r"error: invalid argument '-std=(?P<std>[\w+]+)' not allowed with "
+                    r"'(?P<lang>C|C\+\+)'"),
+         unless=PROBE_LOG,
+         read=_std_wrong_language,
+         source="clang's driver (\"invalid argument '-std=c++17' not allowed with 'C'\", and "
+         "-std=c11 with 'C++'): clang-15 and clang-22 here, make/devtl.sh; GCC only warns "
+         "('is valid for C++/ObjC++ but not for C')"),
     Rule(id="cxx-standard-required-clang", klass="host-compiler",
          unless=PROBE_LOG,
          triggers=("#error ",),

@@ -12,6 +12,7 @@
 #  - clang++-22 -Werror, a #error asking for C++17 (g++-12) and libstdc++'s C++11 #error
 #    and std::optional under -std=c++14 (host-compiler: clang-warning-as-error,
 #    cxx-standard-required, std-name-needs-newer-cxx)
+#  - clang-22 given -std=c++17 for a C source (host-compiler: std-flag-wrong-language)
 #  - GNU ld's "DSO missing from command line"; gcc -fuse-ld=lld without ld.lld and clang
 #    -fuse-ld=mold; make and ninja given a library file that does not exist
 #  - automake without libtool (LIBTOOL undefined) and a configure made without pkg.m4
@@ -20,7 +21,8 @@
 #    libstdc++ with GLIBCXX_3.4.99) (link: undefined-reference); gcc-12 with no `as` on PATH
 #    (missing-component: compiler-driver-program-missing)
 # Look-alikes that must claim nothing: make ignoring a missing program's 127 (`-cmd`),
-# meson's optional dependency and program, clang warnings without -Werror.
+# meson's optional dependency and program, clang warnings without -Werror, gcc's warning for
+# -std=c++17 on a C source.
 # Writes rounds/d9/cases/real-*.log and neg-*.log (the .toml answers are committed beside
 # them). Needs: make, ninja, gcc-11/12, clang-15/22, binutils, autoconf, automake, and meson
 # on PATH or in $MESON (a venv's bin/meson).
@@ -157,3 +159,6 @@ echo 'int probe(void) { return 0; }' > "$t/h/probe.c"
 # a C++17 library name under -std=c++14: GCC's "only available from C++17 onwards" note
 printf '#include <optional>\nstd::optional<int> pick_device();\n' > "$t/h/pick.cpp"
 edge "$t/h" pick.o g++-12 -std=c++14 -c pick.cpp -o pick.o | case_log real-gcc-std-optional-needs-cxx17
+# a C++ standard in the flags of a C compile: clang stops (GCC only warns: the look-alike)
+edge "$t/h" probe.o clang-22 -std=c++17 -c probe.c -o probe.o | case_log real-clang-std-cxx-for-c
+edge "$t/h" probe.o gcc-12 -std=c++17 -c probe.c -o probe.o | case_log neg-gcc-std-cxx-for-c-warning
