@@ -24,8 +24,15 @@ make[2]: makeinfo: No such file or directory
 make[2]: *** [Makefile:350: bfd.info] Error 127
 """
 
-_BASH = """/bin/bash: line 1: gperf: command not found
+_BASH = """gperf keywords.gperf > keywords.c
+/bin/bash: line 1: gperf: command not found
 make: *** [Makefile:3: keywords.c] Error 127
+"""
+
+# a CMake Makefile build does not echo the custom command: its progress line stands for it
+_CMAKE_MAKE = """[ 50%] Generating gram.c
+/bin/sh: 1: bison: not found
+make[2]: *** [CMakeFiles/gram.dir/build.make:74: gram.c] Error 127
 """
 
 _NINJA = """[1/1] cd . && patchelf --set-rpath lib x.so
@@ -70,6 +77,7 @@ _CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required
      ("apt install texinfo",)),
     (_BASH, "build", "missing-component", "gperf", "recipe-program-missing",
      ("apt install gperf",)),
+    (_CMAKE_MAKE, "build", "missing-component", "bison", "recipe-program-missing", ("bison",)),
     (_NINJA, "build", "missing-component", "patchelf", "ninja-recipe-program-missing",
      ("apt install patchelf",)),
     ("meson.build:2:6: ERROR: Dependency \"libdrm_amdgpu\" not found (tried pkg-config and "
@@ -159,6 +167,12 @@ def test_family_reads_its_values(text: str, step: str, klass: str, subject: str,
     "sh: 1: ccache: not found\n-- Configuring done\n",
     # a shell's not-found outside a ninja FAILED block (a configure's probe) proves nothing
     "/bin/sh: 1: sccache: not found\n[12/400] Building CXX object a.o\n"
+    "ninja: build stopped: subcommand failed.\n",
+    # a probe's "not found" far from the recipe that failed with 127 (another program)
+    "-- Detecting the distribution\nsh: 1: lsb_release: not found\n-- Configuring done\n"
+    "./gen.sh\nmake: *** [Makefile:2: x] Error 127\n",
+    # a script's own probe inside a ninja FAILED block, after its first line of output
+    "FAILED: x.stamp\npython3 gen.py\nwriting x\nsh: 1: lsb_release: not found\n"
     "ninja: build stopped: subcommand failed.\n",
     # a compiler or ROCm tool not found: other modules' families, not a package to install
     "/bin/sh: 1: cc: not found\nmake: *** [Makefile:2: a.o] Error 127\n",

@@ -46,15 +46,32 @@ def _tool_missing(tool: str, how: str = _BY_RECIPE) -> Reading | None:
             "run the build again")
 
 
-def _read(match: Groups) -> Reading | None:
-    return _tool_missing(match.group("tool"))
+def _ran_it(tool: str, lines: tuple[str, ...]) -> bool:
+    """The recipe's own command line (make's echo, ninja's FAILED block) names the program, or
+    a CMake Makefile's progress line stands for the recipe it ran without echoing it: a
+    program found missing elsewhere (a configure's or a script's probe) is no proof."""
+    named = re.compile(rf"(?:^|[\s/;&|(]){re.escape(tool)}(?:\s|$)")
+    return any(named.search(line) or _CMAKE_PROGRESS.match(line) for line in lines)
+
+
+_CMAKE_PROGRESS = re.compile(r"^\[\s*\d+%\] ")
+
+
+def _under_make(match: Groups, view: LineView) -> Reading | None:
+    tool = match.group("tool")
+    if not _ran_it(tool, view.previous[-3:]):
+        return None
+    return _tool_missing(tool)
 
 
 def _under_ninja(match: Groups, view: LineView) -> Reading | None:
-    # ninja prints the edge's `FAILED: <outputs>` and its command line, then the output.
-    if not any(line.startswith("FAILED: ") for line in view.previous[-4:]):
+    # ninja prints the edge's `FAILED: <outputs>` and its command line, then the output: the
+    # program's "not found" is the first line of that output.
+    tool = match.group("tool")
+    if len(view.previous) < 2 or not view.previous[-2].startswith("FAILED: ") \
+            or not _ran_it(tool, view.previous[-1:]):
         return None
-    return _read(match)
+    return _tool_missing(tool)
 
 
 def _linker_missing(match: Groups, view: LineView) -> Reading | None:
@@ -130,7 +147,8 @@ RULES: tuple[Rule, ...] = (
                     r"directory$"),
          # The shell's (and make's) 127 for a program it could not find stopped make.
          requires=rx(r"\*\*\* \[[^\]]*\] Error 127"),
-         read=lambda m, v: _read(Alias(m, tool="tool2" if m.group("tool2") else "tool3")),
+         read=lambda m, v: _under_make(Alias(m, tool="tool2" if m.group("tool2") else "tool3"),
+                                       v),
          source=_SOURCE),
     Rule(id="ninja-recipe-program-missing", klass="missing-component",
          triggers=(": not found", ": command not found"),
