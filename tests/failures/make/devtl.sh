@@ -162,3 +162,10 @@ edge "$t/h" pick.o g++-12 -std=c++14 -c pick.cpp -o pick.o | case_log real-gcc-s
 # a C++ standard in the flags of a C compile: clang stops (GCC only warns: the look-alike)
 edge "$t/h" probe.o clang-22 -std=c++17 -c probe.c -o probe.o | case_log real-clang-std-cxx-for-c
 edge "$t/h" probe.o gcc-12 -std=c++17 -c probe.c -o probe.o | case_log neg-gcc-std-cxx-for-c-warning
+# PKG_CHECK_MODULES (pkgconf's pkg.m4, through autoreconf) for a module that is not installed:
+# read already by pkgconf-package-missing (its own catalog's "required by 'virtual:world'")
+mkdir -p "$t/at3"
+printf 'AC_INIT([probe], [1.0])\nAC_PROG_CC\nPKG_CHECK_MODULES([DRM], [libdrm_amdgpu >= 2.4])\n%s\n' \
+  'AC_OUTPUT' > "$t/at3/configure.ac"
+(cd "$t/at3" && autoreconf -fi > /dev/null 2>&1 && ./configure 2>&1) | san \
+  | case_log real-configure-pkg-requirements-not-met
