@@ -132,6 +132,10 @@ _CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required
      ("-std=c++17",)),
     (_DSO, "build", "link", "libm", "link-dso-missing",
      ("(sin)", "libm.so.6", "-lm", "target_link_libraries(<target> ... m)")),
+    ("/usr/bin/ld: warning: libamdhip64.so.6, needed by lib/libtorch_hip.so, not found (try "
+     "using -rpath or -rpath-link)\n/usr/bin/ld: lib/libtorch_hip.so: undefined reference to "
+     "`hipMalloc'\n", "build", "link", "libamdhip64", "link-needed-library-not-found",
+     ("libamdhip64.so.6", "lib/libtorch_hip.so needs", "-Wl,-rpath-link,<dir>")),
     (_FUSE_LD, "build", "missing-component", "lld", "linker-program-missing",
      ("ld.lld", "-fuse-ld=lld")),
     ("clang: error: invalid linker name in argument '-fuse-ld=mold'\n", "build",
@@ -197,6 +201,9 @@ def test_family_reads_its_values(text: str, step: str, klass: str, subject: str,
     # a #error that names no C++ standard; clang's directive line without its error line
     "a.h:2:2: error: #error \"unsupported platform\"\n",
     "2 | #error C++17 or later compatible compiler is required\n",
+    # ld's needed-library warning in a link that went on (nothing left undefined)
+    "/usr/bin/ld: warning: libfoo.so.1, needed by libbar.so, not found (try using -rpath or "
+    "-rpath-link)\n[100%] Built target app\n",
     # a program the driver runs that this table does not know
     "gcc: fatal error: cannot execute 'mywrapper': execvp: No such file or directory\n",
     # a file that is no library (generated, or a source not checked out): what made it is not

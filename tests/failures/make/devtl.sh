@@ -20,6 +20,8 @@
 #  - GNU ld linking against a library that needs a newer libstdc++ symbol version (a stand-in
 #    libstdc++ with GLIBCXX_3.4.99) (link: undefined-reference); gcc-12 with no `as` on PATH
 #    (missing-component: compiler-driver-program-missing)
+#  - GNU ld: a library's DT_NEEDED dependency in a folder the link does not search
+#    (link: link-needed-library-not-found)
 # Look-alikes that must claim nothing: make ignoring a missing program's 127 (`-cmd`),
 # meson's optional dependency and program, clang warnings without -Werror, gcc's warning for
 # -std=c++17 on a C source.
@@ -169,3 +171,11 @@ printf 'AC_INIT([probe], [1.0])\nAC_PROG_CC\nPKG_CHECK_MODULES([DRM], [libdrm_am
   'AC_OUTPUT' > "$t/at3/configure.ac"
 (cd "$t/at3" && autoreconf -fi > /dev/null 2>&1 && ./configure 2>&1) | san \
   | case_log real-configure-pkg-requirements-not-met
+# a library's own dependency (DT_NEEDED) in a folder the link does not search
+mkdir -p "$t/rp/hip" "$t/rp/lib"
+echo 'int hip_probe(void) { return 1; }' > "$t/rp/hip/probe.c"
+echo 'int hip_probe(void); int use_probe(void) { return hip_probe(); }' > "$t/rp/use.c"
+echo 'int use_probe(void); int main(void) { return use_probe(); }' > "$t/rp/main.c"
+(cd "$t/rp" && gcc-12 -shared -fPIC hip/probe.c -o hip/libamdhip_rf.so \
+  && gcc-12 -shared -fPIC use.c -Lhip -lamdhip_rf -o lib/libtorch_hip.so)
+edge "$t/rp" bin/app gcc-12 main.c -Llib -ltorch_hip -o bin/app | case_log real-ld-needed-library-not-found
