@@ -128,6 +128,11 @@ _CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required
      "host-compiler", "gcc", "std-name-needs-newer-cxx", ("std::span", "-std=c++20")),
     ("error: invalid argument '-std=c11' not allowed with 'C++'\n", "build", "host-compiler",
      "clang", "std-flag-wrong-language", ("-std=c11", "C++ source", "CFLAGS / CMAKE_C_FLAGS")),
+    ("x.h:4:2: error: #error \"this code needs GCC 40 or newer\"\n", "build", "host-compiler",
+     "gcc", "compiler-version-refused", ("GCC 40 or newer", "--gcc N")),
+    ("./x.h:2:2: error: \"this library needs clang 30 or newer\"\n"
+     "    2 | #error \"this library needs clang 30 or newer\"\n", "build", "host-compiler",
+     "clang", "compiler-version-refused-clang", ("clang 30 or newer",)),
     (_CLANG_STD, "build", "host-compiler", "clang", "cxx-standard-required-clang",
      ("-std=c++17",)),
     (_DSO, "build", "link", "libm", "link-dso-missing",
@@ -198,6 +203,8 @@ def test_family_reads_its_values(text: str, step: str, klass: str, subject: str,
     "s.cpp:2:7: warning: unused variable 'unused' [-Wunused-variable]\n",
     "clang++ -Wall -Werror -Wunused-variable -c s.cpp\n",
     "warning: unknown warning option '-Wfoo' [-Wunknown-warning-option]\n",
+    # a #error naming a compiler without a version demand, or a platform
+    "a.h:2:2: error: #error \"this file is for the clang-cl build only\"\n",
     # a #error that names no C++ standard; clang's directive line without its error line
     "a.h:2:2: error: #error \"unsupported platform\"\n",
     "2 | #error C++17 or later compatible compiler is required\n",

@@ -101,6 +101,36 @@ def _std_required(match: Groups, view: LineView) -> Reading | None:
             "otherwise CXXFLAGS), or with a compiler whose default is that standard")
 
 
+_WHO = re.compile(r"\b(?P<who>GCC|gcc|g\+\+|[Cc]lang|compiler)\b")
+_TOO_OLD = re.compile(r"(?i)too old|or (?:later|newer|above|higher)|at least|minimum|"
+                      r"not supported|unsupported|requires? |needs? ")
+
+
+def _compiler_refused(match: Groups, view: LineView) -> Reading | None:
+    text = match.group("text").strip().strip('"')
+    who = _WHO.search(text)
+    if who is None or _TOO_OLD.search(text) is None or _STD.search(text):
+        return None
+    named = who.group("who").lower()
+    compiler = {"g++": "gcc"}.get(named, named)
+    if compiler == "compiler":
+        compiler = "gcc" if "error: #error " in view.text else "clang"
+    return Reading(
+        subject=compiler,
+        cause=f"a header refuses this {compiler} release with #error (\"{text}\"): the "
+              "sources check the compiler's version and this one is outside what they support",
+        fix="build with a compiler release the message accepts (GCC: `invoke build --gcc N`; "
+            "otherwise CC / CXX or CMAKE_CXX_COMPILER from a clean build folder), or a release "
+            "of the sources that supports this compiler")
+
+
+def _compiler_refused_clang(match: Groups, view: LineView) -> Reading | None:
+    text = match.group("text")
+    if not view.previous or not view.previous[-1].endswith("error: " + text):
+        return None
+    return _compiler_refused(match, view)
+
+
 def _std_name_level(match: Groups, view: LineView) -> Reading | None:
     name, level = match.group("name"), match.group("level")
     return Reading(
@@ -207,4 +237,18 @@ RULES: tuple[Rule, ...] = (
          read=_std_required_clang,
          source="clang's #error: the text as 'error: <text>', then the directive's source "
          "line: clang++-15 and clang++-22 here, make/devtl.sh"),
+    Rule(id="compiler-version-refused", klass="host-compiler",
+         unless=PROBE_LOG,
+         triggers=("error: #error ",),
+         pattern=rx(r"error: #error (?P<text>.+)$"),
+         read=_compiler_refused,
+         source="GCC's 'error: #error <text>' for a header's compiler-version check: g++-12 "
+         "here, make/devtl.sh"),
+    Rule(id="compiler-version-refused-clang", klass="host-compiler",
+         unless=PROBE_LOG,
+         triggers=("#error ",),
+         pattern=rx(r"^(?:\d+ \| )?#error (?P<text>.+?)\\?$"),
+         read=_compiler_refused_clang,
+         source="clang's #error (the text as 'error: <text>', then the directive's line): "
+         "clang++-22 here, make/devtl.sh"),
 )

@@ -13,6 +13,7 @@
 #    and std::optional under -std=c++14 (host-compiler: clang-warning-as-error,
 #    cxx-standard-required, std-name-needs-newer-cxx)
 #  - clang-22 given -std=c++17 for a C source (host-compiler: std-flag-wrong-language)
+#  - a header's #error refusing the GCC / clang release (host-compiler: compiler-version-refused)
 #  - GNU ld's "DSO missing from command line"; gcc -fuse-ld=lld without ld.lld and clang
 #    -fuse-ld=mold; make and ninja given a library file that does not exist
 #  - automake without libtool (LIBTOOL undefined) and a configure made without pkg.m4
@@ -179,3 +180,13 @@ echo 'int use_probe(void); int main(void) { return use_probe(); }' > "$t/rp/main
 (cd "$t/rp" && gcc-12 -shared -fPIC hip/probe.c -o hip/libamdhip_rf.so \
   && gcc-12 -shared -fPIC use.c -Lhip -lamdhip_rf -o lib/libtorch_hip.so)
 edge "$t/rp" bin/app gcc-12 main.c -Llib -ltorch_hip -o bin/app | case_log real-ld-needed-library-not-found
+# a header's compiler-version check (#error) refusing an older GCC or clang
+printf '%s\n' '#if defined(__clang__) && __clang_major__ < 30' \
+  '#error "this library needs clang 30 or newer"' \
+  '#elif !defined(__clang__) && defined(__GNUC__) && __GNUC__ < 40' \
+  '#error "this library needs GCC 40 or newer"' \
+  '#endif' > "$t/h/compiler_check.h"
+printf '#include "compiler_check.h"\nint probe() { return 1; }\n' > "$t/h/checked.cpp"
+edge "$t/h" checked.o g++-12 -c checked.cpp -o checked.o | case_log real-gcc-error-directive-gcc-too-old
+edge "$t/h" checked.o clang++-22 -c checked.cpp -o checked.o \
+  | case_log real-clang-error-directive-clang-too-old
