@@ -67,6 +67,7 @@ OTHER_TOOLS = {
     "--pre": "pip (a nightly index's pre-release wheels)",
     "--no-cache-dir": "pip",
     "--without-docbook": "expat's configure (TheRock's sysdeps build)",
+    "--wipe": "meson setup (mesonbuild/meson: a failed build folder set up again)",
     "--force-reinstall": "pip",
     "--disable-pip-version-check": "pip",
     "--query": "update-alternatives",

@@ -127,9 +127,6 @@ def test_look_alikes_claim_nothing(text: str) -> None:
     # mma.h missing from a file hipify did not write
     ("src/gemm.cu:3:10: fatal error: mma.h: No such file or directory\n", "missing-header",
      None),
-    # a GLIBCXX version is libstdc++'s, not glibc's
-    ("/usr/bin/ld: libfoo.so: undefined reference to `std::foo@GLIBCXX_3.4.32'\n",
-     "undefined-reference", None),
     # the __noinline__ note without libstdc++'s error before it
     ("/opt/rocm/include/hip/amd_detail/host_defines.h:50:37: note: expanded from macro "
      "'__noinline__'\n", "hip-noinline-macro-libstdcxx", None),

@@ -112,7 +112,7 @@ def test_look_alikes_claim_nothing(text: str) -> None:
 @pytest.mark.parametrize(("text", "not_rule", "instead"), [
     # clang's -Werror spelling belongs to clang, not this GCC reading
     ("a.cpp:1:1: error: zero size arrays are an extension [-Werror,-Wzero-length-array]\n",
-     "gcc-warning-as-error", None),
+     "gcc-warning-as-error", "clang-warning-as-error"),
     # cl's valid warning levels never reach D8021; another numeric option is not a -W flag
     ("cl : Command line error D8021 : invalid numeric argument '/Ob9x'\n",
      "msvc-cl-gnu-warning-flag", None),

@@ -5,8 +5,9 @@ alone does not prove the cause. (pkg-config's older "No package 'X' found" and C
 find_package stay in cmake_package.py. TheRock's "get_target_property() called with
 non-existent target" is not read: a subproject not enabled (ROCm/TheRock#4571) and one
 declared after its dependent (ROCm/TheRock#3439) print the same lines.) Also a build tool a
-generated file needs that is not installed, as automake's `missing` wrapper reports it. Must
-not: read files, run programs or pick between findings (the engine does).
+generated file needs that is not installed, as automake's `missing` wrapper reports it, and
+a dependency() Meson's configure did not find. Must not: read files, run programs or pick
+between findings (the engine does).
 """
 
 from __future__ import annotations
@@ -48,6 +49,19 @@ def _automake_missing(match: re.Match[str], view: LineView) -> Reading | None:
             f"`apt install {package}` or `dnf install {package}`), then run the build again")
 
 
+def _meson_dependency(match: re.Match[str], view: LineView) -> Reading | None:
+    name, tried = match.group("name"), match.group("tried") or "its detection methods"
+    return Reading(
+        subject=name,
+        cause=f"Meson's configure stopped on a required dependency '{name}' that it did not "
+              f"find (tried {tried}): {name}'s development files (its .pc file for "
+              "pkg-config, or its CMake package) are not installed or not on the search path",
+        fix=f"install the development package that ships {name}.pc (Debian/Ubuntu: "
+            f"`apt-file search {name}.pc` names it) or add its folder to PKG_CONFIG_PATH "
+            "(CMAKE_PREFIX_PATH for a CMake package), then run `meson setup` again (with "
+            "--wipe for a build folder that failed)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="pkgconf-package-missing", klass="missing-component", tier=2,
          triggers=("required by '",),
@@ -67,4 +81,12 @@ RULES: tuple[Rule, ...] = (
          read=_automake_missing, source="autotools-mirror/automake@906573c9:lib/missing "
          "(give_advice: \"WARNING: '<tool>' is missing on your system.\" when the tool "
          "exited 127; older releases quote `<tool>'); ROCm/TheRock#2318, #2365"),
+    Rule(id="meson-dependency-missing", klass="missing-component",
+         triggers=("ERROR: Dependency \"",),
+         pattern=rx(r"ERROR: Dependency \"(?P<name>[\w.+-]+)\" not found"
+                    r"(?:, | \()?(?:tried (?P<tried>[^)]+))?"),
+         read=_meson_dependency, source="mesonbuild/meson@cd1a097e10d3a16062772c985a0dfdd6f5d824bf:"
+         "mesonbuild/dependencies/detect.py (find_external_dependency: 'Dependency \"<name>\" "
+         "not found (tried <methods>)' for a required one; an optional one only logs 'found: "
+         "NO'); meson 1.12.1 here (make/devtl.sh)"),
 )

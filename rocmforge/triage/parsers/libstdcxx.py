@@ -104,6 +104,31 @@ def newer_glibc(symbol: str, view: LineView) -> Reading | None:
             "from source here) a build of that library made against this system's glibc")
 
 
+# A C++ runtime symbol at a libstdc++ symbol version (`name@GLIBCXX_3.4.30', `@CXXABI_1.3.15').
+_LIBSTDCXX_VERSIONED = re.compile(
+    r"^(?P<name>.+?)@{1,2}(?P<ver>(?:GLIBCXX|CXXABI)_\d+(?:\.\d+)+)$")
+
+
+def newer_libstdcxx(symbol: str, view: LineView) -> Reading | None:
+    """GNU ld's undefined reference to `name@GLIBCXX_x.y.z' (link.py's undefined-reference)."""
+    found = _LIBSTDCXX_VERSIONED.match(symbol)
+    if found is None:
+        return None
+    name, version = found.group("name"), found.group("ver")
+    binary = _LINKED_SO.match(view.text)
+    who = (binary.group(0).split(": undefined", 1)[0].rsplit(": ", 1)[-1].rsplit("/", 1)[-1]
+           if binary else "an object of the link")
+    return Reading(
+        subject="libstdc++",
+        cause=f"{who} needs {name} at symbol version {version}: it was built with a newer "
+              f"GCC (its libstdc++) than the libstdc++ this link uses, which does not define "
+              "that version",
+        fix="link with the GCC that built it, or a newer one (`invoke build --gcc N`; its "
+            "libstdc++.so.6 must define " + version + ": `strings -a <libstdc++.so.6> | grep "
+            + version.split("_")[0] + "_` lists them), or rebuild that library with this "
+            "system's GCC")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hip-noinline-macro-libstdcxx", klass="host-compiler",
          triggers=("expanded from macro '__noinline__'",),

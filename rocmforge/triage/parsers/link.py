@@ -16,7 +16,7 @@ from rocmforge.knowledge.components import Component
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.aotriton import aotriton_library
-from rocmforge.triage.parsers.libstdcxx import newer_glibc
+from rocmforge.triage.parsers.libstdcxx import newer_glibc, newer_libstdcxx
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
@@ -71,7 +71,7 @@ _ALWAYS_EXPORTED: dict[str, frozenset[str]] = {
 
 
 def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
-    newer = newer_glibc(match.group("sym"), view)
+    newer = newer_glibc(match.group("sym"), view) or newer_libstdcxx(match.group("sym"), view)
     if newer is not None:
         return newer
     if _FROM_SHARED.match(view.text):

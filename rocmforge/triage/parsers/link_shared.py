@@ -1,7 +1,9 @@
 """Shared-library links: code compiled without -fPIC that the linker cannot put into a
 shared library (GNU ld, gold, lld; an archive member or an object file), version scripts
 that name symbols the library's objects no longer define (lld's --no-undefined-version), and
-relocations that overflow in a library or program grown past 2 GiB.
+relocations that overflow in a library or program grown past 2 GiB, a symbol taken from a
+shared library that is only an indirect dependency (GNU ld's "DSO missing from command line"),
+and a library's own dependency ld could not find ("needed by ..., not found").
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -145,6 +147,41 @@ _RELOC_PROJECT = {"ck": "composable_kernel", "ck_tile": "composable_kernel"}
 _CMAKE_TARGET = re.compile(r"\bCMakeFiles/([\w.+-]+)\.dir/")
 
 
+def _dso_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("lib")
+    name = re.split(r"[\\/]", path)[-1]
+    stem = name.split(".so")[0]
+    flag = "-l" + stem[3:] if stem.startswith("lib") else path
+    symbol = next((found.group("sym") for line in reversed(view.previous[-3:])
+                   if (found := _DSO_SYMBOL.search(line))), "")
+    used = f" ({symbol})" if symbol else ""
+    return Reading(
+        subject=stem,
+        cause=f"the link uses a symbol{used} that {path} defines, but {name} is not on the "
+              "link line itself, only a dependency of another library on it: GNU ld does not "
+              "take symbols from such indirect dependencies, so the link stops",
+        fix=f"link {stem} directly (add {flag} to this target's libraries: CMake "
+            f"target_link_libraries(<target> ... {stem[3:] if stem.startswith('lib') else stem}), "
+            "or LDFLAGS/LIBS), then link again")
+
+
+def _needed_not_found(match: re.Match[str], view: LineView) -> Reading | None:
+    needed, by = match.group("needed"), match.group("by")
+    stem = needed.split(".so")[0]
+    return Reading(
+        subject=stem,
+        cause=f"{by} needs {needed} (its DT_NEEDED) and the linker did not find it, so the "
+              f"symbols {by} takes from it stay undefined: {needed} is not installed, or its "
+              "folder is on neither the link's -rpath-link / -L paths nor the system's "
+              "library paths",
+        fix=f"add the folder that holds {needed} to the link (-Wl,-rpath-link,<dir>; CMake: "
+            "target_link_directories or CMAKE_PREFIX_PATH at that install), or install the "
+            f"package that ships {needed}; then link again")
+
+
+_DSO_SYMBOL = re.compile(r"undefined reference to symbol '(?P<sym>[^'@]+)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="relocation-overflow", klass="link",
          triggers=("relocation",),
@@ -190,4 +227,21 @@ RULES: tuple[Rule, ...] = (
          "recompile with -fPIC', then '>>> defined in <obj>', '>>> referenced by <src>' and "
          "'>>> <obj>:(<func>)' when the input is an object file, not an archive member); "
          "abetlen/llama-cpp-python#646"),
+    Rule(id="link-dso-missing", klass="link",
+         triggers=("DSO missing from command line",),
+         pattern=rx(r"(?P<lib>\S+\.so(?:\.[\d.]+)?): error adding symbols: DSO missing from "
+                    r"command line"),
+         read=_dso_missing, source="GNU ld 2.40 (Debian 12's binutils): 'undefined reference "
+         "to symbol 'sin@@GLIBC_2.2.5'' then '<lib>: error adding symbols: DSO missing from "
+         "command line', for a symbol of a library reached only through another library's "
+         "DT_NEEDED: reproduced here, make/devtl.sh (bfd source not read)"),
+    Rule(id="link-needed-library-not-found", klass="link",
+         triggers=("try using -rpath or -rpath-link",),
+         pattern=rx(r"warning: (?P<needed>[\w.+-]+\.so[\w.]*), needed by (?P<by>\S+), not found "
+                    r"\(try using -rpath or -rpath-link\)"),
+         # a warning only: the link failed on it where symbols stayed undefined
+         requires=rx(r"undefined reference to "),
+         read=_needed_not_found, source="GNU ld 2.40 (Debian 12's binutils): 'warning: <lib>, "
+         "needed by <lib2>, not found (try using -rpath or -rpath-link)', then '<lib2>: "
+         "undefined reference to ...': reproduced here, make/devtl.sh (bfd source not read)"),
 )
