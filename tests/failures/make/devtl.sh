@@ -33,6 +33,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
 mkdir -p "$cases"
 meson=${MESON:-meson}
+for tool in "$meson" autoconf automake make ninja; do
+  command -v "$tool" >/dev/null || { echo "devtl.sh: $tool is not installed (see .ci/run); no case written" >&2; exit 2; }
+done
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 export LC_ALL=C.UTF-8
