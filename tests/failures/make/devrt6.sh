@@ -56,3 +56,36 @@ PY
 (cd "$t" && /opt/rf-triton-3.4.0/bin/python launch.py 2>&1) | sed -e "s#$t#/home/user/kernels#g" \
   > "$cases/real-triton-out-of-resources-shared-memory.log"
 rm -rf "$t"
+# MIOpen's SQLite errors: the real SQLite 3.40.1 (Python's sqlite3 here) gives the errmsg text;
+# MIOpen's 'MIOpen Error: <file>:<line>: Internal error while accessing SQLite database: '
+# around it is a stand-in (no GPU here to run MIOpen on).
+#  real-miopen-sqlite-readonly-kernel-cache: a database opened read-only, then written.
+#  real-miopen-sqlite-disk-full-user-db: a database limited to its one page, then written.
+t=$(mktemp -d)
+sqlite_err() {  # $1 database, $2 mode: ro or full
+  python3 - "$1" "$2" <<'PY'
+import sqlite3
+import sys
+
+path, mode = sys.argv[1], sys.argv[2]
+sqlite3.connect(path).executescript("create table t(x blob);")
+db = sqlite3.connect(f"file:{path}?mode=ro" if mode == "ro" else path, uri=mode == "ro")
+try:
+    if mode == "full":
+        db.execute("pragma max_page_count = 2")
+    db.execute("insert into t values (zeroblob(65536))")
+    db.commit()
+except sqlite3.Error as err:
+    print(err)
+PY
+}
+miopen_err() {  # $1 MIOpen source file:line, $2 the SQLite text
+  printf 'MIOpen Error: /long_pathname/MIOpen/src/include/miopen/%s: Internal error while ' "$1"
+  printf 'accessing SQLite database: %s\n' "$2"
+  printf 'RuntimeError: miopenStatusInternalError\n'
+}
+miopen_err kern_db.hpp:149 "$(sqlite_err "$t/k.db" ro)" \
+  > "$cases/real-miopen-sqlite-readonly-kernel-cache.log"
+miopen_err sqlite_db.hpp:436 "$(sqlite_err "$t/u.db" full)" \
+  > "$cases/real-miopen-sqlite-disk-full-user-db.log"
+rm -rf "$t"
