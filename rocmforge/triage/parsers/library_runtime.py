@@ -57,7 +57,7 @@ def _rccl_shm(match: re.Match[str], view: LineView) -> Reading | None:
               f"shared-memory segment ({match.group('path')}): fallocate failed on /dev/shm, "
               "the memory-backed file system it uses between processes of one machine, "
               "which is too small or full; a docker container's /dev/shm is 64 MiB unless "
-              "it is started with a larger --shm-size",
+              "`docker run --shm-size=<size>` made it larger",
         fix="start the container with a larger /dev/shm (`docker run --shm-size=16g ...` "
             "or `--ipc=host`; Kubernetes: an emptyDir with medium Memory mounted on "
             "/dev/shm), or remove stale /dev/shm/nccl-* files of crashed runs; "
