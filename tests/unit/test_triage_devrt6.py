@@ -147,3 +147,26 @@ def test_hsa_out_of_resources_proves_nothing() -> None:
     d = explain_text("HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the "
                      "necessary resources.\n")
     assert d.klass is None
+
+
+def test_a_malformed_gfx_override_before_no_gpu_is_read_and_converted() -> None:
+    for value, right in (("gfx1030", "=10.3.0"), ("1100", "=11.0.0"), ("gfx90a", "=9.0.10"),
+                         ("\"10.3\"", "=10.3.0")):
+        assert_reads(f"export HSA_OVERRIDE_GFX_VERSION={value}\n$ python3 -c 'import torch'\n"
+                     "RuntimeError: No HIP GPUs are available\n", "gpu-target",
+                     "HSA_OVERRIDE_GFX_VERSION", "gfx-override-malformed",
+                     (f"HSA_OVERRIDE_GFX_VERSION{right}", "major.minor.stepping"))
+
+
+def test_the_thunks_own_line_reads_its_value() -> None:
+    assert_reads("HSA_OVERRIDE_GFX_VERSION gfx1101 is invalid\n", "gpu-target",
+                 "HSA_OVERRIDE_GFX_VERSION", "gfx-override-malformed",
+                 ("'gfx1101'", "HSA_OVERRIDE_GFX_VERSION=11.0.1"))
+
+
+def test_no_gpu_with_a_well_formed_or_unseen_override_claims_nothing() -> None:
+    for text in ("export HSA_OVERRIDE_GFX_VERSION=10.3.0\nRuntimeError: No HIP GPUs are "
+                 "available\n", "RuntimeError: No HIP GPUs are available\n",
+                 "HSA_OVERRIDE_GFX_VERSION=${GFX}\nRuntimeError: No HIP GPUs are available\n",
+                 "HSA_OVERRIDE_GFX_VERSION=gfx1030\nModel loaded on the GPU\n"):
+        assert explain_text(text).klass is None, text

@@ -77,6 +77,43 @@ def _triton_out_of_resources(match: re.Match[str], view: LineView) -> Reading | 
             "`torch._inductor.config.max_autotune = False` avoids the large configs")
 
 
+_OVERRIDE = re.compile(r"\b(?P<var>HSA_OVERRIDE_GFX_VERSION(?:_\d+)?)(?:=[\"']?|\s+)"
+                       r"(?P<value>[^\s\"']+)")
+_GFX = re.compile(r"(?:gfx)?(?P<major>\d{1,2})(?P<minor>[0-9a-f])(?P<step>[0-9a-f])",
+                  re.IGNORECASE)
+
+
+def _override_value(value: str) -> str:
+    """The major.minor.stepping form libhsakmt wants for a gfx name or its digits."""
+    gfx = _GFX.fullmatch(value)
+    if gfx is not None:
+        return (f"{int(gfx.group('major'))}.{int(gfx.group('minor'), 16)}."
+                f"{int(gfx.group('step'), 16)}")
+    two = re.fullmatch(r"(\d+)\.(\d+)", value)
+    return f"{two.group(1)}.{two.group(2)}.0" if two else ""
+
+
+def _override_malformed(match: re.Match[str], view: LineView) -> Reading | None:
+    value = match.group("bad") or ""
+    found = None if value else next(
+        (o for o in map(_OVERRIDE.search, reversed(view.previous)) if o), None)
+    if found is not None:
+        value = found.group("value")
+    if value and re.fullmatch(r"\d+\.\d+\.\d+", value):
+        return None  # a well-formed override nearby: the no-device line has another cause
+    shown = f"'{value}'" if value else "a value that is not major.minor.stepping"
+    right = _override_value(value)
+    example = (f"HSA_OVERRIDE_GFX_VERSION={right}" if right else
+               "HSA_OVERRIDE_GFX_VERSION=10.3.0 for gfx1030, 11.0.0 for gfx1100")
+    return Reading(
+        subject="HSA_OVERRIDE_GFX_VERSION",
+        cause=f"HSA_OVERRIDE_GFX_VERSION is set to {shown}, which the ROCm thunk (libhsakmt) "
+              "rejects: it takes three decimal numbers major.minor.stepping, and on any "
+              "other form it fails the GPU's topology, so the runtime reports no GPU at all",
+        fix=f"write it as major.minor.stepping in decimal: {example} (gfx90a is 9.0.10), "
+            "or unset it when the GPU's own target is supported")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hip-out-of-memory", klass="out-of-memory",
          triggers=("HIP error: out of memory", "HIP error: hipErrorOutOfMemory",
@@ -105,4 +142,18 @@ RULES: tuple[Rule, ...] = (
          "errors.py (OutOfResources.__str__) and python/triton/compiler/compiler.py "
          "(CompiledKernel._init_handles: raise OutOfResources(self.metadata.shared, "
          "max_shared, 'shared memory')); the real Triton 3.4.0 here (make/devrt6.sh)"),
+    Rule(id="gfx-override-malformed", klass="gpu-target",
+         triggers=("No HIP GPUs are available", "hipErrorNoDevice",
+                   "no ROCm-capable device is detected", "HSA_OVERRIDE_GFX_VERSION"),
+         pattern=rx(r"No HIP GPUs are available|HIP error: (?:hipErrorNoDevice|no ROCm-capable "
+                     r"device is detected)|HSA_OVERRIDE_GFX_VERSION (?P<bad>\S+) is invalid"),
+         # only a malformed value (not three dot-separated numbers, not a shell variable)
+         requires=rx(r"HSA_OVERRIDE_GFX_VERSION(?:_\d+)?=[\"']?(?!\d+\.\d+\.\d+(?![\w.]))"
+                      r"[^\s$\"'{}]|HSA_OVERRIDE_GFX_VERSION \S+ is invalid"),
+         read=_override_malformed,
+         source="ROCm/rocm-systems@1b1610fc2b2ab32af71e6e04e4d4a6a4ae597992:projects/"
+         "rocr-runtime/libhsakmt/src/topology.c (topology_sysfs_get_node_props: sscanf "
+         "'%u.%u.%u%c' must give 3 fields, else pr_err 'HSA_OVERRIDE_GFX_VERSION %s is "
+         "invalid' (printed only with HSAKMT_DEBUG_LEVEL>=3) and HSAKMT_STATUS_ERROR); "
+         "the gfx name's last two hex digits are minor and stepping"),
 )
