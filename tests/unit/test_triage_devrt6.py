@@ -170,3 +170,18 @@ def test_no_gpu_with_a_well_formed_or_unseen_override_claims_nothing() -> None:
                  "HSA_OVERRIDE_GFX_VERSION=${GFX}\nRuntimeError: No HIP GPUs are available\n",
                  "HSA_OVERRIDE_GFX_VERSION=gfx1030\nModel loaded on the GPU\n"):
         assert explain_text(text).klass is None, text
+
+
+def test_rocminfo_with_the_module_but_no_kfd_node() -> None:
+    assert_reads("ROCk module version 6.10.5 is loaded\n"
+                 "Unable to open /dev/kfd read-write: No such file or directory\n"
+                 "root is member of video group\n", "rocm-install", "/dev/kfd",
+                 "kfd-device-missing", ("no kfd device node", "--device=/dev/kfd",
+                                        "CONFIG_HSA_AMD"))
+
+
+def test_rocminfo_kfd_open_with_another_errno_claims_nothing() -> None:
+    # EINVAL proves no cause (the corpus' r12 negative); EACCES is the permission signature
+    assert explain_text("Unable to open /dev/kfd read-write: Invalid argument\n").klass is None
+    assert explain_text("Unable to open /dev/kfd read-write: Permission denied\n").rule == (
+        "kfd-permission")

@@ -120,6 +120,19 @@ def _amdgpu_not_loaded(match: re.Match[str], view: LineView) -> Reading | None:
             "linux-firmware and kernel) if it is absent, then reboot and run rocminfo again")
 
 
+def _kfd_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="/dev/kfd",
+        cause="rocminfo found the amdgpu kernel module loaded, but this system's /dev has no "
+              "kfd device node, the ROCm runtime's way to the GPU: the process runs in a "
+              "container started without the GPU's device files, or the kernel's amdgpu "
+              "was built without KFD support (CONFIG_HSA_AMD)",
+        fix="start the container with `docker run --device=/dev/kfd --device=/dev/dri "
+            "--group-add video ...` (podman the same; Kubernetes: the AMD GPU device "
+            "plugin); on the host, `ls -l /dev/kfd` and, if it is missing, use a kernel "
+            "with CONFIG_HSA_AMD=y (the distribution's generic kernel or amdgpu-dkms)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="wsl-thunk-library-missing", klass="rocm-install", tier=0,
          triggers=(", failed:",),
@@ -167,4 +180,11 @@ RULES: tuple[Rule, ...] = (
          "cannot be opened; skipped on WSL) and projects/rocm-smi-lib/python_smi_tools/"
          "rocm_smi.py (driverInitialized, then 'Driver not initialized (amdgpu not found in "
          "modules)'); the real rocminfo 5.2.3 here (make/devrt6.sh)"),
+    Rule(id="kfd-device-missing", klass="rocm-install",
+         triggers=("Unable to open /dev/kfd read-write: No such file",),
+         pattern=rx(r"Unable to open /dev/kfd read-write: No such file or directory"),
+         read=_kfd_missing, source="ROCm/rocm-systems@1b1610fc2b2ab32af71e6e04e4d4a6a4ae597992"
+         ":projects/rocminfo/rocminfo.cc (CheckInitialState: the amdgpu module check passes "
+         "first, then open('/dev/kfd', O_RDWR) fails and 'Unable to open /dev/kfd read-write: "
+         "%s' prints strerror(errno): ENOENT is the node missing)"),
 )
