@@ -185,3 +185,26 @@ def test_rocminfo_kfd_open_with_another_errno_claims_nothing() -> None:
     assert explain_text("Unable to open /dev/kfd read-write: Invalid argument\n").klass is None
     assert explain_text("Unable to open /dev/kfd read-write: Permission denied\n").rule == (
         "kfd-permission")
+
+
+def test_triton_hip_runtime_lookup_reads_the_path_given() -> None:
+    assert_reads("RuntimeError: TRITON_LIBHIP_PATH '/opt/rocm/lib/libamdhip64.so.6' does not "
+                 "point to a valid libamdhip64.so\n", "triton", "triton",
+                 "triton-hip-runtime-not-found", ("/opt/rocm/lib/libamdhip64.so.6",
+                                                  "does not end in libamdhip64.so"))
+    assert_reads("RuntimeError: TRITON_LIBHIP_PATH '/x/libamdhip64.so' does not point to a "
+                 "valid libamdhip64.so\n", "triton", "triton", "triton-hip-runtime-not-found",
+                 ("/x/libamdhip64.so, which does not exist",))
+
+
+def test_triton_hip_runtime_not_found_anywhere() -> None:
+    assert_reads("RuntimeError: cannot locate libamdhip64.so after attempted paths "
+                 "['/v/lib/python3.12/site-packages/torch/lib/libamdhip64.so', "
+                 "'/opt/rocm/lib/libamdhip64.so']\n", "triton", "triton",
+                 "triton-hip-runtime-not-found", ("found it in none", "TRITON_LIBHIP_PATH"))
+
+
+def test_the_raise_line_of_the_traceback_alone_claims_nothing() -> None:
+    d = explain_text('    raise RuntimeError(f"cannot locate {lib_name} after attempted paths '
+                     '{paths}")\n')
+    assert d.klass is None

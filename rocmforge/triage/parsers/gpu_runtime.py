@@ -114,6 +114,33 @@ def _override_malformed(match: re.Match[str], view: LineView) -> Reading | None:
             "or unset it when the GPU's own target is supported")
 
 
+def _triton_libhip(match: re.Match[str], view: LineView) -> Reading | None:
+    given = match.group("given")
+    if given is not None:
+        why = ("does not end in libamdhip64.so: Triton takes only that exact name, so a "
+               "versioned file (libamdhip64.so.6) is refused even where it exists"
+               if not given.endswith("libamdhip64.so") else "does not exist")
+        return Reading(
+            subject="triton",
+            cause=f"Triton's AMD backend was told by TRITON_LIBHIP_PATH to load the HIP "
+                  f"runtime from {given}, which {why}",
+            fix="set TRITON_LIBHIP_PATH to an existing file named libamdhip64.so (the "
+                "unversioned link of the ROCm in use: /opt/rocm/lib/libamdhip64.so, or the "
+                "torch/lib one of a ROCm torch wheel), or unset it and let Triton search")
+    return Reading(
+        subject="triton",
+        cause="Triton's AMD backend looked for the HIP runtime (libamdhip64.so, the "
+              "unversioned name) in its own lib folder, each site-packages' torch/lib, "
+              "LD_LIBRARY_PATH, ldconfig's cache and /opt/rocm/lib, and found it in none: "
+              "torch had not loaded it yet, and no ROCm install or ROCm torch wheel is where "
+              "Triton looks (a CUDA or CPU torch, a ROCm outside /opt/rocm, or only the "
+              "versioned libamdhip64.so.N installed)",
+        fix="install a ROCm torch wheel in the same environment, or point Triton at the "
+            "runtime: `export TRITON_LIBHIP_PATH=<rocm>/lib/libamdhip64.so` (the "
+            "unversioned file; the -dev package or `ln -s libamdhip64.so.6 "
+            "libamdhip64.so` provides it)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hip-out-of-memory", klass="out-of-memory",
          triggers=("HIP error: out of memory", "HIP error: hipErrorOutOfMemory",
@@ -156,4 +183,16 @@ RULES: tuple[Rule, ...] = (
          "'%u.%u.%u%c' must give 3 fields, else pr_err 'HSA_OVERRIDE_GFX_VERSION %s is "
          "invalid' (printed only with HSAKMT_DEBUG_LEVEL>=3) and HSAKMT_STATUS_ERROR); "
          "the gfx name's last two hex digits are minor and stepping"),
+    Rule(id="triton-hip-runtime-not-found", klass="triton",
+         triggers=("cannot locate libamdhip64.so after attempted paths",
+                   "does not point to a valid libamdhip64.so"),
+         pattern=rx(r"RuntimeError: (?:cannot locate libamdhip64\.so after attempted paths"
+                     r"|TRITON_LIBHIP_PATH '(?P<given>[^']*)' does not point to a valid "
+                     r"libamdhip64\.so)"),
+         read=_triton_libhip,
+         source="ROCm/triton@4a7afd262352be86cf2a10ef379469febaccf1bf:third_party/amd/backend/"
+         "driver.py (_get_path_to_hip_runtime_dylib: TRITON_LIBHIP_PATH must end with "
+         "'libamdhip64.so' and exist; then the mmapped library, the backend's lib, "
+         "site-packages torch/lib, LD_LIBRARY_PATH, ldconfig -p, /opt/rocm/lib; then 'cannot "
+         "locate'); the real Triton 3.4.0 here (make/devrt6.sh)"),
 )

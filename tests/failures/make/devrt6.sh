@@ -89,3 +89,13 @@ miopen_err kern_db.hpp:149 "$(sqlite_err "$t/k.db" ro)" \
 miopen_err sqlite_db.hpp:436 "$(sqlite_err "$t/u.db" full)" \
   > "$cases/real-miopen-sqlite-disk-full-user-db.log"
 rm -rf "$t"
+#  real-triton-libhip-path-versioned-name: the real Triton 3.4.0's HIP runtime lookup with
+#    TRITON_LIBHIP_PATH naming the versioned libamdhip64.so.6 (Triton takes only the
+#    unversioned name), called the way its HIPDriver calls it.
+t=$(mktemp -d)
+printf 'from triton.backends.amd.driver import _get_path_to_hip_runtime_dylib\n%s\n' \
+  '_get_path_to_hip_runtime_dylib()' > "$t/hip.py"
+(cd "$t" && TRITON_LIBHIP_PATH=/opt/rocm-6.2.0/lib/libamdhip64.so.6 \
+  /opt/rf-triton-3.4.0/bin/python hip.py 2>&1) | sed -e "s#$t#/home/user/kernels#g" \
+  > "$cases/real-triton-libhip-path-versioned-name.log"
+rm -rf "$t"
