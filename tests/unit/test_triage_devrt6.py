@@ -208,3 +208,31 @@ def test_the_raise_line_of_the_traceback_alone_claims_nothing() -> None:
     d = explain_text('    raise RuntimeError(f"cannot locate {lib_name} after attempted paths '
                      '{paths}")\n')
     assert d.klass is None
+
+
+def test_hipblas_allocation_failure_is_memory_but_cublas_is_not_read() -> None:
+    assert_reads("RuntimeError: CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling "
+                 "`hipblasCreate(handle)`\n", "out-of-memory", "memory", "hip-out-of-memory",
+                 ("HIPBLAS_STATUS_ALLOC_FAILED", "rocblas_status_memory_error"))
+    # a CUDA build's log: not this kit's runtime
+    assert explain_text("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling "
+                        "`cublasCreate(handle)`\n").rule != "hip-out-of-memory"
+    # other statuses prove no single cause (NOT_SUPPORTED on hipblasLtMatmul is
+    # math_library.py's own reading)
+    for other in ("HIPBLAS_STATUS_NOT_INITIALIZED", "HIPBLAS_STATUS_INTERNAL_ERROR"):
+        assert explain_text(f"RuntimeError: CUDA error: {other} when calling "
+                            "`hipblasCreate(handle)`\n").klass is None, other
+
+
+def test_run_time_lines_the_corpus_keeps_unexplained_claim_nothing() -> None:
+    for text in (
+            "Memory access fault by GPU node-1 (Agent handle: 0x55d0) on address 0x7f00. "
+            "Reason: Page not present or supervisor privilege.\nAborted (core dumped)\n",
+            "UserWarning: Attempting to use hipBLASLt on an unsupported architecture! "
+            "Overriding blas backend to hipblas\n",
+            "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory\n",
+            "MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_30.kdb "
+            "Performance may degrade.\n",
+            "RuntimeError: HIP error: hipErrorNoDevice\n",
+            "rocBLAS error: Could not initialize Tensile host: No devices found\n"):
+        assert explain_text(text).klass is None, text

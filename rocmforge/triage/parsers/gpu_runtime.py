@@ -22,6 +22,16 @@ _CLR = ("ROCm/clr@f9f995c6d0aecec28debd3db0f41df0c15ec003d:hipamd/src/hip_error.
 
 
 def _hip_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("hipblas"):
+        return Reading(
+            subject="memory",
+            cause="hipBLAS reported HIPBLAS_STATUS_ALLOC_FAILED: a memory allocation inside "
+                  "it failed (rocBLAS' device workspace, rocblas_status_memory_error, or host "
+                  "memory), so the GPU's memory had no room left for the BLAS call at that "
+                  "point",
+            fix="make the work smaller (batch size, sequence length, a smaller or quantized "
+                "model), stop other processes that hold GPU memory (`rocm-smi --showpids`), "
+                "and with PyTorch try PYTORCH_HIP_ALLOC_CONF=expandable_segments:True")
     who = "rocBLAS" if match.group("blas") else "the program"
     return Reading(
         subject="memory",
@@ -144,14 +154,18 @@ def _triton_libhip(match: re.Match[str], view: LineView) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     Rule(id="hip-out-of-memory", klass="out-of-memory",
          triggers=("HIP error: out of memory", "HIP error: hipErrorOutOfMemory",
-                   "'hipErrorOutOfMemory'"),
+                   "'hipErrorOutOfMemory'", "HIPBLAS_STATUS_ALLOC_FAILED"),
          pattern=rx(r"HIP error: (?:out of memory|hipErrorOutOfMemory)\b"
-                     r"|(?P<blas>rocBLAS) error from hip error code: 'hipErrorOutOfMemory'"),
+                     r"|(?P<blas>rocBLAS) error from hip error code: 'hipErrorOutOfMemory'"
+                     r"|(?P<hipblas>HIPBLAS_STATUS_ALLOC_FAILED)\b"),
          read=_hip_out_of_memory,
          source=_CLR.format(name="hipErrorOutOfMemory", text="out of memory") + "; torch's "
          "C10_CUDA_CHECK hipified prints 'HIP error: ' before the text (pytorch not read here: "
          "unverified); ROCm/rocBLAS@b520bc83fa67045bed4544f33ba83ce3a7c39c44:library/src/"
-         "utility.cpp (\"rocBLAS error from hip error code: '\" << hipGetErrorName(status))"),
+         "utility.cpp (\"rocBLAS error from hip error code: '\" << hipGetErrorName(status)); "
+         "ROCm/hipBLAS@27cf7beb9ded25c07e0899952adaab13b79bee79:library/src/amd_detail/"
+         "hipblas.cpp (hipblasConvertStatus: rocblas_status_memory_error -> "
+         "HIPBLAS_STATUS_ALLOC_FAILED) and library/src/include/exceptions.hpp (bad_alloc)"),
     Rule(id="visible-devices-invalid-ordinal", klass="gpu-target",
          triggers=("invalid device ordinal", "hipErrorInvalidDevice"),
          pattern=rx(r"HIP error: (?:invalid device ordinal|hipErrorInvalidDevice)\b"),
