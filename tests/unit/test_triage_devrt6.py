@@ -217,11 +217,16 @@ def test_hipblas_allocation_failure_is_memory_but_cublas_is_not_read() -> None:
     # a CUDA build's log: not this kit's runtime
     assert explain_text("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling "
                         "`cublasCreate(handle)`\n").rule != "hip-out-of-memory"
-    # other statuses prove no single cause (NOT_SUPPORTED on hipblasLtMatmul is
+    # NOT_INITIALIZED proves no single cause (INTERNAL_ERROR and NOT_SUPPORTED at a call are
     # math_library.py's own reading)
-    for other in ("HIPBLAS_STATUS_NOT_INITIALIZED", "HIPBLAS_STATUS_INTERNAL_ERROR"):
-        assert explain_text(f"RuntimeError: CUDA error: {other} when calling "
-                            "`hipblasCreate(handle)`\n").klass is None, other
+    assert explain_text("RuntimeError: CUDA error: HIPBLAS_STATUS_NOT_INITIALIZED when calling "
+                        "`hipblasCreate(handle)`\n").klass is None
+
+
+def test_rocblas_memory_error_status_is_memory() -> None:
+    assert_reads("RuntimeError: CUDA error: rocblas_status_memory_error when calling "
+                 "`rocblas_sgemm(handle)`\n", "out-of-memory", "memory", "hip-out-of-memory",
+                 ("rocblas_status_memory_error",))
 
 
 def test_run_time_lines_the_corpus_keeps_unexplained_claim_nothing() -> None:

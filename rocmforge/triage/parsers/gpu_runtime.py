@@ -25,10 +25,10 @@ def _hip_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
     if match.group("hipblas"):
         return Reading(
             subject="memory",
-            cause="hipBLAS reported HIPBLAS_STATUS_ALLOC_FAILED: a memory allocation inside "
-                  "it failed (rocBLAS' device workspace, rocblas_status_memory_error, or host "
-                  "memory), so the GPU's memory had no room left for the BLAS call at that "
-                  "point",
+            cause=f"the BLAS library reported {match.group('hipblas')}: an allocation "
+                  "inside it failed (rocBLAS' device workspace, or host memory), so there "
+                  "was no room left for the BLAS call at that point, most often in the "
+                  "GPU's memory",
             fix="make the work smaller (batch size, sequence length, a smaller or quantized "
                 "model), stop other processes that hold GPU memory (`rocm-smi --showpids`), "
                 "and with PyTorch try PYTORCH_HIP_ALLOC_CONF=expandable_segments:True")
@@ -154,10 +154,11 @@ def _triton_libhip(match: re.Match[str], view: LineView) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     Rule(id="hip-out-of-memory", klass="out-of-memory",
          triggers=("HIP error: out of memory", "HIP error: hipErrorOutOfMemory",
-                   "'hipErrorOutOfMemory'", "HIPBLAS_STATUS_ALLOC_FAILED"),
+                   "'hipErrorOutOfMemory'", "HIPBLAS_STATUS_ALLOC_FAILED",
+                   "rocblas_status_memory_error"),
          pattern=rx(r"HIP error: (?:out of memory|hipErrorOutOfMemory)\b"
                      r"|(?P<blas>rocBLAS) error from hip error code: 'hipErrorOutOfMemory'"
-                     r"|(?P<hipblas>HIPBLAS_STATUS_ALLOC_FAILED)\b"),
+                     r"|(?P<hipblas>HIPBLAS_STATUS_ALLOC_FAILED|rocblas_status_memory_error)\b"),
          read=_hip_out_of_memory,
          source=_CLR.format(name="hipErrorOutOfMemory", text="out of memory") + "; torch's "
          "C10_CUDA_CHECK hipified prints 'HIP error: ' before the text (pytorch not read here: "
