@@ -241,3 +241,10 @@ def test_run_time_lines_the_corpus_keeps_unexplained_claim_nothing() -> None:
             "RuntimeError: HIP error: hipErrorNoDevice\n",
             "rocBLAS error: Could not initialize Tensile host: No devices found\n"):
         assert explain_text(text).klass is None, text
+
+
+def test_triton_out_of_resources_in_a_cuda_log_claims_nothing() -> None:
+    d = explain_text("GPU: NVIDIA GeForce RTX 3090 (sm_86)\n"
+                     "triton.runtime.errors.OutOfResources: out of resource: shared memory, "
+                     "Required: 131072, Hardware limit: 101376.\n")
+    assert d.klass is None

@@ -179,6 +179,8 @@ RULES: tuple[Rule, ...] = (
          triggers=("out of resource: shared memory",),
          pattern=rx(r"OutOfResources: out of resource: shared memory, Required: (?P<req>\d+), "
                      r"Hardware limit: (?P<lim>\d+)"),
+         # the same check of Triton's NVIDIA backend: a CUDA log is not this kit's
+         unless=rx(r"NVIDIA|/usr/local/cuda|\bsm_\d{2,3}a?\b|\bnvcc\b|libcuda\.so"),
          read=_triton_out_of_resources,
          source="ROCm/triton@4a7afd262352be86cf2a10ef379469febaccf1bf:python/triton/runtime/"
          "errors.py (OutOfResources.__str__) and python/triton/compiler/compiler.py "
