@@ -1,6 +1,8 @@
 """The GPU at run time: what the HIP runtime's error codes prove when torch or a math library
-reports them (the code's name, as ROCm 5 prints it, or its text, as later ROCm prints it), and
-what a Triton kernel's launch check proves about the GPU's resources.
+reports them (the code's name, as ROCm 5 prints it, or its text, as later ROCm prints it), a
+BLAS allocation status, a malformed HSA_OVERRIDE_GFX_VERSION behind a no-GPU line, and what
+Triton's AMD backend proves at run time (a kernel's shared memory over the GPU's, the HIP
+runtime library not found).
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Most run-time codes prove nothing alone (a memory access
