@@ -85,6 +85,54 @@ def _wsl_adapter_query(match: re.Match[str], view: LineView) -> Reading | None:
             "thunk skips non-AMD adapters")
 
 
+_NO_MODULE_LIST = re.compile(r"could not open /proc/modules|could not get list of modules")
+
+
+def _amdgpu_not_loaded(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("state") == "live":
+        state = ("is loaded but its /sys/module/amdgpu/initstate does not say 'live' (it "
+                 "failed or has not finished initialising)")
+    else:
+        state = "is not loaded in this kernel (no /sys/module/amdgpu)"
+    tool = "rocm-smi" if match.group("smi") else "rocminfo"
+    if not match.group("smi") and any(_NO_MODULE_LIST.search(line) for line in view.previous):
+        # rocminfo 5.x reads the module list through libkmod: without /proc/modules its
+        # 'NOT loaded' says nothing about the driver
+        return Reading(
+            subject="/proc/modules",
+            cause="rocminfo could not read the kernel's list of loaded modules (libkmod found "
+                  "no /proc/modules), so it reported the amdgpu module as not loaded without "
+                  "knowing: this process does not see the kernel's /proc (a sandbox such as "
+                  "gVisor, or a chroot without /proc mounted); whether amdgpu is loaded on "
+                  "the host is not shown",
+            fix="run rocminfo where /proc is the kernel's: on the host, or in a container "
+                "started with the GPU devices (--device=/dev/kfd --device=/dev/dri) and a "
+                "normal runtime, or mount /proc in the chroot (`mount -t proc proc /proc`)")
+    return Reading(
+        subject="amdgpu",
+        cause=f"{tool} checked the GPU kernel driver before asking for devices: the amdgpu "
+              f"module {state}, so there is no KFD (/dev/kfd) for the ROCm runtime and no "
+              "GPU can be found; in a container this is the host's kernel",
+        fix="on the host, `sudo modprobe amdgpu` and read `sudo dmesg | grep -i amdgpu` for "
+            "why it did not load (an unsigned DKMS module under Secure Boot, nomodeset or a "
+            "blacklist on the kernel command line, a firmware file missing); install the "
+            "driver with `amdgpu-install --usecase=rocm` (or the distribution's "
+            "linux-firmware and kernel) if it is absent, then reboot and run rocminfo again")
+
+
+def _kfd_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="/dev/kfd",
+        cause="rocminfo found the amdgpu kernel module loaded, but this system's /dev has no "
+              "kfd device node, the ROCm runtime's way to the GPU: the process runs in a "
+              "container started without the GPU's device files, or the kernel's amdgpu "
+              "was built without KFD support (CONFIG_HSA_AMD)",
+        fix="start the container with `docker run --device=/dev/kfd --device=/dev/dri "
+            "--group-add video ...` (podman the same; Kubernetes: the AMD GPU device "
+            "plugin); on the host, `ls -l /dev/kfd` and, if it is missing, use a kernel "
+            "with CONFIG_HSA_AMD=y (the distribution's generic kernel or amdgpu-dkms)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="wsl-thunk-library-missing", klass="rocm-install", tier=0,
          triggers=(", failed:",),
@@ -120,4 +168,23 @@ RULES: tuple[Rule, ...] = (
          "sources/wsl/libhsakmt/src/thunk_proxy/thunk_proxy.cpp is in the message; the "
          "source is not public); ROCm/legacy-rocm-build#4460 (AMD: every affected machine "
          "also had an NVIDIA adapter), #4584"),
+    Rule(id="amdgpu-driver-not-loaded", klass="rocm-install",
+         triggers=("ROCk module is NOT", "(amdgpu not found in modules)"),
+         pattern=rx(r"ROCk module is NOT (?P<state>loaded|live), possibly no GPU devices"
+                     r"|(?P<smi>Driver not initialized) \(amdgpu not found in modules\)"),
+         # a build script that runs rocminfo and goes on: the later error is the failure
+         unless=rx(r"\berror: |\bFAILED: |CMake Error|\*\*\* \[|^ninja: build stopped"),
+         read=_amdgpu_not_loaded, source="ROCm/rocm-systems@1b1610fc2b2ab32af71e6e04e4d4a6a4ae"
+         "597992:projects/rocminfo/rocminfo.cc (CheckInitialState: 'ROCk module is NOT live' "
+         "when /sys/module/amdgpu/initstate lacks 'live', 'NOT loaded' when /sys/module/amdgpu "
+         "cannot be opened; skipped on WSL) and projects/rocm-smi-lib/python_smi_tools/"
+         "rocm_smi.py (driverInitialized, then 'Driver not initialized (amdgpu not found in "
+         "modules)'); the real rocminfo 5.2.3 here (make/devrt6.sh)"),
+    Rule(id="kfd-device-missing", klass="rocm-install",
+         triggers=("Unable to open /dev/kfd read-write: No such file",),
+         pattern=rx(r"Unable to open /dev/kfd read-write: No such file or directory"),
+         read=_kfd_missing, source="ROCm/rocm-systems@1b1610fc2b2ab32af71e6e04e4d4a6a4ae597992"
+         ":projects/rocminfo/rocminfo.cc (CheckInitialState: the amdgpu module check passes "
+         "first, then open('/dev/kfd', O_RDWR) fails and 'Unable to open /dev/kfd read-write: "
+         "%s' prints strerror(errno): ENOENT is the node missing)"),
 )
