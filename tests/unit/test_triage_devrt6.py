@@ -212,8 +212,12 @@ def test_the_raise_line_of_the_traceback_alone_claims_nothing() -> None:
 
 def test_hipblas_allocation_failure_is_memory_but_cublas_is_not_read() -> None:
     assert_reads("RuntimeError: CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling "
-                 "`hipblasCreate(handle)`\n", "out-of-memory", "memory", "hip-out-of-memory",
+                 "`hipblasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, "
+                 "ldc)`\n", "out-of-memory", "memory", "hip-out-of-memory",
                  ("HIPBLAS_STATUS_ALLOC_FAILED", "device workspace"))
+    # at handle creation the status reports the library's start-up failing: no claim
+    assert explain_text("RuntimeError: CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling "
+                        "`hipblasCreate(handle)`\n").klass is None
     # a CUDA build's log: not this kit's runtime
     assert explain_text("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling "
                         "`cublasCreate(handle)`\n").rule != "hip-out-of-memory"

@@ -25,6 +25,11 @@ _CLR = ("ROCm/clr@f9f995c6d0aecec28debd3db0f41df0c15ec003d:hipamd/src/hip_error.
 
 def _hip_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
     if match.group("hipblas"):
+        if re.search(r"\b(?:hipblasCreate|rocblas_create_handle)\b", view.text):
+            # At handle creation the library allocates next to nothing: the status there
+            # reports its start-up failing (no kernels for the GPU, a broken install) as
+            # often as memory, so the line proves no cause.
+            return None
         return Reading(
             subject="memory",
             cause=f"the BLAS library reported {match.group('hipblas')}: an allocation "
