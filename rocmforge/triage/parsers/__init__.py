@@ -30,6 +30,7 @@ from rocmforge.triage.parsers import (
     loader,
     math_library,
     memory,
+    msvc,
     pip_install,
     rocm_disabled,
     rocm_driver,
@@ -39,6 +40,7 @@ from rocmforge.triage.parsers import (
     rocm_sdk,
     tensile,
     triton,
+    windows_build,
     windows_loader,
 )
 from rocmforge.triage.rule import Rule
@@ -58,6 +60,8 @@ PARSERS: tuple[Rule, ...] = (
     *link_shared.RULES,
     *link.RULES,
     *link_coff.RULES,
+    *msvc.RULES,
+    *windows_build.RULES,
     *loader.RULES,
     *windows_loader.RULES,
     *libstdcxx.RULES,

@@ -1,0 +1,127 @@
+"""The MSVC toolchain as a Windows build shows it: the C++ standard library refusing a compiler
+older than it supports (yvals_core.h's STL1000/STL1001), cl's fatal errors C1128 (/bigobj) and
+C1041 (a shared .pdb, /FS), setuptools finding no Visual C++, and the shell not finding cl or
+the other tools of the developer environment.
+
+Owns: this family's parsers, rules that read values out of a line or decline where the line
+alone does not prove the cause. Must not: read files, run programs or pick between findings
+(the engine does). MSVC's memory errors are memory.py's, its warning flags compiler_dialect.py's,
+its linker link_coff.py's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+# yvals_core.h names the compiler in the message: STL1000 Clang, STL1001 MSVC, STL1002 CUDA.
+_STL_COMPILER = {"STL1000": "clang", "STL1001": "msvc"}
+
+
+def _stl_compiler(match: re.Match[str], view: LineView) -> Reading | None:
+    compiler = _STL_COMPILER.get(match.group("code"))
+    if compiler is None:
+        return None  # CUDA's nvcc (STL1002): not a ROCm build's compiler
+    want = match.group("want")
+    which = ("this clang (clang-cl, or the HIP SDK's or TheRock's clang)" if compiler == "clang"
+             else "this cl")
+    return Reading(
+        subject=compiler,
+        cause=f"the Visual Studio C++ standard library the build uses (yvals_core.h, "
+              f"{match.group('code')}) requires {want} or newer, and {which} is older: Visual "
+              "Studio or its Build Tools were updated past the compiler the build runs",
+        fix=f"use a compiler of {want} or newer (a newer ROCm/HIP SDK for its clang), or build "
+            "against an older MSVC toolset that still supports this compiler (install it in the "
+            "Visual Studio Installer, select it with `vcvarsall.bat x64 -vcvars_ver=14.NN`); "
+            "defining _ALLOW_COMPILER_AND_STL_VERSION_MISMATCH only hides the check")
+
+
+def _bigobj(match: re.Match[str], view: LineView) -> Reading | None:
+    source = match.group("file").replace("\\", "/").rsplit("/", 1)[-1]
+    return Reading(
+        subject="msvc",
+        cause=f"the object file of {source} has more sections than the default COFF object "
+              "format allows (C1128): large template-heavy sources (PyTorch's, CK's) need "
+              "the extended format",
+        fix="compile that target with /bigobj (CMake: `target_compile_options(<target> "
+            "PRIVATE /bigobj)`; a setuptools extension: extra_compile_args with '/bigobj'), "
+            "then build again")
+
+
+def _pdb_shared(match: re.Match[str], view: LineView) -> Reading | None:
+    pdb = match.group("pdb").replace("\\", "/").rsplit("/", 1)[-1]
+    return Reading(
+        subject="msvc",
+        cause=f"cl could not open the program database {pdb} (C1041): several cl processes of "
+              "a parallel build write debug information (/Zi) into the same .pdb without /FS",
+        fix="compile with /FS (serialized .pdb writes) or with /Z7 (debug information in each "
+            "object; CMake: CMAKE_MSVC_DEBUG_INFORMATION_FORMAT=Embedded), or give each target "
+            "its own .pdb, then build again")
+
+
+def _no_visual_cpp(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="msvc",
+        cause="setuptools found no Visual C++ compiler (no vcvarsall.bat of Visual Studio "
+              "2017 or later with the C++ x64 tools), so it cannot compile the package's "
+              "extension modules",
+        fix="install the Visual Studio Build Tools with 'Desktop development with C++' (MSVC "
+            "and a Windows SDK), then run pip again in a new shell; or install a prebuilt "
+            "wheel of the package for this Python")
+
+
+def _tool_not_found(match: re.Match[str], view: LineView) -> Reading | None:
+    tool = match.group("tool") or match.group("tool2")
+    return Reading(
+        subject="msvc",
+        cause=f"the shell could not find {tool}, a tool of the MSVC developer environment: "
+              "the build ran in a shell where vcvarsall.bat was not run (PATH lacks the "
+              "Visual C++ tools), or the C++ build tools are not installed",
+        fix="run the build from the x64 Native Tools Command Prompt for Visual Studio (or "
+            "call `vcvarsall.bat x64` first in that shell), after installing 'Desktop "
+            "development with C++' in the Visual Studio Installer")
+
+
+_MSVC_TOOLS = r"cl|link|nmake|rc|mt|lib|dumpbin"
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="msvc-stl-compiler-too-old", klass="host-compiler",
+         triggers=("Unexpected compiler version",),
+         pattern=rx(r"error (?P<code>STL100\d): Unexpected compiler version, expected "
+                     r"(?P<want>.+?) or newer"),
+         read=_stl_compiler, source="microsoft/STL@2a62bf7b4079f0a3e33ec80d7daf9ea968805b12:"
+         "stl/inc/yvals_core.h (_EMIT_STL_ERROR(STL1000, \"Unexpected compiler version, "
+         "expected Clang 22 or newer.\"), STL1001 for MSVC, STL1002 for CUDA, a static_assert); "
+         "reproduced with clang-cl-22 and that header in make/devwin.sh"),
+    Rule(id="msvc-bigobj", klass="host-compiler",
+         triggers=("C1128",),
+         pattern=rx(r"^(?:\d+>)?(?P<file>.+?)(?:\(\d+\))?\s?: fatal error C1128: number of "
+                     r"sections exceeded object file format limit"),
+         read=_bigobj, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696abdc5d57:"
+         "docs/error-messages/compiler-errors-1/fatal-error-c1128.md"),
+    Rule(id="msvc-pdb-fs", klass="host-compiler",
+         triggers=("C1041",),
+         pattern=rx(r"fatal error C1041: cannot open program database '(?P<pdb>[^']+)'"),
+         read=_pdb_shared, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696abdc5"
+         "d57:docs/error-messages/compiler-errors-1/compiler-fatal-errors-c999-through-c1999.md "
+         "(C1041 \"cannot open program database '<file>'; if multiple CL.EXE write to the "
+         "same .PDB file, please use /FS\")"),
+    Rule(id="setuptools-no-visual-cpp", klass="host-compiler",
+         triggers=("Microsoft Visual C++ 14.0 or greater is required",),
+         pattern=rx(r"Microsoft Visual C\+\+ 14\.0 or greater is required\."),
+         read=_no_visual_cpp, source="pypa/setuptools@7d531288b7c8708d4cc186213da93eaf5d11833d:"
+         "setuptools/_distutils/compilers/C/msvc.py (_get_vc_env raises PlatformError when "
+         "_find_vcvarsall finds no vcvarsall.bat)"),
+    Rule(id="msvc-tool-not-found", klass="host-compiler",
+         triggers=("is not recognized as",),
+         pattern=rx(r"^'(?P<tool>" + _MSVC_TOOLS + r")(?:\.exe)?' is not recognized as an "
+                     r"internal or external command"
+                     r"|^(?:" + _MSVC_TOOLS + r")(?:\.exe)? : The term '(?P<tool2>"
+                     + _MSVC_TOOLS + r")(?:\.exe)?' is not recognized as (?:the|a) name of a "
+                     r"cmdlet"),
+         read=_tool_not_found, source="cmd.exe's \"'<program>' is not recognized as an "
+         "internal or external command\" and PowerShell's \"The term '<program>' is not "
+         "recognized as the name of a cmdlet\" (the shells' wording, sources not read here: "
+         "unverified beyond ROCm/TheRock#410's log of cmd.exe's)"),
+)

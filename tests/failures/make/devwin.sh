@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Windows toolchain message families of issue 40 (d9, devwin), made with the real programs
+# (clang-cl-22, lld-link-22 and llvm's COFF tools stand in for MSVC, which is not here):
+#  - lld-link-22 given python311.lib that is not there (link: coff-cannot-open-file)
+#  - lld-link-22 on a clang-cl-22 object that asks for the MSVC runtime (libcmt.lib,
+#    oldnames.lib) with no LIB environment (link: coff-cannot-open-file)
+#  - lld-link-22 /machine:x64 given an x86 object (link: coff-machine-type-conflict)
+#  - clang-cl-22 on <yvals_core.h> of microsoft/STL@2a62bf7b with __clang_major__ set below
+#    the release that header requires (host-compiler: msvc-stl-compiler-too-old); its
+#    <vcruntime.h> (Visual C++'s, not in that repository) is an empty stand-in
+#  - clang-cl-22 given GCC's -fPIC: a warning only, the compile goes on (claims nothing)
+# Writes rounds/d9/cases/real-*.log (the .toml answers are committed beside them).
+# Needs the STL mirror at /work/.mirror/microsoft+STL/repo.
+set -u
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
+stl=2a62bf7b4079f0a3e33ec80d7daf9ea968805b12
+t=$(mktemp -d)
+cl() { clang-cl-22 --target=x86_64-pc-windows-msvc "$@"; }
+printf 'int helper(void);\nint main(void) { return helper(); }\n' > "$t/main.c"
+printf 'int helper(void) { return 0; }\n' > "$t/helper.c"
+(cd "$t" && cl /c /Zl main.c /Fomain.obj && cl /c /Zl helper.c /Fohelper.obj \
+  && lld-link-22 /dll /noentry /out:_C.cp311-win_amd64.pyd main.obj helper.obj python311.lib \
+  2>&1) | sed 's/^lld-link-22:/lld-link:/' > "$cases/real-lld-link-python-lib-missing.log"
+(cd "$t" && cl /c main.c /Fomain_crt.obj && lld-link-22 /out:main.exe main_crt.obj helper.obj \
+  2>&1) | sed 's/^lld-link-22:/lld-link:/' > "$cases/real-lld-link-msvc-runtime-libs-missing.log"
+(cd "$t" && clang-cl-22 --target=i686-pc-windows-msvc /c /Zl helper.c /Fohelper32.obj \
+  && lld-link-22 /machine:x64 /entry:main /subsystem:console main.obj helper32.obj \
+  /out:main.exe 2>&1) | sed 's/^lld-link-22:/lld-link:/' \
+  > "$cases/real-lld-link-machine-type-x86.log"
+mkdir -p "$t/stl" "$t/vc"
+for h in yvals_core.h xkeycheck.h; do
+  git -C /work/.mirror/microsoft+STL/repo show "$stl:stl/inc/$h" > "$t/stl/$h"
+done
+: > "$t/vc/vcruntime.h"
+printf '#include <yvals_core.h>\nint main() { return 0; }\n' > "$t/hip_ops.cpp"
+(cd "$t" && cl /std:c++17 -imsvc "$t/stl" -imsvc "$t/vc" -D__clang_major__=19 -Wno-macro-redefined \
+  /Zs hip_ops.cpp 2>&1) | sed -e "s#$t/stl#C:/BuildTools/VC/Tools/MSVC/14.50/include#g" \
+  > "$cases/real-clang-cl-stl-compiler-too-old.log"
+(cd "$t" && cl -fPIC /c helper.c /Fohelper_pic.obj 2>&1 && echo "[2/2] Linking C shared library") \
+  > "$cases/real-clang-cl-unknown-argument-warning.log"
+rm -rf "$t"
