@@ -37,6 +37,9 @@ CreateProcess failed: The system cannot find the file specified.
      "flash_attn_2_cuda.cp311-win_amd64.pyd'\n", "link",
      "flash_attn_2_cuda.cp311-win_amd64.pyd", "coff-cannot-open-file",
      ("in use", "close what uses")),
+    # a Unix library MSVC's C runtime replaces: not a library to install
+    ("LINK : fatal error LNK1104: cannot open file 'pthread.lib'\n", "link", "pthread",
+     "coff-cannot-open-file", ("libpthread", "-lpthread", "if(NOT WIN32)")),
     ("LINK : fatal error LNK1104: cannot open file 'c10_hip.lib'\n", "link", "c10_hip",
      "coff-cannot-open-file", ("library path", "LIBPATH")),
     ("2>gtest.lib(gtest-all.obj) : error LNK2038: mismatch detected for 'RuntimeLibrary': "

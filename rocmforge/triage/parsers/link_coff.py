@@ -81,6 +81,8 @@ _TOOLSET_LIBS = frozenset((
     "oldnames", "libvcruntime", "libvcruntimed", "vcruntime", "vcruntimed", "libucrt",
     "libucrtd", "ucrt", "ucrtd", "kernel32", "user32", "advapi32", "shell32", "ole32",
     "oleaut32", "uuid", "ws2_32", "gdi32", "comdlg32", "winspool", "dbghelp", "delayimp"))
+# Unix libraries whose functions MSVC's C runtime holds: there is no <name>.lib to link.
+_UNIX_LIBS = frozenset(("m", "dl", "pthread", "rt"))
 _PYTHON_LIB = re.compile(r"^python3\d*(?:_d)?$", re.IGNORECASE)
 _OUTPUT_SUFFIX = (".exe", ".dll", ".pyd", ".pdb", ".ilk", ".node")
 
@@ -115,6 +117,16 @@ def _cannot_open(match: re.Match[str], view: LineView) -> Reading | None:
             fix="run the build from the x64 Native Tools Command Prompt (or after `vcvarsall.bat "
                 "x64`), with the Visual Studio C++ build tools and a Windows SDK installed "
                 "(the Visual Studio Installer's 'Desktop development with C++')")
+    if stem.lower() in _UNIX_LIBS:
+        return Reading(
+            subject=stem,
+            cause=f"{linker} cannot find {name}: the build links the Unix library lib{stem} "
+                  "(-l" + stem + "), which does not exist for MSVC: its functions are in the "
+                  "C runtime; a build script written for Linux, or CMake finding a lib" + stem
+                  + " of another toolchain on PATH (w64devkit, MSYS2), added it",
+            fix=f"do not link {stem} on Windows (guard it with `if(NOT WIN32)` in CMake, or "
+                "drop it from the extension's libraries), take other toolchains off PATH, and "
+                "configure again from a clean build folder")
     if _PYTHON_LIB.match(stem):
         return Reading(
             subject=stem,
@@ -164,6 +176,8 @@ RULES: tuple[Rule, ...] = (
                      r"|lld-link\S*: error: could not open '(?P<path2>[^']+)': (?P<why>.+)$"),
          read=_cannot_open, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696abdc5"
          "d57:docs/error-messages/tool-errors/linker-tools-error-lnk1104.md (an output in use, "
-         "a library path, the Windows SDK's libraries); lld-link-22's \"could not open "
+         "a library path, the Windows SDK's libraries); ROCm/TheRock@89553ce3746eda74ade4255"
+         "7470d25e37c91b6f0:docs/development/windows_support.md (\"lld-link: m.lib does not "
+         "exist\": libm is the C runtime's on Windows); lld-link-22's \"could not open "
          "'<lib>': No such file or directory\" reproduced in make/devwin.sh"),
 )

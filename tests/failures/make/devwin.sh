@@ -4,6 +4,8 @@
 #  - lld-link-22 given python311.lib that is not there (link: coff-cannot-open-file)
 #  - lld-link-22 on a clang-cl-22 object that asks for the MSVC runtime (libcmt.lib,
 #    oldnames.lib) with no LIB environment (link: coff-cannot-open-file)
+#  - clang-22's driver for x86_64-pc-windows-msvc given -lm: lld-link looks for m.lib
+#    (link: coff-cannot-open-file)
 #  - lld-link-22 /machine:x64 given an x86 object (link: coff-machine-type-conflict)
 #  - clang-cl-22 on <yvals_core.h> of microsoft/STL@2a62bf7b with __clang_major__ set below
 #    the release that header requires (host-compiler: msvc-stl-compiler-too-old); its
@@ -27,6 +29,9 @@ printf 'int helper(void) { return 0; }\n' > "$t/helper.c"
   && lld-link-22 /machine:x64 /entry:main /subsystem:console main.obj helper32.obj \
   /out:main.exe 2>&1) | sed 's/^lld-link-22:/lld-link:/' \
   > "$cases/real-lld-link-machine-type-x86.log"
+(cd "$t" && clang-22 --target=x86_64-pc-windows-msvc -fuse-ld=lld -nostdlib -Wl,/entry:main \
+  main.c helper.c -lm -o main.exe 2>&1) | sed 's/^clang-22:/clang:/' \
+  > "$cases/real-lld-link-libm-on-windows.log"
 mkdir -p "$t/stl" "$t/vc"
 for h in yvals_core.h xkeycheck.h; do
   git -C /work/.mirror/microsoft+STL/repo show "$stl:stl/inc/$h" > "$t/stl/$h"
