@@ -60,6 +60,15 @@ CreateProcess failed: The system cannot find the file specified.
     ("yvals_core.h(919,1): error: static assertion failed: error STL1000: Unexpected compiler "
      "version, expected Clang 17.0.0 or newer.\n", "host-compiler", "clang",
      "msvc-stl-compiler-too-old", ("Clang 17.0.0 or newer", "vcvars_ver")),
+    ("C:\\VS\\include\\xkeycheck.h(250): fatal error C1189: #error:  The C++ Standard Library "
+     "forbids macroizing the keyword \"inline\". Enable warning C4005 to find the forbidden "
+     "define.\n", "host-compiler", "msvc", "msvc-keyword-macro",
+     ("#define inline", "C4005")),
+    ("C:\\src\\csrc\\init.cpp(3): fatal error C1083: Cannot open include file: 'corecrt.h': "
+     "No such file or directory\n", "host-compiler", "msvc", "msvc-toolset-header-missing",
+     ("cl did not find corecrt.h", "Windows SDK")),
+    ("C:\\src\\ops.cpp(1,10): fatal error: 'stdio.h' file not found\n", "host-compiler", "msvc",
+     "msvc-toolset-header-missing", ("clang (MSVC target)", "INCLUDE")),
     ("C:\\src\\aten\\src\\ATen\\native\\BinaryOps.cpp : fatal error C1128: number of sections "
      "exceeded object file format limit: compile with /bigobj\n", "host-compiler", "msvc",
      "msvc-bigobj", ("BinaryOps.cpp", "/bigobj")),
@@ -98,6 +107,10 @@ def test_a_windows_tool_message_is_read(text: str, klass: str, subject: str, rul
     # CUDA's nvcc against a newer STL: not a ROCm build's compiler
     "yvals_core.h(908): error C2338: static_assert failed: 'error STL1002: Unexpected compiler "
     "version, expected CUDA 12.4 or newer.'\n",
+    # a project's own header, in cl's and clang's MSVC-style words; GCC's form of a std header
+    "C:\\src\\x.cpp(2): fatal error C1083: Cannot open include file: 'mylib.h': No such file "
+    "or directory\n",
+    "C:\\src\\x.cpp(2,10): fatal error: 'mylib.h' file not found\n",
     # lld-link could not open a library for another reason than its absence
     "lld-link: error: could not open 'foo.lib': Permission denied\n",
     # an object input, and an lld-link input named like an output: no claim

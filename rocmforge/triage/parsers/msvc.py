@@ -83,6 +83,45 @@ def _tool_not_found(match: re.Match[str], view: LineView) -> Reading | None:
             "development with C++' in the Visual Studio Installer")
 
 
+def _keyword_macro(match: re.Match[str], view: LineView) -> Reading | None:
+    keyword = match.group("keyword")
+    return Reading(
+        subject="msvc",
+        cause=f"a header or flag included before the Visual C++ standard library defines the "
+              f"C++ keyword {keyword} as a macro (`#define {keyword} ...` or -D{keyword}), "
+              "which the library's xkeycheck.h refuses",
+        fix=f"find that define (cl's warning C4005 names it; search the sources and the "
+            f"compile flags for '{keyword}') and remove it or guard it for C only; defining "
+            "_ALLOW_KEYWORD_MACROS only hides the check")
+
+
+# Headers of the MSVC toolset, the Universal CRT and the Windows SDK, and the C and C++ standard
+# headers they provide: a Windows compile that lacks them has no Visual C++ environment.
+_WINDOWS_HEADERS = frozenset((
+    "corecrt.h", "vcruntime.h", "crtdefs.h", "sal.h", "windows.h", "winsock2.h", "ws2tcpip.h",
+    "stdio.h", "stdlib.h", "string.h", "math.h", "assert.h", "errno.h", "time.h", "wchar.h",
+    "ctype.h", "malloc.h", "io.h", "process.h", "vector", "string", "memory", "algorithm",
+    "iostream", "cstdint", "cstdlib", "cstddef", "cstring", "cmath", "type_traits", "utility",
+    "functional", "map", "unordered_map", "array", "tuple", "limits", "atomic", "mutex",
+    "thread", "chrono", "optional", "variant", "new", "exception", "stdexcept", "initializer_list"))
+
+
+def _windows_header_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    header = match.group("h") or match.group("h2")
+    if header.lower() not in _WINDOWS_HEADERS:
+        return None  # another header: a project's or a package's, not the toolset's
+    compiler = "cl" if match.group("h") else "clang (MSVC target)"
+    return Reading(
+        subject="msvc",
+        cause=f"{compiler} did not find {header}, a header of the Visual C++ toolset and the "
+              "Windows SDK it compiles against: the compile ran without the Visual C++ "
+              "environment (INCLUDE does not list their folders), or those components are not "
+              "installed",
+        fix="run the build from the x64 Native Tools Command Prompt (or after `vcvarsall.bat "
+            "x64`), with the Visual Studio C++ build tools and a Windows SDK installed "
+            "('Desktop development with C++' in the Visual Studio Installer)")
+
+
 _MSVC_TOOLS = r"cl|link|nmake|rc|mt|lib|dumpbin"
 
 RULES: tuple[Rule, ...] = (
@@ -94,6 +133,21 @@ RULES: tuple[Rule, ...] = (
          "stl/inc/yvals_core.h (_EMIT_STL_ERROR(STL1000, \"Unexpected compiler version, "
          "expected Clang 22 or newer.\"), STL1001 for MSVC, STL1002 for CUDA, a static_assert); "
          "reproduced with clang-cl-22 and that header in make/devwin.sh"),
+    Rule(id="msvc-keyword-macro", klass="host-compiler",
+         triggers=("forbids macroizing the keyword",),
+         pattern=rx(r"The C\+\+ Standard Library forbids macroizing the keyword "
+                     r"\"(?P<keyword>\w+)\""),
+         read=_keyword_macro, source="microsoft/STL@2a62bf7b4079f0a3e33ec80d7daf9ea968805b12:"
+         "stl/inc/xkeycheck.h (#error for each keyword defined as a macro); reproduced with "
+         "clang-cl-22 and that header in make/devwin.sh"),
+    Rule(id="msvc-toolset-header-missing", klass="host-compiler",
+         triggers=("C1083", "file not found"),
+         pattern=rx(r"fatal error C1083: Cannot open include file: '(?P<h>[\w.]+)'"
+                     r"|^\S.*\(\d+,\d+\): fatal error: '(?P<h2>[\w.]+)' file not found$"),
+         read=_windows_header_missing, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f"
+         "5b58696abdc5d57:docs/error-messages/compiler-errors-1/fatal-error-c1083.md; clang's "
+         "MSVC-style location '<file>(<line>,<col>)' on Windows targets, reproduced with "
+         "clang-cl-22 without the Visual C++ headers in make/devwin.sh"),
     Rule(id="msvc-bigobj", klass="host-compiler",
          triggers=("C1128",),
          pattern=rx(r"^(?:\d+>)?(?P<file>.+?)(?:\(\d+\))?\s?: fatal error C1128: number of "

@@ -10,6 +10,10 @@
 #  - clang-cl-22 on <yvals_core.h> of microsoft/STL@2a62bf7b with __clang_major__ set below
 #    the release that header requires (host-compiler: msvc-stl-compiler-too-old); its
 #    <vcruntime.h> (Visual C++'s, not in that repository) is an empty stand-in
+#  - clang-cl-22 with `#define noexcept` before that header's xkeycheck.h
+#    (host-compiler: msvc-keyword-macro)
+#  - clang-cl-22 on <vector> with no Visual C++ headers installed or on INCLUDE
+#    (host-compiler: msvc-toolset-header-missing)
 #  - clang-cl-22 given GCC's -fPIC: a warning only, the compile goes on (claims nothing)
 # Writes rounds/d9/cases/real-*.log (the .toml answers are committed beside them).
 # Needs the STL mirror at /work/.mirror/microsoft+STL/repo.
@@ -41,6 +45,12 @@ printf '#include <yvals_core.h>\nint main() { return 0; }\n' > "$t/hip_ops.cpp"
 (cd "$t" && cl /std:c++17 -imsvc "$t/stl" -imsvc "$t/vc" -D__clang_major__=19 -Wno-macro-redefined \
   /Zs hip_ops.cpp 2>&1) | sed -e "s#$t/stl#C:/BuildTools/VC/Tools/MSVC/14.50/include#g" \
   > "$cases/real-clang-cl-stl-compiler-too-old.log"
+printf '#define noexcept\n#include <yvals_core.h>\nint main() { return 0; }\n' > "$t/legacy.cpp"
+(cd "$t" && cl /std:c++17 -imsvc "$t/stl" -imsvc "$t/vc" /Zs legacy.cpp 2>&1) \
+  | sed -e "s#$t/stl#C:/BuildTools/VC/Tools/MSVC/14.50/include#g" \
+  > "$cases/real-clang-cl-keyword-macro.log"
+printf '#include <vector>\nint main() { return 0; }\n' > "$t/ops.cpp"
+(cd "$t" && cl /c ops.cpp /Foops.obj 2>&1) > "$cases/real-clang-cl-no-msvc-headers.log"
 (cd "$t" && cl -fPIC /c helper.c /Fohelper_pic.obj 2>&1 && echo "[2/2] Linking C shared library") \
   > "$cases/real-clang-cl-unknown-argument-warning.log"
 rm -rf "$t"
