@@ -54,6 +54,11 @@ CreateProcess failed: The system cannot find the file specified.
      ("x86", "binary for x64", "rebuild zlib.lib for x64")),
     ("lld-link: error: helper.obj: machine type arm64 conflicts with x64\n", "link",
      "helper.obj", "coff-machine-type-conflict", ("arm64",)),
+    ("LINK : fatal error LNK1189: library limit of 65535 objects exceeded\n", "link", "exports",
+     "coff-export-limit", ("65,535", "WINDOWS_EXPORT_ALL_SYMBOLS")),
+    ("LINK : fatal error LNK1248: image size (80A2C000) exceeds maximum allowable size "
+     "(80000000)\n", "link", "image-size", "coff-image-too-large",
+     ("80A2C000", "80000000", "--arch")),
     ("C:\\VS\\include\\yvals_core.h(902): error C2338: static_assert failed: 'error STL1001: "
      "Unexpected compiler version, expected MSVC 19.40 or newer.'\n", "host-compiler", "msvc",
      "msvc-stl-compiler-too-old", ("STL1001", "MSVC 19.40 or newer", "this cl")),

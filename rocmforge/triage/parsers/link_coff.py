@@ -143,6 +143,29 @@ def _cannot_open(match: re.Match[str], view: LineView) -> Reading | None:
         fix=f"build or install {stem} and add its folder to the link path (LIB, /LIBPATH:, or "
             "the target's link directories), then link again")
 
+
+def _export_limit(match: re.Match[str], view: LineView) -> Reading | None:
+    count = f" ({match.group('got')})" if match.group("got") else ""
+    return Reading(
+        subject="exports",
+        cause=f"the DLL being linked exports more symbols{count} than the 65,535 a Windows "
+              "import library and export table hold: the build exports every symbol of a "
+              "large library (CMake's WINDOWS_EXPORT_ALL_SYMBOLS, a .def file made from all "
+              "objects)",
+        fix="export only the library's API (dllexport or an explicit .def instead of exporting "
+            "all symbols), or split the library into several DLLs, then link again")
+
+
+def _image_too_large(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="image-size",
+        cause=f"the linked image would be {match.group('size')} bytes, more than the "
+              f"{match.group('limit')} a Windows executable or DLL (PE format) may be",
+        fix="make the binary smaller: in a ROCm build each GPU target's device code is "
+            "embedded in the DLL, so build for the targets you use only (`invoke build --arch "
+            "gfx1100`; PYTORCH_ROCM_ARCH), and drop debug information from the link (a Release "
+            "build); or split the library into several DLLs")
+
 RULES: tuple[Rule, ...] = (
     Rule(id="lld-link-failifmismatch", klass="link",
          triggers=(" has value ",),
@@ -180,4 +203,20 @@ RULES: tuple[Rule, ...] = (
          "7470d25e37c91b6f0:docs/development/windows_support.md (\"lld-link: m.lib does not "
          "exist\": libm is the C runtime's on Windows); lld-link-22's \"could not open "
          "'<lib>': No such file or directory\" reproduced in make/devwin.sh"),
+    Rule(id="coff-export-limit", klass="link",
+         triggers=("too many exported symbols", "LNK1189"),
+         pattern=rx(r"too many exported symbols \(got (?P<got>\d+), max 65535\)"
+                     r"|LNK1189: library limit of \d+ objects exceeded"),
+         read=_export_limit, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696abdc5"
+         "d57:docs/error-messages/tool-errors/linker-tools-error-lnk1189.md (the limit of 65535 "
+         "objects); lld-link-22's \"too many exported symbols (got 65536, max 65535)\" "
+         "reproduced in make/devwin.sh"),
+    Rule(id="coff-image-too-large", klass="link",
+         triggers=("exceeds maximum allowable size",),
+         pattern=rx(r"image size \(?'?(?P<size>[0-9A-Fa-fx]+)'?\)? exceeds maximum allowable "
+                     r"size \((?P<limit>[0-9A-Fa-fx]+)\)"),
+         read=_image_too_large, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696"
+         "abdc5d57:docs/error-messages/tool-errors/linker-tools-error-lnk1248.md (\"image size "
+         "('<output_size>') exceeds maximum allowable size (<maximum_size>)\"; lld-link's "
+         "wording not read: unverified that it matches)"),
 )

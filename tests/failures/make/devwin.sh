@@ -6,6 +6,7 @@
 #    oldnames.lib) with no LIB environment (link: coff-cannot-open-file)
 #  - clang-22's driver for x86_64-pc-windows-msvc given -lm: lld-link looks for m.lib
 #    (link: coff-cannot-open-file)
+#  - lld-link-22 given a .def of 65,536 exports (link: coff-export-limit)
 #  - lld-link-22 /machine:x64 given an x86 object (link: coff-machine-type-conflict)
 #  - clang-cl-22 on <yvals_core.h> of microsoft/STL@2a62bf7b with __clang_major__ set below
 #    the release that header requires (host-compiler: msvc-stl-compiler-too-old); its
@@ -36,6 +37,11 @@ printf 'int helper(void) { return 0; }\n' > "$t/helper.c"
 (cd "$t" && clang-22 --target=x86_64-pc-windows-msvc -fuse-ld=lld -nostdlib -Wl,/entry:main \
   main.c helper.c -lm -o main.exe 2>&1) | sed 's/^clang-22:/clang:/' \
   > "$cases/real-lld-link-libm-on-windows.log"
+printf 'void f(void) {}\n' > "$t/f.c"
+{ echo EXPORTS; for i in $(seq 0 65535); do echo "e$i=f"; done; } > "$t/torch_hip.def"
+(cd "$t" && cl /c /Zl f.c /Fof.obj && lld-link-22 /dll /noentry /def:torch_hip.def f.obj \
+  /out:torch_hip.dll 2>&1) | sed 's/^lld-link-22:/lld-link:/' \
+  > "$cases/real-lld-link-too-many-exports.log"
 mkdir -p "$t/stl" "$t/vc"
 for h in yvals_core.h xkeycheck.h; do
   git -C /work/.mirror/microsoft+STL/repo show "$stl:stl/inc/$h" > "$t/stl/$h"
