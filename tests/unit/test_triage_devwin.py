@@ -59,6 +59,14 @@ CreateProcess failed: The system cannot find the file specified.
     ("LINK : fatal error LNK1248: image size (80A2C000) exceeds maximum allowable size "
      "(80000000)\n", "link", "image-size", "coff-image-too-large",
      ("80A2C000", "80000000", "--arch")),
+    ("C:\\src\\x.cpp(12): fatal error C1001: INTERNAL COMPILER ERROR(compiler file "
+     "'d:\\agent\\src\\vctools\\compiler\\utc\\src\\p2\\main.c', line 224)\n",
+     "compiler-crash", "msvc", "msvc-internal-compiler-error",
+     ("in its optimizer", "x.cpp", "/Od")),
+    ("1>C:\\src\\y.cpp(3,1): fatal error C1001: Internal compiler error.\n",
+     "compiler-crash", "msvc", "msvc-internal-compiler-error", ("C1001) while compiling y.cpp",)),
+    ("LINK : fatal error LNK1158: cannot run 'rc.exe'\n", "host-compiler", "msvc",
+     "msvc-link-cannot-run", ("rc.exe, a tool of the Windows SDK", "vcvarsall.bat x64")),
     ("C:\\VS\\include\\yvals_core.h(902): error C2338: static_assert failed: 'error STL1001: "
      "Unexpected compiler version, expected MSVC 19.40 or newer.'\n", "host-compiler", "msvc",
      "msvc-stl-compiler-too-old", ("STL1001", "MSVC 19.40 or newer", "this cl")),
@@ -116,6 +124,8 @@ def test_a_windows_tool_message_is_read(text: str, klass: str, subject: str, rul
     "C:\\src\\x.cpp(2): fatal error C1083: Cannot open include file: 'mylib.h': No such file "
     "or directory\n",
     "C:\\src\\x.cpp(2,10): fatal error: 'mylib.h' file not found\n",
+    # LINK could not run a program it does not run itself
+    "LINK : fatal error LNK1158: cannot run 'pgosweep.exe'\n",
     # lld-link could not open a library for another reason than its absence
     "lld-link: error: could not open 'foo.lib': Permission denied\n",
     # an object input, and an lld-link input named like an output: no claim

@@ -122,6 +122,42 @@ def _windows_header_missing(match: re.Match[str], view: LineView) -> Reading | N
             "('Desktop development with C++' in the Visual Studio Installer)")
 
 
+def _internal_error(match: re.Match[str], view: LineView) -> Reading | None:
+    where = match.group("file") or ""
+    source = where.replace("\\", "/").rsplit("/", 1)[-1] or "a source"
+    part = (match.group("part") or "").lower()
+    stage = (" in its optimizer" if re.search(r"utc|[\\/]c2[\\/]", part) else
+             " in its parser" if re.search(r"cxxfe|c1xx|msc1\.cpp", part) else "")
+    return Reading(
+        subject="msvc", klass="compiler-crash",
+        cause=f"cl failed with an internal compiler error (C1001){stage} while compiling "
+              f"{source}: a bug of this MSVC release on that code, not an error in the source",
+        fix="update Visual Studio (a newer MSVC toolset), or compile that file with fewer "
+            "optimizations (/Od, or `#pragma optimize(\"\", off)` around the function); an "
+            "older toolset (`vcvarsall.bat x64 -vcvars_ver=14.NN`) is another way round")
+
+
+# What LINK runs itself: the resource compiler and manifest tool of the Windows SDK, and
+# cvtres of the MSVC toolset; they are found on PATH.
+_LINK_HELPERS = {"rc.exe": "the Windows SDK", "mt.exe": "the Windows SDK",
+                 "cvtres.exe": "the MSVC toolset"}
+
+
+def _link_cannot_run(match: re.Match[str], view: LineView) -> Reading | None:
+    program = match.group("program")
+    owner = _LINK_HELPERS.get(program.replace("\\", "/").rsplit("/", 1)[-1].lower())
+    if owner is None:
+        return None
+    return Reading(
+        subject="msvc",
+        cause=f"MSVC's linker could not run {program}, a tool of {owner} (LNK1158): its "
+              "folder is not on PATH, because the link ran outside the Visual C++ "
+              "environment or that component is not installed",
+        fix="run the build from the x64 Native Tools Command Prompt (or after `vcvarsall.bat "
+            "x64`), with a Windows SDK installed (the Visual Studio Installer), then configure "
+            "again from a clean build folder")
+
+
 _MSVC_TOOLS = r"cl|link|nmake|rc|mt|lib|dumpbin"
 
 RULES: tuple[Rule, ...] = (
@@ -148,6 +184,19 @@ RULES: tuple[Rule, ...] = (
          "5b58696abdc5d57:docs/error-messages/compiler-errors-1/fatal-error-c1083.md; clang's "
          "MSVC-style location '<file>(<line>,<col>)' on Windows targets, reproduced with "
          "clang-cl-22 without the Visual C++ headers in make/devwin.sh"),
+    Rule(id="msvc-internal-compiler-error", klass="compiler-crash",
+         triggers=("C1001",),
+         pattern=rx(r"^(?:\d+>)?(?:(?P<file>.+?)(?:\(\d+(?:,\d+)?\))?\s?: )?fatal error C1001: "
+                     r"(?i:internal compiler error)(?:.*compiler file '(?P<part>[^']+)')?"),
+         read=_internal_error, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696"
+         "abdc5d57:docs/error-messages/compiler-errors-1/fatal-error-c1001.md (utc/C2 an "
+         "optimizer error, cxxfe/c1xx/msc1.cpp a parser error)"),
+    Rule(id="msvc-link-cannot-run", klass="host-compiler",
+         triggers=("LNK1158",),
+         pattern=rx(r"fatal error LNK1158: cannot run '(?P<program>[^']+)'"),
+         read=_link_cannot_run, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696"
+         "abdc5d57:docs/error-messages/tool-errors/linker-tools-error-lnk1158.md (the program "
+         "is neither beside LINK nor on PATH)"),
     Rule(id="msvc-bigobj", klass="host-compiler",
          triggers=("C1128",),
          pattern=rx(r"^(?:\d+>)?(?P<file>.+?)(?:\(\d+\))?\s?: fatal error C1128: number of "
