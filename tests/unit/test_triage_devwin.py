@@ -67,6 +67,10 @@ CreateProcess failed: The system cannot find the file specified.
      "compiler-crash", "msvc", "msvc-internal-compiler-error", ("C1001) while compiling y.cpp",)),
     ("LINK : fatal error LNK1158: cannot run 'rc.exe'\n", "host-compiler", "msvc",
      "msvc-link-cannot-run", ("rc.exe, a tool of the Windows SDK", "vcvarsall.bat x64")),
+    ("clang++.exe: warning: unable to find a Visual Studio installation; try running Clang from "
+     "a developer command prompt [-Wmsvc-not-found]\nclang++.exe: error: unable to execute "
+     "command: program not executable\n", "host-compiler", "msvc", "clang-no-visual-studio",
+     ("link.exe", "-fuse-ld=lld")),
     ("C:\\VS\\include\\yvals_core.h(902): error C2338: static_assert failed: 'error STL1001: "
      "Unexpected compiler version, expected MSVC 19.40 or newer.'\n", "host-compiler", "msvc",
      "msvc-stl-compiler-too-old", ("STL1001", "MSVC 19.40 or newer", "this cl")),
@@ -124,6 +128,11 @@ def test_a_windows_tool_message_is_read(text: str, klass: str, subject: str, rul
     "C:\\src\\x.cpp(2): fatal error C1083: Cannot open include file: 'mylib.h': No such file "
     "or directory\n",
     "C:\\src\\x.cpp(2,10): fatal error: 'mylib.h' file not found\n",
+    # clang's warning alone: the compile and link went on (lld-link found the libraries)
+    "clang: warning: unable to find a Visual Studio installation; try running Clang from a "
+    "developer command prompt [-Wmsvc-not-found]\n",
+    # clang unable to run a program with no such warning: not read as Visual Studio's absence
+    "clang: error: unable to execute command: program not executable\n",
     # LINK could not run a program it does not run itself
     "LINK : fatal error LNK1158: cannot run 'pgosweep.exe'\n",
     # lld-link could not open a library for another reason than its absence

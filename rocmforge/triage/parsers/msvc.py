@@ -158,6 +158,17 @@ def _link_cannot_run(match: re.Match[str], view: LineView) -> Reading | None:
             "again from a clean build folder")
 
 
+def _no_visual_studio(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="msvc",
+        cause="clang found no Visual Studio installation (its -Wmsvc-not-found warning) and "
+              "so could not run MSVC's linker link.exe for the link: the Visual C++ tools are "
+              "not installed, or the build ran outside their developer environment",
+        fix="install the Visual Studio C++ build tools and a Windows SDK, then build from the "
+            "x64 Native Tools Command Prompt (or after `vcvarsall.bat x64`); or link with "
+            "lld-link (-fuse-ld=lld) given the MSVC and SDK library folders")
+
+
 _MSVC_TOOLS = r"cl|link|nmake|rc|mt|lib|dumpbin"
 
 RULES: tuple[Rule, ...] = (
@@ -197,6 +208,14 @@ RULES: tuple[Rule, ...] = (
          read=_link_cannot_run, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696"
          "abdc5d57:docs/error-messages/tool-errors/linker-tools-error-lnk1158.md (the program "
          "is neither beside LINK nor on PATH)"),
+    Rule(id="clang-no-visual-studio", klass="host-compiler",
+         triggers=("unable to execute command",),
+         pattern=rx(r"^clang(?:-cl|\+\+)?(?:-\d+)?(?:\.exe)?: error: unable to execute command: "),
+         requires=rx(r"warning: unable to find a Visual Studio installation"),
+         read=_no_visual_studio, source="clang's -Wmsvc-not-found warning (\"unable to find a "
+         "Visual Studio installation; try running Clang from a developer command prompt\") "
+         "before its failure to run link.exe, reproduced with clang-cl-22 -fuse-ld=link in "
+         "make/devwin.sh (LLVM's source not read here)"),
     Rule(id="msvc-bigobj", klass="host-compiler",
          triggers=("C1128",),
          pattern=rx(r"^(?:\d+>)?(?P<file>.+?)(?:\(\d+\))?\s?: fatal error C1128: number of "

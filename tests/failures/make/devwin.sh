@@ -15,6 +15,8 @@
 #    (host-compiler: msvc-keyword-macro)
 #  - clang-cl-22 on <vector> with no Visual C++ headers installed or on INCLUDE
 #    (host-compiler: msvc-toolset-header-missing)
+#  - clang-cl-22 linking through link.exe with no Visual Studio to find it
+#    (host-compiler: clang-no-visual-studio)
 #  - clang-cl-22 given GCC's -fPIC: a warning only, the compile goes on (claims nothing)
 # Writes rounds/d9/cases/real-*.log (the .toml answers are committed beside them).
 # Needs the STL mirror at /work/.mirror/microsoft+STL/repo.
@@ -57,6 +59,9 @@ printf '#define noexcept\n#include <yvals_core.h>\nint main() { return 0; }\n' >
   > "$cases/real-clang-cl-keyword-macro.log"
 printf '#include <vector>\nint main() { return 0; }\n' > "$t/ops.cpp"
 (cd "$t" && cl /c ops.cpp /Foops.obj 2>&1) > "$cases/real-clang-cl-no-msvc-headers.log"
+printf 'int main(void) { return 0; }\n' > "$t/hello.c"
+(cd "$t" && cl -fuse-ld=link hello.c /Fehello.exe 2>&1) | sed 's/^clang-cl-22:/clang-cl:/' \
+  > "$cases/real-clang-cl-no-visual-studio-link.log"
 (cd "$t" && cl -fPIC /c helper.c /Fohelper_pic.obj 2>&1 && echo "[2/2] Linking C shared library") \
   > "$cases/real-clang-cl-unknown-argument-warning.log"
 rm -rf "$t"
