@@ -84,8 +84,11 @@ CreateProcess failed: The system cannot find the file specified.
     ("C:\\src\\csrc\\init.cpp(3): fatal error C1083: Cannot open include file: 'corecrt.h': "
      "No such file or directory\n", "host-compiler", "msvc", "msvc-toolset-header-missing",
      ("cl did not find corecrt.h", "Windows SDK")),
-    ("C:\\src\\ops.cpp(1,10): fatal error: 'stdio.h' file not found\n", "host-compiler", "msvc",
-     "msvc-toolset-header-missing", ("clang (MSVC target)", "INCLUDE")),
+    ("C:\\src\\ops.cpp(1,10): fatal error: 'corecrt.h' file not found\n", "host-compiler",
+     "msvc", "msvc-toolset-header-missing", ("clang (MSVC target)", "INCLUDE")),
+    # a UCRT C header in clang's form stays host_compiler.py's reading
+    ("C:\\src\\ops.cpp(1,10): fatal error: 'stdio.h' file not found\n", "host-compiler",
+     "msvc", "windows-crt-header-missing", ("stdio.h", "Windows SDK")),
     ("C:\\src\\aten\\src\\ATen\\native\\BinaryOps.cpp : fatal error C1128: number of sections "
      "exceeded object file format limit: compile with /bigobj\n", "host-compiler", "msvc",
      "msvc-bigobj", ("BinaryOps.cpp", "/bigobj")),

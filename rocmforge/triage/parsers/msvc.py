@@ -105,11 +105,18 @@ _WINDOWS_HEADERS = frozenset((
     "functional", "map", "unordered_map", "array", "tuple", "limits", "atomic", "mutex",
     "thread", "chrono", "optional", "variant", "new", "exception", "stdexcept", "initializer_list"))
 
+# The UCRT's C headers that host_compiler.py's windows-crt-header-missing reads in clang's form.
+_UCRT_C_HEADERS = frozenset(f"{name}.h" for name in (
+    "stdlib", "stdio", "string", "math", "malloc", "errno", "assert", "wchar", "time",
+    "locale", "signal"))
+
 
 def _windows_header_missing(match: re.Match[str], view: LineView) -> Reading | None:
     header = match.group("h") or match.group("h2")
     if header.lower() not in _WINDOWS_HEADERS:
         return None  # another header: a project's or a package's, not the toolset's
+    if match.group("h2") and header.lower() in _UCRT_C_HEADERS:
+        return None  # clang's form of these: host_compiler.py's windows-crt-header-missing
     compiler = "cl" if match.group("h") else "clang (MSVC target)"
     return Reading(
         subject="msvc",
