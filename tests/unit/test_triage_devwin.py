@@ -71,6 +71,13 @@ CreateProcess failed: The system cannot find the file specified.
      "a developer command prompt [-Wmsvc-not-found]\nclang++.exe: error: unable to execute "
      "command: program not executable\n", "host-compiler", "msvc", "clang-no-visual-studio",
      ("link.exe", "-fuse-ld=lld")),
+    ("C:\\b\\amdhip64.dll : fatal error LNK1107: invalid or corrupt file: cannot read at "
+     "0x2D0\n", "link", "amdhip64", "coff-bad-input", ("LNK1107", "amdhip64.lib")),
+    ("c10.lib : fatal error LNK1107: invalid or corrupt file: cannot read at 0x1A\n", "link",
+     "c10.lib", "coff-bad-input", ("could not read c10.lib", "delete c10.lib")),
+    # an archive member lld-link does not know
+    ("lld-link: error: unknown file type: kernels.o\n", "link", "kernels.o", "coff-bad-input",
+     ("COFF", "rebuild kernels.o")),
     ("C:\\VS\\include\\yvals_core.h(902): error C2338: static_assert failed: 'error STL1001: "
      "Unexpected compiler version, expected MSVC 19.40 or newer.'\n", "host-compiler", "msvc",
      "msvc-stl-compiler-too-old", ("STL1001", "MSVC 19.40 or newer", "this cl")),

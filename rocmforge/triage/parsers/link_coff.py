@@ -166,6 +166,36 @@ def _image_too_large(match: re.Match[str], view: LineView) -> Reading | None:
             "gfx1100`; PYTORCH_ROCM_ARCH), and drop debug information from the link (a Release "
             "build); or split the library into several DLLs")
 
+
+def _bad_input(match: re.Match[str], view: LineView) -> Reading | None:
+    path = (match.group("dll") or match.group("file") or match.group("file2")
+            or match.group("file3") or "")
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    linker = "MSVC's linker (LNK1107)" if match.group("file") else "lld-link"
+    if name.lower().endswith(".dll"):
+        stem = name[:-4]
+        return Reading(
+            subject=stem,
+            cause=f"{linker} was given the DLL {name} to link against: a link takes a DLL's "
+                  f"import library ({stem}.lib), not the DLL itself",
+            fix=f"link {stem}.lib instead (the SDK or package that ships {name} has it in its "
+                f"lib folder); in CMake, an IMPORTED target's IMPORTED_IMPLIB names it")
+    if match.group("file"):
+        return Reading(
+            subject=name,
+            cause=f"{linker} could not read {name}: the file is cut short or damaged (a build "
+                  "or download that stopped), or a file of another type was put on the link "
+                  "line",
+            fix=f"delete {name} and build it again from a clean build folder (or fetch it "
+                "again); pass the linker only .obj, .lib and .res files")
+    return Reading(
+        subject=name,
+        cause=f"lld-link does not recognize {name} as a Windows (COFF) object or library: it "
+              "was built by another toolchain or for another system (an ELF object of a Linux "
+              "build, a leftover of an earlier build in the same folder)",
+        fix=f"rebuild {name} with the Windows compiler from a clean build folder, or use the "
+            "library's Windows (MSVC) build")
+
 RULES: tuple[Rule, ...] = (
     Rule(id="lld-link-failifmismatch", klass="link",
          triggers=(" has value ",),
@@ -219,4 +249,16 @@ RULES: tuple[Rule, ...] = (
          "abdc5d57:docs/error-messages/tool-errors/linker-tools-error-lnk1248.md (\"image size "
          "('<output_size>') exceeds maximum allowable size (<maximum_size>)\"; lld-link's "
          "wording not read: unverified that it matches)"),
+    Rule(id="coff-bad-input", klass="link",
+         triggers=("Did you specify a DLL", "LNK1107", "unknown file type"),
+         pattern=rx(r"lld-link\S*: error: (?P<dll>\S+): bad file type\. Did you specify a DLL "
+                     r"instead of an import library\?"
+                     r"|^(?:\d+>)?(?P<file>\S.*?) : fatal error LNK1107: invalid or corrupt file"
+                     r"|lld-link\S*: error: (?:unknown file type: (?P<file2>\S+)$|"
+                     r"(?P<file3>\S+): unknown file type$)"),
+         read=_bad_input, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696abdc5"
+         "d57:docs/error-messages/tool-errors/linker-tools-error-lnk1107.md (a corrupt file, "
+         "or a .dll passed to the linker); lld-link-22's \"bad file type. Did you specify a "
+         "DLL instead of an import library?\" and \"unknown file type\" (an ELF object, "
+         "alone or as an archive member) reproduced in make/devwin.sh"),
 )

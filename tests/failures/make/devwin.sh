@@ -7,6 +7,8 @@
 #  - clang-22's driver for x86_64-pc-windows-msvc given -lm: lld-link looks for m.lib
 #    (link: coff-cannot-open-file)
 #  - lld-link-22 given a .def of 65,536 exports (link: coff-export-limit)
+#  - lld-link-22 given a DLL where the import library belongs, and an ELF object made by gcc
+#    (link: coff-bad-input)
 #  - lld-link-22 /machine:x64 given an x86 object (link: coff-machine-type-conflict)
 #  - clang-cl-22 on <yvals_core.h> of microsoft/STL@2a62bf7b with __clang_major__ set below
 #    the release that header requires (host-compiler: msvc-stl-compiler-too-old); its
@@ -44,6 +46,12 @@ printf 'void f(void) {}\n' > "$t/f.c"
 (cd "$t" && cl /c /Zl f.c /Fof.obj && lld-link-22 /dll /noentry /def:torch_hip.def f.obj \
   /out:torch_hip.dll 2>&1) | sed 's/^lld-link-22:/lld-link:/' \
   > "$cases/real-lld-link-too-many-exports.log"
+(cd "$t" && lld-link-22 /dll /noentry /out:amdhip64.dll f.obj > /dev/null 2>&1 \
+  && lld-link-22 /entry:main /subsystem:console main.obj amdhip64.dll /out:main.exe 2>&1) \
+  | sed 's/^lld-link-22:/lld-link:/' > "$cases/real-lld-link-dll-instead-of-import-library.log"
+(cd "$t" && gcc -c helper.c -o helper.o && lld-link-22 /entry:main /subsystem:console main.obj \
+  helper.o /out:main.exe 2>&1) | sed 's/^lld-link-22:/lld-link:/' \
+  > "$cases/real-lld-link-elf-object.log"
 mkdir -p "$t/stl" "$t/vc"
 for h in yvals_core.h xkeycheck.h; do
   git -C /work/.mirror/microsoft+STL/repo show "$stl:stl/inc/$h" > "$t/stl/$h"
