@@ -78,6 +78,15 @@ CreateProcess failed: The system cannot find the file specified.
     # an archive member lld-link does not know
     ("lld-link: error: unknown file type: kernels.o\n", "link", "kernels.o", "coff-bad-input",
      ("COFF", "rebuild kernels.o")),
+    ("C:\\src\\csrc\\shm.cpp(3): fatal error C1083: Cannot open include file: 'sys/mman.h': "
+     "No such file or directory\n", "host-compiler", "msvc", "windows-posix-header",
+     ("sys/mman.h, a POSIX header", "#ifndef _WIN32")),
+    ("C:\\src\\x.cpp(12): error C3861: '__builtin_popcount': identifier not found\n",
+     "host-compiler", "msvc", "msvc-gcc-builtin", ("__builtin_popcount", "clang-cl", "__popcnt")),
+    ("C:\\src\\x.cpp(5): error C2065: 'M_PI': undeclared identifier\n", "host-compiler",
+     "msvc", "msvc-math-defines", ("M_PI", "_USE_MATH_DEFINES")),
+    ("C:\\src\\x.cu(5,20): error: use of undeclared identifier 'M_SQRT1_2'\n",
+     "host-compiler", "msvc", "msvc-math-defines", ("M_SQRT1_2",)),
     ("C:\\VS\\include\\yvals_core.h(902): error C2338: static_assert failed: 'error STL1001: "
      "Unexpected compiler version, expected MSVC 19.40 or newer.'\n", "host-compiler", "msvc",
      "msvc-stl-compiler-too-old", ("STL1001", "MSVC 19.40 or newer", "this cl")),
@@ -145,6 +154,9 @@ def test_a_windows_tool_message_is_read(text: str, klass: str, subject: str, rul
     "clang: error: unable to execute command: program not executable\n",
     # LINK could not run a program it does not run itself
     "LINK : fatal error LNK1158: cannot run 'pgosweep.exe'\n",
+    # clang's M_PI error in GCC-style locations (not a Windows target), another identifier
+    "x.c:5:20: error: use of undeclared identifier 'M_PI'\n",
+    "C:\\src\\x.cpp(12): error C3861: 'foo': identifier not found\n",
     # lld-link could not open a library for another reason than its absence
     "lld-link: error: could not open 'foo.lib': Permission denied\n",
     # an object input, and an lld-link input named like an output: no claim

@@ -176,6 +176,57 @@ def _no_visual_studio(match: re.Match[str], view: LineView) -> Reading | None:
             "lld-link (-fuse-ld=lld) given the MSVC and SDK library folders")
 
 
+# POSIX headers that Windows' C runtime and SDK do not have.
+_POSIX_HEADERS = frozenset((
+    "unistd.h", "dlfcn.h", "pthread.h", "dirent.h", "strings.h", "sys/mman.h", "sys/time.h",
+    "sys/wait.h", "sys/socket.h", "sys/ioctl.h", "sys/resource.h", "sys/utsname.h",
+    "netinet/in.h", "arpa/inet.h", "netdb.h", "poll.h", "termios.h", "execinfo.h", "cxxabi.h",
+    "libgen.h", "fnmatch.h", "glob.h", "sys/select.h", "sys/un.h", "spawn.h"))
+
+
+def _posix_header(match: re.Match[str], view: LineView) -> Reading | None:
+    header = match.group("h") or match.group("h2")
+    if header.lower() not in _POSIX_HEADERS:
+        return None
+    return Reading(
+        subject="msvc",
+        cause=f"the source includes {header}, a POSIX header that Windows' C runtime and SDK "
+              "do not have: this code (or this part of it) was written for Linux and is "
+              "compiled for Windows (MSVC target)",
+        fix="guard the include and its uses for non-Windows builds (`#ifndef _WIN32`) with "
+            "the Windows equivalent beside it, or use the project's Windows build of that part "
+            "(or a release that supports Windows); a flag cannot provide the header")
+
+
+def _gcc_builtin(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("name")
+    return Reading(
+        subject="msvc",
+        cause=f"cl does not know {name}, a GCC/clang builtin: the code was written for GCC or "
+              "clang and is compiled with MSVC's cl",
+        fix="compile it with clang-cl (CMAKE_C_COMPILER/CMAKE_CXX_COMPILER=clang-cl, which "
+            "has the builtin), or guard the call for MSVC (`#ifdef _MSC_VER`) with MSVC's "
+            "intrinsic (<intrin.h>: _BitScanReverse for __builtin_clz, __popcnt for "
+            "__builtin_popcount)")
+
+
+def _math_defines(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("name") or match.group("name2")
+    if match.group("name2") and not _MSVC_LOCATION.search(view.text):
+        return None  # clang's words on another target: glibc defines M_PI, no claim
+    return Reading(
+        subject="msvc",
+        cause=f"{name} is not defined: MSVC's math.h and <cmath> define the math constants "
+              "(M_PI, M_E …) only when _USE_MATH_DEFINES is defined before their first include",
+        fix="define _USE_MATH_DEFINES for the whole target (CMake: `target_compile_definitions"
+            "(<target> PRIVATE _USE_MATH_DEFINES)`, setuptools: define_macros, or "
+            "/D_USE_MATH_DEFINES), or use a constant of the project's own (std::numbers::pi in "
+            "C++20)")
+
+
+_MSVC_LOCATION = re.compile(r"^\S.*\(\d+,\d+\): error: ")
+_HEADER_MISSING = rx(r"fatal error C1083: Cannot open include file: '(?P<h>[\w./]+)'"
+                     r"|^\S.*\(\d+,\d+\): fatal error: '(?P<h2>[\w./]+)' file not found$")
 _MSVC_TOOLS = r"cl|link|nmake|rc|mt|lib|dumpbin"
 
 RULES: tuple[Rule, ...] = (
@@ -196,8 +247,7 @@ RULES: tuple[Rule, ...] = (
          "clang-cl-22 and that header in make/devwin.sh"),
     Rule(id="msvc-toolset-header-missing", klass="host-compiler",
          triggers=("C1083", "file not found"),
-         pattern=rx(r"fatal error C1083: Cannot open include file: '(?P<h>[\w.]+)'"
-                     r"|^\S.*\(\d+,\d+\): fatal error: '(?P<h2>[\w.]+)' file not found$"),
+         pattern=_HEADER_MISSING,
          read=_windows_header_missing, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f"
          "5b58696abdc5d57:docs/error-messages/compiler-errors-1/fatal-error-c1083.md; clang's "
          "MSVC-style location '<file>(<line>,<col>)' on Windows targets, reproduced with "
@@ -215,6 +265,28 @@ RULES: tuple[Rule, ...] = (
          read=_link_cannot_run, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696"
          "abdc5d57:docs/error-messages/tool-errors/linker-tools-error-lnk1158.md (the program "
          "is neither beside LINK nor on PATH)"),
+    Rule(id="windows-posix-header", klass="host-compiler",
+         triggers=("C1083", "file not found"),
+         pattern=_HEADER_MISSING,
+         read=_posix_header, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696abdc"
+         "5d57:docs/error-messages/compiler-errors-1/fatal-error-c1083.md; clang-cl-22 on "
+         "<unistd.h> reproduced in make/devwin.sh"),
+    Rule(id="msvc-gcc-builtin", klass="host-compiler",
+         triggers=("C3861", "C2065"),
+         pattern=rx(r"error C(?:3861|2065): '(?P<name>__builtin_\w+)': (?:identifier not found|"
+                     r"undeclared identifier)"),
+         read=_gcc_builtin, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696abdc"
+         "5d57:docs/error-messages/compiler-errors-2/compiler-error-c3861.md (\"'<identifier>': "
+         "identifier not found\")"),
+    Rule(id="msvc-math-defines", klass="host-compiler",
+         triggers=("M_",),
+         pattern=rx(r"error C2065: '(?P<name>M_(?:PI|PI_2|PI_4|1_PI|2_PI|2_SQRTPI|E|LOG2E|LOG10E|"
+                     r"LN2|LN10|SQRT2|SQRT1_2))': undeclared identifier"
+                     r"|error: use of undeclared identifier '(?P<name2>M_(?:PI|PI_2|PI_4|1_PI|"
+                     r"2_PI|2_SQRTPI|E|LOG2E|LOG10E|LN2|LN10|SQRT2|SQRT1_2))'"),
+         read=_math_defines, source="MicrosoftDocs/cpp-docs@a2e592a8fc391b6aff8d1323f5b58696abdc"
+         "5d57:docs/c-runtime-library/math-constants.md (_USE_MATH_DEFINES before math.h or "
+         "<cmath>)"),
     Rule(id="clang-no-visual-studio", klass="host-compiler",
          triggers=("unable to execute command",),
          pattern=rx(r"^clang(?:-cl|\+\+)?(?:-\d+)?(?:\.exe)?: error: unable to execute command: "),

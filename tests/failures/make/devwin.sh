@@ -19,6 +19,7 @@
 #    (host-compiler: msvc-toolset-header-missing)
 #  - clang-cl-22 linking through link.exe with no Visual Studio to find it
 #    (host-compiler: clang-no-visual-studio)
+#  - clang-cl-22 on a source that includes <unistd.h> (host-compiler: windows-posix-header)
 #  - clang-cl-22 given GCC's -fPIC: a warning only, the compile goes on (claims nothing)
 # Writes rounds/d9/cases/real-*.log (the .toml answers are committed beside them).
 # Needs the STL mirror at /work/.mirror/microsoft+STL/repo.
@@ -70,6 +71,8 @@ printf '#include <vector>\nint main() { return 0; }\n' > "$t/ops.cpp"
 printf 'int main(void) { return 0; }\n' > "$t/hello.c"
 (cd "$t" && cl -fuse-ld=link hello.c /Fehello.exe 2>&1) | sed 's/^clang-cl-22:/clang-cl:/' \
   > "$cases/real-clang-cl-no-visual-studio-link.log"
+printf '#include <unistd.h>\nint page(void) { return getpagesize(); }\n' > "$t/shm.c"
+(cd "$t" && cl /c shm.c /Foshm.obj 2>&1) > "$cases/real-clang-cl-posix-header.log"
 (cd "$t" && cl -fPIC /c helper.c /Fohelper_pic.obj 2>&1 && echo "[2/2] Linking C shared library") \
   > "$cases/real-clang-cl-unknown-argument-warning.log"
 rm -rf "$t"
