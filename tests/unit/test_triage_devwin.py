@@ -87,6 +87,14 @@ CreateProcess failed: The system cannot find the file specified.
      "msvc", "msvc-math-defines", ("M_PI", "_USE_MATH_DEFINES")),
     ("C:\\src\\x.cu(5,20): error: use of undeclared identifier 'M_SQRT1_2'\n",
      "host-compiler", "msvc", "msvc-math-defines", ("M_SQRT1_2",)),
+    ("ERROR: Could not install packages due to an OSError: [WinError 5] Access is denied: "
+     "'C:\\\\venv\\\\Lib\\\\site-packages\\\\torch\\\\lib\\\\c10.dll'\nCheck the "
+     "permissions.\n", "python-packaging", "torch", "pip-windows-file-held",
+     ("c10.dll", "WinError 5", "close every Python process")),
+    ("ERROR: Could not install packages due to an OSError: [WinError 32] The process cannot "
+     "access the file because it is being used by another process: 'C:\\\\py\\\\Lib\\\\"
+     "site-packages\\\\numpy-1.26.4.dist-info\\\\RECORD'\n", "python-packaging", "numpy",
+     "pip-windows-file-held", ("another process has it open",)),
     ("C:\\VS\\include\\yvals_core.h(902): error C2338: static_assert failed: 'error STL1001: "
      "Unexpected compiler version, expected MSVC 19.40 or newer.'\n", "host-compiler", "msvc",
      "msvc-stl-compiler-too-old", ("STL1001", "MSVC 19.40 or newer", "this cl")),
@@ -157,6 +165,11 @@ def test_a_windows_tool_message_is_read(text: str, klass: str, subject: str, rul
     # clang's M_PI error in GCC-style locations (not a Windows target), another identifier
     "x.c:5:20: error: use of undeclared identifier 'M_PI'\n",
     "C:\\src\\x.cpp(12): error C3861: 'foo': identifier not found\n",
+    # pip's OSError for a file that is not there, and on Linux
+    "ERROR: Could not install packages due to an OSError: [WinError 2] The system cannot find "
+    "the file specified: 'C:\\\\x\\\\y.exe'\n",
+    "ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied: "
+    "'/usr/lib/python3/dist-packages/x'\n",
     # lld-link could not open a library for another reason than its absence
     "lld-link: error: could not open 'foo.lib': Permission denied\n",
     # an object input, and an lld-link input named like an output: no claim

@@ -5,6 +5,7 @@ whose path passes Windows' path length limit (long path support off).
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Must not: read files, run programs or pick between findings
 (the engine does). The shells' "is not recognized" for MSVC's tools is msvc.py's.
+Also pip refused a file Windows keeps (WinError 5 or 32) while it replaces a package.
 """
 
 from __future__ import annotations
@@ -69,6 +70,25 @@ def _long_path(match: re.Match[str], view: LineView) -> Reading | None:
             "new shell and run pip again; or use a shorter folder for the venv")
 
 
+_SITE_PACKAGE = re.compile(r"(?i)site-packages[\\/]+(?P<pkg>[\w.-]+?)(?:-[\d.]+\.dist-info)?[\\/]")
+
+
+def _file_held(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path").replace("\\\\", "\\")
+    name = re.split(r"[\\/]", path)[-1]
+    package = _SITE_PACKAGE.search(path)
+    subject = package.group("pkg") if package else name
+    held = ("another process has it open (WinError 32)" if match.group("code") == "32" else
+            "Windows denied access (WinError 5): a DLL or extension module that a running "
+            "Python has loaded cannot be replaced, or the folder is not writable")
+    return Reading(
+        subject=subject,
+        cause=f"pip could not replace {name} while installing: {held}",
+        fix="close every Python process that imported the package (Jupyter kernels, IDEs, a "
+            "web UI, DataLoader workers), then run pip again; install into a venv you own "
+            "rather than a system Python")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="ninja-createprocess-not-found", klass="rocm-install",
          triggers=("CreateProcess failed: The system cannot find the file specified",),
@@ -85,4 +105,12 @@ RULES: tuple[Rule, ...] = (
          read=_long_path, source="pypa/pip@6d309205789d368b2749d93fd6193d584811efd5:src/pip/"
          "_internal/commands/install.py (create_os_error_message: the two Windows HINT lines "
          "for a name over 255 characters and a path over 260)"),
+    Rule(id="pip-windows-file-held", klass="python-packaging",
+         triggers=("due to an OSError: [WinError",),
+         pattern=rx(r"Could not install packages due to an OSError: \[WinError (?P<code>5|32)\]"
+                     r" [^']*'(?P<path>[^']+)'"),
+         read=_file_held, source="pypa/pip@6d309205789d368b2749d93fd6193d584811efd5:src/pip/"
+         "_internal/commands/install.py (create_os_error_message: \"Could not install packages "
+         "due to an OSError: <error>\"); the WinError texts are Windows' (ERROR_ACCESS_DENIED "
+         "5, ERROR_SHARING_VIOLATION 32; Microsoft's list not read here)"),
 )
