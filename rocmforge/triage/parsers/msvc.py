@@ -3,6 +3,7 @@ older than it supports (yvals_core.h's STL1000/STL1001) or a keyword defined as 
 (xkeycheck.h), the Visual C++ environment missing (toolset or SDK headers, cl or link.exe not
 found, LNK1158, setuptools finding no Visual C++), code written for Linux or GCC (POSIX headers,
 __builtin_ names, M_PI without _USE_MATH_DEFINES), and cl's fatal errors C1001, C1041, C1128.
+
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Must not: read files, run programs or pick between findings
 (the engine does). MSVC's memory errors are memory.py's, its warning flags compiler_dialect.py's,
