@@ -35,6 +35,7 @@ from rocmforge.triage.parsers import (
     loader,
     math_library,
     memory,
+    msvc,
     pip_install,
     rocm_disabled,
     rocm_driver,
@@ -45,6 +46,7 @@ from rocmforge.triage.parsers import (
     system_headers,
     tensile,
     triton,
+    windows_build,
     windows_loader,
 )
 from rocmforge.triage.rule import Rule
@@ -59,6 +61,7 @@ PARSERS: tuple[Rule, ...] = (
     *build_dependency.RULES,
     *build_tools.RULES,
     *autotools.RULES,
+    *msvc.RULES,
     *compiler_headers.RULES,
     *system_headers.RULES,
     *host_compiler.RULES,
@@ -68,6 +71,7 @@ PARSERS: tuple[Rule, ...] = (
     *link_shared.RULES,
     *link.RULES,
     *link_coff.RULES,
+    *windows_build.RULES,
     *loader.RULES,
     *windows_loader.RULES,
     *libstdcxx.RULES,
