@@ -54,12 +54,29 @@ def _third_party(name: str, how: str, config: bool) -> Reading | None:
             f"(CMAKE_PREFIX_PATH=<its prefix>, {name}_DIR=<the folder with its config file>)")
 
 
+def _other_package(name: str, how: str, *, config: bool) -> Reading:
+    """A package the components table does not know: not called a ROCm component (a log
+    of any CMake project names its own dependencies: fmt, Eigen3, GTest)."""
+    files = (f" (it looked for {name}Config.cmake / {name.lower()}-config.cmake)" if config
+             else "")
+    where = f", or {name}_DIR=<the folder with its {name}Config.cmake>" if config else ""
+    return Reading(
+        subject=name.lower(),
+        cause=f"CMake could not find {name} ({how}){files}: no install of {name} was in the "
+              "prefixes CMake searched (it is not installed, or installed elsewhere)",
+        fix=f"install {name}'s development package (the distribution's -dev / -devel package, "
+            f"or build and install it) or point CMake at its install (CMAKE_PREFIX_PATH="
+            f"<its prefix>{where}); then configure again from a clean build folder")
+
+
 def _package_reading(name: str, how: str, *, config: bool = False) -> Reading:
     row = owners.component(name)
     outside = None if row else _third_party(name, how, config)
     if outside is not None:
         return outside
     label = row.name if row else name.lower()
+    if row is None and label not in _HELPER_PACKAGE:
+        return _other_package(name, how, config=config)
     hint = _HELPER_PACKAGE.get(label) or owners.install_hint(row, label)
     where = f", or {name}_DIR=<the folder with its {name}Config.cmake>" if config else ""
     fix = (f"install {label}'s development package ({hint}) into the "
@@ -81,6 +98,9 @@ def _config_file(match: re.Match[str], view: LineView) -> Reading | None:
                             config=True)
 
 
+_PYTHON = re.compile(r"^Python[23]?$")
+
+
 def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
     # FindPackageHandleStandardArgs: fatal only inside a CMake Error block (REQUIRED); the same
     # words after "-- " are a status line for an optional package.
@@ -88,6 +108,8 @@ def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
         return None
     if match.group("name") == "NCCL":
         return None  # CUDA's; a ROCm build asks for RCCL (parsers/rocm_disabled.py: cuda-nccl)
+    if _PYTHON.match(match.group("name")):
+        return None  # FindPython's components: cmake_find.py reads the whole message
     return _package_reading(match.group("name"), "missing: " + match.group("missing").strip())
 
 
@@ -308,7 +330,9 @@ RULES: tuple[Rule, ...] = (
          triggers=("Could NOT find",),
          pattern=rx(r"Could NOT find (?P<name>[\w.+-]+)(?: \(missing:(?P<missing>[^)]*)\))?"),
          read=lambda m, v: _could_not_find(m, v) if m.group("missing") is not None else (
-             None if v.cmake_block != "error" or v.text.startswith("--") else
+             None if v.cmake_block != "error" or v.text.startswith("--")
+             or (_PYTHON.match(m.group("name"))
+                 and ("(missing:" in v.text or "Found unsuitable version" in v.text)) else
              _unsuitable_version(m.group("name"), v) or
              _package_reading(m.group("name"), "not found")),
          source=_CMAKE_SOURCE + "; FindPackageHandleStandardArgs.cmake's 'Could NOT find <name>: "

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# d9 (devcm): CMake's own failure messages, each made by the real cmake on a tiny project:
+# find_* REQUIRED, FindPython's components, find_package of packages outside ROCm,
+# add_subdirectory of a missing folder, an unknown command, a download hash mismatch, a
+# FetchContent clone that fails, a generator mismatch, and (CMake 4, /opt/rf-cmake4, skipped
+# when absent) enable_language(HIP) without a GPU. cmake 3.25.1 (Debian 12), a few seconds.
+# patchelf, libnuma's headers and library link (numa.h, libnuma.so) and fmt are not installed
+# here nor on CI (.ci/run). Writes rounds/d9/cases/real-cmake*.log
+set -u
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+C4=/opt/rf-cmake4/bin/cmake
+# case <id> <cmake> [args...]: the CMakeLists.txt from stdin, configured in a fresh folder.
+case_() {
+  local id=$1 bin=$2; shift 2
+  mkdir -p "$t/$id"; cat > "$t/$id/CMakeLists.txt"
+  (cd "$t/$id" && "$bin" -S . -B build "$@" 2>&1) \
+    | sed -e "s#$t/$id#/home/user/proj#g" -e "s#$t#/tmp/work#g" > "$cases/real-$id.log"
+}
+case_ cmake-find-program-required cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+find_program(PATCHELF_EXECUTABLE NAMES patchelf REQUIRED)
+X
+case_ cmake-find-library-required cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext C)
+find_library(NUMA_LIBRARY NAMES numa REQUIRED)
+X
+case_ cmake-find-path-required cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext C)
+find_path(NUMA_INCLUDE_DIR NAMES numa.h REQUIRED)
+X
+# A Python without NumPy: a fresh venv (no packages).
+python3 -m venv "$t/venv"
+case_ cmake-python-numpy-missing cmake -DPython_EXECUTABLE="$t/venv/bin/python" <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+find_package(Python REQUIRED COMPONENTS Interpreter NumPy)
+X
+case_ cmake-python-interpreter-too-old cmake -DPython3_EXECUTABLE="$t/venv/bin/python" <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+find_package(Python3 3.99 REQUIRED COMPONENTS Interpreter)
+X
+case_ cmake-package-config-fmt-missing cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+find_package(fmt REQUIRED)
+X
+case_ cmake-fphsa-gtest-missing cmake -DGTEST_ROOT=/nonexistent <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext C CXX)
+find_package(GTest REQUIRED)
+X
+case_ cmake-add-subdirectory-submodule-missing cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+add_subdirectory(third_party/fmt)
+X
+case_ cmake-unknown-command-rocm-install cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+rocm_install(TARGETS ext)
+X
+case_ cmake-download-hash-mismatch cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+file(WRITE ${CMAKE_BINARY_DIR}/served.tar.gz "<html>proxy login</html>")
+file(DOWNLOAD file://${CMAKE_BINARY_DIR}/served.tar.gz ${CMAKE_BINARY_DIR}/dep.tar.gz
+     EXPECTED_HASH SHA256=4ab4c7c42ee8a8ba5e0a8a2fbc0c2ef9b3f3b3e2c6a3f7f04d2b6d1f4e6c8a9b)
+X
+case_ cmake-fetchcontent-clone-failed cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+include(FetchContent)
+FetchContent_Declare(cutlass GIT_REPOSITORY file:///nonexistent/cutlass.git GIT_TAG v3.5.0)
+FetchContent_MakeAvailable(cutlass)
+X
+# The same build folder configured again with another generator.
+case_ cmake-generator-mismatch cmake -G "Unix Makefiles" <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+X
+(cd "$t/cmake-generator-mismatch" && cmake -S . -B build -G Ninja 2>&1) \
+  | sed -e "s#$t/cmake-generator-mismatch#/home/user/proj#g" \
+  > "$cases/real-cmake-generator-mismatch.log"
+if [ -x "$C4" ] && [ -x /usr/bin/clang++-22 ]; then
+  case_ cmake4-hip-no-default-architecture "$C4" -DCMAKE_HIP_COMPILER=/usr/bin/clang++-22 \
+    -DCMAKE_HIP_COMPILER_ROCM_ROOT=/usr <<'X'
+cmake_minimum_required(VERSION 3.21)
+project(ext HIP)
+X
+fi
