@@ -1,0 +1,168 @@
+"""CMake's own failure catalog (issue 40, devcm): find_program / find_library / find_path
+given REQUIRED, FindPython's NumPy and version failures (wrapped as CMake wraps them),
+find_package of packages outside ROCm, add_subdirectory of a missing folder, a command no
+module defines, enable_language(HIP) without a GPU, a download hash mismatch, a failed
+FetchContent clone and a generator mismatch. Each text is what cmake 3.25.1 or 4.4.5 prints
+(tests/failures/make/devcm.sh), with the values the reading must take out of it, and the
+look-alikes beside them (warnings, status lines, echoed text) that must claim nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmforge.triage import explain_text
+
+_FIND_PROGRAM = """CMake Error at CMakeLists.txt:3 (find_program):
+  Could not find NINJA_EXE using the following names: ninja, ninja-build
+"""
+
+_FIND_PROGRAM_WRAPPED = """CMake Error at CMakeLists.txt:3 (find_program):
+  Could not find PATCHELF_EXECUTABLE using the following names:
+  patchelf
+"""
+
+_FIND_LIBRARY = """CMake Error at cmake/Dependencies.cmake:40 (find_library):
+  Could not find NUMA_LIBRARY using the following names: numa
+"""
+
+_FIND_PATH = """CMake Error at CMakeLists.txt:3 (find_path):
+  Could not find NUMA_INCLUDE_DIR using the following files: numa.h
+"""
+
+_NUMPY_CMAKE4 = """CMake Error at /x/cmake-4.4/Modules/FindPackageHandleStandardArgs.cmake:290 \
+(message):
+  Could NOT find Python (missing: Python_INCLUDE_DIRS
+  Python_NumPy_INCLUDE_DIRS Interpreter Development.Module NumPy) (found
+  version "3.11.2")
+Call Stack (most recent call first):
+"""
+
+_PYTHON_UNSUITABLE = """CMake Error at /usr/share/cmake-3.25/Modules/\
+FindPackageHandleStandardArgs.cmake:230 (message):
+  Could NOT find Python3: Found unsuitable version "3.11.7", but required is
+  at least "3.99" (found /tmp/work/venv/bin/python, found
+  components: Interpreter)
+Call Stack (most recent call first):
+"""
+
+_PYTHON_REQUIRED_VERSION = """CMake Error at /usr/share/cmake-3.25/Modules/\
+FindPackageHandleStandardArgs.cmake:230 (message):
+  Could NOT find Python3 (missing: Python3_EXECUTABLE Interpreter) (Required
+  is at least version "3.20")
+
+      Reason given by package:
+          Interpreter: Wrong version for the interpreter "/bin/python3"
+
+Call Stack (most recent call first):
+"""
+
+_FMT = """CMake Error at CMakeLists.txt:3 (find_package):
+  By not providing "Findfmt.cmake" in CMAKE_MODULE_PATH this project has
+  asked CMake to find a package configuration file provided by "fmt", but
+  CMake did not find one.
+
+  Could not find a package configuration file provided by "fmt" with any of
+  the following names:
+"""
+
+_MIOPEN = _FMT.replace('"fmt"', '"miopen"').replace("Findfmt", "Findmiopen")
+
+_ADD_SUBDIRECTORY = """CMake Error at CMakeLists.txt:3 (add_subdirectory):
+  add_subdirectory given source "third_party/fmt" which is not an existing
+  directory.
+"""
+
+
+def _unknown(command: str) -> str:
+    return f'CMake Error at CMakeLists.txt:3 ({command}):\n  Unknown CMake command "{command}".\n'
+
+
+_HIP_ARCH = """CMake Error at /x/share/cmake-4.4/Modules/CMakeDetermineHIPCompiler.cmake:368 \
+(message):
+  Failed to find a default HIP architecture.
+Call Stack (most recent call first):
+"""
+
+_HASH = """CMake Error at CMakeLists.txt:4 (file):
+  file DOWNLOAD HASH mismatch
+
+    for file: [/home/user/proj/build/dep.tar.gz]
+"""
+
+_CLONE_NEW = """CMake Error at cutlass-subbuild/cutlass-populate-prefix/tmp/\
+cutlass-populate-gitclone.cmake:50 (message):
+  Failed to clone repository:
+  'https://github.com/NVIDIA/cutlass.git'
+"""
+
+_GENERATOR = """CMake Error: Error: generator : Ninja
+Does not match the generator used previously: Unix Makefiles
+"""
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule", "words"), [
+    (_FIND_PROGRAM, "missing-component", "ninja", "cmake-find-required",
+     ("find_program", "ninja, ninja-build", "-DNINJA_EXE=")),
+    # the names wrapped onto the next line by CMake's formatter
+    (_FIND_PROGRAM_WRAPPED, "missing-component", "patchelf", "cmake-find-required-wrapped",
+     ("find_program", "install patchelf", "-DPATCHELF_EXECUTABLE=")),
+    (_FIND_LIBRARY, "missing-component", "libnuma", "cmake-find-required",
+     ("find_library", "libnuma.so", "-DNUMA_LIBRARY=")),
+    (_FIND_PATH, "missing-component", "numa.h", "cmake-find-required",
+     ("find_path", "numa.h", "-DNUMA_INCLUDE_DIR=")),
+    (_NUMPY_CMAKE4, "missing-component", "numpy", "cmake-python-components",
+     ("Python 3.11.2", "pip install numpy", "-DPython_EXECUTABLE")),
+    (_PYTHON_UNSUITABLE, "missing-component", "python3", "cmake-python-components",
+     ("Python 3.11.7", "3.99", "-DPython3_EXECUTABLE")),
+    (_PYTHON_REQUIRED_VERSION, "missing-component", "python3", "cmake-python-components",
+     ("3.20 or newer",)),
+    (_FMT, "missing-component", "fmt", "cmake-config-file", ("fmt_DIR", "CMAKE_PREFIX_PATH")),
+    (_ADD_SUBDIRECTORY, "cmake", "cmake", "cmake-add-subdirectory-missing",
+     ("third_party/fmt", "submodule", "git submodule update --init --recursive")),
+    (_unknown("rocm_install"), "cmake", "cmake", "cmake-unknown-command",
+     ("rocm_install", "rocm-cmake", "apt/dnf: rocm-cmake")),
+    (_unknown("protobuf_generate_cpp"), "cmake", "cmake", "cmake-unknown-command",
+     ("protobuf_generate_cpp", "function(protobuf_generate_cpp")),
+    (_HIP_ARCH, "gpu-target", "PYTORCH_ROCM_ARCH", "cmake-hip-no-default-architecture",
+     ("rocm_agent_enumerator", "-DCMAKE_HIP_ARCHITECTURES=gfx1100")),
+    (_HASH, "cmake", "cmake", "cmake-download-hash-mismatch", ("EXPECTED_HASH", "proxy")),
+    (_CLONE_NEW, "cmake", "cmake", "cmake-git-clone-failed", ("FETCHCONTENT_SOURCE_DIR_",)),
+    (_GENERATOR, "cmake", "cmake", "cmake-stale-cache", ("remove the build folder",)),
+])
+def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
+                                 words: tuple[str, ...]) -> None:
+    d = explain_text(text, step="configure")
+    assert (d.klass, d.subject, d.rule) == (klass, subject, rule)
+    for word in words:
+        assert word in d.cause + " " + d.fix, word
+
+
+def test_a_package_outside_rocm_is_not_called_a_rocm_component() -> None:
+    d = explain_text(_FMT, step="configure")
+    assert "ROCm" not in d.cause
+    # a ROCm component keeps its ROCm answer
+    rocm = explain_text(_MIOPEN, step="configure")
+    assert (rocm.subject, "ROCm" in rocm.cause) == ("miopen", True)
+
+
+def test_unknown_cmake_own_command_stays_with_the_old_cmake_rule() -> None:
+    assert explain_text(_unknown("cmake_path"), step="configure").rule == \
+        "unknown-cmake-command"
+
+
+@pytest.mark.parametrize("text", [
+    # find_* without REQUIRED prints nothing; the same words in a warning or a status line
+    _FIND_PROGRAM.replace("CMake Error", "CMake Warning"),
+    "-- Could not find NINJA_EXE using the following names: ninja\n",
+    # an optional FindPython: a status line, and the configure goes on
+    "-- Could NOT find Python (missing: Python_NumPy_INCLUDE_DIRS NumPy) (found version "
+    "\"3.11.2\")\n-- Configuring done\n",
+    _NUMPY_CMAKE4.replace("CMake Error", "CMake Warning"),
+    _ADD_SUBDIRECTORY.replace("CMake Error", "CMake Warning (dev)"),
+    _unknown("rocm_install").replace("CMake Error", "CMake Warning"),
+    # the message echoed by a script, not printed by CMake
+    "-- Failed to find a default HIP architecture. Using gfx90a\n",
+    "echo 'file DOWNLOAD HASH mismatch' >> notes.txt\n",
+])
+def test_look_alikes_claim_nothing(text: str) -> None:
+    assert explain_text(text, step="configure").klass is None
