@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage import owners
+from rocmforge.triage.parsers.cmake_outside import is_outside, outside_hint, outside_reading
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
@@ -54,29 +55,14 @@ def _third_party(name: str, how: str, config: bool) -> Reading | None:
             f"(CMAKE_PREFIX_PATH=<its prefix>, {name}_DIR=<the folder with its config file>)")
 
 
-def _other_package(name: str, how: str, *, config: bool) -> Reading:
-    """A package the components table does not know: not called a ROCm component (a log
-    of any CMake project names its own dependencies: fmt, Eigen3, GTest)."""
-    files = (f" (it looked for {name}Config.cmake / {name.lower()}-config.cmake)" if config
-             else "")
-    where = f", or {name}_DIR=<the folder with its {name}Config.cmake>" if config else ""
-    return Reading(
-        subject=name.lower(),
-        cause=f"CMake could not find {name} ({how}){files}: no install of {name} was in the "
-              "prefixes CMake searched (it is not installed, or installed elsewhere)",
-        fix=f"install {name}'s development package (the distribution's -dev / -devel package, "
-            f"or build and install it) or point CMake at its install (CMAKE_PREFIX_PATH="
-            f"<its prefix>{where}); then configure again from a clean build folder")
-
-
 def _package_reading(name: str, how: str, *, config: bool = False) -> Reading:
     row = owners.component(name)
     outside = None if row else _third_party(name, how, config)
     if outside is not None:
         return outside
     label = row.name if row else name.lower()
-    if row is None and label not in _HELPER_PACKAGE:
-        return _other_package(name, how, config=config)
+    if row is None and label not in _HELPER_PACKAGE and is_outside(label):
+        return outside_reading(name, how, config=config)
     hint = _HELPER_PACKAGE.get(label) or owners.install_hint(row, label)
     where = f", or {name}_DIR=<the folder with its {name}Config.cmake>" if config else ""
     fix = (f"install {label}'s development package ({hint}) into the "
@@ -174,7 +160,9 @@ def _package(name: str, cause: str, *, config: bool = False) -> Reading:
     return Reading(
         subject=label,
         cause=cause.format(label=label),
-        fix=f"install {label}'s development package ({owners.install_hint(row, label)}) and "
+        fix=f"install {label}'s development package ({outside_hint(label)}) and put its "
+            f"prefix on CMAKE_PREFIX_PATH{where}" if row is None and is_outside(label) else
+        f"install {label}'s development package ({owners.install_hint(row, label)}) and "
             "put the ROCm prefix that holds its CMake config on CMAKE_PREFIX_PATH (`invoke "
             f"build --rocm-path …`){where}; `invoke doctor` lists the components the tree "
             "requires")

@@ -79,6 +79,36 @@ include(FetchContent)
 FetchContent_Declare(cutlass GIT_REPOSITORY file:///nonexistent/cutlass.git GIT_TAG v3.5.0)
 FetchContent_MakeAvailable(cutlass)
 X
+case_ cmake-notfound-include-dir cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext C)
+find_path(NUMA_INCLUDE_DIR numa.h)
+file(WRITE ${CMAKE_BINARY_DIR}/a.c "int a(void) { return 0; }")
+add_library(ext ${CMAKE_BINARY_DIR}/a.c)
+target_include_directories(ext PRIVATE ${NUMA_INCLUDE_DIR})
+X
+case_ cmake-source-file-missing-submodule cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext CXX)
+add_library(fmt STATIC third_party/fmt/src/format.cc third_party/fmt/src/os.cc)
+X
+case_ cmake-no-sources-empty-glob cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext CXX)
+file(GLOB fmt_sources third_party/fmt/src/*.cc)
+add_library(fmt STATIC ${fmt_sources})
+X
+case_ cmake-duplicate-target cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext CXX)
+file(WRITE ${CMAKE_BINARY_DIR}/a.cc "int a() { return 0; }")
+add_library(fmt STATIC ${CMAKE_BINARY_DIR}/a.cc)
+add_library(fmt STATIC ${CMAKE_BINARY_DIR}/a.cc)
+X
+# cmake pointed at an empty folder (a submodule not checked out).
+mkdir -p "$t/empty/third_party/kineto"
+(cd "$t/empty" && cmake -S third_party/kineto -B build 2>&1) \
+  | sed -e "s#$t/empty#/home/user/pytorch#g" > "$cases/real-cmake-source-dir-no-cmakelists.log"
 # The same build folder configured again with another generator.
 case_ cmake-generator-mismatch cmake -G "Unix Makefiles" <<'X'
 cmake_minimum_required(VERSION 3.18)
