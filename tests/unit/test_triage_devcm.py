@@ -166,3 +166,81 @@ def test_unknown_cmake_own_command_stays_with_the_old_cmake_rule() -> None:
 ])
 def test_look_alikes_claim_nothing(text: str) -> None:
     assert explain_text(text, step="configure").klass is None
+
+
+_NOTFOUND_INCLUDE = """CMake Error: The following variables are used in this project, but they are \
+set to NOTFOUND.
+Please set them or make sure they are set and tested correctly in the CMake files:
+/home/user/proj/NUMA_INCLUDE_DIR
+   used as include directory in directory /home/user/proj
+"""
+
+_MISSING_SOURCE = """CMake Error at CMakeLists.txt:3 (add_library):
+  Cannot find source file:
+
+    third_party/fmt/src/format.cc
+
+  Tried extensions .c .C .c++ .cc .cpp .cxx .cu .mpp .m .M .mm .ixx .cppm .h
+"""
+
+_DUPLICATE = """CMake Error at CMakeLists.txt:5 (add_library):
+  add_library cannot create target "fmt" because another target with the same
+  name already exists.  The existing target is a static library created in
+"""
+
+_HIP_LANG = """CMake Error at /x/cmake-4.4/Modules/CMakeHIPInformation.cmake:115 (find_package):
+  Could not find a package configuration file provided by "hip-lang" with any
+  of the following names:
+"""
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule", "words"), [
+    (_NOTFOUND_INCLUDE, "missing-component", "numa", "cmake-notfound-include-dir",
+     ("NUMA_INCLUDE_DIR is NOTFOUND", "-DNUMA_INCLUDE_DIR=")),
+    # the ADVANCED spelling of the variable line
+    (_NOTFOUND_INCLUDE.replace("/home/user/proj/NUMA_INCLUDE_DIR",
+                               "ROCTX_INCLUDE_DIR (ADVANCED)"),
+     "missing-component", "roctx", "cmake-notfound-include-dir", ("-DROCTX_INCLUDE_DIR=",)),
+    (_MISSING_SOURCE, "cmake", "cmake", "cmake-source-file-missing",
+     ("third_party/fmt/src/format.cc", "submodule that was not checked out")),
+    (_MISSING_SOURCE.replace("third_party/fmt/", ""), "cmake", "cmake",
+     "cmake-source-file-missing", ("src/format.cc", "renamed")),
+    ('CMake Error at CMakeLists.txt:4 (add_library):\n  No SOURCES given to target: fmt\n',
+     "cmake", "cmake", "cmake-no-sources", ("target fmt", "file(GLOB)")),
+    (_DUPLICATE, "cmake", "cmake", "cmake-duplicate-target",
+     ("add_library", "target fmt", "if(NOT TARGET fmt)")),
+    ('CMake Error: The source directory "/src/pytorch/third_party/kineto" does not appear to '
+     'contain CMakeLists.txt.\n', "cmake", "cmake", "cmake-source-dir-missing",
+     ("/src/pytorch/third_party/kineto", "holds no CMakeLists.txt")),
+    ('CMake Error: The source directory "/src/nope" does not exist.\n', "cmake", "cmake",
+     "cmake-source-dir-missing", ("/src/nope, which does not exist",)),
+])
+def test_tree_checks_read_their_values(text: str, klass: str, subject: str, rule: str,
+                                       words: tuple[str, ...]) -> None:
+    d = explain_text(text, step="configure")
+    assert (d.klass, d.subject, d.rule) == (klass, subject, rule)
+    for word in words:
+        assert word in d.cause + " " + d.fix, word
+
+
+def test_hip_lang_stays_a_rocm_package() -> None:
+    d = explain_text(_HIP_LANG, step="configure")
+    assert (d.subject, "ROCm" in d.cause) == ("hip-lang", True)
+
+
+def test_a_missing_source_wins_over_its_no_sources_symptom() -> None:
+    text = _MISSING_SOURCE + ("CMake Error at CMakeLists.txt:3 (add_library):\n"
+                              "  No SOURCES given to target: fmt\n")
+    assert explain_text(text, step="configure").rule == "cmake-source-file-missing"
+
+
+@pytest.mark.parametrize("text", [
+    # a path line without CMake's header above it, and the NOTFOUND block's library variables
+    # (cmake_package.py's rule) or a variable that names no include folder
+    "    third_party/fmt/src/format.cc\n",
+    _NOTFOUND_INCLUDE.replace("NUMA_INCLUDE_DIR", "NUMA_PATH"),
+    _DUPLICATE.replace("CMake Error", "CMake Warning"),
+    "-- No SOURCES given to target: fmt\n",
+])
+def test_tree_look_alikes_claim_nothing(text: str) -> None:
+    assert explain_text(text, step="configure").klass is None
