@@ -2,7 +2,8 @@
 find_library, find_path and find_file given REQUIRED and finding nothing, FindPython's
 REQUIRED components (an interpreter too old or missing, NumPy), add_subdirectory of a
 folder that is not there, a command no loaded module defines, and enable_language(HIP)
-finding no GPU target.
+finding no GPU target. Also what triage says of a find_package'd package that is not a ROCm
+component (fmt, Eigen3, GTest), for cmake_package.py's readings.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Must not: read files, run programs or pick between findings
@@ -210,6 +211,34 @@ def _hip_architecture(match: re.Match[str], view: LineView) -> Reading | None:
             "for several; for PyTorch PYTORCH_ROCM_ARCH, `invoke build --arch gfx1100`), then "
             "configure again from a clean build folder")
 
+
+# CMake packages that ROCm ships without a row of their own in the components table: the HIP
+# runtime's CMake package for enable_language(HIP) (Debian 12's libamdhip64-dev ships
+# /usr/lib/x86_64-linux-gnu/cmake/hip-lang/, `dpkg -S hip-lang` here).
+ROCM_PACKAGES = frozenset({"hip-lang"})
+
+
+def is_outside(label: str) -> bool:
+    """A package name (lower-case) that is neither a component nor a ROCm CMake package."""
+    return label not in ROCM_PACKAGES
+
+
+def outside_reading(name: str, how: str, *, config: bool) -> Reading:
+    files = (f" (it looked for {name}Config.cmake / {name.lower()}-config.cmake)" if config
+             else "")
+    where = f", or {name}_DIR=<the folder with its {name}Config.cmake>" if config else ""
+    return Reading(
+        subject=name.lower(),
+        cause=f"CMake could not find {name} ({how}){files}: no install of {name} was in the "
+              "prefixes CMake searched (it is not installed, or installed elsewhere)",
+        fix=f"install {name}'s development package (the distribution's -dev / -devel package, "
+            f"or build and install it) or point CMake at its install (CMAKE_PREFIX_PATH="
+            f"<its prefix>{where}); then configure again from a clean build folder")
+
+
+def outside_hint(label: str) -> str:
+    """How to install a package outside ROCm, for a fix's parentheses."""
+    return f"the distribution's {label} -dev / -devel package, or {label} built and installed"
 
 RULES: tuple[Rule, ...] = (
     Rule(id="cmake-find-required", klass="missing-component",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage import owners
-from rocmforge.triage.parsers.cmake_outside import is_outside, outside_hint, outside_reading
+from rocmforge.triage.parsers.cmake_find import is_outside, outside_hint, outside_reading
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
@@ -85,6 +85,7 @@ def _config_file(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 _PYTHON = re.compile(r"^Python[23]?$")
+_WANT = re.compile(r'required (?:range )?is (?:at least |exact version )?"')
 
 
 def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
@@ -319,8 +320,8 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"Could NOT find (?P<name>[\w.+-]+)(?: \(missing:(?P<missing>[^)]*)\))?"),
          read=lambda m, v: _could_not_find(m, v) if m.group("missing") is not None else (
              None if v.cmake_block != "error" or v.text.startswith("--")
-             or (_PYTHON.match(m.group("name"))
-                 and ("(missing:" in v.text or "Found unsuitable version" in v.text)) else
+             or (_PYTHON.match(m.group("name")) and ("(missing:" in v.text or (
+                 "Found unsuitable version" in v.text and not _WANT.search(v.text)))) else
              _unsuitable_version(m.group("name"), v) or
              _package_reading(m.group("name"), "not found")),
          source=_CMAKE_SOURCE + "; FindPackageHandleStandardArgs.cmake's 'Could NOT find <name>: "
