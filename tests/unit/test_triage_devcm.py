@@ -244,3 +244,23 @@ def test_a_missing_source_wins_over_its_no_sources_symptom() -> None:
 ])
 def test_tree_look_alikes_claim_nothing(text: str) -> None:
     assert explain_text(text, step="configure").klass is None
+
+
+_OPENMP = """CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 \
+(message):
+  Could NOT find OpenMP_CXX (missing: OpenMP_CXX_FLAGS OpenMP_CXX_LIB_NAMES)
+"""
+
+
+def test_openmp_reads_the_language_and_names_the_runtime() -> None:
+    d = explain_text(_OPENMP, step="configure")
+    assert (d.klass, d.subject, d.rule) == ("missing-component", "openmp",
+                                            "cmake-openmp-not-found")
+    assert "CXX compiler" in d.cause and "libomp-22-dev" in d.fix
+
+
+def test_an_optional_openmp_claims_nothing() -> None:
+    # FindOpenMP without REQUIRED: a status line, then the configure goes on
+    text = ("-- Could NOT find OpenMP_C (missing: OpenMP_C_FLAGS OpenMP_C_LIB_NAMES)\n"
+            "-- Configuring done\n")
+    assert explain_text(text, step="configure").klass is None

@@ -159,6 +159,21 @@ def _python_components(match: re.Match[str], view: LineView) -> Reading | None:
     return None
 
 
+def _openmp(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error" or view.text.startswith("--"):
+        return None
+    lang = match.group("lang")
+    return Reading(
+        subject="openmp",
+        cause=f"find_package(OpenMP REQUIRED) found no working OpenMP for the {lang} compiler "
+              f"(OpenMP_{lang}_FLAGS: its test compile with OpenMP flags failed): GCC ships "
+              "its libgomp, but a clang needs LLVM's OpenMP runtime (omp.h, libomp), which is "
+              "not installed for this clang",
+        fix="install the OpenMP runtime of the compiler the build uses (Debian/Ubuntu: "
+            "libomp-<N>-dev for clang-<N>, e.g. `apt install libomp-22-dev`), or configure "
+            "with a compiler that has it (CC/CXX); then configure again from a clean build "
+            "folder")
+
 def _add_subdirectory(match: re.Match[str], view: LineView) -> Reading | None:
     if view.cmake_block != "error":
         return None
@@ -263,6 +278,13 @@ RULES: tuple[Rule, ...] = (
          "'(Required is at least version …)'); Modules/FindPython/Support.cmake (the "
          "Interpreter, Development[.Module|.Embed] and NumPy components, <name>_NumPy_INCLUDE_"
          "DIRS); reproduced with cmake 3.25.1 and 4.4.5 (make/devcm.sh)"),
+    Rule(id="cmake-openmp-not-found", klass="missing-component",
+         triggers=("Could NOT find OpenMP_",),
+         pattern=rx(r"Could NOT find OpenMP_(?P<lang>C|CXX|Fortran|CUDA|HIP) \(missing:"),
+         read=_openmp, source=f"{_CMAKE}:Modules/FindOpenMP.cmake (find_package_handle_"
+         "standard_args(OpenMP_${LANG} REQUIRED_VARS OpenMP_${LANG}_FLAGS …)); reproduced "
+         "with cmake 3.25.1 and clang-22 without libomp-22-dev (make/devcm.sh); Debian 12's "
+         "libomp-22-dev (apt-cache: 'LLVM OpenMP runtime - dev package')"),
     Rule(id="cmake-add-subdirectory-missing", klass="cmake",
          triggers=("add_subdirectory given source",),
          pattern=rx(r"add_subdirectory given source \"(?P<dir>[^\"]+)\" which is not an "

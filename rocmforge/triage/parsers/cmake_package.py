@@ -95,8 +95,8 @@ def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
         return None
     if match.group("name") == "NCCL":
         return None  # CUDA's; a ROCm build asks for RCCL (parsers/rocm_disabled.py: cuda-nccl)
-    if _PYTHON.match(match.group("name")):
-        return None  # FindPython's components: cmake_find.py reads the whole message
+    if _PYTHON.match(match.group("name")) or match.group("name").startswith("OpenMP_"):
+        return None  # FindPython's components, FindOpenMP's languages: cmake_find.py
     return _package_reading(match.group("name"), "missing: " + match.group("missing").strip())
 
 

@@ -109,6 +109,14 @@ X
 mkdir -p "$t/empty/third_party/kineto"
 (cd "$t/empty" && cmake -S third_party/kineto -B build 2>&1) \
   | sed -e "s#$t/empty#/home/user/pytorch#g" > "$cases/real-cmake-source-dir-no-cmakelists.log"
+# clang-22 without LLVM's OpenMP runtime (libomp-22-dev is not installed here nor on CI).
+(export CC=clang-22 CXX=clang++-22
+case_ cmake-openmp-clang-no-libomp cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext C CXX)
+find_package(OpenMP REQUIRED)
+X
+)
 # The same build folder configured again with another generator.
 case_ cmake-generator-mismatch cmake -G "Unix Makefiles" <<'X'
 cmake_minimum_required(VERSION 3.18)
