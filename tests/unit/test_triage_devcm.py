@@ -264,3 +264,32 @@ def test_an_optional_openmp_claims_nothing() -> None:
     text = ("-- Could NOT find OpenMP_C (missing: OpenMP_C_FLAGS OpenMP_C_LIB_NAMES)\n"
             "-- Configuring done\n")
     assert explain_text(text, step="configure").klass is None
+
+
+def _download(url: str, code: int, text: str) -> str:
+    return (f"CMake Error at x-subbuild/download-x-populate.cmake:170 (message):\n"
+            f"  Each download failed!\n\n    error: downloading '{url}' failed\n"
+            f"          status_code: {code}\n          status_string: \"{text}\"\n")
+
+
+def test_a_failed_download_reads_url_and_curl_status() -> None:
+    d = explain_text(_download("http://h/json-3.11.3.tar.xz", 22,
+                               "HTTP response code said error"), step="configure")
+    assert (d.klass, d.rule) == ("cmake", "cmake-download-failed")
+    assert "http://h/json-3.11.3.tar.xz" in d.cause and "status 22" in d.cause
+    assert "404" in d.cause and "FETCHCONTENT_SOURCE_DIR_" in d.fix
+    # another status: its own text, no HTTP claim
+    other = explain_text(_download("https://h/x.tgz", 6, "Couldn't resolve host name"),
+                         step="configure")
+    assert "Couldn't resolve host name" in other.cause and "404" not in other.cause
+
+
+def test_aotriton_downloads_stay_with_their_signature() -> None:
+    d = explain_text(_download("https://github.com/ROCm/aotriton/releases/a.tar.gz", 7,
+                               "Couldn't connect to server"), step="build")
+    assert d.rule == "aotriton-download"
+
+
+def test_a_status_string_alone_claims_nothing() -> None:
+    text = '-- status_string: "No error"\n'
+    assert explain_text(text, step="configure").klass is None

@@ -117,6 +117,21 @@ project(ext C CXX)
 find_package(OpenMP REQUIRED)
 X
 )
+# FetchContent of a URL a local HTTP server (Python's http.server) answers with 404.
+mkdir -p "$t/www"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+(cd "$t/www" && exec python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1) &
+server=$!
+sleep 1
+case_ cmake-fetchcontent-url-404 cmake <<X
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+include(FetchContent)
+FetchContent_Declare(json URL http://127.0.0.1:$port/json-3.11.3.tar.xz)
+FetchContent_MakeAvailable(json)
+X
+kill "$server"
+sed -i "s#127.0.0.1:$port#127.0.0.1:8000#g" "$cases/real-cmake-fetchcontent-url-404.log"
 # The same build folder configured again with another generator.
 case_ cmake-generator-mismatch cmake -G "Unix Makefiles" <<'X'
 cmake_minimum_required(VERSION 3.18)
