@@ -293,3 +293,34 @@ def test_aotriton_downloads_stay_with_their_signature() -> None:
 def test_a_status_string_alone_claims_nothing() -> None:
     text = '-- status_string: "No error"\n'
     assert explain_text(text, step="configure").klass is None
+
+
+_TOOLCHAIN_4 = """CMake Error at /x/cmake-4.4/Modules/CMakeDetermineSystem.cmake:165 (message):
+  Could not find toolchain file:
+
+   "/opt/rocm/share/toolchain.cmake"
+Call Stack (most recent call first):
+  CMakeLists.txt:2 (project)
+
+CMake Error: CMake was unable to find a build program corresponding to "Unix Makefiles".  \
+CMAKE_MAKE_PROGRAM is not set.  You probably need to select a different build tool.
+"""
+
+
+def test_a_missing_toolchain_file_is_the_root_not_the_build_program() -> None:
+    d = explain_text(_TOOLCHAIN_4, step="configure")
+    assert (d.klass, d.rule) == ("cmake", "cmake-toolchain-file-missing")
+    assert "-DCMAKE_TOOLCHAIN_FILE" in d.fix
+
+
+def test_an_unknown_generator_names_it() -> None:
+    d = explain_text("CMake Error: Could not create named generator Ninja Multi\n\nGenerators\n",
+                     step="configure")
+    assert d.rule == "cmake-generator-unknown" and '"Ninja Multi"' in d.cause
+
+
+def test_cmake_too_old_does_not_assume_pytorch() -> None:
+    d = explain_text("CMake 3.27 or higher is required.  You are running version 3.25.1\n",
+                     step="configure")
+    assert d.rule == "cmake-too-old"
+    assert d.cause.startswith("the project's cmake_minimum_required") and "3.27" in d.cause

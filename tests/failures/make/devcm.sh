@@ -132,6 +132,22 @@ FetchContent_MakeAvailable(json)
 X
 kill "$server"
 sed -i "s#127.0.0.1:$port#127.0.0.1:8000#g" "$cases/real-cmake-fetchcontent-url-404.log"
+# A toolchain file that does not exist (both CMakes: the path moved to its own line), and a
+# generator name CMake does not have.
+case_ cmake-toolchain-file-missing cmake -DCMAKE_TOOLCHAIN_FILE=/opt/rocm/share/toolchain.cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+X
+if [ -x "$C4" ]; then
+  (cd "$t/cmake-toolchain-file-missing" && "$C4" -S . -B build4 \
+     -DCMAKE_TOOLCHAIN_FILE=/opt/rocm/share/toolchain.cmake 2>&1) \
+    | sed -e "s#$t/cmake-toolchain-file-missing#/home/user/proj#g" \
+    >> "$cases/real-cmake-toolchain-file-missing.log"
+fi
+case_ cmake-generator-unknown cmake -G "Ninja Multi" <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+X
 # The same build folder configured again with another generator.
 case_ cmake-generator-mismatch cmake -G "Unix Makefiles" <<'X'
 cmake_minimum_required(VERSION 3.18)
