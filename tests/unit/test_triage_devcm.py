@@ -324,3 +324,21 @@ def test_cmake_too_old_does_not_assume_pytorch() -> None:
                      step="configure")
     assert d.rule == "cmake-too-old"
     assert d.cause.startswith("the project's cmake_minimum_required") and "3.27" in d.cause
+
+
+_REFUSED = """CMake Error at CMakeLists.txt:3 (find_package):
+  Could not find a configuration file for package "{name}" that is compatible
+  with requested version "99".
+
+  The following configuration files were considered but not accepted:
+
+    /usr/lib/cmake/{name}/{name}Config.cmake, version: 2.5.0
+"""
+
+
+def test_a_refused_config_outside_rocm_gets_no_rocm_fix() -> None:
+    d = explain_text(_REFUSED.format(name="expat"), step="configure")
+    assert (d.subject, d.rule) == ("expat", "cmake-config-refused")
+    assert "--rocm-path" not in d.fix and "expat_DIR" in d.fix and "expat 2.5.0" in d.fix
+    rocm = explain_text(_REFUSED.format(name="rocsparse"), step="configure")
+    assert "--rocm-path" in rocm.fix

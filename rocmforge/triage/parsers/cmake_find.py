@@ -227,15 +227,18 @@ def _hip_architecture(match: re.Match[str], view: LineView) -> Reading | None:
             "configure again from a clean build folder")
 
 
-# CMake packages that ROCm ships without a row of their own in the components table: the HIP
-# runtime's CMake package for enable_language(HIP) (Debian 12's libamdhip64-dev ships
-# /usr/lib/x86_64-linux-gnu/cmake/hip-lang/, `dpkg -S hip-lang` here).
-ROCM_PACKAGES = frozenset({"hip-lang"})
+# ROCm's libraries and runtimes are named with these prefixes (rocsparse, hipcub, rocprim,
+# hsa-runtime64, amd_comgr, miopen, rccl, …; Debian 12's /usr/lib/x86_64-linux-gnu/cmake
+# here: amd_comgr, hip, hip-lang, hipsparse, hsa-runtime64, rocrand, rocsparse): a name with
+# one keeps the ROCm answer even where the components table has no row for it (hip-lang, the
+# HIP runtime's package for enable_language(HIP), has none).
+_ROCM_NAME = re.compile(r"^(?:roc|hip|rccl|miopen|migraphx|hsa|amd|composable|aotriton|"
+                        r"tensile)", re.IGNORECASE)
 
 
 def is_outside(label: str) -> bool:
-    """A package name (lower-case) that is neither a component nor a ROCm CMake package."""
-    return label not in ROCM_PACKAGES
+    """A package name the components table does not know that is not named as ROCm's are."""
+    return _ROCM_NAME.match(label) is None
 
 
 def outside_reading(name: str, how: str, *, config: bool) -> Reading:

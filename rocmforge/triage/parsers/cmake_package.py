@@ -295,10 +295,13 @@ def _refused_config(match: re.Match[str], view: LineView) -> Reading | None:
               f"accept the requested version {asked}, so CMake treats {name} as not found"
               + (": PyTorch's LoadHIP.cmake then builds without ROCm or stops"
                  if label == "hip" else ""),
-        fix=f"point CMake at an install whose {label} config accepts {asked} (a full ROCm "
+        fix=(f"point CMake at an install of {name} whose config accepts {asked} ({name}_DIR="
+             "<the folder with its config> or CMAKE_PREFIX_PATH), or use a release of the "
+             f"project that accepts {name} {have}") if row is None and is_outside(label) else
+        (f"point CMake at an install whose {label} config accepts {asked} (a full ROCm "
             f"release: `invoke build --rocm-path /opt/rocm-X.Y`, or {name}_DIR=<its lib/cmake/"
             f"{label}>), not a copy whose version file refuses it (a distribution's split "
-            "package); `invoke doctor` shows each install and its components' versions")
+            "package); `invoke doctor` shows each install and its components' versions"))
 
 
 def _config_targets_file(match: re.Match[str], view: LineView) -> Reading | None:
