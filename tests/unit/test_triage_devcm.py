@@ -342,3 +342,28 @@ def test_a_refused_config_outside_rocm_gets_no_rocm_fix() -> None:
     assert "--rocm-path" not in d.fix and "expat_DIR" in d.fix and "expat 2.5.0" in d.fix
     rocm = explain_text(_REFUSED.format(name="rocsparse"), step="configure")
     assert "--rocm-path" in rocm.fix
+
+
+def _include(name: str) -> str:
+    return ("CMake Error at CMakeLists.txt:3 (include):\n  include could not find requested "
+            f"file:\n\n    {name}\n")
+
+
+@pytest.mark.parametrize(("name", "klass", "subject", "words"), [
+    ("ROCMInstallTargets", "missing-component", "rocm", ("include(ROCMInstallTargets)",
+                                                         "apt/dnf: rocm-cmake")),
+    ("third_party/nlohmann/cmake/utils.cmake", "cmake", "cmake",
+     ("third_party/nlohmann/cmake/utils.cmake", "submodule that was not checked out")),
+    ("CUDAHelpers", "cmake", "cmake", ("CUDAHelpers.cmake", "CMAKE_MODULE_PATH")),
+])
+def test_include_of_a_missing_file_reads_its_name(name: str, klass: str, subject: str,
+                                                  words: tuple[str, ...]) -> None:
+    d = explain_text(_include(name), step="configure")
+    assert (d.klass, d.subject, d.rule) == (klass, subject, "cmake-include-file-missing")
+    for word in words:
+        assert word in d.cause + " " + d.fix, word
+
+
+def test_a_package_targets_file_is_left_to_the_package_rules() -> None:
+    d = explain_text(_include("/opt/rocm/lib/cmake/hip/hip-targets.cmake"), step="configure")
+    assert d.rule != "cmake-include-file-missing"

@@ -1,7 +1,7 @@
 """CMake's checks of the source tree and its targets: a source folder without CMakeLists.txt
 (or none at all), a source file a target lists that is not there, a target with no sources, a
-target name defined twice, and an include folder variable left NOTFOUND. Most of these are a
-checkout with a submodule missing.
+target name defined twice, an include folder variable left NOTFOUND, and include() of a file
+or module that is not there. Most of these are a checkout with a submodule missing.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Must not: read files, run programs or pick between findings
@@ -110,6 +110,40 @@ def _notfound_include(match: re.Match[str], view: LineView) -> Reading | None:
             "again from a clean build folder")
 
 
+def _include_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    """cmIncludeCommand: 'include could not find requested file:' then the name or path."""
+    if view.cmake_block != "error" or not view.previous or \
+            view.previous[-1] != "include could not find requested file:":
+        return None
+    name = match.group("file")
+    if re.search(r"/cmake/[\w-]+/[\w-]+(?:Targets|-targets)\.cmake$", name):
+        return None  # a package config's own targets file: cmake_package.py's readings
+    if "/" not in name and not name.endswith(".cmake"):
+        if name.startswith("ROCM"):
+            return Reading(
+                subject="rocm",
+                klass="missing-component",
+                cause=f"include({name}) found no such module: the ROCM* CMake modules come "
+                      "with rocm-cmake, which is not installed, or its share/rocm/cmake folder "
+                      "is not on CMAKE_MODULE_PATH (find_package(ROCM) puts it there)",
+                fix="install rocm-cmake (apt/dnf: rocm-cmake) in the ROCm install the build "
+                    "uses and put that prefix on CMAKE_PREFIX_PATH (the project's "
+                    "find_package(ROCM) then finds it); then configure again from a clean "
+                    "build folder")
+        return Reading(
+            subject="cmake",
+            cause=f"include({name}) found no module {name}.cmake on CMAKE_MODULE_PATH nor "
+                  "among CMake's own modules: the package or submodule that ships it is not "
+                  "installed or checked out, or its folder is not on CMAKE_MODULE_PATH",
+            fix=f"install or check out what provides {name}.cmake ({_SUBMODULES} where it is "
+                "the tree's own) and make sure its folder is on CMAKE_MODULE_PATH before that "
+                "include(); then configure again from a clean build folder")
+    return Reading(
+        subject="cmake",
+        cause=f"include() was given the file {name}, which does not exist{_where(name)}",
+        fix=f"{_SUBMODULES}, or use a revision of the tree whose CMake code names files it "
+            "has; then configure again from a clean build folder")
+
 RULES: tuple[Rule, ...] = (
     Rule(id="cmake-source-dir-missing", klass="cmake",
          triggers=("The source directory",),
@@ -138,6 +172,13 @@ RULES: tuple[Rule, ...] = (
          "cmAddExecutableCommand.cxx, cmMakefile.cxx ('cannot create target \"<name>\" because "
          "another target with the same name already exists.'); reproduced with cmake 3.25.1 "
          "(make/devcm.sh)"),
+    Rule(id="cmake-include-file-missing", klass="cmake",
+         triggers=("",),
+         pattern=rx(r"^(?P<file>[^\s:\"']+)$"),
+         read=_include_missing, source=f"{_CMAKE}:Source/cmIncludeCommand.cxx ('could not "
+         "find requested file:' then the name, prefixed with the command name); reproduced "
+         "with cmake 3.25.1 (make/devcm.sh); rocm-cmake's share/rocm/cmake/ROCM*.cmake "
+         "(Debian 12's rocm-cmake here, `dpkg -S`)"),
     Rule(id="cmake-notfound-include-dir", klass="missing-component",
          triggers=("used as include directory in directory",),
          pattern=rx(r"^used as include directory in directory "),

@@ -131,7 +131,8 @@ FetchContent_Declare(json URL http://127.0.0.1:$port/json-3.11.3.tar.xz)
 FetchContent_MakeAvailable(json)
 X
 kill "$server"
-sed -i "s#127.0.0.1:$port#127.0.0.1:8000#g" "$cases/real-cmake-fetchcontent-url-404.log"
+sed -i -e "s#127.0.0.1:$port#127.0.0.1:8000#g" -e "s#^  Date: .*#  Date: Sat, 05 Dec 2026 17:20:31 GMT#" \
+  "$cases/real-cmake-fetchcontent-url-404.log"
 # A toolchain file that does not exist (both CMakes: the path moved to its own line), and a
 # generator name CMake does not have.
 case_ cmake-toolchain-file-missing cmake -DCMAKE_TOOLCHAIN_FILE=/opt/rocm/share/toolchain.cmake <<'X'
@@ -147,6 +148,18 @@ fi
 case_ cmake-generator-unknown cmake -G "Ninja Multi" <<'X'
 cmake_minimum_required(VERSION 3.18)
 project(ext NONE)
+X
+# include() of rocm-cmake's module without rocm-cmake on the module path, and of a file in a
+# submodule folder that is not checked out.
+case_ cmake-include-rocm-module-missing cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+include(ROCMInstallTargets)
+X
+case_ cmake-include-file-missing-submodule cmake <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+include(third_party/nlohmann/cmake/utils.cmake)
 X
 # The same build folder configured again with another generator.
 case_ cmake-generator-mismatch cmake -G "Unix Makefiles" <<'X'
