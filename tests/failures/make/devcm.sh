@@ -131,7 +131,7 @@ FetchContent_Declare(json URL http://127.0.0.1:$port/json-3.11.3.tar.xz)
 FetchContent_MakeAvailable(json)
 X
 kill "$server"
-sed -i -e "s#127.0.0.1:$port#127.0.0.1:8000#g" -e "s#^  Date: .*#  Date: Sat, 05 Dec 2026 17:20:31 GMT#" \
+sed -i -e "s#127.0.0.1:$port#127.0.0.1:8000#g" -e "s#port $port #port 8000 #" -e "s#^  Date: .*#  Date: Sat, 05 Dec 2026 17:20:31 GMT#" \
   "$cases/real-cmake-fetchcontent-url-404.log"
 # A toolchain file that does not exist (both CMakes: the path moved to its own line), and a
 # generator name CMake does not have.
