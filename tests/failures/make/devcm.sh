@@ -169,6 +169,27 @@ X
 (cd "$t/cmake-generator-mismatch" && cmake -S . -B build -G Ninja 2>&1) \
   | sed -e "s#$t/cmake-generator-mismatch#/home/user/proj#g" \
   > "$cases/real-cmake-generator-mismatch.log"
+if [ -x "$C4" ]; then
+  # CMake 4's wordings of three families: the clone URL on its own line, the .cps file name in
+  # find_package's list, FindPython's message from its newer module.
+  case_ cmake4-fetchcontent-clone-failed "$C4" <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+include(FetchContent)
+FetchContent_Declare(cutlass GIT_REPOSITORY file:///nonexistent/cutlass.git GIT_TAG v3.5.0)
+FetchContent_MakeAvailable(cutlass)
+X
+  case_ cmake4-package-config-fmt-missing "$C4" <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+find_package(fmt REQUIRED)
+X
+  case_ cmake4-python-numpy-missing "$C4" -DPython_EXECUTABLE="$t/venv/bin/python" <<'X'
+cmake_minimum_required(VERSION 3.18)
+project(ext NONE)
+find_package(Python REQUIRED COMPONENTS Interpreter NumPy)
+X
+fi
 if [ -x "$C4" ] && [ -x /usr/bin/clang++-22 ]; then
   case_ cmake4-hip-no-default-architecture "$C4" -DCMAKE_HIP_COMPILER=/usr/bin/clang++-22 \
     -DCMAKE_HIP_COMPILER_ROCM_ROOT=/usr <<'X'
