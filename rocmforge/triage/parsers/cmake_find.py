@@ -268,7 +268,7 @@ RULES: tuple[Rule, ...] = (
          "find_file; the command name in the 'CMake Error at … (find_library):' header); "
          "reproduced with cmake 3.25.1 (make/devcm.sh)"),
     Rule(id="cmake-find-required-wrapped", klass="missing-component",
-         triggers=("",),
+         triggers=(),
          pattern=rx(r"^(?P<names>[\w.+-]+(?:, [\w.+-]+)*)$"),
          read=_find_required_wrapped, source=f"{_CMAKE}:Source/cmFindBase.cxx (the same "
          "message, its names wrapped onto the next line by CMake's formatter); reproduced "

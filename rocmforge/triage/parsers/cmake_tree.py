@@ -153,7 +153,7 @@ RULES: tuple[Rule, ...] = (
          "does not appear to contain CMakeLists.txt.' / 'does not exist.'); reproduced with "
          "cmake 3.25.1 (make/devcm.sh)"),
     Rule(id="cmake-source-file-missing", klass="cmake",
-         triggers=("",),
+         triggers=(),
          pattern=rx(r"^(?P<path>[^\s:]+\.(?:c|cc|cpp|cxx|cu|hip|h|hpp|cuh|in|S|s|f90))$"),
          read=_missing_source, source=f"{_CMAKE}:Source/cmSourceFile.cxx ('Cannot find source "
          "file:' with the path on its own line); reproduced with cmake 3.25.1 "
@@ -173,7 +173,7 @@ RULES: tuple[Rule, ...] = (
          "another target with the same name already exists.'); reproduced with cmake 3.25.1 "
          "(make/devcm.sh)"),
     Rule(id="cmake-include-file-missing", klass="cmake",
-         triggers=("",),
+         triggers=(),
          pattern=rx(r"^(?P<file>[^\s:\"']+)$"),
          read=_include_missing, source=f"{_CMAKE}:Source/cmIncludeCommand.cxx ('could not "
          "find requested file:' then the name, prefixed with the command name); reproduced "
