@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage import owners
+from rocmforge.triage.parsers.cmake_find import is_outside, outside_hint, outside_reading
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
@@ -60,6 +61,8 @@ def _package_reading(name: str, how: str, *, config: bool = False) -> Reading:
     if outside is not None:
         return outside
     label = row.name if row else name.lower()
+    if row is None and label not in _HELPER_PACKAGE and is_outside(label):
+        return outside_reading(name, how, config=config)
     hint = _HELPER_PACKAGE.get(label) or owners.install_hint(row, label)
     where = f", or {name}_DIR=<the folder with its {name}Config.cmake>" if config else ""
     fix = (f"install {label}'s development package ({hint}) into the "
@@ -81,6 +84,10 @@ def _config_file(match: re.Match[str], view: LineView) -> Reading | None:
                             config=True)
 
 
+_PYTHON = re.compile(r"^Python[23]?$")
+_WANT = re.compile(r'required (?:range )?is (?:at least |exact version )?"')
+
+
 def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
     # FindPackageHandleStandardArgs: fatal only inside a CMake Error block (REQUIRED); the same
     # words after "-- " are a status line for an optional package.
@@ -88,6 +95,8 @@ def _could_not_find(match: re.Match[str], view: LineView) -> Reading | None:
         return None
     if match.group("name") == "NCCL":
         return None  # CUDA's; a ROCm build asks for RCCL (parsers/rocm_disabled.py: cuda-nccl)
+    if _PYTHON.match(match.group("name")) or match.group("name").startswith("OpenMP_"):
+        return None  # FindPython's components, FindOpenMP's languages: cmake_find.py
     return _package_reading(match.group("name"), "missing: " + match.group("missing").strip())
 
 
@@ -152,7 +161,9 @@ def _package(name: str, cause: str, *, config: bool = False) -> Reading:
     return Reading(
         subject=label,
         cause=cause.format(label=label),
-        fix=f"install {label}'s development package ({owners.install_hint(row, label)}) and "
+        fix=f"install {label}'s development package ({outside_hint(label)}) and put its "
+            f"prefix on CMAKE_PREFIX_PATH{where}" if row is None and is_outside(label) else
+        f"install {label}'s development package ({owners.install_hint(row, label)}) and "
             "put the ROCm prefix that holds its CMake config on CMAKE_PREFIX_PATH (`invoke "
             f"build --rocm-path …`){where}; `invoke doctor` lists the components the tree "
             "requires")
@@ -284,10 +295,13 @@ def _refused_config(match: re.Match[str], view: LineView) -> Reading | None:
               f"accept the requested version {asked}, so CMake treats {name} as not found"
               + (": PyTorch's LoadHIP.cmake then builds without ROCm or stops"
                  if label == "hip" else ""),
-        fix=f"point CMake at an install whose {label} config accepts {asked} (a full ROCm "
+        fix=(f"point CMake at an install of {name} whose config accepts {asked} ({name}_DIR="
+             "<the folder with its config> or CMAKE_PREFIX_PATH), or use a release of the "
+             f"project that accepts {name} {have}") if row is None and is_outside(label) else
+        (f"point CMake at an install whose {label} config accepts {asked} (a full ROCm "
             f"release: `invoke build --rocm-path /opt/rocm-X.Y`, or {name}_DIR=<its lib/cmake/"
             f"{label}>), not a copy whose version file refuses it (a distribution's split "
-            "package); `invoke doctor` shows each install and its components' versions")
+            "package); `invoke doctor` shows each install and its components' versions"))
 
 
 def _config_targets_file(match: re.Match[str], view: LineView) -> Reading | None:
@@ -308,7 +322,9 @@ RULES: tuple[Rule, ...] = (
          triggers=("Could NOT find",),
          pattern=rx(r"Could NOT find (?P<name>[\w.+-]+)(?: \(missing:(?P<missing>[^)]*)\))?"),
          read=lambda m, v: _could_not_find(m, v) if m.group("missing") is not None else (
-             None if v.cmake_block != "error" or v.text.startswith("--") else
+             None if v.cmake_block != "error" or v.text.startswith("--")
+             or (_PYTHON.match(m.group("name")) and ("(missing:" in v.text or (
+                 "Found unsuitable version" in v.text and not _WANT.search(v.text)))) else
              _unsuitable_version(m.group("name"), v) or
              _package_reading(m.group("name"), "not found")),
          source=_CMAKE_SOURCE + "; FindPackageHandleStandardArgs.cmake's 'Could NOT find <name>: "
