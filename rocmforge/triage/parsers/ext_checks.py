@@ -1,0 +1,107 @@
+"""Extension builds' own preconditions: what an extension's setup.py (flash-attention, xformers,
+DeepSpeed) and torch.utils.cpp_extension's JIT loader raise before compiling anything, when the
+source tree, the build program or torch itself is not there.
+
+Owns: the rules for those raised messages, each read from the program's source and reproduced
+by tests/failures/make/devext6.sh. Must not: hold the GPU-target and ROCm-root checks
+(extension_setup.py), the ABI of an installed extension (extension_abi.py), or the compilers'
+and linkers' own messages.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+FLASH_ATTENTION_SETUP = ("Dao-AILab/flash-attention@0251105a2fb19d2957484b7f023cd8c115286ced:"
+                         "setup.py")
+XFORMERS_SETUP = "facebookresearch/xformers@ca6d2aa0d43241fc8a8dcd872debc2406160160d:setup.py"
+DEEPSPEED = "deepspeedai/DeepSpeed@edaa7221267243c7be7fb49c5d5f5c4fb97b4641"
+CPP_EXTENSION = ("pytorch/pytorch@cf30153c4c131c8164ee7798e5022d810682e2cb:"
+                 "torch/utils/cpp_extension.py")
+
+_SUBMODULE_FIX = ("in a git clone, fetch its submodules (`git submodule update --init "
+                  "--recursive`, or clone again with `git clone --recursive`); an archive of the "
+                  "repository (a GitHub tarball, `git archive`) carries no submodules, so build "
+                  "from a clone or from the project's source distribution (sdist) instead")
+
+
+def _submodule(match: re.Match[str], view: LineView) -> Reading | None:
+    """xformers' "<NAME> submodule not found [at <path>]" and flash-attention's "<path> is
+    missing, please use source distribution or git clone": the folder names the submodule."""
+    path = (match.group("path") or match.group("spath") or "").rstrip("/")
+    name = match.group("name") or path.rsplit("/", 1)[-1]
+    if not name:
+        return None
+    where = f" ({path})" if path else ""
+    return Reading(
+        subject=name.lower(),
+        cause=f"the extension's setup.py checks for its vendored {name} sources{where} before "
+              f"building and they are not in the source tree: {name} is a git submodule that "
+              "was not checked out (a clone without --recursive, or an unpacked archive, which "
+              "never carries submodules)",
+        fix=_SUBMODULE_FIX)
+
+
+def _ninja(match: re.Match[str], view: LineView) -> Reading | None:
+    op = match.group("op")
+    who = (f"DeepSpeed builds its {op} op at first use (JIT) through "
+           "torch.utils.cpp_extension, which" if op else
+           "torch.utils.cpp_extension.load() (a JIT build of a C++/HIP extension at run time)")
+    return Reading(
+        subject="ninja",
+        cause=f"{who} needs the ninja build program and could not run `ninja --version`: ninja "
+              "is not installed in this environment, or it is installed in a venv whose bin/ is "
+              "not on PATH (a venv's python run by its full path without activating it)",
+        fix="install ninja into the environment that runs this (`python -m pip install ninja`) "
+            "and make sure its bin/ is on PATH (activate the venv, or `export "
+            "PATH=<venv>/bin:$PATH`); `ninja --version` must work in the same shell")
+
+
+def _deepspeed_no_torch(match: re.Match[str], view: LineView) -> Reading | None:
+    op = match.group("op")
+    what = f"the {op} op" if op else "its ops"
+    return Reading(
+        subject="torch",
+        cause=f"DeepSpeed's setup.py was asked to pre-compile {what} (DS_BUILD_OPS=1 or a "
+              "DS_BUILD_<OP>=1) and could not import torch in the Python that ran it: pip "
+              "built DeepSpeed in an isolated environment without your torch (build "
+              "isolation), or torch is not installed in this Python",
+        fix="install your ROCm torch first, then build DeepSpeed against it without isolation "
+            "(`DS_BUILD_OPS=1 pip install --no-build-isolation deepspeed`, or `pip install "
+            "--no-build-isolation .` in its source tree)")
+
+
+RULES: tuple[Rule, ...] = (
+    # The raised exception only: the same words in a script's echo or a comment prove nothing.
+    Rule(id="extension-submodule-missing", klass="missing-component",
+         triggers=("submodule not found", "is missing, please use source distribution"),
+         pattern=rx(r"^\s*(?:RuntimeError|AssertionError): (?:(?P<name>[\w.-]+) submodule not "
+                    r"found(?: at (?P<spath>\S+?))?\.? Did you forget to run .?git submodule "
+                    r"update|(?P<path>[\w./-]+) is missing, please use source distribution or "
+                    r"git clone)"),
+         read=_submodule,
+         source=f"{XFORMERS_SETUP} (get_extensions: 'CUTLASS submodule not found at …', "
+                f"'flashattention submodule not found'); {FLASH_ATTENTION_SETUP} (the asserts "
+                "'csrc/cutlass is missing, please use source distribution or git clone', the "
+                "same for csrc/composable_kernel and third_party/aiter)"),
+    Rule(id="extension-jit-ninja-missing", klass="python-packaging",
+         triggers=("Ninja is required to load C++ extensions", "due to ninja not being installed"),
+         pattern=rx(r"^\s*(?:RuntimeError: )?(?:Ninja is required to load C\+\+ extensions|"
+                    r"Unable to JIT load the (?P<op>\S+) op due to ninja not being installed)"),
+         read=_ninja,
+         source=f"{CPP_EXTENSION} (verify_ninja_availability: 'Ninja is required to load C++ "
+                "extensions (pip install ninja to get it)', text as torch 2.13.0 prints it "
+                f"here); {DEEPSPEED}:op_builder/builder.py (jit_load: 'Unable to JIT load the "
+                "… op due to ninja not being installed.')"),
+    Rule(id="deepspeed-precompile-without-torch", klass="python-packaging",
+         triggers=("Unable to pre-compile",),
+         pattern=rx(r"^\s*AssertionError: Unable to pre-compile (?:ops without torch installed|"
+                    r"(?P<op>\w+), please first install torch)"),
+         read=_deepspeed_no_torch,
+         source=f"{DEEPSPEED}:setup.py (the asserts on torch_available under DS_BUILD_OPS: "
+                "'Unable to pre-compile ops without torch installed', 'Unable to pre-compile "
+                "{op_name}, please first install torch')"),
+)
+

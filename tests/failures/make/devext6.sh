@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Extension builds' own preconditions (d9, devext6): each message made here by the real upstream
+# setup.py or torch.utils.cpp_extension (torch 2.13.0+cpu, Python 3), from the newest mirror
+# snapshots in /work/.mirror (git archive: a tree without .git and without submodules, as a
+# GitHub tarball is). Cases go to rounds/d9/cases; a few seconds.
+#  xformers: setup.py build_ext in a tree without third_party/cutlass (its CUTLASS check).
+#  flash-attention (Dao-AILab): setup.py build_ext in such a tree (no .git: its assert on
+#    csrc/cutlass; the CUDA branch, as this torch is not a ROCm build; the ROCm branch asserts
+#    the same way on csrc/composable_kernel).
+#  cpp_extension.load() of a one-file extension with ninja not on PATH; and setup.py's
+#    BuildExtension without ninja, which falls back and builds (a negative).
+#  DeepSpeed: setup.py with DS_BUILD_OPS=1 in a venv without torch.
+set -u
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
+mirror=${MIRROR:-/work/.mirror}
+py=$(python3 -c 'import sys; print(sys.executable)')
+site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+t=$(mktemp -d)
+# The tree of a repository's newest snapshot, its large binary folders left out.
+tree() {
+  mkdir -p "$2"
+  git -C "$mirror/$1/repo" ls-tree --name-only HEAD | grep -v -x -e assets -e blogs -e docs \
+    | xargs git -C "$mirror/$1/repo" archive HEAD 2>/dev/null | tar -x -C "$2"
+}
+quiet() { grep -v -e 'wheel/bdist_wheel.py' -e '^  warn($'; }
+
+tree facebookresearch+xformers "$t/xformers"
+(cd "$t/xformers" && python3 setup.py build_ext 2>&1) | quiet \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/real-xformers-cutlass-submodule-missing.log"
+
+tree Dao-AILab+flash-attention "$t/flash-attention"
+(cd "$t/flash-attention" && python3 setup.py build_ext 2>&1) | quiet \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/real-flash-attention-tarball-cutlass-missing.log"
+
+mkdir -p "$t/myext/bin"
+for p in g++ c++ gcc cc as ld; do ln -s "$(command -v $p)" "$t/myext/bin/$p"; done
+ln -s "$py" "$t/myext/bin/python3"
+printf '#include <torch/extension.h>\nint f() { return 1; }\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("f", &f); }\n' \
+  > "$t/myext/ext.cpp"
+(cd "$t/myext" && TORCH_EXTENSIONS_DIR=$t/cache env PATH="$t/myext/bin" python3 -c \
+  'from torch.utils.cpp_extension import load; load(name="myext", sources=["ext.cpp"])' 2>&1) \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/real-cpp-extension-jit-ninja-missing.log"
+cat > "$t/myext/setup.py" <<'PY'
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+setup(name="myext", ext_modules=[CppExtension("myext", ["ext.cpp"])],
+      cmdclass={"build_ext": BuildExtension})
+PY
+(cd "$t/myext" && env PATH="$t/myext/bin" python3 setup.py build_ext 2>&1; echo "exit $?") | quiet \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/neg-cpp-extension-ninja-fallback-builds.log"
+
+tree deepspeedai+DeepSpeed "$t/DeepSpeed"
+python3 -m venv "$t/venv"
+(cd "$t/DeepSpeed" && DS_BUILD_OPS=1 "$t/venv/bin/python" setup.py build_ext 2>&1) \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/real-deepspeed-build-ops-without-torch.log"
+rm -rf "$t"
