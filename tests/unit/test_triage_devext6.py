@@ -67,3 +67,51 @@ def test_extension_precondition_reads_its_value(text: str, klass: str, subject: 
 ])
 def test_extension_look_alike_claims_nothing(text: str) -> None:
     assert explain_text(text, step="build").klass is None
+
+
+_APEX = """torch.__version__  = {version}
+Traceback (most recent call last):
+  File "/src/apex/setup.py", line 171, in <module>
+    _, bare_metal_version = get_cuda_bare_metal_version(CUDA_HOME)
+  File "/src/apex/setup.py", line 66, in get_cuda_bare_metal_version
+    raw_output = subprocess.check_output([cuda_dir + "/bin/nvcc", "-V"], universal_newlines=True)
+                                          ~~~~~~~~~^~~~~~~~~~~~~
+TypeError: unsupported operand type(s) for +: 'NoneType' and 'str'
+"""
+
+_VLLM = """-- Found Torch: /venv/lib/python3.12/site-packages/torch/lib/libtorch.so
+CMake {kind} at CMakeLists.txt:130 (message):
+  Can't find CUDA or HIP installation.
+"""
+
+
+@pytest.mark.parametrize("version", ["2.13.0+cpu", "2.9.1+rocm6.4"])
+def test_apex_nvcc_from_none_with_a_torch_without_cuda(version: str) -> None:
+    found = explain_text(_APEX.format(version=version), step="build")
+    assert (found.klass, found.subject, found.rule) == (
+        "rocm-disabled", "USE_ROCM", "apex-nvcc-path-from-none")
+    assert "ROCm/apex" in found.fix
+
+
+def test_vllm_no_cuda_or_hip_names_the_torch_it_found() -> None:
+    found = explain_text(_VLLM.format(kind="Error"), step="configure")
+    assert (found.klass, found.subject, found.rule) == (
+        "rocm-disabled", "USE_ROCM", "vllm-no-cuda-or-hip")
+    assert "(/venv/lib/python3.12/site-packages/torch/lib/libtorch.so)" in found.cause
+
+
+@pytest.mark.parametrize("text", [
+    # a CUDA torch: the same TypeError is a CUDA toolkit missing, a CUDA build's own failure
+    _APEX.format(version="2.5.1+cu121"),
+    # no torch version shown: nothing says which torch it was
+    _APEX.replace("torch.__version__  = {version}\n", ""),
+    # the NoneType + str error of another frame (not a path to nvcc)
+    "torch.__version__  = 2.13.0+cpu\n  File \"/src/x/setup.py\", line 3, in <module>\n"
+    "    name = prefix + \"-ext\"\nTypeError: unsupported operand type(s) for +: 'NoneType' "
+    "and 'str'",
+    # the vLLM words in a CMake warning block, or in an echoed script line
+    _VLLM.format(kind="Warning"),
+    "echo \"Can't find CUDA or HIP installation.\"",
+])
+def test_torch_kind_look_alike_claims_nothing(text: str) -> None:
+    assert explain_text(text, step="build").klass is None

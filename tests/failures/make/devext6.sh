@@ -10,6 +10,9 @@
 #  cpp_extension.load() of a one-file extension with ninja not on PATH; and setup.py's
 #    BuildExtension without ninja, which falls back and builds (a negative).
 #  DeepSpeed: setup.py with DS_BUILD_OPS=1 in a venv without torch.
+#  NVIDIA apex: setup.py build_ext (its top level asks nvcc under CUDA_HOME, None here).
+#  vLLM (ROCm's fork, CMake 4 from /opt/rf-cmake4 as its CMakeLists needs 3.26): its configure
+#    with VLLM_TARGET_DEVICE=rocm against this CPU torch.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
 mirror=${MIRROR:-/work/.mirror}
@@ -53,4 +56,15 @@ tree deepspeedai+DeepSpeed "$t/DeepSpeed"
 python3 -m venv "$t/venv"
 (cd "$t/DeepSpeed" && DS_BUILD_OPS=1 "$t/venv/bin/python" setup.py build_ext 2>&1) \
   | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/real-deepspeed-build-ops-without-torch.log"
+tree NVIDIA+apex "$t/apex"
+(cd "$t/apex" && python3 setup.py build_ext 2>&1) | quiet \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
+  > "$cases/real-nvidia-apex-cpu-torch-nvcc-none.log"
+
+mkdir -p "$t/vllm"
+git -C "$mirror/ROCm+vllm/repo" archive HEAD CMakeLists.txt cmake csrc | tar -x -C "$t/vllm"
+(cd "$t/vllm" && ${CMAKE4:-/opt/rf-cmake4/bin/cmake} -S . -B build -G Ninja \
+  -DVLLM_PYTHON_EXECUTABLE="$py" -DVLLM_TARGET_DEVICE=rocm 2>&1) \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
+        -e "s#$py#/home/user/venv/bin/python3#g" > "$cases/real-vllm-cmake-cpu-torch-no-hip.log"
 rm -rf "$t"
