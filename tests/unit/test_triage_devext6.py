@@ -111,6 +111,9 @@ def test_vllm_no_cuda_or_hip_names_the_torch_it_found() -> None:
     "and 'str'",
     # the vLLM words in a CMake warning block, or in an echoed script line
     _VLLM.format(kind="Warning"),
+    # a ROCm torch whose own HIP lookup failed above: why is not in the lines
+    "-- Could NOT find HIP: Found unsuitable version \"0.0.0\", but required is at least "
+    "\"1.0\" (found /opt/rocm)\nHIP VERSION: 0.0.0\n" + _VLLM.format(kind="Error"),
     "echo \"Can't find CUDA or HIP installation.\"",
 ])
 def test_torch_kind_look_alike_claims_nothing(text: str) -> None:

@@ -73,6 +73,23 @@ def _deepspeed_no_torch(match: re.Match[str], view: LineView) -> Reading | None:
             "--no-build-isolation .` in its source tree)")
 
 
+def _jit_compiler_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    # ninja's `FAILED: <object>` and the command it ran, then the shell's word on that command.
+    tool = match.group("tool")
+    if len(view.previous) < 2 or not view.previous[-2].startswith("FAILED: ") \
+            or not view.previous[-1].startswith(f"{tool} "):
+        return None
+    return Reading(
+        subject=tool,
+        cause=f"torch.utils.cpp_extension built the extension with ninja, which ran the C++ "
+              f"compiler `{tool}` (cpp_extension's default, or the CXX variable), and the shell "
+              "found no program of that name on PATH: no C++ compiler is installed here, or "
+              "PATH does not reach it",
+        fix=f"install a C++ compiler (Debian/Ubuntu: `apt install g++`; Fedora: `dnf install "
+            f"gcc-c++`), or set CXX to one that is installed (CXX=g++-12); `{tool} --version` "
+            "must work in the shell that runs the build")
+
+
 RULES: tuple[Rule, ...] = (
     # The raised exception only: the same words in a script's echo or a comment prove nothing.
     Rule(id="extension-submodule-missing", klass="missing-component",
@@ -95,6 +112,17 @@ RULES: tuple[Rule, ...] = (
                 "extensions (pip install ninja to get it)', text as torch 2.13.0 prints it "
                 f"here); {DEEPSPEED}:op_builder/builder.py (jit_load: 'Unable to JIT load the "
                 "… op due to ninja not being installed.')"),
+    # Only inside cpp_extension's build (its "Error building extension" after): the shell's
+    # generic "not found" is build_tools.py's, which leaves compilers to their own families.
+    Rule(id="extension-jit-compiler-missing", klass="host-compiler",
+         triggers=(": not found",),
+         pattern=rx(r"^(?:/(?:usr/)?bin/)?sh: (?:\d+: )?(?P<tool>c\+\+|g\+\+(?:-\d+)?|"
+                    r"clang\+\+(?:-\d+)?): not found$"),
+         requires=rx(r"Error building extension '"),
+         read=_jit_compiler_missing,
+         source=f"{CPP_EXTENSION} (get_cxx_compiler: os.environ.get('CXX', "
+                "'c++'); _run_ninja_build: \"Error building extension '…'\"); dash's '<sh>: "
+                "<n>: <prog>: not found' (Debian 12, reproduced)"),
     Rule(id="deepspeed-precompile-without-torch", klass="python-packaging",
          triggers=("Unable to pre-compile",),
          pattern=rx(r"^\s*AssertionError: Unable to pre-compile (?:ops without torch installed|"

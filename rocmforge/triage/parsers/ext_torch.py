@@ -45,9 +45,9 @@ def _vllm_no_gpu_torch(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(
         subject="USE_ROCM",
         cause=f"the project's CMakeLists (vLLM's, or one copied from it) picks CUDA or HIP from "
-              f"what find_package(Torch) set up, and the torch it found{which} set up neither: "
-              "it is a CPU-only torch (or a CUDA one without nvcc), or a ROCm torch whose HIP "
-              "setup found no ROCm install (ROCM_PATH)",
+              f"what find_package(Torch) set up, and the torch it found{which} set up neither, "
+              "with no HIP lookup of its own in the log (a ROCm torch's config prints one): it "
+              "is a torch without ROCm support (a CPU-only wheel, as pip brings from PyPI)",
         fix="install the ROCm torch into the Python the build uses and build without "
             "isolation so pip does not bring another torch (`VLLM_TARGET_DEVICE=rocm pip "
             "install --no-build-isolation -v .`); check `python -c 'import torch; "
@@ -67,6 +67,10 @@ RULES: tuple[Rule, ...] = (
     Rule(id="vllm-no-cuda-or-hip", klass="rocm-disabled",
          triggers=("Can't find CUDA or HIP installation",),
          pattern=rx(r"^Can't find CUDA or HIP installation\."),
+         # A ROCm torch's config that looked for HIP and failed (HIP VERSION 0.0.0, an
+         # unsuitable HIP): the lines do not prove why (r2's vllm6762 negative).
+         unless=rx(r"Could NOT find HIP\b|HIP VERSION:|Found HIP\b|hip-config\.cmake|"
+                   r"LoadHIP\.cmake"),
          read=_vllm_no_gpu_torch,
          source=f"{VLLM_CMAKE} (the VLLM_GPU_LANG choice after find_package(Torch): "
                 "message(FATAL_ERROR \"Can't find CUDA or HIP installation.\"))"),

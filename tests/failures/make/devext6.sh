@@ -9,6 +9,8 @@
 #    the same way on csrc/composable_kernel).
 #  cpp_extension.load() of a one-file extension with ninja not on PATH; and setup.py's
 #    BuildExtension without ninja, which falls back and builds (a negative).
+#  cpp_extension.load() with ninja but no C++ compiler on PATH; and load() of a source with a
+#    compile error of its own (a negative: the user's code, not the build's setup).
 #  DeepSpeed: setup.py with DS_BUILD_OPS=1 in a venv without torch.
 #  NVIDIA apex: setup.py build_ext (its top level asks nvcc under CUDA_HOME, None here).
 #  vLLM (ROCm's fork, CMake 4 from /opt/rf-cmake4 as its CMakeLists needs 3.26): its configure
@@ -43,6 +45,16 @@ printf '#include <torch/extension.h>\nint f() { return 1; }\nPYBIND11_MODULE(TOR
 (cd "$t/myext" && TORCH_EXTENSIONS_DIR=$t/cache env PATH="$t/myext/bin" python3 -c \
   'from torch.utils.cpp_extension import load; load(name="myext", sources=["ext.cpp"])' 2>&1) \
   | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/real-cpp-extension-jit-ninja-missing.log"
+mkdir -p "$t/nocxx"; ln -s "$py" "$t/nocxx/python3"; ln -s "$(command -v ninja)" "$t/nocxx/ninja"
+(cd "$t/myext" && TORCH_EXTENSIONS_DIR=$t/cache2 env PATH="$t/nocxx" python3 -c \
+  'from torch.utils.cpp_extension import load; load(name="myext", sources=["ext.cpp"])' 2>&1) \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
+  > "$cases/real-cpp-extension-jit-no-cxx-compiler.log"
+sed -e 's/return 1;/return undefined_name;/' "$t/myext/ext.cpp" > "$t/myext/bad.cpp"
+(cd "$t/myext" && TORCH_EXTENSIONS_DIR=$t/cache3 python3 -c \
+  'from torch.utils.cpp_extension import load; load(name="badext", sources=["bad.cpp"])' 2>&1) \
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
+  > "$cases/neg-cpp-extension-jit-user-compile-error.log"
 cat > "$t/myext/setup.py" <<'PY'
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
@@ -50,7 +62,8 @@ setup(name="myext", ext_modules=[CppExtension("myext", ["ext.cpp"])],
       cmdclass={"build_ext": BuildExtension})
 PY
 (cd "$t/myext" && env PATH="$t/myext/bin" python3 setup.py build_ext 2>&1; echo "exit $?") | quiet \
-  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/neg-cpp-extension-ninja-fallback-builds.log"
+  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
+  > "$cases/neg-cpp-extension-ninja-fallback-builds.log"
 
 tree deepspeedai+DeepSpeed "$t/DeepSpeed"
 python3 -m venv "$t/venv"
