@@ -38,6 +38,7 @@ from rocmforge.triage.parsers import (
     rocm_python,
     rocm_sdk,
     tensile,
+    therock_cmake,
     triton,
     windows_loader,
 )
@@ -68,6 +69,7 @@ PARSERS: tuple[Rule, ...] = (
     *extension_abi.RULES,
     *extension_setup.RULES,
     *rocm_sdk.RULES,
+    *therock_cmake.RULES,
     *pip_install.RULES,
     *cmake_tool.RULES,
     *aotriton.RULES,

@@ -1,0 +1,118 @@
+"""TheRock's own CMake: what its super-project modules stop a configure with when a sub-project
+needs a host program or a package it did not declare, and a project that refuses to configure
+inside its own source folder.
+
+Owns: the rules that read the value (sub-project, program, package) out of a `CMake Error`
+block whose message CMake may wrap at any word. Must not: hold TheRock's target-family
+messages (gpu_target.py) or its pip SDK's (rocm_sdk.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+THEROCK = "ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0"
+
+_HOST_PROGRAM = re.compile(r"Building sub-project (?P<sub>\S+) requires program '(?P<prog>[^']+)' "
+                           r"on the system path but it is not found")
+_UNDECLARED = re.compile(r"Project contains find_package\((?P<pkg>[^)\s]+)\) for a package "
+                         r"availabe in the super-project but not declared")
+
+
+def _message_so_far(view: LineView) -> tuple[str, str] | None:
+    """The CMake error message up to this line and up to the line before, each joined into one
+    line (CMake wraps a message at any blank), or None outside a `CMake Error` block."""
+    if view.cmake_block != "error":
+        return None
+    lines: list[str] = []
+    for line in reversed(view.previous):
+        if line.startswith("CMake Error"):
+            break
+        lines.insert(0, line)
+    else:
+        return None  # the header is out of sight: the message cannot be read whole
+    before = " ".join(lines)
+    return before, f"{before} {view.text}".strip()
+
+
+def _completed(shape: re.Pattern[str], view: LineView) -> re.Match[str] | None:
+    """`shape` read from the message block on the line that completes it (once per block)."""
+    texts = _message_so_far(view)
+    if texts is None:
+        return None
+    before, now = texts
+    found = shape.search(now)
+    if found is None or shape.search(before) is not None:
+        return None
+    return found
+
+
+def _host_program(match: re.Match[str], view: LineView) -> Reading | None:
+    found = _completed(_HOST_PROGRAM, view)
+    if found is None:
+        return None
+    sub, prog = found.group("sub"), found.group("prog")
+    return Reading(
+        subject=prog,
+        cause=f"TheRock's configure checks the host programs its sub-projects need before it "
+              f"builds any: the sub-project {sub} needs the program '{prog}' and CMake's "
+              f"find_program did not find it on PATH",
+        fix=f"install {prog} (its distribution package, or `pip install {prog}` where it is a "
+            f"Python tool) so that `command -v {prog}` finds it, then configure again; or "
+            f"leave {sub} out of the build (the THEROCK_ENABLE_* option of its feature OFF)")
+
+
+def _undeclared(match: re.Match[str], view: LineView) -> Reading | None:
+    found = _completed(_UNDECLARED, view)
+    if found is None:
+        return None
+    package = found.group("pkg")
+    return Reading(
+        subject=package.lower(),
+        cause=f"a sub-project of TheRock calls find_package({package}), a package TheRock's "
+              f"super-project builds itself, and TheRock's declaration of that sub-project does "
+              f"not list the sub-project that provides {package} among its dependencies; "
+              "TheRock's dependency provider refuses a system copy in its place",
+        fix=f"add the sub-project that provides {package} to the BUILD_DEPS (needed to build) "
+            "or RUNTIME_DEPS of this sub-project's therock_cmake_subproject_declare; if TheRock "
+            "itself is unchanged, check that the sub-project's sources are the ones it pins "
+            "(run build_tools/fetch_sources.py again)")
+
+
+def _in_source(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error":
+        return None  # the words echoed or quoted, not the project's own stop
+    return Reading(
+        subject="cmake",
+        cause="the project refuses to configure inside its own source folder (CMake's build "
+              "folder, -B, was the source folder, or was not given and the current folder "
+              "was the source)",
+        fix="configure into a folder of its own: `cmake -S <source> -B <source>/build` (or "
+            "any other empty folder); delete the CMakeCache.txt and CMakeFiles/ this attempt "
+            "left in the source folder first")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="therock-host-program-missing", klass="missing-component",
+         triggers=("found",),
+         pattern=rx(r"found"),
+         read=_host_program,
+         source=f"{THEROCK}:cmake/therock_subproject.cmake "
+                "(therock_cmake_subproject_require_host_program); reproduced by "
+                "make/devtr.sh"),
+    Rule(id="therock-subproject-dep-undeclared", klass="missing-component",
+         triggers=("declared",),
+         pattern=rx(r"declared"),
+         read=_undeclared,
+         source=f"{THEROCK}:cmake/therock_subproject_dep_provider.cmake "
+                "(therock_dependency_provider: THEROCK_STRICT_PROVIDED_PACKAGES); reproduced by "
+                "make/devtr.sh"),
+    Rule(id="in-source-build-refused", klass="cmake",
+         triggers=("In-source build",),
+         pattern=rx(r"In-source builds? (?:are |is )?not allowed"),
+         read=_in_source,
+         source=f"{THEROCK}:CMakeLists.txt (FATAL_ERROR when CMAKE_SOURCE_DIR equals "
+                "CMAKE_BINARY_DIR); reproduced by make/devtr.sh"),
+)
