@@ -11,6 +11,15 @@
 #  - real-therock-subproject-dep-not-declared: a sub-project's find_package(hip) of a package
 #    the super-project provides but the sub-project did not declare (the dependency provider).
 #  - real-therock-in-source-build: TheRock's top-level CMakeLists configured in its own tree.
+#  - real-rocm-sdk-unknown-library: TheRock's rocm_sdk package (its template, as the wheel
+#    ships it) preloading for torch the way build_prod_wheels.py's _rocm_init does, asked for a
+#    library its table does not list (rocshmem: a torch built against a newer rocm).
+#  - real-rocm-sdk-library-file-missing: the same, with rocm-sdk-core's package present but
+#    its lib/ without libamdhip64.so (a stand-in package folder).
+#  - real-rocm-sdk-preload-env-bad: ROCM_SDK_PRELOAD_LIBRARIES naming a library it lacks.
+#  - real-rocm-sdk-init-no-devel-tarball: `python -m rocm_sdk init` with a rocm-sdk-devel
+#    distribution pip-installed here whose rocm_sdk_devel holds no _devel.tar(.xz) (a wheel
+#    made here with only its __init__.py).
 # Writes rounds/d9/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
@@ -58,3 +67,26 @@ run real-therock-subproject-dep-not-declared cmake -S sub -B b5 \
   -DTHEROCK_USE_SAFE_DEPENDENCY_PROVIDER=ON -DTHEROCK_PROVIDED_PACKAGES=amd_comgr \
   "-DTHEROCK_STRICT_PROVIDED_PACKAGES=amd_comgr;hip;rocm-core"
 run real-therock-in-source-build cmake -S rock -B rock
+
+# TheRock's pip SDK: the template package on PYTHONPATH, stand-in backend packages beside it
+mkdir -p "$t/site/_rocm_sdk_core_DEFAULT/lib"
+cp -r "$t/rock/build_tools/packaging/python/templates/rocm/src/rocm_sdk" "$t/site/"
+touch "$t/site/_rocm_sdk_core_DEFAULT/__init__.py"
+echo 'int hipInit(unsigned flags) { return (int)flags; }' > "$t/hip.c"
+init='import rocm_sdk; rocm_sdk.initialize_process(preload_shortnames=["amd_comgr", "amdhip64"])'
+run real-rocm-sdk-library-file-missing env PYTHONPATH="$t/site" python3 -c "$init"
+gcc -shared -fPIC -o "$t/site/_rocm_sdk_core_DEFAULT/lib/libamdhip64.so" "$t/hip.c"
+cp "$t/site/_rocm_sdk_core_DEFAULT/lib/libamdhip64.so" "$t/site/_rocm_sdk_core_DEFAULT/lib/libamd_comgr.so"
+init='import rocm_sdk; rocm_sdk.initialize_process(preload_shortnames=["amd_comgr", "amdhip64", "rocshmem"])'
+run real-rocm-sdk-unknown-library env PYTHONPATH="$t/site" python3 -c "$init"
+run real-rocm-sdk-preload-env-bad env PYTHONPATH="$t/site" ROCM_SDK_PRELOAD_LIBRARIES=amdhip64,rocshmem \
+  python3 -c 'import rocm_sdk; rocm_sdk.initialize_process()'
+mkdir -p "$t/devel/rocm_sdk_devel"
+touch "$t/devel/rocm_sdk_devel/__init__.py"
+printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'\
+'[project]\nname = "rocm-sdk-devel"\nversion = "7.10.0"\n[tool.setuptools]\npackages = ["rocm_sdk_devel"]\n' \
+  > "$t/devel/pyproject.toml"
+python3 -m pip wheel -q --no-deps --no-build-isolation -w "$t/whl" "$t/devel" >/dev/null 2>&1
+python3 -m pip install -q --no-deps --no-index --target "$t/site" "$t"/whl/rocm_sdk_devel-*.whl \
+  >/dev/null 2>&1
+run real-rocm-sdk-init-no-devel-tarball env PYTHONPATH="$t/site" python3 -m rocm_sdk init
