@@ -21,6 +21,12 @@ _UNDECLARED = re.compile(r"Project contains find_package\((?P<pkg>[^)\s]+)\) for
                          r"availabe in the super-project but not declared")
 
 
+_HIP_VERSION = re.compile(r"Could not find HIP VERSION file: (?P<path>\S+)")
+_SYSDEPS_TOOL = re.compile(r"Building with THEROCK_BUNDLE_SYSDEPS=ON (?:or THEROCK_ENABLE_ROCGDB=ON )?"
+                           r"on (?P<os>Linux|macOS) requires (?:`(?P<prog>[\w.-]+)`|\(easiest: "
+                           r"`pip install (?P<pip>[\w.-]+)`\))")
+
+
 def _message_so_far(view: LineView) -> tuple[str, str] | None:
     """The CMake error message up to this line and up to the line before, each joined into one
     line (CMake wraps a message at any blank), or None outside a `CMake Error` block."""
@@ -54,31 +60,15 @@ def _host_program(match: re.Match[str], view: LineView) -> Reading | None:
     if found is None:
         return None
     sub, prog = found.group("sub"), found.group("prog")
+    rocgdb = "THEROCK_ENABLE_ROCGDB" in found.group(0)
     return Reading(
         subject=prog,
-        cause=f"TheRock's configure checks the host programs its sub-projects need before it "
-              f"builds any: the sub-project {sub} needs the program '{prog}' and CMake's "
-              f"find_program did not find it on PATH",
-        fix=f"install {prog} (its distribution package, or `pip install {prog}` where it is a "
-            f"Python tool) so that `command -v {prog}` finds it, then configure again; or "
-            f"leave {sub} out of the build (the THEROCK_ENABLE_* option of its feature OFF)")
-
-
-def _undeclared(match: re.Match[str], view: LineView) -> Reading | None:
-    found = _completed(_UNDECLARED, view)
-    if found is None:
-        return None
-    package = found.group("pkg")
-    return Reading(
-        subject=package.lower(),
-        cause=f"a sub-project of TheRock calls find_package({package}), a package TheRock's "
-              f"super-project builds itself, and TheRock's declaration of that sub-project does "
-              f"not list the sub-project that provides {package} among its dependencies; "
-              "TheRock's dependency provider refuses a system copy in its place",
-        fix=f"add the sub-project that provides {package} to the BUILD_DEPS (needed to build) "
-            "or RUNTIME_DEPS of this sub-project's therock_cmake_subproject_declare; if TheRock "
-            "itself is unchanged, check that the sub-project's sources are the ones it pins "
-            "(run build_tools/fetch_sources.py again)")
+        cause=f"TheRock bundles its own copies of system libraries (THEROCK_BUNDLE_SYSDEPS, "
+              f"on by default){' or builds rocGDB' if rocgdb else ''}, which on "
+              f"{found.group('os')} needs the host program {prog}, and CMake's find_program "
+              "did not find it on PATH",
+        fix=f"install {prog}: {how}, so that `command -v {prog}` finds it; then configure "
+            "again")
 
 
 def _in_source(match: re.Match[str], view: LineView) -> Reading | None:
@@ -108,6 +98,20 @@ RULES: tuple[Rule, ...] = (
          read=_undeclared,
          source=f"{THEROCK}:cmake/therock_subproject_dep_provider.cmake "
                 "(therock_dependency_provider: THEROCK_STRICT_PROVIDED_PACKAGES); reproduced by "
+                "make/devtr.sh"),
+    Rule(id="therock-sources-not-fetched", klass="cmake",
+         triggers=("VERSION",),
+         pattern=rx(r"VERSION"),
+         read=_sources_not_fetched,
+         source=f"{THEROCK}:CMakeLists.txt (the HIP version block: FATAL_ERROR when "
+                "THEROCK_ROCM_SYSTEMS_SOURCE_DIR/projects/hip/VERSION is missing), "
+                "build_tools/fetch_sources.py; reproduced by make/devtr.sh"),
+    Rule(id="therock-sysdeps-tool-missing", klass="missing-component",
+         triggers=("`",),
+         pattern=rx(r"`"),
+         read=_sysdeps_tool,
+         source=f"{THEROCK}:CMakeLists.txt (find_program(PATCHELF patchelf), "
+                "find_program(MESON_BUILD meson) under THEROCK_BUNDLE_SYSDEPS); reproduced by "
                 "make/devtr.sh"),
     Rule(id="in-source-build-refused", klass="cmake",
          triggers=("In-source build",),

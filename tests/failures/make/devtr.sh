@@ -11,6 +11,12 @@
 #  - real-therock-subproject-dep-not-declared: a sub-project's find_package(hip) of a package
 #    the super-project provides but the sub-project did not declare (the dependency provider).
 #  - real-therock-in-source-build: TheRock's top-level CMakeLists configured in its own tree.
+#  - real-therock-sources-not-fetched: TheRock's whole top-level configure in a checkout whose
+#    sub-project sources were never fetched (git archive of the commit: no submodules).
+#  - real-therock-sysdeps-patchelf-missing: the same after a stand-in HIP VERSION file is put
+#    where fetch_sources.py would check it out, with PATH=/usr/bin:/bin and no patchelf there
+#    (bundled sysdeps are on by default).
+#  - real-therock-sysdeps-meson-missing: the same with a stand-in patchelf on PATH, no meson.
 #  - real-rocm-sdk-unknown-library: TheRock's rocm_sdk package (its template, as the wheel
 #    ships it) preloading for torch the way build_prod_wheels.py's _rocm_init does, asked for a
 #    library its table does not list (rocshmem: a torch built against a newer rocm).
@@ -67,6 +73,15 @@ run real-therock-subproject-dep-not-declared cmake -S sub -B b5 \
   -DTHEROCK_USE_SAFE_DEPENDENCY_PROVIDER=ON -DTHEROCK_PROVIDED_PACKAGES=amd_comgr \
   "-DTHEROCK_STRICT_PROVIDED_PACKAGES=amd_comgr;hip;rocm-core"
 run real-therock-in-source-build cmake -S rock -B rock
+rm -rf "$t/rock/CMakeCache.txt" "$t/rock/CMakeFiles"
+run real-therock-sources-not-fetched cmake -S rock -B b6
+mkdir -p "$t/rock/rocm-systems/projects/hip" "$t/bin"
+printf '7\n2\n0\n' > "$t/rock/rocm-systems/projects/hip/VERSION"
+run real-therock-sysdeps-patchelf-missing env PATH=/usr/bin:/bin cmake -S rock -B b7 \
+  -DTHEROCK_AMDGPU_FAMILIES=gfx110X-all
+printf '#!/bin/sh\nexit 0\n' > "$t/bin/patchelf"; chmod +x "$t/bin/patchelf"
+run real-therock-sysdeps-meson-missing env PATH="$t/bin:/usr/bin:/bin" cmake -S rock -B b8 \
+  -DTHEROCK_AMDGPU_FAMILIES=gfx110X-all
 
 # TheRock's pip SDK: the template package on PYTHONPATH, stand-in backend packages beside it
 mkdir -p "$t/site/_rocm_sdk_core_DEFAULT/lib"
