@@ -22,8 +22,9 @@ _UNDECLARED = re.compile(r"Project contains find_package\((?P<pkg>[^)\s]+)\) for
 
 
 _HIP_VERSION = re.compile(r"Could not find HIP VERSION file: (?P<path>\S+)")
-_SYSDEPS_TOOL = re.compile(r"Building with THEROCK_BUNDLE_SYSDEPS=ON (?:or THEROCK_ENABLE_ROCGDB=ON )?"
-                           r"on (?P<os>Linux|macOS) requires (?:`(?P<prog>[\w.-]+)`|\(easiest: "
+_SYSDEPS_TOOL = re.compile(r"Building with THEROCK_BUNDLE_SYSDEPS=ON "
+                           r"(?:or THEROCK_ENABLE_ROCGDB=ON )?on (?P<os>Linux|macOS) requires "
+                           r"(?:`(?P<prog>[\w.-]+)`|\(easiest: "
                            r"`pip install (?P<pip>[\w.-]+)`\))")
 
 

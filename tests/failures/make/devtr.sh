@@ -26,6 +26,10 @@
 #  - real-rocm-sdk-init-no-devel-tarball: `python -m rocm_sdk init` with a rocm-sdk-devel
 #    distribution pip-installed here whose rocm_sdk_devel holds no _devel.tar(.xz) (a wheel
 #    made here with only its __init__.py).
+#  - real-hipcc-unknown-platform: Debian 12's hipcc (5.2, Perl) with HIP_PLATFORM=rocm.
+#  - real-hipcc-picked-nvcc: the same hipcc with HIP_PLATFORM unset, no clang++ on PATH and a
+#    CUDA nvcc on it: hipcc picks the nvidia platform and nvcc refuses --offload-arch=gfx1100
+#    (made only where an nvcc exists; the committed log came from CUDA 13.0's nvcc).
 # Writes rounds/d9/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
@@ -105,3 +109,11 @@ python3 -m pip wheel -q --no-deps --no-build-isolation -w "$t/whl" "$t/devel" >/
 python3 -m pip install -q --no-deps --no-index --target "$t/site" "$t"/whl/rocm_sdk_devel-*.whl \
   >/dev/null 2>&1
 run real-rocm-sdk-init-no-devel-tarball env PYTHONPATH="$t/site" python3 -m rocm_sdk init
+
+# hipcc's platform: an unknown HIP_PLATFORM, and nvcc picked where no clang++ is on PATH
+echo '__global__ void k(int *p) { *p = 1; }' > "$t/k.hip"
+run real-hipcc-unknown-platform env HIP_PLATFORM=rocm hipcc --offload-arch=gfx1100 -c k.hip -o k.o
+if nvcc=$(command -v nvcc); then
+  run real-hipcc-picked-nvcc env -u HIP_PLATFORM -u HIP_CLANG_PATH PATH="$(dirname "$nvcc"):/usr/bin:/bin" \
+    hipcc --offload-arch=gfx1100 -c k.hip -o k.o
+fi
