@@ -22,6 +22,10 @@ _UNDECLARED = re.compile(r"Project contains find_package\((?P<pkg>[^)\s]+)\) for
 
 
 _HIP_VERSION = re.compile(r"Could not find HIP VERSION file: (?P<path>\S+)")
+_EXTERNAL_SOURCE = re.compile(r"If THEROCK_USE_EXTERNAL_(?P<pkg>\w+) is set, "
+                              r"THEROCK_\w+_SOURCE_DIR is required!"
+                              r"|THEROCK_(?P<pkg2>\w+)_SOURCE_DIR points to '(?P<dir>[^']*)' "
+                              r"which does not exist!")
 _SYSDEPS_TOOL = re.compile(r"Building with THEROCK_BUNDLE_SYSDEPS=ON "
                            r"(?:or THEROCK_ENABLE_ROCGDB=ON )?on (?P<os>Linux|macOS) requires "
                            r"(?:`(?P<prog>[\w.-]+)`|\(easiest: "
@@ -97,10 +101,30 @@ def _sources_not_fetched(match: re.Match[str], view: LineView) -> Reading | None
         subject="cmake",
         cause=f"TheRock's configure reads the HIP version from {path} and that file is not "
               "there: the sources of TheRock's sub-projects (the rocm-systems tree and the "
-              "others it pins) were not fetched into this checkout, or only in part",
+              "others it pins) were not fetched into this checkout, or only in part (or "
+              "THEROCK_ROCM_SYSTEMS_SOURCE_DIR names a folder without them)",
         fix="fetch them before configuring: `python3 build_tools/fetch_sources.py` in the "
             "TheRock checkout (it checks out the pinned submodules and applies TheRock's "
-            "patches), then configure again")
+            "patches), then configure again; a THEROCK_ROCM_SYSTEMS_SOURCE_DIR of your own must "
+            "name a rocm-systems checkout")
+
+
+def _external_source(match: re.Match[str], view: LineView) -> Reading | None:
+    found = _completed(_EXTERNAL_SOURCE, view)
+    if found is None:
+        return None
+    package = found.group("pkg") or found.group("pkg2")
+    where = found.group("dir")
+    what = (f"THEROCK_{package}_SOURCE_DIR names '{where}', which does not exist" if where else
+            f"THEROCK_{package}_SOURCE_DIR is not set")
+    return Reading(
+        subject="cmake",
+        cause=f"TheRock was asked to build {package.lower()} from sources of your own "
+              f"(THEROCK_USE_EXTERNAL_{package}=ON) and {what}",
+        fix=f"pass -DTHEROCK_{package}_SOURCE_DIR=<the checkout of those sources> (absolute, "
+            "or relative to the TheRock checkout), or "
+            f"-DTHEROCK_USE_EXTERNAL_{package}=OFF to build the copy TheRock pins; a "
+            "wrong value stays in CMakeCache.txt until you pass another")
 
 
 def _sysdeps_tool(match: re.Match[str], view: LineView) -> Reading | None:
@@ -159,6 +183,13 @@ RULES: tuple[Rule, ...] = (
          source=f"{THEROCK}:CMakeLists.txt (the HIP version block: FATAL_ERROR when "
                 "THEROCK_ROCM_SYSTEMS_SOURCE_DIR/projects/hip/VERSION is missing), "
                 "build_tools/fetch_sources.py; reproduced by make/devtr.sh"),
+    Rule(id="therock-external-source-missing", klass="cmake",
+         triggers=("!",),
+         pattern=rx(r"!$"),
+         read=_external_source,
+         source=f"{THEROCK}:cmake/therock_external_source.cmake "
+                "(therock_enable_external_source; CMakeLists.txt calls it for rocgdb, "
+                "amd-dbgapi, rocr-debug-agent); reproduced by make/devtr.sh"),
     Rule(id="therock-sysdeps-tool-missing", klass="missing-component",
          triggers=("`",),
          pattern=rx(r"`"),

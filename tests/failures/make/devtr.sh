@@ -17,6 +17,8 @@
 #    where fetch_sources.py would check it out, with PATH=/usr/bin:/bin and no patchelf there
 #    (bundled sysdeps are on by default).
 #  - real-therock-sysdeps-meson-missing: the same with a stand-in patchelf on PATH, no meson.
+#  - real-therock-external-source-missing: the same top-level configure asked to build rocgdb
+#    from sources of one's own (-DTHEROCK_USE_EXTERNAL_ROCGDB=ON) at a folder that is not there.
 #  - real-rocm-sdk-unknown-library: TheRock's rocm_sdk package (its template, as the wheel
 #    ships it) preloading for torch the way build_prod_wheels.py's _rocm_init does, asked for a
 #    library its table does not list (rocshmem: a torch built against a newer rocm).
@@ -79,6 +81,8 @@ run real-therock-subproject-dep-not-declared cmake -S sub -B b5 \
 run real-therock-in-source-build cmake -S rock -B rock
 rm -rf "$t/rock/CMakeCache.txt" "$t/rock/CMakeFiles"
 run real-therock-sources-not-fetched cmake -S rock -B b6
+run real-therock-external-source-missing cmake -S rock -B b9 -DTHEROCK_USE_EXTERNAL_ROCGDB=ON \
+  -DTHEROCK_ROCGDB_SOURCE_DIR=../rocgdb
 mkdir -p "$t/rock/rocm-systems/projects/hip" "$t/bin"
 printf '7\n2\n0\n' > "$t/rock/rocm-systems/projects/hip/VERSION"
 run real-therock-sysdeps-patchelf-missing env PATH=/usr/bin:/bin cmake -S rock -B b7 \
