@@ -1,8 +1,9 @@
 """TheRock's own failure texts read by shape (issue 40, devtr): its super-project CMake (a host
 program or a bundled-sysdeps tool missing, a sub-project's undeclared dependency, sources not
-fetched, an in-source configure) and its pip SDK's rocm_sdk (a library file or the devel
-tarball missing, ROCM_SDK_PRELOAD_LIBRARIES). Each text is CMake's or CPython's output as the
-d9 cases hold it, with other values and other wrap points; the look-alikes claim nothing."""
+fetched or an external source folder missing, an in-source configure), hipcc's platform, and
+its pip SDK's rocm_sdk (a library file or the devel tarball missing,
+ROCM_SDK_PRELOAD_LIBRARIES). Each text is the program's output as the d9 cases hold it, with
+other values and other wrap points; the look-alikes claim nothing."""
 
 from __future__ import annotations
 
@@ -80,6 +81,22 @@ _PRELOAD = (
      ("-B", "CMakeCache.txt")),
     (_cmake_error("CMakeLists.txt:60", "In-source builds are not allowed."), "cmake", "cmake",
      "in-source-build-refused", ()),
+    # an external source folder: not set, or set to a folder that is not there
+    (_cmake_error("cmake/therock_external_source.cmake:20", "THEROCK_AMD_DBGAPI_SOURCE_DIR "
+                  "points to '/src/rocdbgapi' which does", "not exist!"), "cmake", "cmake",
+     "therock-external-source-missing", ("'/src/rocdbgapi'", "THEROCK_USE_EXTERNAL_AMD_DBGAPI")),
+    (_cmake_error("cmake/therock_external_source.cmake:14", "If THEROCK_USE_EXTERNAL_ROCGDB is "
+                  "set, THEROCK_ROCGDB_SOURCE_DIR is", "required!"), "cmake", "cmake",
+     "therock-external-source-missing", ("THEROCK_ROCGDB_SOURCE_DIR is not set",)),
+    # hipcc: a HIP_PLATFORM it does not know; an AMD option handed to nvcc
+    ("error: unknown HIP_PLATFORM = 'rocm'       or HIP_COMPILER = 'clang'exit code 255",
+     "rocm-install", "HIP_PLATFORM", "hipcc-unknown-platform", ("'rocm'", "HIP_PLATFORM=amd")),
+    ("error: unknown HIP_PLATFORM = 'AMD'       or HIP_COMPILER = 'clang'", "rocm-install",
+     "HIP_PLATFORM", "hipcc-unknown-platform", ("'AMD'",)),
+    ("nvcc fatal   : Unknown option '--offload-arch=gfx942'", "rocm-install", "HIP_PLATFORM",
+     "hipcc-on-nvcc", ("--offload-arch=gfx942", "hipconfig --platform")),
+    ("nvcc fatal   : Unknown option '-amdgpu-target=gfx906'", "rocm-install", "HIP_PLATFORM",
+     "hipcc-on-nvcc", ("-amdgpu-target=gfx906",)),
     # rocm_sdk: a library file missing from its package, any library and folder
     ("FileNotFoundError: Could not find rocm library 'hipblaslt' at path '/venv/lib/python3.12/"
      "site-packages/_rocm_sdk_libraries_gfx110X_all/lib,' no match for pattern "
@@ -120,6 +137,12 @@ def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
     _cmake_error("CMakeLists.txt:3", "Variable FOO was not declared"),
     # a missing library elsewhere, without rocm_sdk's wording
     "FileNotFoundError: Could not find library 'hipblaslt' at path '/x/lib'",
+    # a CUDA build's own unknown option, and hipcc's deprecation warning for an old name
+    "nvcc fatal   : Unknown option '--offload-arch=sm_90'",
+    "nvcc fatal   : Unknown option '-fgpu-rdc'",
+    "Warning: HIP_PLATFORM=hcc is deprecated. Please use HIP_PLATFORM=amd.",
+    # an external source folder named in a status line
+    "-- THEROCK_ROCGDB_SOURCE_DIR points to '/src/rocgdb' which does not exist!",
     # ROCM_SDK_PRELOAD_LIBRARIES only printed, nothing failed
     "ROCM_SDK_PRELOAD_LIBRARIES='amdhip64' exported",
 ])
