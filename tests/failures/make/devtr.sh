@@ -32,6 +32,9 @@
 #  - real-hipcc-picked-nvcc: the same hipcc with HIP_PLATFORM unset, no clang++ on PATH and a
 #    CUDA nvcc on it: hipcc picks the nvidia platform and nvcc refuses --offload-arch=gfx1100
 #    (made only where an nvcc exists; the committed log came from CUDA 13.0's nvcc).
+#  - real-pip-rocm-family-package-missing: pip resolving rocm[libraries] from a local index
+#    (stand-in wheels named as TheRock's _dist_info names them: rocm, rocm-sdk-core) that lacks
+#    rocm-sdk-libraries-gfx110X-all, as an index of another family does.
 # Writes rounds/d9/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
@@ -121,3 +124,16 @@ if nvcc=$(command -v nvcc); then
   run real-hipcc-picked-nvcc env -u HIP_PLATFORM -u HIP_CLANG_PATH PATH="$(dirname "$nvcc"):/usr/bin:/bin" \
     hipcc --offload-arch=gfx1100 -c k.hip -o k.o
 fi
+
+# pip: an index without the target family's libraries package
+for pkg in rocm rocm-sdk-core; do
+  mkdir -p "$t/pkgs/$pkg"
+  extra=""; [ "$pkg" = rocm ] && extra='dependencies = ["rocm-sdk-core==7.10.0"]
+[project.optional-dependencies]
+libraries = ["rocm-sdk-libraries-gfx110X-all==7.10.0"]'
+  printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n[project]\nname = "%s"\nversion = "7.10.0"\n%s\n[tool.setuptools]\npy-modules = []\n' \
+    "$pkg" "$extra" > "$t/pkgs/$pkg/pyproject.toml"
+  python3 -m pip wheel -q --no-deps --no-build-isolation -w "$t/index" "$t/pkgs/$pkg" >/dev/null 2>&1
+done
+run real-pip-rocm-family-package-missing env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null \
+  python3 -m pip install --dry-run --no-index --find-links index "rocm[libraries]"
