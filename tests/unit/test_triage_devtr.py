@@ -88,6 +88,12 @@ _PRELOAD = (
     (_cmake_error("cmake/therock_external_source.cmake:14", "If THEROCK_USE_EXTERNAL_ROCGDB is "
                   "set, THEROCK_ROCGDB_SOURCE_DIR is", "required!"), "cmake", "cmake",
      "therock-external-source-missing", ("THEROCK_ROCGDB_SOURCE_DIR is not set",)),
+    # the configure's Python without a module topology_to_cmake.py imports
+    ("Error loading topology: No module named 'tomli'\nCMake Error at CMakeLists.txt:55 "
+     "(execute_process):\n  execute_process failed command indexes:", "python-packaging",
+     "tomli", "therock-topology-module-missing", ("tomllib", "requirements.txt")),
+    ("Error loading topology: No module named 'yaml'", "python-packaging", "yaml",
+     "therock-topology-module-missing", ("module yaml",)),
     # hipcc: a HIP_PLATFORM it does not know; an AMD option handed to nvcc
     ("error: unknown HIP_PLATFORM = 'rocm'       or HIP_COMPILER = 'clang'exit code 255",
      "rocm-install", "HIP_PLATFORM", "hipcc-unknown-platform", ("'rocm'", "HIP_PLATFORM=amd")),
@@ -143,6 +149,8 @@ def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
     "Warning: HIP_PLATFORM=hcc is deprecated. Please use HIP_PLATFORM=amd.",
     # an external source folder named in a status line
     "-- THEROCK_ROCGDB_SOURCE_DIR points to '/src/rocgdb' which does not exist!",
+    # the topology script's other errors
+    "Error loading topology: [Errno 2] No such file or directory: 'BUILD_TOPOLOGY.toml'",
     # ROCM_SDK_PRELOAD_LIBRARIES only printed, nothing failed
     "ROCM_SDK_PRELOAD_LIBRARIES='amdhip64' exported",
 ])

@@ -148,6 +148,21 @@ def _sysdeps_tool(match: re.Match[str], view: LineView) -> Reading | None:
             "again")
 
 
+def _topology_module(match: re.Match[str], view: LineView) -> Reading | None:
+    module = match.group("module")
+    older = (" (Python before 3.11 has no tomllib and reads TOML with tomli)"
+             if module == "tomli" else "")
+    return Reading(
+        subject=module,
+        cause=f"TheRock's configure runs build_tools/topology_to_cmake.py with the Python CMake "
+              f"found (Python3_EXECUTABLE) to read BUILD_TOPOLOGY.toml, and that Python has no "
+              f"module {module}{older}",
+        fix="install TheRock's Python requirements into that Python (`python3 -m pip install "
+            "-r requirements.txt` in the TheRock checkout, with the same python3 the "
+            "configure found), or configure with another one (-DPython3_EXECUTABLE=<a Python "
+            "3.11 or newer that has them>); then configure again")
+
+
 def _in_source(match: re.Match[str], view: LineView) -> Reading | None:
     if view.cmake_block != "error":
         return None  # the words echoed or quoted, not the project's own stop
@@ -197,6 +212,14 @@ RULES: tuple[Rule, ...] = (
          source=f"{THEROCK}:CMakeLists.txt (find_program(PATCHELF patchelf), "
                 "find_program(MESON_BUILD meson) under THEROCK_BUNDLE_SYSDEPS); reproduced by "
                 "make/devtr.sh"),
+    Rule(id="therock-topology-module-missing", klass="python-packaging",
+         triggers=("Error loading topology",),
+         pattern=rx(r"^Error loading topology: No module named '(?P<module>[\w.]+)'"),
+         read=_topology_module,
+         source=f"{THEROCK}:build_tools/topology_to_cmake.py (main: 'Error loading topology: "
+                "{e}'), build_tools/_therock_utils/build_topology.py (tomllib, else tomli), "
+                "CMakeLists.txt (execute_process of topology_to_cmake.py), requirements.txt "
+                "(tomli for python_version <= '3.10'); reproduced by make/devtr.sh"),
     Rule(id="in-source-build-refused", klass="cmake",
          triggers=("In-source build",),
          pattern=rx(r"In-source builds? (?:are |is )?not allowed"),

@@ -19,6 +19,9 @@
 #  - real-therock-sysdeps-meson-missing: the same with a stand-in patchelf on PATH, no meson.
 #  - real-therock-external-source-missing: the same top-level configure asked to build rocgdb
 #    from sources of one's own (-DTHEROCK_USE_EXTERNAL_ROCGDB=ON) at a folder that is not there.
+#  - real-therock-topology-tomli-missing: the same configure with Python3_EXECUTABLE a Python
+#    3.10 without tomli (made only where one exists: none on Debian 12; the committed log came
+#    from pyenv's 3.10.13).
 #  - real-rocm-sdk-unknown-library: TheRock's rocm_sdk package (its template, as the wheel
 #    ships it) preloading for torch the way build_prod_wheels.py's _rocm_init does, asked for a
 #    library its table does not list (rocshmem: a torch built against a newer rocm).
@@ -84,6 +87,13 @@ run real-therock-subproject-dep-not-declared cmake -S sub -B b5 \
 run real-therock-in-source-build cmake -S rock -B rock
 rm -rf "$t/rock/CMakeCache.txt" "$t/rock/CMakeFiles"
 run real-therock-sources-not-fetched cmake -S rock -B b6
+for py in /usr/bin/python3.10 "$HOME"/.pyenv/versions/3.10*/bin/python3; do
+  if [ -x "$py" ] && ! "$py" -c 'import tomli' 2>/dev/null; then
+    run real-therock-topology-tomli-missing cmake -S rock -B b10 -DPython3_EXECUTABLE="$py" \
+      -DTHEROCK_AMDGPU_FAMILIES=gfx110X-all
+    break
+  fi
+done
 run real-therock-external-source-missing cmake -S rock -B b9 -DTHEROCK_USE_EXTERNAL_ROCGDB=ON \
   -DTHEROCK_ROCGDB_SOURCE_DIR=../rocgdb
 mkdir -p "$t/rock/rocm-systems/projects/hip" "$t/bin"
