@@ -88,6 +88,13 @@ _PRELOAD = (
     (_cmake_error("cmake/therock_external_source.cmake:14", "If THEROCK_USE_EXTERNAL_ROCGDB is "
                   "set, THEROCK_ROCGDB_SOURCE_DIR is", "required!"), "cmake", "cmake",
      "therock-external-source-missing", ("THEROCK_ROCGDB_SOURCE_DIR is not set",)),
+    # a sub-project's sources missing at build time, ninja's and make's words
+    ("ninja: error: '/src/TheRock/rocm-libraries/projects/rocprim/CMakeLists.txt', needed by "
+     "'math-libs/rocPRIM/stamp/configure.stamp', missing and no known rule to make it", "cmake",
+     "cmake", "therock-subproject-sources-missing", ("rocPRIM", "fetch_sources.py")),
+    ("make[2]: *** No rule to make target '/src/TheRock/compiler/amd-llvm/llvm/CMakeLists.txt', "
+     "needed by 'compiler/amd-llvm/stamp/configure.stamp'.  Stop.", "cmake", "cmake",
+     "therock-subproject-sources-missing", ("amd-llvm", "/src/TheRock/compiler/amd-llvm/llvm")),
     # the configure's Python without a module topology_to_cmake.py imports
     ("Error loading topology: No module named 'tomli'\nCMake Error at CMakeLists.txt:55 "
      "(execute_process):\n  execute_process failed command indexes:", "python-packaging",
@@ -149,6 +156,11 @@ def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
     "Warning: HIP_PLATFORM=hcc is deprecated. Please use HIP_PLATFORM=amd.",
     # an external source folder named in a status line
     "-- THEROCK_ROCGDB_SOURCE_DIR points to '/src/rocgdb' which does not exist!",
+    # another missing input of a stamp, or ExternalProject's own stamps
+    "ninja: error: 'base/rocm-cmake/stamp/stage.stamp', needed by "
+    "'compiler/amd-llvm/stamp/configure.stamp', missing and no known rule to make it",
+    "ninja: error: '/src/dep/CMakeLists.txt', needed by 'dep-prefix/src/dep-stamp/"
+    "dep-configure', missing and no known rule to make it",
     # the topology script's other errors
     "Error loading topology: [Errno 2] No such file or directory: 'BUILD_TOPOLOGY.toml'",
     # ROCM_SDK_PRELOAD_LIBRARIES only printed, nothing failed

@@ -163,6 +163,20 @@ def _topology_module(match: re.Match[str], view: LineView) -> Reading | None:
             "3.11 or newer that has them>); then configure again")
 
 
+def _subproject_sources(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path") or match.group("path2")
+    stamp = match.group("stamp") or match.group("stamp2")
+    sub = stamp.rstrip("/").split("/")[-3] if stamp.count("/") >= 2 else stamp
+    return Reading(
+        subject="cmake",
+        cause=f"the build of TheRock's sub-project {sub} needs its sources at {path}, and "
+              "they are not there: the sources TheRock pins (its submodules) were not "
+              "fetched into this checkout, or only in part",
+        fix="fetch them: `python3 build_tools/fetch_sources.py` in the TheRock checkout (it "
+            "checks out the pinned submodules and applies TheRock's patches), then build "
+            "again")
+
+
 def _in_source(match: re.Match[str], view: LineView) -> Reading | None:
     if view.cmake_block != "error":
         return None  # the words echoed or quoted, not the project's own stop
@@ -220,6 +234,18 @@ RULES: tuple[Rule, ...] = (
                 "{e}'), build_tools/_therock_utils/build_topology.py (tomllib, else tomli), "
                 "CMakeLists.txt (execute_process of topology_to_cmake.py), requirements.txt "
                 "(tomli for python_version <= '3.10'); reproduced by make/devtr.sh"),
+    # make's and ninja's words for a sub-project's configure stamp (therock_subproject.cmake's
+    # <binary>/<sub-project>/stamp/configure.stamp) that depends on a CMakeLists.txt not there.
+    Rule(id="therock-subproject-sources-missing", klass="cmake",
+         triggers=("stamp/configure.stamp",),
+         pattern=rx(r"No rule to make target '(?P<path>[^']+/CMakeLists\.txt)', needed by "
+                     r"'(?P<stamp>[^']*/stamp/configure\.stamp)'|^ninja: error: "
+                     r"'(?P<path2>[^']+/CMakeLists\.txt)', needed by "
+                     r"'(?P<stamp2>[^']*/stamp/configure\.stamp)', missing and no known rule"),
+         read=_subproject_sources,
+         source=f"{THEROCK}:cmake/therock_subproject.cmake (the configure stamp depends on the "
+                "sub-project's CMakeLists.txt), build_tools/fetch_sources.py; ninja 1.11's "
+                "and GNU make 4.3's wording, reproduced by make/devtr.sh"),
     Rule(id="in-source-build-refused", klass="cmake",
          triggers=("In-source build",),
          pattern=rx(r"In-source builds? (?:are |is )?not allowed"),

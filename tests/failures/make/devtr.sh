@@ -22,6 +22,10 @@
 #  - real-therock-topology-tomli-missing: the same configure with Python3_EXECUTABLE a Python
 #    3.10 without tomli (made only where one exists: none on Debian 12; the committed log came
 #    from pyenv's 3.10.13).
+#  - real-therock-configure-lit-missing: the same configure (Ninja) with stand-in patchelf and
+#    meson: it goes through the whole super-project and stops at libhipcxx's host program lit.
+#  - real-therock-build-sources-not-fetched: with a stand-in lit too the configure ends, and
+#    ninja stops at the first sub-project (amd-llvm) whose sources were never fetched.
 #  - real-rocm-sdk-unknown-library: TheRock's rocm_sdk package (its template, as the wheel
 #    ships it) preloading for torch the way build_prod_wheels.py's _rocm_init does, asked for a
 #    library its table does not list (rocshmem: a torch built against a newer rocm).
@@ -103,6 +107,12 @@ run real-therock-sysdeps-patchelf-missing env PATH=/usr/bin:/bin cmake -S rock -
 printf '#!/bin/sh\nexit 0\n' > "$t/bin/patchelf"; chmod +x "$t/bin/patchelf"
 run real-therock-sysdeps-meson-missing env PATH="$t/bin:/usr/bin:/bin" cmake -S rock -B b8 \
   -DTHEROCK_AMDGPU_FAMILIES=gfx110X-all
+cp "$t/bin/patchelf" "$t/bin/meson"
+run real-therock-configure-lit-missing env PATH="$t/bin:/usr/bin:/bin" cmake -S rock -B b11 -GNinja \
+  -DTHEROCK_AMDGPU_FAMILIES=gfx110X-all
+cp "$t/bin/patchelf" "$t/bin/lit"
+(cd "$t" && PATH="$t/bin:/usr/bin:/bin" cmake -S rock -B b11 >/dev/null 2>&1)
+run real-therock-build-sources-not-fetched env PATH="$t/bin:/usr/bin:/bin" ninja -C b11
 
 # TheRock's pip SDK: the template package on PYTHONPATH, stand-in backend packages beside it
 mkdir -p "$t/site/_rocm_sdk_core_DEFAULT/lib"
