@@ -88,6 +88,15 @@ _PRELOAD = (
     (_cmake_error("cmake/therock_external_source.cmake:14", "If THEROCK_USE_EXTERNAL_ROCGDB is "
                   "set, THEROCK_ROCGDB_SOURCE_DIR is", "required!"), "cmake", "cmake",
      "therock-external-source-missing", ("THEROCK_ROCGDB_SOURCE_DIR is not set",)),
+    # several selections and no bundle name, wrapped at any word; a family first
+    (_cmake_error("cmake/therock_amdgpu_targets.cmake:415", "More than one AMDGPU target "
+                  "bundle selected (gfx1100;gfx1201):", "THEROCK_AMDGPU_DIST_BUNDLE_NAME must be "
+                  "set explicitly since it cannot be", "inferred."), "gpu-target", "gfx1100",
+     "therock-dist-bundle-name", ("gfx1100, gfx1201",)),
+    (_cmake_error("cmake/therock_amdgpu_targets.cmake:415", "More than one AMDGPU target "
+                  "bundle selected (gfx94X-dcgpu;gfx950-dcgpu): THEROCK_AMDGPU_DIST_BUNDLE_NAME",
+                  "must be set explicitly since it cannot be inferred."), "gpu-target",
+     "gfx94X-dcgpu", "therock-dist-bundle-name", ("-DTHEROCK_AMDGPU_DIST_BUNDLE_NAME=",)),
     # a sub-project's sources missing at build time, ninja's and make's words
     ("ninja: error: '/src/TheRock/rocm-libraries/projects/rocprim/CMakeLists.txt', needed by "
      "'math-libs/rocPRIM/stamp/configure.stamp', missing and no known rule to make it", "cmake",

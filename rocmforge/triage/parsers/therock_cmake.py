@@ -26,6 +26,8 @@ _EXTERNAL_SOURCE = re.compile(r"If THEROCK_USE_EXTERNAL_(?P<pkg>\w+) is set, "
                               r"THEROCK_\w+_SOURCE_DIR is required!"
                               r"|THEROCK_(?P<pkg2>\w+)_SOURCE_DIR points to '(?P<dir>[^']*)' "
                               r"which does not exist!")
+_BUNDLE = re.compile(r"More than one AMDGPU target bundle selected \((?P<sel>[^)]*)\): "
+                     r"THEROCK_AMDGPU_DIST_BUNDLE_NAME must be set explicitly")
 _SYSDEPS_TOOL = re.compile(r"Building with THEROCK_BUNDLE_SYSDEPS=ON "
                            r"(?:or THEROCK_ENABLE_ROCGDB=ON )?on (?P<os>Linux|macOS) requires "
                            r"(?:`(?P<prog>[\w.-]+)`|\(easiest: "
@@ -177,6 +179,22 @@ def _subproject_sources(match: re.Match[str], view: LineView) -> Reading | None:
             "again")
 
 
+def _bundle_name(match: re.Match[str], view: LineView) -> Reading | None:
+    found = _completed(_BUNDLE, view)
+    if found is None:
+        return None
+    chosen = [item for item in found.group("sel").split(";") if item]
+    first = re.match(r"gfx[0-9a-fA-FxX]{2,4}[\w+-]*", chosen[0]) if chosen else None
+    return Reading(
+        subject=first.group(0) if first else "{device}",
+        cause=f"TheRock names its packages after the one family or target selected, and this "
+              f"configure selected several ({', '.join(chosen)}), so it cannot infer the "
+              "name (THEROCK_AMDGPU_DIST_BUNDLE_NAME)",
+        fix="name the bundle yourself: -DTHEROCK_AMDGPU_DIST_BUNDLE_NAME=<name> (it goes "
+            "into the package names), or select a single family that covers the targets "
+            "(-DTHEROCK_AMDGPU_FAMILIES=gfx110X-all, say) instead of several")
+
+
 def _in_source(match: re.Match[str], view: LineView) -> Reading | None:
     if view.cmake_block != "error":
         return None  # the words echoed or quoted, not the project's own stop
@@ -246,6 +264,13 @@ RULES: tuple[Rule, ...] = (
          source=f"{THEROCK}:cmake/therock_subproject.cmake (the configure stamp depends on the "
                 "sub-project's CMakeLists.txt), build_tools/fetch_sources.py; ninja 1.11's "
                 "and GNU make 4.3's wording, reproduced by make/devtr.sh"),
+    Rule(id="therock-dist-bundle-name", klass="gpu-target",
+         triggers=("explicitly",),
+         pattern=rx(r"explicitly"),
+         read=_bundle_name,
+         source=f"{THEROCK}:cmake/therock_amdgpu_targets.cmake (therock_validate_amdgpu_targets), "
+                "CMakeLists.txt (the bundle name is the one family or target selected); "
+                "reproduced by make/devtr.sh"),
     Rule(id="in-source-build-refused", klass="cmake",
          triggers=("In-source build",),
          pattern=rx(r"In-source builds? (?:are |is )?not allowed"),

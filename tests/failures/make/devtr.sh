@@ -6,6 +6,7 @@
 #    does not define (gfx110x-all, lower-case x) -> therock_validate_amdgpu_targets.
 #  - real-therock-amdgpu-target-unknown: THEROCK_AMDGPU_TARGETS given a family name (gfx110X-all).
 #  - real-therock-no-amdgpu-target: neither set.
+#  - real-therock-dist-bundle-name-needed: two targets (gfx1100;gfx1201) and no bundle name.
 #  - real-therock-subproject-host-program-missing: a sub-project that requires a host program (libhipcxx: lit, as
 #    math-libs/CMakeLists.txt declares; therock_cmake_subproject_require_host_program) the PATH lacks.
 #  - real-therock-subproject-dep-not-declared: a sub-project's find_package(hip) of a package
@@ -66,6 +67,7 @@ CM
 run real-therock-amdgpu-family-unknown cmake -S targets -B b1 -DTHEROCK_AMDGPU_FAMILIES=gfx110x-all
 run real-therock-amdgpu-target-unknown cmake -S targets -B b2 -DTHEROCK_AMDGPU_TARGETS=gfx110X-all
 run real-therock-no-amdgpu-target cmake -S targets -B b3
+run real-therock-dist-bundle-name-needed cmake -S targets -B b3b '-DTHEROCK_AMDGPU_TARGETS=gfx1100;gfx1201'
 mkdir -p "$t/prog"
 cat > "$t/prog/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.25)
