@@ -97,6 +97,13 @@ _PRELOAD = (
                   "bundle selected (gfx94X-dcgpu;gfx950-dcgpu): THEROCK_AMDGPU_DIST_BUNDLE_NAME",
                   "must be set explicitly since it cannot be inferred."), "gpu-target",
      "gfx94X-dcgpu", "therock-dist-bundle-name", ("-DTHEROCK_AMDGPU_DIST_BUNDLE_NAME=",)),
+    # rocGDB's Pythons: a name that is no path, a Python without a shared libpython
+    (_cmake_error("cmake/therock_detect_python_versions.cmake:58", "Shared Python executable "
+                  "not found: python3.12"), "cmake", "cmake", "therock-shared-python",
+     ("'python3.12'", "--enable-shared")),
+    (_cmake_error("cmake/therock_detect_python_versions.cmake:62", "Python executable does not "
+                  "support shared libpython: /opt/py/bin/python3", "(from /opt/py/bin/python3)"),
+     "cmake", "cmake", "therock-shared-python", ("/opt/py/bin/python3 was built without",)),
     # a sub-project's sources missing at build time, ninja's and make's words
     ("ninja: error: '/src/TheRock/rocm-libraries/projects/rocprim/CMakeLists.txt', needed by "
      "'math-libs/rocPRIM/stamp/configure.stamp', missing and no known rule to make it", "cmake",

@@ -28,6 +28,9 @@ _EXTERNAL_SOURCE = re.compile(r"If THEROCK_USE_EXTERNAL_(?P<pkg>\w+) is set, "
                               r"which does not exist!")
 _BUNDLE = re.compile(r"More than one AMDGPU target bundle selected \((?P<sel>[^)]*)\): "
                      r"THEROCK_AMDGPU_DIST_BUNDLE_NAME must be set explicitly")
+_SHARED_PYTHON = re.compile(r"Shared Python executable not found: (?P<missing>\S+)"
+                             r"|Python executable does not support shared libpython: "
+                             r"(?P<static>\S+) \(from")
 _SYSDEPS_TOOL = re.compile(r"Building with THEROCK_BUNDLE_SYSDEPS=ON "
                            r"(?:or THEROCK_ENABLE_ROCGDB=ON )?on (?P<os>Linux|macOS) requires "
                            r"(?:`(?P<prog>[\w.-]+)`|\(easiest: "
@@ -195,6 +198,25 @@ def _bundle_name(match: re.Match[str], view: LineView) -> Reading | None:
             "(-DTHEROCK_AMDGPU_FAMILIES=gfx110X-all, say) instead of several")
 
 
+def _shared_python(match: re.Match[str], view: LineView) -> Reading | None:
+    found = _completed(_SHARED_PYTHON, view)
+    if found is None:
+        return None
+    python = found.group("missing") or found.group("static")
+    what = (f"'{python}' is not the path of an existing file (CMake checks the path as given: "
+            "a bare name is not looked up on PATH)" if found.group("missing") else
+            f"{python} was built without a shared libpython (no Py_ENABLE_SHARED, or its "
+            "library file is missing)")
+    return Reading(
+        subject="cmake",
+        cause=f"THEROCK_SHARED_PYTHON_EXECUTABLES lists the Pythons rocGDB embeds, each must "
+              f"have a shared libpython, and {what}",
+        fix="list the full paths of Pythons built with --enable-shared (`python3 -c \"import "
+            "sysconfig; print(sysconfig.get_config_var('Py_ENABLE_SHARED'))\"` prints 1), or "
+            "leave THEROCK_SHARED_PYTHON_EXECUTABLES empty (rocGDB then uses the configure's "
+            "Python if it is shared, else builds without Python)")
+
+
 def _in_source(match: re.Match[str], view: LineView) -> Reading | None:
     if view.cmake_block != "error":
         return None  # the words echoed or quoted, not the project's own stop
@@ -271,6 +293,13 @@ RULES: tuple[Rule, ...] = (
          source=f"{THEROCK}:cmake/therock_amdgpu_targets.cmake (therock_validate_amdgpu_targets), "
                 "CMakeLists.txt (the bundle name is the one family or target selected); "
                 "reproduced by make/devtr.sh"),
+    Rule(id="therock-shared-python", klass="cmake",
+         triggers=("Shared Python executable not found", "(from"),
+         pattern=rx(r"Shared Python executable not found|\(from"),
+         read=_shared_python,
+         source=f"{THEROCK}:cmake/therock_detect_python_versions.cmake "
+                "(therock_detect_shared_python_executables), debug-tools/CMakeLists.txt; "
+                "reproduced by make/devtr.sh (the not-found message)"),
     Rule(id="in-source-build-refused", klass="cmake",
          triggers=("In-source build",),
          pattern=rx(r"In-source builds? (?:are |is )?not allowed"),

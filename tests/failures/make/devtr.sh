@@ -25,6 +25,8 @@
 #    from pyenv's 3.10.13).
 #  - real-therock-configure-lit-missing: the same configure (Ninja) with stand-in patchelf and
 #    meson: it goes through the whole super-project and stops at libhipcxx's host program lit.
+#  - real-therock-shared-python-not-found: the same configure given
+#    THEROCK_SHARED_PYTHON_EXECUTABLES=python3.12 (a name, not a path) for rocGDB's Python.
 #  - real-therock-build-sources-not-fetched: with a stand-in lit too the configure ends, and
 #    ninja stops at the first sub-project (amd-llvm) whose sources were never fetched.
 #  - real-rocm-sdk-unknown-library: TheRock's rocm_sdk package (its template, as the wheel
@@ -113,6 +115,8 @@ cp "$t/bin/patchelf" "$t/bin/meson"
 run real-therock-configure-lit-missing env PATH="$t/bin:/usr/bin:/bin" cmake -S rock -B b11 -GNinja \
   -DTHEROCK_AMDGPU_FAMILIES=gfx110X-all
 cp "$t/bin/patchelf" "$t/bin/lit"
+run real-therock-shared-python-not-found env PATH="$t/bin:/usr/bin:/bin" cmake -S rock -B b12 \
+  -GNinja -DTHEROCK_AMDGPU_FAMILIES=gfx110X-all -DTHEROCK_SHARED_PYTHON_EXECUTABLES=python3.12
 (cd "$t" && PATH="$t/bin:/usr/bin:/bin" cmake -S rock -B b11 >/dev/null 2>&1)
 run real-therock-build-sources-not-fetched env PATH="$t/bin:/usr/bin:/bin" ninja -C b11
 
