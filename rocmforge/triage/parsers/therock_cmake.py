@@ -211,7 +211,7 @@ def _shared_python(match: re.Match[str], view: LineView) -> Reading | None:
         subject="cmake",
         cause=f"THEROCK_SHARED_PYTHON_EXECUTABLES lists the Pythons rocGDB embeds, each must "
               f"have a shared libpython, and {what}",
-        fix="list the full paths of Pythons built with --enable-shared (`python3 -c \"import "
+        fix="list the full paths of Pythons built with `--enable-shared` (`python3 -c \"import "
             "sysconfig; print(sysconfig.get_config_var('Py_ENABLE_SHARED'))\"` prints 1), or "
             "leave THEROCK_SHARED_PYTHON_EXECUTABLES empty (rocGDB then uses the configure's "
             "Python if it is shared, else builds without Python)")
