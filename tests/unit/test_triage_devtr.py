@@ -126,6 +126,10 @@ _PRELOAD = (
      "hipcc-on-nvcc", ("--offload-arch=gfx942", "hipconfig --platform")),
     ("nvcc fatal   : Unknown option '-amdgpu-target=gfx906'", "rocm-install", "HIP_PLATFORM",
      "hipcc-on-nvcc", ("-amdgpu-target=gfx906",)),
+    # TheRock's artifact installer given a plain release version (it exits 0)
+    ("### Installing TheRock using artifacts ###\nThis script requires a nightly or dev release "
+     "version.\nPlease retrieve the correct release version from:\nExiting...", "rocm-install",
+     "rocm", "therock-artifacts-release-not-nightly", ("--latest-release",)),
     # rocm_sdk: a library file missing from its package, any library and folder
     ("FileNotFoundError: Could not find rocm library 'hipblaslt' at path '/venv/lib/python3.12/"
      "site-packages/_rocm_sdk_libraries_gfx110X_all/lib,' no match for pattern "
@@ -177,6 +181,8 @@ def test_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
     "'compiler/amd-llvm/stamp/configure.stamp', missing and no known rule to make it",
     "ninja: error: '/src/dep/CMakeLists.txt', needed by 'dep-prefix/src/dep-stamp/"
     "dep-configure', missing and no known rule to make it",
+    # the installer's sentence quoted inside other text
+    "# note: This script requires a nightly or dev release version. (see docs)",
     # the topology script's other errors
     "Error loading topology: [Errno 2] No such file or directory: 'BUILD_TOPOLOGY.toml'",
     # rocm_sdk's version check as a warning (torch's _rocm_init asks without failing)

@@ -45,6 +45,9 @@
 #  - real-pip-rocm-family-package-missing: pip resolving rocm[libraries] from a local index
 #    (stand-in wheels named as TheRock's _dist_info names them: rocm, rocm-sdk-core) that lacks
 #    rocm-sdk-libraries-gfx110X-all, as an index of another family does.
+#  - real-therock-artifacts-release-not-nightly: TheRock's install_rocm_from_artifacts.py
+#    given --release 7.10.0 (a plain version); made only where boto3, which it imports, is
+#    installed.
 # Writes rounds/d9/cases/<id>.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
@@ -163,3 +166,9 @@ libraries = ["rocm-sdk-libraries-gfx110X-all==7.10.0"]'
 done
 run real-pip-rocm-family-package-missing env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null \
   python3 -m pip install --dry-run --no-index --find-links index "rocm[libraries]"
+
+# TheRock's artifact installer with a release that is not a nightly or dev version
+if python3 -c 'import boto3' 2>/dev/null; then
+  run real-therock-artifacts-release-not-nightly python3 rock/build_tools/install_rocm_from_artifacts.py \
+    --release 7.10.0 --amdgpu-family gfx110X-all --output-dir rocm
+fi
