@@ -1,0 +1,160 @@
+"""pip's own refusals that are not about choosing a release: an index it could not reach,
+a download whose hash is not the pinned one, a requirement it cannot parse, an installed
+package it cannot uninstall, an import of a name the installed package lacks.
+
+Owns: this family's parsers, rules that read values out of a line (or the lines just before
+it) or decline where the lines do not prove the cause. Its exact messages with a fixed answer
+are signatures in config/diagnostics.toml, under the pip install heading. Must not: read files,
+run programs or pick between findings (the engine does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+PIP = "pypa/pip@6d309205789d368b2749d93fd6193d584811efd5"
+
+_BROKEN = re.compile(r"after connection broken by '(?P<why>\w+)\(")
+_HOST = re.compile(r"host='(?P<host>[^']+)'")
+_ERRNO = re.compile(r"\[Errno -?\d+\] (?P<err>[^\"')\\]+)")
+
+
+def _index_unreachable(match: re.Match[str], view: LineView) -> Reading | None:
+    broken = next((line for line in reversed(view.previous) if _BROKEN.search(line)), None)
+    if broken is None:
+        return None
+    name = re.split(r"[<>=!~;\[ (]", match.group("pkg"), maxsplit=1)[0].lower()
+    why = _BROKEN.search(broken)
+    err, host = _ERRNO.search(broken), _HOST.search(broken)
+    said = (err.group("err").strip() if err else "") or (why.group("why") if why else "")
+    where = f" at {host.group('host')}" if host else ""
+    return Reading(
+        subject=name,
+        cause=f"pip could not reach its package index{where} ({said}), so it saw no release "
+              f"of {name} at all: the index URL (--index-url, PIP_INDEX_URL, pip.conf) is "
+              "wrong or the server is down, or a proxy or firewall stands between",
+        fix="check the index URL pip printed ('Looking in indexes') and the network from this "
+            "machine, set the proxy (HTTPS_PROXY, or pip's --proxy) or fix the URL, then rerun")
+
+
+_HASH_OF = re.compile(r"^(?P<pkg>[A-Za-z0-9][\w.-]*)==(?P<ver>\S+) from (?P<url>\S+)")
+
+
+def _hash_mismatch(match: re.Match[str], view: LineView) -> Reading | None:
+    if not any("DO NOT MATCH THE HASHES" in line for line in view.previous):
+        return None
+    what = next((m for m in map(_HASH_OF.search, reversed(view.previous)) if m), None)
+    if what is None:
+        return None
+    pkg, ver = what.group("pkg").lower(), what.group("ver")
+    return Reading(
+        subject=pkg,
+        cause=f"the file pip got for {pkg} {ver} ({what.group('url').rsplit('/', 1)[-1]}) does "
+              "not have the sha256 the requirements file pins: the index now serves another "
+              "file under that version (a rebuilt wheel, another platform's wheel), the download "
+              "was cut or altered (a proxy, a full disk), or the pin is stale",
+        fix=f"download {pkg} {ver} again (`python -m pip download --no-deps --no-cache-dir "
+            f"{pkg}=={ver}`) and compare `python -m pip hash` with the pin; if the file is "
+            "the one you want, update the --hash in the requirements file, else fix the index")
+
+
+_INVALID = re.compile(r"Invalid requirement: '(?P<req>[^']+)'")
+
+
+def _invalid_requirement(match: re.Match[str], view: LineView) -> Reading | None:
+    requirement = match.group("req")
+    name = re.split(r"[<>=!~;\[ (@]", requirement, maxsplit=1)[0].lower()
+    if not name:
+        return None
+    hint = ""
+    if re.search(r"[^<>=!~]=[^=]", requirement):
+        hint = " (a single `=`: pip's operator is `==`)"
+    return Reading(
+        subject=name,
+        cause=f"pip could not parse the requirement '{requirement}'{hint}: it is not a "
+              "name with a version specifier as PEP 508 writes them, so pip installed nothing",
+        fix=f"write it as pip reads it: `{name}==<version>` (or >=, ~=; extras in [] after the "
+            "name; a URL as `name @ url`), in the command or the requirements file, then rerun")
+
+
+_UNINSTALL = re.compile(r"Cannot uninstall '?(?P<pkg>[A-Za-z0-9][\w.-]*)'?(?: (?P<ver>[\w.+!-]+))?")
+
+
+def _no_record(match: re.Match[str], view: LineView) -> Reading | None:
+    said = _UNINSTALL.search(view.text)
+    if said is None:  # pip 25+: the reason is the line after "× Cannot uninstall X V"
+        said = next((m for m in map(_UNINSTALL.search, reversed(view.previous[-2:])) if m),
+                    None)
+    if said is None:
+        return None
+    pkg, ver = said.group("pkg").lower(), (said.group("ver") or "").rstrip(",.")
+    how = ("installed by distutils (a bare .egg-info: a distro package, or `setup.py "
+           "install`)") if "distutils" in view.text else (
+        "installed without a RECORD of its files (a distro package manager, or a tool other "
+        "than pip)")
+    return Reading(
+        subject=pkg,
+        cause=f"pip must replace the installed {pkg}{' ' + ver if ver else ''} but cannot "
+              f"uninstall it: it was {how}, so pip cannot tell which files are its",
+        fix=f"install into a venv (`python -m venv` without --system-site-packages), where "
+            f"no system {pkg} is in the way; or let pip install over it without uninstalling "
+            f"(`python -m pip install --ignore-installed {pkg}`); or remove it with the tool "
+            "that installed it (apt, dnf) first")
+
+
+_CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(?P<name>\w+)' from "
+                            r"'(?P<mod>[\w.]+)'(?: \((?P<path>[^)]+)\))?")
+
+
+def _cannot_import(match: re.Match[str], view: LineView) -> Reading | None:
+    if "circular import" in view.text or "unknown location" in view.text:
+        return None  # a module half-initialised, or a namespace package: another cause
+    name, module = match.group("name"), match.group("mod")
+    top = module.split(".")[0]
+    where = f" (from {match.group('path')})" if match.group("path") else ""
+    return Reading(
+        subject=top,
+        cause=f"the installed {module}{where} has no '{name}': the code that imports it was "
+              f"written for another {top} version than the one installed",
+        fix=f"install the {top} version the importing package requires (its requirements or "
+            f"pyproject pin it; `python -m pip show {top}` shows the installed one), or a "
+            f"release of the importing package made for this {top}")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="pip-index-unreachable", klass="python-packaging",
+         triggers=("No matching distribution found for",),
+         pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
+         read=_index_unreachable,
+         source=f"{PIP}:src/pip/_vendor/urllib3/connectionpool.py (\"Retrying (%r) after "
+         "connection broken by '%r'\") and src/pip/_internal/resolution/resolvelib/factory.py "
+         "(\"No matching distribution found for\"); reproduced: make/devpy.sh"),
+    Rule(id="pip-hash-mismatch", klass="python-packaging",
+         triggers=("Expected sha256",),
+         pattern=rx(r"^Expected sha256 [0-9a-f]+"),
+         read=_hash_mismatch,
+         source=f"{PIP}:src/pip/_internal/exceptions/hashes.py (HashMismatch: \"THESE PACKAGES "
+         "DO NOT MATCH THE HASHES\", then each \"Expected sha256\" / \"Got\"); make/devpy.sh"),
+    Rule(id="pip-invalid-requirement", klass="python-packaging",
+         triggers=("Invalid requirement: '",),
+         pattern=rx(r"^(?:ERROR: )?Invalid requirement: '(?P<req>[^']+)'"),
+         read=_invalid_requirement,
+         source=f"{PIP}:src/pip/_internal/req/constructors.py (InstallationError \"Invalid "
+         "requirement: {name!r}: {exc}\"); make/devpy.sh"),
+    Rule(id="pip-uninstall-unrecorded", klass="python-packaging",
+         triggers=("RECORD file", "distutils installed project"),
+         pattern=rx(r"RECORD file (?:not found|was found for)|It is a distutils installed "
+                    r"project"),
+         read=_no_record,
+         source=f"{PIP}:src/pip/_internal/exceptions/uninstall.py (UninstallMissingRecord, "
+         "LegacyDistutilsInstall); pip 26.3 as installed here prints them on one line; "
+         "make/devpy.sh"),
+    Rule(id="import-name-missing", klass="python-packaging", tier=2,
+         triggers=("cannot import name",),
+         pattern=_CANNOT_IMPORT,
+         read=_cannot_import,
+         source="CPython's ImportError for `from M import N` where M has no N (Python/ceval.c "
+         "import_from, 3.11 as installed here); make/devpy.sh"),
+)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# devpy's d9 cases: real output of pip, setuptools, CPython, gcc and torch's cpp_extension run
+# here on tiny projects made in a temporary folder (no network: local wheels, a closed port).
+#  - real-pip-index-connection-refused: an --index-url on a closed local port.
+#  - real-pip-hash-mismatch-pinned-wheel: a local wheel pinned with the wrong --hash.
+#  - real-pip-invalid-requirement-single-equals: `pip install 'torch=2.1'`.
+#  - real-pip-uninstall-no-record-file / real-pip-uninstall-distutils-project: a venv whose
+#    blinker 1.4 has no RECORD (a .dist-info without it, a bare .egg-info file), upgraded.
+#  - real-pip-user-install-in-venv: --user inside a venv without system site-packages.
+#  - real-pip-directory-not-installable: an empty folder (an unfilled submodule).
+#  - real-pip-requirements-file-missing: -r naming a file that is not there.
+#  - real-setuptools-flat-layout-multiple-packages: two top-level packages, no packages=.
+#  - real-gcc-python-h-missing: a C file including Python.h, no include path.
+#  - real-cpp-extension-cuda-home-unset: a CUDAExtension setup.py run by a torch that is not
+#    a ROCm build, on a machine without CUDA.
+#  - real-python-cannot-import-name-from-torch: `from torch import <a name torch lacks>`.
+#  - real-pip-backend-unavailable-no-setuptools: --no-build-isolation in a venv without
+#    setuptools (already right before d9: no-module).
+#  - negatives: real-pip-extra-index-refused-then-installed (the retry warning, then the
+#    wheel from --find-links installs) and real-python-circular-import-cannot-import-name.
+# Writes rounds/d9/cases/<id>.log
+set -u
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+export LANG=C PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
+unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_USER PIP_NO_CACHE_DIR
+py=$(command -v python3)
+pip() { "$py" -m pip --python "$t/v/bin/python" "$@"; }
+run() {  # run <id> <command...>: its output and exit code, the temp folder renamed
+  local id=$1; shift
+  (cd "$t" && "$@" 2>&1; echo "exit code $?") | sed -e "s#$t#/home/user/build#g" \
+    > "$cases/$id.log"
+}
+"$py" -m venv --without-pip "$t/v"
+"$py" -m venv --without-pip --system-site-packages "$t/vs"
+# a blinker 1.9.0 wheel, built here
+mkdir -p "$t/bl/blinker" && touch "$t/bl/blinker/__init__.py"
+printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'\
+'[project]\nname = "blinker"\nversion = "1.9.0"\n' > "$t/bl/pyproject.toml"
+"$py" -m pip wheel -q --no-deps --no-build-isolation -w "$t/wh" "$t/bl" >/dev/null 2>&1
+run real-pip-index-connection-refused pip install --index-url http://127.0.0.1:9/simple \
+  --retries 1 --timeout 2 rocm-sdk-libraries
+run real-pip-extra-index-refused-then-installed pip install --index-url \
+  http://127.0.0.1:9/simple --retries 0 --timeout 2 --find-links wh blinker
+echo "./wh/blinker-1.9.0-py3-none-any.whl --hash=sha256:$(printf '0%.0s' {1..64})" \
+  > "$t/hashed.txt"
+run real-pip-hash-mismatch-pinned-wheel pip install --no-deps -r hashed.txt
+run real-pip-invalid-requirement-single-equals pip install --no-index 'torch=2.1'
+sp=$("$t/v/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+mkdir -p "$sp/blinker-1.4.dist-info"
+printf 'Metadata-Version: 2.1\nName: blinker\nVersion: 1.4\n' > "$sp/blinker-1.4.dist-info/METADATA"
+run real-pip-uninstall-no-record-file pip install --no-index --find-links wh blinker==1.9.0
+rm -r "$sp/blinker-1.4.dist-info"
+printf 'Metadata-Version: 1.0\nName: blinker\nVersion: 1.4\n' > "$sp/blinker-1.4-py3.11.egg-info"
+run real-pip-uninstall-distutils-project pip install --no-index --find-links wh blinker==1.9.0
+rm "$sp/blinker-1.4-py3.11.egg-info"
+run real-pip-user-install-in-venv pip install --user --no-index blinker
+mkdir -p "$t/third_party/composable_kernel"
+run real-pip-directory-not-installable pip install --no-index ./third_party/composable_kernel
+run real-pip-requirements-file-missing pip install --no-index -r requirements-rocm.txt
+mkdir -p "$t/flat/mypkg" "$t/flat/build_rocm"
+touch "$t/flat/mypkg/__init__.py" "$t/flat/build_rocm/__init__.py"
+printf 'from setuptools import setup\nsetup(name="mypkg", version="0.1")\n' > "$t/flat/setup.py"
+run real-setuptools-flat-layout-multiple-packages "$py" -m pip --python "$t/vs/bin/python" \
+  install --no-index --no-build-isolation --no-deps ./flat
+run real-pip-backend-unavailable-no-setuptools pip install --no-index --no-build-isolation \
+  --no-deps ./flat
+printf '#include <Python.h>\nint main(void) { return Py_IsInitialized(); }\n' > "$t/ext.c"
+run real-gcc-python-h-missing gcc -c ext.c -o ext.o
+printf '%s\n' 'from setuptools import setup' \
+  'from torch.utils.cpp_extension import BuildExtension, CUDAExtension' \
+  'setup(name="fused_ops", ext_modules=[CUDAExtension("fused_ops", ["fused.cu"])],' \
+  '      cmdclass={"build_ext": BuildExtension})' > "$t/setup.py"
+run real-cpp-extension-cuda-home-unset env -u CUDA_HOME -u CUDA_PATH -u ROCM_HOME \
+  -u ROCM_PATH "$py" setup.py build_ext
+run real-python-cannot-import-name-from-torch "$py" -c \
+  'from torch import rocm_sdk_initialize'
+mkdir -p "$t/loop"
+printf 'from loop.b import helper\n\ndef setup_ops():\n    return helper\n' > "$t/loop/a.py"
+printf 'from loop.a import setup_ops\n\ndef helper():\n    return setup_ops\n' > "$t/loop/b.py"
+touch "$t/loop/__init__.py"
+run real-python-circular-import-cannot-import-name "$py" -c 'import loop.a'
