@@ -39,6 +39,31 @@ def _index_unreachable(match: re.Match[str], view: LineView) -> Reading | None:
             "machine, set the proxy (HTTPS_PROXY, or pip's --proxy) or fix the URL, then rerun")
 
 
+_SKIPPED = re.compile(r"Ignored the following versions that require a different python "
+                      r"version: (?P<list>.+)$")
+_ONE_SKIPPED = re.compile(r"(?P<ver>\S+) Requires-Python (?P<spec>[^;]+)")
+
+
+def _python_excluded(match: re.Match[str], view: LineView) -> Reading | None:
+    if not any("(from versions: none)" in line for line in view.previous[-2:]):
+        return None  # other releases were there: Requires-Python is not shown to be why
+    skipped = next((m for m in map(_SKIPPED.search, reversed(view.previous)) if m), None)
+    if skipped is None:
+        return None
+    pairs = _ONE_SKIPPED.findall(skipped.group("list"))
+    if not pairs:
+        return None
+    name = re.split(r"[<>=!~;\[ (]", match.group("pkg"), maxsplit=1)[0].lower()
+    ver, spec = pairs[-1][0], pairs[-1][1].strip()
+    return Reading(
+        subject=name,
+        cause=f"every release of {name} the index offered was skipped for its Requires-Python "
+              f"({ver} requires Python {spec}; {len(pairs)} release(s) skipped): the "
+              "Python running pip is outside the range those releases support",
+        fix=f"run pip with a Python that {name} {ver} supports ({spec}: create the venv with "
+            f"that Python), or ask for an older {name} release made for this Python")
+
+
 _HASH_OF = re.compile(r"^(?P<pkg>[A-Za-z0-9][\w.-]*)==(?P<ver>\S+) from (?P<url>\S+)")
 
 
@@ -131,6 +156,13 @@ RULES: tuple[Rule, ...] = (
          source=f"{PIP}:src/pip/_vendor/urllib3/connectionpool.py (\"Retrying (%r) after "
          "connection broken by '%r'\") and src/pip/_internal/resolution/resolvelib/factory.py "
          "(\"No matching distribution found for\"); reproduced: make/devpy.sh"),
+    Rule(id="pip-requires-python-excluded", klass="python-packaging",
+         triggers=("No matching distribution found for",),
+         pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
+         read=_python_excluded,
+         source=f"{PIP}:src/pip/_internal/resolution/resolvelib/factory.py (\"Ignored the "
+         "following versions that require a different python version: %s\", joined by '; ', "
+         "from package_finder.py's \"{version} Requires-Python {spec}\"); make/devpy.sh"),
     Rule(id="pip-hash-mismatch", klass="python-packaging",
          triggers=("Expected sha256",),
          pattern=rx(r"^Expected sha256 [0-9a-f]+"),

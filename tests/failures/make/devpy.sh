@@ -13,6 +13,9 @@
 #  - real-gcc-python-h-missing: a C file including Python.h, no include path.
 #  - real-cpp-extension-cuda-home-unset: a CUDAExtension setup.py run by a torch that is not
 #    a ROCm build, on a machine without CUDA.
+#  - real-pip-requires-python-excluded-all: a file:// index whose only release needs
+#    Python >=3.99.
+#  - real-cpp-extension-ninja-missing: load_inline with only the compilers on PATH.
 #  - real-python-cannot-import-name-from-torch: `from torch import <a name torch lacks>`.
 #  - real-pip-backend-unavailable-no-setuptools: --no-build-isolation in a venv without
 #    setuptools (already right before d9: no-module).
@@ -37,7 +40,7 @@ run() {  # run <id> <command...>: its output and exit code, the temp folder rena
 mkdir -p "$t/bl/blinker" && touch "$t/bl/blinker/__init__.py"
 printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'\
 '[project]\nname = "blinker"\nversion = "1.9.0"\n' > "$t/bl/pyproject.toml"
-"$py" -m pip wheel -q --no-deps --no-build-isolation -w "$t/wh" "$t/bl" >/dev/null 2>&1
+SOURCE_DATE_EPOCH=315532800 "$py" -m pip wheel -q --no-deps --no-build-isolation -w "$t/wh" "$t/bl" >/dev/null 2>&1
 run real-pip-index-connection-refused pip install --index-url http://127.0.0.1:9/simple \
   --retries 1 --timeout 2 rocm-sdk-libraries
 run real-pip-extra-index-refused-then-installed pip install --index-url \
@@ -80,3 +83,20 @@ printf 'from loop.b import helper\n\ndef setup_ops():\n    return helper\n' > "$
 printf 'from loop.a import setup_ops\n\ndef helper():\n    return setup_ops\n' > "$t/loop/b.py"
 touch "$t/loop/__init__.py"
 run real-python-circular-import-cannot-import-name "$py" -c 'import loop.a'
+# an index (a local file:// one) whose only blinker requires a Python newer than this one
+mkdir -p "$t/idx/simple/blinker"
+"$py" -m venv --without-pip "$t/vr"
+cp "$t/wh/blinker-1.9.0-py3-none-any.whl" "$t/idx/simple/blinker/"
+printf '<!DOCTYPE html><html><body>\n<a href="blinker-1.9.0-py3-none-any.whl" '\
+'data-requires-python="&gt;=3.99">blinker-1.9.0-py3-none-any.whl</a>\n</body></html>\n' \
+  > "$t/idx/simple/blinker/index.html"
+run real-pip-requires-python-excluded-all "$py" -m pip --python "$t/vr/bin/python" install \
+  --index-url "file://$t/idx/simple" blinker
+# torch's JIT build with no ninja on PATH (only the compilers)
+mkdir -p "$t/nobin"
+for tool in gcc g++ c++; do ln -s "$(command -v "$tool")" "$t/nobin/$tool"; done
+real_py=$("$py" -c 'import sys; print(sys.executable)')
+printf '%s\n' 'from torch.utils.cpp_extension import load_inline' \
+  'load_inline(name="probe", cpp_sources="int probe() { return 1; }", functions=["probe"])' \
+  > "$t/jit.py"
+run real-cpp-extension-ninja-missing env PATH="$t/nobin" "$real_py" jit.py
