@@ -99,8 +99,8 @@ RULES: tuple[Rule, ...] = (
     # ROCm torch; without that, either of the two conditions may be the one that failed.
     Rule(id="cpp-extension-cuda-home-unset", klass="rocm-disabled", tier=2,
          triggers=("CUDA_HOME environment variable is not set",),
-         pattern=rx(r"CUDA_HOME environment variable is not set\. Please set it to your CUDA "
-                    r"install root"),
+         pattern=rx(r"^(?:OSError: )?CUDA_HOME environment variable is not set\. Please set "
+                    r"it to your CUDA install root"),
          read=_cuda_home_unset,
          source=f"{CPP_EXTENSION} (_join_cuda_home's OSError; ROCM_HOME = _find_rocm_home() "
                 "only for a torch with torch.version.hip; IS_HIP_EXTENSION); read in torch "

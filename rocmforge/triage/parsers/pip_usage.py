@@ -177,8 +177,9 @@ RULES: tuple[Rule, ...] = (
          "requirement: {name!r}: {exc}\"); make/devpy.sh"),
     Rule(id="pip-uninstall-unrecorded", klass="python-packaging",
          triggers=("RECORD file", "distutils installed project"),
-         pattern=rx(r"RECORD file (?:not found|was found for)|It is a distutils installed "
-                    r"project"),
+         pattern=rx(r"^(?:ERROR: )?Cannot uninstall .*(?:RECORD file not found|It is a "
+                    r"distutils installed project)|^(?:╰─> )?(?:The package's contents are "
+                    r"unknown: no RECORD file was found|It is a distutils installed project)"),
          read=_no_record,
          source=f"{PIP}:src/pip/_internal/exceptions/uninstall.py (UninstallMissingRecord, "
          "LegacyDistutilsInstall); pip 26.3 as installed here prints them on one line; "

@@ -1,0 +1,182 @@
+"""Value reading of the pip, setuptools, CPython and cpp_extension shapes added for d9
+(devpy), from lines the real tools printed here (tests/failures/make/devpy.sh; the one-line
+uninstall and hash forms are pip 23.2's, from the venv that CPython 3.11's ensurepip makes).
+Each test asserts the values read; the look-alikes (a retry warning pip recovers from, other
+releases offered besides the ones Requires-Python skipped, a circular import, a hash report
+without its heading, a CUDA_HOME error beside a ROCm torch) claim nothing or leave the answer
+to the rule that owns it."""
+
+from __future__ import annotations
+
+from rocmforge.triage import explain_text
+
+_RETRY = ("WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, "
+          "status=None)) after connection broken by 'NewConnectionError(\"HTTPConnection("
+          "host='pypi.internal.example', port=8080): Failed to establish a new connection: "
+          "[Errno 111] Connection refused\")': /simple/torch/\n")
+_NO_MATCH = ("ERROR: Could not find a version that satisfies the requirement torch==2.9.1 "
+             "(from versions: none)\nERROR: No matching distribution found for torch==2.9.1\n")
+
+
+def test_an_index_that_refused_the_connection_is_named_with_host_and_errno() -> None:
+    d = explain_text("Looking in indexes: http://pypi.internal.example:8080/simple\n"
+                     + _RETRY + _NO_MATCH)
+    assert (d.klass, d.subject, d.rule) == ("python-packaging", "torch",
+                                            "pip-index-unreachable")
+    assert d.cause.startswith("pip could not reach its package index at "
+                              "pypi.internal.example (Connection refused), so it saw no "
+                              "release of torch at all")
+    assert "HTTPS_PROXY" in d.fix
+
+
+def test_a_name_resolution_failure_reads_its_own_errno_text() -> None:
+    line = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, "
+            "status=None)) after connection broken by 'NameResolutionError(\"<urllib3."
+            "connection.HTTPSConnection object at 0x7f>: Failed to resolve 'download.pytorch"
+            ".org' ([Errno -3] Temporary failure in name resolution)\")': /whl/rocm6.4/torch/\n")
+    d = explain_text(line + _NO_MATCH)
+    assert d.rule == "pip-index-unreachable"
+    assert "(Temporary failure in name resolution)" in d.cause
+
+
+def test_without_the_retry_warning_the_plain_no_release_answer_stays() -> None:
+    d = explain_text(_NO_MATCH)
+    assert d.rule == "no-distribution"
+
+
+def test_a_retry_warning_pip_recovered_from_claims_nothing() -> None:
+    d = explain_text(_RETRY + "Processing ./wh/blinker-1.9.0-py3-none-any.whl\n"
+                     "Installing collected packages: blinker\n"
+                     "Successfully installed blinker-1.9.0\n")
+    assert d.klass is None and d.rule == ""
+
+
+_IGNORED = ("ERROR: Ignored the following versions that require a different python version: "
+            "2.8.0 Requires-Python >=3.10; 2.9.0 Requires-Python >=3.10\n")
+
+
+def test_requires_python_reads_the_version_and_range_skipped() -> None:
+    d = explain_text(_IGNORED + _NO_MATCH.replace("torch==2.9.1", "torch"))
+    assert (d.subject, d.rule) == ("torch", "pip-requires-python-excluded")
+    assert "(2.9.0 requires Python >=3.10; 2 release(s) skipped)" in d.cause
+    assert "torch 2.9.0 supports (>=3.10" in d.fix
+
+
+def test_requires_python_with_other_releases_offered_is_not_claimed_by_it() -> None:
+    offered = _NO_MATCH.replace("(from versions: none)", "(from versions: 2.5.0, 2.6.0)")
+    d = explain_text(_IGNORED + offered)
+    assert d.rule != "pip-requires-python-excluded"
+
+
+_HASHES = ("ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. If you "
+           "have updated the package versions, please update the hashes. Otherwise, examine "
+           "the package contents carefully; someone may have tampered with them.\n"
+           "    triton==3.3.0 from https://download.pytorch.org/whl/triton-3.3.0-cp312-cp312-"
+           "manylinux_2_28_x86_64.whl (from -r requirements.txt (line 4)):\n"
+           "        Expected sha256 1c2d\n"
+           "             Got        9f8e\n")
+
+
+def test_a_hash_mismatch_names_the_package_version_and_file() -> None:
+    d = explain_text(_HASHES)
+    assert (d.subject, d.rule) == ("triton", "pip-hash-mismatch")
+    assert d.cause.startswith("the file pip got for triton 3.3.0 (triton-3.3.0-cp312-cp312-"
+                              "manylinux_2_28_x86_64.whl) does not have the sha256")
+    assert "`python -m pip download --no-deps --no-cache-dir triton==3.3.0`" in d.fix
+
+
+def test_expected_sha256_without_pips_heading_claims_nothing() -> None:
+    d = explain_text("    foo==1.0 from https://x/foo-1.0.tar.gz:\n        Expected sha256 "
+                     "1c2d\n             Got        9f8e\n")
+    assert d.rule != "pip-hash-mismatch"
+
+
+def test_an_invalid_requirement_reads_the_name_and_the_single_equals() -> None:
+    d = explain_text("ERROR: Invalid requirement: 'torch=2.1': Expected semicolon (after name "
+                     "with no version specifier) or end\n")
+    assert (d.subject, d.rule) == ("torch", "pip-invalid-requirement")
+    assert "'torch=2.1' (a single `=`: pip's operator is `==`)" in d.cause
+    d = explain_text("ERROR: Invalid requirement: 'torchvision>0.20,': Expected end\n")
+    assert d.subject == "torchvision" and "single" not in d.cause
+
+
+def test_both_uninstall_shapes_of_pip_are_read() -> None:
+    old = explain_text("ERROR: Cannot uninstall blinker 1.4, RECORD file not found. You might "
+                       "be able to recover from this via: 'pip install --force-reinstall "
+                       "--no-deps blinker==1.4'.\n")
+    assert (old.subject, old.rule) == ("blinker", "pip-uninstall-unrecorded")
+    assert "the installed blinker 1.4 but cannot uninstall it" in old.cause
+    distutils = explain_text("ERROR: Cannot uninstall 'PyYAML'. It is a distutils installed "
+                             "project and thus we cannot accurately determine which files "
+                             "belong to it which would lead to only a partial uninstall.\n")
+    assert distutils.subject == "pyyaml" and "installed by distutils" in distutils.cause
+    new = explain_text("error: uninstall-no-record-file\n\n× Cannot uninstall numpy 1.26.4\n"
+                       "╰─> The package's contents are unknown: no RECORD file was found for "
+                       "numpy.\n")
+    assert (new.subject, new.rule) == ("numpy", "pip-uninstall-unrecorded")
+    assert "--ignore-installed numpy" in new.fix
+
+
+def test_cannot_import_name_reads_module_and_name_but_not_a_circular_import() -> None:
+    d = explain_text("ImportError: cannot import name 'is_hip_available' from "
+                     "'torch.utils.cpp_extension' (/venv/lib/python3.12/site-packages/torch/"
+                     "utils/cpp_extension.py)\n")
+    assert (d.subject, d.rule) == ("torch", "import-name-missing")
+    assert "the installed torch.utils.cpp_extension (from /venv/" in d.cause
+    assert "has no 'is_hip_available'" in d.cause
+    loop = explain_text("ImportError: cannot import name 'setup_ops' from partially "
+                        "initialized module 'loop.a' (most likely due to a circular import) "
+                        "(/src/loop/a.py)\n")
+    assert loop.klass is None
+    namespace = explain_text("ImportError: cannot import name 'ops' from 'vllm' "
+                             "(unknown location)\n")
+    assert namespace.klass is None
+
+
+def test_cuda_home_alone_is_the_cpp_extension_rule_and_with_a_rocm_torch_the_entry() -> None:
+    line = ("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA "
+            "install root.\n")
+    d = explain_text(line)
+    assert (d.klass, d.subject, d.rule) == ("rocm-disabled", "USE_ROCM",
+                                            "cpp-extension-cuda-home-unset")
+    assert "torch.version.hip" in d.fix
+    rocm = explain_text("torch 2.7.0+rocm6.3 is installed\n" + line)
+    assert rocm.rule == "cuda-path-with-rocm-torch"
+
+
+def test_fixed_text_entries_read_their_values() -> None:
+    d = explain_text("ERROR: Directory 'third_party/flash-attention' is not installable. "
+                     "Neither 'setup.py' nor 'pyproject.toml' found.\n")
+    assert d.rule == "pip-directory-not-installable"
+    assert "the folder third_party/flash-attention" in d.cause
+    d = explain_text("ERROR: Could not open requirements file: [Errno 2] No such file or "
+                     "directory: 'requirements/rocm.txt'\n")
+    assert d.rule == "pip-requirements-file-missing"
+    assert "/path/to/requirements/rocm.txt" in d.fix
+    d = explain_text("error: Multiple top-level packages discovered in a flat-layout: "
+                     "['csrc', 'aiter'].\n")
+    assert d.rule == "setuptools-flat-layout" and "(['csrc', 'aiter'])" in d.cause
+    d = explain_text("/tmp/x/ext.cpp:2:10: fatal error: 'Python.h' file not found\n")
+    assert (d.subject, d.rule) == ("python3-dev", "python-headers-missing")
+
+
+def test_echoed_words_and_warnings_claim_nothing() -> None:
+    for text in ("+ echo 'Ninja is required' >> notes.txt\n",
+                 "UserWarning: Attempted to use ninja as the BuildExtension backend but we "
+                 "could not find ninja.. Falling back to using the slow distutils backend.\n",
+                 "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n",
+                 "$ pip install --user -r requirements.txt\n"):
+        assert explain_text(text).klass is None, text
+
+
+def test_the_messages_inside_an_echoed_or_grepped_command_claim_nothing() -> None:
+    for text in ('+ grep -q "Ninja is required to load C++ extensions" build.log\n',
+                 "+ echo \"ERROR: Can not perform a '--user' install. User site-packages are "
+                 "not visible in this virtualenv.\"\n",
+                 'grep "fatal error: Python.h: No such file or directory" build.log\n',
+                 "+ echo 'OSError: CUDA_HOME environment variable is not set. Please set it to "
+                 "your CUDA install root.'\n",
+                 "+ test -f setup.py || echo \"Directory '.' is not installable. Neither "
+                 "'setup.py' nor 'pyproject.toml' found.\"\n",
+                 "grep 'Cannot uninstall blinker 1.4, RECORD file not found' log\n"):
+        assert explain_text(text).klass is None, text
