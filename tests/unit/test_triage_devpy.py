@@ -180,3 +180,23 @@ def test_the_messages_inside_an_echoed_or_grepped_command_claim_nothing() -> Non
                  "'setup.py' nor 'pyproject.toml' found.\"\n",
                  "grep 'Cannot uninstall blinker 1.4, RECORD file not found' log\n"):
         assert explain_text(text).klass is None, text
+
+
+def test_a_wheel_renamed_by_a_second_download_is_read_with_its_proper_name() -> None:
+    d = explain_text("ERROR: torch-2.9.1+rocm6.4-cp312-cp312-manylinux_2_28_x86_64 (2).whl is "
+                     "not a supported wheel on this platform.\n")
+    assert (d.subject, d.rule) == ("torch", "pip-wheel-renamed-copy")
+    assert 'carries "(2)"' in d.cause
+    assert "torch-2.9.1+rocm6.4-cp312-cp312-manylinux_2_28_x86_64.whl" in d.fix
+    plain = explain_text("ERROR: torch-2.9.1-cp314-cp314-manylinux_2_28_x86_64.whl is not a "
+                         "supported wheel on this platform.\n")
+    assert plain.rule == "pip-unsupported-wheel"
+
+
+def test_python_without_pip_reads_the_interpreter_and_a_missing_pip_import_is_other() -> None:
+    d = explain_text("/home/u/.venv/bin/python3: No module named pip\n")
+    assert (d.subject, d.rule) == ("pip", "python-no-pip-module")
+    assert "`/home/u/.venv/bin/python3 -m ensurepip --upgrade`" in d.fix
+    assert explain_text("+ echo 'python: No module named pip' >> log\n").rule == ""
+    assert explain_text("/usr/bin/python3: No module named pipx\n").rule != \
+        "python-no-pip-module"

@@ -64,6 +64,29 @@ def _python_excluded(match: re.Match[str], view: LineView) -> Reading | None:
             f"that Python), or ask for an older {name} release made for this Python")
 
 
+def _renamed_wheel(match: re.Match[str], view: LineView) -> Reading | None:
+    wheel = match.group("wheel").replace("\\", "/").rsplit("/", 1)[-1]
+    proper = wheel.replace(match.group("copy"), "")
+    return Reading(
+        subject=re.split(r"-\d", proper, maxsplit=1)[0].lower().replace("_", "-"),
+        cause=f"pip reads a wheel's Python and platform tags from its file name, and {wheel} "
+              f"carries \"{match.group('copy').strip()}\" (a second download of the same "
+              "file renamed it), so its platform tag matches no platform",
+        fix=f"rename the file back to {proper} (or download it again into an empty folder) "
+            "and install that")
+
+
+def _no_pip(match: re.Match[str], view: LineView) -> Reading | None:
+    python = match.group("python")
+    return Reading(
+        subject="pip",
+        cause=f"{python} has no pip module: its environment was made without pip (`python -m "
+              "venv --without-pip`, or a tool that makes venvs without it) or pip was removed, "
+              "so `python -m pip` cannot run in it",
+        fix=f"put pip into it (`{python} -m ensurepip --upgrade`), or recreate the venv with "
+            "pip (`python -m venv <dir>`), then rerun")
+
+
 _HASH_OF = re.compile(r"^(?P<pkg>[A-Za-z0-9][\w.-]*)==(?P<ver>\S+) from (?P<url>\S+)")
 
 
@@ -163,6 +186,21 @@ RULES: tuple[Rule, ...] = (
          source=f"{PIP}:src/pip/_internal/resolution/resolvelib/factory.py (\"Ignored the "
          "following versions that require a different python version: %s\", joined by '; ', "
          "from package_finder.py's \"{version} Requires-Python {spec}\"); make/devpy.sh"),
+    Rule(id="pip-wheel-renamed-copy", klass="python-packaging",
+         triggers=("is not a supported wheel on this platform",),
+         pattern=rx(r"^(?:ERROR: )?(?P<wheel>.+?(?P<copy> \(\d+\))\.whl) is not a supported "
+                    r"wheel on this platform"),
+         read=_renamed_wheel,
+         source=f"{PIP}:src/pip/_internal/resolution/resolvelib/factory.py (\"{{link.filename}} "
+         "is not a supported wheel on this platform.\") and src/pip/_internal/models/wheel.py "
+         "(tags from the file name, packaging's parse_wheel_filename); make/devpy.sh"),
+    Rule(id="python-no-pip-module", klass="python-packaging",
+         triggers=("No module named pip",),
+         pattern=rx(r"^(?P<python>\S*python[\w.]*(?:\.exe)?): No module named pip\s*$"),
+         read=_no_pip,
+         source="CPython's runpy (Lib/runpy.py: _get_module_details raises \"No module named "
+         "%s\", _run_module_as_main exits with \"%s: %s\" % (sys.executable, exc)), 3.11 as "
+         "installed here; make/devpy.sh"),
     Rule(id="pip-hash-mismatch", klass="python-packaging",
          triggers=("Expected sha256",),
          pattern=rx(r"^Expected sha256 [0-9a-f]+"),

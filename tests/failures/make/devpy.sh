@@ -16,6 +16,8 @@
 #  - real-pip-requires-python-excluded-all: a file:// index whose only release needs
 #    Python >=3.99.
 #  - real-cpp-extension-ninja-missing: load_inline with only the compilers on PATH.
+#  - real-python-venv-without-pip-module: `python -m pip` in a venv made --without-pip.
+#  - real-pip-wheel-renamed-by-second-download: a wheel saved as "… (1).whl".
 #  - real-python-cannot-import-name-from-torch: `from torch import <a name torch lacks>`.
 #  - real-pip-backend-unavailable-no-setuptools: --no-build-isolation in a venv without
 #    setuptools (already right before d9: no-module).
@@ -100,3 +102,9 @@ printf '%s\n' 'from torch.utils.cpp_extension import load_inline' \
   'load_inline(name="probe", cpp_sources="int probe() { return 1; }", functions=["probe"])' \
   > "$t/jit.py"
 run real-cpp-extension-ninja-missing env PATH="$t/nobin" "$real_py" jit.py
+# a venv without pip, asked to run pip; a wheel renamed by a second download
+"$py" -m venv --without-pip "$t/vn"
+run real-python-venv-without-pip-module "$t/vn/bin/python" -m pip install blinker
+cp "$t/wh/blinker-1.9.0-py3-none-any.whl" "$t/blinker-1.9.0-py3-none-any (1).whl"
+run real-pip-wheel-renamed-by-second-download "$py" -m pip --python "$t/vn/bin/python" \
+  install --no-index "./blinker-1.9.0-py3-none-any (1).whl"
