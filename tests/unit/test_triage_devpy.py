@@ -200,3 +200,52 @@ def test_python_without_pip_reads_the_interpreter_and_a_missing_pip_import_is_ot
     assert explain_text("+ echo 'python: No module named pip' >> log\n").rule == ""
     assert explain_text("/usr/bin/python3: No module named pipx\n").rule != \
         "python-no-pip-module"
+
+
+def test_setuptools_missing_sources_are_read_and_a_missing_build_product_is_not() -> None:
+    d = explain_text("error: package directory 'third_party/aiter/aiter' does not exist\n")
+    assert (d.subject, d.rule) == ("setuptools", "setuptools-package-dir-missing")
+    assert "folder third_party/aiter/aiter" in d.cause
+    d = explain_text("error: can't copy 'csrc/include/hip_compat.h': doesn't exist or not a "
+                     "regular file\n")
+    assert d.rule == "setuptools-copy-source-missing"
+    assert "copy csrc/include/hip_compat.h into the package" in d.cause
+    for built in ("build/lib.linux-x86_64-cpython-310/vllm/_moe_C.abi3.so",
+                  "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so"):
+        text = f"error: can't copy '{built}': doesn't exist or not a regular file\n"
+        assert explain_text(text).rule != "setuptools-copy-source-missing", built
+
+
+def test_license_classifiers_error_is_claimed_and_its_warning_is_not() -> None:
+    d = explain_text("setuptools.errors.InvalidConfigError: License classifiers have been "
+                     "superseded by license expressions (see https://peps.python.org/pep-0639/)"
+                     ". Please remove:\n")
+    assert (d.subject, d.rule) == ("setuptools", "setuptools-license-classifiers")
+    assert "setuptools<77" in d.fix
+    warning = explain_text("!!\n  *****\n  License classifiers are deprecated.\n  *****\n!!\n"
+                           "Successfully built s6\n")
+    assert warning.klass is None
+
+
+def test_pyproject_validation_reads_the_summary_only_after_setuptools_heading() -> None:
+    d = explain_text("ValueError: invalid pyproject.toml config: `project.license`.\n"
+                     "configuration error: `project.license` must be valid exactly by one "
+                     "definition (2 matches found):\n")
+    assert d.rule == "setuptools-pyproject-invalid"
+    assert d.cause.endswith("refused it: `project.license` must be valid exactly by one "
+                            "definition (2 matches found):")
+    alone = explain_text("configuration error: `project` must contain ['name'] properties\n")
+    assert alone.rule != "setuptools-pyproject-invalid"
+
+
+def test_build_ext_without_a_compiler_names_it_but_other_missing_files_are_not_it() -> None:
+    for line, subject in (("error: [Errno 2] No such file or directory: 'gcc'\n", "gcc"),
+                          ("error: command 'x86_64-linux-gnu-g++' failed: No such file or "
+                           "directory\n", "gcc"),
+                          ("error: command '/usr/bin/clang++-18' failed: No such file or "
+                           "directory\n", "clang")):
+        d = explain_text(line)
+        assert (d.klass, d.subject, d.rule) == ("host-compiler", subject,
+                                                "build-ext-compiler-not-found"), line
+    other = explain_text("error: [Errno 2] No such file or directory: 'version.txt'\n")
+    assert other.rule != "build-ext-compiler-not-found"

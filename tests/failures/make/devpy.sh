@@ -21,7 +21,10 @@
 #  - real-python-cannot-import-name-from-torch: `from torch import <a name torch lacks>`.
 #  - real-pip-backend-unavailable-no-setuptools: --no-build-isolation in a venv without
 #    setuptools (already right before d9: no-module).
-#  - negatives: real-pip-extra-index-refused-then-installed (the retry warning, then the
+#  - real-setuptools-*: a package folder or data file not there, License classifiers with a
+#    license expression, a [project] without name, build_ext with no compiler on PATH.
+#  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
+#    real-pip-extra-index-refused-then-installed (the retry warning, then the
 #    wheel from --find-links installs) and real-python-circular-import-cannot-import-name.
 # Writes rounds/d9/cases/<id>.log
 set -u
@@ -108,3 +111,32 @@ run real-python-venv-without-pip-module "$t/vn/bin/python" -m pip install blinke
 cp "$t/wh/blinker-1.9.0-py3-none-any.whl" "$t/blinker-1.9.0-py3-none-any (1).whl"
 run real-pip-wheel-renamed-by-second-download "$py" -m pip --python "$t/vn/bin/python" \
   install --no-index "./blinker-1.9.0-py3-none-any (1).whl"
+# setuptools refusing a project: a package folder or a data file not there, License
+# classifiers beside a license expression, a [project] table without a name; build_ext
+# with no compiler on PATH. The negative: License classifiers alone (a warning, a wheel).
+mkdir -p "$t/s1" "$t/s2/pk" "$t/s3" "$t/s4" "$t/s5" "$t/s6" "$t/out"
+printf 'from setuptools import setup\nsetup(name="s1", version="0.1", '\
+'packages=["third_party.kernels"])\n' > "$t/s1/setup.py"
+run real-setuptools-package-directory-missing env -C "$t/s1" "$real_py" setup.py -q bdist_wheel
+touch "$t/s2/pk/__init__.py"
+printf 'from setuptools import setup\nsetup(name="s2", version="0.1", packages=["pk"], '\
+'data_files=[("share", ["csrc/ck/README.md"])])\n' > "$t/s2/setup.py"
+run real-setuptools-copy-source-missing env -C "$t/s2" "$real_py" setup.py -q bdist_wheel
+backend='[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+printf "$backend"'[project]\nname = "s3"\nversion = "0.1"\nlicense = "MIT"\n'\
+'classifiers = ["License :: OSI Approved :: MIT License"]\n' > "$t/s3/pyproject.toml"
+run real-setuptools-license-classifiers-with-expression "$py" -m pip wheel --no-deps \
+  --no-build-isolation --no-index -w out ./s3
+printf "$backend"'[project]\nversion = "0.1"\n' > "$t/s4/pyproject.toml"
+run real-setuptools-pyproject-project-without-name "$py" -m pip wheel --no-deps \
+  --no-build-isolation --no-index -w out ./s4
+printf "$backend"'[project]\nname = "s6"\nversion = "0.1"\n'\
+'classifiers = ["License :: OSI Approved :: MIT License"]\n' > "$t/s6/pyproject.toml"
+run real-setuptools-license-classifiers-deprecated-warning "$py" -m pip wheel --no-deps \
+  --no-build-isolation --no-index -w out -v ./s6
+printf 'int f(void) { return 1; }\n' > "$t/s5/f.c"
+printf 'from setuptools import setup, Extension\nsetup(name="s5", version="0.1", '\
+'ext_modules=[Extension("f", ["f.c"])])\n' > "$t/s5/setup.py"
+mkdir -p "$t/empty"
+run real-setuptools-build-ext-no-compiler env -C "$t/s5" PATH="$t/empty" "$real_py" setup.py \
+  -q build_ext
