@@ -249,3 +249,14 @@ def test_build_ext_without_a_compiler_names_it_but_other_missing_files_are_not_i
                                                 "build-ext-compiler-not-found"), line
     other = explain_text("error: [Errno 2] No such file or directory: 'version.txt'\n")
     assert other.rule != "build-ext-compiler-not-found"
+
+
+def test_permission_denied_reads_the_path_and_other_oserrors_are_not_it() -> None:
+    d = explain_text("ERROR: Could not install packages due to an OSError: [Errno 13] "
+                     "Permission denied: '/usr/local/lib/python3.10/dist-packages/torch'\n"
+                     "Consider using the `--user` option or check the permissions.\n")
+    assert (d.subject, d.rule) == ("pip", "pip-install-permission-denied")
+    assert "could not write /usr/local/lib/python3.10/dist-packages/torch" in d.cause
+    full = explain_text("ERROR: Could not install packages due to an OSError: [Errno 28] No "
+                        "space left on device\n")
+    assert full.rule != "pip-install-permission-denied" and full.klass == "disk-full"

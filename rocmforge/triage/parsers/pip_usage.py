@@ -87,6 +87,18 @@ def _no_pip(match: re.Match[str], view: LineView) -> Reading | None:
             "pip (`python -m venv <dir>`), then rerun")
 
 
+def _permission_denied(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    return Reading(
+        subject="pip",
+        cause=f"pip could not write {path}: the environment it installs into belongs to "
+              "another user than the one running pip (root's system Python, a venv made with "
+              "sudo, a container image's site-packages), so the install stopped part-way",
+        fix="install into an environment this user owns (`python -m venv ~/venvs/rocm` and "
+            "its python), or give the venv back to this user (`sudo chown -R $USER <venv>`); "
+            "do not mix sudo and plain pip runs on one environment")
+
+
 _HASH_OF = re.compile(r"^(?P<pkg>[A-Za-z0-9][\w.-]*)==(?P<ver>\S+) from (?P<url>\S+)")
 
 
@@ -201,6 +213,14 @@ RULES: tuple[Rule, ...] = (
          source="CPython's runpy (Lib/runpy.py: _get_module_details raises \"No module named "
          "%s\", _run_module_as_main exits with \"%s: %s\" % (sys.executable, exc)), 3.11 as "
          "installed here; make/devpy.sh"),
+    Rule(id="pip-install-permission-denied", klass="python-packaging",
+         triggers=("Could not install packages due to an OSError",),
+         pattern=rx(r"Could not install packages due to an OSError: \[Errno 13\] Permission "
+                    r"denied: '(?P<path>[^']+)'"),
+         read=_permission_denied,
+         source=f"{PIP}:src/pip/_internal/commands/install.py (create_os_error_message: "
+         "\"Could not install packages due to an OSError\", EACCES adds 'Check the "
+         "permissions'); make/devpy.sh"),
     Rule(id="pip-hash-mismatch", klass="python-packaging",
          triggers=("Expected sha256",),
          pattern=rx(r"^Expected sha256 [0-9a-f]+"),

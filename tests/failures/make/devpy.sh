@@ -23,6 +23,7 @@
 #    setuptools (already right before d9: no-module).
 #  - real-setuptools-*: a package folder or data file not there, License classifiers with a
 #    license expression, a [project] without name, build_ext with no compiler on PATH.
+#  - real-pip-install-permission-denied-other-users-venv: pip as nobody into root's venv.
 #  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
 #    real-pip-extra-index-refused-then-installed (the retry warning, then the
 #    wheel from --find-links installs) and real-python-circular-import-cannot-import-name.
@@ -140,3 +141,12 @@ printf 'from setuptools import setup, Extension\nsetup(name="s5", version="0.1",
 mkdir -p "$t/empty"
 run real-setuptools-build-ext-no-compiler env -C "$t/s5" PATH="$t/empty" "$real_py" setup.py \
   -q build_ext
+# pip run by another user than the venv's owner (root's venv, pip as nobody): as root, with
+# a system Python whose venv module installs pip (both readable by nobody)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null \
+    && /usr/bin/python3 -m venv "$t/vroot" >/dev/null 2>&1; then
+  chmod -R a+rX "$t/vroot" "$t/wh" && chmod a+rx "$t"
+  run real-pip-install-permission-denied-other-users-venv setpriv --reuid=65534 \
+    --regid=65534 --clear-groups env HOME=/tmp "$t/vroot/bin/python" -m pip install \
+    --no-index --find-links wh blinker
+fi
