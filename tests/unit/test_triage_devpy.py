@@ -260,3 +260,10 @@ def test_permission_denied_reads_the_path_and_other_oserrors_are_not_it() -> Non
     full = explain_text("ERROR: Could not install packages due to an OSError: [Errno 28] No "
                         "space left on device\n")
     assert full.rule != "pip-install-permission-denied" and full.klass == "disk-full"
+
+
+def test_torch_from_its_source_checkout_is_named_and_an_echo_of_the_hint_is_not() -> None:
+    d = explain_text('  File "/src/pytorch/torch/__init__.py", line 1055, in <module>\n'
+                     "ImportError: Failed to load PyTorch C extensions:\n")
+    assert (d.subject, d.rule) == ("torch", "torch-imported-from-source-tree")
+    assert "-e ." in d.fix

@@ -24,6 +24,7 @@
 #  - real-setuptools-*: a package folder or data file not there, License classifiers with a
 #    license expression, a [project] without name, build_ext with no compiler on PATH.
 #  - real-pip-install-permission-denied-other-users-venv: pip as nobody into root's venv.
+#  - real-torch-imported-from-source-checkout: `import torch` where torch/_C is a folder.
 #  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
 #    real-pip-extra-index-refused-then-installed (the retry warning, then the
 #    wheel from --find-links installs) and real-python-circular-import-cannot-import-name.
@@ -149,4 +150,15 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null \
   run real-pip-install-permission-denied-other-users-venv setpriv --reuid=65534 \
     --regid=65534 --clear-groups env HOME=/tmp "$t/vroot/bin/python" -m pip install \
     --no-index --find-links wh blinker
+fi
+# `import torch` inside a checkout-like tree: torch/ holds the installed torch's files as
+# links, but its _C is a folder of sources (as in a PyTorch checkout), not the extension
+torch_dir=$("$py" -c 'import importlib.util as u; print(u.find_spec("torch").submodule_search_locations[0])' 2>/dev/null)
+if [ -n "$torch_dir" ]; then
+  mkdir -p "$t/pytorch/torch/_C"
+  for entry in "$torch_dir"/*; do
+    case ${entry##*/} in _C|_C.*) ;; *) ln -s "$entry" "$t/pytorch/torch/${entry##*/}" ;; esac
+  done
+  touch "$t/pytorch/torch/_C/_VariableFunctions.pyi.in"
+  run real-torch-imported-from-source-checkout env -C "$t/pytorch" "$real_py" -c 'import torch'
 fi
