@@ -267,3 +267,5 @@ def test_torch_from_its_source_checkout_is_named_and_an_echo_of_the_hint_is_not(
                      "ImportError: Failed to load PyTorch C extensions:\n")
     assert (d.subject, d.rule) == ("torch", "torch-imported-from-source-tree")
     assert "-e ." in d.fix
+    echoed = explain_text("+ grep -c 'Failed to load PyTorch C extensions:' import.log\n")
+    assert echoed.klass is None

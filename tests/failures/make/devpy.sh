@@ -26,6 +26,7 @@
 #  - real-pip-install-permission-denied-other-users-venv: pip as nobody into root's venv.
 #  - real-torch-imported-from-source-checkout: `import torch` where torch/_C is a folder.
 #  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
+#    real-cpp-extension-error-building-own-code (a compile error in the code itself),
 #    real-pip-extra-index-refused-then-installed (the retry warning, then the
 #    wheel from --find-links installs) and real-python-circular-import-cannot-import-name.
 # Writes rounds/d9/cases/<id>.log
@@ -162,3 +163,9 @@ if [ -n "$torch_dir" ]; then
   touch "$t/pytorch/torch/_C/_VariableFunctions.pyi.in"
   run real-torch-imported-from-source-checkout env -C "$t/pytorch" "$real_py" -c 'import torch'
 fi
+# the negative: torch's JIT build of code with its own compile error ("Error building
+# extension" says only that the build failed; the compiler's error is the project's code)
+printf '%s\n' 'from torch.utils.cpp_extension import load_inline' \
+  'load_inline(name="bad", cpp_sources="int f() { return undeclared_thing; }", functions=["f"])' \
+  > "$t/bad.py"
+run real-cpp-extension-error-building-own-code env TORCH_EXTENSIONS_DIR="$t/ext" "$real_py" bad.py
