@@ -34,6 +34,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 export LANG=C PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
+export PIP_CACHE_DIR="$t/cache/pip" XDG_CACHE_HOME="$t/cache" CCACHE_DIR="$t/cache/ccache"
 unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_USER PIP_NO_CACHE_DIR
 py=$(command -v python3)
 pip() { "$py" -m pip --python "$t/v/bin/python" "$@"; }
