@@ -269,3 +269,12 @@ def test_torch_from_its_source_checkout_is_named_and_an_echo_of_the_hint_is_not(
     assert "-e ." in d.fix
     echoed = explain_text("+ grep -c 'Failed to load PyTorch C extensions:' import.log\n")
     assert echoed.klass is None
+
+
+def test_distutils_missing_names_its_removal_and_setuptools() -> None:
+    d = explain_text('  File "/src/ext/setup.py", line 4, in <module>\n'
+                     "    from distutils.core import setup\n"
+                     "ModuleNotFoundError: No module named 'distutils'\n", step="build")
+    assert (d.subject, d.rule) == ("distutils", "no-module")
+    assert "Python 3.12 removed it from the standard library" in d.cause
+    assert "`python -m pip install setuptools`" in d.fix

@@ -25,6 +25,7 @@
 #    license expression, a [project] without name, build_ext with no compiler on PATH.
 #  - real-pip-install-permission-denied-other-users-venv: pip as nobody into root's venv.
 #  - real-torch-imported-from-source-checkout: `import torch` where torch/_C is a folder.
+#  - real-python312-import-distutils-without-setuptools: a 3.12+ venv without setuptools.
 #  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
 #    real-cpp-extension-error-building-own-code (a compile error in the code itself),
 #    real-pip-extra-index-refused-then-installed (the retry warning, then the
@@ -170,3 +171,14 @@ printf '%s\n' 'from torch.utils.cpp_extension import load_inline' \
   'load_inline(name="bad", cpp_sources="int f() { return undeclared_thing; }", functions=["f"])' \
   > "$t/bad.py"
 run real-cpp-extension-error-building-own-code env TORCH_EXTENSIONS_DIR="$t/ext" "$real_py" bad.py
+# `import distutils` in a venv of Python 3.12 or newer (no setuptools there): only where one
+# is installed (pyenv's, or a distro's python3.12/3.13)
+new_py=
+for cand in "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/bin/python3.1[2-9]; do
+  if [ -x "$cand" ] && "$cand" -c 'import sys; sys.exit(sys.version_info < (3, 12))' \
+      2>/dev/null; then new_py=$cand; break; fi
+done
+if [ -n "$new_py" ] && "$new_py" -m venv --without-pip "$t/v312" 2>/dev/null; then
+  run real-python312-import-distutils-without-setuptools "$t/v312/bin/python" -c \
+    'from distutils.core import setup'
+fi
