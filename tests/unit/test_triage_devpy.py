@@ -278,3 +278,30 @@ def test_distutils_missing_names_its_removal_and_setuptools() -> None:
     assert (d.subject, d.rule) == ("distutils", "no-module")
     assert "Python 3.12 removed it from the standard library" in d.cause
     assert "`python -m pip install setuptools`" in d.fix
+
+
+def test_an_untrusted_http_index_is_named_with_its_host() -> None:
+    d = explain_text("WARNING: The repository located at 10.0.0.5 is not a trusted or secure "
+                     "host and is being ignored. If this repository is available via HTTPS we "
+                     "recommend you use HTTPS instead.\n" + _NO_MATCH)
+    assert (d.subject, d.rule) == ("torch", "pip-index-untrusted-host")
+    assert "`--trusted-host 10.0.0.5`" in d.fix
+
+
+def test_a_stalled_download_reads_file_and_bytes_and_the_old_timeout_shape() -> None:
+    d = explain_text("  Downloading https://repo.radeon.com/rocm/manylinux/torch-2.6.0%2Brocm6"
+                     ".4-cp312-cp312-linux_x86_64.whl (4512.0 MB)\nerror: incomplete-download\n\n"
+                     "× Download failed after 6 attempts because not enough bytes were received "
+                     "(1.2 GB/4.5 GB)\n")
+    assert (d.subject, d.rule) == ("torch", "pip-download-incomplete")
+    assert "stopped after 1.2 GB of 4.5 GB" in d.cause
+    old = explain_text("pip._vendor.urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool("
+                       "host='download.pytorch.org', port=443): Read timed out.\n")
+    assert old.rule == "pip-download-incomplete"
+    assert "timed out reading from download.pytorch.org" in old.cause
+    retried = explain_text("WARNING: Retrying (Retry(total=4, connect=None, read=None, "
+                           "redirect=None, status=None)) after connection broken by "
+                           "'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', port=443): "
+                           "Read timed out. (read timeout=15)\")': /simple/torch/\n"
+                           "Successfully installed torch-2.6.0\n")
+    assert retried.klass is None

@@ -99,6 +99,48 @@ def _permission_denied(match: re.Match[str], view: LineView) -> Reading | None:
             "do not mix sudo and plain pip runs on one environment")
 
 
+_UNTRUSTED = re.compile(r"The repository located at (?P<host>\S+) is not a trusted or secure "
+                        r"host and is being ignored")
+
+
+def _untrusted_index(match: re.Match[str], view: LineView) -> Reading | None:
+    ignored = next((m for m in map(_UNTRUSTED.search, reversed(view.previous)) if m), None)
+    if ignored is None:
+        return None
+    host = ignored.group("host")
+    name = re.split(r"[<>=!~;\[ (]", match.group("pkg"), maxsplit=1)[0].lower()
+    return Reading(
+        subject=name,
+        cause=f"pip ignored the index at {host}: it is served over plain http and is not "
+              f"named with --trusted-host, so pip read nothing from it and found no release "
+              f"of {name}",
+        fix=f"use the index's https URL, or, for a mirror you trust on a private network, add "
+            f"`--trusted-host {host}` (or `trusted-host = {host}` in pip.conf), then rerun")
+
+
+_DOWNLOADING = re.compile(r"Downloading (?P<file>\S+)")
+
+
+def _incomplete_download(match: re.Match[str], view: LineView) -> Reading | None:
+    got = match.groupdict().get("got")
+    file = next((m.group("file") for m in map(_DOWNLOADING.search, reversed(view.previous))
+                 if m), "")
+    name = file.rsplit("/", 1)[-1]
+    subject = re.split(r"-\d", name, maxsplit=1)[0].lower().replace("_", "-") if name else "pip"
+    what = f"the download of {name}" if name else "a download"
+    how = (f"stopped after {got} of {match.group('total')}"
+           if got else f"timed out reading from {match.group('host')}")
+    return Reading(
+        subject=subject,
+        cause=f"{what} {how}: the connection stalled or was cut (a slow or unstable network, "
+              "a proxy or firewall ending long transfers), "
+              "so pip installed nothing",
+        fix="retry with a longer timeout and more resume attempts (`python -m pip install "
+            "--timeout 120 --resume-retries 10 ...`), or fetch the wheel separately "
+            "(`python -m pip download --no-deps`, or a download tool that resumes) and install "
+            "that file; a nearer mirror also helps")
+
+
 _HASH_OF = re.compile(r"^(?P<pkg>[A-Za-z0-9][\w.-]*)==(?P<ver>\S+) from (?P<url>\S+)")
 
 
@@ -221,6 +263,23 @@ RULES: tuple[Rule, ...] = (
          source=f"{PIP}:src/pip/_internal/commands/install.py (create_os_error_message: "
          "\"Could not install packages due to an OSError\", EACCES adds 'Check the "
          "permissions'); make/devpy.sh"),
+    Rule(id="pip-index-untrusted-host", klass="python-packaging",
+         triggers=("No matching distribution found for",),
+         pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
+         read=_untrusted_index,
+         source=f"{PIP}:src/pip/_internal/network/session.py (is_secure_origin: \"The "
+         "repository located at %s is not a trusted or secure host and is being ignored\"); "
+         "make/devpy.sh"),
+    Rule(id="pip-download-incomplete", klass="python-packaging",
+         triggers=("not enough bytes were received", "Read timed out"),
+         pattern=rx(r"^(?:× )?Download failed (?:after \d+ attempts )?because not enough bytes "
+                    r"were received \((?P<got>[^/]+)/(?P<total>[^)]+)\)|^(?:[\w.]+\.)?"
+                    r"ReadTimeoutError: HTTPS?ConnectionPool\(host='(?P<host>[^']+)'.*Read "
+                    r"timed out"),
+         read=_incomplete_download,
+         source=f"{PIP}:src/pip/_internal/exceptions/network.py (IncompleteDownloadError, "
+         "error incomplete-download, with --resume-retries in src/pip/_internal/cli/"
+         "cmdoptions.py); older pip ends on urllib3's ReadTimeoutError; make/devpy.sh"),
     Rule(id="pip-hash-mismatch", klass="python-packaging",
          triggers=("Expected sha256",),
          pattern=rx(r"^Expected sha256 [0-9a-f]+"),

@@ -26,6 +26,8 @@
 #  - real-pip-install-permission-denied-other-users-venv: pip as nobody into root's venv.
 #  - real-torch-imported-from-source-checkout: `import torch` where torch/_C is a folder.
 #  - real-python312-import-distutils-without-setuptools: a 3.12+ venv without setuptools.
+#  - real-pip-http-index-untrusted-host: an http index pip ignores (not --trusted-host).
+#  - real-pip-download-stalled-incomplete: make/devpy/stall_server.py stalls the wheel.
 #  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
 #    real-cpp-extension-error-building-own-code (a compile error in the code itself),
 #    real-pip-extra-index-refused-then-installed (the retry warning, then the
@@ -182,3 +184,15 @@ if [ -n "$new_py" ] && "$new_py" -m venv --without-pip "$t/v312" 2>/dev/null; th
   run real-python312-import-distutils-without-setuptools "$t/v312/bin/python" -c \
     'from distutils.core import setup'
 fi
+# an http index on another host than localhost, not trusted (pip ignores it; no network used)
+run real-pip-http-index-untrusted-host "$py" -m pip --python "$t/vn/bin/python" install \
+  --index-url \
+  http://pypi.mirror.invalid/simple --timeout 2 --retries 0 blinker
+# a download that stalls after a few bytes (a local server, ended by its pid)
+"$py" "$here/devpy/stall_server.py" "$t/port" & server=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$t/port" ] && break; sleep 0.3; done
+run real-pip-download-stalled-incomplete "$py" -m pip --python "$t/vn/bin/python" install \
+  --no-cache-dir --index-url \
+  "http://127.0.0.1:$(cat "$t/port")/simple" --timeout 2 --retries 0 blinker
+kill "$server"; wait "$server" 2>/dev/null
+sed -i -e 's#127\.0\.0\.1:[0-9]*#127.0.0.1:8080#g' "$cases/real-pip-download-stalled-incomplete.log"
