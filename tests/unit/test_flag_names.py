@@ -94,6 +94,8 @@ OTHER_TOOLS = {
     "--extra-index-url": "pip",
     "--hash": "pip (a requirements file's pinned sha256)",
     "--proxy": "pip",
+    "--trusted-host": "pip (an http index it may read)",
+    "--resume-retries": "pip (resuming an interrupted download)",
     "--user": "pip (a user-site install, refused in a venv)",
     "--offload-compress": "clang (HIP offload bundles)",
     "--target": "AOTriton's generate.py (--target_gpus, FLAG stops at the underscore)",
