@@ -305,3 +305,11 @@ def test_a_stalled_download_reads_file_and_bytes_and_the_old_timeout_shape() -> 
                            "Read timed out. (read timeout=15)\")': /simple/torch/\n"
                            "Successfully installed torch-2.6.0\n")
     assert retried.klass is None
+
+
+def test_setuptools_scm_without_git_reads_the_root() -> None:
+    d = explain_text("      LookupError: setuptools-scm was unable to detect version for "
+                     "/build/flash-attention-2.7.4.\n")
+    assert (d.subject, d.rule) == ("setuptools_scm", "setuptools-scm-no-version")
+    assert "and /build/flash-attention-2.7.4 has no git metadata" in d.cause
+    assert "SETUPTOOLS_SCM_PRETEND_VERSION=<version>" in d.fix

@@ -28,6 +28,7 @@
 #  - real-python312-import-distutils-without-setuptools: a 3.12+ venv without setuptools.
 #  - real-pip-http-index-untrusted-host: an http index pip ignores (not --trusted-host).
 #  - real-pip-download-stalled-incomplete: make/devpy/stall_server.py stalls the wheel.
+#  - real-setuptools-scm-no-git-metadata: setuptools-scm in a folder without .git.
 #  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
 #    real-cpp-extension-error-building-own-code (a compile error in the code itself),
 #    real-pip-extra-index-refused-then-installed (the retry warning, then the
@@ -196,3 +197,15 @@ run real-pip-download-stalled-incomplete "$py" -m pip --python "$t/vn/bin/python
   "http://127.0.0.1:$(cat "$t/port")/simple" --timeout 2 --retries 0 blinker
 kill "$server"; wait "$server" 2>/dev/null
 sed -i -e 's#127\.0\.0\.1:[0-9]*#127.0.0.1:8080#g' "$cases/real-pip-download-stalled-incomplete.log"
+# setuptools-scm asked for a version in a folder without git (an archive's sources): needs
+# setuptools-scm from the index pip is configured with; skipped where it cannot be had
+"$py" -m venv --without-pip --system-site-packages "$t/vscm"
+if env -u PIP_CONFIG_FILE "$py" -m pip --python "$t/vscm/bin/python" install -q \
+    setuptools-scm >/dev/null 2>&1; then
+  mkdir -p "$t/proj-1.0/proj" && touch "$t/proj-1.0/proj/__init__.py"
+  printf '[build-system]\nrequires = ["setuptools", "setuptools-scm"]\n'\
+'build-backend = "setuptools.build_meta"\n[project]\nname = "proj"\ndynamic = ["version"]\n'\
+'[tool.setuptools_scm]\n' > "$t/proj-1.0/pyproject.toml"
+  run real-setuptools-scm-no-git-metadata "$py" -m pip --python "$t/vscm/bin/python" wheel \
+    --no-deps --no-build-isolation --no-index -w out ./proj-1.0
+fi
