@@ -313,3 +313,12 @@ def test_setuptools_scm_without_git_reads_the_root() -> None:
     assert (d.subject, d.rule) == ("setuptools_scm", "setuptools-scm-no-version")
     assert "and /build/flash-attention-2.7.4 has no git metadata" in d.cause
     assert "SETUPTOOLS_SCM_PRETEND_VERSION=<version>" in d.fix
+
+
+def test_an_invalid_wheel_filename_reads_the_name_and_the_reason() -> None:
+    d = explain_text("ERROR: Invalid wheel filename (invalid version): "
+                     "'torch-rocm-cp312-cp312-linux_x86_64'\n")
+    assert (d.subject, d.rule) == ("torch", "pip-invalid-wheel-filename")
+    assert "(invalid version)" in d.cause
+    echoed = explain_text("+ echo \"Invalid wheel filename (wrong number of parts): 'x'\"\n")
+    assert echoed.klass is None

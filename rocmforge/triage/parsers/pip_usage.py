@@ -141,6 +141,19 @@ def _incomplete_download(match: re.Match[str], view: LineView) -> Reading | None
             "that file; a nearer mirror also helps")
 
 
+def _invalid_wheel_name(match: re.Match[str], view: LineView) -> Reading | None:
+    stem = match.group("name").replace("\\", "/").rsplit("/", 1)[-1]
+    name = re.split(r"[-_.]", stem, maxsplit=1)[0].lower() or "pip"
+    return Reading(
+        subject=name,
+        cause=f"pip reads a wheel's name, version and tags from its file name, and "
+              f"'{stem}' is not a wheel's name ({match.group('why')}): the file was renamed "
+              "after it was built or downloaded, or the tool that made it named it wrongly",
+        fix="give the file back the name it was published with "
+            "(<name>-<version>-<python tag>-<abi tag>-<platform tag>.whl, as the index lists "
+            "it), or download it again, then install that file")
+
+
 _HASH_OF = re.compile(r"^(?P<pkg>[A-Za-z0-9][\w.-]*)==(?P<ver>\S+) from (?P<url>\S+)")
 
 
@@ -280,6 +293,13 @@ RULES: tuple[Rule, ...] = (
          source=f"{PIP}:src/pip/_internal/exceptions/network.py (IncompleteDownloadError, "
          "error incomplete-download, with --resume-retries in src/pip/_internal/cli/"
          "cmdoptions.py); older pip ends on urllib3's ReadTimeoutError; make/devpy.sh"),
+    Rule(id="pip-invalid-wheel-filename", klass="python-packaging",
+         triggers=("Invalid wheel filename",),
+         pattern=rx(r"^(?:ERROR: )?Invalid wheel filename \((?P<why>wrong number of parts|"
+                    r"invalid version|extension must be '\.whl')\): '(?P<name>[^']+)'"),
+         read=_invalid_wheel_name,
+         source=f"{PIP}:src/pip/_vendor/packaging/utils.py (parse_wheel_filename: \"Invalid "
+         "wheel filename (wrong number of parts)\" and its siblings); make/devpy.sh"),
     Rule(id="pip-hash-mismatch", klass="python-packaging",
          triggers=("Expected sha256",),
          pattern=rx(r"^Expected sha256 [0-9a-f]+"),

@@ -29,6 +29,7 @@
 #  - real-pip-http-index-untrusted-host: an http index pip ignores (not --trusted-host).
 #  - real-pip-download-stalled-incomplete: make/devpy/stall_server.py stalls the wheel.
 #  - real-setuptools-scm-no-git-metadata: setuptools-scm in a folder without .git.
+#  - real-pip-wheel-renamed-invalid-filename: a wheel saved as blinker-latest.whl.
 #  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
 #    real-cpp-extension-error-building-own-code (a compile error in the code itself),
 #    real-pip-extra-index-refused-then-installed (the retry warning, then the
@@ -209,3 +210,7 @@ if env -u PIP_CONFIG_FILE "$py" -m pip --python "$t/vscm/bin/python" install -q 
   run real-setuptools-scm-no-git-metadata "$py" -m pip --python "$t/vscm/bin/python" wheel \
     --no-deps --no-build-isolation --no-index -w out ./proj-1.0
 fi
+# a wheel saved under a name of the user's choosing
+cp "$t/wh/blinker-1.9.0-py3-none-any.whl" "$t/blinker-latest.whl"
+run real-pip-wheel-renamed-invalid-filename "$py" -m pip --python "$t/vn/bin/python" install \
+  --no-index ./blinker-latest.whl
