@@ -1,6 +1,8 @@
-"""pip's own refusals that are not about choosing a release: an index it could not reach,
-a download whose hash is not the pinned one, a requirement it cannot parse, an installed
-package it cannot uninstall, an import of a name the installed package lacks.
+"""pip's own refusals that are not about choosing a release: an index it could not reach or
+ignored (plain http), every release skipped for Requires-Python, a download that stalled or
+whose hash is not the pinned one, a requirement or a wheel file name it cannot parse, an
+installed package it cannot uninstall, a site-packages it may not write, a Python without pip,
+and an import of a name the installed package lacks.
 
 Owns: this family's parsers, rules that read values out of a line (or the lines just before
 it) or decline where the lines do not prove the cause. Its exact messages with a fixed answer

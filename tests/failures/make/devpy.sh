@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # devpy's d9 cases: real output of pip, setuptools, CPython, gcc and torch's cpp_extension run
-# here on tiny projects made in a temporary folder (no network: local wheels, a closed port).
+# here on tiny projects made in a temporary folder (local wheels, a file:// index, a closed
+# port, a local server; the network only to install setuptools-scm, skipped without it).
 #  - real-pip-index-connection-refused: an --index-url on a closed local port.
 #  - real-pip-hash-mismatch-pinned-wheel: a local wheel pinned with the wrong --hash.
 #  - real-pip-invalid-requirement-single-equals: `pip install 'torch=2.1'`.
