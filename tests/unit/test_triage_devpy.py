@@ -322,3 +322,17 @@ def test_an_invalid_wheel_filename_reads_the_name_and_the_reason() -> None:
     assert "(invalid version)" in d.cause
     echoed = explain_text("+ echo \"Invalid wheel filename (wrong number of parts): 'x'\"\n")
     assert echoed.klass is None
+
+
+def test_a_module_without_the_attribute_is_read_but_not_a_circular_or_dunder_one() -> None:
+    d = explain_text("AttributeError: module 'numpy' has no attribute 'float'.\n")
+    assert (d.subject, d.rule) == ("numpy", "module-attribute-missing")
+    assert "the installed numpy has no attribute 'float'" in d.cause
+    for text in ("AttributeError: partially initialized module 'torch' has no attribute "
+                 "'cuda' (most likely due to a circular import)\n",
+                 "AttributeError: module 'vllm' has no attribute '__version__'\n",
+                 "AttributeError: '_OpNamespace' '_C' object has no attribute 'silu_and_mul'\n"):
+        assert explain_text(text).rule != "module-attribute-missing", text
+    impimporter = explain_text("AttributeError: module 'pkgutil' has no attribute "
+                               "'ImpImporter'. Did you mean: 'zipimporter'?\n")
+    assert impimporter.rule == "setuptools-impimporter"

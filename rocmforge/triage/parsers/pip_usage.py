@@ -156,6 +156,21 @@ def _invalid_wheel_name(match: re.Match[str], view: LineView) -> Reading | None:
             "it), or download it again, then install that file")
 
 
+def _no_attribute(match: re.Match[str], view: LineView) -> Reading | None:
+    name, module = match.group("name"), match.group("mod")
+    if name.startswith("__") or module == "__main__":
+        return None  # a dunder probe or the script's own module: no version question
+    top = module.split(".")[0]
+    return Reading(
+        subject=top,
+        cause=f"the installed {module} has no attribute '{name}': the code that uses it was "
+              f"written for another {top} version than the one installed (one that added it, "
+              "or one that still had it), unless the code misspells the name",
+        fix=f"install the {top} version the code requires (its requirements or pyproject pin "
+            f"it; `python -m pip show {top}` shows the installed one), or a release of the code "
+            f"made for this {top}")
+
+
 _HASH_OF = re.compile(r"^(?P<pkg>[A-Za-z0-9][\w.-]*)==(?P<ver>\S+) from (?P<url>\S+)")
 
 
@@ -329,4 +344,12 @@ RULES: tuple[Rule, ...] = (
          read=_cannot_import,
          source="CPython's ImportError for `from M import N` where M has no N (Python/ceval.c "
          "import_from, 3.11 as installed here); make/devpy.sh"),
+    Rule(id="module-attribute-missing", klass="python-packaging", tier=2,
+         triggers=("has no attribute",),
+         pattern=rx(r"^AttributeError: module '(?P<mod>[\w.]+)' has no attribute "
+                    r"'(?P<name>\w+)'"),
+         read=_no_attribute,
+         source="CPython's AttributeError for a module (Objects/moduleobject.c) and torch's "
+         "own module __getattr__ (torch/__init__.py, the same words; torch 2.13.0 installed "
+         "here); make/devpy.sh"),
 )

@@ -31,6 +31,7 @@
 #  - real-pip-download-stalled-incomplete: make/devpy/stall_server.py stalls the wheel.
 #  - real-setuptools-scm-no-git-metadata: setuptools-scm in a folder without .git.
 #  - real-pip-wheel-renamed-invalid-filename: a wheel saved as blinker-latest.whl.
+#  - real-python-torch-has-no-attribute: torch.<a name torch lacks>.
 #  - negatives: real-setuptools-license-classifiers-deprecated-warning (a wheel is built),
 #    real-cpp-extension-error-building-own-code (a compile error in the code itself),
 #    real-pip-extra-index-refused-then-installed (the retry warning, then the
@@ -215,3 +216,5 @@ fi
 cp "$t/wh/blinker-1.9.0-py3-none-any.whl" "$t/blinker-latest.whl"
 run real-pip-wheel-renamed-invalid-filename "$py" -m pip --python "$t/vn/bin/python" install \
   --no-index ./blinker-latest.whl
+# a name the installed torch does not have, read as an attribute
+run real-python-torch-has-no-attribute "$real_py" -c 'import torch; print(torch.rocm_version)'
