@@ -48,7 +48,7 @@ pip() { "$py" -m pip --python "$t/v/bin/python" "$@"; }
 run() {  # run <id> <command...>: its output and exit code, the temp folder renamed
   local id=$1; shift
   (cd "$t" && "$@" 2>&1; echo "exit code $?") | sed -e "s#$t#/home/user/build#g" \
-    > "$cases/$id.log"
+    -e 's#/tmp/pip-\([a-z-]*\)-[a-z0-9_]\{8\}#/tmp/pip-\1-00000000#g' > "$cases/$id.log"
 }
 "$py" -m venv --without-pip "$t/v"
 "$py" -m venv --without-pip --system-site-packages "$t/vs"
