@@ -3,7 +3,8 @@
 Owns: `clean(line)`, the one place that knows the prefixes build logs carry (GitHub Actions
 timestamps and `##[error]`, docker BuildKit `#21 5.5` and legacy `28.67`, syslog, dmesg and
 bracketed timestamps, nix's `pkg> ` and `> `, torch.distributed's `[rank7]:`, TheRock's
-`[<sub-project>] `, makepkg's `==>`, pip's boxed subprocess output, pytest's `E   `). Must not: decide what a line means.
+`[<sub-project>] `, makepkg's `==>`, pip's boxed subprocess output, pytest's `E   `).
+Must not: decide what a line means.
 """
 
 from __future__ import annotations
