@@ -338,3 +338,14 @@ def test_a_module_without_the_attribute_is_read_but_not_a_circular_or_dunder_one
     impimporter = explain_text("AttributeError: module 'pkgutil' has no attribute "
                                "'ImpImporter'. Did you mean: 'zipimporter'?\n")
     assert impimporter.rule == "setuptools-impimporter"
+
+
+def test_cannot_import_from_a_source_tree_module_claims_nothing() -> None:
+    """A name missing from a checkout's own module is no installed-version question."""
+    found = explain_text("ImportError: cannot import name 'foo' from 'vllm.utils' "
+                         "(/home/u/vllm/vllm/utils.py)\n")
+    assert found.klass is None
+    found = explain_text("ImportError: cannot import name 'foo' from 'torch' "
+                         "(/venv/lib/python3.12/site-packages/torch/__init__.py)\n")
+    assert (found.klass, found.subject, found.rule) == ("python-packaging", "torch",
+                                                        "import-name-missing")

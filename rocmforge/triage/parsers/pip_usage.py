@@ -243,6 +243,9 @@ _CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(?P<name>\w+)' fr
 def _cannot_import(match: re.Match[str], view: LineView) -> Reading | None:
     if "circular import" in view.text or "unknown location" in view.text:
         return None  # a module half-initialised, or a namespace package: another cause
+    path = match.group("path") or ""
+    if path and not re.search(r"[\\/](?:site|dist)-packages[\\/]", path):
+        return None  # a source tree's own module (an editable or in-tree import): not a pin
     name, module = match.group("name"), match.group("mod")
     top = module.split(".")[0]
     where = f" (from {match.group('path')})" if match.group("path") else ""
