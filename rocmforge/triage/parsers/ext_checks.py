@@ -1,11 +1,12 @@
 """Extension builds' own preconditions: what an extension's setup.py (flash-attention, xformers,
-DeepSpeed) and torch.utils.cpp_extension's JIT loader raise before compiling anything, when the
-source tree, the build program or torch itself is not there.
+DeepSpeed) and torch.utils.cpp_extension's JIT build stop on before compiling anything, when
+the source tree, the C++ compiler or torch itself is not there.
 
 Owns: the rules for those raised messages, each read from the program's source and reproduced
 by tests/failures/make/devext6.sh. Must not: hold the GPU-target and ROCm-root checks
-(extension_setup.py), the ABI of an installed extension (extension_abi.py), or the compilers'
-and linkers' own messages.
+(extension_setup.py), the ABI of an installed extension (extension_abi.py), cpp_extension's own
+messages with a fixed answer (config/diagnostics.toml: ninja missing, CUDA_HOME), or the
+compilers' and linkers' own messages.
 """
 
 from __future__ import annotations
@@ -42,21 +43,6 @@ def _submodule(match: re.Match[str], view: LineView) -> Reading | None:
               "was not checked out (a clone without --recursive, or an unpacked archive, which "
               "never carries submodules)",
         fix=_SUBMODULE_FIX)
-
-
-def _ninja(match: re.Match[str], view: LineView) -> Reading | None:
-    op = match.group("op")
-    who = (f"DeepSpeed builds its {op} op at first use (JIT) through "
-           "torch.utils.cpp_extension, which" if op else
-           "torch.utils.cpp_extension.load() (a JIT build of a C++/HIP extension at run time)")
-    return Reading(
-        subject="ninja",
-        cause=f"{who} needs the ninja build program and could not run `ninja --version`: ninja "
-              "is not installed in this environment, or it is installed in a venv whose bin/ is "
-              "not on PATH (a venv's python run by its full path without activating it)",
-        fix="install ninja into the environment that runs this (`python -m pip install ninja`) "
-            "and make sure its bin/ is on PATH (activate the venv, or `export "
-            "PATH=<venv>/bin:$PATH`); `ninja --version` must work in the same shell")
 
 
 def _deepspeed_no_torch(match: re.Match[str], view: LineView) -> Reading | None:
@@ -103,15 +89,6 @@ RULES: tuple[Rule, ...] = (
                 f"'flashattention submodule not found'); {FLASH_ATTENTION_SETUP} (the asserts "
                 "'csrc/cutlass is missing, please use source distribution or git clone', the "
                 "same for csrc/composable_kernel and third_party/aiter)"),
-    Rule(id="extension-jit-ninja-missing", klass="python-packaging",
-         triggers=("Ninja is required to load C++ extensions", "due to ninja not being installed"),
-         pattern=rx(r"^\s*(?:RuntimeError: )?(?:Ninja is required to load C\+\+ extensions|"
-                    r"Unable to JIT load the (?P<op>\S+) op due to ninja not being installed)"),
-         read=_ninja,
-         source=f"{CPP_EXTENSION} (verify_ninja_availability: 'Ninja is required to load C++ "
-                "extensions (pip install ninja to get it)', text as torch 2.13.0 prints it "
-                f"here); {DEEPSPEED}:op_builder/builder.py (jit_load: 'Unable to JIT load the "
-                "… op due to ninja not being installed.')"),
     # Only inside cpp_extension's build (its "Error building extension" after): the shell's
     # generic "not found" is build_tools.py's, which leaves compilers to their own families.
     Rule(id="extension-jit-compiler-missing", klass="host-compiler",

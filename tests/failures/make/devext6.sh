@@ -2,15 +2,13 @@
 # Extension builds' own preconditions (d9, devext6): each message made here by the real upstream
 # setup.py or torch.utils.cpp_extension (torch 2.13.0+cpu, Python 3), from the newest mirror
 # snapshots in /work/.mirror (git archive: a tree without .git and without submodules, as a
-# GitHub tarball is). Cases go to rounds/d9/cases; a few seconds.
+# GitHub tarball is). Cases go to rounds/d9/cases; about a minute (the archives).
 #  xformers: setup.py build_ext in a tree without third_party/cutlass (its CUTLASS check).
 #  flash-attention (Dao-AILab): setup.py build_ext in such a tree (no .git: its assert on
 #    csrc/cutlass; the CUDA branch, as this torch is not a ROCm build; the ROCm branch asserts
 #    the same way on csrc/composable_kernel).
-#  cpp_extension.load() of a one-file extension with ninja not on PATH; and setup.py's
-#    BuildExtension without ninja, which falls back and builds (a negative).
-#  cpp_extension.load() with ninja but no C++ compiler on PATH; and load() of a source with a
-#    compile error of its own (a negative: the user's code, not the build's setup).
+#  cpp_extension.load() of a one-file extension with ninja but no C++ compiler on PATH; and
+#    setup.py's BuildExtension without ninja, which falls back and builds (a negative).
 #  DeepSpeed: setup.py with DS_BUILD_OPS=1 in a venv without torch.
 #  NVIDIA apex: setup.py build_ext (its top level asks nvcc under CUDA_HOME, None here).
 #  vLLM (ROCm's fork, CMake 4 from /opt/rf-cmake4 as its CMakeLists needs 3.26): its configure
@@ -42,19 +40,11 @@ for p in g++ c++ gcc cc as ld; do ln -s "$(command -v $p)" "$t/myext/bin/$p"; do
 ln -s "$py" "$t/myext/bin/python3"
 printf '#include <torch/extension.h>\nint f() { return 1; }\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("f", &f); }\n' \
   > "$t/myext/ext.cpp"
-(cd "$t/myext" && TORCH_EXTENSIONS_DIR=$t/cache env PATH="$t/myext/bin" python3 -c \
-  'from torch.utils.cpp_extension import load; load(name="myext", sources=["ext.cpp"])' 2>&1) \
-  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/real-cpp-extension-jit-ninja-missing.log"
 mkdir -p "$t/nocxx"; ln -s "$py" "$t/nocxx/python3"; ln -s "$(command -v ninja)" "$t/nocxx/ninja"
 (cd "$t/myext" && TORCH_EXTENSIONS_DIR=$t/cache2 env PATH="$t/nocxx" python3 -c \
   'from torch.utils.cpp_extension import load; load(name="myext", sources=["ext.cpp"])' 2>&1) \
   | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
   > "$cases/real-cpp-extension-jit-no-cxx-compiler.log"
-sed -e 's/return 1;/return undefined_name;/' "$t/myext/ext.cpp" > "$t/myext/bad.cpp"
-(cd "$t/myext" && TORCH_EXTENSIONS_DIR=$t/cache3 python3 -c \
-  'from torch.utils.cpp_extension import load; load(name="badext", sources=["bad.cpp"])' 2>&1) \
-  | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
-  > "$cases/neg-cpp-extension-jit-user-compile-error.log"
 cat > "$t/myext/setup.py" <<'PY'
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
