@@ -10,7 +10,8 @@
 #  cpp_extension.load() of a one-file extension with ninja but no C++ compiler on PATH; and
 #    setup.py's BuildExtension without ninja, which falls back and builds (a negative).
 #  DeepSpeed: setup.py with DS_BUILD_OPS=1 in a venv without torch.
-#  NVIDIA apex: setup.py build_ext (its top level asks nvcc under CUDA_HOME, None here).
+#  NVIDIA apex: setup.py build_ext (its top level asks nvcc under CUDA_HOME, None here); ROCm's
+#    apex: the same (its top level splits torch.version.hip, None here).
 #  vLLM (ROCm's fork, CMake 4 from /opt/rf-cmake4 as its CMakeLists needs 3.26): its configure
 #    with VLLM_TARGET_DEVICE=rocm against this CPU torch.
 set -u
@@ -63,6 +64,11 @@ tree NVIDIA+apex "$t/apex"
 (cd "$t/apex" && python3 setup.py build_ext 2>&1) | quiet \
   | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
   > "$cases/real-nvidia-apex-cpu-torch-nvcc-none.log"
+
+tree ROCm+apex "$t/apex-rocm"
+(cd "$t/apex-rocm" && python3 setup.py build_ext 2>&1) | quiet \
+  | sed -e "s#$t/apex-rocm#/home/user/src/apex#g" -e "s#$site#/home/user/venv/site-packages#g" \
+  > "$cases/real-rocm-apex-cpu-torch-hip-none.log"
 
 mkdir -p "$t/vllm"
 git -C "$mirror/ROCm+vllm/repo" archive HEAD CMakeLists.txt cmake csrc | tar -x -C "$t/vllm"
