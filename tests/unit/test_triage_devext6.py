@@ -110,3 +110,31 @@ def test_vllm_no_cuda_or_hip_names_the_torch_it_found() -> None:
 ])
 def test_torch_kind_look_alike_claims_nothing(text: str) -> None:
     assert explain_text(text, step="build").klass is None
+
+
+_ARCH = """CMake Error at cmake/utils.cmake:410 (message):
+  None of the detected ROCm architectures: {archs} is supported.  Supported
+  ROCm architectures are:
+  gfx906;gfx908;gfx90a;gfx942;gfx950;gfx1030;gfx1100;gfx1101;gfx1200;gfx1201.
+"""
+
+
+@pytest.mark.parametrize(("archs", "subject", "said"), [
+    ("gfx1036", "gfx1036", "(gfx1036)"),
+    # several targets: the first names the subject, the reading lists them all
+    ("gfx1102;gfx1103", "gfx1102", "(gfx1102, gfx1103)"),
+    # a target with its feature suffix
+    ("gfx1151:xnack-", "gfx1151", "gfx1151:xnack-"),
+    # nothing asked and nothing detected
+    ("", "PYTORCH_ROCM_ARCH", "no target at all"),
+])
+def test_vllm_unsupported_arch_reads_the_targets(archs: str, subject: str, said: str) -> None:
+    found = explain_text(_ARCH.format(archs=archs), step="configure")
+    assert (found.klass, found.subject, found.rule) == (
+        "gpu-target", subject, "vllm-rocm-arch-unsupported")
+    assert said in found.cause
+
+
+def test_vllm_arch_words_outside_an_error_block_claim_nothing() -> None:
+    text = _ARCH.format(archs="gfx1036").replace("CMake Error", "CMake Warning")
+    assert explain_text(text, step="configure").klass is None

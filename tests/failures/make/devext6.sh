@@ -13,7 +13,9 @@
 #  NVIDIA apex: setup.py build_ext (its top level asks nvcc under CUDA_HOME, None here); ROCm's
 #    apex: the same (its top level splits torch.version.hip, None here).
 #  vLLM (ROCm's fork, CMake 4 from /opt/rf-cmake4 as its CMakeLists needs 3.26): its configure
-#    with VLLM_TARGET_DEVICE=rocm against this CPU torch.
+#    with VLLM_TARGET_DEVICE=rocm against this CPU torch; and its override_gpu_arches (the real
+#    cmake/utils.cmake, HIP_SUPPORTED_ARCHS as its CMakeLists sets it) with
+#    PYTORCH_ROCM_ARCH=gfx1036, run by a three-line project (cmake 3.25).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
 mirror=${MIRROR:-/work/.mirror}
@@ -76,4 +78,16 @@ git -C "$mirror/ROCm+vllm/repo" archive HEAD CMakeLists.txt cmake csrc | tar -x 
   -DVLLM_PYTHON_EXECUTABLE="$py" -DVLLM_TARGET_DEVICE=rocm 2>&1) \
   | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
         -e "s#$py#/home/user/venv/bin/python3#g" > "$cases/real-vllm-cmake-cpu-torch-no-hip.log"
+mkdir -p "$t/vllm-arch/cmake"
+cp "$t/vllm/cmake/utils.cmake" "$t/vllm-arch/cmake/"
+archs=$(sed -n 's/^set(HIP_SUPPORTED_ARCHS "\(.*\)")$/\1/p' "$t/vllm/CMakeLists.txt")
+cat > "$t/vllm-arch/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.25)
+project(vllm_arch_check LANGUAGES NONE)
+include(\${CMAKE_CURRENT_LIST_DIR}/cmake/utils.cmake)
+set(HIP_SUPPORTED_ARCHS "$archs")
+override_gpu_arches(VLLM_GPU_ARCHES HIP "\${HIP_SUPPORTED_ARCHS}")
+CM
+(cd "$t/vllm-arch" && PYTORCH_ROCM_ARCH=gfx1036 cmake -S . -B build 2>&1) \
+  | sed -e "s#$t/vllm-arch#/home/user/src/vllm#g" > "$cases/real-vllm-rocm-arch-gfx1036-unsupported.log"
 rm -rf "$t"
