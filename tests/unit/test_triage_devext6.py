@@ -138,3 +138,16 @@ def test_vllm_unsupported_arch_reads_the_targets(archs: str, subject: str, said:
 def test_vllm_arch_words_outside_an_error_block_claim_nothing() -> None:
     text = _ARCH.format(archs="gfx1036").replace("CMake Error", "CMake Warning")
     assert explain_text(text, step="configure").klass is None
+
+
+def test_vllm_python_version_reads_the_version() -> None:
+    text = ("CMake Error at cmake/utils.cmake:15 (message):\n"
+            "  Python version (3.13) is not one of the supported versions:\n"
+            "  3.9;3.10;3.11;3.12.\n")
+    found = explain_text(text, step="configure")
+    assert (found.klass, found.subject, found.rule) == (
+        "python-packaging", "python", "vllm-python-version-unsupported")
+    assert "is 3.13" in found.cause and "Python 3.13" in found.fix
+    # the same words in a warning block claim nothing
+    assert explain_text(text.replace("CMake Error", "CMake Warning"),
+                        step="configure").klass is None

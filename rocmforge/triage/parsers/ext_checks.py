@@ -1,6 +1,6 @@
 """Extension builds' own preconditions: what an extension's setup.py (flash-attention, xformers,
-DeepSpeed) and torch.utils.cpp_extension's JIT build stop on before compiling anything, when
-the source tree, the C++ compiler or torch itself is not there.
+DeepSpeed), vLLM's CMake and torch.utils.cpp_extension's JIT build stop on before compiling
+anything, when the source tree, the C++ compiler, a supported Python or torch is not there.
 
 Owns: the rules for those raised messages, each read from the program's source and reproduced
 by tests/failures/make/devext6.sh. Must not: hold the GPU-target and ROCm-root checks
@@ -19,6 +19,7 @@ FLASH_ATTENTION_SETUP = ("Dao-AILab/flash-attention@0251105a2fb19d2957484b7f023c
                          "setup.py")
 XFORMERS_SETUP = "facebookresearch/xformers@ca6d2aa0d43241fc8a8dcd872debc2406160160d:setup.py"
 DEEPSPEED = "deepspeedai/DeepSpeed@edaa7221267243c7be7fb49c5d5f5c4fb97b4641"
+VLLM_UTILS = "ROCm/vllm@f8c9a385233a8e1f724411785a1c326006640df5:cmake/utils.cmake"
 CPP_EXTENSION = ("pytorch/pytorch@cf30153c4c131c8164ee7798e5022d810682e2cb:"
                  "torch/utils/cpp_extension.py")
 
@@ -76,6 +77,20 @@ def _jit_compiler_missing(match: re.Match[str], view: LineView) -> Reading | Non
             "must work in the shell that runs the build")
 
 
+def _vllm_python(match: re.Match[str], view: LineView) -> Reading | None:
+    if view.cmake_block != "error":
+        return None
+    version = match.group("ver")
+    return Reading(
+        subject="python",
+        cause=f"vLLM's CMake (find_python_from_executable) builds only for the Python versions "
+              f"its CMakeLists lists, and the Python it was given (VLLM_PYTHON_EXECUTABLE, the "
+              f"interpreter that runs its setup.py) is {version}, which is not one of them",
+        fix="build with a Python from the list the message prints: make the venv with it "
+            "(`python3.12 -m venv`), install the ROCm torch into that venv and build vLLM from "
+            f"there; or use a vLLM release whose CMakeLists lists Python {version}")
+
+
 RULES: tuple[Rule, ...] = (
     # The raised exception only: the same words in a script's echo or a comment prove nothing.
     Rule(id="extension-submodule-missing", klass="missing-component",
@@ -100,6 +115,13 @@ RULES: tuple[Rule, ...] = (
          source=f"{CPP_EXTENSION} (get_cxx_compiler: os.environ.get('CXX', "
                 "'c++'); _run_ninja_build: \"Error building extension '…'\"); dash's '<sh>: "
                 "<n>: <prog>: not found' (Debian 12, reproduced)"),
+    Rule(id="vllm-python-version-unsupported", klass="python-packaging",
+         triggers=("is not one of the supported versions",),
+         pattern=rx(r"^Python version \((?P<ver>\d+\.\d+)\) is not one of the supported "
+                    r"versions"),
+         read=_vllm_python,
+         source=f"{VLLM_UTILS} (find_python_from_executable: 'Python version (…) is not one of "
+                "the supported versions: …'); its CMakeLists' PYTHON_SUPPORTED_VERSIONS"),
     Rule(id="deepspeed-precompile-without-torch", klass="python-packaging",
          triggers=("Unable to pre-compile",),
          pattern=rx(r"^\s*AssertionError: Unable to pre-compile (?:ops without torch installed|"

@@ -16,7 +16,8 @@
 #  vLLM (ROCm's fork, CMake 4 from /opt/rf-cmake4 as its CMakeLists needs 3.26): its configure
 #    with VLLM_TARGET_DEVICE=rocm against this CPU torch; and its override_gpu_arches (the real
 #    cmake/utils.cmake, HIP_SUPPORTED_ARCHS as its CMakeLists sets it) with
-#    PYTORCH_ROCM_ARCH=gfx1036, run by a three-line project (cmake 3.25).
+#    PYTORCH_ROCM_ARCH=gfx1036, run by a three-line project (cmake 3.25); its configure given
+#    Python 3.13 where this machine has one.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
 mirror=${MIRROR:-/work/.mirror}
@@ -81,6 +82,18 @@ git -C "$mirror/ROCm+vllm/repo" archive HEAD CMakeLists.txt cmake csrc | tar -x 
   -DVLLM_PYTHON_EXECUTABLE="$py" -DVLLM_TARGET_DEVICE=rocm 2>&1) \
   | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" \
         -e "s#$py#/home/user/venv/bin/python3#g" > "$cases/real-vllm-cmake-cpu-torch-no-hip.log"
+# The same configure with a Python vLLM's CMakeLists does not list (3.13, where one is found:
+# pyenv's here; Debian 12 has none, so CI skips this case).
+py13=
+for c in $(command -v python3.13) /root/.pyenv/versions/3.13*/bin/python3.13; do
+  [ -x "$c" ] && py13=$("$c" -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -n "$py13" ] && break
+done
+if [ -n "$py13" ]; then
+  (cd "$t/vllm" && ${CMAKE4:-/opt/rf-cmake4/bin/cmake} -S . -B build13 -G Ninja \
+    -DVLLM_PYTHON_EXECUTABLE="$py13" -DVLLM_TARGET_DEVICE=rocm 2>&1) \
+    | sed -e "s#$t#/home/user/src#g" -e "s#$(dirname "$(dirname "$py13")")#/home/user/py313#g" \
+    > "$cases/real-vllm-cmake-python313-unsupported.log"
+fi
 mkdir -p "$t/vllm-arch/cmake"
 cp "$t/vllm/cmake/utils.cmake" "$t/vllm-arch/cmake/"
 archs=$(sed -n 's/^set(HIP_SUPPORTED_ARCHS "\(.*\)")$/\1/p' "$t/vllm/CMakeLists.txt")
