@@ -47,6 +47,19 @@ def _torch_without_hip(match: re.Match[str], view: LineView) -> Reading | None:
             "version")
 
 
+def _no_nccl_backend(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="USE_NCCL",
+        cause="this torch was built without the NCCL backend, which a ROCm torch serves "
+              "with RCCL under the name \"nccl\": a CPU-only torch, a Windows torch, or a "
+              "source build configured with USE_DISTRIBUTED or USE_NCCL off (or that did not "
+              "find RCCL)",
+        fix="on Linux use a ROCm torch with RCCL (the kit's build keeps USE_NCCL on; "
+            "`python -c 'import torch.distributed as d; print(d.is_nccl_available())'` must "
+            "print True); where there is no RCCL (Windows, a CPU torch) pass "
+            "backend=\"gloo\" to init_process_group")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hipified-tree-without-use-rocm", klass="rocm-disabled",
          triggers=("torch::jit::cuda",),
@@ -65,4 +78,13 @@ RULES: tuple[Rule, ...] = (
          "local label +cuNNN/+cpu/+rocmX.Y in __version__, `hip: Optional[str] = None` "
          "unless a ROCm build; read in the torch 2.13.0+cpu installed here); "
          "invoke-ai/InvokeAI#7977"),
+    Rule(id="torch-distributed-no-nccl", klass="rocm-disabled",
+         triggers=("have NCCL built in",),
+         pattern=rx(r"^RuntimeError: Distributed package doesn't have NCCL built in"),
+         # A CUDA torch without NCCL (Windows, macOS) prints it too: not a ROCm question.
+         unless=rx(r"\+cu\d{2,3}\b|\bnvcc\b|libcudart|\bCUDA_HOME\b"),
+         read=_no_nccl_backend, source="torch 2.13.0+cpu as installed here: "
+         "torch/distributed/distributed_c10d.py (_new_process_group_helper raises this "
+         "RuntimeError when is_nccl_available() is False); same path in pytorch/pytorch "
+         "(commit not established); reproduced by make/devpt6.sh"),
 )

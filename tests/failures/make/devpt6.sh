@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# d9 (devpt6): what the installed torch itself prints when a PyTorch build lacks a part a
+# ROCm user expects, each made by the real torch 2.13.0+cpu wheel (a CPU-only build, no GPU
+# backend and no NCCL/RCCL) and its hipify: init_process_group(backend="nccl"),
+# torch.cuda.set_device, hipify given a project folder that does not exist, and (a negative)
+# autocast("cuda") that only warns. A second or two each. Needs python3 with torch (CPU).
+# Writes rounds/d9/cases/{real,neg}-torch-*.log
+set -u
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+site=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+# case <id> <python source>: the script run as train.py in a fresh folder, its output kept.
+case_() {
+  local id=$1; mkdir -p "$t/$id"; printf '%s\n' "$2" > "$t/$id/train.py"
+  (cd "$t/$id" && timeout 60 python3 train.py 2>&1) \
+    | sed -e "s#$t/$id#/home/user/proj#g" -e "s#$site#/usr/lib/python3/site-packages#g" \
+    > "$cases/$id.log"
+}
+case_ real-torch-distributed-no-nccl-built-in 'import torch.distributed as dist
+dist.init_process_group(backend="nccl", init_method="tcp://127.0.0.1:29511",
+                        rank=0, world_size=1)'
+case_ real-torch-c-no-cuda-set-device 'import torch
+torch.cuda.set_device(0)'
+case_ real-torch-hipify-project-folder-missing 'from torch.utils.hipify import hipify_python
+hipify_python.hipify(project_directory="/home/user/ext/csrc",
+                     output_directory="/home/user/ext/csrc", is_pytorch_extension=True)'
+case_ neg-torch-autocast-cuda-unavailable-warning 'import torch
+with torch.autocast("cuda"):
+    x = torch.ones(2) * 2
+print("loss", float(x.sum()))'
