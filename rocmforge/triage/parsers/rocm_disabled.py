@@ -79,12 +79,14 @@ RULES: tuple[Rule, ...] = (
          "unless a ROCm build; read in the torch 2.13.0+cpu installed here); "
          "invoke-ai/InvokeAI#7977"),
     Rule(id="torch-distributed-no-nccl", klass="rocm-disabled",
-         triggers=("have NCCL built in",),
-         pattern=rx(r"^RuntimeError: Distributed package doesn't have NCCL built in"),
+         triggers=("have NCCL built in", "no attribute '_nccl_"),
+         pattern=rx(r"^RuntimeError: Distributed package doesn't have NCCL built in"
+                    r"|^AttributeError: module 'torch\._C' has no attribute '_nccl_\w+'"),
          # A CUDA torch without NCCL (Windows, macOS) prints it too: not a ROCm question.
          unless=rx(r"\+cu\d{2,3}\b|\bnvcc\b|libcudart|\bCUDA_HOME\b"),
          read=_no_nccl_backend, source="torch 2.13.0+cpu as installed here: "
          "torch/distributed/distributed_c10d.py (_new_process_group_helper raises this "
-         "RuntimeError when is_nccl_available() is False); same path in pytorch/pytorch "
+         "RuntimeError when is_nccl_available() is False) and torch/cuda/nccl.py (version() "
+         "calls torch._C._nccl_version); same path in pytorch/pytorch "
          "(commit not established); reproduced by make/devpt6.sh"),
 )

@@ -2,8 +2,9 @@
 # d9 (devpt6): what the installed torch itself prints when a PyTorch build lacks a part a
 # ROCm user expects, each made by the real torch 2.13.0+cpu wheel (a CPU-only build, no GPU
 # backend and no NCCL/RCCL) and its hipify: init_process_group(backend="nccl"),
-# torch.cuda.set_device, hipify given a project folder that does not exist, and (a negative)
-# autocast("cuda") that only warns. A second or two each. Needs python3 with torch (CPU).
+# torch.cuda.set_device, torch.cuda.Stream, torch.cuda.Event, torch.cuda.nccl.version,
+# hipify given a project folder that does not exist, and (a negative) autocast("cuda")
+# that only warns. A second or two each. Needs python3 with torch (CPU).
 # Writes rounds/d9/cases/{real,neg}-torch-*.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
@@ -22,6 +23,12 @@ dist.init_process_group(backend="nccl", init_method="tcp://127.0.0.1:29511",
                         rank=0, world_size=1)'
 case_ real-torch-c-no-cuda-set-device 'import torch
 torch.cuda.set_device(0)'
+case_ real-torch-cuda-stream-requires-cuda 'import torch
+side = torch.cuda.Stream()'
+case_ real-torch-cuda-event-dummy-class 'import torch
+start = torch.cuda.Event(enable_timing=True)'
+case_ real-torch-cuda-nccl-version-missing 'import torch
+print("NCCL", torch.cuda.nccl.version())'
 case_ real-torch-hipify-project-folder-missing 'from torch.utils.hipify import hipify_python
 hipify_python.hipify(project_directory="/home/user/ext/csrc",
                      output_directory="/home/user/ext/csrc", is_pytorch_extension=True)'
