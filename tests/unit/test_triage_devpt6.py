@@ -1,0 +1,75 @@
+"""What torch itself prints when the installed build lacks a part a ROCm user expects (issue
+40, devpt6): torch._C without its _cuda_* or _nccl_* functions, torch.cuda.Stream and the
+dummy classes of a build without a GPU backend, NCCL (RCCL) not built in, and hipify given a
+project folder that does not exist. Each text is what torch 2.13.0+cpu printed here
+(tests/failures/make/devpt6.sh); beside them the look-alikes that must claim nothing:
+warnings, the same words echoed in a traceback's source line, other backends' dummies, a
+CUDA torch's NCCL message."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmforge.triage import explain_text
+
+_TB = "Traceback (most recent call last):\n  File \"/home/user/proj/train.py\", line 2\n"
+
+_SET_DEVICE = _TB + ("    torch.cuda.set_device(0)\n"
+                     "AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'\n")
+_NO_NCCL = _TB + ("    raise RuntimeError(\"Distributed package doesn't have NCCL built in\")\n"
+                  "RuntimeError: Distributed package doesn't have NCCL built in\n")
+_NCCL_VERSION = _TB + ("    ver = torch._C._nccl_version()\n"
+                       "AttributeError: module 'torch._C' has no attribute '_nccl_version'\n")
+_STREAM = _TB + ("    side = torch.cuda.Stream()\n"
+                 "RuntimeError: torch.cuda.Stream requires CUDA support\n")
+_EVENT = _TB + ("    start = torch.cuda.Event(enable_timing=True)\n"
+                "RuntimeError: Tried to instantiate dummy base class Event\n")
+_GRAPH = _TB + ("    g = torch.cuda.CUDAGraph()\n"
+                "RuntimeError: Tried to instantiate dummy base class CUDAGraph\n")
+_HIPIFY = "The project folder specified does not exist.\n"
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule", "words"), [
+    (_SET_DEVICE, "rocm-disabled", "USE_ROCM", "torch-c-no-cuda-functions",
+     ("_cuda_*", "CPU-only", "torch.version.hip")),
+    (_NO_NCCL, "rocm-disabled", "USE_NCCL", "torch-distributed-no-nccl",
+     ("RCCL", "USE_NCCL", "gloo", "is_nccl_available")),
+    (_NCCL_VERSION, "rocm-disabled", "USE_NCCL", "torch-distributed-no-nccl", ("RCCL",)),
+    (_STREAM, "rocm-disabled", "USE_ROCM", "torch-cuda-stream-no-gpu-backend",
+     ("is_built()", "CPU-only")),
+    (_EVENT, "rocm-disabled", "USE_ROCM", "torch-cuda-dummy-class", ("placeholder",)),
+    (_GRAPH, "rocm-disabled", "USE_ROCM", "torch-cuda-dummy-class", ("CPU-only",)),
+    (_HIPIFY, "hipify", "hipify_python.py", "hipify-project-folder-missing",
+     ("project_directory", "submodule")),
+])
+def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
+                                 words: tuple[str, ...]) -> None:
+    d = explain_text(text, step="verify")
+    assert (d.klass, d.subject, d.rule) == (klass, subject, rule)
+    for word in words:
+        assert word in d.cause + " " + d.fix, word
+
+
+@pytest.mark.parametrize("text", [
+    # the warning torch prints before the error, alone: nothing failed yet
+    "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py:1849: UserWarning: "
+    "Attempted to get default timeout for nccl backend, but NCCL support is not compiled\n"
+    "  timeout = _get_default_timeout(backend)\n",
+    # autocast on a CPU torch only warns
+    "/home/user/proj/train.py:2: UserWarning: CUDA is not available or torch_xla is imported."
+    " Disabling autocast.\n  with torch.autocast(\"cuda\"):\nloss 4.0\n",
+    # the message's words in an echoed source line, not raised
+    "    raise RuntimeError(\"Distributed package doesn't have NCCL built in\")\n",
+    "    raise RuntimeError(\"torch.cuda.Stream requires CUDA support\")\n",
+    # a CUDA torch without NCCL (Windows): not a ROCm question
+    "torch 2.5.1+cu121\n" + _NO_NCCL,
+    # another backend's dummy class (torch.xpu), with no torch.cuda in the log
+    "Traceback (most recent call last):\n  File \"/x/torch/xpu/streams.py\", line 9\n"
+    "RuntimeError: Tried to instantiate dummy base class Event\n",
+    # a _cuda_ function newer than the installed GPU torch: not one every build has
+    "AttributeError: module 'torch._C' has no attribute '_cuda_getMemoryFraction'\n",
+    # the hipify text quoted inside a longer line
+    "grep: 'The project folder specified does not exist.' in hipify_python.py\n",
+])
+def test_look_alikes_claim_nothing(text: str) -> None:
+    assert explain_text(text, step="verify").klass is None
