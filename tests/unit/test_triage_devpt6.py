@@ -27,6 +27,11 @@ _EVENT = _TB + ("    start = torch.cuda.Event(enable_timing=True)\n"
 _GRAPH = _TB + ("    g = torch.cuda.CUDAGraph()\n"
                 "RuntimeError: Tried to instantiate dummy base class CUDAGraph\n")
 _HIPIFY = "The project folder specified does not exist.\n"
+_NOT_WRITTEN = ("\x1b[93mFailed to save /home/user/ext/csrc/k.hip with \"Permission denied\", "
+                "leaving /home/user/ext/csrc/k.cu unchanged.\x1b[0m\n"
+                "\x1b[92mSuccessfully preprocessed all matching files.\x1b[0m\n")
+_TUNABLE = _TB + ("AttributeError: module 'torch._C' has no attribute "
+                  "'_cuda_tunableop_enable'\n")
 
 
 @pytest.mark.parametrize(("text", "klass", "subject", "rule", "words"), [
@@ -41,6 +46,9 @@ _HIPIFY = "The project folder specified does not exist.\n"
     (_GRAPH, "rocm-disabled", "USE_ROCM", "torch-cuda-dummy-class", ("CPU-only",)),
     (_HIPIFY, "hipify", "hipify_python.py", "hipify-project-folder-missing",
      ("project_directory", "submodule")),
+    (_NOT_WRITTEN, "hipify", "k.cu", "hipify-output-not-written",
+     ("/home/user/ext/csrc/k.hip (Permission denied)", "CUDA source", "writable")),
+    (_TUNABLE, "rocm-disabled", "USE_ROCM", "torch-c-no-cuda-functions", ("CPU-only",)),
 ])
 def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
                                  words: tuple[str, ...]) -> None:
@@ -68,6 +76,10 @@ def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
     "RuntimeError: Tried to instantiate dummy base class Event\n",
     # a _cuda_ function newer than the installed GPU torch: not one every build has
     "AttributeError: module 'torch._C' has no attribute '_cuda_getMemoryFraction'\n",
+    # hipify's own source line echoed in a traceback, and its success line alone
+    "    print(f'{bcolors.WARNING}Failed to save {fout_path} with \"{e.strerror}\", leaving "
+    "{fin_path} unchanged.{bcolors.ENDC}',\n",
+    "\x1b[92mSuccessfully preprocessed all matching files.\x1b[0m\n",
     # the hipify text quoted inside a longer line
     "grep: 'The project folder specified does not exist.' in hipify_python.py\n",
 ])

@@ -3,8 +3,9 @@
 # ROCm user expects, each made by the real torch 2.13.0+cpu wheel (a CPU-only build, no GPU
 # backend and no NCCL/RCCL) and its hipify: init_process_group(backend="nccl"),
 # torch.cuda.set_device, torch.cuda.Stream, torch.cuda.Event, torch.cuda.nccl.version,
-# hipify given a project folder that does not exist, and (a negative) autocast("cuda")
-# that only warns. A second or two each. Needs python3 with torch (CPU).
+# hipify given a project folder that does not exist, hipify whose output file cannot be
+# written (a link to /proc/version stands in for a file the user may not write), and (a
+# negative) autocast("cuda") that only warns. A second or two each. Needs python3 with torch (CPU).
 # Writes rounds/d9/cases/{real,neg}-torch-*.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
@@ -36,3 +37,14 @@ case_ neg-torch-autocast-cuda-unavailable-warning 'import torch
 with torch.autocast("cuda"):
     x = torch.ones(2) * 2
 print("loss", float(x.sum()))'
+# hipify of an extension whose k.hip cannot be written: hipify warns and keeps k.cu.
+mkdir -p "$t/ext/csrc"
+printf '%s\n' '#include <cuda_runtime.h>' '__global__ void k(float* x) { x[0] = 1; }' \
+  > "$t/ext/csrc/k.cu"
+ln -s /proc/version "$t/ext/csrc/k.hip"
+(cd "$t/ext" && EXT="$t/ext" timeout 60 python3 -c 'import os
+from torch.utils.hipify import hipify_python
+ext = os.environ["EXT"]
+hipify_python.hipify(project_directory=ext, output_directory=ext, show_progress=False,
+                     includes=[ext + "/csrc/*"], is_pytorch_extension=True)' 2>&1) \
+  | sed -e "s#$t/ext#/home/user/ext#g" > "$cases/real-torch-hipify-output-not-written.log"
