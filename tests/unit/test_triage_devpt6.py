@@ -30,6 +30,18 @@ _HIPIFY = "The project folder specified does not exist.\n"
 _NOT_WRITTEN = ("\x1b[93mFailed to save /home/user/ext/csrc/k.hip with \"Permission denied\", "
                 "leaving /home/user/ext/csrc/k.cu unchanged.\x1b[0m\n"
                 "\x1b[92mSuccessfully preprocessed all matching files.\x1b[0m\n")
+_ROCM_PATH_WIN = """CMake Error at cmake/public/LoadHIP.cmake:11 (message):
+  ROCM_PATH environment variable is set to C:/Program Files/AMD/ROCm/6.2 but
+  does not exist.
+
+  Set a valid ROCM_PATH or unset ROCM_PATH environment variable to fix.
+Call Stack (most recent call first):
+"""
+_VERSION_HEADER = """CMake Error at cmake/public/LoadHIP.cmake:140 (message):
+  Could not find hip/hip_version.h or rocm-core/rocm_version.h in
+  /opt/rocm-7.0.0/include
+Call Stack (most recent call first):
+"""
 _TUNABLE = _TB + ("AttributeError: module 'torch._C' has no attribute "
                   "'_cuda_tunableop_enable'\n")
 
@@ -48,6 +60,11 @@ _TUNABLE = _TB + ("AttributeError: module 'torch._C' has no attribute "
      ("project_directory", "submodule")),
     (_NOT_WRITTEN, "hipify", "k.cu", "hipify-output-not-written",
      ("/home/user/ext/csrc/k.hip (Permission denied)", "CUDA source", "writable")),
+    (_ROCM_PATH_WIN, "rocm-install", "C:/Program Files/AMD/ROCm/6.2",
+     "loadhip-rocm-path-missing", ("ROCM_PATH is set to C:/Program Files/AMD/ROCm/6.2",
+                                   "unset ROCM_PATH")),
+    (_VERSION_HEADER, "rocm-install", "hip_version.h", "loadhip-version-header-missing",
+     ("ROCM_INCLUDE_DIRS", "hip-dev")),
     (_TUNABLE, "rocm-disabled", "USE_ROCM", "torch-c-no-cuda-functions", ("CPU-only",)),
 ])
 def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
@@ -80,6 +97,10 @@ def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
     "    print(f'{bcolors.WARNING}Failed to save {fout_path} with \"{e.strerror}\", leaving "
     "{fin_path} unchanged.{bcolors.ENDC}',\n",
     "\x1b[92mSuccessfully preprocessed all matching files.\x1b[0m\n",
+    # LoadHIP's own lines echoed (a diff, a grep of the file), and the fixed last line alone
+    '      "Set a valid ROCM_PATH or unset ROCM_PATH environment variable to fix.")\n',
+    "CMake Error at cmake/public/LoadHIP.cmake:11 (message):\n"
+    "  Set a valid ROCM_PATH or unset ROCM_PATH environment variable to fix.\n",
     # the hipify text quoted inside a longer line
     "grep: 'The project folder specified does not exist.' in hipify_python.py\n",
 ])

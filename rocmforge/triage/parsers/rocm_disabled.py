@@ -60,6 +60,43 @@ def _no_nccl_backend(match: re.Match[str], view: LineView) -> Reading | None:
             "backend=\"gloo\" to init_process_group")
 
 
+# LoadHIP's text as read; pytorch/pytorch's newest copy of the file is not stored here.
+_LOADHIP = ("ChristophBellmann/rocm-7.11-pytorch-gfx103x@7dcb9879668f4770ae7da092b11507222df9f33f"
+            ":cmake/public/LoadHIP.cmake (a fork's copy of PyTorch's file, ROCm 7.11 era); "
+            "reproduced by make/devpt6.sh")
+
+_ROCM_PATH_SET = re.compile(r"ROCM_PATH environment variable is set to (?P<path>.+?) but does\s+"
+                            r"not\s+exist\.")
+
+
+def _rocm_path_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    # The path is in the message's first lines, which CMake wraps (a path with blanks, a
+    # Windows one, may span two): read it from the lines before this fixed last line.
+    found = _ROCM_PATH_SET.search(" ".join(view.previous[-4:]))
+    if found is None:
+        return None
+    path = found.group("path")
+    return Reading(
+        subject=path,
+        cause=f"ROCM_PATH is set to {path}, which does not exist, and PyTorch's LoadHIP.cmake "
+              "stops the configure for it (ROCM_PATH set means a ROCm build is meant)",
+        fix="point ROCM_PATH at the ROCm root that is installed (the folder holding bin/, "
+            "include/hip and lib/cmake, e.g. /opt/rocm), or unset ROCM_PATH to let LoadHIP "
+            "take /opt/rocm; then configure again (`invoke build`)")
+
+
+def _version_header_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="hip_version.h",
+        cause="PyTorch's LoadHIP.cmake found the hip package but neither "
+              "rocm-core/rocm_version.h nor hip/hip_version.h in the include folders the "
+              "found ROCm packages name (ROCM_INCLUDE_DIRS), so it cannot read the ROCm "
+              "version: the ROCm install lacks its development headers (hip and rocm-core)",
+        fix="install the ROCm development packages of that release (hip-dev and rocm-core, "
+            "or TheRock's rocm[devel]) so include/hip/hip_version.h exists under the ROCm "
+            "root, or point ROCM_PATH at a complete install; then configure again")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hipified-tree-without-use-rocm", klass="rocm-disabled",
          triggers=("torch::jit::cuda",),
@@ -89,4 +126,12 @@ RULES: tuple[Rule, ...] = (
          "RuntimeError when is_nccl_available() is False) and torch/cuda/nccl.py (version() "
          "calls torch._C._nccl_version); same path in pytorch/pytorch "
          "(commit not established); reproduced by make/devpt6.sh"),
+    Rule(id="loadhip-rocm-path-missing", klass="rocm-install",
+         triggers=("Set a valid ROCM_PATH",),
+         pattern=rx(r"^Set a valid ROCM_PATH or unset ROCM_PATH environment variable to fix"),
+         read=_rocm_path_missing, source=_LOADHIP),
+    Rule(id="loadhip-version-header-missing", klass="rocm-install",
+         triggers=("Could not find hip/hip_version.h",),
+         pattern=rx(r"^Could not find hip/hip_version\.h or rocm-core/rocm_version\.h in\b"),
+         read=_version_header_missing, source=_LOADHIP),
 )

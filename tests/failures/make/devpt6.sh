@@ -48,3 +48,37 @@ ext = os.environ["EXT"]
 hipify_python.hipify(project_directory=ext, output_directory=ext, show_progress=False,
                      includes=[ext + "/csrc/*"], is_pytorch_extension=True)' 2>&1) \
   | sed -e "s#$t/ext#/home/user/ext#g" > "$cases/real-torch-hipify-output-not-written.log"
+# PyTorch's LoadHIP.cmake checks, stood in by their lines (the fork named in the rules'
+# source) under the real cmake: ROCM_PATH set to a folder that does not exist, and a ROCm
+# root whose include folder has neither hip/hip_version.h nor rocm-core/rocm_version.h.
+mkdir -p "$t/pt/cmake/public" "$t/rocm/include"
+cat > "$t/pt/CMakeLists.txt" <<'X'
+cmake_minimum_required(VERSION 3.18 FATAL_ERROR)
+project(Torch CXX C)
+set(USE_ROCM ON)
+include(cmake/public/LoadHIP.cmake)
+X
+cat > "$t/pt/cmake/public/LoadHIP.cmake" <<'X'
+set(PYTORCH_FOUND_HIP FALSE)
+if(DEFINED ENV{ROCM_PATH})
+  file(TO_CMAKE_PATH "$ENV{ROCM_PATH}" ROCM_PATH)
+  if(NOT EXISTS ${ROCM_PATH})
+    message(FATAL_ERROR
+      "ROCM_PATH environment variable is set to ${ROCM_PATH} but does not exist.\n"
+      "Set a valid ROCM_PATH or unset ROCM_PATH environment variable to fix.")
+  endif()
+endif()
+set(ROCM_INCLUDE_DIRS ${ROCM_PATH}/include)
+find_file(ROCM_VERSION_HEADER_PATH NAMES rocm-core/rocm_version.h hip/hip_version.h
+  NO_DEFAULT_PATH PATHS ${ROCM_INCLUDE_DIRS})
+if(NOT ROCM_VERSION_HEADER_PATH)
+  message(FATAL_ERROR "Could not find hip/hip_version.h or rocm-core/rocm_version.h in ${ROCM_INCLUDE_DIRS}")
+endif()
+X
+loadhip() {  # loadhip <id> <ROCM_PATH>
+  rm -rf "$t/pt/build"
+  (cd "$t/pt" && ROCM_PATH=$2 cmake -S . -B build 2>&1) \
+    | sed -e "s#$t/pt#/home/user/pytorch#g" -e "s#$t/rocm#/opt/rocm-7.0.0#g" > "$cases/$1.log"
+}
+loadhip real-pytorch-loadhip-rocm-path-missing /opt/rocm-6.4.1
+loadhip real-pytorch-loadhip-version-header-missing "$t/rocm"
