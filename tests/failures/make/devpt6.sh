@@ -5,15 +5,20 @@
 # torch.cuda.set_device, torch.cuda.Stream, torch.cuda.Event, torch.cuda.nccl.version,
 # hipify given a project folder that does not exist, hipify whose output file cannot be
 # written (a link to /proc/version stands in for a file the user may not write), and (a
-# negative) autocast("cuda") that only warns. A second or two each. Needs python3 with torch (CPU).
-# Writes rounds/d9/cases/{real,neg}-torch-*.log
+# negative) autocast("cuda") that only warns; then two FATAL_ERRORs of PyTorch's
+# LoadHIP.cmake under the real cmake. A second or two each. Needs python3 with torch.
+# Writes rounds/d9/cases/{real,neg}-torch-*.log and real-pytorch-loadhip-*.log
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
+# The torch cases need a torch with no GPU backend (2.13.0+cpu here); a CUDA or ROCm wheel
+# prints other messages, so they are skipped there (the LoadHIP cases still run).
+cpu=$(python3 -c 'import torch; print(torch.version.cuda is None and torch.version.hip is None)')
 site=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
 # case <id> <python source>: the script run as train.py in a fresh folder, its output kept.
 case_() {
+  [ "$cpu" = True ] || { echo "skipped $1: torch has a GPU backend" >&2; return; }
   local id=$1; mkdir -p "$t/$id"; printf '%s\n' "$2" > "$t/$id/train.py"
   (cd "$t/$id" && timeout 60 python3 train.py 2>&1) \
     | sed -e "s#$t/$id#/home/user/proj#g" -e "s#$site#/usr/lib/python3/site-packages#g" \
@@ -38,6 +43,7 @@ with torch.autocast("cuda"):
     x = torch.ones(2) * 2
 print("loss", float(x.sum()))'
 # hipify of an extension whose k.hip cannot be written: hipify warns and keeps k.cu.
+if [ "$cpu" = True ]; then
 mkdir -p "$t/ext/csrc"
 printf '%s\n' '#include <cuda_runtime.h>' '__global__ void k(float* x) { x[0] = 1; }' \
   > "$t/ext/csrc/k.cu"
@@ -48,6 +54,7 @@ ext = os.environ["EXT"]
 hipify_python.hipify(project_directory=ext, output_directory=ext, show_progress=False,
                      includes=[ext + "/csrc/*"], is_pytorch_extension=True)' 2>&1) \
   | sed -e "s#$t/ext#/home/user/ext#g" > "$cases/real-torch-hipify-output-not-written.log"
+fi
 # PyTorch's LoadHIP.cmake checks, stood in by their lines (the fork named in the rules'
 # source) under the real cmake: ROCM_PATH set to a folder that does not exist, and a ROCm
 # root whose include folder has neither hip/hip_version.h nor rocm-core/rocm_version.h.
