@@ -42,6 +42,12 @@ _VERSION_HEADER = """CMake Error at cmake/public/LoadHIP.cmake:140 (message):
   /opt/rocm-7.0.0/include
 Call Stack (most recent call first):
 """
+_SUBMODULE_FILES = ("Could not find any of CMakeLists.txt, Makefile, setup.py, LICENSE, "
+                    "LICENSE.md, LICENSE.txt in /home/user/pytorch/third_party/kineto\n"
+                    "Did you run 'git submodule update --init --recursive --jobs 0'?\n")
+_SUBMODULE_INIT = ("fatal: not a git repository (or any of the parent directories): .git\n"
+                   " --- Submodule initalization failed\n"
+                   "Please run:\n\tgit submodule update --init --recursive\n")
 _TUNABLE = _TB + ("AttributeError: module 'torch._C' has no attribute "
                   "'_cuda_tunableop_enable'\n")
 
@@ -65,6 +71,10 @@ _TUNABLE = _TB + ("AttributeError: module 'torch._C' has no attribute "
                                    "unset ROCM_PATH")),
     (_VERSION_HEADER, "rocm-install", "hip_version.h", "loadhip-version-header-missing",
      ("ROCM_INCLUDE_DIRS", "hip-dev")),
+    (_SUBMODULE_FILES, "cmake", "cmake", "setup-submodule-files-missing",
+     ("/home/user/pytorch/third_party/kineto", "git submodule update --init --recursive")),
+    (_SUBMODULE_INIT, "cmake", "cmake", "setup-submodule-init-failed",
+     ("not a git repository", "git clone --recursive")),
     (_TUNABLE, "rocm-disabled", "USE_ROCM", "torch-c-no-cuda-functions", ("CPU-only",)),
 ])
 def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
@@ -99,6 +109,9 @@ def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
     '      "Set a valid ROCM_PATH or unset ROCM_PATH environment variable to fix.")\n',
     "CMake Error at cmake/public/LoadHIP.cmake:11 (message):\n"
     "  Set a valid ROCM_PATH or unset ROCM_PATH environment variable to fix.\n",
+    # setup.py's check as source, and its first line without the submodule hint under it
+    '            print("Could not find any of {} in {}".format(", ".join(files), folder))\n',
+    "Could not find any of CMakeLists.txt, Makefile, setup.py, LICENSE in /x/third_party/a\n",
     # the hipify text quoted inside a longer line
     "grep: 'The project folder specified does not exist.' in hipify_python.py\n",
 ])

@@ -89,3 +89,22 @@ loadhip() {  # loadhip <id> <ROCM_PATH>
 }
 loadhip real-pytorch-loadhip-rocm-path-missing /opt/rocm-6.4.1
 loadhip real-pytorch-loadhip-version-header-missing "$t/rocm"
+# setup.py's submodule check (check_submodules, the same in PyTorch's and pytorch/ao's
+# setup.py): ao's real setup.py at 36027d82, taken from a git copy of pytorch/ao
+# (AO_GIT; skipped without one), run in a folder that is not a clone (its own `git submodule
+# update` fails) and again with third_party/cutlass holding only a stray file.
+AO_GIT=${AO_GIT:-/work/.mirror/pytorch+ao/repo}
+if [ "$cpu" = True ] && git -C "$AO_GIT" cat-file -e 36027d82d1ad9949597ea16002ff4940374b1b94 2>/dev/null; then
+  mkdir -p "$t/ao/third_party/cutlass"
+  git -C "$AO_GIT" archive 36027d82d1ad9949597ea16002ff4940374b1b94 setup.py version.txt \
+    .gitmodules | tar -x -C "$t/ao"
+  ao() {  # ao <id>: python3 setup.py --version in the copy
+    (cd "$t/ao" && GIT_CEILING_DIRECTORIES="$t" timeout 120 python3 setup.py --version 2>&1) \
+      | sed -e "s#$t/ao#/home/user/ao#g" > "$cases/$1.log"
+  }
+  ao real-setup-submodule-init-failed
+  echo partial > "$t/ao/third_party/cutlass/README.md"
+  ao real-setup-submodule-files-missing
+else
+  echo "skipped the setup.py cases: no pytorch/ao git copy at $AO_GIT" >&2
+fi
