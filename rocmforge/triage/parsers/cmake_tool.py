@@ -280,7 +280,7 @@ RULES: tuple[Rule, ...] = (
          triggers=("Could not find any of CMakeLists.txt",),
          pattern=rx(r"^Could not find any of CMakeLists\.txt, Makefile, setup\.py, LICENSE"
                     r"(?:, LICENSE\.\w+)* in (?P<folder>\S+)$"),
-         requires=rx(r"^Did you run 'git submodule update --init --recursive"),
+         requires=rx(r"^Did you run 'git submodule update \S+ --recursive"),
          read=_submodule_files_missing, source=_SETUP),
     Rule(id="setup-submodule-init-failed", klass="cmake",
          triggers=("Submodule initalization failed", "Submodule initialization failed"),
