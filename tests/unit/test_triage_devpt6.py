@@ -48,6 +48,12 @@ _SUBMODULE_FILES = ("Could not find any of CMakeLists.txt, Makefile, setup.py, L
 _SUBMODULE_INIT = ("fatal: not a git repository (or any of the parent directories): .git\n"
                    " --- Submodule initalization failed\n"
                    "Please run:\n\tgit submodule update --init --recursive\n")
+_CUBLASLT = _TB + ("RuntimeError: Cannot set preferred backend to cuBLASLt if PyTorch has "
+                    "not been compiled with cuBLASLt.\n")
+_HIPBLASLT = _TB + ("    torch.backends.cuda.preferred_blas_library(\"hipblaslt\")\n" +
+                    _CUBLASLT.removeprefix(_TB))
+_MAGMA = _TB + ("RuntimeError: Cannot set preferred backend to MAGMA if PyTorch has not been "
+                "compiled with MAGMA.\n")
 _TUNABLE = _TB + ("AttributeError: module 'torch._C' has no attribute "
                   "'_cuda_tunableop_enable'\n")
 
@@ -75,6 +81,12 @@ _TUNABLE = _TB + ("AttributeError: module 'torch._C' has no attribute "
      ("/home/user/pytorch/third_party/kineto", "git submodule update --init --recursive")),
     (_SUBMODULE_INIT, "cmake", "cmake", "setup-submodule-init-failed",
      ("not a git repository", "git clone --recursive")),
+    (_HIPBLASLT, "missing-component", "hipblaslt", "torch-preferred-library-not-compiled",
+     ("without hipBLASLt", "preferred_blas_library")),
+    (_CUBLASLT, "missing-component", "cublaslt", "torch-preferred-library-not-compiled",
+     ("without cuBLASLt",)),
+    (_MAGMA, "missing-component", "magma", "torch-preferred-library-not-compiled",
+     ("without MAGMA", "preferred_linalg_library", "MAGMA_HOME")),
     (_TUNABLE, "rocm-disabled", "USE_ROCM", "torch-c-no-cuda-functions", ("CPU-only",)),
 ])
 def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
@@ -112,6 +124,8 @@ def test_family_reads_its_values(text: str, klass: str, subject: str, rule: str,
     # setup.py's check as source, and its first line without the submodule hint under it
     '            print("Could not find any of {} in {}".format(", ".join(files), folder))\n',
     "Could not find any of CMakeLists.txt, Makefile, setup.py, LICENSE in /x/third_party/a\n",
+    # the experimental-feature warning torch prints when the preference is set
+    "UserWarning: torch.backends.cuda.preferred_linalg_library is an experimental feature.\n",
     # the hipify text quoted inside a longer line
     "grep: 'The project folder specified does not exist.' in hipify_python.py\n",
 ])

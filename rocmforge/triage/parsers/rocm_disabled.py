@@ -1,5 +1,7 @@
 """A build or run that took the CUDA path instead of ROCm: torch not compiled with a GPU
-backend, CUDA's toolkit, NCCL or driver asked for, HIP_PLATFORM=nvcc, ATen's HIP parts missing.
+backend, CUDA's toolkit, NCCL or driver asked for, HIP_PLATFORM=nvcc, ATen's HIP parts missing;
+and a torch built without one of its GPU parts (NCCL/RCCL, MAGMA, hipBLASLt), with
+LoadHIP.cmake's stops where it finds no usable ROCm.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -97,6 +99,23 @@ def _version_header_missing(match: re.Match[str], view: LineView) -> Reading | N
             "root, or point ROCM_PATH at a complete install; then configure again")
 
 
+def _not_compiled_with(match: re.Match[str], view: LineView) -> Reading | None:
+    lib = match.group("lib")
+    # torch.backends.cuda takes "hipblaslt" as an alias of cuBLASLt: a ROCm user's call
+    # names it, and the library a ROCm build lacks is then hipBLASLt.
+    rocm = lib == "cuBLASLt" and any("hipblaslt" in line.lower() for line in view.previous)
+    name = "hipBLASLt" if rocm else lib
+    return Reading(
+        subject=name.lower(),
+        cause=f"this torch was built without {name}, so the preferred library cannot be set "
+              f"to it: the configure did not find {name} (or its USE_ flag was off), or the "
+              "torch is a CPU-only build",
+        fix=f"leave the preferred library at its default (drop the preferred_"
+            f"{'blas' if lib == 'cuBLASLt' else 'linalg'}_library call), or rebuild torch "
+            f"with {name} installed where the configure looks (the ROCm root for ROCm's "
+            "libraries, MAGMA_HOME for MAGMA)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hipified-tree-without-use-rocm", klass="rocm-disabled",
          triggers=("torch::jit::cuda",),
@@ -134,4 +153,12 @@ RULES: tuple[Rule, ...] = (
          triggers=("Could not find hip/hip_version.h",),
          pattern=rx(r"^Could not find hip/hip_version\.h or rocm-core/rocm_version\.h in\b"),
          read=_version_header_missing, source=_LOADHIP),
+    Rule(id="torch-preferred-library-not-compiled", klass="missing-component",
+         triggers=("Cannot set preferred backend to",),
+         pattern=rx(r"^RuntimeError: Cannot set preferred backend to (?P<lib>MAGMA|cuBLASLt) "
+                    r"if PyTorch has not been compiled with (?P=lib)\."),
+         read=_not_compiled_with, source="pytorch/pytorch aten/src/ATen/Context.cpp "
+         "(setLinalgPreferredBackend / setBlasPreferredBackend TORCH_CHECKs; the text read in "
+         "torch 2.13.0+cpu's libtorch_cpu.so, commit not established); torch/backends/cuda/"
+         "__init__.py (\"hipblaslt\" an alias of Cublaslt); reproduced by make/devpt6.sh"),
 )

@@ -3,6 +3,7 @@
 # ROCm user expects, each made by the real torch 2.13.0+cpu wheel (a CPU-only build, no GPU
 # backend and no NCCL/RCCL) and its hipify: init_process_group(backend="nccl"),
 # torch.cuda.set_device, torch.cuda.Stream, torch.cuda.Event, torch.cuda.nccl.version,
+# preferred_blas_library("hipblaslt") and preferred_linalg_library("magma"),
 # hipify given a project folder that does not exist, hipify whose output file cannot be
 # written (a link to /proc/version stands in for a file the user may not write), and (a
 # negative) autocast("cuda") that only warns; then two FATAL_ERRORs of PyTorch's
@@ -35,6 +36,10 @@ case_ real-torch-cuda-event-dummy-class 'import torch
 start = torch.cuda.Event(enable_timing=True)'
 case_ real-torch-cuda-nccl-version-missing 'import torch
 print("NCCL", torch.cuda.nccl.version())'
+case_ real-torch-preferred-blas-hipblaslt-not-compiled 'import torch
+torch.backends.cuda.preferred_blas_library("hipblaslt")'
+case_ real-torch-preferred-linalg-magma-not-compiled 'import torch
+torch.backends.cuda.preferred_linalg_library("magma")'
 case_ real-torch-hipify-project-folder-missing 'from torch.utils.hipify import hipify_python
 hipify_python.hipify(project_directory="/home/user/ext/csrc",
                      output_directory="/home/user/ext/csrc", is_pytorch_extension=True)'
