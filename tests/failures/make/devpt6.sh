@@ -113,3 +113,25 @@ if [ "$cpu" = True ] && git -C "$AO_GIT" cat-file -e 36027d82d1ad9949597ea16002f
 else
   echo "skipped the setup.py cases: no pytorch/ao git copy at $AO_GIT" >&2
 fi
+# A negative: LoadHIP's optional packages missing (rccl, hipblaslt, hipsparselt looked up
+# without REQUIRED; the fork copy's "hipblaslt requested but not found" warning), after which
+# the configure goes on and completes.
+cat > "$t/pt/cmake/public/LoadHIP.cmake" <<'X'
+macro(find_package_and_print_version PACKAGE_NAME)
+  find_package("${PACKAGE_NAME}" ${ARGN})
+  if(NOT ${PACKAGE_NAME}_FOUND)
+    message("Optional package ${PACKAGE_NAME} not found")
+  else()
+    message("${PACKAGE_NAME} VERSION: ${${PACKAGE_NAME}_VERSION}")
+  endif()
+endmacro()
+set(USE_ROCM_HIPBLASLT ON)
+find_package_and_print_version(hipblaslt)
+if(NOT hipblaslt_FOUND)
+  message(WARNING "hipblaslt requested but not found; disabling USE_ROCM_HIPBLASLT")
+  set(USE_ROCM_HIPBLASLT OFF)
+endif()
+find_package_and_print_version(rccl)
+find_package_and_print_version(hipsparselt)
+X
+loadhip neg-pytorch-loadhip-optional-packages-missing "$t/rocm"
