@@ -46,6 +46,7 @@ from rocmforge.triage.parsers import (
     rocm_probe,
     rocm_python,
     rocm_sdk,
+    sys_apt,
     system_headers,
     tensile,
     triton,
@@ -99,6 +100,7 @@ PARSERS: tuple[Rule, ...] = (
     *rocm_disabled.RULES,
     *rocm_install.RULES,
     *rocm_driver.RULES,
+    *sys_apt.RULES,
     *hipcc.RULES,
     *rocm_probe.RULES,
 

@@ -1,0 +1,190 @@
+"""Installing ROCm's packages with apt and dpkg: the package manager's own reports when AMD's
+repository or its packages cannot be installed (a dependency no repository offers, a package
+apt cannot find, a repository without a Release file or whose key is unknown, a file two
+packages ship).
+
+Owns: these apt and dpkg message families, read only where the package, the file or the
+repository URL is ROCm's (the same words about another vendor's packages claim nothing).
+Must not: read files, run programs or pick between findings (the engine does). apt's exact-
+version conflict ('but <version> is to be installed') is rocm_install.py's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+# A package name of ROCm or of AMD's driver stack, as AMD's repositories name them (rocm-*,
+# rocblas, hipcub-dev, hsa-rocr, miopen-hip, rccl, amdgpu-dkms, comgr...).
+ROCM_PACKAGE = re.compile(r"(?i)^(?:rocm|roc(?!k)[a-z]|hip|hsa|miopen|rccl|amdgpu|amd-smi|"
+                          r"comgr|composablekernel|migraphx|mivisionx|rpp|half\b)")
+# AMD's repositories: repo.radeon.com, or a mirror that keeps its layout (/rocm/apt/<ver>,
+# /amdgpu/<ver>/ubuntu).
+_ROCM_REPO = re.compile(r"(?i)repo\.radeon\.com|/rocm/(?:apt|zyp|rhel|el|sles)\b|/amdgpu/")
+_APT_HEAD = re.compile(r"^(?P<pkg>[\w.+-]+) : (?:Pre)?Depends: ")
+
+_APT_SOURCE = ("Debian/apt@6b128124271e94bdb0f4e7850d9286170d712b04:")
+
+
+def _apt_owner(match: re.Match[str], view: LineView) -> str:
+    """The package whose dependency the line names: on the line itself, or (on a continuation
+    line of the same package) on the nearest line above that starts with '<pkg> : Depends:'."""
+    if match.group("pkg"):
+        return match.group("pkg")
+    for line in reversed(view.previous):
+        head = _APT_HEAD.match(line)
+        if head:
+            return head.group("pkg")
+        if not line.startswith(("Depends: ", "PreDepends: ", "Recommends: ")):
+            break
+    return ""
+
+
+def _not_installable(match: re.Match[str], view: LineView) -> Reading | None:
+    pkg, dep = _apt_owner(match, view), match.group("dep")
+    if not (ROCM_PACKAGE.match(pkg) or ROCM_PACKAGE.match(dep)):
+        return None  # another vendor's or the distribution's own packages
+    return Reading(
+        subject=dep,
+        cause=f"apt cannot install {pkg}: it depends on {dep}, which no repository "
+              "configured here offers (\"not installable\"): AMD's repository was added for "
+              "another release of the distribution than this one (its packages name that "
+              "release's libraries), or the repository that ships "
+              f"{dep} is not configured",
+        fix="add AMD's repository for this distribution release (the codename in "
+            "/etc/apt/sources.list.d/rocm.list must be the one `lsb_release -cs` prints; "
+            "amdgpu-install for this release writes it), run `sudo apt-get update`, and "
+            f"check with `apt-cache policy {dep}` that some repository offers {dep}")
+
+
+def _not_going_to_be_installed(match: re.Match[str], view: LineView) -> Reading | None:
+    pkg, dep = _apt_owner(match, view), match.group("dep")
+    if not (ROCM_PACKAGE.match(pkg) or ROCM_PACKAGE.match(dep)):
+        return None
+    return Reading(
+        subject=dep,
+        cause=f"apt cannot install {pkg}: its dependency {dep} cannot be installed either "
+              "(\"not going to be installed\"); apt shows only this first level, the reason "
+              f"is one of {dep}'s own dependencies (an older or distribution ROCm package "
+              "already installed, or AMD's repository of another distribution release)",
+        fix=f"ask apt for the next level: `sudo apt-get install {dep}` (with the version "
+            "the line names) prints why it cannot be installed; remove older ROCm packages "
+            "(`apt list --installed | grep -i rocm`) and make sure AMD's repository matches "
+            "this distribution release, then install again")
+
+
+def _unable_to_locate(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("name")
+    if not ROCM_PACKAGE.match(name):
+        return None
+    return Reading(
+        subject=name,
+        cause=f"apt found no package {name} in the repositories it knows: AMD's ROCm "
+              "repository is not configured, `apt-get update` did not run (or failed) after "
+              "adding it, or this ROCm release has no package of that name",
+        fix="add AMD's ROCm repository for this distribution release (AMD's install guide, "
+            "or amdgpu-install), run `sudo apt-get update` and read its errors, then look "
+            f"the name up: `apt-cache search {name.split('-')[0]}`")
+
+
+def _no_release_file(match: re.Match[str], view: LineView) -> Reading | None:
+    url, suite = match.group("url"), match.group("suite")
+    if not _ROCM_REPO.search(url):
+        return None
+    return Reading(
+        subject=suite,
+        cause=f"AMD's repository {url} has no '{suite}' release (its Release file "
+              "is not there, HTTP 404): the ROCm or amdgpu version in the URL does not "
+              f"exist, or that release was not built for the distribution release {suite}",
+        fix="check the URL's version and codename against AMD's repository "
+            f"(open {url}/dists/ in a browser) and the ROCm release's supported "
+            "operating systems; write the codename that exists (or a ROCm release that "
+            "supports this distribution) in the source list, then `sudo apt-get update`")
+
+
+def _no_pubkey(match: re.Match[str], view: LineView) -> Reading | None:
+    url, key = match.group("url"), match.group("key")
+    if not _ROCM_REPO.search(url):
+        return None
+    return Reading(
+        subject=url,
+        cause=f"apt cannot verify AMD's repository {url}: NO_PUBKEY {key}, the key that "
+              "signed it is not in the keyring the source list names (AMD's rocm.gpg.key not "
+              "installed, installed elsewhere than its signed-by= path, or an old key), so "
+              "apt refuses the repository",
+        fix="install AMD's key where the source list's signed-by= points (AMD's install "
+            "guide: download https://repo.radeon.com/rocm/rocm.gpg.key, `gpg --dearmor` it "
+            "into /etc/apt/keyrings/rocm.gpg), then `sudo apt-get update`")
+
+
+_ARCHIVE = re.compile(r"error processing archive (?P<deb>\S+)")
+
+
+def _file_overwrite(match: re.Match[str], view: LineView) -> Reading | None:
+    path, other = match.group("path"), match.group("other")
+    archive = next((a for a in map(_ARCHIVE.search, reversed(view.previous)) if a), None)
+    new = re.split(r"[\\/]", archive.group("deb"))[-1].split("_")[0] if archive else ""
+    if not ("/rocm" in path or ROCM_PACKAGE.match(other) or ROCM_PACKAGE.match(new)):
+        return None
+    incoming = new or "the package being unpacked"
+    return Reading(
+        subject=other,
+        cause=f"dpkg refused to unpack {incoming}: it ships {path}, which the installed "
+              f"package {other} owns already; two packages that ship the same file (ROCm "
+              "packages of two releases, or a distribution's ROCm package beside AMD's) "
+              "cannot be installed together",
+        fix=f"remove the package that owns the file first: `sudo apt-get remove {other}` "
+            f"(`dpkg -S {path}` names the owner), then install again; mix no distribution "
+            "ROCm packages with AMD's repository")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(id="apt-rocm-dependency-not-installable", klass="rocm-install",
+         triggers=("but it is not installable",),
+         pattern=rx(r"^(?:(?P<pkg>[\w.+-]+) : )?(?:Pre)?Depends: (?P<dep>[\w.+:-]+)"
+                    r"(?: \([^)]*\))? but it is not installable"),
+         read=_not_installable,
+         source=_APT_SOURCE + "apt-private/private-output.cc ('but it is not installable', "
+         "after '<pkg> : Depends: <dep>'); apt 2.6.1 here (make/devsys6.sh)"),
+    # Tier 2: apt's first level only; a 'not installable' line of the same report names the
+    # package that no repository offers, the better reading.
+    Rule(id="apt-rocm-dependency-not-going-to-be-installed", klass="rocm-install", tier=2,
+         triggers=("but it is not going to be installed",),
+         pattern=rx(r"^(?:(?P<pkg>[\w.+-]+) : )?(?:Pre)?Depends: (?P<dep>[\w.+:-]+)"
+                    r"(?: \([^)]*\))? but it is not going to be installed"),
+         read=_not_going_to_be_installed,
+         source=_APT_SOURCE + "apt-private/private-output.cc ('but it is not going to be "
+         "installed'); apt-pkg/algorithms.cc ('Unable to correct problems, you have held "
+         "broken packages.'); apt 2.6.1 here (make/devsys6.sh)"),
+    Rule(id="apt-rocm-unable-to-locate-package", klass="rocm-install",
+         triggers=("Unable to locate package",),
+         pattern=rx(r"^E: Unable to locate package (?P<name>[\w.+-]+)\s*$"),
+         read=_unable_to_locate,
+         source=_APT_SOURCE + "apt-pkg/cacheset.cc ('Unable to locate package %s', an error; "
+         "apt-private/private-show.cc's is a warning); apt 2.6.1 here (make/devsys6.sh)"),
+    Rule(id="apt-rocm-repository-no-release-file", klass="rocm-install",
+         triggers=("does not have a Release file",),
+         pattern=rx(r"^E: The repository '(?P<url>\S+) (?P<suite>[\w.-]+)(?: \S+)? Release' "
+                    r"does not have a Release file"),
+         read=_no_release_file,
+         source=_APT_SOURCE + "apt-pkg/acquire-item.cc (InsecureType::NORELEASE, 'The "
+         "repository '%s' does not have a Release file.'); apt 2.6.1 here (make/devsys6.sh)"),
+    Rule(id="apt-rocm-repository-no-pubkey", klass="rocm-install",
+         triggers=("NO_PUBKEY",),
+         pattern=rx(r"^(?:W|E): GPG error: (?P<url>\S+) \S+ (?:In)?Release: .*public key is "
+                    r"not available: NO_PUBKEY (?P<key>[0-9A-F]{8,40})"),
+         read=_no_pubkey, requires=rx(r"^E: "),
+         source=_APT_SOURCE + "methods/gpgv.cc ('The following signatures couldn't be "
+         "verified because the public key is not available:' and gpgv's NO_PUBKEY), "
+         "apt-pkg/acquire-item.cc ('The repository '%s' is not signed.'); apt 2.6.1 here "
+         "(make/devsys6.sh)"),
+    Rule(id="dpkg-rocm-file-overwrite", klass="rocm-install",
+         triggers=("trying to overwrite",),
+         pattern=rx(r"trying to overwrite '(?P<path>[^']+)', which is also in package "
+                    r"(?P<other>[\w.+-]+)(?::\w+)?"),
+         read=_file_overwrite,
+         source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/archives.c "
+         "('trying to overwrite '%s', which is also in package %s (%s)'), src/main/errors.c "
+         "('error processing archive %s'); dpkg 1.21.22 here (make/devsys6.sh)"),
+)

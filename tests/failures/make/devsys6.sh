@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# d9 (devsys6): installing ROCm with apt and dpkg, and git's network failures, each made by the
+# real apt-get (2.6.1 on Debian 12), dpkg and git on tiny inputs made here:
+# - a package repository of empty packages named as AMD's (dpkg-deb, dpkg-scanpackages),
+#   read by apt-get in a sandbox (-o Dir=...: its own sources, lists, status and cache;
+#   -s simulates, nothing is installed) or served by a local HTTP server (python3 -m
+#   http.server on 127.0.0.1) under AMD's layout /rocm/apt/<ver>;
+# - dpkg --root=<a folder here> for the file conflict;
+# - git against an unresolvable host (.invalid) and a closed port (127.0.0.1:9).
+# The NO_PUBKEY case needs gpg (gnupg, not in .ci/run's list): skipped when absent.
+# Nothing outside a temporary folder is touched. A few seconds. Writes rounds/d9/cases/.
+set -u
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
+t=$(mktemp -d)
+srv=""
+trap '[ -n "$srv" ] && kill "$srv"; rm -rf "$t"' EXIT
+V=6.2.0.60200-66~22.04
+
+# mkdeb <name> <version> <depends> [file]: an empty package, optionally shipping one file.
+mkdeb() {
+  local d=$t/src/$1-$2
+  mkdir -p "$d/DEBIAN"
+  printf 'Package: %s\nVersion: %s\nArchitecture: all\nMaintainer: rf <rf@example.com>\n' \
+    "$1" "$2" > "$d/DEBIAN/control"
+  printf 'Description: test package\n' >> "$d/DEBIAN/control"
+  [ -n "$3" ] && printf 'Depends: %s\n' "$3" >> "$d/DEBIAN/control"
+  if [ -n "${4:-}" ]; then mkdir -p "$d/$(dirname "$4")"; echo x > "$d/$4"; fi
+  dpkg-deb -Zgzip --build "$d" "$t/repo/$1_$2_all.deb" >/dev/null
+}
+mkdir -p "$t/repo"
+mkdeb rocm-hip-runtime "$V" "hsa-rocr (= 1.14.0.60200-66~22.04), libpython3.10"
+mkdeb hsa-rocr 1.14.0.60200-66~22.04 "libdrm-amdgpu-amdgpu1"
+# Two ROCm releases in one repository: rocm-hip-libraries 6.2 needs rocm-core 6.2, its
+# hsa-rocr (of 6.1) needs rocm-core 6.1 exactly.
+mkdeb rocm-hip-libraries "$V" "hsa-rocr (= 1.13.0.60100-82~22.04), rocm-core (= $V)"
+mkdeb hsa-rocr 1.13.0.60100-82~22.04 "rocm-core (= 6.1.0.60100-82~22.04)"
+mkdeb rocm-core "$V" ""
+mkdeb rocm-core 6.1.0.60100-82~22.04 ""
+mkdeb hipcub-dev 3.2.0.60200-66~22.04 "" opt/rocm-6.2.0/include/hipcub/hipcub.hpp
+mkdeb rocprim-dev 3.2.0.60200-66~22.04 "" opt/rocm-6.2.0/include/hipcub/hipcub.hpp
+mkdeb vendor-gpu-runtime 1.0-1 "libvendor-gpu-core1"
+(cd "$t/repo" && dpkg-scanpackages -m . /dev/null > Packages 2>/dev/null)
+
+# apt_ <name> <sources line or ""> <apt-get args...>: apt-get in sandbox <name>.
+apt_() {
+  local s=$t/apt-$1 src=$2; shift 2
+  mkdir -p "$s/etc/apt/sources.list.d" "$s/etc/apt/preferences.d" "$s/etc/apt/apt.conf.d" \
+    "$s/lists/partial" "$s/cache/archives/partial"
+  : > "$s/status"
+  printf '%s\n' "$src" > "$s/etc/apt/sources.list"
+  apt-get -o Dir="$s" -o Dir::Etc="$s/etc/apt" -o Dir::State="$s" \
+    -o Dir::State::Lists="$s/lists" -o Dir::State::status="$s/status" \
+    -o Dir::Cache="$s/cache" -o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@" 2>&1
+}
+# out <id>: stdin to the case's log, the temporary folder read as a user's.
+out() { sed -e "s#$t#/tmp/work#g" > "$cases/$1.log"; }
+
+local_repo="deb [trusted=yes] file:$t/repo ./"
+apt_ local "$local_repo" update >/dev/null
+{ echo '$ sudo apt-get install rocm-hip-runtime'
+  apt_ local "$local_repo" install -s rocm-hip-runtime; } | out real-apt-rocm-dependency-not-installable
+{ echo '$ sudo apt-get install rocm-hip-libraries'
+  apt_ local "$local_repo" install -s rocm-hip-libraries; } \
+  | out real-apt-rocm-exact-version-two-releases
+{ echo '$ sudo apt-get install vendor-gpu-runtime'
+  apt_ local "$local_repo" install -s vendor-gpu-runtime; } \
+  | out real-neg-apt-other-vendor-dependency-not-installable
+# No repository configured: AMD's never added.
+apt_ none "" update >/dev/null
+{ echo '$ sudo apt-get install rocm-hip-sdk'
+  apt_ none "" install -s rocm-hip-sdk; } | out real-apt-rocm-unable-to-locate-package
+
+# AMD's layout served over HTTP: ROCm 6.2 built for jammy only.
+www=$t/www; dist=$www/rocm/apt/6.2/dists/jammy
+mkdir -p "$dist/main/binary-amd64"
+cp "$t/repo/Packages" "$dist/main/binary-amd64/"
+{ printf 'Origin: test\nSuite: jammy\nCodename: jammy\nComponents: main\nArchitectures: amd64\n'
+  printf 'SHA256:\n %s %s main/binary-amd64/Packages\n' \
+    "$(sha256sum "$dist/main/binary-amd64/Packages" | cut -d' ' -f1)" \
+    "$(stat -c%s "$dist/main/binary-amd64/Packages")"; } > "$dist/Release"
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$www" > "$t/http.out" 2>&1 &
+srv=$!
+port=""
+for _ in $(seq 50); do
+  port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$t/http.out"); [ -n "$port" ] && break; sleep 0.1
+done
+url="http://127.0.0.1:$port/rocm/apt/6.2"
+{ echo "\$ echo 'deb [arch=amd64] $url noble main' | sudo tee /etc/apt/sources.list.d/rocm.list"
+  echo '$ sudo apt-get update'
+  apt_ noble "deb [arch=amd64] $url noble main" update; } \
+  | sed -e "s#:$port/#:8080/#g" -e "s# $port\]# 8080]#g" | out real-apt-rocm-repository-no-release-file
+if command -v gpg >/dev/null; then
+  export GNUPGHOME=$t/gnupg; mkdir -m700 "$GNUPGHOME"
+  gpg -q --batch --passphrase '' --quick-gen-key 'rocm test <t@example.com>' ed25519 sign never \
+    2>/dev/null
+  gpg -q --batch --clearsign -o "$dist/InRelease" "$dist/Release"
+  { echo '$ sudo apt-get update'
+    apt_ pubkey "deb [arch=amd64] $url jammy main" update; } \
+    | sed -e "s#:$port/#:8080/#g" | out real-apt-rocm-repository-no-pubkey
+fi
+
+# dpkg: two packages ship the same file under /opt/rocm-6.2.0.
+root=$t/root; mkdir -p "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/info"
+: > "$root/var/lib/dpkg/status"
+dpkg_() { dpkg --root="$root" --log=/dev/null --force-script-chrootless --force-not-root "$@" 2>&1; }
+dpkg_ -i "$t/repo/hipcub-dev_3.2.0.60200-66~22.04_all.deb" >/dev/null
+(cd "$t/repo" && { echo '$ sudo dpkg -i rocprim-dev_3.2.0.60200-66~22.04_all.deb'
+  dpkg_ -i rocprim-dev_3.2.0.60200-66~22.04_all.deb; }) | out real-dpkg-rocm-file-overwrite
+
+# git: no class fits a failed clone (no checkout class): triage must claim nothing.
+(cd "$t" && { echo '$ git clone --recursive https://github.invalid/ROCm/pytorch'
+  git clone --recursive https://github.invalid/ROCm/pytorch; } 2>&1) \
+  | out real-neg-git-clone-could-not-resolve-host
+(cd "$t" && { echo '$ git clone http://127.0.0.1:9/ROCm/pytorch.git'
+  git clone http://127.0.0.1:9/ROCm/pytorch.git; } 2>&1) | out real-neg-git-clone-connection-refused
