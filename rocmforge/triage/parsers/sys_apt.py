@@ -139,6 +139,22 @@ def _file_overwrite(match: re.Match[str], view: LineView) -> Reading | None:
             "ROCm packages with AMD's repository")
 
 
+def _maintainer_script(match: re.Match[str], view: LineView) -> Reading | None:
+    pkg, script = match.group("pkg"), match.group("script")
+    if not ROCM_PACKAGE.match(pkg):
+        return None
+    return Reading(
+        subject=pkg,
+        cause=f"dpkg could not finish installing {pkg}: its {script} script exited with "
+              f"status {match.group('status')}, so {pkg} and every package that depends on "
+              "it stay unconfigured ('dependency problems - leaving unconfigured'); the "
+              "script's own output above this line says why (for amdgpu-dkms: DKMS "
+              "building the kernel module)",
+        fix="read the script's output above (for amdgpu-dkms the DKMS make.log it names), "
+            "fix that cause, then finish the install with `sudo dpkg --configure -a`; or "
+            f"remove {pkg} (`sudo apt-get remove {pkg}`) when it is not needed")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="apt-rocm-dependency-not-installable", klass="rocm-install",
          triggers=("but it is not installable",),
@@ -187,4 +203,17 @@ RULES: tuple[Rule, ...] = (
          source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/archives.c "
          "('trying to overwrite '%s', which is also in package %s (%s)'), src/main/errors.c "
          "('error processing archive %s'); dpkg 1.21.22 here (make/devsys6.sh)"),
+    # Tier 2: the script's own error (a DKMS build, rocm_driver.py) is the better reading.
+    Rule(id="dpkg-rocm-maintainer-script-failed", klass="rocm-install", tier=2,
+         triggers=("script subprocess",),
+         pattern=rx(r"(?:installed|old|new) (?P<pkg>[\w.+-]+)(?::\w+)? package "
+                    r"(?P<script>(?:pre|post)-(?:installation|removal)) (?:maintainer )?"
+                    r"script subprocess (?:returned error|failed with) exit status "
+                    r"(?P<status>\d+)"),
+         read=_maintainer_script,
+         source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/script.c "
+         "('old %s package %s maintainer script'), lib/dpkg/subproc.c ('%s subprocess failed "
+         "with exit status %d'); dpkg 1.21.22 here prints 'installed %s package "
+         "post-installation script subprocess returned error exit status %d' "
+         "(make/devsys6.sh)"),
 )

@@ -38,6 +38,13 @@ mkdeb rocm-core "$V" ""
 mkdeb rocm-core 6.1.0.60100-82~22.04 ""
 mkdeb hipcub-dev 3.2.0.60200-66~22.04 "" opt/rocm-6.2.0/include/hipcub/hipcub.hpp
 mkdeb rocprim-dev 3.2.0.60200-66~22.04 "" opt/rocm-6.2.0/include/hipcub/hipcub.hpp
+# A driver package whose post-installation script fails (exit 10), and one that needs it.
+mkdeb amdgpu-dkms 1:6.8.5.60200-2009582.22.04 ""
+printf '#!/bin/sh\nexit 10\n' > "$t/src/amdgpu-dkms-1:6.8.5.60200-2009582.22.04/DEBIAN/postinst"
+chmod 755 "$t/src/amdgpu-dkms-1:6.8.5.60200-2009582.22.04/DEBIAN/postinst"
+dpkg-deb -Zgzip --build "$t/src/amdgpu-dkms-1:6.8.5.60200-2009582.22.04" \
+  "$t/amdgpu-dkms_6.8.5.60200-2009582.22.04_all.deb" >/dev/null
+mkdeb rocm-dkms-user "$V" "amdgpu-dkms"
 mkdeb vendor-gpu-runtime 1.0-1 "libvendor-gpu-core1"
 (cd "$t/repo" && dpkg-scanpackages -m . /dev/null > Packages 2>/dev/null)
 
@@ -113,3 +120,7 @@ dpkg_ -i "$t/repo/hipcub-dev_3.2.0.60200-66~22.04_all.deb" >/dev/null
   | out real-neg-git-clone-could-not-resolve-host
 (cd "$t" && { echo '$ git clone http://127.0.0.1:9/ROCm/pytorch.git'
   git clone http://127.0.0.1:9/ROCm/pytorch.git; } 2>&1) | out real-neg-git-clone-connection-refused
+(cd "$t" && { echo '$ sudo dpkg -i amdgpu-dkms_6.8.5.60200-2009582.22.04_all.deb' \
+  "rocm-dkms-user_${V}_all.deb"
+  dpkg_ -i amdgpu-dkms_6.8.5.60200-2009582.22.04_all.deb "repo/rocm-dkms-user_${V}_all.deb"; }) \
+  | sed -e 's#repo/##' | out real-dpkg-rocm-postinst-failed
