@@ -39,6 +39,7 @@ from rocmforge.triage.parsers import (
     math_library,
     memory,
     msvc,
+    net_download,
     pip_install,
     rocm_disabled,
     rocm_driver,
@@ -101,6 +102,7 @@ PARSERS: tuple[Rule, ...] = (
     *rocm_install.RULES,
     *rocm_driver.RULES,
     *sys_apt.RULES,
+    *net_download.RULES,
     *hipcc.RULES,
     *rocm_probe.RULES,
 

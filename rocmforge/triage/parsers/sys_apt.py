@@ -139,6 +139,21 @@ def _file_overwrite(match: re.Match[str], view: LineView) -> Reading | None:
             "ROCm packages with AMD's repository")
 
 
+def _unsupported_file(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    name = re.split(r"[\\/]", path)[-1]
+    if not ROCM_PACKAGE.match(name):
+        return None
+    return Reading(
+        subject=name,
+        cause=f"apt was given the file {path}, which is not there (or not a .deb): the "
+              "package was not downloaded under that name in this folder (a download above "
+              "failed, or it was saved under another release's file name)",
+        fix="download the package for this distribution release from AMD's repository "
+            "(AMD's install guide names the URL), check its name with `ls`, then install "
+            "that file by its path: `sudo apt-get install ./<file>.deb`")
+
+
 def _maintainer_script(match: re.Match[str], view: LineView) -> Reading | None:
     pkg, script = match.group("pkg"), match.group("script")
     if not ROCM_PACKAGE.match(pkg):
@@ -203,6 +218,13 @@ RULES: tuple[Rule, ...] = (
          source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/archives.c "
          "('trying to overwrite '%s', which is also in package %s (%s)'), src/main/errors.c "
          "('error processing archive %s'); dpkg 1.21.22 here (make/devsys6.sh)"),
+    Rule(id="apt-rocm-unsupported-file", klass="rocm-install",
+         triggers=("given on commandline",),
+         pattern=rx(r"^E: Unsupported file (?P<path>\S+) given on commandline"),
+         read=_unsupported_file,
+         source=_APT_SOURCE + "apt-private/private-install.cc ('Unsupported file %s given on "
+         "commandline': a path argument that is not an existing .deb, .dsc or folder); apt "
+         "2.6.1 here (make/devsys6.sh)"),
     # Tier 2: the script's own error (a DKMS build, rocm_driver.py) is the better reading.
     Rule(id="dpkg-rocm-maintainer-script-failed", klass="rocm-install", tier=2,
          triggers=("script subprocess",),

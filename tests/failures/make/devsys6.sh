@@ -96,6 +96,23 @@ url="http://127.0.0.1:$port/rocm/apt/6.2"
   echo '$ sudo apt-get update'
   apt_ noble "deb [arch=amd64] $url noble main" update; } \
   | sed -e "s#:$port/#:8080/#g" -e "s# $port\]# 8080]#g" | out real-apt-rocm-repository-no-release-file
+# amdgpu-install's package for a codename the release does not have (only jammy here).
+mkdir -p "$www/amdgpu-install/6.2/ubuntu/jammy" "$www/pub"
+deb=amdgpu-install_6.2.60200-1_all.deb
+cp "$t/repo/rocm-core_${V}_all.deb" "$www/amdgpu-install/6.2/ubuntu/jammy/$deb"
+au="http://127.0.0.1:$port/amdgpu-install/6.2/ubuntu/noble/$deb"
+# The server's port and wget's clock read as fixed values, so the logs do not change each run.
+amd_port() { sed -e "s#127.0.0.1:$port#127.0.0.1:8080#g" -e "s#^\(--\)\?20[0-9-]* [0-9:]*#\12026-12-05 17:45:36#"; }
+(cd "$t" && { echo "\$ wget $au"; wget "$au" 2>&1; }) | amd_port \
+  | out real-wget-amdgpu-install-not-found
+(cd "$t" && { echo "\$ sudo apt-get install ./$deb"; apt_ none "" install -s "./$deb"; }) \
+  | out real-apt-amdgpu-install-unsupported-file
+(cd "$t" && { echo "\$ curl -fLO $au"; curl -sS -fLO "$au" 2>&1; }) | amd_port \
+  | out real-curl-amdgpu-install-not-found
+# The same 404 for a file outside AMD's repository claims nothing.
+(cd "$t" && { echo "\$ wget http://127.0.0.1:$port/pub/cmake-3.31.0.tar.gz"
+  wget "http://127.0.0.1:$port/pub/cmake-3.31.0.tar.gz" 2>&1; }) | amd_port \
+  | out real-neg-wget-other-download-not-found
 if command -v gpg >/dev/null; then
   export GNUPGHOME=$t/gnupg; mkdir -m700 "$GNUPGHOME"
   gpg -q --batch --passphrase '' --quick-gen-key 'rocm test <t@example.com>' ed25519 sign never \
