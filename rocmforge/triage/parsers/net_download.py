@@ -32,8 +32,9 @@ def _reading(url: str, status: str, tool: str) -> Reading:
               "amdgpu-install_6.2.60200-1_all.deb, and each release has its own list of "
               "supported distribution releases)",
         fix=f"open {folder.rpartition('/')[0]}/ in a browser (or look at AMD's install "
-            "guide for this ROCm release and distribution), take the file name that is there for this "
-            "distribution's codename, download it again and install that file")
+            "guide for this ROCm release and distribution), take the file name that is "
+            "there for this distribution's codename, download it again and install that "
+            "file")
 
 
 def _wget_http_error(match: re.Match[str], view: LineView) -> Reading | None:
