@@ -92,6 +92,20 @@ amdgpu-install_6.2.60200-1_all.deb
 curl: (22) The requested URL returned error: 404
 """
 
+_NOT_A_DEB = """dpkg-deb: error: 'amdgpu-install_6.2.60200-1_all.deb' is not a Debian format \
+archive
+dpkg: error processing archive amdgpu-install_6.2.60200-1_all.deb (--install):
+"""
+
+_APT_NOT_A_DEB = """E: Invalid archive signature
+E: Could not read meta data from /home/u/rocm-core_6.2.0.60200-66~22.04_amd64.deb
+"""
+
+_DPKG_DEPENDS = """dpkg: dependency problems prevent configuration of hsa-rocr:
+ hsa-rocr depends on libdrm-amdgpu-amdgpu1 (>= 1:2.4.120); however:
+  Package libdrm-amdgpu-amdgpu1 is not installed.
+"""
+
 
 @pytest.mark.parametrize(("text", "subject", "rule", "words"), [
     (_UNMET, "libpython3.10", "apt-rocm-dependency-not-installable",
@@ -117,6 +131,12 @@ curl: (22) The requested URL returned error: 404
      ("wget got HTTP 404", "https://repo.radeon.com/amdgpu-install/6.2/ubuntu/")),
     (_CURL, "amdgpu-install_6.2.60200-1_all.deb", "curl-amd-download-not-found",
      ("curl got HTTP 404",)),
+    (_NOT_A_DEB, "amdgpu-install_6.2.60200-1_all.deb", "dpkg-rocm-not-a-debian-archive",
+     ("HTML", "file amdgpu-install_6.2.60200-1_all.deb")),
+    (_APT_NOT_A_DEB, "rocm-core_6.2.0.60200-66~22.04_amd64.deb",
+     "dpkg-rocm-not-a-debian-archive", ("head -c 300",)),
+    (_DPKG_DEPENDS, "libdrm-amdgpu-amdgpu1", "dpkg-rocm-dependency-not-installed",
+     ("hsa-rocr", "sudo apt-get install -f")),
 ])
 def test_family_reads_its_values(text: str, subject: str, rule: str,
                                  words: tuple[str, ...]) -> None:
@@ -163,6 +183,13 @@ E: Unable to correct problems, you have held broken packages.
     " installed nvidia-dkms-550 package post-installation script subprocess returned error "
     "exit status 10\n",
     "E: Unsupported file ./cuda-keyring_1.1-1_all.deb given on commandline\n",
+    "dpkg-deb: error: 'cuda-keyring_1.1-1_all.deb' is not a Debian format archive\n",
+    # A dependency that is there but not configured yet: the failure is the other package's.
+    " rocm-dkms-user depends on amdgpu-dkms; however:\n"
+    "  Package amdgpu-dkms is not configured yet.\n",
+    # The line without the one above it that says whose dependency it is.
+    "  Package libdrm-amdgpu-amdgpu1 is not installed.\n",
+    " libfoo depends on libbar1; however:\n  Package libbar1 is not installed.\n",
     # A 404 from another server.
     "--2026-12-05 17:45:36--  https://github.com/Kitware/CMake/releases/download/v3.31.0/x\n"
     "HTTP request sent, awaiting response... 404 Not Found\n"

@@ -154,6 +154,43 @@ def _unsupported_file(match: re.Match[str], view: LineView) -> Reading | None:
             "that file by its path: `sudo apt-get install ./<file>.deb`")
 
 
+def _not_a_deb(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path") or match.group("path2")
+    name = re.split(r"[\\/]", path)[-1]
+    if not ROCM_PACKAGE.match(name):
+        return None
+    return Reading(
+        subject=name,
+        cause=f"{name} is not a Debian package (no 'ar' archive signature): the download "
+              "saved something else under that name, such as the HTML error page of a "
+              "wrong URL or of a proxy, or an interrupted transfer",
+        fix=f"look at what was saved (`file {name}`, `head -c 300 {name}`), download it "
+            "again from the URL AMD's install guide gives for this release and distribution "
+            "(a 404 there means the URL is wrong), then install the new file")
+
+
+_DEPENDS_HOWEVER = re.compile(r"^(?P<pkg>[\w.+-]+) (?:pre-)?depends on (?P<dep>[\w.+-]+)"
+                              r"(?: \([^)]*\))?; however:")
+
+
+def _dpkg_dependency_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    dep = match.group("dep")
+    head = next((h for h in map(_DEPENDS_HOWEVER.match, reversed(view.previous)) if h), None)
+    if head is None or head.group("dep") != dep:
+        return None  # the line that says whose dependency it is was cut off
+    pkg = head.group("pkg")
+    if not (ROCM_PACKAGE.match(pkg) or ROCM_PACKAGE.match(dep)):
+        return None
+    return Reading(
+        subject=dep,
+        cause=f"dpkg unpacked {pkg} but cannot configure it: it depends on {dep}, which "
+              "is not installed; `dpkg -i` installs only the files it is given and does not "
+              "fetch dependencies",
+        fix=f"let apt resolve the dependencies: `sudo apt-get install -f` (or install the "
+            f".deb with `sudo apt-get install ./<file>.deb`, or `sudo apt-get install "
+            f"{dep}`) with AMD's repository for this distribution release configured")
+
+
 def _maintainer_script(match: re.Match[str], view: LineView) -> Reading | None:
     pkg, script = match.group("pkg"), match.group("script")
     if not ROCM_PACKAGE.match(pkg):
@@ -225,6 +262,23 @@ RULES: tuple[Rule, ...] = (
          source=_APT_SOURCE + "apt-private/private-install.cc ('Unsupported file %s given on "
          "commandline': a path argument that is not an existing .deb, .dsc or folder); apt "
          "2.6.1 here (make/devsys6.sh)"),
+    Rule(id="dpkg-rocm-not-a-debian-archive", klass="rocm-install",
+         triggers=("is not a Debian format archive", "Could not read meta data from"),
+         pattern=rx(r"(?:^dpkg-deb: error: '(?P<path>[^']+)' is not a Debian format archive|"
+                    r"^E: Could not read meta data from (?P<path2>\S+\.deb))"),
+         read=_not_a_deb,
+         source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/deb/extract.c "
+         "('%s' is not a Debian format archive); " + _APT_SOURCE + "apt-pkg/contrib/arfile.cc "
+         "('Invalid archive signature'), apt-pkg/deb/debindexfile.cc ('Could not read meta "
+         "data from %s'); dpkg 1.21.22 and apt 2.6.1 here (make/devsys6.sh)"),
+    Rule(id="dpkg-rocm-dependency-not-installed", klass="rocm-install",
+         triggers=("is not installed.",),
+         pattern=rx(r"^Package (?P<dep>[\w.+-]+)(?::\w+)? is not installed\.$"),
+         read=_dpkg_dependency_missing,
+         source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/"
+         "packages.c ('; however:', '  Package %s is not installed.'), src/main/configure.c "
+         "('dependency problems prevent configuration of %s'); dpkg 1.21.22 here "
+         "(make/devsys6.sh)"),
     # Tier 2: the script's own error (a DKMS build, rocm_driver.py) is the better reading.
     Rule(id="dpkg-rocm-maintainer-script-failed", klass="rocm-install", tier=2,
          triggers=("script subprocess",),

@@ -141,3 +141,14 @@ dpkg_ -i "$t/repo/hipcub-dev_3.2.0.60200-66~22.04_all.deb" >/dev/null
   "rocm-dkms-user_${V}_all.deb"
   dpkg_ -i amdgpu-dkms_6.8.5.60200-2009582.22.04_all.deb "repo/rocm-dkms-user_${V}_all.deb"; }) \
   | sed -e 's#repo/##' | out real-dpkg-rocm-postinst-failed
+
+# An HTML error page saved under the .deb's name (a wrong URL downloaded without --fail).
+printf '<html><head><title>404 Not Found</title></head><body>Not Found</body></html>\n' \
+  > "$t/$deb"
+(cd "$t" && { echo "\$ sudo dpkg -i $deb"; dpkg_ -i "$deb"; }) | out real-dpkg-amdgpu-install-html-page
+(cd "$t" && { echo "\$ sudo apt-get install ./$deb"; apt_ none "" install -s "./$deb"; }) \
+  | out real-apt-amdgpu-install-html-page
+# One ROCm .deb given to dpkg without the package it depends on.
+(cd "$t/repo" && { echo '$ sudo dpkg -i hsa-rocr_1.14.0.60200-66~22.04_all.deb'
+  dpkg_ -i hsa-rocr_1.14.0.60200-66~22.04_all.deb; }) | out real-dpkg-rocm-dependency-not-installed
+
