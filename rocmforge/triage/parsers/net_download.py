@@ -65,6 +65,6 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"^curl: \(22\) The requested URL returned error: (?P<status>404)\b"),
          read=_curl_http_error,
          source="curl/curl@5c61e168698a72b87437d58ed728bcdea6d5db42:lib/http.c ('The "
-         "requested URL returned error: %d', exit 22 with --fail), src/tool_operate.c; curl "
-         "7.88.1 here (make/devsys6.sh)"),
+         "requested URL returned error: %d', curl's exit 22 on an HTTP error), "
+         "src/tool_operate.c; curl 7.88.1 here (make/devsys6.sh)"),
 )
