@@ -152,3 +152,27 @@ printf '<html><head><title>404 Not Found</title></head><body>Not Found</body></h
 (cd "$t/repo" && { echo '$ sudo dpkg -i hsa-rocr_1.14.0.60200-66~22.04_all.deb'
   dpkg_ -i hsa-rocr_1.14.0.60200-66~22.04_all.deb; }) | out real-dpkg-rocm-dependency-not-installed
 
+# git: a submodule pinned to a commit its remote does not have (a local bare repository), and a
+# checkout of a commit the clone does not have. No class fits either: triage claims nothing,
+# though the path names composable_kernel.
+g=$t/git
+export GIT_AUTHOR_NAME=rf GIT_AUTHOR_EMAIL=rf@example.com GIT_COMMITTER_NAME=rf \
+  GIT_COMMITTER_EMAIL=rf@example.com GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+mkdir -p "$g"
+git init -q -b main "$g/sub" && git -C "$g/sub" commit -q --allow-empty -m sub
+git clone -q --bare "$g/sub" "$g/sub.git"
+git init -q -b main "$g/sup"
+printf '[submodule "third_party/composable_kernel"]\n\tpath = third_party/composable_kernel\n\turl = ../sub.git\n' \
+  > "$g/sup/.gitmodules"
+git -C "$g/sup" add .gitmodules
+git -C "$g/sup" update-index --add \
+  --cacheinfo 160000,1111111111111111111111111111111111111111,third_party/composable_kernel
+git -C "$g/sup" commit -q -m sup
+git clone -q --bare "$g/sup" "$g/sup.git"
+(cd "$g" && { echo '$ git clone --recursive /tmp/work/git/sup.git work'
+  git -c protocol.file.allow=always clone --recursive sup.git work 2>&1; }) \
+  | out real-neg-git-submodule-commit-not-on-remote
+(cd "$g/sub" && { echo '$ git checkout 2222222222222222222222222222222222222222'
+  git checkout 2222222222222222222222222222222222222222 2>&1; }) \
+  | out real-neg-git-reference-is-not-a-tree
+
