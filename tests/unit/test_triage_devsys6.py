@@ -106,6 +106,13 @@ _DPKG_DEPENDS = """dpkg: dependency problems prevent configuration of hsa-rocr:
   Package libdrm-amdgpu-amdgpu1 is not installed.
 """
 
+_LOCK = """$ sudo amdgpu-install --usecase=rocm
+E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1804 (unattended-upgr)
+N: Be aware that removing the lock file is not a solution and may break your system.
+E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process \
+using it?
+"""
+
 
 @pytest.mark.parametrize(("text", "subject", "rule", "words"), [
     (_UNMET, "libpython3.10", "apt-rocm-dependency-not-installable",
@@ -131,6 +138,8 @@ _DPKG_DEPENDS = """dpkg: dependency problems prevent configuration of hsa-rocr:
      ("wget got HTTP 404", "https://repo.radeon.com/amdgpu-install/6.2/ubuntu/")),
     (_CURL, "amdgpu-install_6.2.60200-1_all.deb", "curl-amd-download-not-found",
      ("curl got HTTP 404",)),
+    (_LOCK, "/var/lib/dpkg/lock-frontend", "apt-lock-held-rocm-install",
+     ("process 1804 (unattended-upgr)", "ps -p 1804")),
     (_NOT_A_DEB, "amdgpu-install_6.2.60200-1_all.deb", "dpkg-rocm-not-a-debian-archive",
      ("HTML", "file amdgpu-install_6.2.60200-1_all.deb")),
     (_APT_NOT_A_DEB, "rocm-core_6.2.0.60200-66~22.04_amd64.deb",
@@ -190,6 +199,9 @@ E: Unable to correct problems, you have held broken packages.
     # The line without the one above it that says whose dependency it is.
     "  Package libdrm-amdgpu-amdgpu1 is not installed.\n",
     " libfoo depends on libbar1; however:\n  Package libbar1 is not installed.\n",
+    # The lock in a log that installs nothing of ROCm.
+    "$ sudo apt-get install -y build-essential\n"
+    "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1804 (apt)\n",
     # A 404 from another server.
     "--2026-12-05 17:45:36--  https://github.com/Kitware/CMake/releases/download/v3.31.0/x\n"
     "HTTP request sent, awaiting response... 404 Not Found\n"

@@ -191,6 +191,19 @@ def _dpkg_dependency_missing(match: re.Match[str], view: LineView) -> Reading | 
             f"{dep}`) with AMD's repository for this distribution release configured")
 
 
+def _lock_held(match: re.Match[str], view: LineView) -> Reading | None:
+    lock, pid, name = match.group("lock"), match.group("pid"), match.group("name")
+    holder = f"process {pid} ({name})" if name else f"process {pid}"
+    return Reading(
+        subject=lock,
+        cause=f"another package-manager run, {holder}, holds {lock}, so apt stopped before "
+              "doing anything: nothing of ROCm was installed (on a freshly booted Ubuntu "
+              "this is often unattended-upgrades; in a script, an apt started earlier)",
+        fix=f"let that run finish (`ps -p {pid}` shows it), or stop it cleanly "
+            "(`sudo systemctl stop unattended-upgrades`), then run the install again; do not "
+            "delete the lock file")
+
+
 def _maintainer_script(match: re.Match[str], view: LineView) -> Reading | None:
     pkg, script = match.group("pkg"), match.group("script")
     if not ROCM_PACKAGE.match(pkg):
@@ -278,6 +291,20 @@ RULES: tuple[Rule, ...] = (
          source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/"
          "packages.c ('; however:', '  Package %s is not installed.'), src/main/configure.c "
          "('dependency problems prevent configuration of %s'); dpkg 1.21.22 here "
+         "(make/devsys6.sh)"),
+    # The lock names no package: read only in a log that installs ROCm (amdgpu-install, AMD's
+    # repository or source list, or an install command naming ROCm's packages).
+    Rule(id="apt-lock-held-rocm-install", klass="rocm-install",
+         triggers=("Could not get lock",),
+         pattern=rx(r"^E: Could not get lock (?P<lock>\S+?)\.? It is held by process "
+                    r"(?P<pid>\d+)(?: \((?P<name>[^)]*)\))?"),
+         read=_lock_held,
+         requires=rx(r"(?i)amdgpu-install|repo\.radeon\.com|sources\.list\.d/(?:rocm|amdgpu)"
+                     r"|\b(?:apt|apt-get|dnf|yum|zypper)\b.*\binstall\b.*\b(?:rocm|hip|amdgpu|"
+                     r"hsa|miopen|rccl)"),
+         source=_APT_SOURCE + "apt-pkg/contrib/fileutl.cc ('Could not get lock %s. It is "
+         "held by process %d (%s)'), apt-pkg/acquire.cc ('Unable to lock directory %s'), "
+         "apt-pkg/deb/debsystem.cc (the dpkg frontend lock); apt 2.6.1 here "
          "(make/devsys6.sh)"),
     # Tier 2: the script's own error (a DKMS build, rocm_driver.py) is the better reading.
     Rule(id="dpkg-rocm-maintainer-script-failed", klass="rocm-install", tier=2,

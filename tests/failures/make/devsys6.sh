@@ -113,6 +113,18 @@ amd_port() { sed -e "s#127.0.0.1:$port#127.0.0.1:8080#g" -e "s#^\(--\)\?20[0-9-]
 (cd "$t" && { echo "\$ wget http://127.0.0.1:$port/pub/cmake-3.31.0.tar.gz"
   wget "http://127.0.0.1:$port/pub/cmake-3.31.0.tar.gz" 2>&1; }) | amd_port \
   | out real-neg-wget-other-download-not-found
+# Another apt holds the lists' lock (a python3 here, holding it a few seconds).
+python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1], "w"); fcntl.lockf(f, fcntl.LOCK_EX); print("locked", flush=True)
+time.sleep(5)' "$t/apt-noble/lists/lock" > "$t/lock.out" &
+holder=$!
+for _ in $(seq 50); do grep -q locked "$t/lock.out" && break; sleep 0.1; done
+{ echo "\$ echo 'deb [arch=amd64] $url jammy main' | sudo tee /etc/apt/sources.list.d/rocm.list"
+  echo '$ sudo apt-get update'
+  apt_ noble "deb [arch=amd64] $url jammy main" -o Debug::NoLocking=0 update; } \
+  | sed -e "s#:$port/#:8080/#g" -e "s#process $holder #process 4242 #" \
+  | out real-apt-rocm-lock-held
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 if command -v gpg >/dev/null; then
   export GNUPGHOME=$t/gnupg; mkdir -m700 "$GNUPGHOME"
   gpg -q --batch --passphrase '' --quick-gen-key 'rocm test <t@example.com>' ed25519 sign never \
