@@ -155,6 +155,33 @@ def test_family_reads_its_values(text: str, subject: str, rule: str,
         assert word in d.cause + " " + d.fix, word
 
 
+@pytest.mark.parametrize(("text", "venv"), [
+    ("bash: line 1: ./.venv/bin/pip: cannot execute: required file not found\n", "./.venv"),
+    ("bash: /home/u/rocm-venv/bin/torchrun: cannot execute: required file not found\n",
+     "/home/u/rocm-venv"),
+    # Newer bash names the interpreter.
+    ("bash: /srv/new/venv/bin/pip: /srv/old/venv/bin/python3: bad interpreter: No such file "
+     "or directory\n", "/srv/old/venv"),
+])
+def test_a_moved_venv_reads_its_folder(text: str, venv: str) -> None:
+    d = explain_text(text, step="build-requirements")
+    assert (d.klass, d.rule.startswith("venv-script-")) == ("python-packaging", True)
+    assert f"venv --clear {venv}`" in d.fix
+
+
+@pytest.mark.parametrize("text", [
+    # A program outside a venv: a missing ELF interpreter or a script with Windows line ends.
+    "bash: ./build_rocm.sh: cannot execute: required file not found\n",
+    "bash: ./tools/amd_build/build_amd.py: /usr/bin/python^M: bad interpreter: No such file "
+    "or directory\n",
+    "bash: ./.venv/bin/pip: /usr/bin/env^M: bad interpreter: No such file or directory\n",
+    "bash: /usr/local/bin/pip: /usr/bin/python3.8: bad interpreter: No such file or "
+    "directory\n",
+])
+def test_shell_look_alikes_outside_a_venv_claim_nothing(text: str) -> None:
+    assert explain_text(text, step="build").klass is None
+
+
 def test_a_package_no_repository_offers_wins_over_the_first_level() -> None:
     # Both lines of one report: the 'not installable' one names what is really missing.
     d = explain_text(_UNMET, step="install")

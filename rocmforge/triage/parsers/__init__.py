@@ -48,6 +48,7 @@ from rocmforge.triage.parsers import (
     rocm_python,
     rocm_sdk,
     sys_apt,
+    sys_venv,
     system_headers,
     tensile,
     triton,
@@ -103,6 +104,7 @@ PARSERS: tuple[Rule, ...] = (
     *rocm_driver.RULES,
     *sys_apt.RULES,
     *net_download.RULES,
+    *sys_venv.RULES,
     *hipcc.RULES,
     *rocm_probe.RULES,
 

@@ -188,3 +188,9 @@ git clone -q --bare "$g/sup" "$g/sup.git"
   git checkout 2222222222222222222222222222222222222222 2>&1; }) \
   | out real-neg-git-reference-is-not-a-tree
 
+# A venv renamed after it was made: its pip's first line names the old folder's python.
+python3 -m venv "$t/venv" >/dev/null && mv "$t/venv" "$t/.venv"
+(cd "$t" && { echo '$ ./.venv/bin/pip install -r requirements.txt'
+  bash -c './.venv/bin/pip install -r requirements.txt' 2>&1; }) \
+  | out real-venv-moved-pip-required-file-not-found
+
