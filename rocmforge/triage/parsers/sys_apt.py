@@ -62,16 +62,18 @@ def _not_going_to_be_installed(match: re.Match[str], view: LineView) -> Reading 
     pkg, dep = _apt_owner(match, view), match.group("dep")
     if not (ROCM_PACKAGE.match(pkg) or ROCM_PACKAGE.match(dep)):
         return None
+    wanted = f"{dep} ({match.group('want')})" if match.group("want") else dep
     return Reading(
         subject=dep,
-        cause=f"apt cannot install {pkg}: its dependency {dep} cannot be installed either "
-              "(\"not going to be installed\"); apt shows only this first level, the reason "
-              f"is one of {dep}'s own dependencies (an older or distribution ROCm package "
-              "already installed, or AMD's repository of another distribution release)",
-        fix=f"ask apt for the next level: `sudo apt-get install {dep}` (with the version "
-            "the line names) prints why it cannot be installed; remove older ROCm packages "
-            "(`apt list --installed | grep -i rocm`) and make sure AMD's repository matches "
-            "this distribution release, then install again")
+        cause=f"apt cannot install {pkg}: it needs {wanted}, and apt will not install "
+              f"{dep} (\"not going to be installed\"): no version of {dep} the repositories "
+              "offer fits (packages of two ROCm releases mixed, or the distribution's), or "
+              f"{dep}'s own dependencies cannot be met; apt shows only this first level",
+        fix=f"`apt-cache policy {dep}` shows the versions the repositories offer and "
+            f"`sudo apt-get install {dep}` (with the version the line names) prints the next "
+            "level; configure one ROCm release's repository for this distribution release "
+            "and remove older ROCm packages (`apt list --installed | grep -i rocm`), then "
+            "install again")
 
 
 def _unable_to_locate(match: re.Match[str], view: LineView) -> Reading | None:
@@ -233,7 +235,7 @@ RULES: tuple[Rule, ...] = (
     Rule(id="apt-rocm-dependency-not-going-to-be-installed", klass="rocm-install", tier=2,
          triggers=("but it is not going to be installed",),
          pattern=rx(r"^(?:(?P<pkg>[\w.+-]+) : )?(?:Pre)?Depends: (?P<dep>[\w.+:-]+)"
-                    r"(?: \([^)]*\))? but it is not going to be installed"),
+                    r"(?: \((?P<want>[^)]*)\))? but it is not going to be installed"),
          read=_not_going_to_be_installed,
          source=_APT_SOURCE + "apt-private/private-output.cc ('but it is not going to be "
          "installed'); apt-pkg/algorithms.cc ('Unable to correct problems, you have held "

@@ -45,6 +45,9 @@ chmod 755 "$t/src/amdgpu-dkms-1:6.8.5.60200-2009582.22.04/DEBIAN/postinst"
 dpkg-deb -Zgzip --build "$t/src/amdgpu-dkms-1:6.8.5.60200-2009582.22.04" \
   "$t/amdgpu-dkms_6.8.5.60200-2009582.22.04_all.deb" >/dev/null
 mkdeb rocm-dkms-user "$V" "amdgpu-dkms"
+# MIOpen of 6.2 needs rocBLAS of 6.2; the repository has only 6.1's.
+mkdeb miopen-hip 3.2.0.60200-66~22.04 "rocblas (>= 4.2.0.60200-66~22.04)"
+mkdeb rocblas 4.1.0.60100-82~22.04 ""
 mkdeb vendor-gpu-runtime 1.0-1 "libvendor-gpu-core1"
 (cd "$t/repo" && dpkg-scanpackages -m . /dev/null > Packages 2>/dev/null)
 
@@ -69,6 +72,8 @@ apt_ local "$local_repo" update >/dev/null
 { echo '$ sudo apt-get install rocm-hip-libraries'
   apt_ local "$local_repo" install -s rocm-hip-libraries; } \
   | out real-apt-rocm-exact-version-two-releases
+{ echo '$ sudo apt-get install miopen-hip'
+  apt_ local "$local_repo" install -s miopen-hip; } | out real-apt-rocm-dependency-version-not-offered
 { echo '$ sudo apt-get install vendor-gpu-runtime'
   apt_ local "$local_repo" install -s vendor-gpu-runtime; } \
   | out real-neg-apt-other-vendor-dependency-not-installable
