@@ -2,8 +2,9 @@
 
 Owns: `clean(line)`, the one place that knows the prefixes build logs carry (GitHub Actions
 timestamps and `##[error]`, docker BuildKit `#21 5.5` and legacy `28.67`, syslog, dmesg and
-bracketed timestamps, nix's `pkg> ` and `> `, torch.distributed's `[rank7]:`, makepkg's `==>`,
-pip's boxed subprocess output, pytest's `E   `). Must not: decide what a line means.
+bracketed timestamps, nix's `pkg> ` and `> `, torch.distributed's `[rank7]:`, TheRock's
+`[<sub-project>] `, makepkg's `==>`, pip's boxed subprocess output, pytest's `E   `).
+Must not: decide what a line means.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ _PREFIXES = re.compile(
     r"|\[\s*\d+\.\d+\]\s*"                                          # dmesg [12345.678901]
     r"|\[\]\s*"                                                     # an empty CI prefix
     r"|\[rank\d+\]:\s*"                                              # torch.distributed ranks
+    # TheRock's teatime.py labels a sub-project's console lines "[<target>] ", "[<target>
+    # configure] ", "[<target> install] " (cmake/therock_subproject.cmake); a log level in
+    # brackets is not a label
+    r"|\[(?!(?i:info|error|err|warning|warn|debug|notice|note|fatal|trace|[ewi])\])"
+    r"[A-Za-z][\w.+-]*(?: [\w.+-]+)?(?: configure| install)?\] "
     r"|[A-Za-z][\w.+-]*> "                                          # nix: python3.11-torch>
     r"|>(?: |$)"                                                    # nix's indented log tail
     r"|(?:>>>|==>|-->) "                                            # makepkg, spack, REPL

@@ -112,6 +112,8 @@ PREFIXES = {
     "buildkit": lambda i: f"#21 {i * 0.37:.2f} ",
     "jenkins": lambda i: f"[2026-04-23T10:38:{i % 60:02d}.123Z] ",
     "colour": lambda i: "\x1b[0m\x1b[31m" if i % 2 else "\x1b[1m",
+    # TheRock's teatime.py labels each sub-project's console line (configure, build, install)
+    "therock": lambda i: ("[hipBLASLt configure] ", "[amd-llvm] ", "[rocm-core install] ")[i % 3],
 }
 
 

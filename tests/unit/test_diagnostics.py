@@ -83,7 +83,8 @@ def test_fixture_is_triaged(fixture, signature_id, fix_fragment, must_show):
 def test_named_groups_fill_cause_and_fix():
     result = explain_text(_log("cmake_too_old.log"))
     assert result.cause == (
-        "this PyTorch needs CMake 3.27 or newer but the build environment runs CMake 3.25.1"
+        "the project's cmake_minimum_required (or a subproject's) asks for CMake 3.27 or newer "
+        "but the build environment runs CMake 3.25.1 (PyTorch asks for 3.27 from 2.10 on)"
     )
     killed = explain_text(_log("cc1plus_killed.log"))
     assert "compiler (cc1plus)" in killed.cause

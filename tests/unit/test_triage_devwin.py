@@ -144,6 +144,12 @@ def test_a_windows_tool_message_is_read(text: str, klass: str, subject: str, rul
     assert_reads(text, klass, subject, rule, words, step="build")
 
 
+def test_pip_permission_denied_on_linux_is_not_the_windows_file_held_reading() -> None:
+    found = explain_text("ERROR: Could not install packages due to an OSError: [Errno 13] "
+                         "Permission denied: '/usr/lib/python3/dist-packages/x'\n", step="build")
+    assert found.rule == "pip-install-permission-denied"
+
+
 @pytest.mark.parametrize("text", [
     # cl's own warning for a GCC flag, and clang-cl's: the compile goes on
     "cl : Command line warning D9002 : ignoring unknown option '-fPIC'\n",
@@ -168,8 +174,6 @@ def test_a_windows_tool_message_is_read(text: str, klass: str, subject: str, rul
     # pip's OSError for a file that is not there, and on Linux
     "ERROR: Could not install packages due to an OSError: [WinError 2] The system cannot find "
     "the file specified: 'C:\\\\x\\\\y.exe'\n",
-    "ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied: "
-    "'/usr/lib/python3/dist-packages/x'\n",
     # lld-link could not open a library for another reason than its absence
     "lld-link: error: could not open 'foo.lib': Permission denied\n",
     # an object input, and an lld-link input named like an output: no claim

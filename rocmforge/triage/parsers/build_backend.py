@@ -57,6 +57,43 @@ def _stale_launcher(match: re.Match[str], view: LineView) -> Reading | None:
             "environment instead of renaming it")
 
 
+_COMPILER = re.compile(r"^(?:[\w.]+-)*(?P<kind>gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(?:-\d+)?$")
+
+
+def _compiler_not_found(match: re.Match[str], view: LineView) -> Reading | None:
+    program = match.group("prog") or match.group("prog2")
+    name = program.replace("\\", "/").rsplit("/", 1)[-1]
+    compiler = _COMPILER.match(name)
+    if compiler is None:
+        return None  # another file or program: its own family
+    family = "clang" if compiler.group("kind").startswith("clang") else "gcc"
+    return Reading(
+        subject=family, klass="host-compiler",
+        cause=f"setuptools' build_ext ran the C/C++ compiler {program} (the one Python's "
+              "sysconfig names, or CC/CXX) and there is no such program on PATH: no compiler "
+              "is installed in this system or container",
+        fix=f"install the compiler (`sudo apt install build-essential` on Debian/Ubuntu, "
+            f"`sudo dnf install gcc gcc-c++` on Fedora/RHEL), or point CC and CXX at one that "
+            f"is installed, then rebuild; `{name} --version` must run in the same shell")
+
+
+_BUILT = re.compile(r"(?:^|/)build/|\.(?:so|pyd|dll|dylib)$|\.so\.")
+
+
+def _copy_source_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("file").replace("\\", "/")
+    if _BUILT.search(path):
+        return None  # a build product the compile step did not make: that step's failure
+    return Reading(
+        subject="setuptools",
+        cause=f"the build was told to copy {path} into the package (package_data, data_files "
+              "or a header list), and there is no such file in the source tree: a submodule "
+              "or generated file that is not there, or a path the project mistyped",
+        fix=f"make the file exist before building (`git submodule update --init "
+            f"--recursive`, or the project's generation step), or correct the entry in "
+            f"setup.py/pyproject.toml that names {path}, then rebuild")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="isolated-torch", klass="python-packaging",
          triggers=("pip-build-env",),
@@ -73,4 +110,21 @@ RULES: tuple[Rule, ...] = (
                      r"'\"(?P<python>[^\"]+)\"\s+\"(?P<script>[^\"]+)\""),
          read=_stale_launcher, source="pip's Windows script launcher (distlib); "
          "patientx-cfz/comfyui-rocm#30"),
+    Rule(id="build-ext-compiler-not-found", klass="host-compiler",
+         triggers=("No such file or directory",),
+         pattern=rx(r"^error: (?:\[Errno 2\] No such file or directory: '(?P<prog>[^']+)'|"
+                    r"command '(?P<prog2>[^']+)' failed: No such file or directory)$"),
+         read=_compiler_not_found,
+         source="pypa/setuptools@7d531288b7c8708d4cc186213da93eaf5d11833d:setuptools/_distutils/"
+         "spawn.py (_translate_errors: \"command {cmd[0]!r} failed: {exc.args[-1]}\"); setuptools "
+         "84.2.1 as installed here prints the OSError itself; reproduced: make/devpy.sh"),
+    Rule(id="setuptools-copy-source-missing", klass="python-packaging",
+         triggers=("doesn't exist or not a regular file",),
+         pattern=rx(r"^(?:error: )?can't copy '(?P<file>[^']+)': doesn't exist or not a "
+                    r"regular file"),
+         read=_copy_source_missing,
+         source="pypa/setuptools@7d531288b7c8708d4cc186213da93eaf5d11833d:setuptools/_distutils/"
+         "file_util.py (copy_file: \"can't copy '{src}': doesn't exist or not a regular "
+         "file\"); reproduced: make/devpy.sh; a build product (vllm-project/vllm#19019's "
+         "_moe_C.abi3.so) is another step's failure"),
 )

@@ -55,6 +55,18 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
         return None  # the triton rule speaks for triton
     if top in ("pkg_resources",):
         return None
+    if top == "distutils":
+        # CPython 3.12 dropped distutils (PEP 632); setuptools' _distutils_hack puts its own
+        # copy in its place, so the import fails only where no setuptools is installed.
+        return Reading(
+            subject="distutils", cause="the code imports distutils, which this Python does not "
+            "have (Python 3.12 removed it from the standard library; Debian and Ubuntu ship it "
+            "for older Pythons as the separate package python3-distutils), and no setuptools "
+            "is installed in this environment to provide its copy",
+            fix="install setuptools into the Python that runs it (`python -m pip install "
+                "setuptools`; under build isolation, list setuptools in the build requirements; "
+                "for a distro Python below 3.12 `sudo apt install python3-distutils` also "
+                "works), or change the code to import setuptools instead")
     if "." in module and any(f"/{top}/" in line for line in view.previous[-4:]):
         # The import that failed runs from inside the package's own folder: the package is
         # installed, but a part of it is missing (a partial or mixed install). Installing it

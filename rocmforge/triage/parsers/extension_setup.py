@@ -61,6 +61,22 @@ def _xformers_other_torch(match: re.Match[str], view: LineView) -> Reading | Non
             "PYTORCH_ROCM_ARCH set); `python -m xformers.info` shows what loaded")
 
 
+
+def _cuda_home_unset(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="USE_ROCM",
+        cause="torch.utils.cpp_extension built the extension on its CUDA path and found no "
+              "CUDA (CUDA_HOME unset): it takes the ROCm path only when the torch in this "
+              "Python is a ROCm build (torch.version.hip set) and it finds a ROCm root "
+              "(ROCM_HOME or ROCM_PATH, TheRock's _rocm_sdk_core, hipcc on PATH, /opt/rocm); "
+              "one of the two was missing",
+        fix="in the Python that builds, check `python -c 'import torch; "
+            "print(torch.version.hip)'`: None means a CPU or CUDA torch (or pip's build "
+            "isolation pulled one): install the ROCm torch and build with `pip install "
+            "--no-build-isolation .`; else set ROCM_HOME to the ROCm root (/opt/rocm), then "
+            "rebuild")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="flash-attention-invalid-archs", klass="gpu-target",
          triggers=("Invalid archs:",),
@@ -79,4 +95,14 @@ RULES: tuple[Rule, ...] = (
          source=f"{XFORMERS_CPP_LIB} (xFormersInvalidLibException: 'xFormers was built for: / "
                 "PyTorch … with CUDA … (you have …)'); xformers/ops/fmha/dispatch.py "
                 "(_run_priority_list: 'No operator found for …')"),
+    # The fixed-text entry cuda-path-with-rocm-torch (tier 1) answers when the log shows a
+    # ROCm torch; without that, either of the two conditions may be the one that failed.
+    Rule(id="cpp-extension-cuda-home-unset", klass="rocm-disabled", tier=2,
+         triggers=("CUDA_HOME environment variable is not set",),
+         pattern=rx(r"^(?:OSError: )?CUDA_HOME environment variable is not set\. Please set "
+                    r"it to your CUDA install root"),
+         read=_cuda_home_unset,
+         source=f"{CPP_EXTENSION} (_join_cuda_home's OSError; ROCM_HOME = _find_rocm_home() "
+                "only for a torch with torch.version.hip; IS_HIP_EXTENSION); read in torch "
+                "2.13.0's copy installed here; reproduced: make/devpy.sh"),
 )

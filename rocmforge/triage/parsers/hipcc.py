@@ -164,6 +164,27 @@ def _hip_sdk_folder_without_version(match: re.Match[str], view: LineView) -> Rea
             "help, the default folder is searched too")
 
 
+def _hipcc_unknown_platform(match: re.Match[str], view: LineView) -> Reading | None:
+    platform = match.group("platform")
+    return Reading(
+        subject="HIP_PLATFORM",
+        cause=f"hipcc stopped before compiling: the environment sets HIP_PLATFORM='{platform}', "
+              "and hipcc knows only amd and nvidia (hcc and nvcc as their old names)",
+        fix="export HIP_PLATFORM=amd for a ROCm build (or unset it: hipcc then picks amd "
+            "where it finds clang), then compile again")
+
+
+def _hipcc_on_nvcc(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="HIP_PLATFORM",
+        cause=f"hipcc handed an AMD GPU option ({match.group('opt')}) to CUDA's nvcc: it "
+              "compiled for the nvidia platform (HIP_PLATFORM=nvidia, or unset where hipcc "
+              "found nvcc and no clang++ of ROCm's)",
+        fix="export HIP_PLATFORM=amd (and ROCM_PATH to the ROCm install) in the shell that "
+            "builds, so hipcc runs ROCm's clang; `hipconfig --platform` shows the platform it "
+            "picks")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="tensile-hip-sdk-folder-without-version", klass="rocm-install",
          triggers=("max() ",),
@@ -225,4 +246,22 @@ RULES: tuple[Rule, ...] = (
          "'Can't exec \"<clang>\": No such file or directory at …hipcc.pl line N', reproduced "
          "with Debian 12's hipcc 5.2 and ROCM_PATH at a folder without clang, make/devbt3.sh); "
          "ROCm/legacy-rocm-build#5773"),
+    Rule(id="hipcc-unknown-platform", klass="rocm-install",
+         triggers=("unknown HIP_PLATFORM",),
+         pattern=rx(r"^error: unknown HIP_PLATFORM = '(?P<platform>[^']*)'"),
+         read=_hipcc_unknown_platform,
+         source="hipcc.pl of Debian 12's hipcc 5.2.3 (/usr/bin/hipcc.pl: printf of 'error: "
+         "unknown HIP_PLATFORM', then exit(-1); hipvars.pm maps hcc/nvcc to amd/nvidia), run by "
+         "make/devtr.sh; ROCm/HIPCC@30f4e3f16cf1563a06e9d72664ed39dcafb4558c is a README only "
+         "(moved to ROCm/llvm-project amd/hipcc, whose wording was not read: unverified)"),
+    # nvcc's own wording; only an AMD target in the option proves hipcc chose the wrong platform
+    # (a CUDA build's unknown option is that build's own mistake).
+    Rule(id="hipcc-on-nvcc", klass="rocm-install",
+         triggers=("nvcc fatal",),
+         pattern=rx(r"^nvcc fatal\s*: Unknown option '(?P<opt>-{1,2}(?:offload-arch|"
+                    r"amdgpu-target|cuda-gpu-arch)=gfx[0-9a-f]{3,4}\S*?)'"),
+         read=_hipcc_on_nvcc,
+         source="hipvars.pm of Debian 12's hipcc 5.2.3 (HIP_PLATFORM unset: amd where "
+         "clang++ runs, else nvidia where nvcc runs); nvcc 13.0's 'nvcc fatal : Unknown option', "
+         "run here by make/devtr.sh"),
 )

@@ -102,7 +102,29 @@ def _devel_symlink_read(match: re.Match[str], view: LineView) -> Reading | None:
             "_rocm_sdk_devel folder and run `rocm-sdk init` again")
 
 
+def _preload_env(match: re.Match[str], view: LineView) -> Reading | None:
+    value = match.group("value")
+    return Reading(
+        subject="ROCM_SDK_PRELOAD_LIBRARIES",
+        cause=f"rocm_sdk preloads the libraries the environment variable "
+              f"ROCM_SDK_PRELOAD_LIBRARIES names ('{value}') and could not load one of them "
+              "(the traceback above names it: a name rocm_sdk does not know, or a package "
+              "that is not installed); the errors before this line are that one failure",
+        fix="unset ROCM_SDK_PRELOAD_LIBRARIES, or name in it only libraries of the installed "
+            "rocm packages (comma- or semicolon-separated short names such as amdhip64, "
+            "hipblaslt; `rocm-sdk test` checks them)")
+
+
 RULES: tuple[Rule, ...] = (
+    # Tier 0: the RuntimeError comes last, after the KeyError and "Unknown rocm library" it
+    # wraps (which loader.py's rocm-sdk-preload would read as torch's own preload list).
+    Rule(id="rocm-sdk-preload-env", klass="rocm-install", tier=0,
+         triggers=("ROCM_SDK_PRELOAD_LIBRARIES=",),
+         pattern=rx(r"^RuntimeError: Could not preload libraries from environment variable "
+                     r"ROCM_SDK_PRELOAD_LIBRARIES='(?P<value>[^']*)'"),
+         read=_preload_env,
+         source=f"{ROCM_SDK}/__init__.py (initialize_process: env_override); reproduced by "
+                "make/devtr.sh"),
     Rule(id="rocm-sdk-devel-symlink-windows", klass="rocm-install",
          triggers=("[WinError ",),
          pattern=rx(r"^(?:FileNotFoundError|OSError|PermissionError): \[WinError "

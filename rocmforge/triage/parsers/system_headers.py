@@ -112,7 +112,9 @@ RULES: tuple[Rule, ...] = (
     Rule(id="system-header-missing", klass="missing-component",
          unless=PROBE_LOG,
          triggers=("No such file or directory", "file not found"),
-         pattern=rx(r"fatal error: (?:(?P<header>[\w./+-]+\.h): No such file or directory"
+         # the compiler's own diagnostic line (an echoed or grepped copy claims nothing)
+         pattern=rx(r"^(?:.+?:\d+(?::\d+)?: |.+?\(\d+(?:,\d+)?\): )?fatal error: "
+                    r"(?:(?P<header>[\w./+-]+\.h): No such file or directory"
                     r"|'(?P<header2>[\w./+-]+\.h)' file not found)"),
          read=lambda m, v: _system_header(Alias(m, header="header2"), v),
          source="GCC's 'fatal error: <h>: No such file or directory' and clang's \"fatal "
