@@ -9,6 +9,9 @@
 # - git against an unresolvable host (.invalid) and a closed port (127.0.0.1:9).
 # The NO_PUBKEY case needs gpg (gnupg, not in .ci/run's list): skipped when absent.
 # Nothing outside a temporary folder is touched. A few seconds. Writes rounds/d9/cases/.
+# Two logs differ from run to run: the NO_PUBKEY key id (a fresh key each run; its case's
+# answer names the repository, not the key) and the order of git's two "not our ref" lines
+# (two processes writing to one stderr).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d9/cases
 t=$(mktemp -d)
