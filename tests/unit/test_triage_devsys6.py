@@ -121,6 +121,8 @@ using it?
      ("rocm-hip-libraries", "sudo apt-get install hsa-rocr")),
     (_NOT_INSTALLABLE_DEP_ROCM, "rocblas", "apt-rocm-dependency-not-installable",
      ("some-app",)),
+    ("E: Package 'libamdhip64-5' has no installation candidate\n", "libamdhip64-5",
+     "apt-rocm-no-installation-candidate", ("apt-cache policy libamdhip64-5",)),
     (_LOCATE, "rocm-hip-sdk", "apt-rocm-unable-to-locate-package", ("apt-cache search rocm",)),
     (_NO_RELEASE, "noble", "apt-rocm-repository-no-release-file",
      ("https://repo.radeon.com/rocm/apt/6.9/dists/",)),
@@ -202,6 +204,8 @@ E: Unable to correct problems, you have held broken packages.
     # The words in an echoed command, not apt's report.
     "$ grep 'rocm-hip-runtime : Depends: hsa-rocr but it is not installable' apt.log\n",
     "E: Unable to locate package nvidia-cuda-toolkit\n",
+    "E: Package 'nvidia-driver-550' has no installation candidate\n",
+    "E: Package 'librocksdb8.9' has no installation candidate\n",
     # apt show's warning for a name it cannot find, not an install that failed.
     "W: Unable to locate package rocm-hip-sdk\n",
     "E: The repository 'http://ppa.launchpad.net/deadsnakes/ppa/ubuntu noble Release' does "

@@ -16,9 +16,11 @@ import re
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 # A package name of ROCm or of AMD's driver stack, as AMD's repositories name them (rocm-*,
-# rocblas, hipcub-dev, hsa-rocr, miopen-hip, rccl, amdgpu-dkms, comgr...).
+# rocblas, hipcub-dev, hsa-rocr, miopen-hip, rccl, amdgpu-dkms, comgr, libdrm-amdgpu-*...), or
+# as distributions name their ROCm libraries (libamdhip64-5, librocblas0...).
 ROCM_PACKAGE = re.compile(r"(?i)^(?:rocm|roc(?!k)[a-z]|hip|hsa|miopen|rccl|amdgpu|amd-smi|"
-                          r"comgr|composablekernel|migraphx|mivisionx|rpp|half\b)")
+                          r"comgr|composablekernel|migraphx|mivisionx|rpp|half\b|"
+                          r"libdrm\d?-amdgpu|lib(?:amdhip|hsa|hip|roc(?!k)|miopen|rccl))")
 # AMD's repositories: repo.radeon.com, or a mirror that keeps its layout (/rocm/apt/<ver>,
 # /amdgpu/<ver>/ubuntu).
 _ROCM_REPO = re.compile(r"(?i)repo\.radeon\.com|/rocm/(?:apt|zyp|rhel|el|sles)\b|/amdgpu/")
@@ -88,6 +90,21 @@ def _unable_to_locate(match: re.Match[str], view: LineView) -> Reading | None:
         fix="add AMD's ROCm repository for this distribution release (AMD's install guide, "
             "or amdgpu-install), run `sudo apt-get update` and read its errors, then look "
             f"the name up: `apt-cache search {name.split('-')[0]}`")
+
+
+def _no_candidate(match: re.Match[str], view: LineView) -> Reading | None:
+    name = match.group("name")
+    if not ROCM_PACKAGE.match(name):
+        return None
+    return Reading(
+        subject=name,
+        cause=f"apt knows the name {name} (another package, or an older list, refers to it) "
+              "but no repository configured here offers a version of it: AMD's repository "
+              "that ships it is not configured (or not for this distribution release), or "
+              "this ROCm release no longer has that package",
+        fix=f"add AMD's repository for this distribution release and run `sudo apt-get "
+            f"update`; `apt-cache policy {name}` shows which repositories offer it, and AMD's "
+            "install guide for the ROCm release names the packages it has")
 
 
 def _no_release_file(match: re.Match[str], view: LineView) -> Reading | None:
@@ -246,6 +263,14 @@ RULES: tuple[Rule, ...] = (
          read=_unable_to_locate,
          source=_APT_SOURCE + "apt-pkg/cacheset.cc ('Unable to locate package %s', an error; "
          "apt-private/private-show.cc's is a warning); apt 2.6.1 here (make/devsys6.sh)"),
+    Rule(id="apt-rocm-no-installation-candidate", klass="rocm-install",
+         triggers=("has no installation candidate",),
+         pattern=rx(r"^E: Package '(?P<name>[\w.+-]+)(?::\w+)?' has no installation "
+                    r"candidate"),
+         read=_no_candidate,
+         source=_APT_SOURCE + "apt-private/private-cacheset.cc ('Package %s is not "
+         "available, but is referred to by another package.', 'Package '%s' has no "
+         "installation candidate'); apt 2.6.1 here (make/devsys6.sh)"),
     Rule(id="apt-rocm-repository-no-release-file", klass="rocm-install",
          triggers=("does not have a Release file",),
          pattern=rx(r"^E: The repository '(?P<url>\S+) (?P<suite>[\w.-]+)(?: \S+)? Release' "

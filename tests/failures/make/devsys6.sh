@@ -77,6 +77,10 @@ apt_ local "$local_repo" update >/dev/null
   | out real-apt-rocm-exact-version-two-releases
 { echo '$ sudo apt-get install miopen-hip'
   apt_ local "$local_repo" install -s miopen-hip; } | out real-apt-rocm-dependency-version-not-offered
+# A name hsa-rocr refers to that no repository here offers.
+{ echo '$ sudo apt-get install libdrm-amdgpu-amdgpu1'
+  apt_ local "$local_repo" install -s libdrm-amdgpu-amdgpu1; } \
+  | out real-apt-rocm-no-installation-candidate
 { echo '$ sudo apt-get install vendor-gpu-runtime'
   apt_ local "$local_repo" install -s vendor-gpu-runtime; } \
   | out real-neg-apt-other-vendor-dependency-not-installable
