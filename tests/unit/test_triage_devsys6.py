@@ -123,6 +123,9 @@ using it?
      ("some-app",)),
     ("E: Package 'libamdhip64-5' has no installation candidate\n", "libamdhip64-5",
      "apt-rocm-no-installation-candidate", ("apt-cache policy libamdhip64-5",)),
+    ("$ sudo amdgpu-install --usecase=rocm\nE: dpkg was interrupted, you must manually run "
+     "'sudo dpkg --configure -a' to correct the problem.\n", "dpkg",
+     "apt-dpkg-interrupted-rocm-install", ("sudo dpkg --configure -a",)),
     (_LOCATE, "rocm-hip-sdk", "apt-rocm-unable-to-locate-package", ("apt-cache search rocm",)),
     (_NO_RELEASE, "noble", "apt-rocm-repository-no-release-file",
      ("https://repo.radeon.com/rocm/apt/6.9/dists/",)),
@@ -233,6 +236,8 @@ E: Unable to correct problems, you have held broken packages.
     # The lock in a log that installs nothing of ROCm.
     "$ sudo apt-get install -y build-essential\n"
     "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1804 (apt)\n",
+    "$ sudo apt-get install -y git\nE: dpkg was interrupted, you must manually run 'dpkg "
+    "--configure -a' to correct the problem.\n",
     # A 404 from another server.
     "--2026-12-05 17:45:36--  https://github.com/Kitware/CMake/releases/download/v3.31.0/x\n"
     "HTTP request sent, awaiting response... 404 Not Found\n"

@@ -26,6 +26,12 @@ ROCM_PACKAGE = re.compile(r"(?i)^(?:rocm|roc(?!k)[a-z]|hip|hsa|miopen|rccl|amdgp
 _ROCM_REPO = re.compile(r"(?i)repo\.radeon\.com|/rocm/(?:apt|zyp|rhel|el|sles)\b|/amdgpu/")
 _APT_HEAD = re.compile(r"^(?P<pkg>[\w.+-]+) : (?:Pre)?Depends: ")
 
+# A log that installs ROCm: amdgpu-install, AMD's repository or source list, or an install
+# command naming ROCm's packages (for apt's messages that name no package).
+_ROCM_INSTALL_LOG = re.compile(r"(?i)amdgpu-install|repo\.radeon\.com|sources\.list\.d/"
+                               r"(?:rocm|amdgpu)|\b(?:apt|apt-get|dnf|yum|zypper)\b.*\binstall"
+                               r"\b.*\b(?:rocm|hip|amdgpu|hsa|miopen|rccl)")
+
 _APT_SOURCE = ("Debian/apt@6b128124271e94bdb0f4e7850d9286170d712b04:")
 
 
@@ -223,6 +229,17 @@ def _lock_held(match: re.Match[str], view: LineView) -> Reading | None:
             "delete the lock file")
 
 
+def _dpkg_interrupted(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="dpkg",
+        cause="apt refuses to install anything: an earlier dpkg run stopped half-way (an "
+              "install interrupted, or a package whose maintainer script failed, such as "
+              "amdgpu-dkms's DKMS build), and its packages are still half-installed",
+        fix="finish that run first: `sudo dpkg --configure -a`; if a package's script fails "
+            "again, read its output (for amdgpu-dkms, DKMS's make.log) and fix it or remove "
+            "that package (`sudo apt-get remove <package>`), then install ROCm again")
+
+
 def _maintainer_script(match: re.Match[str], view: LineView) -> Reading | None:
     pkg, script = match.group("pkg"), match.group("script")
     if not ROCM_PACKAGE.match(pkg):
@@ -326,13 +343,18 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"^E: Could not get lock (?P<lock>\S+?)\.? It is held by process "
                     r"(?P<pid>\d+)(?: \((?P<name>[^)]*)\))?"),
          read=_lock_held,
-         requires=rx(r"(?i)amdgpu-install|repo\.radeon\.com|sources\.list\.d/(?:rocm|amdgpu)"
-                     r"|\b(?:apt|apt-get|dnf|yum|zypper)\b.*\binstall\b.*\b(?:rocm|hip|amdgpu|"
-                     r"hsa|miopen|rccl)"),
+         requires=_ROCM_INSTALL_LOG,
          source=_APT_SOURCE + "apt-pkg/contrib/fileutl.cc ('Could not get lock %s. It is "
          "held by process %d (%s)'), apt-pkg/acquire.cc ('Unable to lock directory %s'), "
          "apt-pkg/deb/debsystem.cc (the dpkg frontend lock); apt 2.6.1 here "
          "(make/devsys6.sh)"),
+    Rule(id="apt-dpkg-interrupted-rocm-install", klass="rocm-install",
+         triggers=("dpkg was interrupted",),
+         pattern=rx(r"^E: dpkg was interrupted, you must manually run '"),
+         read=_dpkg_interrupted, requires=_ROCM_INSTALL_LOG,
+         source=_APT_SOURCE + "apt-pkg/deb/debsystem.cc ('dpkg was interrupted, you must "
+         "manually run '%s' to correct the problem.', when dpkg's updates folder is not "
+         "empty); apt 2.6.1 here (make/devsys6.sh)"),
     # Tier 2: the script's own error (a DKMS build, rocm_driver.py) is the better reading.
     Rule(id="dpkg-rocm-maintainer-script-failed", klass="rocm-install", tier=2,
          triggers=("script subprocess",),

@@ -84,6 +84,19 @@ apt_ local "$local_repo" update >/dev/null
 { echo '$ sudo apt-get install vendor-gpu-runtime'
   apt_ local "$local_repo" install -s vendor-gpu-runtime; } \
   | out real-neg-apt-other-vendor-dependency-not-installable
+# A dpkg run left half-way (a file in dpkg's updates folder): apt refuses before installing.
+# This apt takes its locks (in the sandbox); its dpkg is /bin/false, so nothing can be run.
+s=$t/apt-interrupted
+mkdir -p "$s/etc/apt/preferences.d" "$s/lists/partial" "$s/cache/archives/partial" \
+  "$s/dpkg/updates"
+: > "$s/dpkg/status"; echo x > "$s/dpkg/updates/0001"
+printf '%s\n' "$local_repo" > "$s/etc/apt/sources.list"
+ai=(apt-get -o Dir="$s" -o Dir::Etc="$s/etc/apt" -o Dir::State="$s" -o Dir::State::Lists="$s/lists"
+  -o Dir::State::status="$s/dpkg/status" -o Dir::Cache="$s/cache" -o APT::Sandbox::User=root
+  -o Dir::Bin::dpkg=/bin/false)
+"${ai[@]}" update >/dev/null 2>&1
+{ echo '$ sudo apt-get install -y hipcub-dev'; "${ai[@]}" install -y hipcub-dev 2>&1; } \
+  | out real-apt-rocm-dpkg-interrupted
 # No repository configured: AMD's never added.
 apt_ none "" update >/dev/null
 { echo '$ sudo apt-get install rocm-hip-sdk'
