@@ -238,6 +238,9 @@ E: Unable to correct problems, you have held broken packages.
     "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1804 (apt)\n",
     "$ sudo apt-get install -y git\nE: dpkg was interrupted, you must manually run 'dpkg "
     "--configure -a' to correct the problem.\n",
+    "E: Conflicting values set for option Signed-By regarding source "
+    "https://download.docker.com/linux/ubuntu/ jammy: /etc/apt/keyrings/docker.gpg != "
+    "/usr/share/keyrings/docker.gpg\n",
     # A 404 from another server.
     "--2026-12-05 17:45:36--  https://github.com/Kitware/CMake/releases/download/v3.31.0/x\n"
     "HTTP request sent, awaiting response... 404 Not Found\n"

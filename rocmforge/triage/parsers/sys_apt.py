@@ -128,6 +128,21 @@ def _no_release_file(match: re.Match[str], view: LineView) -> Reading | None:
             "supports this distribution) in the source list, then `sudo apt-get update`")
 
 
+def _signed_by_conflict(match: re.Match[str], view: LineView) -> Reading | None:
+    url = match.group("url")
+    if not _ROCM_REPO.search(url):
+        return None
+    one, two = match.group("one"), match.group("two")
+    return Reading(
+        subject=url.rstrip("/"),
+        cause=f"apt cannot read its source lists: AMD's repository {url} is listed twice "
+              f"with different keys (signed-by={one} and signed-by={two}), so apt stops "
+              "before doing anything",
+        fix="keep one entry for the repository: `grep -rn radeon /etc/apt/sources.list "
+            "/etc/apt/sources.list.d/` shows both; delete one file or line (and the key it "
+            "names if no other entry uses it), then `sudo apt-get update`")
+
+
 def _no_pubkey(match: re.Match[str], view: LineView) -> Reading | None:
     url, key = match.group("url"), match.group("key")
     if not _ROCM_REPO.search(url):
@@ -295,6 +310,14 @@ RULES: tuple[Rule, ...] = (
          read=_no_release_file,
          source=_APT_SOURCE + "apt-pkg/acquire-item.cc (InsecureType::NORELEASE, 'The "
          "repository '%s' does not have a Release file.'); apt 2.6.1 here (make/devsys6.sh)"),
+    Rule(id="apt-rocm-repository-signed-by-conflict", klass="rocm-install",
+         triggers=("Conflicting values set for option Signed-By",),
+         pattern=rx(r"^E: Conflicting values set for option Signed-By regarding source "
+                    r"(?P<url>\S+) \S+: (?P<one>\S+) != (?P<two>\S+)"),
+         read=_signed_by_conflict,
+         source=_APT_SOURCE + "apt-pkg/deb/debmetaindex.cc ('Conflicting values set for "
+         "option %s regarding source %s %s: %s != %s', Signed-By); apt 2.6.1 here "
+         "(make/devsys6.sh)"),
     Rule(id="apt-rocm-repository-no-pubkey", klass="rocm-install",
          triggers=("NO_PUBKEY",),
          pattern=rx(r"^(?:W|E): GPG error: (?P<url>\S+) \S+ (?:In)?Release: .*public key is "

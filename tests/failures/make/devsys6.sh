@@ -97,6 +97,17 @@ ai=(apt-get -o Dir="$s" -o Dir::Etc="$s/etc/apt" -o Dir::State="$s" -o Dir::Stat
 "${ai[@]}" update >/dev/null 2>&1
 { echo '$ sudo apt-get install -y hipcub-dev'; "${ai[@]}" install -y hipcub-dev 2>&1; } \
   | out real-apt-rocm-dpkg-interrupted
+# AMD's repository listed twice, each entry with its own signed-by key (no server needed:
+# apt stops while it reads the lists).
+s=$t/apt-twice
+mkdir -p "$s/etc/apt/sources.list.d"
+printf '%s\n' "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] \
+https://repo.radeon.com/rocm/apt/6.2 jammy main" > "$s/etc/apt/sources.list.d/rocm.list"
+{ echo "\$ echo 'deb [arch=amd64 signed-by=/usr/share/keyrings/rocm-archive-keyring.gpg]" \
+    "https://repo.radeon.com/rocm/apt/6.2 jammy main' | sudo tee -a /etc/apt/sources.list"
+  echo '$ sudo apt-get update'
+  apt_ twice "deb [arch=amd64 signed-by=/usr/share/keyrings/rocm-archive-keyring.gpg] \
+https://repo.radeon.com/rocm/apt/6.2 jammy main" update; } | out real-apt-rocm-signed-by-conflict
 # No repository configured: AMD's never added.
 apt_ none "" update >/dev/null
 { echo '$ sudo apt-get install rocm-hip-sdk'
