@@ -1,14 +1,15 @@
-"""Installing ROCm's packages with apt and dpkg: the package manager's own reports when AMD's
-repository or its packages cannot be installed (a dependency no repository offers, a package
-apt cannot find, a repository without a Release file or whose key is unknown, a file two
-packages ship).
+"""Installing ROCm's packages with apt: apt's own reports when AMD's repository or its
+packages cannot be installed (a dependency no repository offers or apt will not install, a
+package apt cannot find or has no candidate for, a repository without a Release file, listed
+twice or signed by an unknown key, a missing .deb on its command line, its lock held, dpkg
+left half-way).
 
-Owns: these apt and dpkg message families, read only where the package, the file or the
-repository URL is ROCm's (the same words about another vendor's packages claim nothing).
-Must not: read files, run programs or pick between findings (the engine does). apt's exact-
-version conflict ('but <version> is to be installed') is rocm_install.py's.
+Owns: these apt message families, read only where the package, the file or the repository
+URL is ROCm's (the same words about another vendor's packages claim nothing), and the
+ROCm package-name pattern sys_dpkg.py reads too. Must not: read files, run programs or pick
+between findings (the engine does). apt's exact-version conflict ('but <version> is to be
+installed') is rocm_install.py's; dpkg's own reports are sys_dpkg.py's.
 """
-
 from __future__ import annotations
 
 import re
@@ -32,7 +33,7 @@ _ROCM_INSTALL_LOG = re.compile(r"(?i)amdgpu-install|repo\.radeon\.com|sources\.l
                                r"(?:rocm|amdgpu)|\b(?:apt|apt-get|dnf|yum|zypper)\b.*\binstall"
                                r"\b.*\b(?:rocm|hip|amdgpu|hsa|miopen|rccl)")
 
-_APT_SOURCE = ("Debian/apt@6b128124271e94bdb0f4e7850d9286170d712b04:")
+APT_SOURCE = "Debian/apt@6b128124271e94bdb0f4e7850d9286170d712b04:"
 
 
 def _apt_owner(match: re.Match[str], view: LineView) -> str:
@@ -158,27 +159,6 @@ def _no_pubkey(match: re.Match[str], view: LineView) -> Reading | None:
             "into /etc/apt/keyrings/rocm.gpg), then `sudo apt-get update`")
 
 
-_ARCHIVE = re.compile(r"error processing archive (?P<deb>\S+)")
-
-
-def _file_overwrite(match: re.Match[str], view: LineView) -> Reading | None:
-    path, other = match.group("path"), match.group("other")
-    archive = next((a for a in map(_ARCHIVE.search, reversed(view.previous)) if a), None)
-    new = re.split(r"[\\/]", archive.group("deb"))[-1].split("_")[0] if archive else ""
-    if not ("/rocm" in path or ROCM_PACKAGE.match(other) or ROCM_PACKAGE.match(new)):
-        return None
-    incoming = new or "the package being unpacked"
-    return Reading(
-        subject=other,
-        cause=f"dpkg refused to unpack {incoming}: it ships {path}, which the installed "
-              f"package {other} owns already; two packages that ship the same file (ROCm "
-              "packages of two releases, or a distribution's ROCm package beside AMD's) "
-              "cannot be installed together",
-        fix=f"remove the package that owns the file first: `sudo apt-get remove {other}` "
-            f"(`dpkg -S {path}` names the owner), then install again; mix no distribution "
-            "ROCm packages with AMD's repository")
-
-
 def _unsupported_file(match: re.Match[str], view: LineView) -> Reading | None:
     path = match.group("path")
     name = re.split(r"[\\/]", path)[-1]
@@ -192,43 +172,6 @@ def _unsupported_file(match: re.Match[str], view: LineView) -> Reading | None:
         fix="download the package for this distribution release from AMD's repository "
             "(AMD's install guide names the URL), check its name with `ls`, then install "
             "that file by its path: `sudo apt-get install ./<file>.deb`")
-
-
-def _not_a_deb(match: re.Match[str], view: LineView) -> Reading | None:
-    path = match.group("path") or match.group("path2")
-    name = re.split(r"[\\/]", path)[-1]
-    if not ROCM_PACKAGE.match(name):
-        return None
-    return Reading(
-        subject=name,
-        cause=f"{name} is not a Debian package (no 'ar' archive signature): the download "
-              "saved something else under that name, such as the HTML error page of a "
-              "wrong URL or of a proxy, or an interrupted transfer",
-        fix=f"look at what was saved (`file {name}`, `head -c 300 {name}`), download it "
-            "again from the URL AMD's install guide gives for this release and distribution "
-            "(a 404 there means the URL is wrong), then install the new file")
-
-
-_DEPENDS_HOWEVER = re.compile(r"^(?P<pkg>[\w.+-]+) (?:pre-)?depends on (?P<dep>[\w.+-]+)"
-                              r"(?: \([^)]*\))?; however:")
-
-
-def _dpkg_dependency_missing(match: re.Match[str], view: LineView) -> Reading | None:
-    dep = match.group("dep")
-    head = next((h for h in map(_DEPENDS_HOWEVER.match, reversed(view.previous)) if h), None)
-    if head is None or head.group("dep") != dep:
-        return None  # the line that says whose dependency it is was cut off
-    pkg = head.group("pkg")
-    if not (ROCM_PACKAGE.match(pkg) or ROCM_PACKAGE.match(dep)):
-        return None
-    return Reading(
-        subject=dep,
-        cause=f"dpkg unpacked {pkg} but cannot configure it: it depends on {dep}, which "
-              "is not installed; `dpkg -i` installs only the files it is given and does not "
-              "fetch dependencies",
-        fix=f"let apt resolve the dependencies: `sudo apt-get install -f` (or install the "
-            f".deb with `sudo apt-get install ./<file>.deb`, or `sudo apt-get install "
-            f"{dep}`) with AMD's repository for this distribution release configured")
 
 
 def _lock_held(match: re.Match[str], view: LineView) -> Reading | None:
@@ -255,29 +198,13 @@ def _dpkg_interrupted(match: re.Match[str], view: LineView) -> Reading | None:
             "that package (`sudo apt-get remove <package>`), then install ROCm again")
 
 
-def _maintainer_script(match: re.Match[str], view: LineView) -> Reading | None:
-    pkg, script = match.group("pkg"), match.group("script")
-    if not ROCM_PACKAGE.match(pkg):
-        return None
-    return Reading(
-        subject=pkg,
-        cause=f"dpkg could not finish installing {pkg}: its {script} script exited with "
-              f"status {match.group('status')}, so {pkg} and every package that depends on "
-              "it stay unconfigured ('dependency problems - leaving unconfigured'); the "
-              "script's own output above this line says why (for amdgpu-dkms: DKMS "
-              "building the kernel module)",
-        fix="read the script's output above (for amdgpu-dkms the DKMS make.log it names), "
-            "fix that cause, then finish the install with `sudo dpkg --configure -a`; or "
-            f"remove {pkg} (`sudo apt-get remove {pkg}`) when it is not needed")
-
-
 RULES: tuple[Rule, ...] = (
     Rule(id="apt-rocm-dependency-not-installable", klass="rocm-install",
          triggers=("but it is not installable",),
          pattern=rx(r"^(?:(?P<pkg>[\w.+-]+) : )?(?:Pre)?Depends: (?P<dep>[\w.+:-]+)"
                     r"(?: \([^)]*\))? but it is not installable"),
          read=_not_installable,
-         source=_APT_SOURCE + "apt-private/private-output.cc ('but it is not installable', "
+         source=APT_SOURCE + "apt-private/private-output.cc ('but it is not installable', "
          "after '<pkg> : Depends: <dep>'); apt 2.6.1 here (make/devsys6.sh)"),
     # Tier 2: apt's first level only; a 'not installable' line of the same report names the
     # package that no repository offers, the better reading.
@@ -286,21 +213,21 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"^(?:(?P<pkg>[\w.+-]+) : )?(?:Pre)?Depends: (?P<dep>[\w.+:-]+)"
                     r"(?: \((?P<want>[^)]*)\))? but it is not going to be installed"),
          read=_not_going_to_be_installed,
-         source=_APT_SOURCE + "apt-private/private-output.cc ('but it is not going to be "
+         source=APT_SOURCE + "apt-private/private-output.cc ('but it is not going to be "
          "installed'); apt-pkg/algorithms.cc ('Unable to correct problems, you have held "
          "broken packages.'); apt 2.6.1 here (make/devsys6.sh)"),
     Rule(id="apt-rocm-unable-to-locate-package", klass="rocm-install",
          triggers=("Unable to locate package",),
          pattern=rx(r"^E: Unable to locate package (?P<name>[\w.+-]+)\s*$"),
          read=_unable_to_locate,
-         source=_APT_SOURCE + "apt-pkg/cacheset.cc ('Unable to locate package %s', an error; "
+         source=APT_SOURCE + "apt-pkg/cacheset.cc ('Unable to locate package %s', an error; "
          "apt-private/private-show.cc's is a warning); apt 2.6.1 here (make/devsys6.sh)"),
     Rule(id="apt-rocm-no-installation-candidate", klass="rocm-install",
          triggers=("has no installation candidate",),
          pattern=rx(r"^E: Package '(?P<name>[\w.+-]+)(?::\w+)?' has no installation "
                     r"candidate"),
          read=_no_candidate,
-         source=_APT_SOURCE + "apt-private/private-cacheset.cc ('Package %s is not "
+         source=APT_SOURCE + "apt-private/private-cacheset.cc ('Package %s is not "
          "available, but is referred to by another package.', 'Package '%s' has no "
          "installation candidate'); apt 2.6.1 here (make/devsys6.sh)"),
     Rule(id="apt-rocm-repository-no-release-file", klass="rocm-install",
@@ -308,14 +235,14 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"^E: The repository '(?P<url>\S+) (?P<suite>[\w.-]+)(?: \S+)? Release' "
                     r"does not have a Release file"),
          read=_no_release_file,
-         source=_APT_SOURCE + "apt-pkg/acquire-item.cc (InsecureType::NORELEASE, 'The "
+         source=APT_SOURCE + "apt-pkg/acquire-item.cc (InsecureType::NORELEASE, 'The "
          "repository '%s' does not have a Release file.'); apt 2.6.1 here (make/devsys6.sh)"),
     Rule(id="apt-rocm-repository-signed-by-conflict", klass="rocm-install",
          triggers=("Conflicting values set for option Signed-By",),
          pattern=rx(r"^E: Conflicting values set for option Signed-By regarding source "
                     r"(?P<url>\S+) \S+: (?P<one>\S+) != (?P<two>\S+)"),
          read=_signed_by_conflict,
-         source=_APT_SOURCE + "apt-pkg/deb/debmetaindex.cc ('Conflicting values set for "
+         source=APT_SOURCE + "apt-pkg/deb/debmetaindex.cc ('Conflicting values set for "
          "option %s regarding source %s %s: %s != %s', Signed-By); apt 2.6.1 here "
          "(make/devsys6.sh)"),
     Rule(id="apt-rocm-repository-no-pubkey", klass="rocm-install",
@@ -323,51 +250,24 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"^(?:W|E): GPG error: (?P<url>\S+) \S+ (?:In)?Release: .*public key is "
                     r"not available: NO_PUBKEY (?P<key>[0-9A-F]{8,40})"),
          read=_no_pubkey, requires=rx(r"^E: "),
-         source=_APT_SOURCE + "methods/gpgv.cc ('The following signatures couldn't be "
+         source=APT_SOURCE + "methods/gpgv.cc ('The following signatures couldn't be "
          "verified because the public key is not available:' and gpgv's NO_PUBKEY), "
          "apt-pkg/acquire-item.cc ('The repository '%s' is not signed.'); apt 2.6.1 here "
          "(make/devsys6.sh)"),
-    Rule(id="dpkg-rocm-file-overwrite", klass="rocm-install",
-         triggers=("trying to overwrite",),
-         pattern=rx(r"trying to overwrite '(?P<path>[^']+)', which is also in package "
-                    r"(?P<other>[\w.+-]+)(?::\w+)?"),
-         read=_file_overwrite,
-         source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/archives.c "
-         "('trying to overwrite '%s', which is also in package %s (%s)'), src/main/errors.c "
-         "('error processing archive %s'); dpkg 1.21.22 here (make/devsys6.sh)"),
     Rule(id="apt-rocm-unsupported-file", klass="rocm-install",
          triggers=("given on commandline",),
          pattern=rx(r"^E: Unsupported file (?P<path>\S+) given on commandline"),
          read=_unsupported_file,
-         source=_APT_SOURCE + "apt-private/private-install.cc ('Unsupported file %s given on "
+         source=APT_SOURCE + "apt-private/private-install.cc ('Unsupported file %s given on "
          "commandline': a path argument that is not an existing .deb, .dsc or folder); apt "
          "2.6.1 here (make/devsys6.sh)"),
-    Rule(id="dpkg-rocm-not-a-debian-archive", klass="rocm-install",
-         triggers=("is not a Debian format archive", "Could not read meta data from"),
-         pattern=rx(r"(?:^dpkg-deb: error: '(?P<path>[^']+)' is not a Debian format archive|"
-                    r"^E: Could not read meta data from (?P<path2>\S+\.deb))"),
-         read=_not_a_deb,
-         source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/deb/extract.c "
-         "('%s' is not a Debian format archive); " + _APT_SOURCE + "apt-pkg/contrib/arfile.cc "
-         "('Invalid archive signature'), apt-pkg/deb/debindexfile.cc ('Could not read meta "
-         "data from %s'); dpkg 1.21.22 and apt 2.6.1 here (make/devsys6.sh)"),
-    Rule(id="dpkg-rocm-dependency-not-installed", klass="rocm-install",
-         triggers=("is not installed.",),
-         pattern=rx(r"^Package (?P<dep>[\w.+-]+)(?::\w+)? is not installed\.$"),
-         read=_dpkg_dependency_missing,
-         source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/"
-         "packages.c ('; however:', '  Package %s is not installed.'), src/main/configure.c "
-         "('dependency problems prevent configuration of %s'); dpkg 1.21.22 here "
-         "(make/devsys6.sh)"),
-    # The lock names no package: read only in a log that installs ROCm (amdgpu-install, AMD's
-    # repository or source list, or an install command naming ROCm's packages).
     Rule(id="apt-lock-held-rocm-install", klass="rocm-install",
          triggers=("Could not get lock",),
          pattern=rx(r"^E: Could not get lock (?P<lock>\S+?)\.? It is held by process "
                     r"(?P<pid>\d+)(?: \((?P<name>[^)]*)\))?"),
          read=_lock_held,
          requires=_ROCM_INSTALL_LOG,
-         source=_APT_SOURCE + "apt-pkg/contrib/fileutl.cc ('Could not get lock %s. It is "
+         source=APT_SOURCE + "apt-pkg/contrib/fileutl.cc ('Could not get lock %s. It is "
          "held by process %d (%s)'), apt-pkg/acquire.cc ('Unable to lock directory %s'), "
          "apt-pkg/deb/debsystem.cc (the dpkg frontend lock); apt 2.6.1 here "
          "(make/devsys6.sh)"),
@@ -375,20 +275,7 @@ RULES: tuple[Rule, ...] = (
          triggers=("dpkg was interrupted",),
          pattern=rx(r"^E: dpkg was interrupted, you must manually run '"),
          read=_dpkg_interrupted, requires=_ROCM_INSTALL_LOG,
-         source=_APT_SOURCE + "apt-pkg/deb/debsystem.cc ('dpkg was interrupted, you must "
+         source=APT_SOURCE + "apt-pkg/deb/debsystem.cc ('dpkg was interrupted, you must "
          "manually run '%s' to correct the problem.', when dpkg's updates folder is not "
          "empty); apt 2.6.1 here (make/devsys6.sh)"),
-    # Tier 2: the script's own error (a DKMS build, rocm_driver.py) is the better reading.
-    Rule(id="dpkg-rocm-maintainer-script-failed", klass="rocm-install", tier=2,
-         triggers=("script subprocess",),
-         pattern=rx(r"(?:installed|old|new) (?P<pkg>[\w.+-]+)(?::\w+)? package "
-                    r"(?P<script>(?:pre|post)-(?:installation|removal)) (?:maintainer )?"
-                    r"script subprocess (?:returned error|failed with) exit status "
-                    r"(?P<status>\d+)"),
-         read=_maintainer_script,
-         source="guillemj/dpkg@c5efef926d16a72fd9270c8efceeba8872419292:src/main/script.c "
-         "('old %s package %s maintainer script'), lib/dpkg/subproc.c ('%s subprocess failed "
-         "with exit status %d'); dpkg 1.21.22 here prints 'installed %s package "
-         "post-installation script subprocess returned error exit status %d' "
-         "(make/devsys6.sh)"),
 )
