@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from rocmforge.triage.lines import clean
+from rocmforge.triage.lines import clean_labelled
 from rocmforge.triage.model import Alternative, Diagnosis, Evidence, Finding
 from rocmforge.triage.rule import LineView, Rule
 
@@ -104,7 +104,7 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
     always = [position for position, rule in enumerate(active) if not rule.triggers]
     for index, raw in enumerate(lines):
         lineno = index + 1
-        text_full = clean(raw)
+        text_full, label = clean_labelled(raw)
         stripped = text_full.strip()
         shown = stripped if len(stripped) <= MAX_LINE_CHARS else stripped[:MAX_LINE_CHARS] + " …"
         indented = bool(text_full) and text_full[0] in " \t"
@@ -134,7 +134,7 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
                 if view is None:
                     view = LineView(text=stripped, indented=indented, cmake_block=block,
                                     previous=tuple(recent), step=step,
-                                    rocm_roots=tuple(state.rocm_roots))
+                                    rocm_roots=tuple(state.rocm_roots), label=label)
                 reading = rule.read(found, view)
                 if reading is None:
                     continue

@@ -27,11 +27,6 @@ _PREFIXES = re.compile(
     r"|\[\s*\d+\.\d+\]\s*"                                          # dmesg [12345.678901]
     r"|\[\]\s*"                                                     # an empty CI prefix
     r"|\[rank\d+\]:\s*"                                              # torch.distributed ranks
-    # TheRock's teatime.py labels a sub-project's console lines "[<target>] ", "[<target>
-    # configure] ", "[<target> install] " (cmake/therock_subproject.cmake); a log level in
-    # brackets is not a label
-    r"|\[(?!(?i:info|error|err|warning|warn|debug|notice|note|fatal|trace|[ewi])\])"
-    r"[A-Za-z][\w.+-]*(?: [\w.+-]+)?(?: configure| install)?\] "
     r"|[A-Za-z][\w.+-]*> "                                          # nix: python3.11-torch>
     r"|>(?: |$)"                                                    # nix's indented log tail
     r"|(?:>>>|==>|-->) "                                            # makepkg, spack, REPL
@@ -45,9 +40,22 @@ _PREFIXES = re.compile(
 )
 
 
+# TheRock's teatime.py labels a sub-project's console lines "[<target>] ", "[<target>
+# configure] ", "[<target> install] " (ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:
+# cmake/therock_subproject.cmake, build_tools/teatime.py); a log level in brackets is no label.
+_LABEL = re.compile(r"\[(?!(?i:info|error|err|warning|warn|debug|notice|note|fatal|trace|[ewi])"
+                    r"\])(?P<name>[A-Za-z][\w.+-]*)(?: [\w.+-]+)?(?: configure| install)?\] ")
+
+
 def clean(line: str) -> str:
     """`line` without its line ending, colour codes and the prefixes above, indentation kept
     (CMake's message blocks are told apart by it)."""
+    return clean_labelled(line)[0]
+
+
+def clean_labelled(line: str) -> tuple[str, str]:
+    """(the cleaned line, the TheRock sub-project its label names or '')."""
+    label = ""
     text = line.rstrip("\r\n")
     if "\r" in text:  # progress bars redraw with a bare CR: the last state is the real line
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
@@ -57,6 +65,9 @@ def clean(line: str) -> str:
         stripped = text.lstrip()
         cut = _PREFIXES.match(stripped)
         if cut is None or not cut.group(0):
-            break
+            cut = _LABEL.match(stripped)
+            if cut is None:
+                break
+            label = cut.group("name")
         text = stripped[cut.end():]
-    return text
+    return text, label

@@ -44,6 +44,8 @@ class LineView:
     rocm_roots: tuple[str, ...] = ()
     """The versions of the versioned ROCm roots (/opt/rocm-7.1.1 → 7.1.1) that earlier lines
     of the log named, first seen first (a few at most)."""
+    label: str = ""
+    """The TheRock sub-project whose `[<name>] ` label the raw line carried (rocBLAS), or ''."""
 
 
 class Groups(Protocol):

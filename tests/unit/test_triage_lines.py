@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rocmforge.triage.lines import clean
+from rocmforge.triage.lines import clean, clean_labelled
 
 
 @pytest.mark.parametrize(("line", "text"), [
@@ -31,3 +31,11 @@ def test_a_label_or_prefix_is_stripped(line: str, text: str) -> None:
 ])
 def test_progress_and_levels_are_kept(line: str) -> None:
     assert clean(line) == line
+
+
+def test_the_label_names_its_sub_project() -> None:
+    assert clean_labelled("[rocBLAS configure]   Unsupported GPU target: gfx1036") == (
+        "  Unsupported GPU target: gfx1036", "rocBLAS")
+    assert clean_labelled("#12 3.4 [amd-llvm] ld.lld: error: x") == ("ld.lld: error: x",
+                                                                    "amd-llvm")
+    assert clean_labelled("[warning] x") == ("[warning] x", "")

@@ -169,6 +169,35 @@ def _include_invalid(match: re.Match[str], view: LineView) -> Reading | None:
             "include() to do so; for a submodule, check out the commit the parent tree pins "
             "to a commit of that project with the fix")
 
+# PyTorch's setup.py check_submodules, as the same function in pytorch/ao's setup.py (the
+# stored pytorch/pytorch setup.py is years old; forks' copies print the same lines).
+_SETUP = ("pytorch/ao@36027d82d1ad9949597ea16002ff4940374b1b94:setup.py (check_submodules: "
+          "\"Could not find any of {} in {}\", \" --- Submodule initalization failed\"); "
+          "reproduced by make/devpt6.sh running that setup.py")
+
+
+def _submodule_files_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    folder = match.group("folder")
+    return Reading(
+        subject="cmake",
+        cause=f"the project's setup.py found {folder} (a git submodule's folder) without any "
+              "file a checked-out submodule has (CMakeLists.txt, Makefile, setup.py, LICENSE): "
+              "the submodules are not checked out, or only partly",
+        fix="run `git submodule update --init --recursive` in the source tree (`git submodule "
+            "status` marks a missing one with '-'), then build again; a tree copied without "
+            "its submodules needs a fresh `git clone --recursive`")
+
+
+def _submodule_init_failed(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="cmake",
+        cause="the project's setup.py found every submodule folder empty and its own `git "
+              "submodule update --init --recursive` failed (the git error is above it; "
+              "'not a git repository' means the tree is a source archive, not a clone)",
+        fix="build from a git clone (`git clone --recursive <repo>`, or in an existing clone "
+            "`git submodule update --init --recursive` where git and the network work); an "
+            "archive without .git cannot fetch its submodules")
+
 
 RULES: tuple[Rule, ...] = (
     Rule(id="setup-cmake-version", klass="cmake",
@@ -247,4 +276,14 @@ RULES: tuple[Rule, ...] = (
          "RESULT_VARIABLE or NO_POLICY_SCOPE; file not read here): reproduced with cmake "
          "3.25.1, include(${CMAKE_MODULE_PATH}/Utilities.cmake) with three entries "
          "(make/devbt5.sh); pytorch/FBGEMM#4538"),
+    Rule(id="setup-submodule-files-missing", klass="cmake",
+         triggers=("Could not find any of CMakeLists.txt",),
+         pattern=rx(r"^Could not find any of CMakeLists\.txt, Makefile, setup\.py, LICENSE"
+                    r"(?:, LICENSE\.\w+)* in (?P<folder>\S+)$"),
+         requires=rx(r"^Did you run 'git submodule update \S+ --recursive"),
+         read=_submodule_files_missing, source=_SETUP),
+    Rule(id="setup-submodule-init-failed", klass="cmake",
+         triggers=("Submodule initalization failed", "Submodule initialization failed"),
+         pattern=rx(r"^--- Submodule initi?alization failed$"),
+         read=_submodule_init_failed, source=_SETUP),
 )

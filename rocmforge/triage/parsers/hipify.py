@@ -115,6 +115,19 @@ def _hipify_source_missing(match: re.Match[str], view: LineView) -> Reading | No
             "the ROCm torch) rather than a package that lacks the file")
 
 
+def _hipify_not_written(match: re.Match[str], view: LineView) -> Reading | None:
+    out, err, src = match.group("out"), match.group("err"), match.group("src")
+    name = re.split(r"[\\/]", src)[-1]
+    return Reading(
+        subject=name,
+        cause=f"hipify could not write {out} ({err}) and left {name} as it was, CUDA "
+              "source: the build then compiles the unconverted file (CUDA headers and calls "
+              "a HIP build lacks), although hipify reports success",
+        fix="make the source tree writable for the user that builds (not a tree owned by "
+            "root or mounted read-only; chown it, or build from a copy you own), remove "
+            f"{out} if a stale file or link is in its place, and rerun the build")
+
+
 _SOURCE_AT = re.compile(r"(?P<file>[\w./\\+-]+\.(?:h|hpp|cuh|cpp|cc|cu|hip))(?::\d+)+")
 
 
@@ -225,4 +238,12 @@ RULES: tuple[Rule, ...] = (
          read=_hipify_source_missing, source="torch/utils/hipify/hipify_python.py "
          "preprocessor (torch 2.13 as installed here: `with open(fin_path, "
          "encoding='utf-8') as fin:` for each source it rewrites); state-spaces/mamba#412"),
+    Rule(id="hipify-output-not-written", klass="hipify",
+         triggers=("Failed to save ",),
+         pattern=rx(r"Failed to save (?P<out>[^\s{}]+) with \"(?P<err>[^\"{}]+)\", "
+                    r"leaving (?P<src>[^\s{}]+) unchanged\."),
+         read=_hipify_not_written, source="torch/utils/hipify/hipify_python.py "
+         "preprocessor (torch 2.13 as installed here: the OSError of writing fout_path is "
+         "printed as this warning and fin_path is kept as the file to build); reproduced by "
+         "make/devpt6.sh"),
 )

@@ -72,7 +72,7 @@ _CHECK_FILE = re.compile(r"CMake Error at \S*?(?P<file>[\w.-]+\.cmake):\d+")
 
 def _unsupported_target(match: re.Match[str], view: LineView) -> Reading | None:
     arch = match.group("arch")
-    context = " ".join((*view.previous[-4:], view.text)).lower()
+    context = " ".join((*view.previous[-4:], view.label, view.text)).lower()
     library = next((name for name in _MATH_NAMES if name in context), "")
     if not library and "tensilelite" in context:
         library = "hipblaslt"  # TensileLite is hipBLASLt's kernel generator, its target check

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from rocmforge.triage.parsers.sys_apt import ROCM_PACKAGE
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 
@@ -214,13 +215,11 @@ def _driver_tool_missing(match: re.Match[str], view: LineView) -> Reading | None
 
 # apt names each dependency it cannot meet: "<pkg> : Depends: <dep> (= <version>) but
 # <other> is to be installed".
-_ROCM_PACKAGE = re.compile(r"(?i)^(?:rocm|roc(?!k)[a-z]|hip|hsa|miopen|rccl|amdgpu|amd-smi|"
-                           r"comgr|composablekernel|migraphx)")
 
 
 def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
     dep, want, other = match.group("dep"), match.group("want"), match.group("other")
-    if not (_ROCM_PACKAGE.match(dep) or _ROCM_PACKAGE.match(match.group("pkg"))):
+    if not (ROCM_PACKAGE.match(dep) or ROCM_PACKAGE.match(match.group("pkg"))):
         return None
     return Reading(
         subject=dep,

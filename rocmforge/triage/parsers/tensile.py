@@ -270,7 +270,7 @@ def _tensile_listed_file(match: re.Match[str], view: LineView) -> Reading | None
 
 def _tensile_arch_rejected(match: re.Match[str], view: LineView) -> Reading | None:
     arch = match.group("arch")
-    owner = match.group("owner") or ""
+    owner = match.group("owner") or view.label
     library = f"{owner}'s " if owner else "the math library's "
     table = load_arch_table()
     known = table.get(arch)
