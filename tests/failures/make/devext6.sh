@@ -9,8 +9,8 @@
 #    the same way on csrc/composable_kernel).
 #  cpp_extension.load() of a one-file extension with ninja but no C++ compiler on PATH; and
 #    setup.py's BuildExtension without ninja, which falls back and builds (a negative).
-#  DeepSpeed: setup.py with DS_BUILD_OPS=1, then with DS_BUILD_CPU_ADAM=1, in a venv without
-#    torch.
+#  DeepSpeed: setup.py with DS_BUILD_OPS=1, then with DS_BUILD_CPU_ADAM=1, by a Python that
+#    sees setuptools and no torch.
 #  NVIDIA apex: setup.py build_ext (its top level asks nvcc under CUDA_HOME, None here); ROCm's
 #    apex: the same (its top level splits torch.version.hip, None here).
 #  vLLM (ROCm's fork, CMake 4 from /opt/rf-cmake4 as its CMakeLists needs 3.26): its configure
@@ -61,10 +61,13 @@ PY
   > "$cases/neg-cpp-extension-ninja-fallback-builds.log"
 
 tree deepspeedai+DeepSpeed "$t/DeepSpeed"
-python3 -m venv "$t/venv"
-(cd "$t/DeepSpeed" && DS_BUILD_OPS=1 "$t/venv/bin/python" setup.py build_ext 2>&1) \
+# A Python without torch: -S (no site-packages) with only setuptools on PYTHONPATH, as pip's
+# isolated build environment is (no venv module needed: Debian 12 ships it separately).
+mkdir -p "$t/notorch"
+for m in setuptools pkg_resources _distutils_hack; do ln -s "$site/$m" "$t/notorch/$m"; done
+(cd "$t/DeepSpeed" && DS_BUILD_OPS=1 PYTHONPATH="$t/notorch" python3 -S setup.py build_ext 2>&1) \
   | sed -e "s#$t#/home/user/src#g" -e "s#$site#/home/user/venv/site-packages#g" > "$cases/real-deepspeed-build-ops-without-torch.log"
-(cd "$t/DeepSpeed" && DS_BUILD_CPU_ADAM=1 "$t/venv/bin/python" setup.py build_ext 2>&1) \
+(cd "$t/DeepSpeed" && DS_BUILD_CPU_ADAM=1 PYTHONPATH="$t/notorch" python3 -S setup.py build_ext 2>&1) \
   | sed -e "s#$t#/home/user/src#g" > "$cases/real-deepspeed-build-cpu-adam-without-torch.log"
 tree NVIDIA+apex "$t/apex"
 (cd "$t/apex" && python3 setup.py build_ext 2>&1) | quiet \
