@@ -168,6 +168,12 @@ def _std_required_clang(match: Groups, view: LineView) -> Reading | None:
 # autoconf's config.log, Meson's meson-log.txt): the check failing is how it answers "no".
 PROBE_LOG = rx(r"cmTC_\w+|CMakeScratch|conftest\.c|^Compiler stderr:")
 
+# A flag probe that compiles nothing (`-c /dev/null -o /dev/null`): AITER's hip_flag_checker
+# runs `hipcc <flag> -x hip -c /dev/null -o /dev/null` for each JIT flag and, when it fails,
+# logs "<flag> is not supported by hipcc." and builds without the flag. The refusal is the
+# probe's answer, not the build's failure.
+FLAG_PROBE = rx(r"\s-c /dev/null -o \"?/dev/null\b|is not supported by hipcc\.\s*$")
+
 
 RULES: tuple[Rule, ...] = (
     Rule(id="compiler-option-unknown", klass="host-compiler", tier=2,
@@ -191,11 +197,15 @@ RULES: tuple[Rule, ...] = (
          source="GCC's \"bad value ('znver5') for '-march=' switch\" (gcc-11; gcc-12 drops the "
          "parentheses) and clang's \"unknown target CPU 'znver5'\" (clang-15): make/devtl.sh"),
     Rule(id="llvm-option-unknown", klass="host-compiler",
+         unless=FLAG_PROBE,
          triggers=("Unknown command line argument '",),
          pattern=rx(r"\(LLVM option parsing\): Unknown command line argument '(?P<opt>-[^']+)'"),
          read=_unknown_llvm_option,
          source="LLVM's cl::opt parser via clang -mllvm ('clang (LLVM option parsing): Unknown "
-         "command line argument ...'): clang++-15 here, make/devtl.sh"),
+         "command line argument ...'): clang++-15 here, make/devtl.sh; not on AITER's flag "
+         "probe (ROCm/aiter@b8e87b39d8200e4a190198d5e4b96a9f4b15938f:csrc/cpp_itfs/utils.py "
+         "hip_flag_checker: `hipcc <flag> -x hip -c /dev/null -o /dev/null`, then '<flag> is "
+         "not supported by hipcc.')"),
     # Tier 2: a warning in a ROCm library's own code (Composable Kernel's) is that library's
     # failure, which its module reads first.
     Rule(id="clang-warning-as-error", klass="host-compiler", tier=2,
