@@ -68,10 +68,21 @@ def _unknown_llvm_option(match: Groups, view: LineView) -> Reading | None:
             "the project's setup) or compile with the clang release the flag was written for")
 
 
+# clang's -Wsign-compare text: "comparison of integers of different signs: 'int' and
+# 'size_t' (aka 'unsigned long')".
+_SIGNS = re.compile(r"comparison of integers of different signs: '(?P<a>[^']+)' and "
+                    r"'(?P<b>[^']+)'")
+
+
 def _clang_werror(match: Groups, view: LineView) -> Reading | None:
     warning = match.group("warning")
     if warning == "unknown-warning-option":
         return None  # a GCC-only warning name: host_compiler.py's clang-unknown-warning-werror
+    code = ""
+    signs = _SIGNS.search(view.text) if warning == "sign-compare" else None
+    if signs:
+        code = (f"; or fix the code: compare like with like (the '{signs.group('a')}' operand "
+                f"as '{signs.group('b')}', e.g. a loop index of that type)")
     return Reading(
         subject="clang",
         cause=f"clang's -W{warning} warning is an error in this build (-Werror or "
@@ -79,7 +90,7 @@ def _clang_werror(match: Groups, view: LineView) -> Reading | None:
               "sources were tested with did not, and the build stops on it",
         fix=f"add -Wno-error={warning} to the component's C/C++ flags (CFLAGS/CXXFLAGS, or "
             "CMAKE_CXX_FLAGS), or drop -Werror for it; a newer release of the component may "
-            "have fixed the code")
+            "have fixed the code" + code)
 
 
 _STD = re.compile(r"C\+\+ ?(?P<n>\d\d)\b|(?P<iso>ISO C\+\+ 2011)")

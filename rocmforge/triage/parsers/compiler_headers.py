@@ -38,6 +38,22 @@ _HIPIFIED_INCLUDER = re.compile(r"(?P<file>\S+?(?:_hip\.(?:h|hpp|cuh|cpp|cu|cc)|
 _TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
 
 
+# The compiled source at the head of an include chain: clang's "In file included from
+# x.cu:2:" (outermost first) and GCC's "In file included from a.h:1,\n from x.cu:2:".
+_INCLUDER_SOURCE = re.compile(r"^(?:In file included )?from (?P<path>\S+?\.(?:cu|hip|cpp|cc|cxx|c))"
+                              r":\d+[:,]")
+
+
+def _includer_advice(view: LineView) -> str:
+    found = next((m for m in map(_INCLUDER_SOURCE.match, view.previous) if m), None)
+    if found is None:
+        return ""
+    source = found.group("path").replace("\\", "/").rsplit("/", 1)[-1]
+    return (f"; here the chain starts at {source}: if {source} includes the CUDA header (or a "
+            "CUDA-only vendor header) directly, include instead the project's common header "
+            "that picks the HIP one for a HIP build")
+
+
 def _missing_header(match: Groups, view: LineView) -> Reading | None:
     header = match.group("header").replace("\\", "/")
     inside = _CUDA_HEADER_TREE.search(view.text)
@@ -64,7 +80,7 @@ def _missing_header(match: Groups, view: LineView) -> Reading | None:
             fix="run hipify on the sources before the HIP build (PyTorch: `python "
                 "tools/amd_build/build_amd.py`; an extension: build it with "
                 "torch.utils.cpp_extension under a ROCm torch, which hipifies it); the kit's "
-                "hipify step does this for PyTorch")
+                "hipify step does this for PyTorch" + _includer_advice(view))
     hipified = _HIPIFIED_INCLUDER.match(view.text)
     if header in _CUDA_ONLY_HEADERS and hipified:
         return Reading(
