@@ -74,6 +74,20 @@ _SIGNS = re.compile(r"comparison of integers of different signs: '(?P<a>[^']+)' 
                     r"'(?P<b>[^']+)'")
 
 
+def _msvc_option(match: Groups, view: LineView) -> Reading | None:
+    flag = match.group("flag")
+    return Reading(
+        subject="clang",
+        cause=f"clang's GNU-style driver (clang++, not clang-cl) was given the MSVC option "
+              f"{flag} and took it for a file name: the option comes from flags written for "
+              "MSVC, most often a dependency built with MSVC (cl) whose CMake package passes "
+              "it on in its usage requirements (INTERFACE_COMPILE_OPTIONS), or project flags "
+              "for cl that reach clang++",
+        fix=f"build the dependency that adds {flag} with the same clang toolchain as the "
+            "component (not with MSVC), or compile with clang-cl, which takes MSVC "
+            "options; then configure again from a clean build folder")
+
+
 def _clang_werror(match: Groups, view: LineView) -> Reading | None:
     warning = match.group("warning")
     if warning == "unknown-warning-option":
@@ -217,6 +231,18 @@ RULES: tuple[Rule, ...] = (
          "probe (ROCm/aiter@b8e87b39d8200e4a190198d5e4b96a9f4b15938f:csrc/cpp_itfs/utils.py "
          "hip_flag_checker: `hipcc <flag> -x hip -c /dev/null -o /dev/null`, then '<flag> is "
          "not supported by hipcc.')"),
+    Rule(id="msvc-option-to-clang", klass="host-compiler",
+         triggers=("no such file or directory: '/",),
+         pattern=rx(r"(?:^|\s)\S*clang(?:\+\+)?(?:-\d+)?(?:\.exe)?: error: no such file or "
+                    r"directory: '(?P<flag>/(?:Zc:\w+-?|permissive-|utf-8|bigobj|wd\d{4}|"
+                    r"std:c\+\+\w+|MP\d*))'$"),
+         # CMake's own MSVC platform flags (/DWIN32 ...) are cmake_tool.py's
+         unless=rx(r"no such file or directory: '/D(?:WIN32|_WINDOWS)'"),
+         read=_msvc_option,
+         source="clang's driver error for an input it cannot find (\"no such file or "
+         "directory: '/Zc:__cplusplus'\"): clang++-22 here, make/devcc6.sh; the MSVC options "
+         "/Zc:, /permissive-, /utf-8, /bigobj, /wd<n>, /std:c++<n>, /MP (cl's option list, "
+         "unverified here); ROCm/TheRock#2045 (spdlog built with MSVC)"),
     # Tier 2: a warning in a ROCm library's own code (Composable Kernel's) is that library's
     # failure, which its module reads first.
     Rule(id="clang-warning-as-error", klass="host-compiler", tier=2,
