@@ -60,7 +60,7 @@ _CK_UNDECLARED = """/src/third_party/composable_kernel/include/ck/utility/amd_bu
      ("HIPBLASLT_MATMUL_DESC_B_SCALE_POINTER_VEC_EXT", "HIPBLASLT_MATMUL_DESC_B_SCALE_MODE")),
     # CK's per-target macro left undeclared: CK's failure, the target named
     (_CK_UNDECLARED, "composable-kernel", "composable_kernel", "ck-error",
-     ("CK_BUFFER_RESOURCE_3RD_DWORD", "does not know gfx1036")),
+     ("compile for gfx1036", "CK_BUFFER_RESOURCE_3RD_DWORD", "not one of them")),
     # an -mllvm option a real compile (not a probe) is given still reads as before
     ("hipcc-cmd: /opt/rocm/llvm/bin/clang++ -mllvm -foo=1 -x hip -c kern.hip -o kern.o\n"
      "clang (LLVM option parsing): Unknown command line argument '-foo=1'.",

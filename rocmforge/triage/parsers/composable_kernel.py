@@ -39,7 +39,7 @@ def _ck_error(match: re.Match[str], view: LineView) -> Reading | None:
         # ck.hpp defines the buffer descriptor word per GPU family, with no #else: a target
         # this CK copy was not written for leaves it undeclared.
         why = ("; its ck.hpp defines CK_BUFFER_RESOURCE_3RD_DWORD only for the GPU families "
-               "that CK copy knows, so it does not know {device}")
+               "that CK copy knows, and this target is not one of them")
     if "needs target feature" in view.text:
         why = "; it uses instructions (" + view.text.rsplit("needs target feature", 1)[1].strip() \
             + ") this target does not have"
