@@ -7,6 +7,7 @@ Owns: the order in which the families are tried (`PARSERS`). Must not: hold a ru
 from __future__ import annotations
 
 from rocmforge.triage.parsers import (
+    aiter_jit,
     aotriton,
     autotools,
     build_backend,
@@ -121,4 +122,5 @@ PARSERS: tuple[Rule, ...] = (
     *rocm_probe.RULES,
 
     *rocm_python.RULES,
+    *aiter_jit.RULES,
 )

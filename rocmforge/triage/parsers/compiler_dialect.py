@@ -68,7 +68,33 @@ def _builtin_redeclared(match: re.Match[str], view: LineView) -> Reading | None:
             "so, or compile this part with the compiler the fallback was written for")
 
 
+def _attribute_on_type(match: re.Match[str], view: LineView) -> Reading | None:
+    attribute = match.group("attr")
+    if not match.group("head") and not (view.previous and view.previous[-1].endswith("error:")):
+        return None  # the message without its "error:" (a wrapped log keeps it a line above)
+    return Reading(
+        subject="clang",
+        cause=f"clang reads the C++11 attribute '{attribute}' as applying to a type and "
+              "refuses it: the source places it in the middle of the declaration's "
+              f"specifiers (after a GNU attribute or a macro that expands to one, as "
+              f"`__shared__ {attribute}(...)`), a placement some compiler releases accept and "
+              "this clang does not",
+        fix=f"move {attribute}(...) to the front of the declaration (before __shared__ and "
+            "the other specifiers), or write it as a GNU attribute "
+            "(`__attribute__((aligned(N)))`, HIP's __align__(N)); or build with the compiler "
+            "release the sources were tested with")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="attribute-on-type", klass="host-compiler",
+         triggers=("attribute cannot be applied to types",),
+         pattern=rx(r"(?P<head>error: |^)'(?P<attr>alignas|\w+(?:::\w+)?)' attribute cannot "
+                    r"be applied to types"),
+         read=_attribute_on_type,
+         source="clang's err_attribute_not_type_attr (\"'alignas' attribute cannot be applied "
+         "to types\"): clang++-22 here on `static __attribute__((used)) alignas(16) D s[4];`, "
+         "make/devcc6.sh (g++-12 prints 'standard attributes in middle of decl-specifiers' "
+         "instead); ROCm/aiter#4777"),
     Rule(id="gcc-warning-as-error", klass="host-compiler",
          triggers=("[-Werror=",),
          pattern=rx(r"(?:^|\s)error: .*\[-Werror=(?P<warning>[\w+-]+)=?\]\s*$"),

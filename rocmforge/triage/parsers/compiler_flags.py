@@ -68,10 +68,35 @@ def _unknown_llvm_option(match: Groups, view: LineView) -> Reading | None:
             "the project's setup) or compile with the clang release the flag was written for")
 
 
+# clang's -Wsign-compare text: "comparison of integers of different signs: 'int' and
+# 'size_t' (aka 'unsigned long')".
+_SIGNS = re.compile(r"comparison of integers of different signs: '(?P<a>[^']+)' and "
+                    r"'(?P<b>[^']+)'")
+
+
+def _msvc_option(match: Groups, view: LineView) -> Reading | None:
+    flag = match.group("flag")
+    return Reading(
+        subject="clang",
+        cause=f"clang's GNU-style driver (clang++, not clang-cl) was given the MSVC option "
+              f"{flag} and took it for a file name: the option comes from flags written for "
+              "MSVC, most often a dependency built with MSVC (cl) whose CMake package passes "
+              "it on in its usage requirements (INTERFACE_COMPILE_OPTIONS), or project flags "
+              "for cl that reach clang++",
+        fix=f"build the dependency that adds {flag} with the same clang toolchain as the "
+            "component (not with MSVC), or compile with clang-cl, which takes MSVC "
+            "options; then configure again from a clean build folder")
+
+
 def _clang_werror(match: Groups, view: LineView) -> Reading | None:
     warning = match.group("warning")
     if warning == "unknown-warning-option":
         return None  # a GCC-only warning name: host_compiler.py's clang-unknown-warning-werror
+    code = ""
+    signs = _SIGNS.search(view.text) if warning == "sign-compare" else None
+    if signs:
+        code = (f"; or fix the code: compare like with like (the '{signs.group('a')}' operand "
+                f"as '{signs.group('b')}', e.g. a loop index of that type)")
     return Reading(
         subject="clang",
         cause=f"clang's -W{warning} warning is an error in this build (-Werror or "
@@ -79,7 +104,7 @@ def _clang_werror(match: Groups, view: LineView) -> Reading | None:
               "sources were tested with did not, and the build stops on it",
         fix=f"add -Wno-error={warning} to the component's C/C++ flags (CFLAGS/CXXFLAGS, or "
             "CMAKE_CXX_FLAGS), or drop -Werror for it; a newer release of the component may "
-            "have fixed the code")
+            "have fixed the code" + code)
 
 
 _STD = re.compile(r"C\+\+ ?(?P<n>\d\d)\b|(?P<iso>ISO C\+\+ 2011)")
@@ -168,6 +193,12 @@ def _std_required_clang(match: Groups, view: LineView) -> Reading | None:
 # autoconf's config.log, Meson's meson-log.txt): the check failing is how it answers "no".
 PROBE_LOG = rx(r"cmTC_\w+|CMakeScratch|conftest\.c|^Compiler stderr:")
 
+# A flag probe that compiles nothing (`-c /dev/null -o /dev/null`): AITER's hip_flag_checker
+# runs `hipcc <flag> -x hip -c /dev/null -o /dev/null` for each JIT flag and, when it fails,
+# logs "<flag> is not supported by hipcc." and builds without the flag. The refusal is the
+# probe's answer, not the build's failure.
+FLAG_PROBE = rx(r"\s-c /dev/null -o \"?/dev/null\b|is not supported by hipcc\.\s*$")
+
 
 RULES: tuple[Rule, ...] = (
     Rule(id="compiler-option-unknown", klass="host-compiler", tier=2,
@@ -191,11 +222,27 @@ RULES: tuple[Rule, ...] = (
          source="GCC's \"bad value ('znver5') for '-march=' switch\" (gcc-11; gcc-12 drops the "
          "parentheses) and clang's \"unknown target CPU 'znver5'\" (clang-15): make/devtl.sh"),
     Rule(id="llvm-option-unknown", klass="host-compiler",
+         unless=FLAG_PROBE,
          triggers=("Unknown command line argument '",),
          pattern=rx(r"\(LLVM option parsing\): Unknown command line argument '(?P<opt>-[^']+)'"),
          read=_unknown_llvm_option,
          source="LLVM's cl::opt parser via clang -mllvm ('clang (LLVM option parsing): Unknown "
-         "command line argument ...'): clang++-15 here, make/devtl.sh"),
+         "command line argument ...'): clang++-15 here, make/devtl.sh; not on AITER's flag "
+         "probe (ROCm/aiter@b8e87b39d8200e4a190198d5e4b96a9f4b15938f:csrc/cpp_itfs/utils.py "
+         "hip_flag_checker: `hipcc <flag> -x hip -c /dev/null -o /dev/null`, then '<flag> is "
+         "not supported by hipcc.')"),
+    Rule(id="msvc-option-to-clang", klass="host-compiler",
+         triggers=("no such file or directory: '/",),
+         pattern=rx(r"(?:^|\s)\S*clang(?:\+\+)?(?:-\d+)?(?:\.exe)?: error: no such file or "
+                    r"directory: '(?P<flag>/(?:Zc:\w+-?|permissive-|utf-8|bigobj|wd\d{4}|"
+                    r"std:c\+\+\w+|MP\d*))'$"),
+         # CMake's own MSVC platform flags (/DWIN32 ...) are cmake_tool.py's
+         unless=rx(r"no such file or directory: '/D(?:WIN32|_WINDOWS)'"),
+         read=_msvc_option,
+         source="clang's driver error for an input it cannot find (\"no such file or "
+         "directory: '/Zc:__cplusplus'\"): clang++-22 here, make/devcc6.sh; the MSVC options "
+         "/Zc:, /permissive-, /utf-8, /bigobj, /wd<n>, /std:c++<n>, /MP (cl's option list, "
+         "unverified here); ROCm/TheRock#2045 (spdlog built with MSVC)"),
     # Tier 2: a warning in a ROCm library's own code (Composable Kernel's) is that library's
     # failure, which its module reads first.
     Rule(id="clang-warning-as-error", klass="host-compiler", tier=2,

@@ -38,6 +38,22 @@ _HIPIFIED_INCLUDER = re.compile(r"(?P<file>\S+?(?:_hip\.(?:h|hpp|cuh|cpp|cu|cc)|
 _TORCH_INCLUDE = re.compile(r"site-packages/torch/include/|/torch/include/torch/")
 
 
+# The compiled source at the head of an include chain: clang's "In file included from
+# x.cu:2:" (outermost first) and GCC's "In file included from a.h:1,\n from x.cu:2:".
+_INCLUDER_SOURCE = re.compile(r"^(?:In file included )?from (?P<path>\S+?\.(?:cu|hip|cpp|cc|cxx|c))"
+                              r":\d+[:,]")
+
+
+def _includer_advice(view: LineView) -> str:
+    found = next((m for m in map(_INCLUDER_SOURCE.match, view.previous) if m), None)
+    if found is None:
+        return ""
+    source = found.group("path").replace("\\", "/").rsplit("/", 1)[-1]
+    return (f"; here the chain starts at {source}: if {source} includes the CUDA header (or a "
+            "CUDA-only vendor header) directly, include instead the project's common header "
+            "that picks the HIP one for a HIP build")
+
+
 def _missing_header(match: Groups, view: LineView) -> Reading | None:
     header = match.group("header").replace("\\", "/")
     inside = _CUDA_HEADER_TREE.search(view.text)
@@ -64,7 +80,7 @@ def _missing_header(match: Groups, view: LineView) -> Reading | None:
             fix="run hipify on the sources before the HIP build (PyTorch: `python "
                 "tools/amd_build/build_amd.py`; an extension: build it with "
                 "torch.utils.cpp_extension under a ROCm torch, which hipifies it); the kit's "
-                "hipify step does this for PyTorch")
+                "hipify step does this for PyTorch" + _includer_advice(view))
     hipified = _HIPIFIED_INCLUDER.match(view.text)
     if header in _CUDA_ONLY_HEADERS and hipified:
         return Reading(
@@ -225,6 +241,34 @@ _STD_NAME_HEADER = {
 }
 
 
+# Standard names of C++17 and the header that declares each (ISO C++17 [optional.syn],
+# [variant.syn], [string.view.synop], [any.synop]): clang says the same thing when the header
+# is not included and when the compile's -std is older than C++17 (the header then declares
+# nothing), so a reading names both.
+_STD17_NAME_HEADER = {
+    **dict.fromkeys(("optional", "nullopt", "nullopt_t", "make_optional"), "optional"),
+    **dict.fromkeys(("variant", "visit", "holds_alternative", "monostate"), "variant"),
+    **dict.fromkeys(("string_view",), "string_view"),
+    **dict.fromkeys(("any", "any_cast", "make_any"), "any"),
+}
+
+
+def _std17_name_missing(match: Groups, view: LineView) -> Reading | None:
+    name = match.group("name")
+    header = _STD17_NAME_HEADER.get(name)
+    if header is None:
+        return None
+    libcxx = "/c++/v1/" in view.text or "-stdlib=libc++" in view.text
+    return Reading(
+        subject="libc++" if libcxx else "libstdc++",
+        cause=f"std::{name} (C++17, declared in <{header}>) is not declared where it is used: "
+              f"the source does not #include <{header}> itself and relied on another header "
+              "including it (headers that stopped doing so, or a changed include set), or "
+              "it is compiled with a -std older than C++17",
+        fix=f"add #include <{header}> to the file that uses std::{name} (a patch, or a "
+            f"release of the component that has it) and compile with -std=c++17 or newer")
+
+
 def _std_member_missing(match: Groups, view: LineView) -> Reading | None:
     name = match.group("name")
     header = _STD_NAME_HEADER.get(name)
@@ -310,6 +354,14 @@ RULES: tuple[Rule, ...] = (
          source="clang's err_no_member (\"no member named 'reverse' in namespace 'std'\") and "
          "GCC's \"'reverse' is not a member of 'std'\", neither with a header note for "
          "std::reverse: reproduced: make/devbt5 (clang++-22, g++-12); triton-lang/triton#3960"),
+    Rule(id="std17-name-missing", klass="host-compiler",
+         triggers=("in namespace 'std'",),
+         pattern=rx(r"error: no (?:template|member|type) named '(?P<name>\w+)' in namespace "
+                    r"'std'"),
+         read=_std17_name_missing,
+         source="clang's err_no_template / err_no_member for a C++17 name: clang++-22 here "
+         "(\"no template named 'optional' in namespace 'std'\", \"no member named 'nullopt' "
+         "in namespace 'std'\" without <optional>), make/devcc6.sh; ROCm/aiter#4853"),
     Rule(id="cstdint-type-unknown", klass="host-compiler",
          triggers=("unknown type name '", "use of undeclared identifier '", "no type named '"),
          pattern=rx(r"error: (?:unknown type name|use of undeclared identifier) "

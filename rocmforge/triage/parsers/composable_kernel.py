@@ -27,11 +27,19 @@ def ck_reading(where: str, why: str = "") -> Reading:
                    "submodule update --init --recursive`)")
 
 
+_TARGET_MACRO = re.compile(r"undeclared identifier [\u2018\u2019'\"]CK_BUFFER_RESOURCE_3RD_DWORD")
+
+
 def _ck_error(match: re.Match[str], view: LineView) -> Reading | None:
     why = ""
     said = (match.group("msg") or "").strip()
     if said and "static assertion failed" not in said and len(said) <= 120:
         why = f": '{said}'"  # the compiler's own words, when short enough to quote
+    if _TARGET_MACRO.search(said):
+        # ck.hpp defines the buffer descriptor word per GPU family, with no #else: a target
+        # this CK copy was not written for leaves it undeclared.
+        why = ("; its ck.hpp defines CK_BUFFER_RESOURCE_3RD_DWORD only for the GPU families "
+               "that CK copy knows, and this target is not one of them")
     if "needs target feature" in view.text:
         why = "; it uses instructions (" + view.text.rsplit("needs target feature", 1)[1].strip() \
             + ") this target does not have"
@@ -136,7 +144,10 @@ RULES: tuple[Rule, ...] = (
          triggers=("composable_kernel", "/ck/", "/ck_tile/"),
          pattern=rx(r"(?P<file>\S*(?:composable_kernel|/ck/|/ck_tile/)\S*?):\d+(?::\d+)?: "
                      r"(?:fatal )?error:(?P<msg>.*)"),
-         read=_ck_error, source="pytorch/pytorch third_party/composable_kernel"),
+         read=_ck_error, source="pytorch/pytorch third_party/composable_kernel; an undeclared "
+         "CK_BUFFER_RESOURCE_3RD_DWORD: composable_kernel include/ck/ck.hpp defines it in an "
+         "#if/#elif chain per GPU family with no #else (stored copies read with find_string; "
+         "ROCm/composable_kernel#775, gfx1103; ROCm/TheRock#5910, gfx1250)"),
     Rule(id="ck-target-compile-errors", klass="gpu-target", tier=2,
          triggers=("generated when compiling for",),
          pattern=rx(r"\d+ errors? generated when compiling for (?P<arch>gfx[0-9a-f]{3,4})"),

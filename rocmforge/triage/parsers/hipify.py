@@ -161,6 +161,26 @@ def _cuda_call_left(match: re.Match[str], view: LineView) -> Reading | None:
 _NVCC_ONLY = r"--expt-relaxed-constexpr|--expt-extended-lambda|--use_fast_math|--ptxas-options\S*"
 
 
+def _hipify_result_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    # The KeyError must come out of hipify's own lookup: the two lines before it are the
+    # frame in hipify_python.py and its source line indexing HIPIFY_FINAL_RESULT.
+    if not any("HIPIFY_FINAL_RESULT[" in line for line in view.previous[-2:]) or \
+            not any("hipify_python.py" in line for line in view.previous[-3:]):
+        return None
+    header = match.group("path")
+    return Reading(
+        subject="hipify_python.py",
+        cause=f"torch.utils.hipify looked the included header {header} up in "
+              "HIPIFY_FINAL_RESULT (the headers it has hipified) and it was not there: this "
+              "PyTorch's hipify rewrites every #include it can resolve through the include "
+              "folders, also headers outside the project that it never hipified (a system "
+              "header such as /usr/include/...), and its lookup then raises KeyError",
+        fix="build the extension with a PyTorch whose hipify skips headers it has no result "
+            "for (later releases check `header_filepath in HIPIFY_FINAL_RESULT` first), or "
+            "keep system include folders out of the extension's include_dirs so hipify does "
+            "not resolve them")
+
+
 def _nvcc_flag(match: re.Match[str], view: LineView) -> Reading | None:
     option = match.group("opt").rstrip("'")
     return Reading(
@@ -191,6 +211,14 @@ RULES: tuple[Rule, ...] = (
          read=_nvcc_flag, source="torch.utils.cpp_extension COMMON_NVCC_FLAGS (torch 2.13); "
          "Dao-AILab/flash-attention@0251105a2fb19d2957484b7f023cd8c115286ced:setup.py; hipcc "
          "5.2 and clang 22 here (make/devbt4.sh); ModelCloud/GPTQModel#1222"),
+    Rule(id="hipify-result-keyerror", klass="hipify",
+         triggers=("KeyError: ",),
+         pattern=rx(r"^KeyError: '(?P<path>[^']+)'$"),
+         read=_hipify_result_missing,
+         source="pytorch/pytorch:torch/utils/hipify/hipify_python.py, stored copies read with "
+         "find_string: older releases' repl() does `value = HIPIFY_FINAL_RESULT[header_filepath]"
+         "[\"hipified_path\"]` unguarded, later ones `elif header_filepath in "
+         "HIPIFY_FINAL_RESULT:`; pytorch/pytorch#51453"),
     Rule(id="hipify-failed", klass="hipify",
          triggers=("hipify",),
          pattern=rx(r"(?i)hipify\S*: (?:error|fatal)[^:]*: "

@@ -243,7 +243,34 @@ def _blas_status(match: re.Match[str], view: LineView) -> Reading | None:
             "its family (HSA_OVERRIDE_GFX_VERSION=10.3.0 for RDNA2, 11.0.0 for RDNA3)")
 
 
+def _hipblaslt_attribute_removed(match: re.Match[str], view: LineView) -> Reading | None:
+    # The text is the macro's body as clang echoes it under its note in hipblaslt.h.
+    if not any("hipblaslt.h" in line and "expanded from macro" in line
+               for line in view.previous[-2:]):
+        return None  # the text quoted elsewhere (a header listing, a diff), not a compile
+    old, new = match.group("old"), match.group("new")
+    return Reading(
+        subject="hipblaslt",
+        cause=f"the source uses the hipBLASLt attribute {old}, which the installed hipBLASLt "
+              "(of the ROCm the build compiles against) no longer supports: its hipblaslt.h "
+              "now defines the name as a static_assert(false, ...), so every use stops the "
+              "compile; the source was written for an older ROCm's hipBLASLt",
+        fix=f"build against the ROCm release the source was written for (an older ROCm), or "
+            f"use a release of the source that sets {new} instead of {old} (PyTorch keeps "
+            "the old attribute to the ROCm releases that have it)")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="hipblaslt-attribute-removed", klass="math-library",
+         triggers=("is deprecated and not supported. Please set",),
+         pattern=rx(r"static_assert\(false, \"(?P<old>HIPBLASLT_\w+) is deprecated and not "
+                    r"supported\. Please set (?P<new>HIPBLASLT_\w+)"),
+         read=_hipblaslt_attribute_removed,
+         source="ROCm hipBLASLt's hipblaslt.h (stored copy read with find_string): `#define "
+         "HIPBLASLT_MATMUL_DESC_A_SCALE_POINTER_VEC_EXT static_assert(false, \"... is "
+         "deprecated and not supported. Please set HIPBLASLT_MATMUL_DESC_A_SCALE_MODE as "
+         "HIPBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F instead.\")`, the same for B; "
+         "pytorch/ao#2578 (rocm 7.0.0)"),
     Rule(id="hipblaslt-arch", klass="math-library",
          triggers=("hipBLASLt", "hipblaslt", "HIPBLASLT"),
          pattern=rx(r"(?i)hipblaslt.*(?:unsupported (?:gpu )?arch|not supported on this arch"
