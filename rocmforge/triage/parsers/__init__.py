@@ -51,12 +51,14 @@ from rocmforge.triage.parsers import (
     rocm_probe,
     rocm_python,
     rocm_sdk,
+    runtime_import,
     sys_apt,
     sys_dpkg,
     sys_venv,
     system_headers,
     tensile,
     therock_cmake,
+    torch_swap,
     triton,
     windows_build,
     windows_loader,
@@ -121,4 +123,6 @@ PARSERS: tuple[Rule, ...] = (
     *rocm_probe.RULES,
 
     *rocm_python.RULES,
+    *torch_swap.RULES,
+    *runtime_import.RULES,
 )

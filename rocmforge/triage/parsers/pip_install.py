@@ -167,12 +167,31 @@ def _no_platform_wheel(match: re.Match[str], view: LineView) -> Reading | None:
     package = (match.group("pkg") or match.group("pkg2")).lower()
     version = match.group("ver") or match.group("ver2")
     op = match.groupdict().get("op") or "=="
+    return _platform_reading(package, version, op, match.groupdict().get("tag") or "")
+
+
+# uv wraps its report at the terminal's width: "… has no wheels with a matching platform"
+# ends one line and "tag (e.g., `win_amd64`) and you require …" starts the next.
+_WRAPPED_HEAD = re.compile(r"(?P<pkg>[A-Za-z][\w.-]*?)(?P<op>==|>=|<=|~=|>|<)(?P<ver>\S+) has no "
+                           r"wheels with a matching platform$")
+
+
+def _no_platform_wheel_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    head = _WRAPPED_HEAD.search(view.previous[-1]) if view.previous else None
+    if head is None:
+        return None
+    return _platform_reading(head.group("pkg").lower(), head.group("ver"), head.group("op"),
+                             match.group("tag"))
+
+
+def _platform_reading(package: str, version: str, op: str, tag: str) -> Reading:
     which = f"{package} {version}" if op == "==" else f"the {package} releases {op}{version}"
+    here = f" ({tag})" if tag else ""
     return Reading(
         subject=package,
-        cause=f"the index has {which}, but no wheel of them for this Python and platform "
-              "(another Python version, OS or CPU than the wheels were built for; uv's hint "
-              "names the platforms it has)",
+        cause=f"the index has {which}, but no wheel of them for this Python and platform"
+              f"{here} (another Python version, OS or CPU than the wheels were built for; "
+              "uv's hint names the platforms it has)",
         fix=f"use a Python version and platform that {which} have wheels for (the index "
             "page lists one wheel per cpXY and platform; uv's hint names them), another "
             f"version of {package} that has one for this system, or the index built for it")
@@ -238,6 +257,34 @@ def _http_404(match: re.Match[str], view: LineView) -> Reading | None:
             "does serve (`pip download --no-deps` shows which), or use another index that "
             "carries it; report the broken link to the index's owners")
 
+
+
+# A dated nightly wheel's file name (torch-2.2.0.dev20231010%2Brocm5.7-cp310-…whl).
+_NIGHTLY_WHEEL = re.compile(r"/(?P<project>[A-Za-z][\w.]*?)-(?P<ver>\d+(?:\.\d+)*\.dev(?P<date>"
+                            r"\d{8})[^-/]*)-[^/]*\.whl$")
+
+
+def _http_403_nightly(match: re.Match[str], view: LineView) -> Reading | None:
+    # A 403 is the server refusing; on a private index it means credentials. Only a dated
+    # nightly wheel that PyTorch's own nightly index linked is read: that file is a build the
+    # index no longer serves. Any other 403 proves nothing here.
+    url, page = match.group("url"), match.group("page")
+    nightly = _PYTORCH_NIGHTLY.match(page)
+    wheel = _NIGHTLY_WHEEL.search(url)
+    if nightly is None or wheel is None:
+        return None
+    project = wheel.group("project").lower().replace("_", "-")
+    version = wheel.group("ver").replace("%2B", "+").replace("%2b", "+")
+    variant = nightly.group("variant")
+    return Reading(
+        subject=project,
+        cause=f"pip chose the nightly {project} {version} (built {wheel.group('date')}) from "
+              f"PyTorch's nightly index for {variant}, and the server refuses that file (HTTP "
+              "403): the dated nightly build is no longer served, though the index still "
+              "names it",
+        fix=f"install a released {project} from the stable index, `--index-url https://"
+            f"download.pytorch.org/whl/{variant}` without --pre (or a newer ROCm variant), "
+            f"instead of pinning the {variant} nightly index")
 
 
 def _pins_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
@@ -340,12 +387,19 @@ RULES: tuple[Rule, ...] = (
          triggers=("has no wheels with a matching platform tag",
                    "doesn't have a source distribution or wheel for the current platform"),
          pattern=rx(r"(?P<pkg>[A-Za-z][\w.-]*?)(?P<op>==|>=|<=|~=|>|<)(?P<ver>\S+) has no "
-                     r"wheels with a matching platform tag"
+                     r"wheels with a matching platform tag(?: \(e\.g\., `(?P<tag>[^`]+)`\))?"
                      r"|Distribution `(?P<pkg2>[A-Za-z][\w.-]*)==(?P<ver2>[^\s`]+)[^`]*` can't be "
                      r"installed because it doesn't have a source distribution or wheel for the "
                      r"current platform"),
          read=_no_platform_wheel, source="astral-sh/uv resolver messages (no matching "
          "platform tag; no wheel for the current platform)"),
+    Rule(id="no-platform-wheel-wrapped", klass="python-packaging",
+         triggers=("tag (e.g., `",),
+         pattern=rx(r"^tag \(e\.g\., `(?P<tag>[^`]+)`\)"),
+         read=_no_platform_wheel_wrapped, source="astral-sh/uv's resolver report, wrapped at "
+         "the terminal's width (the message as quoted in public READMEs and issues: \"<name>"
+         "==<version> has no wheels with a matching platform tag (e.g., `<tag>`)\"; uv's "
+         "source not read here); Nerogar/OneTrainer#1381"),
     Rule(id="requires-python", klass="python-packaging",
          triggers=("requires a different Python",),
          pattern=rx(r"Package '(?P<pkg>[\w.-]+)' requires a different Python: (?P<have>\S+) "
@@ -371,6 +425,14 @@ RULES: tuple[Rule, ...] = (
          "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741; a stale nightly "
          "variant of download.pytorch.org: Comfy-Org/ComfyUI#12427 (fixed by #12526: the "
          "nightly index of a ROCm release is not maintained once it goes stable)"),
+    Rule(id="pip-http-403-stale-nightly", klass="python-packaging",
+         triggers=("HTTP error 403 while getting",),
+         pattern=rx(r"HTTP error 403 while getting (?P<url>\S+) \(from (?P<page>\S+?)\)"),
+         read=_http_403_nightly, source="pypa/pip@6d309205789d368b2749d93fd6193d584811efd5:"
+         "src/pip/_internal/network/download.py (_http_get: logger.critical(\"HTTP error %s "
+         "while getting %s\", status, link), a link printing as \"<url> (from <page>)\"); "
+         "AUTOMATIC1111/stable-diffusion-webui#16768 (403 for a 2023 rocm5.7 nightly torch; "
+         "why the server answers 403 rather than 404: unverified)"),
     Rule(id="pip-installed-pin-conflict", klass="python-packaging", tier=2,
          triggers=("which is incompatible",),
          pattern=rx(r"^(?P<pkg>[A-Za-z][\w.-]*) (?P<ver>\S+) requires "
