@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import re
 
+from rocmforge.triage.parsers.extension_abi import DIST_NAME
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 # Modules other rules speak for (torch, triton), or whose absence is not a missing install
 # (distutils left CPython 3.12; pkg_resources left setuptools).
 _OTHERS = frozenset({"torch", "triton", "distutils", "pkg_resources"})
-# Names pip installs under another distribution name.
-_DIST_NAME = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow",
-              "sklearn": "scikit-learn", "skimage": "scikit-image", "attr": "attrs",
-              "dateutil": "python-dateutil", "git": "GitPython", "zmq": "pyzmq"}
+_FILE_FRAME = re.compile(r"^File \"[^\"<]+\", line \d+")
 _PACKAGE_FRAME = re.compile(r"^File \"[^\"]*[/\\](?:site|dist)-packages[/\\](?P<pkg>\w+)[/\\]")
 
 
@@ -25,13 +23,18 @@ def _runtime_missing(match: re.Match[str], view: LineView) -> Reading | None:
     module = match.group("mod")
     if module in _OTHERS or module.startswith("_"):
         return None
-    frames = [found.group("pkg") for line in view.previous
-              if (found := _PACKAGE_FRAME.match(line))]
+    files = [line for line in view.previous if _FILE_FRAME.match(line)]
+    if files and not _PACKAGE_FRAME.match(files[-1]):
+        # The import sits in a script or an app's own file, not an installed package: that
+        # file may run under another interpreter than the environment that has the module
+        # (extension_abi reads the one-frame script shape); the line alone does not say.
+        return None
+    frames = [found.group("pkg") for line in files if (found := _PACKAGE_FRAME.match(line))]
     if frames and module.startswith(frames[-1]):
         # flash_attn importing flash_attn_2_cuda: the package's own compiled part is
         # missing (a failed or partial build), not a dependency to install.
         return None
-    package = _DIST_NAME.get(module, module)
+    package = DIST_NAME.get(module, module)
     who = f"{frames[-1]} imports it" if frames else "the code imports it"
     return Reading(
         subject=module,
