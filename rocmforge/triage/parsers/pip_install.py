@@ -335,7 +335,7 @@ RULES: tuple[Rule, ...] = (
          read=_no_platform_wheel_wrapped, source="astral-sh/uv's resolver report, wrapped at "
          "the terminal's width (the message as quoted in public READMEs and issues: \"<name>"
          "==<version> has no wheels with a matching platform tag (e.g., `<tag>`)\"; uv's "
-         "source not read here); Nerogar/OneTrainer#1381"),
+         "source not read here; astral-sh/uv#1293 added the report); Nerogar/OneTrainer#1381"),
     Rule(id="requires-python", klass="python-packaging",
          triggers=("requires a different Python",),
          pattern=rx(r"Package '(?P<pkg>[\w.-]+)' requires a different Python: (?P<have>\S+) "
