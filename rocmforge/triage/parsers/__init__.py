@@ -44,6 +44,7 @@ from rocmforge.triage.parsers import (
     memory,
     msvc,
     net_download,
+    pip_download,
     pip_install,
     pip_usage,
     rocm_disabled,
@@ -52,12 +53,14 @@ from rocmforge.triage.parsers import (
     rocm_probe,
     rocm_python,
     rocm_sdk,
+    runtime_import,
     sys_apt,
     sys_dpkg,
     sys_venv,
     system_headers,
     tensile,
     therock_cmake,
+    torch_swap,
     triton,
     windows_build,
     windows_loader,
@@ -103,6 +106,7 @@ PARSERS: tuple[Rule, ...] = (
     *therock_cmake.RULES,
     *pip_usage.RULES,
     *pip_install.RULES,
+    *pip_download.RULES,
     *cmake_tool.RULES,
     *cmake_find.RULES,
     *cmake_tree.RULES,
@@ -123,4 +127,7 @@ PARSERS: tuple[Rule, ...] = (
 
     *rocm_python.RULES,
     *aiter_jit.RULES,
+
+    *torch_swap.RULES,
+    *runtime_import.RULES,
 )

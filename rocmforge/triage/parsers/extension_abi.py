@@ -72,7 +72,7 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
         # installed, but a part of it is missing (a partial or mixed install). Installing it
         # is not the fix, and the line alone does not say what broke it.
         return None
-    package = _DIST_NAME.get(top, top)
+    package = DIST_NAME.get(top, top)
     named = f" (pip installs the module {top} as {package})" if package != top else ""
     script = _main_script(view.previous)
     if script and "." not in module:
@@ -122,7 +122,7 @@ _PEP517_FRAME = re.compile(r"build_meta|[/\\]pip-(?:install|req-build|build-env)
 
 
 # Modules whose package on PyPI has another name (pip cannot install `yaml`).
-_DIST_NAME = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow",
+DIST_NAME = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow",
               "sklearn": "scikit-learn", "skimage": "scikit-image", "attr": "attrs",
               "dateutil": "python-dateutil", "Crypto": "pycryptodome", "git": "GitPython",
               "zmq": "pyzmq"}

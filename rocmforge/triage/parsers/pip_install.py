@@ -167,12 +167,31 @@ def _no_platform_wheel(match: re.Match[str], view: LineView) -> Reading | None:
     package = (match.group("pkg") or match.group("pkg2")).lower()
     version = match.group("ver") or match.group("ver2")
     op = match.groupdict().get("op") or "=="
+    return _platform_reading(package, version, op, match.groupdict().get("tag") or "")
+
+
+# uv wraps its report at the terminal's width: "… has no wheels with a matching platform"
+# ends one line and "tag (e.g., `win_amd64`) and you require …" starts the next.
+_WRAPPED_HEAD = re.compile(r"(?P<pkg>[A-Za-z][\w.-]*?)(?P<op>==|>=|<=|~=|>|<)(?P<ver>\S+) has no "
+                           r"wheels with a matching platform$")
+
+
+def _no_platform_wheel_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    head = _WRAPPED_HEAD.search(view.previous[-1]) if view.previous else None
+    if head is None:
+        return None
+    return _platform_reading(head.group("pkg").lower(), head.group("ver"), head.group("op"),
+                             match.group("tag"))
+
+
+def _platform_reading(package: str, version: str, op: str, tag: str) -> Reading:
     which = f"{package} {version}" if op == "==" else f"the {package} releases {op}{version}"
+    here = f" ({tag})" if tag else ""
     return Reading(
         subject=package,
-        cause=f"the index has {which}, but no wheel of them for this Python and platform "
-              "(another Python version, OS or CPU than the wheels were built for; uv's hint "
-              "names the platforms it has)",
+        cause=f"the index has {which}, but no wheel of them for this Python and platform"
+              f"{here} (another Python version, OS or CPU than the wheels were built for; "
+              "uv's hint names the platforms it has)",
         fix=f"use a Python version and platform that {which} have wheels for (the index "
             "page lists one wheel per cpXY and platform; uv's hint names them), another "
             f"version of {package} that has one for this system, or the index built for it")
@@ -189,12 +208,6 @@ def _requires_python(match: re.Match[str], view: LineView) -> Reading | None:
             "Python")
 
 
-# PyTorch's own nightly indexes, one per variant (https://download.pytorch.org/whl/nightly/
-# rocm7.1/torch/): the variant, not the package, is what went stale.
-_PYTORCH_NIGHTLY = re.compile(r"https?://download(?:-r2)?\.pytorch\.org/whl/nightly/"
-                              r"(?P<variant>rocm[\d.]+)/")
-
-
 def _pypi_torch_over_rocm(match: re.Match[str], view: LineView) -> Reading | None:
     version = match.group("ver")
     return Reading(
@@ -208,36 +221,6 @@ def _pypi_torch_over_rocm(match: re.Match[str], view: LineView) -> Reading | Non
             "pytorch.org/whl/rocmX.Y`, a ROCm version that has wheels for this Python), not "
             "with --extra-index-url next to PyPI; or use a Python the ROCm index has wheels "
             "for; `python -c 'import torch; print(torch.version.hip)'` must print a version")
-
-
-def _http_404(match: re.Match[str], view: LineView) -> Reading | None:
-    url, page = match.group("url"), match.group("page")
-    project = page.rstrip("/").rsplit("/", 1)[-1].lower()
-    if not project:
-        return None
-    nightly = _PYTORCH_NIGHTLY.match(page)
-    if nightly is not None:
-        variant = nightly.group("variant")
-        return Reading(
-            subject=f"nightly/{variant}",
-            cause=f"PyTorch's nightly index for {variant} ({page}) links "
-                  f"{url.rsplit('/', 1)[-1]}, but the file is gone (404): the nightly index "
-                  f"of {variant} is stale; PyTorch keeps building nightlies only for the "
-                  "ROCm releases it is moving to, and an older variant's page keeps links to "
-                  "files it no longer serves",
-            fix=f"install from the stable index of the same ROCm, `--index-url https://"
-                f"download.pytorch.org/whl/{variant}` (without --pre), or from the nightly "
-                "index of a ROCm release PyTorch builds nightlies for now (the install "
-                "selector on pytorch.org names it)")
-    return Reading(
-        subject=project,
-        cause=f"the index page {page} links {url.rsplit('/', 1)[-1]}, but the server answers "
-              f"404 for that link ({url}): the index is broken or stale (a link to a file it "
-              "does not serve), not the request",
-        fix=f"retry once the index is fixed, or pin a {project} version whose file the index "
-            "does serve (`pip download --no-deps` shows which), or use another index that "
-            "carries it; report the broken link to the index's owners")
-
 
 
 def _pins_other_torch(match: re.Match[str], view: LineView) -> Reading | None:
@@ -340,12 +323,19 @@ RULES: tuple[Rule, ...] = (
          triggers=("has no wheels with a matching platform tag",
                    "doesn't have a source distribution or wheel for the current platform"),
          pattern=rx(r"(?P<pkg>[A-Za-z][\w.-]*?)(?P<op>==|>=|<=|~=|>|<)(?P<ver>\S+) has no "
-                     r"wheels with a matching platform tag"
+                     r"wheels with a matching platform tag(?: \(e\.g\., `(?P<tag>[^`]+)`\))?"
                      r"|Distribution `(?P<pkg2>[A-Za-z][\w.-]*)==(?P<ver2>[^\s`]+)[^`]*` can't be "
                      r"installed because it doesn't have a source distribution or wheel for the "
                      r"current platform"),
          read=_no_platform_wheel, source="astral-sh/uv resolver messages (no matching "
          "platform tag; no wheel for the current platform)"),
+    Rule(id="no-platform-wheel-wrapped", klass="python-packaging",
+         triggers=("tag (e.g., `",),
+         pattern=rx(r"^tag \(e\.g\., `(?P<tag>[^`]+)`\)"),
+         read=_no_platform_wheel_wrapped, source="astral-sh/uv's resolver report, wrapped at "
+         "the terminal's width (the message as quoted in public READMEs and issues: \"<name>"
+         "==<version> has no wheels with a matching platform tag (e.g., `<tag>`)\"; uv's "
+         "source not read here; astral-sh/uv#1293 added the report); Nerogar/OneTrainer#1381"),
     Rule(id="requires-python", klass="python-packaging",
          triggers=("requires a different Python",),
          pattern=rx(r"Package '(?P<pkg>[\w.-]+)' requires a different Python: (?P<have>\S+) "
@@ -364,13 +354,6 @@ RULES: tuple[Rule, ...] = (
          "its public version (PEP 440), so pip takes PyPI's wheel only where the ROCm index "
          "has no such torch; Comfy-Org/comfy-cli#379 (--index-url alone), "
          "ComfyWorkflows/ComfyUI-Installer#15"),
-    Rule(id="pip-http-404", klass="python-packaging",
-         triggers=("HTTP error 404 while getting",),
-         pattern=rx(r"HTTP error 404 while getting (?P<url>\S+) \(from (?P<page>\S+?)\)"),
-         read=_http_404, source="pypa/pip's download error ('HTTP error <code> while getting "
-         "<url> (from <index page>)'; commit not read); ROCm/TheRock#1741; a stale nightly "
-         "variant of download.pytorch.org: Comfy-Org/ComfyUI#12427 (fixed by #12526: the "
-         "nightly index of a ROCm release is not maintained once it goes stable)"),
     Rule(id="pip-installed-pin-conflict", klass="python-packaging", tier=2,
          triggers=("which is incompatible",),
          pattern=rx(r"^(?P<pkg>[A-Za-z][\w.-]*) (?P<ver>\S+) requires "

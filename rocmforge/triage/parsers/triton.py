@@ -85,7 +85,9 @@ def _triton_missing(match: re.Match[str], view: LineView) -> Reading | None:
         subject="triton",
         cause="torch's compiler (inductor, torch.compile) needs Triton and no working Triton "
               "is installed in this Python (not installed, or too old for this torch)",
-        fix=_TRITON_FIX)
+        fix=_TRITON_FIX + "; where no Triton exists for this platform (native Windows has no "
+            "upstream Triton wheel), run the model eager (without torch.compile), or set "
+            "torch._dynamo.config.suppress_errors = True to fall back to eager")
 
 
 def _triton_attribute(match: re.Match[str], view: LineView) -> Reading | None:
@@ -108,6 +110,34 @@ def _triton_isa_probe(match: re.Match[str], view: LineView) -> Reading | None:
               "torch was built with and does not match it",
         fix=_TRITON_FIX + "; remove the old triton first (another package may pull it in "
             "again: `pip uninstall -y pytorch-triton-rocm triton`)")
+
+
+# A traceback frame of a Triton source file (an installed one or a checkout's python/triton):
+# the rightmost `triton/` folder starts the module path (…/triton/python/triton/backends/…).
+_TRITON_FRAME = re.compile(r"^File \"(?:[^\"]*[/\\])?(?P<mod>triton[/\\](?:(?!triton[/\\])"
+                           r"[^\"])+\.py)\", line \d+, in (?P<func>\w+)$")
+
+
+def _bytes_warning(match: re.Match[str], view: LineView) -> Reading | None:
+    # CPython turns str(bytes) (an f-string of a bytes value too) into a BytesWarning, and
+    # `python -bb` into an error; the last frame of the traceback is the code that did it.
+    # Only a frame in Triton's own sources makes this Triton's failure.
+    frames = [line for line in view.previous if line.startswith("File ")]
+    if not frames:
+        return None
+    frame = _TRITON_FRAME.match(frames[-1])
+    if frame is None:
+        return None
+    module = frame.group("mod").replace("\\", "/")
+    kind = match.group("kind")
+    return Reading(
+        subject=module,
+        cause=f"Triton's {module} ({frame.group('func')}) formats a {kind} value as text; "
+              f"Python run with -bb (PyTorch's test runner does) makes that BytesWarning an "
+              f"error, so every Triton compile fails there",
+        fix="use a triton release whose code decodes the value first (the AMD backend's hash() "
+            "reads the lld version as text since triton-lang/triton#3428), or run Python "
+            "without -bb")
 
 
 def _relative_syspath(match: re.Match[str], view: LineView) -> Reading | None:
@@ -182,6 +212,14 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"module '(?P<mod>triton(?:\.\w+)*)' has no attribute '(?P<name>\w+)'"),
          read=_triton_attribute, source="Python's AttributeError on a Triton module (a "
          "Triton/torch release mismatch)"),
+    Rule(id="triton-bytes-warning", klass="triton",
+         triggers=("BytesWarning",),
+         pattern=rx(r"^BytesWarning: str\(\) on a (?P<kind>bytes|bytearray) instance$"),
+         read=_bytes_warning, source="CPython Objects/bytesobject.c and bytearrayobject.c "
+         "(\"str() on a bytes instance\", \"str() on a bytearray instance\"; reproduced "
+         "here: `python3 -bb -c \"v=b'1'; f'{v}'\"` prints it); ROCm/triton@4a7afd262352be86c"
+         "f2a10ef379469febaccf1bf:third_party/amd/backend/compiler.py (hash() now runs lld "
+         "--version with encoding='utf-8'); triton-lang/triton#3428"),
     Rule(id="triton-rocm-isa-probe", klass="triton",
          triggers=("Attempting to get amgpu ISA Details",),
          pattern=rx(r"Error: Attempting to get amgpu ISA Details(?P<err>.*)$"),
