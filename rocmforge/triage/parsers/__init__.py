@@ -127,7 +127,6 @@ PARSERS: tuple[Rule, ...] = (
 
     *rocm_python.RULES,
     *aiter_jit.RULES,
-
     *torch_swap.RULES,
     *runtime_import.RULES,
 )
