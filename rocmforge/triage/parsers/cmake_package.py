@@ -55,7 +55,30 @@ def _third_party(name: str, how: str, config: bool) -> Reading | None:
             f"(CMAKE_PREFIX_PATH=<its prefix>, {name}_DIR=<the folder with its config file>)")
 
 
+# find_package(Torch) reads the TorchConfig.cmake that a torch install carries in
+# torch/share/cmake/Torch: torch 2.13 here (torch/utils/__init__.py: cmake_prefix_path =
+# <torch>/share/cmake). A project that builds against torch (vLLM, an extension's CMake) finds
+# it only where CMAKE_PREFIX_PATH or Torch_DIR leads there: not a package to install from a
+# distribution, a prefix the build did not pass.
+_TORCH_PREFIX = "python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)'"
+
+
+def _torch_reading(name: str) -> Reading:
+    return Reading(
+        subject="torch", klass="cmake",
+        cause=f"CMake found no {name}Config.cmake: find_package({name}) looks for the CMake "
+              "package that a torch install carries in torch/share/cmake/Torch, and no prefix "
+              "CMake searched (CMAKE_PREFIX_PATH, Torch_DIR) leads to it: the configure was not "
+              "pointed at the torch it builds against, or that Python has no torch",
+        fix=f"pass the torch install's CMake prefix: -DCMAKE_PREFIX_PATH=\"$({_TORCH_PREFIX})\" "
+            "(or Torch_DIR=<that>/Torch), run with the Python whose torch the build uses (pip: "
+            "--no-build-isolation, so it does not build against another torch), and install "
+            "torch there first if it has none; then configure again from a clean build folder")
+
+
 def _package_reading(name: str, how: str, *, config: bool = False) -> Reading:
+    if config and name == "Torch":
+        return _torch_reading(name)
     row = owners.component(name)
     outside = None if row else _third_party(name, how, config)
     if outside is not None:
@@ -151,6 +174,8 @@ _TARGET_LINE = re.compile(r"^\s*(?P<ns>[A-Za-z][\w-]*)::(?P<name>[\w-]+)\s*$")
 
 
 def _package(name: str, cause: str, *, config: bool = False) -> Reading:
+    if config and name == "Torch":
+        return _torch_reading(name)
     row = owners.component(name)
     label = row.name if row else name.lower()
     # CMake's own advice for a package config it did not find (cmFindPackageCommand.cxx:

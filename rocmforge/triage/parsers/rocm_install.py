@@ -280,6 +280,27 @@ def _imported_target_missing(match: re.Match[str], view: LineView) -> Reading | 
             f"match its files; a release with fixed package files is the lasting fix.{language}")
 
 
+
+def _clangrt_builtins(match: re.Match[str], view: LineView) -> Reading | None:
+    # A FATAL_ERROR until ROCm/clr@c8500cd72 (2022-08), a STATUS line or an AUTHOR_WARNING
+    # since: only the error stops the configure. A build log's excerpt that numbers its lines
+    # (Spack's "  >> 23    CMake Error at …") still shows the error header right above.
+    if view.cmake_block != "error" and not any("CMake Error at " in line
+                                               for line in view.previous[-2:]):
+        return None
+    return Reading(
+        subject="clangrt",
+        cause="HIP's CMake package (hip-config.cmake) stopped with 'clangrt builtins lib not "
+              "found': it links every HIP target with compiler-rt's builtins library "
+              "(libclang_rt.builtins, for __fp16 and _Float16) and found none "
+              "in the clang it uses (<HIP_CLANG_ROOT>/lib/clang/<N>/lib/…): that LLVM was "
+              "installed without compiler-rt, or HIP_CLANG_ROOT points at another clang than "
+              "ROCm's",
+        fix="install compiler-rt for the LLVM that HIP uses (ROCm's own llvm has it; in a "
+            "Spack, Nix or distribution recipe, build that llvm with compiler-rt), or point "
+            "HIP_CLANG_ROOT at ROCm's llvm; a hip release from ROCm 5.4 on only warns here; then "
+            "configure again from a clean build folder")
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -379,4 +400,13 @@ RULES: tuple[Rule, ...] = (
          "(test_hip_printf: 'some ROCm releases contained stray \"HIP Library Path\" logging' "
          "in offload-arch's output; system32 DLLs take precedence, TheRock#3257, #3260); "
          "ROCm/TheRock#1118, #3262"),
+    Rule(id="hip-config-clangrt-builtins-missing", klass="cmake",
+         triggers=("clangrt builtins lib not found",),
+         pattern=rx(r"^(?:\d+\s+)?clangrt builtins lib not found(?::\s*\S*)?\s*$"),
+         read=_clangrt_builtins,
+         source="ROCm/clr@c8500cd72dfe2eb9238c3dfcde0d9724a33c6be9^:hipamd/hip-config.cmake.in:"
+         "293 (find_library(CLANGRT_BUILTINS clang_rt.builtins … HIP_CLANG_ROOT/lib/clang/*/"
+         "lib/*), FATAL_ERROR 'clangrt builtins lib not found'); since c8500cd72 a STATUS "
+         "line, at ROCm/clr@f9f995c6d0aecec28debd3db0f41df0c15ec003d:hipamd/hip-config-amd."
+         "cmake.in:205 an AUTHOR_WARNING"),
 )
