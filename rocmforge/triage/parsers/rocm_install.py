@@ -301,6 +301,20 @@ def _clangrt_builtins(match: re.Match[str], view: LineView) -> Reading | None:
             "HIP_CLANG_ROOT at ROCm's llvm; a hip release from ROCm 5.4 on only warns here; then "
             "configure again from a clean build folder")
 
+
+def _offload_arch_unknown(match: re.Match[str], view: LineView) -> Reading | None:
+    clang, target = match.group("clang"), match.group("target")
+    return Reading(
+        subject="hipcc",
+        cause=f"{clang} does not know the option --offload-arch={target}: the ROCm install's "
+              "compiler is older than that option (hipcc passes it since HIP's target-ID change "
+              "of November 2020; ROCm 3.3's clang-10 rejects it), so the ROCm "
+              "install is too old for what builds with it",
+        fix="build with a ROCm release whose clang accepts --offload-arch (a current one: "
+            "`invoke doctor` shows the ROCm the kit found and its version), or pin the project "
+            f"to a release made for that old ROCm (which selected the target with "
+            f"--amdgpu-target={target})")
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -409,4 +423,13 @@ RULES: tuple[Rule, ...] = (
          "lib/*), FATAL_ERROR 'clangrt builtins lib not found'); since c8500cd72 a STATUS "
          "line, at ROCm/clr@f9f995c6d0aecec28debd3db0f41df0c15ec003d:hipamd/hip-config-amd."
          "cmake.in:205 an AUTHOR_WARNING"),
+    Rule(id="clang-offload-arch-unknown", klass="rocm-install",
+         triggers=("--offload-arch=",),
+         pattern=rx(r"^(?P<clang>\S*clang[\w+.-]*): error: (?:unsupported option|unknown "
+                    r"argument:) '--offload-arch=(?P<target>gfx\w+(?::[\w+-]+)*)'"),
+         read=_offload_arch_unknown,
+         source="ROCm/HIP@c4beefe00b1dfa0100f02a9e99d4ea4fb52873da:bin/hipcc (Target ID, "
+         "2020-11-10: hipcc passes --offload-arch=, still reading --amdgpu-target=); clang's "
+         "driver 'unsupported option' for an option it lacks (clang-10's line: ROCm/hipfort#12; "
+         "the release that added --offload-arch to clang not read: unverified)"),
 )
