@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from rocmforge.triage import owners
 from rocmforge.triage.parsers.sys_apt import ROCM_PACKAGE
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
@@ -315,6 +316,33 @@ def _offload_arch_unknown(match: re.Match[str], view: LineView) -> Reading | Non
             f"to a release made for that old ROCm (which selected the target with "
             f"--amdgpu-target={target})")
 
+
+# A ROCm library's header in its own folder (<rocm>/include/hiprand/hiprand_hcc.h) that includes
+# another library's header by its bare name (<rocrand.h>), which lives in that library's own
+# folder (<rocm>/include/rocrand): pytorch/pytorch#44900 (cpp_extension passed only
+# -I<rocm>/include, and added the per-library folders).
+_SIBLING_INCLUDER = re.compile(r"^(?P<root>/\S*?)/include/(?P<folder>[\w-]+)/"
+                               r"(?P<file>[\w.-]+\.(?:h|hpp))(?::\d+)+: fatal error: ")
+
+
+def _sibling_header(match: re.Match[str], view: LineView) -> Reading | None:
+    includer = _SIBLING_INCLUDER.match(view.text)
+    name, header = match.group("name"), match.group("header")
+    row = owners.component(name)
+    if includer is None or row is None or includer.group("folder") == name:
+        return None
+    root, folder = includer.group("root"), includer.group("folder")
+    return Reading(
+        subject=row.name,
+        cause=f"ROCm's {folder}/{includer.group('file')} (in {root}/include) includes "
+              f"<{header}> by its bare name, and {header} is {row.name}'s header, installed "
+              f"in its own folder {root}/include/{name}: the compile's include path has "
+              f"{root}/include but not {root}/include/{name}",
+        fix=f"add -I{root}/include/{name} to the compile's include directories (an extension: "
+            "its include_dirs, or a torch whose cpp_extension adds ROCm's per-library include "
+            f"folders); install {row.name}'s development package ({row.install_hint()}) if "
+            "that folder does not exist")
+
 RULES: tuple[Rule, ...] = (
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
@@ -432,4 +460,11 @@ RULES: tuple[Rule, ...] = (
          "2020-11-10: hipcc passes --offload-arch=, still reading --amdgpu-target=); clang's "
          "driver 'unsupported option' for an option it lacks (clang-10's line: ROCm/hipfort#12; "
          "the release that added --offload-arch to clang not read: unverified)"),
+    Rule(id="rocm-sibling-header-folder", klass="rocm-install",
+         triggers=("No such file or directory", "file not found"),
+         pattern=rx(r"fatal error: '?(?P<header>(?P<name>[a-z]\w*)\.(?:h|hpp))'?:? "
+                    r"(?:file not found|No such file or directory)"),
+         read=_sibling_header,
+         source="pytorch/pytorch#44900 (ROCm's hiprand_hcc.h includes <rocrand.h>, installed "
+         "in <rocm>/include/rocrand; the extension's compile had -I<rocm>/include only)"),
 )
