@@ -260,6 +260,19 @@ def _config_name_wrapped(match: re.Match[str], view: LineView) -> Reading | None
                     "(CMAKE_PREFIX_PATH)", config=True)
 
 
+def _config_provided_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
+    """The same message wrapped one word earlier (a log re-wrapped by a console or CI): "…
+    package configuration file" ends the line and 'provided by "<name>" with any' starts the
+    next."""
+    if view.cmake_block == "warning" or not view.previous or not view.previous[-1].endswith(
+            "Could not find a package configuration file"):
+        return None
+    name = match.group("name")
+    if _loadhip_hip(name, view):
+        return None  # the optional HIP lookup: cmake-config-file's reading of a whole line
+    return _package_reading(name, "no package configuration file", config=True)
+
+
 _WRAPPED_PACKAGE = re.compile(r"configuration file for package \"(?P<name>[^\"]+)\" that is\s*$")
 
 
@@ -412,4 +425,10 @@ RULES: tuple[Rule, ...] = (
          requires=rx(r"include could not find requested file"),
          read=_config_targets_file, source="CMake include() of a package config's targets "
          "file; rocm-arch/rocm-arch#892 (the legacy /opt/rocm/hip/lib/cmake/hip copy)"),
+    Rule(id="cmake-config-provided-wrapped", klass="missing-component",
+         triggers=("provided by \"",),
+         pattern=rx(r'^provided by "(?P<name>[\w.+-]+)" with any'),
+         read=_config_provided_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx ('Could "
+         "not find a package configuration file provided by \"<name>\" with any of the "
+         "following names:'), the line broken before 'provided by'; ROCm/TheRock#340"),
 )
