@@ -33,7 +33,7 @@ Call Stack (most recent call first):
   CMakeLists.txt:12 (find_package)
 """
 
-_CLANGRT_SPACK = """  >> 23    CMake Error at /spack/hip-5.3.0/lib/cmake/hip/hip-config.cmake:331 (message):
+_CLANGRT_SPACK = """  >> 23    CMake Error at /sp/hip/lib/cmake/hip/hip-config.cmake:331 (message):
      24      clangrt builtins lib not found
 """
 

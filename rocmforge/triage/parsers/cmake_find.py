@@ -223,8 +223,9 @@ def _unknown_command(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 # FindHIP.cmake, HIP's CMake module (not a package config), defines hip_add_library,
-# hip_add_executable and the other hip_* commands: ROCm/HIP@c5e11fcac8249ce4f7e70157588ff9661a870b59:
-# cmake/FindHIP.cmake (macro(HIP_ADD_LIBRARY …)); a ROCm install puts it in lib/cmake/hip.
+# hip_add_executable and the other hip_* commands:
+# ROCm/HIP@c5e11fcac8249ce4f7e70157588ff9661a870b59:cmake/FindHIP.cmake
+# (macro(HIP_ADD_LIBRARY …)); a ROCm install puts it in lib/cmake/hip.
 def _hip_module_command(command: str) -> Reading:
     return Reading(
         subject=command,
