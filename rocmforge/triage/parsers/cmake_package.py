@@ -15,6 +15,7 @@ import re
 
 from rocmforge.triage import owners
 from rocmforge.triage.parsers.cmake_find import is_outside, outside_hint, outside_reading
+from rocmforge.triage.parsers.cmake_torch import torch_reading
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
@@ -55,30 +56,9 @@ def _third_party(name: str, how: str, config: bool) -> Reading | None:
             f"(CMAKE_PREFIX_PATH=<its prefix>, {name}_DIR=<the folder with its config file>)")
 
 
-# find_package(Torch) reads the TorchConfig.cmake that a torch install carries in
-# torch/share/cmake/Torch: torch 2.13 here (torch/utils/__init__.py: cmake_prefix_path =
-# <torch>/share/cmake). A project that builds against torch (vLLM, an extension's CMake) finds
-# it only where CMAKE_PREFIX_PATH or Torch_DIR leads there: not a package to install from a
-# distribution, a prefix the build did not pass.
-_TORCH_PREFIX = "python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)'"
-
-
-def _torch_reading(name: str) -> Reading:
-    return Reading(
-        subject="torch", klass="cmake",
-        cause=f"CMake found no {name}Config.cmake: find_package({name}) looks for the CMake "
-              "package that a torch install carries in torch/share/cmake/Torch, and no prefix "
-              "CMake searched (CMAKE_PREFIX_PATH, Torch_DIR) leads to it: the configure was not "
-              "pointed at the torch it builds against, or that Python has no torch",
-        fix=f"pass the torch install's CMake prefix: -DCMAKE_PREFIX_PATH=\"$({_TORCH_PREFIX})\" "
-            "(or Torch_DIR=<that>/Torch), run with the Python whose torch the build uses (pip: "
-            "--no-build-isolation, so it does not build against another torch), and install "
-            "torch there first if it has none; then configure again from a clean build folder")
-
-
 def _package_reading(name: str, how: str, *, config: bool = False) -> Reading:
     if config and name == "Torch":
-        return _torch_reading(name)
+        return torch_reading(name)
     row = owners.component(name)
     outside = None if row else _third_party(name, how, config)
     if outside is not None:
@@ -175,7 +155,7 @@ _TARGET_LINE = re.compile(r"^\s*(?P<ns>[A-Za-z][\w-]*)::(?P<name>[\w-]+)\s*$")
 
 def _package(name: str, cause: str, *, config: bool = False) -> Reading:
     if config and name == "Torch":
-        return _torch_reading(name)
+        return torch_reading(name)
     row = owners.component(name)
     label = row.name if row else name.lower()
     # CMake's own advice for a package config it did not find (cmFindPackageCommand.cxx:
@@ -258,19 +238,6 @@ def _config_name_wrapped(match: re.Match[str], view: LineView) -> Reading | None
     return _package(name, f"CMake found no package configuration file for {name}: the "
                     "{label} component is not installed in the prefixes CMake searched "
                     "(CMAKE_PREFIX_PATH)", config=True)
-
-
-def _config_provided_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
-    """The same message wrapped one word earlier (a log re-wrapped by a console or CI): "…
-    package configuration file" ends the line and 'provided by "<name>" with any' starts the
-    next."""
-    if view.cmake_block == "warning" or not view.previous or not view.previous[-1].endswith(
-            "Could not find a package configuration file"):
-        return None
-    name = match.group("name")
-    if _loadhip_hip(name, view):
-        return None  # the optional HIP lookup: cmake-config-file's reading of a whole line
-    return _package_reading(name, "no package configuration file", config=True)
 
 
 _WRAPPED_PACKAGE = re.compile(r"configuration file for package \"(?P<name>[^\"]+)\" that is\s*$")
@@ -425,10 +392,9 @@ RULES: tuple[Rule, ...] = (
          requires=rx(r"include could not find requested file"),
          read=_config_targets_file, source="CMake include() of a package config's targets "
          "file; rocm-arch/rocm-arch#892 (the legacy /opt/rocm/hip/lib/cmake/hip copy)"),
-    Rule(id="cmake-config-provided-wrapped", klass="missing-component",
-         triggers=("provided by \"",),
-         pattern=rx(r'^provided by "(?P<name>[\w.+-]+)" with any'),
-         read=_config_provided_wrapped, source="Kitware/CMake cmFindPackageCommand.cxx ('Could "
-         "not find a package configuration file provided by \"<name>\" with any of the "
-         "following names:'), the line broken before 'provided by'; ROCm/TheRock#340"),
 )
+
+
+# What cmake_wrapped.py reads with: the same readings for the same message broken elsewhere.
+package_reading = _package_reading
+loadhip_hip = _loadhip_hip
