@@ -193,11 +193,18 @@ def _add_subdirectory(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _unknown_command(match: re.Match[str], view: LineView) -> Reading | None:
-    if view.cmake_block != "error":
-        return None
     command = match.group("cmd")
+    # The message sits in an error block; a log that lost the block's indent still shows the
+    # header naming the same command right above it.
+    header = f"({command}):"
+    if view.cmake_block != "error" and not (
+            view.previous and view.previous[-1].startswith("CMake Error at")
+            and view.previous[-1].endswith(header)):
+        return None
     if command.lower().startswith("cmake_"):
         return None  # CMake's own commands: cmake_tool.py's unknown-cmake-command
+    if command.lower().startswith("hip_"):
+        return _hip_module_command(command)
     rocm = command.lower().startswith("rocm_")
     return Reading(
         subject="cmake",
@@ -213,6 +220,23 @@ def _unknown_command(match: re.Match[str], view: LineView) -> Reading | None:
              f"-rn 'function({command}\\|macro({command}' cmake/`), install it or check out "
              "the submodule that ships it, and make sure it is included before that line")
         + "; then configure again from a clean build folder")
+
+
+# FindHIP.cmake, HIP's CMake module (not a package config), defines hip_add_library,
+# hip_add_executable and the other hip_* commands:
+# ROCm/HIP@c5e11fcac8249ce4f7e70157588ff9661a870b59:cmake/FindHIP.cmake
+# (macro(HIP_ADD_LIBRARY …)); a ROCm install puts it in lib/cmake/hip.
+def _hip_module_command(command: str) -> Reading:
+    return Reading(
+        subject=command,
+        cause=f"CMake does not know the command {command}: it is defined by FindHIP.cmake, "
+              "HIP's CMake module, and that module was not loaded (find_package(HIP) found "
+              "hip-config.cmake, which does not define it, or the ROCm install's "
+              "lib/cmake/hip is not on CMAKE_MODULE_PATH, or the install has no FindHIP.cmake)",
+        fix="put the ROCm install's lib/cmake/hip (the folder with FindHIP.cmake) on "
+            "CMAKE_MODULE_PATH before find_package(HIP MODULE), or use a release of the project "
+            "that builds HIP code with CMake's HIP language (enable_language(HIP)); then "
+            "configure again from a clean build folder")
 
 
 def _hip_architecture(match: re.Match[str], view: LineView) -> Reading | None:

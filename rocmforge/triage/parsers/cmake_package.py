@@ -15,6 +15,7 @@ import re
 
 from rocmforge.triage import owners
 from rocmforge.triage.parsers.cmake_find import is_outside, outside_hint, outside_reading
+from rocmforge.triage.parsers.cmake_torch import torch_reading
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
@@ -56,6 +57,8 @@ def _third_party(name: str, how: str, config: bool) -> Reading | None:
 
 
 def _package_reading(name: str, how: str, *, config: bool = False) -> Reading:
+    if config and name == "Torch":
+        return torch_reading(name)
     row = owners.component(name)
     outside = None if row else _third_party(name, how, config)
     if outside is not None:
@@ -151,6 +154,8 @@ _TARGET_LINE = re.compile(r"^\s*(?P<ns>[A-Za-z][\w-]*)::(?P<name>[\w-]+)\s*$")
 
 
 def _package(name: str, cause: str, *, config: bool = False) -> Reading:
+    if config and name == "Torch":
+        return torch_reading(name)
     row = owners.component(name)
     label = row.name if row else name.lower()
     # CMake's own advice for a package config it did not find (cmFindPackageCommand.cxx:
@@ -388,3 +393,8 @@ RULES: tuple[Rule, ...] = (
          read=_config_targets_file, source="CMake include() of a package config's targets "
          "file; rocm-arch/rocm-arch#892 (the legacy /opt/rocm/hip/lib/cmake/hip copy)"),
 )
+
+
+# What cmake_wrapped.py reads with: the same readings for the same message broken elsewhere.
+package_reading = _package_reading
+loadhip_hip = _loadhip_hip

@@ -70,6 +70,28 @@ _ALWAYS_EXPORTED: dict[str, frozenset[str]] = {
 }
 
 
+# POSIX threads functions: glibc 2.33 and older define them in libpthread, 2.34 on in libc
+# (Debian 12's /usr/share/doc/libc6/NEWS.gz, "Version 2.34": "all functionality formerly
+# implemented in the libraries libpthread, libdl, libutil, libanl has been integrated into
+# libc. New applications do not need to link with -lpthread").
+_PTHREAD = re.compile(r"^pthread_\w+$")
+
+
+def _pthread_missing(symbol: str) -> Reading:
+    return Reading(
+        subject=symbol,
+        cause=f"the linker found no definition of {symbol}, a POSIX threads function that "
+              "glibc 2.33 and older keep in libpthread (libc only from glibc 2.34): nothing "
+              "put -pthread or -lpthread on this link line (CMake's Threads::Threads adds "
+              "nothing where FindThreads' test program linked without a library, as it does "
+              "when a runtime on that link, such as a sanitizer's, brings pthread_create; a "
+              "static library such as libgtest.a does not carry the flag to the final link)",
+        fix="link the target with the threads library: find_package(Threads) and "
+            "target_link_libraries(<target> PRIVATE Threads::Threads) with "
+            "THREADS_PREFER_PTHREAD_FLAG ON, or -pthread (-lpthread) on its link flags; "
+            "on glibc 2.34 or newer libc has these functions")
+
+
 def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
     newer = newer_glibc(match.group("sym"), view) or newer_libstdcxx(match.group("sym"), view)
     if newer is not None:
@@ -80,6 +102,8 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
         # older runtime? ld's stricter check?), so nothing is claimed.
         return None
     symbol = demangle(match.group("sym"))
+    if _PTHREAD.match(symbol):
+        return _pthread_missing(symbol)
     if _CK_NAMESPACE.search(symbol.split("(", 1)[0]):
         return None  # Composable Kernel's own (parsers/composable_kernel.py: ck-undefined-symbol)
     if "std::__cxx11::" in symbol or "B5cxx11" in match.group("sym"):
@@ -304,7 +328,10 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"undefined reference to [`'](?P<sym>[^'`]+)'"
                      r"|(?:ld\.lld|lld|ld): error: undefined (?:hidden )?symbol: (?P<sym2>.+)$"),
          read=lambda m, v: _undefined_reference(Alias(m, sym="sym2"), v),
-         source="GNU ld / lld undefined symbol errors"),
+         source="GNU ld / lld undefined symbol errors; pthread_*: glibc 2.34 NEWS (Debian "
+         "12's libc6 NEWS.gz) and Kitware/CMake@03676b051d5a1302c8b17bb6b3325ee38acab914:"
+         "Modules/FindThreads.cmake (_threads_check_libc: CMAKE_HAVE_LIBC_PTHREAD leaves "
+         "CMAKE_THREAD_LIBS_INIT empty)"),
     Rule(id="hipified-duplicate", klass="link",
          triggers=("multiple definition of",),
          pattern=rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp)):\S*: multiple definition of\s+"

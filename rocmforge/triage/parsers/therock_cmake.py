@@ -17,8 +17,9 @@ THEROCK = "ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0"
 
 _HOST_PROGRAM = re.compile(r"Building sub-project (?P<sub>\S+) requires program '(?P<prog>[^']+)' "
                            r"on the system path but it is not found")
+# TheRock prints "availabe" (sic); a log quoted by hand may carry the word spelled right.
 _UNDECLARED = re.compile(r"Project contains find_package\((?P<pkg>[^)\s]+)\) for a package "
-                         r"availabe in the super-project but not declared")
+                         r"availabl?e in the super-project but not declared")
 
 
 _HIP_VERSION = re.compile(r"Could not find HIP VERSION file: (?P<path>\S+)")
