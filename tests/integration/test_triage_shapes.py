@@ -42,7 +42,7 @@ def test_symbol_name_is_the_qualified_name_without_decoration(raw: str, name: st
     ("##[warning]Available diskspace is less than 10% of total on /",
      "disk-full", "disk", "disk-full"),
     ("clang: error: cannot find ROCm device library; provide its path via '--rocm-path'",
-     "rocm-install", "device library", "rocm-device-library"),
+     "rocm-install", "rocm-device-libs", "rocm-device-library"),
     ("ERROR Missing dependencies:\n\tcmake<4.0,>=3.20", "cmake", "cmake",
      "build-missing-dependency"),
     ("hipErrorFileNotFound at rocblas/library/src/tensile_host.cpp", "math-library",

@@ -47,6 +47,7 @@ OTHER_TOOLS = {
     "--offload-arch": "clang/hipcc",
     "--hip-device-lib-path": "clang (a HIP compile's device library folder)",
     "--cuda-gpu-arch": "clang (the older spelling of --offload-arch)",
+    "--amdgpu-target": "hipcc before ROCm 4.0 (the target flag --offload-arch replaced)",
     "--version-script": "ld / ld.lld (a shared library's exported symbols)",
     "--no-undefined-version": "ld.lld (its default since LLVM 16)",
     "--undefined-version": "ld.lld (the remedy triage names)",

@@ -188,6 +188,14 @@ def _missing_header(match: Groups, view: LineView) -> Reading | None:
 
 
 def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
+    if _RUNTIME_COMPILE.search(view.text):  # a kernel compiled at run time (comgr, hiprtc)
+        return Reading(subject="libstdc++", cause=f"a kernel compiled at run time (comgr) found "
+                       f"no C++ standard header '{match.group('header')}': a distro or AMD "
+                       "ROCm compiles against the host's libstdc++ headers (libstdc++-N-dev), "
+                       "a TheRock build against amd-llvm's own, which its artifacts must ship",
+                       fix="install the newest GCC's libstdc++-N-dev (libstdc++-12-dev on "
+                       "Ubuntu 22.04, libstdc++-14-dev on 24.04); with TheRock artifacts, use "
+                       "a build that ships amd-llvm's C++ headers")
     return Reading(subject="libstdc++", cause=f"the C++ standard header '{match.group('header')}' "
                    "was not found: clang picked the newest GCC installation it found, whose "
                    "libstdc++ headers (libstdc++-N-dev) are not installed",
