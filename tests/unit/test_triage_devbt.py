@@ -6,6 +6,7 @@ that must claim nothing."""
 from __future__ import annotations
 
 import pytest
+from triagehelpers import assert_reads
 
 from rocmforge.triage import explain_text
 
@@ -109,11 +110,7 @@ _REFUSED = """CMake Warning at cmake/public/LoadHIP.cmake:36 (find_package):
 ])
 def test_build_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
                                       words: tuple[str, ...]) -> None:
-    found = explain_text(text, step="build")
-    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
-    said = f"{found.cause} {found.fix}"
-    for word in words:
-        assert word in said
+    assert_reads(text, klass, subject, rule, words, step="build")
 
 
 @pytest.mark.parametrize("text", [

@@ -7,6 +7,7 @@ that must claim nothing (a flag probe, a message only echoed, a warning)."""
 from __future__ import annotations
 
 import pytest
+from triagehelpers import assert_reads
 
 from rocmforge.triage import explain_text
 
@@ -68,11 +69,7 @@ _CK_UNDECLARED = """/src/third_party/composable_kernel/include/ck/utility/amd_bu
 ])
 def test_compiler_family_reads_its_value(text: str, klass: str, subject: str, rule: str,
                                          words: tuple[str, ...]) -> None:
-    found = explain_text(text, step="build")
-    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
-    said = f"{found.cause} {found.fix}"
-    for word in words:
-        assert word in said
+    assert_reads(text, klass, subject, rule, words, step="build")
 
 
 @pytest.mark.parametrize("text", [

@@ -6,6 +6,7 @@ the look-alikes beside them that must claim nothing."""
 from __future__ import annotations
 
 import pytest
+from triagehelpers import assert_reads
 
 from rocmforge.triage import explain_text
 
@@ -36,11 +37,7 @@ from rocmforge.triage import explain_text
 ])
 def test_extension_precondition_reads_its_value(text: str, klass: str, subject: str, rule: str,
                                                 words: tuple[str, ...]) -> None:
-    found = explain_text(text, step="build")
-    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
-    said = f"{found.cause} {found.fix}"
-    for word in words:
-        assert word in said
+    assert_reads(text, klass, subject, rule, words, step="build")
 
 
 @pytest.mark.parametrize("text", [

@@ -11,6 +11,7 @@ look-alikes that must claim nothing."""
 from __future__ import annotations
 
 import pytest
+from triagehelpers import assert_reads
 
 from rocmforge.triage import explain_text
 
@@ -163,10 +164,7 @@ _CLANG_STD = """v.cpp:2:2: error: C++17 or later compatible compiler is required
 ])
 def test_family_reads_its_values(text: str, step: str, klass: str, subject: str, rule: str,
                                  words: tuple[str, ...]) -> None:
-    d = explain_text(text, step=step)
-    assert (d.klass, d.subject, d.rule) == (klass, subject, rule)
-    for word in words:
-        assert word in d.cause + " " + d.fix, word
+    assert_reads(text, klass, subject, rule, words, step=step)
 
 
 @pytest.mark.parametrize("text", [
