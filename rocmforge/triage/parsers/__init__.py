@@ -49,6 +49,7 @@ from rocmforge.triage.parsers import (
     pip_download,
     pip_install,
     pip_usage,
+    py_env,
     rocm_disabled,
     rocm_driver,
     rocm_install,
@@ -135,4 +136,5 @@ PARSERS: tuple[Rule, ...] = (
     *aiter_jit.RULES,
     *torch_swap.RULES,
     *runtime_import.RULES,
+    *py_env.RULES,
 )

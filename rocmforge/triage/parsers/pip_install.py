@@ -40,7 +40,10 @@ def _no_release(requirement: str, tool: str) -> Reading | None:
                              "cannot get its Triton",
                        fix="install with the PyTorch ROCm index that torch came from (`pip "
                            "install --index-url https://download.pytorch.org/whl/rocmX.Y "
-                           "...`), or install the pinned pytorch-triton-rocm wheel first")
+                           "...`), or install the pinned pytorch-triton-rocm wheel first"
+                           + ("; with uv, an explicit index serves only the packages mapped "
+                              "to it: map pytorch-triton-rocm to the same index as torch in "
+                              "[tool.uv.sources]" if tool.startswith("uv") else ""))
     pinned = _PIN.search(requirement)
     if pinned:
         version = pinned.group("ver")
@@ -289,10 +292,12 @@ RULES: tuple[Rule, ...] = (
     Rule(id="uv-no-version", klass="python-packaging",
          triggers=("ecause there is no version of",),
          pattern=rx(r"[Bb]ecause there is no version of (?P<pkg>[A-Za-z][\w.-]*(?:\[[\w,-]+\])?)"
-                     r"(?:\{[^}]*\})?(?P<spec>==[\w.!+-]+)?(?: and|,|$)"),
+                     r"(?:\{[^}]*\}|\{[^}]*$)?(?P<spec>==[\w.!+-]+)?(?: and|,|$)"),
          read=_uv_no_version, source="uv's resolver report (\"Because there is no version of "
          "<name>[{markers}]==<version> and you require …\"); astral-sh/uv issues quoting it "
-         "(torch==2.3.0.dev20240219+cu121, torch{platform_system != 'Darwin'}==2.5.1+cu124)"),
+         "(torch==2.3.0.dev20240219+cu121, torch{platform_system != 'Darwin'}==2.5.1+cu124); "
+         "the report wraps at the terminal's width, so long markers can leave the line open "
+         "after '{' (astral-sh/uv#10712)"),
     Rule(id="torch-from-dependency", klass="python-packaging",
          triggers=("torch-",),
          pattern=_PYPI_TORCH,
