@@ -66,8 +66,8 @@ def _metadata_finder_call(match: re.Match[str], view: LineView) -> Reading | Non
 RULES: tuple[Rule, ...] = (
     Rule(id="conda-resolve-package-not-found", klass="python-packaging",
          triggers=("- ",),
-         pattern=rx(r"^- (?P<chain>[A-Za-z0-9_][\w.-]*(?:[=<>!~]=?[^\s]*)?"
-                    r"(?: -> [A-Za-z0-9_][\w.-]*(?:[=<>!~]=?[^\s]*)?)*)$"),
+         pattern=rx(r"^- (?P<chain>[A-Za-z0-9_][\w.-]*(?:[\[=<>!~][^\s]*)?"
+                    r"(?: -> [A-Za-z0-9_][\w.-]*(?:[\[=<>!~][^\s]*)?)*)$"),
          read=_conda_not_found, source=_CONDA + "; ROCm/pytorch#1243"),
     Rule(id="importlib-metadata-finder-invalidate-caches", klass="python-packaging",
          triggers=("invalidate_caches() missing 1 required positional argument",),
