@@ -179,7 +179,7 @@ def _override_version(arch: str) -> str:
     return f"{digits[:-2]}.{int(digits[-2], 16)}.{int(digits[-1], 16)}"
 
 
-def _ollama_unsupported_gpu(match: re.Match[str], view: LineView) -> Reading | None:
+def _ollama_unsupported_gpu(match: Groups, view: LineView) -> Reading | None:
     arch = match.group("arch").split(":")[0]
     listed = re.findall(r"gfx[0-9a-f]{3,4}", match.group("listed"))
     if arch in listed:
@@ -319,12 +319,19 @@ RULES: tuple[Rule, ...] = (
     Rule(id="ollama-gpu-not-supported", klass="gpu-target",
          triggers=("amdgpu is not supported",),
          pattern=rx(r"amdgpu is not supported \(supported types:\[(?P<listed>[^\]]*)\]\)\"?"
-                    r"\s+gpu_type=(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)"),
-         read=_ollama_unsupported_gpu, source="ollama/ollama discover/amd_linux.go and "
+                    r"\s+gpu_type=(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)"
+                    # ollama 0.3.x: the list was a key of its own after the message
+                    r"|amdgpu is not supported\"?\s+gpu=\S+\s+gpu_type=(?P<arch2>gfx[0-9a-f]{3,4}"
+                    r"[\w:+-]*)\s.*?\bsupported_types=\[(?P<listed2>[^\]]*)\]"),
+         read=lambda m, v: _ollama_unsupported_gpu(Alias(m, arch="arch2", listed="listed2"), v),
+         source="ollama/ollama discover/amd_linux.go and "
          "amd_windows.go (stored files: slog.Warn(\"amdgpu is not supported (supported "
          "types:%s)\", \"gpu_type\", gfx, ...) when the GPU's target is not in the bundled "
          "libraries' list; Linux skips the check under HSA_OVERRIDE_GFX_VERSION, Windows has "
-         "no override); ollama/ollama#8772"),
+         "no override); ollama/ollama#8772; the supported types are the rocblas/library/"
+         "TensileLibrary_lazy_gfx*.dat files of the bundled library folder: ollama/ollama@"
+         "dcfb7a105c455ae8d44a06b3380731d8b1ffcc22:discover/amd_common.go GetSupportedGFX; "
+         "the 0.3.x form as logged in likelovewant/ollama-for-amd#14"),
     Rule(id="builtin-needs-target-feature", klass="gpu-target",
          triggers=("needs target feature",),
          pattern=rx(r"^(?P<file>\S+?):\d+(?::\d+)?: error: '(?P<builtin>__builtin_amdgcn_\w+)' "

@@ -35,13 +35,14 @@ def _glibc_version(match: re.Match[str], view: LineView) -> Reading | None:
     needer = (match.group("by") or "").rsplit("/", 1)[-1]
     who = needer or "a binary"
     return Reading(
-        subject=version,
+        subject=needer or version,
         cause=f"{who} was built against glibc with {version}, newer than this system's "
               "C library: a wheel or binary built on a newer distribution than the one it "
               "runs on",
-        fix="use a build made for this distribution's glibc (a manylinux wheel whose tag is "
-            "not newer than `ldd --version` shows), or build it here from source, or run on a "
-            "distribution with that glibc")
+        fix=f"use a build of {who} made for this distribution's glibc (a manylinux wheel "
+            "whose tag is not newer than `ldd --version` shows, or the copy a local install "
+            "built here ships), or build it here from source, or run on a distribution with "
+            "that glibc")
 
 
 def _libstdcxx_unnamed(match: re.Match[str], view: LineView) -> Reading | None:

@@ -194,7 +194,7 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
     row = owners.symbol_owner(symbol)
     owner = (f"ROCm's {row.name}" if row else
              "torch" if symbol.startswith(("at::", "c10::", "torch::", "caffe2::")) else "")
-    cause = (f"{where or 'a library'} needs the symbol {symbol}, which the loaded "
+    cause = (f"undefined symbol: {where or 'a library'} needs {symbol}, which the loaded "
              f"{owner or 'libraries'} do not export: it was built against another release than "
              "the one loaded at run time (a second copy earlier on the loader path shadows the "
              "right one, or a mixed ROCm install)")

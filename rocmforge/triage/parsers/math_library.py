@@ -200,6 +200,21 @@ def _miopen_inline_asm(match: re.Match[str], view: LineView) -> Reading | None:
             "wheel), or keep the failing op off MIOpen (torch.backends.cudnn.enabled = False)")
 
 
+def _miopen_std_conversion(match: re.Match[str], view: LineView) -> Reading | None:
+    func = match.group("func")
+    return Reading(
+        subject="miopen",
+        cause=f"MIOpen failed inside itself: std::{func} threw (the C++ library's conversion "
+              "of text to a number, whose message is only the function's name), so MIOpen "
+              "read a text it expected to be a number (from its databases, a device or "
+              "kernel name, or an environment variable) and the call returned "
+              "miopenStatusUnknownError; the ROCm install and PyTorch are not at fault",
+        fix="report it to MIOpen with the GPU target and the MIOPEN_LOG_LEVEL=6 log; remove "
+            "MIOpen's user databases (~/.config/miopen, ~/.cache/miopen) in case a stored "
+            "entry is what it read; until fixed, torch.backends.cudnn.enabled = False makes "
+            "PyTorch skip MIOpen for convolutions and batch norm")
+
+
 def _miopen_sqlite_column(match: re.Match[str], view: LineView) -> Reading | None:
     column = match.group("col")
     return Reading(
@@ -339,6 +354,14 @@ RULES: tuple[Rule, ...] = (
          "with inline assembly, after its own 'MIOpen(HIP): Info [get_device_name] Raw device "
          "name' logging, as in ROCm/MIOpen#1528 (row_bcast on gfx1031) and #3796; MIOpen's "
          "source not read here"),
+    Rule(id="miopen-std-conversion", klass="math-library",
+         triggers=("MIOpen Error: sto",),
+         pattern=rx(r"^MIOpen Error: (?P<func>sto(?:i|l|ul|ll|ull|f|d|ld))\s*$"),
+         read=_miopen_std_conversion, source="MIOpen's report of a C++ exception caught at "
+         "its API (\"MIOpen Error: \" + what(), without the file:line its own MIOPEN_THROW "
+         "adds; MIOpen's source not read here: unverified); libstdc++'s std::sto* throw with "
+         "the bare function name as what() (g++ 12 here, make/devrt7.sh); "
+         "ROCm/pytorch#2837 (gfx1151)"),
     Rule(id="miopen-sqlite-column", klass="math-library",
          triggers=("no such column",),
          pattern=rx(r"MIOpen Error: \S*sqlite_db\.cpp:\d+: SQLite \w+ error: .*no such "

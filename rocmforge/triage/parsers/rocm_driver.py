@@ -120,6 +120,18 @@ def _amdgpu_not_loaded(match: re.Match[str], view: LineView) -> Reading | None:
             "linux-firmware and kernel) if it is absent, then reboot and run rocminfo again")
 
 
+def _asic_not_in_kfd(match: re.Match[str], view: LineView) -> Reading | None:
+    asic = match.group("asic")
+    return Reading(
+        subject=asic.lower(),
+        cause=f"the amdgpu kernel driver says the GPU ({asic}) is not supported in KFD, the "
+              "compute part of the driver that /dev/kfd and the whole ROCm runtime go through: "
+              "this GPU generation has no ROCm compute support, so rocminfo, HIP and a "
+              "PyTorch ROCm build cannot use it; groups and permissions do not change that",
+        fix="use a GPU that ROCm supports, or a backend that does not need ROCm on this one "
+            "(Vulkan or OpenCL through Mesa, or the CPU)")
+
+
 def _kfd_missing(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(
         subject="/dev/kfd",
@@ -180,6 +192,13 @@ RULES: tuple[Rule, ...] = (
          "cannot be opened; skipped on WSL) and projects/rocm-smi-lib/python_smi_tools/"
          "rocm_smi.py (driverInitialized, then 'Driver not initialized (amdgpu not found in "
          "modules)'); the real rocminfo 5.2.3 here (make/devrt6.sh)"),
+    Rule(id="asic-not-supported-in-kfd", klass="gpu-target",
+         triggers=("not supported in kfd",),
+         pattern=rx(r"amdgpu: (?P<asic>[A-Z][A-Z0-9_]+)\s+(?:VF\s+)?not supported in kfd"),
+         read=_asic_not_in_kfd, source="the Linux amdgpu driver's KFD probe (kernel log "
+         "'kfd kfd: amdgpu: <ASIC name> <VF or empty> not supported in kfd'; the kernel's "
+         "amdkfd/kfd_device.c not read here: unverified), as logged in "
+         "ROCm/legacy-rocm-build#2232"),
     Rule(id="kfd-device-missing", klass="rocm-install",
          triggers=("Unable to open /dev/kfd read-write: No such file",),
          pattern=rx(r"Unable to open /dev/kfd read-write: No such file or directory"),
