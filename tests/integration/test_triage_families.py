@@ -11,7 +11,7 @@ from rocmforge.triage import explain_text
 
 @pytest.mark.parametrize(("text", "klass", "subject", "rule"), [
     ("ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found "
-     "(required by /x/torch/lib/libtorch_cpu.so)", "import", "GLIBC_2.32", "glibc-version"),
+     "(required by /x/torch/lib/libtorch_cpu.so)", "import", "libtorch_cpu.so", "glibc-version"),
     ("version `GLIBCXX_3.4.32' not found (required by /opt/rocm/lib/libamdhip64.so)",
      "import", "GLIBCXX_3.4.32", "libstdcxx-version-unnamed"),
     ("ld.lld: error: unable to find library -lrocblas", "link", "librocblas",
