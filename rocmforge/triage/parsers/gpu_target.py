@@ -15,6 +15,8 @@ from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 _LIST_SEPARATOR = re.compile(r"[;, ]")
+# clang's driver prefixes its diagnostics with its own file name (clang-14, clang++-22).
+_DRIVER = re.compile(r"^(?:.*/)?(?P<drv>clang(?:\+\+)?(?:-\d+)?): error: ")
 
 
 def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
@@ -50,7 +52,12 @@ def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
     # clang's err_drv_bad_target_id ("invalid target ID '<id>'; format is …") for a bare name
     # it does not know: the same cause, in the words the log shows.
     said = " (invalid target ID)" if "invalid target ID" in view.text else ""
-    return Reading(subject=first, cause=f"the compiler does not know the offload "
+    # The driver names itself at the line's start ("clang-14: error: …", its resolved binary):
+    # which compiler rejected the target is the lead (a system clang picked instead of ROCm's,
+    # rocm-arch#870 and #881, the same line).
+    driver = _DRIVER.match(view.text)
+    who = f"{driver.group('drv')} (the compiler that ran)" if driver else "the compiler"
+    return Reading(subject=first, cause=f"{who} does not know the offload "
                    f"target {arch}{said}: the ROCm/LLVM release is older than the target, or "
                    "the name "
                    "(or its :xnack/:sramecc feature) is wrong",
