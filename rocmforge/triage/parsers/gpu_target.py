@@ -67,6 +67,23 @@ def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
                    "targets this toolchain accepts")
 
 
+def _option_needs_feature(match: re.Match[str], view: LineView) -> Reading | None:
+    option, arch = match.group("opt"), match.group("arch")
+    feature = match.group("feat") or ("xnack+" if option == "-fsanitize=address" else "")
+    if not feature:
+        return None  # the feature is named on a line this one does not show
+    first = arch.split(":")[0]
+    return Reading(
+        subject=first,
+        cause=f"clang ignores {option} for the offload target {arch}, which lacks the "
+              f"feature {feature} it needs on the device, and -Werror (-Woption-ignored) "
+              "turned that warning into this error",
+        fix=f"build for the target ID {first}:{feature} (--offload-arch / GPU_TARGETS, with a "
+            f"GPU and driver that run {feature} code), or keep {option} for host code only "
+            "(not on the HIP compile), or drop -Werror for this warning "
+            "(-Wno-error=option-ignored)")
+
+
 def _flash_attention_arch(match: re.Match[str], view: LineView) -> Reading | None:
     archs = re.findall(r"gfx[0-9a-f]{3,4}", match.group("archs"))
     first = archs[0] if archs else "PYTORCH_ROCM_ARCH"
@@ -278,6 +295,16 @@ RULES: tuple[Rule, ...] = (
          read=lambda m, v: _unsupported_arch(Alias(m, arch="id"), v),
          source="clang DiagnosticDriverKinds.td; clang-22 here: a ';'- or space-joined list "
          "and target IDs with features the processor lacks (make/offload_flags.sh)"),
+    Rule(id="offload-option-needs-feature", klass="gpu-target",
+         triggers=("option for offload arch",),
+         pattern=rx(r"error: ignoring '(?P<opt>-[^']+)' option for offload arch "
+                     r"'(?P<arch>gfx[\w:+-]+)'(?:.*?containing '(?P<feat>[\w+-]+)')?"),
+         read=_option_needs_feature,
+         source="clang's driver warning -Woption-ignored ('ignoring '<option>' option for "
+         "offload arch '<arch>' as it is not currently supported there. Use it with an "
+         "offload arch containing '<feature>' instead'), an error under -Werror; reproduced "
+         "with clang++-22 -x hip --offload-arch=gfx942 -fsanitize=address (make/devbt7.sh); "
+         "ROCm/TheRock#6244"),
     Rule(id="flash-attention-arch", klass="gpu-target",
          triggers=("not supported by Flash-Attention",),
          pattern=rx(r"GPU archs of (?P<archs>\[[^\]]*\]) is invalid or not supported by "
