@@ -103,10 +103,7 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
         return None
     symbol = demangle(match.group("sym"))
     if symbol == "main":
-        # The C start-up file's _start (crt1.o) calls main: an executable was linked with no
-        # main, which `hipcc -v` / `gcc -v` with no source does as well (justxi/rocm#82) as a
-        # library target linked as a program; the lines do not say which, so nothing is claimed.
-        return None
+        return None  # crt1's _start: no main linked (`hipcc -v` with no source, justxi/rocm#82)
     if _PTHREAD.match(symbol):
         return _pthread_missing(symbol)
     if _CK_NAMESPACE.search(symbol.split("(", 1)[0]):
