@@ -2,9 +2,9 @@
 wordings: GCC's driver given -x hip, clang's -Woption-ignored under -Werror for an option that
 needs a target feature (asan and xnack+), FindHIP.cmake's 'Specify HIP_ROOT_DIR', hipconfig or
 hipcc missing clang inside its own /opt/rocm install, no space while update-initramfs writes,
-the driver's name in an invalid target ID, and crt1's undefined main. Each line is what the
-program prints, with the values the reading must take out of it, and the look-alikes beside
-them that must claim nothing (or not this)."""
+the driver's name in an invalid target ID, clang's HIP wrapper header not found, and crt1's
+undefined main. Each line is what the program prints, with the values the reading must take
+out of it, and the look-alikes beside them that must claim nothing (or not this)."""
 
 from __future__ import annotations
 
@@ -60,6 +60,10 @@ _ASAN_WRAPPED = """clang++: error: ignoring '-fsanitize=address' option for offl
      "optional colon-delimited list of features followed by an enable/disable sign (e.g., "
      "'gfx908:sramecc+:xnack-')\n", "build", "gpu-target", "gfx1100",
      "unsupported-offload-arch", ("clang-14 (the compiler that ran)", "older than the target")),
+    ("MIOpen(HIP): Warning [BuildHip] <built-in>:1:10: fatal error: "
+     "'__clang_hip_runtime_wrapper.h' file not found\n", "verify", "rocm-install",
+     "__clang_hip_runtime_wrapper.h", "clang-wrapper-header-missing",
+     ("resource dir", "rocm-llvm")),
 ])
 def test_family_reads_its_values(text: str, step: str, klass: str, subject: str, rule: str,
                                  words: tuple[str, ...]) -> None:
@@ -74,6 +78,8 @@ def test_family_reads_its_values(text: str, step: str, klass: str, subject: str,
     # FindHIP's message when HIP is not REQUIRED, and the line with no CMake error block
     ("HIP_ROOT_DIR not found or specified\n", "configure"),
     ("Specify HIP_ROOT_DIR\n", "configure"),
+    # the force-include echoed in a command line or a source listing, not an error
+    ("#include \"__clang_hip_runtime_wrapper.h\"\n", "build"),
     # -x hip on a command line that worked
     ("/opt/rocm/llvm/bin/clang++ -x hip --offload-arch=gfx1100 -c a.hip -o a.o\n", "build"),
     # `hipcc -v` with no source: crt1's _start finds no main, nothing is broken
