@@ -282,7 +282,40 @@ def outside_hint(label: str) -> str:
     """How to install a package outside ROCm, for a fix's parentheses."""
     return f"the distribution's {label} -dev / -devel package, or {label} built and installed"
 
+_FINDHIP_AT = re.compile(r"CMake Error at (?P<module>.*FindHIP\.cmake):\d+")
+
+
+def _findhip_root(match: re.Match[str], view: LineView) -> Reading | None:
+    """HIP's legacy FindHIP.cmake: find_path(HIP_ROOT_DIR NAMES bin/hipconfig) over
+    $ROCM_PATH, $ROCM_PATH/hip, $HIP_PATH and the prefix the module sits in found nothing."""
+    found = [m for m in map(_FINDHIP_AT.search, view.previous) if m]
+    if view.cmake_block != "error" or not found:
+        return None
+    module = found[-1].group("module")
+    windows = re.match(r"^[A-Za-z]:[/\\]", module) is not None
+    why = (" (on Windows the file is bin/hipconfig.exe, which that name does not match: "
+           "set HIP_ROOT_DIR to the ROCm folder)") if windows else ""
+    return Reading(
+        subject="hip",
+        cause=f"HIP's legacy FindHIP.cmake ({module}) found no HIP: it looks for "
+              "bin/hipconfig under $ROCM_PATH, $ROCM_PATH/hip, $HIP_PATH and its own install "
+              f"prefix, left HIP_ROOT_DIR unset and stopped{why}",
+        fix="point it at the ROCm install that has bin/hipconfig: -DHIP_ROOT_DIR=<rocm> "
+            "(or ROCM_PATH / HIP_PATH in the environment), or use HIP's CMake config "
+            "package (find_package(hip CONFIG) with CMAKE_PREFIX_PATH=<rocm>); a clean build "
+            "folder drops the cached HIP_ROOT_DIR-NOTFOUND")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="findhip-root-dir", klass="missing-component",
+         triggers=("Specify HIP_ROOT_DIR",),
+         pattern=rx(r"^Specify HIP_ROOT_DIR$"),
+         read=_findhip_root,
+         source="ROCm/HIP@c5e11fcac8249ce4f7e70157588ff9661a870b59:cmake/FindHIP.cmake "
+         "(find_path(HIP_ROOT_DIR NAMES bin/hipconfig PATHS $ENV{ROCM_PATH} "
+         "$ENV{ROCM_PATH}/hip ENV HIP_PATH ${_IMPORT_PREFIX} NO_DEFAULT_PATH), then "
+         "message(FATAL_ERROR \"Specify HIP_ROOT_DIR\") when HIP_FIND_REQUIRED; "
+         "ROCm/TheRock#526"),
     Rule(id="cmake-find-required", klass="missing-component",
          triggers=(" using the following ",),
          pattern=rx(r"^Could not find (?P<var>\S+) using the following (?P<kind>names|files):"

@@ -27,6 +27,28 @@ def _docker_storage(match: re.Match[str], view: LineView) -> Reading | None:
             "/etc/docker/daemon.json, then restart the docker daemon), then pull or build again")
 
 
+# initramfs-tools' update-initramfs announces the image it writes before mkinitramfs runs.
+_GENERATING = re.compile(r"update-initramfs: Generating (?P<image>/\S+)")
+
+
+def _initramfs_no_space(match: re.Match[str], view: LineView) -> Reading | None:
+    images = [m.group("image") for m in map(_GENERATING.search, view.previous) if m]
+    if not images:
+        return None  # no space while something else wrote: the general disk-full reading
+    image = images[-1]
+    folder = image.rsplit("/", 1)[0] or "/"
+    return Reading(
+        subject="disk",
+        cause=f"no space left on device while update-initramfs wrote {image}: the file "
+              f"system that holds {folder} (often a small separate /boot partition) is full; "
+              "a kernel module package such as amdgpu-dkms makes every initramfs larger, "
+              "and the old kernels' images are still there",
+        fix=f"free space on {folder} (`df -h {folder}`; remove old kernels and their "
+            "initrd images with the package manager, e.g. `apt autoremove --purge`), or "
+            "enlarge the /boot partition, then rerun `update-initramfs -u` and the "
+            "interrupted package configuration (`dpkg --configure -a`)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="docker-layer-no-space", klass="disk-full", tier=0,
          triggers=("failed to register layer", "/var/lib/docker/"),
@@ -37,4 +59,12 @@ RULES: tuple[Rule, ...] = (
          "daemon/internal/distribution/xfer/download.go ('failed to register layer: %v', the "
          "error of unpacking a pulled layer), daemon/config/config_linux.go (data-root "
          "/var/lib/docker); ROCm/ROCm-docker#92"),
+    Rule(id="initramfs-no-space", klass="disk-full", tier=0,
+         triggers=("No space left on device", "no space left on device"),
+         pattern=rx(r"(?i)no space left on device"),
+         read=_initramfs_no_space,
+         source="Debian initramfs-tools' update-initramfs ('update-initramfs: Generating "
+         "<image>' before mkinitramfs writes it; unverified: its source not read here, the "
+         "shape as ROCm/rocm-install-on-linux#629's log prints it) and glibc's "
+         "strerror(ENOSPC) while it writes; ROCm/rocm-install-on-linux#629"),
 )

@@ -15,6 +15,8 @@ from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 _LIST_SEPARATOR = re.compile(r"[;, ]")
+# clang's driver prefixes its diagnostics with its own file name (clang-14, clang++-22).
+_DRIVER = re.compile(r"^(?:.*/)?(?P<drv>clang(?:\+\+)?(?:-\d+)?): error: ")
 
 
 def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
@@ -50,7 +52,12 @@ def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
     # clang's err_drv_bad_target_id ("invalid target ID '<id>'; format is …") for a bare name
     # it does not know: the same cause, in the words the log shows.
     said = " (invalid target ID)" if "invalid target ID" in view.text else ""
-    return Reading(subject=first, cause=f"the compiler does not know the offload "
+    # The driver names itself at the line's start ("clang-14: error: …", its resolved binary):
+    # which compiler rejected the target is the lead (a system clang picked instead of ROCm's,
+    # rocm-arch#870 and #881, the same line).
+    driver = _DRIVER.match(view.text)
+    who = f"{driver.group('drv')} (the compiler that ran)" if driver else "the compiler"
+    return Reading(subject=first, cause=f"{who} does not know the offload "
                    f"target {arch}{said}: the ROCm/LLVM release is older than the target, or "
                    "the name "
                    "(or its :xnack/:sramecc feature) is wrong",
@@ -58,6 +65,23 @@ def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
                    "`invoke "
                    f"doctor --arch {first}` compiles a kernel for it and says which "
                    "targets this toolchain accepts")
+
+
+def _option_needs_feature(match: re.Match[str], view: LineView) -> Reading | None:
+    option, arch = match.group("opt"), match.group("arch")
+    feature = match.group("feat") or ("xnack+" if option == "-fsanitize=address" else "")
+    if not feature:
+        return None  # the feature is named on a line this one does not show
+    first = arch.split(":")[0]
+    return Reading(
+        subject=first,
+        cause=f"clang ignores {option} for the offload target {arch}, which lacks the "
+              f"feature {feature} it needs on the device, and -Werror (-Woption-ignored) "
+              "turned that warning into this error",
+        fix=f"build for the target ID {first}:{feature} (--offload-arch / GPU_TARGETS, with a "
+            f"GPU and driver that run {feature} code), or keep {option} for host code only "
+            "(not on the HIP compile), or drop -Werror for this warning "
+            "(-Wno-error=option-ignored)")
 
 
 def _flash_attention_arch(match: re.Match[str], view: LineView) -> Reading | None:
@@ -271,6 +295,16 @@ RULES: tuple[Rule, ...] = (
          read=lambda m, v: _unsupported_arch(Alias(m, arch="id"), v),
          source="clang DiagnosticDriverKinds.td; clang-22 here: a ';'- or space-joined list "
          "and target IDs with features the processor lacks (make/offload_flags.sh)"),
+    Rule(id="offload-option-needs-feature", klass="gpu-target",
+         triggers=("option for offload arch",),
+         pattern=rx(r"error: ignoring '(?P<opt>-[^']+)' option for offload arch "
+                     r"'(?P<arch>gfx[\w:+-]+)'(?:.*?containing '(?P<feat>[\w+-]+)')?"),
+         read=_option_needs_feature,
+         source="clang's driver warning -Woption-ignored ('ignoring '<option>' option for "
+         "offload arch '<arch>' as it is not currently supported there. Use it with an "
+         "offload arch containing '<feature>' instead'), an error under -Werror; reproduced "
+         "with clang++-22 -x hip --offload-arch=gfx942 -fsanitize=address (make/devbt7.sh); "
+         "ROCm/TheRock#6244"),
     Rule(id="flash-attention-arch", klass="gpu-target",
          triggers=("not supported by Flash-Attention",),
          pattern=rx(r"GPU archs of (?P<archs>\[[^\]]*\]) is invalid or not supported by "

@@ -41,6 +41,20 @@ def _hipcc_no_clang(match: re.Match[str], view: LineView) -> Reading | None:
                   "the install the script belongs to",
             fix=f"export ROCM_PATH={home} (and HIP_CLANG_PATH={home}/llvm/bin), or make {root} "
                 f"the link to that install (`ln -s {home} {root}`)")
+    if (wanted and own and wanted.group("root") == own.group("root")
+            and _OPT_ROCM.match(own.group("root")) and own.group("root") != "/opt/rocm"):
+        # The script looks for clang inside its own versioned ROCm install (<root>/llvm/bin),
+        # not the fixed /opt/rocm fallback: that install has HIP but not its LLVM component.
+        root, program = own.group("root"), path.rsplit("/", 1)[-1]
+        tool = script.rsplit("/", 1)[-1]
+        return Reading(
+            subject=program,
+            cause=f"{tool} of the ROCm install {root} runs its compiler {path}, which does "
+                  f"not exist: {root} has HIP but not its LLVM/clang component (the "
+                  "rocm-llvm / llvm-amdgpu package that a full ROCm install pulls in)",
+            fix=f"install ROCm's LLVM package for this release into {root} (rocm-llvm, "
+                "llvm-amdgpu on older releases; or the whole rocm-dev / rocm meta-package), "
+                f"then check with `{tool} --version`")
     if path.startswith("/"):
         return Reading(
             subject="hipcc",

@@ -174,6 +174,15 @@ def _hip_flag_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
             "them (CMAKE_HIP_COMPILER), then configure from a clean build folder")
 
 
+def _hip_language_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(subject="gcc", cause=f"{match.group('prog').rsplit('/', 1)[-1]} (GCC's "
+                   "driver) was asked to compile -x hip, a language only clang knows: the HIP "
+                   "sources went to the host GCC (CC / CXX / CMAKE_CXX_COMPILER)",
+                   fix="compile the HIP sources with ROCm's clang: CC=$ROCM_PATH/llvm/bin/clang "
+                   "CXX=$ROCM_PATH/llvm/bin/clang++ (or hipcc, or CMAKE_HIP_COMPILER), then "
+                   "configure from a clean build folder")
+
+
 _CMAKE_COMPILER_HEAD = re.compile(r"^The CMAKE_(?P<lang>C|CXX)_COMPILER:\s*$")
 _ROCM_COMPILER = re.compile(r"(?i)rocm|hipcc|/llvm/bin/|amdclang")
 
@@ -302,6 +311,10 @@ RULES: tuple[Rule, ...] = (
          "--hip-link: ROCm/clr@018eeb4c78f8ea4553d612390c2e569edb2a3e08:hipamd/"
          "hip-config-amd.cmake); reproduced with g++-12 and gcc-11 here "
          "(make/compiler_std.sh)"),
+    Rule(id="hip-language-to-gcc", klass="host-compiler", triggers=("language hip not recog",),
+         pattern=rx(r"(?P<prog>\S*(?:\+\+|gcc|cc)[\d.-]*): error: language hip not recognized"),
+         read=_hip_language_to_gcc, source="GCC's driver ('language %s not recognized'; "
+         "gcc.cc not read): reproduced with gcc-12, g++-11, c++ -x hip, make/devbt7.sh"),
     Rule(id="cmake-compiler-path", klass="host-compiler",
          triggers=("is not a full path to an existing compiler tool",),
          pattern=rx(r"^is not a full path to an existing compiler tool"),

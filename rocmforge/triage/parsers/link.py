@@ -96,10 +96,10 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
     newer = newer_glibc(match.group("sym"), view) or newer_libstdcxx(match.group("sym"), view)
     if newer is not None:
         return newer
-    if _FROM_SHARED.match(view.text):
-        # A shared library being linked against needs a symbol its own dependency does not
-        # provide here: which copy of that dependency ld found is not in the lines (a second,
-        # older runtime? ld's stricter check?), so nothing is claimed.
+    if _FROM_SHARED.match(view.text) or match.group("sym") == "main":
+        # A shared library needs a symbol its own dependency does not provide here (which copy
+        # ld found is not in the lines), or crt1's _start found no main (`hipcc -v` with no
+        # source, justxi/rocm#82, as well as a library linked as a program): nothing claimed.
         return None
     symbol = demangle(match.group("sym"))
     if _PTHREAD.match(symbol):

@@ -1,7 +1,9 @@
 """The ROCm install as a build meets it, where it lacks a part or is too old: HIP's CMake
 package finding no compiler-rt builtins in its clang, a clang older than --offload-arch, and a
 ROCm library's header that includes another library's header from a folder the include path
-does not name. The install's tools, mixed installs and paths are rocm_install.py's.
+does not name, and clang's own resource headers (__clang_hip_runtime_wrapper.h) not found
+where the compiler that ran looks. The install's tools, mixed installs and paths are
+rocm_install.py's.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Must not: read files, run programs or pick between findings
@@ -78,6 +80,20 @@ def _sibling_header(match: re.Match[str], view: LineView) -> Reading | None:
             "that folder does not exist")
 
 
+def _clang_wrapper_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    header = match.group("header")
+    return Reading(
+        subject=header,
+        cause=f"clang's own {header}, which its driver force-includes into every HIP/CUDA "
+              "compile (-include, from <clang resource dir>/include), was not found: the "
+              "compiler that ran (clang, or comgr/hipRTC inside a program compiling kernels "
+              "at run time) looks in a resource folder of an LLVM that is not installed "
+              "there, or not whole",
+        fix="point the compile at the ROCm LLVM that ships the header "
+            "(<rocm>/llvm/lib/clang/<version>/include; ROCM_PATH, HIP_CLANG_PATH or the "
+            "program's LLVM path setting), or reinstall ROCm's LLVM package (rocm-llvm) whole")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="hip-config-clangrt-builtins-missing", klass="cmake",
          triggers=("clangrt builtins lib not found",),
@@ -104,4 +120,12 @@ RULES: tuple[Rule, ...] = (
          read=_sibling_header,
          source="pytorch/pytorch#44900 (ROCm's hiprand_hcc.h includes <rocrand.h>, installed "
          "in <rocm>/include/rocrand; the extension's compile had -I<rocm>/include only)"),
+    Rule(id="clang-wrapper-header-missing", klass="rocm-install",
+         triggers=("_runtime_wrapper.h",),
+         pattern=rx(r"fatal error: '(?P<header>__clang_(?:hip|cuda)_runtime_wrapper\.h)' "
+                     r"file not found"),
+         read=_clang_wrapper_missing,
+         source="clang's driver adds -internal-isystem <resource dir>/include and -include "
+         "__clang_hip_runtime_wrapper.h to a HIP compile (clang++-22 -### -x hip here; the "
+         "header is /usr/lib/llvm-22/lib/clang/22/include's); ROCm/MIOpen#1105"),
 )
