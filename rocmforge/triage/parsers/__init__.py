@@ -9,6 +9,7 @@ from __future__ import annotations
 from rocmforge.triage.parsers import (
     aiter_jit,
     aotriton,
+    app_targets,
     autotools,
     build_backend,
     build_dependency,
@@ -98,6 +99,7 @@ PARSERS: tuple[Rule, ...] = (
     *windows_loader.RULES,
     *libstdcxx.RULES,
     *gpu_target.RULES,
+    *app_targets.RULES,
     *gpu_runtime.RULES,
     *tensile.RULES,
     *math_library.RULES,

@@ -118,7 +118,8 @@ def _llvm_unknown_target(match: re.Match[str], view: LineView) -> Reading | None
 
 
 _MATH_OR_CK = ("hipsparselt", "hipblaslt", "rocblas", "miopen", "rocsparse", "rocfft",
-               "composable_kernel", "ck_tile", "tensile", "aotriton", "rocwmma")
+               "composable_kernel", "composable kernel", "ck_tile", "tensile", "aotriton",
+               "rocwmma")
 
 
 def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | None:
@@ -130,7 +131,8 @@ def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | Non
     context = " ".join((*view.previous[-4:], view.text)).lower()
     if any(name in context for name in _MATH_OR_CK):
         return None  # a math library's or CK's own target list (math_library.py)
-    arch = match.group("arch") or match.group("arch2") or match.group("arch3")
+    groups = match.groupdict()
+    arch = next(groups[k] for k in ("arch", "arch2", "arch3", "arch4") if groups.get(k))
     return Reading(
         subject=arch.split(":")[0],
         cause=f"the package (or the toolchain) does not support the target {arch}: its own "
@@ -141,6 +143,8 @@ def _target_not_supported(match: re.Match[str], view: LineView) -> Reading | Non
             "the same family (e.g. 11.0.0 for RDNA3), at your own risk")
 
 
+_REFUSAL_SOURCE = ("the target checks packages run on their own target tables "
+                   "(flash-attention's setup.py, xformers, CMake GPU_TARGETS checks)")
 _GFX = re.compile(r"\b(gfx[0-9a-f]{3,4}[\w:+-]*)")
 
 
@@ -196,46 +200,6 @@ def _therock_target_choice(match: re.Match[str], view: LineView) -> Reading | No
 _CK_PATH = re.compile(r"composable_kernel|/ck/|/ck_tile/")
 
 
-def _override_version(arch: str) -> str:
-    # gfx1030 -> 10.3.0, gfx90a -> 9.0.10: the last two characters are minor and stepping
-    # (stepping in hex), the rest the major version, as HSA_OVERRIDE_GFX_VERSION spells it.
-    digits = arch.removeprefix("gfx")
-    return f"{digits[:-2]}.{int(digits[-2], 16)}.{int(digits[-1], 16)}"
-
-
-def _ollama_unsupported_gpu(match: Groups, view: LineView) -> Reading | None:
-    arch = match.group("arch").split(":")[0]
-    listed = re.findall(r"gfx[0-9a-f]{3,4}", match.group("listed"))
-    if arch in listed:
-        return None  # the check compares without features: a listed target is no proof
-    # An RDNA family is gfxNNN<x> (gfx103x, gfx110x); GCN's three-character names group no
-    # such way (gfx90c runs gfx900 code, not gfx906's): no sibling is computed for them.
-    rdna = re.fullmatch(r"gfx1[0-9a-f]{3}", arch) is not None
-    sibling = next((t for t in listed if rdna and len(t) == len(arch) and t[:-1] == arch[:-1]),
-                   "")
-    windows = "amd_windows" in view.text
-    if windows:
-        advice = ("on Windows ollama does not honour HSA_OVERRIDE_GFX_VERSION: use a build of "
-                  f"ollama (or its ROCm libraries) made with {arch}")
-    elif sibling:
-        advice = (f"set HSA_OVERRIDE_GFX_VERSION={_override_version(sibling)} in the server "
-                  f"process's own environment (for systemd: Environment= in the unit, then "
-                  f"daemon-reload and restart) so {arch} runs the {sibling} code, or use "
-                  f"libraries built with {arch}")
-    elif rdna:
-        advice = (f"HSA_OVERRIDE_GFX_VERSION cannot help: no listed target is of {arch}'s "
-                  f"family; use ROCm libraries (or an ollama build) made with {arch}")
-    else:
-        advice = (f"use ROCm libraries (or an ollama build) made with {arch}; "
-                  "HSA_OVERRIDE_GFX_VERSION set to a listed target of the same GCN generation "
-                  "may run it (set it in the server process's own environment)")
-    return Reading(
-        subject=arch,
-        cause=f"ollama rejected the GPU: its target {arch} is not among the targets its bundled "
-              f"ROCm libraries were built for ({' '.join(listed)}), so it runs on the CPU",
-        fix=advice)
-
-
 def _builtin_needs_feature(match: re.Match[str], view: LineView) -> Reading | None:
     path, builtin, feature = match.group("file"), match.group("builtin"), match.group("feat")
     if _CK_PATH.search(path):
@@ -273,17 +237,6 @@ def _generic_needs_cov6(match: re.Match[str], view: LineView) -> Reading | None:
             f"targets instead of the generic one"
             + (f" ({instead})" if instead else "")
             + " and keep the older code object version")
-
-
-def _lemonade_gpu(match: re.Match[str], view: LineView) -> Reading | None:
-    arch, what = match.group("arch"), match.group("what")
-    return Reading(
-        subject=arch,
-        cause=f"Lemonade refused the backend {what}: each backend lists the GPU families it "
-              f"supports, and the detected GPU's {arch} is not among them (this Lemonade "
-              "release does not offer that backend for it)",
-        fix=f"use a Lemonade release whose {what} backend lists {arch}, or another backend "
-            "that supports it (`lemonade backends` lists what this system can install)")
 
 
 RULES: tuple[Rule, ...] = (
@@ -325,12 +278,22 @@ RULES: tuple[Rule, ...] = (
     Rule(id="gpu-target-not-supported", klass="gpu-target",
          triggers=("gfx",),
          pattern=rx(r"(?i)(?:unsupported|unknown) (?:gpu |amdgpu |hip )?(?:architecture|arch|"
-                     r"target)s?:?\s*'?(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)"
+                     r"target|device)s?:?\s*['\"]?(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)"
                      r"|(?:architecture|arch|target) '?(?P<arch2>gfx[0-9a-f]{3,4}[\w:+-]*)'? "
                      r"is not supported"
                      r"|^\W*(?:\w+Error: )?(?P<arch3>gfx[0-9a-f]{3,4}[\w:+-]*)'? is not supported"),
-         read=_target_not_supported, source="the target checks packages run on their own "
-         "target tables (flash-attention's setup.py, xformers, CMake GPU_TARGETS checks)"),
+         read=_target_not_supported, source=_REFUSAL_SOURCE),
+    # The same refusal worded around a list, weaker than a package's own rule for its list.
+    Rule(id="gpu-target-list-refused", klass="gpu-target", tier=2,
+         triggers=("gfx",),
+         pattern=rx(r"(?i)"
+                     # a list of targets one of which a package refuses ("One of GPU archs of
+                     # ['gfx1151'] is invalid or not supported", "… are not in the supported …")
+                     r"(?:archs?|architectures?|targets?)\b[^.;]{0,30}?['\"\[ ]"
+                     r"(?P<arch4>gfx[0-9a-f]{3,4}[\w:+-]*)['\"\]]?[^.;]{0,30}? (?:is|are) "
+                     r"(?:invalid or |either invalid or )?(?:not supported|unsupported"
+                     r"|not in the (?:list of )?supported)"),
+         read=_target_not_supported, source=_REFUSAL_SOURCE + "; ROCm/aiter#3919"),
     Rule(id="hip-architectures-rejected", klass="gpu-target",
          triggers=("do not all work with this compiler",),
          pattern=rx(r"do not all work with this compiler"),
@@ -350,22 +313,6 @@ RULES: tuple[Rule, ...] = (
                      r"|No AMDGPU target selected: make a selection via THEROCK_AMDGPU_FAMILIES"),
          read=_therock_target_choice, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0"
          ":cmake/therock_amdgpu_targets.cmake (FATAL_ERROR messages)"),
-    Rule(id="ollama-gpu-not-supported", klass="gpu-target",
-         triggers=("amdgpu is not supported",),
-         pattern=rx(r"amdgpu is not supported \(supported types:\[(?P<listed>[^\]]*)\]\)\"?"
-                    r"\s+gpu_type=(?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)"
-                    # ollama 0.3.x: the list was a key of its own after the message
-                    r"|amdgpu is not supported\"?\s+gpu=\S+\s+gpu_type=(?P<arch2>gfx[0-9a-f]{3,4}"
-                    r"[\w:+-]*)\s.*?\bsupported_types=\[(?P<listed2>[^\]]*)\]"),
-         read=lambda m, v: _ollama_unsupported_gpu(Alias(m, arch="arch2", listed="listed2"), v),
-         source="ollama/ollama discover/amd_linux.go and "
-         "amd_windows.go (stored files: slog.Warn(\"amdgpu is not supported (supported "
-         "types:%s)\", \"gpu_type\", gfx, ...) when the GPU's target is not in the bundled "
-         "libraries' list; Linux skips the check under HSA_OVERRIDE_GFX_VERSION, Windows has "
-         "no override); ollama/ollama#8772; the supported types are the rocblas/library/"
-         "TensileLibrary_lazy_gfx*.dat files of the bundled library folder: ollama/ollama@"
-         "dcfb7a105c455ae8d44a06b3380731d8b1ffcc22:discover/amd_common.go GetSupportedGFX; "
-         "the 0.3.x form as logged in likelovewant/ollama-for-amd#14"),
     Rule(id="builtin-needs-target-feature", klass="gpu-target",
          triggers=("needs target feature",),
          pattern=rx(r"^(?P<file>\S+?):\d+(?::\d+)?: error: '(?P<builtin>__builtin_amdgcn_\w+)' "
@@ -383,13 +330,5 @@ RULES: tuple[Rule, ...] = (
          "available on code object version 6 or better' for --offload-arch=gfx12-generic "
          "-mcode-object-version=5, and the same for gfx11-generic and gfx9-4-generic "
          "(make/devrt4.sh); ROCm/hip-tests#474"),
-    Rule(id="lemonade-gpu-unsupported", klass="gpu-target",
-         triggers=("on this system: Unsupported GPU",),
-         pattern=rx(r"Cannot install (?P<what>[\w.-]+:[\w.-]+) on this system: Unsupported "
-                     r"GPU: (?P<arch>gfx[0-9a-z]+)\b"),
-         read=_lemonade_gpu, source="lemonade-sdk/lemonade@e385039ed33551de7f54cb73194cd08088"
-         "772c08:src/cpp/server/system_info.cpp (\"Unsupported GPU: \" + the detected "
-         "family when the device is present but its family is not in the backend's list) and "
-         "src/cpp/server/server.cpp (\"Cannot install <recipe>:<backend> on this system: "
-         "<message>\"); lemonade-sdk/lemonade#2686"),
+
 )

@@ -1,0 +1,59 @@
+"""Target refusals in the wordings that held-out rounds showed the narrower rules missed:
+ggml's names for the runtime's "invalid device function", and a package refusing one target
+of a list. Each claim is checked with its subject; a warning or a math library's own refusal
+is not claimed here."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmforge.triage import explain_text
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: HIP error: invalid device function",
+    "ROCm error: invalid device function",                    # containers/ramalama#732
+    "CUDA error: invalid device function",                    # mozilla-ai/llamafile#403
+    "CUDA error 98 at /source/llama.cpp/ggml-cuda.cu:7788: invalid device function",
+])
+def test_invalid_device_function_in_each_wording(line: str) -> None:
+    found = explain_text(f"ggml_cuda_compute_forward: RMS_NORM failed\n{line}\n")
+    assert (found.klass, found.subject, found.rule) == (
+        "gpu-target", "PYTORCH_ROCM_ARCH", "no-binary-for-gpu")
+    assert "invalid device function" in found.cause
+    assert "<gfx>" in found.fix
+
+
+def test_invalid_device_function_takes_the_target_the_log_names() -> None:
+    found = explain_text("Name:                    gfx1103\n"
+                         "ROCm error: invalid device function\n")
+    assert (found.klass, found.subject) == ("gpu-target", "gfx1103")
+    assert "--arch gfx1103" in found.fix
+
+
+def test_an_unrelated_invalid_function_is_not_claimed() -> None:
+    assert explain_text("error: invalid device function pointer cast\n").klass is None
+
+
+@pytest.mark.parametrize(("line", "subject", "rule"), [
+    ("AssertionError: One of GPU archs of ['gfx1151'] is invalid or not supported",
+     "gfx1151", "aiter-arch-not-allowed"),
+    ("ValueError: target list [gfx1036] is not supported by this build",
+     "gfx1036", "gpu-target-list-refused"),
+    ("RuntimeError: unknown device gfx1036", "gfx1036", "gpu-target-not-supported"),
+    ("Error: unsupported device gfx950", "gfx950", "gpu-target-not-supported"),
+])
+def test_a_refused_target_is_the_subject(line: str, subject: str, rule: str) -> None:
+    found = explain_text(line + "\n")
+    assert (found.klass, found.subject, found.rule) == ("gpu-target", subject, rule)
+    assert subject in found.cause
+
+
+@pytest.mark.parametrize("line", [
+    "WARNING: target gfx1036 is not supported, skipping",     # the build goes on
+    "rocBLAS: arch gfx1036 is not supported",                 # a math library's own list
+    "Composable Kernel: targets ['gfx1036'] are not supported",
+])
+def test_a_warning_or_a_library_list_is_not_a_target_claim(line: str) -> None:
+    found = explain_text(line + "\n")
+    assert found.klass != "gpu-target"
