@@ -64,6 +64,9 @@ MAX_ROOTS = 8
 
 # A long line with this many " -" flags is an echoed compile or link command.
 COMMAND_FLAGS = 12
+# GCC and GNU ld quote with ‘…’ in a UTF-8 locale and with '…' (or `…') otherwise: the rules
+# see the ASCII form of either, the evidence keeps the line as it was written.
+_TYPOGRAPHIC_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'"})
 _CMAKE_HEADER = re.compile(r"^CMake (Error|Warning|Deprecation Warning)\b")
 
 
@@ -107,6 +110,7 @@ def scan(lines: Iterable[str], rules: Iterable[Rule], step: str = "") -> _Scan:
         text_full, label = clean_labelled(raw)
         stripped = text_full.strip()
         shown = stripped if len(stripped) <= MAX_LINE_CHARS else stripped[:MAX_LINE_CHARS] + " …"
+        stripped = stripped.translate(_TYPOGRAPHIC_QUOTES)  # rules read one quote; shown keeps
         indented = bool(text_full) and text_full[0] in " \t"
         header = _CMAKE_HEADER.match(stripped)
         if header:

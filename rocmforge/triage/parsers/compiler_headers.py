@@ -292,12 +292,13 @@ def _gcc_header_note(match: re.Match[str], view: LineView) -> Reading | None:
     return _needs_header(match.group("name"), match.group("header"))
 
 
-def _clang_cstdint_type(match: Groups, view: LineView) -> Reading | None:
+def _cstdint_type(match: re.Match[str], view: LineView) -> Reading | None:
     if _CLANG_RESOURCE_HEADER.search(view.text) or _RUNTIME_COMPILE.search(view.text):
         return None  # clang's own HIP wrappers (rocm_install: clang-resource-header-types),
         # or a run-time hiprtc/comgr compile (ROCm 7 moved these types to __hip_internal::):
         # not a missing include in a component's source built by the host toolchain
-    return _needs_header(match.group("name"), "cstdint")
+    name = match.group("name") or match.groupdict().get("name2") or ""
+    return _needs_header(name, "cstdint")
 
 
 def _libstdcxx_not_linked(match: re.Match[str], view: LineView) -> Reading | None:
@@ -376,9 +377,14 @@ RULES: tuple[Rule, ...] = (
                      r"'(?P<name>" + _CSTDINT_TYPE + r")'(?!;)"
                      r"|error: no type named '(?P<name2>" + _CSTDINT_TYPE + r")' in namespace "
                      r"'std'"),
-         read=lambda m, v: _clang_cstdint_type(Alias(m, name="name2"), v),
+         read=_cstdint_type,
          source="clang's unknown-type diagnostics for the <cstdint> types; ROCm/TheRock#4252, "
          "ROCm/rocm-systems#3073 (yaml-cpp/elfio under libstdc++ 15)"),
+    Rule(id="cstdint-type-unknown-gcc", klass="host-compiler", tier=2,  # GCC's note is stronger
+         triggers=("was not declared in this scope", "does not name a type", "not been declared"),
+         pattern=rx(r"error: '(?:std::)?(?P<name>" + _CSTDINT_TYPE + r")' (?:was not declared "
+                     r"in this scope|does not name a type|has not been declared)"),
+         read=_cstdint_type, source="g++-12 here (tests/integration/test_triage_gcc_cstdint.py)"),
     Rule(id="libstdcxx-not-linked", klass="host-compiler",
          triggers=("-lstdc++",),
          pattern=rx(r"(?:unable to find library|cannot find) -lstdc\+\+(?![\w.])"),

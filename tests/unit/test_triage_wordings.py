@@ -57,3 +57,18 @@ def test_a_refused_target_is_the_subject(line: str, subject: str, rule: str) -> 
 def test_a_warning_or_a_library_list_is_not_a_target_claim(line: str) -> None:
     found = explain_text(line + "\n")
     assert found.klass != "gpu-target"
+
+
+
+@pytest.mark.parametrize(("line", "klass", "rule"), [
+    # GNU ld and GCC in a UTF-8 locale quote with ‘…’; the same rules read them
+    ("foo.cpp:(.text+0x1a): undefined reference to ‘hipMalloc’", "link", "undefined-reference"),
+    ("x.cpp:3:5: error: unknown type name ‘uint64_t’", "host-compiler", "cstdint-type-unknown"),
+])
+def test_typographic_quotes_read_as_ascii_and_shown_as_written(
+        line: str, klass: str, rule: str | None) -> None:
+    found = explain_text(line + "\n")
+    assert found.klass == klass
+    if rule is not None:
+        assert found.rule == rule
+    assert [e.text for e in found.evidence] == [line]
