@@ -371,7 +371,8 @@ RULES: tuple[Rule, ...] = (
          "sqlite3's 'no such column: X' for a query naming a column the table lacks"),
     Rule(id="rocwmma-fragment-substitution", klass="math-library",
          triggers=("candidate template ignored: substitution failure",),
-         pattern=rx(r"^(?P<path>\S*[/\\]include[/\\]rocwmma[/\\]\S+?\.hpp):\d+:\d+: note: "
+         pattern=rx(r"^(?P<path>(?:[A-Za-z]:[/\\][^:\n]*?|\S*)[/\\]include[/\\]rocwmma[/\\]"
+                    r"[^:\s]+?\.hpp):\d+:\d+: note: "
                     r"candidate template ignored: substitution failure \[with BlockM = "
                     r"(?P<m>\d+), BlockN = (?P<n>\d+), BlockK = (?P<k>\d+), "
                     r"InputT = (?P<in>[\w:]+), ComputeT = (?P<acc>[\w:]+)"),

@@ -337,7 +337,8 @@ RULES: tuple[Rule, ...] = (
          "#1408; lhl/strix-halo-testing#3"),
     Rule(id="clang-resource-header-types", klass="rocm-install",
          triggers=("__clang_hip_",),
-         pattern=rx(r"(?P<root>/\S*?)(?:/lib)?/llvm/lib/clang/\d+/include/__clang_hip_\w+\.h"
+         pattern=rx(r"(?P<root>[A-Za-z]:[\\/][^:\n]*?|/\S*?)(?:[\\/]lib)?[\\/]llvm[\\/]lib[\\/]"
+                    r"clang[\\/]\d+[\\/]include[\\/]__clang_hip_\w+\.h"
                      r":\d+(?::\d+)?: error: unknown type name 'u?int\w*_t'"),
          read=_clang_wrapper_types, source="ROCm/TheRock#950 (a rocBLAS build broken by another "
          "install in /opt/rocm)"),

@@ -16,6 +16,10 @@ from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 
+# A path: space-free, or a Windows one (C:\Program Files\AMD\ROCm\…) up to the next colon
+_PATH = r"(?:[A-Za-z]:[\\/][^:\n]*?|\S*?)"
+
+
 def _tensile(match: Groups, view: LineView) -> Reading | None:
     # Proof that the target has no kernels: the library says which GPU arch it looked for, or
     # the target's own file is not there. "Cannot read …: No error" (a file that is there but
@@ -26,7 +30,7 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
     # then the generic TensileLibrary.dat (tensile_host.cpp): an error about the generic file
     # proves the target's own files are missing, whatever strerror(errno) says after it
     # ("Illegal seek" is a stale errno, ROCm/Tensile#1936).
-    generic = re.search(r"rocBLAS error: Cannot read \S*[/\\]TensileLibrary\.(?:dat|yaml): ",
+    generic = re.search(rf"rocBLAS error: Cannot read {_PATH}[/\\]TensileLibrary\.(?:dat|yaml): ",
                         view.text) is not None
     if "GPU arch" not in view.text and "No such file" not in view.text and not generic:
         return None
@@ -84,7 +88,7 @@ def _tensile_unloadable(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _tensile_arch_wrapped(match: re.Match[str], view: LineView) -> Reading | None:
-    if not view.previous or not re.search(r"Cannot read \S*TensileLibrary", view.previous[-1]):
+    if not view.previous or not re.search(rf"Cannot read {_PATH}TensileLibrary", view.previous[-1]):
         return None
     arch = match.group("arch")
     lower = view.previous[-1].lower()
