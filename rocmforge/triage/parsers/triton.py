@@ -185,9 +185,7 @@ RULES: tuple[Rule, ...] = (
          read=_triton_import, source="PyTorch's Triton pin"),
     Rule(id="triton-lld-missing", klass="triton",
          triggers=("TRITON_HIP_LLD_PATH",),
-         # the path as a value: a Windows one may hold a space (C:\Program Files\AMD\ROCm\…)
-         pattern=rx(r"ROCm linker (?P<path>[A-Za-z]:[\\/][^'\"\n]*?|\S+) not found\. Set "
-                    r"'TRITON_HIP_LLD_PATH'"),
+         pattern=rx(r"ROCm linker (?P<path>\S+) not found\. Set 'TRITON_HIP_LLD_PATH'"),
          read=_lld_missing, source="triton-lang/triton third_party/amd/backend/compiler.py "
          "(path_to_rocm_lld); ROCm/TheRock#2006"),
     Rule(id="triton-module-removed", klass="triton",
