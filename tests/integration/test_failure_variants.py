@@ -5,8 +5,9 @@ Each variation rewrites a real corpus log the way the same failure reads on anot
 TheRock's pip SDK in a venv, a versioned root, a distribution's /usr or /usr/lib64/rocm, a nix
 store path, and the Windows HIP SDK (a drive letter, backslashes and a space) or a Windows venv.
 A case the variation touches must keep its class, and its subject where the case has one (the
-subject follows the variation when it names the path); a negative must still claim nothing. The rewritten logs live only here: the
-corpus holds real logs. `python tests/integration/test_failure_variants.py` prints the losses.
+subject follows the variation when it names the path); a negative must still claim nothing.
+The rewritten logs live only here: the corpus holds real logs.
+`python tests/integration/test_failure_variants.py` prints the losses per variation.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "failures"))
 
-from rocmforge.triage import explain_lines  # noqa: E402
 from score import Case, load_cases, same_subject, verdict  # noqa: E402
+
+from rocmforge.triage import explain_lines  # noqa: E402
 
 _ROOT = re.compile(r"/opt/rocm(?:-\d+(?:\.\d+)*)?((?:/[\w.+-]+)*)")
 _PROGRAM = re.compile(r"/bin/[\w+-]+(?:\.lld)?$")
@@ -39,10 +41,11 @@ class Variation:
     exe: bool = False  # a program under bin/ takes Windows' .exe (clang++.exe, ld.lld.exe)
 
     def apply(self, text: str, log: str | None = None) -> str:
-        """`text` at this root; a Windows path takes the slashes `log` (or `text`) would use."""
+        """`text` at this root; a Windows path takes the slashes `log` (or `text`) uses."""
         if not self.windows:
             return _ROOT.sub(lambda m: self.root + m.group(1), text)
-        if _CMAKE.search(text if log is None else log):  # CMake prints the paths it holds with forward slashes
+        # CMake prints the paths it holds with forward slashes
+        if _CMAKE.search(text if log is None else log):
             root = self.root.replace("\\", "/")
             return _ROOT.sub(lambda m: root + m.group(1), text)
         return _ROOT.sub(lambda m: self.root + self._program(m.group(1)).replace("/", "\\"),

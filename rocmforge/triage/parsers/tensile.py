@@ -15,7 +15,6 @@ import re
 from rocmforge.knowledge.arches import load_arch_table
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
-
 # A path: space-free, or a Windows one (C:\Program Files\AMD\ROCm\…) up to the next colon
 _PATH = r"(?:[A-Za-z]:[\\/][^:\n]*?|\S*?)"
 
