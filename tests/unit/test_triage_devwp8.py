@@ -9,6 +9,7 @@ from triagehelpers import assert_reads
 
 from rocmforge.triage import explain_text
 from rocmforge.triage.parsers.rocm_install import RULES as INSTALL_RULES
+from rocmforge.triage.rule import Rule
 
 WIN = "C:\\Program Files\\AMD\\ROCm\\6.2"
 
@@ -42,7 +43,7 @@ def test_a_windows_rocm_root_reads_as_the_linux_one(text: str, klass: str, subje
     assert_reads(text, klass, subject, rule, words)
 
 
-def _install_rule(rule_id: str):  # noqa: ANN202 - the Rule type is the module's
+def _install_rule(rule_id: str) -> Rule:
     return next(r for r in INSTALL_RULES if r.id == rule_id)
 
 
