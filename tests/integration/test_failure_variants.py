@@ -2,8 +2,9 @@
 when the log's ROCm root is somewhere else.
 
 Each variation rewrites a real corpus log the way the same failure reads on another install:
-TheRock's pip SDK in a venv, a versioned root, a distribution's /usr or /usr/lib64/rocm, a nix
-store path, and the Windows HIP SDK (a drive letter, backslashes and a space) or a Windows venv.
+TheRock's pip SDK in a venv (devel or core), a versioned root, a distribution's /usr or
+/usr/lib64/rocm, a nix store path, a spack prefix, and the Windows HIP SDK (a drive letter,
+backslashes and a space, with or without .exe) or a Windows venv.
 A case the variation touches must keep its class, and its subject where the case has one (the
 subject follows the variation when it names the path); a negative must still claim nothing.
 The rewritten logs live only here: the corpus holds real logs.
@@ -59,6 +60,8 @@ class Variation:
 
 VARIATIONS = (
     Variation("venv-sdk", "/home/u/venv/lib/python3.12/site-packages/_rocm_sdk_devel"),
+    Variation("venv-core", "/home/u/.venv/lib/python3.13/site-packages/_rocm_sdk_core"),
+    Variation("spack", "/opt/spack/opt/spack/linux-zen3/hip-6.4.3-2fkq5sn7bqh3xyhd6uvmfm7lmk5v"),
     Variation("versioned", "/opt/rocm-7.1.1"),
     Variation("usr", "/usr"),
     Variation("lib64", "/usr/lib64/rocm"),
@@ -70,7 +73,8 @@ VARIATIONS = (
 )
 
 _LINUX_ONLY = ("windows-hip-sdk", "windows-exe", "windows-venv")
-_MOVED = ("venv-sdk", "usr", "lib64", "nix", *_LINUX_ONLY)
+_POSIX = ("venv-sdk", "venv-core", "spack", "usr", "lib64", "nix")  # off /opt/rocm on Linux
+_MOVED = (*_POSIX, *_LINUX_ONLY)
 # (case, variations) pairs that do not exist in the world, each with why. Kept short.
 EXCLUDED: dict[str, tuple[str, ...]] = {
     # GNU ld, a Linux HSA runtime, gentoo, spack, a Debian shell, a Linux gcc triplet, docker's
@@ -98,11 +102,10 @@ EXCLUDED: dict[str, tuple[str, ...]] = {
 }
 # Right answers another developer's rule loses under a variation (reported, not excluded for
 # realism): the test keeps them visible here until their owner widens the rule.
-_POSIX = ("venv-sdk", "usr", "lib64", "nix")
 OWNED_ELSEWHERE: dict[str, tuple[str, ...]] = {
     # build_tools.py library-file-missing claims <root>/aotriton/lib/libaotriton_v2.a first
     # (it declines only paths with "/rocm" in them).
-    "aotriton-missing-static-lib-gfx803docker": ("venv-sdk", "usr", "nix"),
+    "aotriton-missing-static-lib-gfx803docker": ("venv-sdk", "venv-core", "spack", "usr", "nix"),
     # hipcc.py hipcc-no-clang: the subject is clang++ only under /opt/rocm.
     "rocm-install-hipconfig-llvm-clang-missing-rocmbuild1332": _POSIX,
     # compiler_headers.py missing-header: the root is named only when it is /opt/rocm*.
@@ -151,7 +154,8 @@ def test_a_moved_rocm_root_keeps_every_answer(variation: Variation) -> None:
 
 
 def test_a_windows_path_reads_with_backslashes_and_the_space() -> None:
-    sdk, exe = VARIATIONS[5], VARIATIONS[6]
+    by_name = {v.name: v for v in VARIATIONS}
+    sdk, exe = by_name["windows-hip-sdk"], by_name["windows-exe"]
     assert sdk.apply("-- /opt/rocm-6.4.1/lib/cmake/hip") == \
         "-- C:\\Program Files\\AMD\\ROCm\\6.2\\lib\\cmake\\hip"
     assert exe.apply("'/opt/rocm/llvm/bin/ld.lld' x /opt/rocm/bin/hipcc") == \
