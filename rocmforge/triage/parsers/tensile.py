@@ -316,7 +316,8 @@ RULES: tuple[Rule, ...] = (
                      r"|TensileLibrary\S*?_(?P<arch2>gfx\w+?)\S*\.(?:dat|co|yaml)\S*: No such file"
                      r"|Could not (?:initialize|load) Tensile"),
          read=lambda m, v: _tensile(Alias(m, arch="arch2"), v),
-         source="ROCm/rocBLAS#1339; pytorch/pytorch#179865"),
+         source="ROCm/rocBLAS#1339; pytorch/pytorch#179865; Windows: rocblas.dll's folder + "
+         "/rocblas/library (ROCm/rocBLAS@b520bc83 library/src/tensile_host.cpp)"),
     Rule(id="tensile-host-error", klass="math-library",
          triggers=("tensile_host",),
          pattern=rx(r"(?P<err>hipError\w+|rocblas_status_\w+)\s+at\s+(?P<lib>rocblas|hipblaslt)"
