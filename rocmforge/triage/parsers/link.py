@@ -25,8 +25,10 @@ def _owner_note(row: Component | None) -> str:
     return f" (it belongs to ROCm's {row.name})" if row is not None else ""
 
 
-def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
-    name = match.group("lib").rstrip(":")
+def _cannot_find_lib(match: re.Match[str], view: LineView,
+                     linker: str = "the linker") -> Reading | None:
+    # gold names a -l:<file> by the file alone ("cannot find libamdhip64.so.6")
+    name = (match.group("lib") or ":" + (match.groupdict().get("file") or "")).rstrip(":")
     if name == "stdc++":
         return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
     if "::" in name:
@@ -36,7 +38,7 @@ def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
     if "aotriton" in name:
         return aotriton_library(name)
     library = name[1:] if name.startswith(":") else "lib" + name
-    return _library_not_found(library, owners.library_owner(name), "the linker")
+    return _library_not_found(library, owners.library_owner(name), linker)
 
 
 def _library_not_found(library: str, row: Component | None, linker: str) -> Reading:
@@ -212,15 +214,6 @@ def _ld_localized(match: re.Match[str], view: LineView) -> Reading | None:
              "path (LIBRARY_PATH); `LANG=C` makes the linker print English messages"))
 
 
-def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
-    name = match.group("lib")
-    if "::" in name:
-        return None  # an unresolved CMake imported target passed through as -l
-    if name == "stdc++":
-        return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
-    return _library_not_found("lib" + name, owners.library_owner(name), "the linker (lld)")
-
-
 _OPEN_QUOTE = "'\"\u201c\u2018"
 _CLOSE_QUOTE = "'\"\u201d\u2019"
 _UNCLOSED_LNK1181 = re.compile(r"LNK1181\b[^" + _OPEN_QUOTE + r"]*[" + _OPEN_QUOTE + r"][^"
@@ -318,11 +311,13 @@ RULES: tuple[Rule, ...] = (
          "'<file>''), each for an input named by its full path: binutils 2.40's ld and gold "
          "and clang 22 here, reproduced (make/link_inputs.sh)"),
     Rule(id="cannot-find-lib", klass="link",
-         triggers=("cannot find -l",),
-         pattern=rx(r"cannot find -l(?P<lib>[\w.:+-]+)"),
+         triggers=("cannot find -l", "error: cannot find lib"),
+         pattern=rx(r"cannot find -l(?P<lib>[\w.:+-]+)|\bld\.gold\S*: error: cannot find "
+                    r"(?P<file>lib[\w+-]+(?:\.[\w+-]+)*\.(?:so(?:\.\d+)*|a))$"),
          unless=rx(r"cannot find -l\S*::"),
          read=_cannot_find_lib, source="GNU ld / lld 'cannot find -l'; pytorch/pytorch#181939 "
-         "(imported targets passed as -l: a configure failure, not a missing library)"),
+         "(imported targets passed as -l: a configure failure, not a missing library); gold's "
+         "'cannot find <file>' for -l:<file> (ld.gold 2.40 here, make/devq8.sh)"),
     Rule(id="undefined-reference", klass="link",
          triggers=("undefined reference to", "undefined symbol: "),
          pattern=rx(r"undefined reference to [`'](?P<sym>[^'`]+)'"
@@ -360,7 +355,7 @@ RULES: tuple[Rule, ...] = (
     Rule(id="lld-no-library", klass="link",
          triggers=("unable to find library -l",),
          pattern=rx(r"\bld\.lld\S*: error: unable to find library -l(?P<lib>[\w.:+-]+)"),
-         read=_lld_no_library, source="llvm/llvm-project lld/ELF/Driver.cpp "
+         read=lambda m, v: _cannot_find_lib(m, v, "the linker (lld)"), source="llvm/llvm-project lld/ELF/Driver.cpp "
          "(\"unable to find library -l\")"),
     Rule(id="msvc-cannot-open-input", klass="link",
          triggers=("LNK1181",),
