@@ -355,8 +355,9 @@ RULES: tuple[Rule, ...] = (
     Rule(id="lld-no-library", klass="link",
          triggers=("unable to find library -l",),
          pattern=rx(r"\bld\.lld\S*: error: unable to find library -l(?P<lib>[\w.:+-]+)"),
-         read=lambda m, v: _cannot_find_lib(m, v, "the linker (lld)"), source="llvm/llvm-project lld/ELF/Driver.cpp "
-         "(\"unable to find library -l\")"),
+         read=lambda m, v: _cannot_find_lib(m, v, "the linker (lld)"),
+         source="llvm/llvm-project lld/ELF/Driver.cpp (\"unable to find library -l\"); "
+         "-l:<file> named by the file, as GNU ld's is: ld.lld-22 here (make/devq8.sh)"),
     Rule(id="msvc-cannot-open-input", klass="link",
          triggers=("LNK1181",),
          pattern=rx(r"LNK1181\b[^" + _OPEN_QUOTE + r"]*[" + _OPEN_QUOTE + r"](?P<path>[^"
