@@ -91,3 +91,18 @@ def test_clang_ld_path_to_nothing_is_a_missing_linker(tmp_path: Path) -> None:
     found = explain_text(text)
     assert (found.klass, found.subject, found.rule) == ("missing-component", "lld",
                                                         "linker-program-missing")
+
+
+@pytest.mark.needs_tool("g++-12", "ld.gold", "ld.lld-22")
+@pytest.mark.parametrize("linker", ("bfd", "gold", "lld"))
+def test_a_hipified_twin_is_read_from_every_linker(linker: str, tmp_path: Path) -> None:
+    (tmp_path / "main.cpp").write_text("int main() { return 0; }\n")
+    for name in ("roi_align", "roi_align_hip"):
+        (tmp_path / f"{name}.cpp").write_text("int roi_align_forward(int n) { return n; }\n")
+        subprocess.run(["g++-12", "-c", f"{name}.cpp", "-o", f"{name}.o"], cwd=tmp_path,
+                       check=True, timeout=120)
+    text = _run(["g++-12", *_linker_flags(linker, tmp_path), "main.cpp", "roi_align.o",
+                 "roi_align_hip.o", "-o", "app"], tmp_path)
+    found = explain_text(text)
+    assert (found.klass, found.subject, found.rule) == ("link", "roi_align_forward(int)",
+                                                        "hipified-duplicate")

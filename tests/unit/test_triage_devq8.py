@@ -108,3 +108,32 @@ def test_a_linker_that_ran_and_failed_is_not_a_missing_linker() -> None:
     bare = explain_text("clang-22: error: linker command failed with exit code 1 (use -v to see "
                         "invocation)\n")
     assert bare.rule != "clang-spawn-linker-missing"
+
+
+def test_a_hipified_twin_is_read_from_gold_and_lld_as_from_gnu_ld() -> None:
+    gnu = ("/usr/bin/ld.bfd: roi_align_hip.o: in function `roi_align_forward(int)':\n"
+           "roi_align_hip.cpp:(.text+0x0): multiple definition of `roi_align_forward(int)'; "
+           "roi_align.o:roi_align.cpp:(.text+0x0): first defined here\n")
+    gold = ("/usr/bin/ld.gold: error: roi_align_hip.o: multiple definition of "
+            "'roi_align_forward(int)'\n"
+            "/usr/bin/ld.gold: roi_align.o: previous definition here\n")
+    lld = ("ld.lld: error: duplicate symbol: roi_align_forward(int)\n"
+           ">>> defined at roi_align.cpp\n"
+           ">>>            roi_align.o:(roi_align_forward(int))\n"
+           ">>> defined at roi_align_hip.cpp\n"
+           ">>>            roi_align_hip.o:(.text+0x0)\n")
+    for text in (gnu, gold, lld):
+        d = explain_text(text)
+        assert (d.klass, d.subject, d.rule) == ("link", "roi_align_forward(int)",
+                                                "hipified-duplicate")
+        assert "roi_align_hip" in d.cause and "FORCE_CUDA=1" in d.fix
+
+
+def test_a_duplicate_without_a_hipified_twin_stays_a_plain_duplicate() -> None:
+    lld = explain_text("ld.lld: error: duplicate symbol: pack(int)\n"
+                       ">>> defined at pack.cpp\n"
+                       ">>> defined at unpack.cpp\n")
+    gold = explain_text("/usr/bin/ld.gold: error: unpack.o: multiple definition of 'pack(int)'\n")
+    assert (lld.rule, gold.rule) == ("link-duplicate-symbol", "link-duplicate-symbol")
+    # a "defined at" line of a _hip file with no duplicate above it names no symbol
+    assert explain_text(">>> defined at roi_align_hip.cpp\n").rule != "hipified-duplicate"

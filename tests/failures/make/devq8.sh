@@ -8,6 +8,8 @@
 #  ld.gold and ld.lld given -l:libamdhip64.so.6 that is not there: gold names the file alone
 #    ("cannot find libamdhip64.so.6"), lld keeps the colon ("-l:libamdhip64.so.6").
 #  clang++-22 --ld-path=<missing file>: "invalid linker name in argument '--ld-path=...'".
+#  ld.gold and ld.lld on a source and its hipified twin (ops.cpp, ops_hip.cpp) both linked: gold's
+#    "<obj>: multiple definition of '<sym>'", lld's "duplicate symbol" then ">>> defined at".
 #  clang-22 with no ld / as on PATH: "unable to execute command: posix_spawn failed: No such
 #    file or directory", then "linker (assembler) command failed with exit code 1".
 # Cases go to rounds/d10/cases; a few seconds. Refuses to run without its tools.
@@ -38,6 +40,14 @@ g++-12 "${lld[@]}" main.o -l:libamdhip64.so.6 -o app \
 
 clang++-22 --ld-path=/opt/llvm/bin/ld.lld main.o -o app \
   > "$cases/real-clang-ld-path-missing.log" 2>&1
+
+printf 'int roi_align_forward(int n) { return n * 2; }\n' > roi_align.cpp
+cp roi_align.cpp roi_align_hip.cpp
+for f in roi_align roi_align_hip; do g++-12 -c "$f.cpp" -o "$f.o"; done
+g++-12 -fuse-ld=gold main.o roi_align.o roi_align_hip.o -o app \
+  > "$cases/real-gold-hipified-twin-duplicate.log" 2>&1
+g++-12 "${lld[@]}" main.o roi_align.o roi_align_hip.o -o app \
+  > "$cases/real-lld-hipified-twin-duplicate.log" 2>&1
 
 printf 'int main(void) { return 0; }\n' > probe.c
 gcc-12 -c probe.c -o probe.o
