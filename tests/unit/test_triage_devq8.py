@@ -137,3 +137,29 @@ def test_a_duplicate_without_a_hipified_twin_stays_a_plain_duplicate() -> None:
     assert (lld.rule, gold.rule) == ("link-duplicate-symbol", "link-duplicate-symbol")
     # a "defined at" line of a _hip file with no duplicate above it names no symbol
     assert explain_text(">>> defined at roi_align_hip.cpp\n").rule != "hipified-duplicate"
+
+
+def test_gcc_words_for_alignas_after_a_gnu_attribute() -> None:
+    gcc = explain_text("shared.cpp:3:26: error: standard attributes in middle of "
+                       "decl-specifiers\n"
+                       "    3 | void f() { static SHARED alignas(16) D smem[4]; }\n")
+    clang = explain_text("shared.cpp:3:26: error: 'alignas' attribute cannot be applied to "
+                         "types\n")
+    assert (gcc.klass, gcc.subject, gcc.rule) == ("host-compiler", "gcc", "attribute-on-type")
+    assert (clang.klass, clang.subject, clang.rule) == ("host-compiler", "clang",
+                                                        "attribute-on-type")
+    assert "GCC 12" in gcc.cause and "front of the declaration" in gcc.fix
+    # g++-11's warning for the same code stops nothing
+    assert explain_text("shared.cpp:3:26: warning: attribute ignored [-Wattributes]\n"
+                        ).rule != "attribute-on-type"
+
+
+def test_clangs_hip_driver_options_given_to_gcc() -> None:
+    for flag in ("--cuda-device-only", "--offload-host-only", "-fno-gpu-rdc", "-nogpulib",
+                 "-munsafe-fp-atomics", "--hip-path=/opt/rocm"):
+        d = explain_text(f"g++-12: error: unrecognized command-line option \u2018{flag}\u2019\n")
+        assert (d.klass, d.subject, d.rule) == ("host-compiler", "gcc", "hip-flag-to-gcc"), flag
+        assert flag in d.cause
+    # a GCC option unknown to this GCC is no HIP flag
+    other = explain_text("g++-12: error: unrecognized command-line option \u2018-fno-such\u2019\n")
+    assert other.rule == "compiler-option-unknown"

@@ -3,6 +3,9 @@
 # rule was written from, made here with the tool whose wording the rule missed.
 #  g++-12 -nostdinc++: GCC's "fatal error: cstdint: No such file or directory" (clang: "'cstdint'
 #    file not found").
+#  g++-12 on `static SHARED alignas(16) D smem[4]` (SHARED a GNU attribute): "standard attributes
+#    in middle of decl-specifiers" (clang: "'alignas' attribute cannot be applied to types").
+#  g++-12 given clang's HIP option --cuda-device-only (the build's HIP flags reached GCC).
 #  ld.gold, a position-dependent object with a local symbol linked -shared: "requires dynamic
 #    R_X86_64_32 reloc which may overflow at runtime" (no "against '<sym>'").
 #  ld.gold and ld.lld given -l:libamdhip64.so.6 that is not there: gold names the file alone
@@ -25,6 +28,13 @@ lld=(-fuse-ld=lld -B/usr/lib/llvm-22/bin/)
 
 printf '#include <cstdint>\nstd::uint32_t mask(std::uint32_t x) { return x & 0xffu; }\n' > bits.cpp
 g++-12 -nostdinc++ -c bits.cpp -o bits.o > "$cases/real-gcc-cstdint-no-such-file.log" 2>&1
+
+printf '#define SHARED __attribute__((used))\nstruct D { float x; };\nvoid f() { static SHARED alignas(16) D smem[4]; (void)smem; }\n' > shared.cpp
+g++-12 -std=c++17 -c shared.cpp -o shared.o > "$cases/real-gcc-alignas-after-gnu-attribute.log" 2>&1
+
+printf 'int probe_device(int x) { return x; }\n' > device.cpp
+g++-12 --cuda-device-only -c device.cpp -o device.o \
+  > "$cases/real-gcc-hip-cuda-device-only.log" 2>&1
 
 printf 'static int counter;\nint *counter_ptr() { return &counter; }\n' > state.cpp
 g++-12 -fno-pic -fno-PIE -c state.cpp -o state.o
