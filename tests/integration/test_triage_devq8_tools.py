@@ -106,3 +106,28 @@ def test_a_hipified_twin_is_read_from_every_linker(linker: str, tmp_path: Path) 
     found = explain_text(text)
     assert (found.klass, found.subject, found.rule) == ("link", "roi_align_forward(int)",
                                                         "hipified-duplicate")
+
+
+@pytest.mark.parametrize("compiler", [pytest.param(name, marks=pytest.mark.needs_tool(name))
+                                      for name in ("g++-12", "clang++-15", "clang++-22")])
+def test_alignas_after_a_gnu_attribute_in_each_compilers_words(compiler: str,
+                                                               tmp_path: Path) -> None:
+    (tmp_path / "shared.cpp").write_text(
+        "#define SHARED __attribute__((used))\nstruct D { float x; };\n"
+        "void f() { static SHARED alignas(16) D smem[4]; (void)smem; }\n")
+    text = _run([compiler, "-std=c++17", "-c", "shared.cpp", "-o", "shared.o"], tmp_path)
+    found = explain_text(text)
+    subject = "gcc" if compiler.startswith("g++") else "clang"
+    assert (found.klass, found.subject, found.rule) == ("host-compiler", subject,
+                                                        "attribute-on-type")
+
+
+@pytest.mark.needs_tool("g++-11", "g++-12")
+@pytest.mark.parametrize("compiler", ("g++-11", "g++-12"))
+@pytest.mark.parametrize("flag", ("--cuda-device-only", "-fno-gpu-rdc", "-nogpulib"))
+def test_clangs_hip_options_given_to_gcc(compiler: str, flag: str, tmp_path: Path) -> None:
+    (tmp_path / "device.cpp").write_text("int probe(int x) { return x; }\n")
+    text = _run([compiler, flag, "-c", "device.cpp", "-o", "device.o"], tmp_path)
+    found = explain_text(text)
+    assert (found.klass, found.subject, found.rule) == ("host-compiler", "gcc",
+                                                        "hip-flag-to-gcc")
