@@ -75,7 +75,12 @@ def _under_ninja(match: Groups, view: LineView) -> Reading | None:
 
 
 def _linker_missing(match: Groups, view: LineView) -> Reading | None:
-    named = match.group("linker")
+    path = match.groupdict().get("ldpath") or ""
+    named = match.group("linker") or re.sub(r"^ld\.|-\d+$", "", path.rsplit("/", 1)[-1])
+    return _linker_reading(named, path, view)
+
+
+def _linker_reading(named: str, path: str, view: LineView) -> Reading:
     asked = next((found.group(1) for line in reversed(view.previous)
                   if (found := _FUSE_LD.search(line))), "")
     linker = named or asked or "ld"
@@ -83,13 +88,14 @@ def _linker_missing(match: Groups, view: LineView) -> Reading | None:
                "bfd": "ld.bfd"}.get(linker, f"ld.{linker}")
     return Reading(
         subject=linker,
-        cause=f"the compiler driver found no linker program {program} ("
-              + (f"asked for with -fuse-ld={linker}" if linker != "ld" else
+        cause=f"the compiler driver found no linker program {path or program} ("
+              + (f"asked for with --ld-path={path}" if path else
+                 f"asked for with -fuse-ld={linker}" if linker != "ld" else
                  "its default ld, or the ld.<name> of a -fuse-ld=<name> in the flags")
               + "): that linker is not installed, or not on PATH / next to the compiler",
         fix=f"install the linker ({program}; Debian/Ubuntu: lld or lld-N for ld.lld, mold, "
-            "binutils for ld, ld.gold and ld.bfd) or drop -fuse-ld from the flags (LDFLAGS, "
-            "CMAKE_LINKER_TYPE, the project's option) to link with the default one")
+            "binutils for ld, ld.gold and ld.bfd) or drop -fuse-ld (--ld-path) from the flags "
+            "(LDFLAGS, CMAKE_LINKER_TYPE, the project's option) to link with the default one")
 
 
 _FUSE_LD = re.compile(r"-fuse-ld=(\w+)")
@@ -117,7 +123,24 @@ _DRIVER_PROGRAM = {"as": "binutils", "ld": "binutils", "cc1plus": "g++", "cc1": 
 
 
 def _driver_program_missing(match: Groups, view: LineView) -> Reading | None:
-    prog, driver = match.group("prog"), match.group("driver")
+    return _driver_reading(match.group("prog"), match.group("driver"))
+
+
+# clang's driver when the program it spawned is not there (LLVM 22: posix_spawn; older
+# releases name it: 'Executable "ld" doesn't exist!'), the line before '<tool> command failed'.
+_SPAWN_FAILED = re.compile(r"unable to execute command: (?:posix_spawn failed: No such file or "
+                           r"directory|Executable \"[^\"]+\" doesn't exist!)")
+
+
+def _clang_spawn_missing(match: Groups, view: LineView) -> Reading | None:
+    if not (view.previous and _SPAWN_FAILED.search(view.previous[-1])):
+        return None  # the linker or assembler ran and failed: its own errors are above
+    if match.group("tool") == "assembler":
+        return _driver_reading("as", match.group("driver"))
+    return _linker_reading("", "", view)
+
+
+def _driver_reading(prog: str, driver: str) -> Reading | None:
     package = _DRIVER_PROGRAM.get(prog)
     if package is None:
         return None
@@ -168,12 +191,25 @@ RULES: tuple[Rule, ...] = (
     Rule(id="linker-program-missing", klass="missing-component",
          triggers=("cannot find \u2018ld\u2019", "cannot find 'ld'", "invalid linker name"),
          pattern=rx(r"collect2: fatal error: cannot find [\u2018'`]ld[\u2019']"
-                    r"|error: invalid linker name in argument '-fuse-ld=(?P<linker>[\w.+-]+)'"),
+                    r"|error: invalid linker name in argument '(?:-fuse-ld=(?P<linker>[\w.+-]+)"
+                    r"|--ld-path=(?P<ldpath>[\w./+-]+))'"),
          read=_linker_missing,
          source="GCC's collect2 ('collect2: fatal error: cannot find 'ld'' when the ld, or "
          "ld.<name> of -fuse-ld=<name>, is not found: g++-12 -fuse-ld=lld without ld.lld "
          "here) and clang's driver (\"invalid linker name in argument '-fuse-ld=mold'\": "
-         "clang++-15 here): make/devtl.sh, sources not read"),
+         "clang++-15 here; the same words for a --ld-path=<file> that does not exist: "
+         "clang++-22 here, make/devq8.sh): make/devtl.sh, sources not read"),
+    # clang's words for collect2's "cannot find 'ld'" and GCC's "cannot execute 'as'".
+    Rule(id="clang-spawn-linker-missing", klass="missing-component",
+         triggers=("linker command failed with exit code 1", "assembler command failed"),
+         pattern=rx(r"^(?P<driver>\S*clang[\w.+-]*): error: (?P<tool>linker|assembler) command "
+                    r"failed with exit code 1(?: |$)"),
+         read=_clang_spawn_missing,
+         source="clang-22 here with PATH holding no ld or as (make/devq8.sh): 'unable to "
+         "execute command: posix_spawn failed: No such file or directory', then '<tool> "
+         "command failed with exit code 1', where gcc-12 says 'collect2: fatal error: cannot "
+         "find 'ld'' and 'cannot execute 'as''; older LLVM's 'Executable \"ld\" doesn't exist!' "
+         "is rocm_install.py's driver-tool-missing source (llvm Program.cpp), not run here"),
     Rule(id="library-file-missing", klass="link",
          triggers=("No rule to make target '/", "missing and no known rule"),
          pattern=rx(r"(?:No rule to make target '|ninja: error: ')(?P<path>/\S+?\.(?:so"

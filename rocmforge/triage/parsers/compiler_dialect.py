@@ -69,6 +69,17 @@ def _builtin_redeclared(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _attribute_on_type(match: re.Match[str], view: LineView) -> Reading | None:
+    if match.group("gcc"):
+        return Reading(
+            subject="gcc",
+            cause="g++ refuses a standard (C++11) attribute, such as alignas(...), placed in "
+                  "the middle of the declaration's specifiers (after a GNU attribute or a "
+                  "macro that expands to one, as `__shared__ alignas(16)`): GCC 11 warned and "
+                  "ignored it, GCC 12 and later stop",
+            fix="move the attribute to the front of the declaration (before __shared__ and "
+                "the other specifiers), or write it as a GNU attribute "
+                "(`__attribute__((aligned(N)))`, HIP's __align__(N)); or build with the "
+                "compiler release the sources were tested with")
     attribute = match.group("attr")
     if not match.group("head") and not (view.previous and view.previous[-1].endswith("error:")):
         return None  # the message without its "error:" (a wrapped log keeps it a line above)
@@ -87,14 +98,16 @@ def _attribute_on_type(match: re.Match[str], view: LineView) -> Reading | None:
 
 RULES: tuple[Rule, ...] = (
     Rule(id="attribute-on-type", klass="host-compiler",
-         triggers=("attribute cannot be applied to types",),
+         triggers=("attribute cannot be applied to types", "standard attributes in middle"),
          pattern=rx(r"(?P<head>error: |^)'(?P<attr>alignas|\w+(?:::\w+)?)' attribute cannot "
-                    r"be applied to types"),
+                    r"be applied to types"
+                    r"|(?P<gcc>error: standard attributes in middle of decl-specifiers$)"),
          read=_attribute_on_type,
          source="clang's err_attribute_not_type_attr (\"'alignas' attribute cannot be applied "
          "to types\"): clang++-22 here on `static __attribute__((used)) alignas(16) D s[4];`, "
-         "make/devcc6.sh (g++-12 prints 'standard attributes in middle of decl-specifiers' "
-         "instead); ROCm/aiter#4777"),
+         "make/devcc6.sh; g++-12's words for it, 'error: standard attributes in middle of "
+         "decl-specifiers' (g++-11 only warns 'attribute ignored'): make/devq8.sh; "
+         "ROCm/aiter#4777"),
     Rule(id="gcc-warning-as-error", klass="host-compiler",
          triggers=("[-Werror=",),
          pattern=rx(r"(?:^|\s)error: .*\[-Werror=(?P<warning>[\w+-]+)=?\]\s*$"),

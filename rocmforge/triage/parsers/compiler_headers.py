@@ -13,6 +13,7 @@ import re
 
 from rocmforge.triage import owners
 from rocmforge.triage.parsers.composable_kernel import ck_reading
+from rocmforge.triage.parsers.libstdcxx import STD_HEADERS
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 _CUDA_HEADER_TREE = re.compile(
@@ -341,9 +342,7 @@ RULES: tuple[Rule, ...] = (
          "and quotes)"),
     Rule(id="std-header-missing", klass="host-compiler",
          triggers=("file not found",),
-         pattern=rx(r"fatal error: '(?P<header>cmath|cstdlib|cstddef|cstdint|cstring|type_traits"
-                     r"|limits|algorithm|string|vector|memory|utility|new|cassert|climits|"
-                     r"cstdio|iostream|array|tuple|functional|initializer_list)' file not found"),
+         pattern=rx(r"fatal error: '(?P<header>" + STD_HEADERS + r")' file not found"),
          read=_std_header, source="ROCm/legacy-rocm-build#4612; clang's GCC detection"),
     Rule(id="std-name-needs-header", klass="host-compiler",
          triggers=("is defined in header",),

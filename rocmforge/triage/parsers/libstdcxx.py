@@ -1,7 +1,7 @@
 """The C and C++ runtimes' releases against what uses them: the loader's version checks
 (GLIBCXX_, CXXABI_ and GLIBC_ symbol versions a binary needs and the runtime found first
-lacks, and ld's undefined reference to a GLIBC_ version), and a libstdc++ release whose
-headers an older HIP's macros break.
+lacks, and ld's undefined reference to a GLIBC_ version), a libstdc++ release whose
+headers an older HIP's macros break, and GCC's own C++ headers missing.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -14,6 +14,25 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+# C++ standard headers whose absence shows the compiler's C++ library headers are missing (not a
+# project's include path): read in clang's words (compiler_headers.py) and in GCC's (here).
+STD_HEADERS = (r"cmath|cstdlib|cstddef|cstdint|cstring|type_traits|limits|algorithm|string|"
+               r"vector|memory|utility|new|cassert|climits|cstdio|iostream|array|tuple|"
+               r"functional|initializer_list")
+
+
+def _std_header_gcc(match: re.Match[str], view: LineView) -> Reading | None:
+    header = match.group("header")
+    return Reading(
+        subject="libstdc++",
+        cause=f"g++ found no C++ standard header '{header}': GCC's own C++ library "
+              "headers (libstdc++-N-dev, which g++-N depends on) are not installed for this "
+              "GCC, or the flags hide them (-nostdinc++, --sysroot or -isystem of another "
+              "tree)",
+        fix="install the libstdc++-N-dev of the g++-N that compiles (`apt-get install "
+            "libstdc++-12-dev` for g++-12; `g++ -v -x c++ -E /dev/null` lists the folders "
+            "searched), or drop -nostdinc++/--sysroot from the flags that set them")
 
 
 def _glibcxx(match: re.Match[str], view: LineView) -> Reading | None:
@@ -131,6 +150,17 @@ def newer_libstdcxx(symbol: str, view: LineView) -> Reading | None:
 
 
 RULES: tuple[Rule, ...] = (
+    # GCC's words for clang's "fatal error: 'cstdint' file not found" (std-header-missing):
+    # no quotes, and the includer's file:line:col in front, so a bare name is no input file.
+    Rule(id="std-header-missing-gcc", klass="host-compiler",
+         triggers=(": No such file or directory",),
+         pattern=rx(r"^(?:In file included from )?\S+?:\d+(?::\d+)?: fatal error: "
+                    r"(?P<header>" + STD_HEADERS + r"): No such file or directory$"),
+         read=_std_header_gcc,
+         source="GCC's 'fatal error: <header>: No such file or directory' for a missing "
+         "#include <cstdint>: g++-11 and g++-12 here with -nostdinc++ (make/devq8.sh), where "
+         "clang++-15/16/22 print 'fatal error: 'cstdint' file not found'; GCC's source not "
+         "read; Debian 12's g++-12 depends on libstdc++-12-dev (apt-cache depends g++-12)"),
     Rule(id="hip-noinline-macro-libstdcxx", klass="host-compiler",
          triggers=("expanded from macro '__noinline__'",),
          pattern=rx(r"host_defines\.h:\d+:\d+: note: expanded from macro '__noinline__'"),

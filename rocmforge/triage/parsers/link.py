@@ -25,8 +25,10 @@ def _owner_note(row: Component | None) -> str:
     return f" (it belongs to ROCm's {row.name})" if row is not None else ""
 
 
-def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
-    name = match.group("lib").rstrip(":")
+def _cannot_find_lib(match: re.Match[str], view: LineView,
+                     linker: str = "the linker") -> Reading | None:
+    # gold names a -l:<file> by the file alone ("cannot find libamdhip64.so.6")
+    name = (match.group("lib") or ":" + (match.groupdict().get("file") or "")).rstrip(":")
     if name == "stdc++":
         return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
     if "::" in name:
@@ -36,7 +38,7 @@ def _cannot_find_lib(match: re.Match[str], view: LineView) -> Reading | None:
     if "aotriton" in name:
         return aotriton_library(name)
     library = name[1:] if name.startswith(":") else "lib" + name
-    return _library_not_found(library, owners.library_owner(name), "the linker")
+    return _library_not_found(library, owners.library_owner(name), linker)
 
 
 def _library_not_found(library: str, row: Component | None, linker: str) -> Reading:
@@ -54,6 +56,7 @@ def _library_not_found(library: str, row: Component | None, linker: str) -> Read
                    "path", fix=fix)
 
 
+_LLD_DUPLICATE = re.compile(r"duplicate symbol: (.+?)\s*$")
 _CK_NAMESPACE = re.compile(r"(?:^|[\s*&<])ck(?:_tile)?::")
 _FROM_SHARED = re.compile(r"^(?:\S*ld\S*: )?\S+\.so(?:\.[\w.-]+)?: undefined reference to ")
 
@@ -145,14 +148,17 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
 
 def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
     objects = re.findall(r"[\w+-]+\.o\b", view.text)
-    here = objects[0] if objects else match.group("file")
+    here = objects[0] if objects else match.group("file") or "the other object"
     there = " ".join(view.previous[-1:]) + " " + view.text
     twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu|o)\b", view.text + " " + there)
-    if twin is None:
+    # lld names the symbol a few lines up ("duplicate symbol: <sym>", then ">>> defined at")
+    sym = match.group("sym") or next((found.group(1) for line in reversed(view.previous[-4:])
+                                      if (found := _LLD_DUPLICATE.search(line))), "")
+    if twin is None or not sym:
         return None
-    return Reading(subject=demangle(match.group("sym")), cause=f"{twin.group(0)}, the hipified "
+    return Reading(subject=demangle(sym), cause=f"{twin.group(0)}, the hipified "
                    f"copy of {twin.group(1)}, was compiled beside it, so both define "
-                   f"{demangle(match.group('sym'))}: the extension's setup chose its CPU and GPU "
+                   f"{demangle(sym)}: the extension's setup chose its CPU and GPU "
                    "sources at once (it saw no GPU, so it did not take the ROCm path alone)",
                    fix="force the GPU build where no GPU is visible (torchvision, torchaudio: "
                    "FORCE_CUDA=1 with PYTORCH_ROCM_ARCH set; the kit sets both for its "
@@ -210,15 +216,6 @@ def _ld_localized(match: re.Match[str], view: LineView) -> Reading | None:
              "install the build uses" if row else
              f"install the package that provides {library}.so, or add its folder to the link "
              "path (LIBRARY_PATH); `LANG=C` makes the linker print English messages"))
-
-
-def _lld_no_library(match: re.Match[str], view: LineView) -> Reading | None:
-    name = match.group("lib")
-    if "::" in name:
-        return None  # an unresolved CMake imported target passed through as -l
-    if name == "stdc++":
-        return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
-    return _library_not_found("lib" + name, owners.library_owner(name), "the linker (lld)")
 
 
 _OPEN_QUOTE = "'\"\u201c\u2018"
@@ -318,11 +315,13 @@ RULES: tuple[Rule, ...] = (
          "'<file>''), each for an input named by its full path: binutils 2.40's ld and gold "
          "and clang 22 here, reproduced (make/link_inputs.sh)"),
     Rule(id="cannot-find-lib", klass="link",
-         triggers=("cannot find -l",),
-         pattern=rx(r"cannot find -l(?P<lib>[\w.:+-]+)"),
+         triggers=("cannot find -l", "error: cannot find lib"),
+         pattern=rx(r"cannot find -l(?P<lib>[\w.:+-]+)|\bld\.gold\S*: error: cannot find "
+                    r"(?P<file>lib[\w+-]+(?:\.[\w+-]+)*\.(?:so(?:\.\d+)*|a))$"),
          unless=rx(r"cannot find -l\S*::"),
          read=_cannot_find_lib, source="GNU ld / lld 'cannot find -l'; pytorch/pytorch#181939 "
-         "(imported targets passed as -l: a configure failure, not a missing library)"),
+         "(imported targets passed as -l: a configure failure, not a missing library); gold's "
+         "'cannot find <file>' for -l:<file> (ld.gold 2.40 here, make/devq8.sh)"),
     Rule(id="undefined-reference", klass="link",
          triggers=("undefined reference to", "undefined symbol: "),
          pattern=rx(r"undefined reference to [`'](?P<sym>[^'`]+)'"
@@ -332,12 +331,13 @@ RULES: tuple[Rule, ...] = (
          "12's libc6 NEWS.gz) and Kitware/CMake@03676b051d5a1302c8b17bb6b3325ee38acab914:"
          "Modules/FindThreads.cmake (_threads_check_libc: CMAKE_HAVE_LIBC_PTHREAD leaves "
          "CMAKE_THREAD_LIBS_INIT empty)"),
-    Rule(id="hipified-duplicate", klass="link",
-         triggers=("multiple definition of",),
-         pattern=rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp)):\S*: multiple definition of\s+"
-                     r"[`'‘](?P<sym>[^'`’]+)['’]"),
+    Rule(id="hipified-duplicate", klass="link", tier=0,  # its twin causes every duplicate
+         triggers=("multiple definition of", "_hip.c"),
+         pattern=rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp))(?::\S*)?: multiple definition "
+                    r"of\s+[`'‘](?P<sym>[^'`’]+)['’]|^(?:>>>\s+)?defined at \w+_hip\.(?:cpp|cu)$"),
          read=_hip_duplicate, source="pytorch/vision#9298 (vision.cpp and vision_hip.cpp both "
-         "compiled)"),
+         "compiled); gold's '<obj>: multiple definition of' and lld's 'duplicate symbol' with "
+         "'>>> defined at <x>_hip.cpp': ld.gold 2.40 and ld.lld 22 here (make/devq8.sh)"),
     Rule(id="linker-undefined-symbol", klass="link",
          triggers=("undefined symbol: ", "unresolved external symbol"),
          pattern=rx(r"(?P<linker>lld-link|ld\.lld|ld64\.lld|link\.exe|LINK)\s*: error"
@@ -360,8 +360,9 @@ RULES: tuple[Rule, ...] = (
     Rule(id="lld-no-library", klass="link",
          triggers=("unable to find library -l",),
          pattern=rx(r"\bld\.lld\S*: error: unable to find library -l(?P<lib>[\w.:+-]+)"),
-         read=_lld_no_library, source="llvm/llvm-project lld/ELF/Driver.cpp "
-         "(\"unable to find library -l\")"),
+         read=lambda m, v: _cannot_find_lib(m, v, "the linker (lld)"),
+         source="llvm/llvm-project lld/ELF/Driver.cpp (\"unable to find library -l\"); "
+         "-l:<file> named by the file, as GNU ld's is: ld.lld-22 here (make/devq8.sh)"),
     Rule(id="msvc-cannot-open-input", klass="link",
          triggers=("LNK1181",),
          pattern=rx(r"LNK1181\b[^" + _OPEN_QUOTE + r"]*[" + _OPEN_QUOTE + r"](?P<path>[^"

@@ -193,15 +193,18 @@ RULES: tuple[Rule, ...] = (
          triggers=("recompile with -fPIC",),
          pattern=rx(r"(?:(?P<arch>[^\s:()]+\.a)\([^)]+\)|(?P<obj>[^\s:()]+\.o)): "
                      r"(?:relocation (?P<reloc>R_\w+) against .* can not be used when making a "
-                     r"shared object|requires dynamic (?P<reloc2>R_\w+) reloc against)"
+                     r"shared object|requires dynamic (?P<reloc2>R_\w+) reloc (?:against|which may "
+                     r"overflow))"
                      r".*recompile with -fPIC"),
          read=lambda m, v: _not_pic(m, v) if m.group("reloc") else _not_pic_reading(
              m.group("arch") or m.group("obj") or "", m.group("reloc2")),
          source="GNU ld's x86-64 backend ('<archive>(<obj>): relocation R_… against symbol "
          "`…' can not be used when making a shared object; recompile with -fPIC') and gold "
          "('requires dynamic R_… reloc against '…' which may overflow at runtime; recompile "
-         "with -fPIC'): the texts as binutils 2.40's ld and ld.gold print them here, "
-         "reproduced (make/link_not_pic.sh); the binutils source files were not read"),
+         "with -fPIC'; for a local symbol, 'requires dynamic R_… reloc which may overflow "
+         "at runtime', no 'against': make/devq8.sh): the texts as binutils 2.40's ld and "
+         "ld.gold print them here, reproduced (make/link_not_pic.sh); the binutils source "
+         "files were not read"),
     Rule(id="link-not-pic-lld", klass="link",
          triggers=(") in archive ",),
          pattern=_IN_ARCHIVE,
