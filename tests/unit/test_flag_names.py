@@ -100,6 +100,8 @@ OTHER_TOOLS = {
     "--resume-retries": "pip (resuming an interrupted download)",
     "--user": "pip (a user-site install, refused in a venv)",
     "--offload-compress": "clang (HIP offload bundles)",
+    "--ld-path": "clang (the linker a compile links with)",
+    "--sysroot": "gcc/clang (the system root headers and libraries come from)",
     "--target": "AOTriton's generate.py (--target_gpus, FLAG stops at the underscore)",
     "--memory": "docker run",
     "--group-add": "docker run (the GPU's device groups in a container)",
