@@ -66,8 +66,8 @@ from rocmforge.triage.parsers import (
     tensile,
     therock_cmake,
     torch_swap,
-    uv_report,
     triton,
+    uv_report,
     windows_build,
     windows_loader,
 )

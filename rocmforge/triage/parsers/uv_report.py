@@ -134,7 +134,11 @@ _WHEEL = re.compile(r"\((?P<wheel>(?P<pkg>" + _NAME + r")-\d[^\s()]*-(?P<plat>[\
                     r"dependency is incompatible with the current")
 
 
-def _foreign_wheel(match: re.Match[str], view: LineView) -> Reading | None:
+def _foreign_wheel(line: re.Match[str], view: LineView) -> Reading | None:
+    # a long wheel name wraps the sentence after ".whl)" or "dependency is": join the line before
+    match = _WHEEL.search(" ".join((*view.previous[-1:], view.text)))
+    if match is None:
+        return None
     pkg = match.group("pkg").lower().replace("_", "-")
     return Reading(
         subject=pkg,
@@ -181,8 +185,8 @@ RULES: tuple[Rule, ...] = (
          "conclude that {}\") and src/error.rs (\"{package}{version} depends on "
          "{dependency}{dependency_version}\"); reproduced: make/devuv8.sh"),
     Rule(id="uv-incompatible-wheel", klass="python-packaging",
-         triggers=("dependency is incompatible with the current",),
-         pattern=_WHEEL, read=_foreign_wheel,
+         triggers=("incompatible with the current",),
+         pattern=rx(r"incompatible with the current"), read=_foreign_wheel,
          source=f"{UV}:crates/uv-installer/src/plan.rs (IncompatibleWheelError: \"A {{}} "
          "dependency is incompatible with the current platform\", then the hint \"The wheel "
          "is compatible with …, but you're on …\"); reproduced: make/devuv8.sh"),

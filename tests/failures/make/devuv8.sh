@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # devuv8's d10 cases: the Python packaging conditions of the corpus's rules, made here with uv
-# and with pip 24.0 (besides the system's pip), on tiny wheels and sdists built in a temporary
-# folder and served only from it (--no-index --find-links, a closed local port): no network.
-# Needs: UV=<uv binary> and PIP24=<python of a venv holding pip 24.0>, e.g.
+# and with another pip than the system's, on tiny wheels and sdists built in a temporary
+# folder and served only from it (--no-index --find-links, a file:// index, a closed local
+# port); the network only once, to download a setuptools wheel for the isolated builds.
+# Needs: UV=<uv binary> and PIPOLD=<python of a venv holding the other pip>, e.g.
 #   python3 -m venv /tmp/uvv && /tmp/uvv/bin/pip install uv && UV=/tmp/uvv/bin/uv
-#   python3 -m venv /tmp/p24 && /tmp/p24/bin/pip install pip==24.0 && PIP24=/tmp/p24/bin/python
-# Writes <out>/<id>.log (default: rounds/d10/cases), each with the command's exit code.
+#   python3 -m venv /tmp/p24 && /tmp/p24/bin/pip install pip==24.0 && PIPOLD=/tmp/p24/bin/python
+# Writes <out>/<id>.log (default: rounds/d10/cases), each with the command's exit code: only
+# the conditions triage missed before d10 (uv's words); DEVUV8_ALL=1 writes every condition,
+# the pip ones named pip<major>-… after the pip PIPOLD holds (the ROUNDS.md d10 table).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); out=${1:-$here/../rounds/d10/cases}
-uv=${UV:-}; p24=${PIP24:-}
+uv=${UV:-}; p24=${PIPOLD:-}
 if [ -z "$uv" ] || ! "$uv" --version >/dev/null 2>&1; then
   echo "devuv8.sh: set UV to a uv binary (pip install uv into a venv)" >&2; exit 2; fi
-if [ -z "$p24" ] || ! "$p24" -m pip --version 2>/dev/null | grep -q '^pip 24\.'; then
-  echo "devuv8.sh: set PIP24 to the python of a venv holding pip 24.x" >&2; exit 2; fi
+pv=$([ -n "$p24" ] && "$p24" -m pip --version 2>/dev/null | sed -n 's/^pip \([0-9]*\)\..*/\1/p')
+if [ -z "$pv" ]; then
+  echo "devuv8.sh: set PIPOLD to the python of a venv holding pip (e.g. pip 24.0)" >&2; exit 2; fi
 mkdir -p "$out"
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 export LANG=C PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
@@ -71,36 +75,36 @@ P24() { "$p24" -m pip --python "$t/v/bin/python" install --no-index --find-links
 P26() { "$py" -m pip --python "$t/v/bin/python" install --no-index --find-links "$t/wh" "$@"; }
 # 1. no version: a ROCm local version not offered
 run uv-no-version-torch-rocm64 U "torch==2.5.1+rocm6.4"
-run pip24-no-version-torch-rocm64 P24 "torch==2.5.1+rocm6.4"
+run pip$pv-no-version-torch-rocm64 P24 "torch==2.5.1+rocm6.4"
 # 2. a dependency pin no version satisfies (the app needs torch==2.5.1, a different pin given)
 run uv-conflict-app-pins-torch U torchapp "torch==2.6.0+cpu"
-run pip24-conflict-app-pins-torch P24 torchapp "torch==2.6.0+cpu"
+run pip$pv-conflict-app-pins-torch P24 torchapp "torch==2.6.0+cpu"
 # 3. Requires-Python
 run uv-not-in-find-links-requires-python U future-only
 run uv-requires-python-excluded "$uv" pip install --python "$t/uvv/bin/python" \
   --index-url "file://$t/simple" future-only
-run pip24-requires-python-excluded "$p24" -m pip --python "$t/v/bin/python" install \
+run pip$pv-requires-python-excluded "$p24" -m pip --python "$t/v/bin/python" install \
   --index-url "file://$t/simple" future-only
 # 4. a wheel for another platform
 run uv-platform-tag-win-only U winonly
 run uv-wheel-file-other-platform U "$t/winonly-1.0-cp311-cp311-win_amd64.whl"
-run pip24-wheel-file-other-platform P24 "$t/winonly-1.0-cp311-cp311-win_amd64.whl"
+run pip$pv-wheel-file-other-platform P24 "$t/winonly-1.0-cp311-cp311-win_amd64.whl"
 # 5. hash mismatch
 printf 'torch==2.5.1+rocm6.2 --hash=sha256:%064d\n' 0 > "$t/req.txt"
 run uv-hash-mismatch U -r "$t/req.txt"
-run pip24-hash-mismatch P24 -r "$t/req.txt"
+run pip$pv-hash-mismatch P24 -r "$t/req.txt"
 # 6. index unreachable
 run uv-index-connection-refused "$uv" pip install --python "$t/uvv/bin/python" \
   --index-url http://127.0.0.1:9/simple rocm-sdk-libraries
-run pip24-index-connection-refused "$p24" -m pip --python "$t/v/bin/python" install \
+run pip$pv-index-connection-refused "$p24" -m pip --python "$t/v/bin/python" install \
   --index-url http://127.0.0.1:9/simple --retries 1 --timeout 2 rocm-sdk-libraries
 # 7. an sdist importing torch where the build cannot see torch
 run uv-sdist-no-module-torch U needtorch
 run uv-sdist-no-module-torch-no-build-isolation U --no-build-isolation needtorch
-run pip24-sdist-no-module-torch P24 needtorch
+run pip$pv-sdist-no-module-torch P24 needtorch
 # 8. build isolation asked for a torch the index does not have
 run uv-build-isolation-torch-missing U "$t/s/bi"
-run pip24-build-isolation-torch-missing P24 "$t/s/bi"
+run pip$pv-build-isolation-torch-missing P24 "$t/s/bi"
 # 9. no setuptools for --no-build-isolation
 run uv-no-build-isolation-no-setuptools U --no-build-isolation "$t/s/bi"
 # 10. a ROCm torch replaced by the plain build
@@ -118,7 +122,7 @@ run uv-sync-no-version-torch-rocm64 "$uv" sync --project "$t/proj" --python "$py
 if [ -f /usr/lib/python3.11/EXTERNALLY-MANAGED ] && [ -x /usr/bin/python3.11 ]; then
   run uv-externally-managed "$uv" pip install --python /usr/bin/python3.11 --no-index \
     --find-links "$t/p" "torch==2.5.1+rocm6.4"
-  run pip24-externally-managed "$p24" -m pip --python /usr/bin/python3.11 install --no-index \
+  run pip$pv-externally-managed "$p24" -m pip --python /usr/bin/python3.11 install --no-index \
     --find-links "$t/p" "torch==2.5.1+rocm6.4"
 fi
 # 13. a pin that no location holds, named by version (uv's "was not found ... and you
