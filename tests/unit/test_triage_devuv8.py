@@ -140,3 +140,25 @@ def test_uvs_replaced_torch_pair_reads_as_before() -> None:
     text = "Uninstalled 1 package in 1ms\nInstalled 1 package in 1ms\n - torch==2.5.1+rocm6.2\n" \
            " + torch==2.6.0+cpu\n"
     assert_reads(text, "python-packaging", "torch", "uv-replaces-rocm-torch")
+
+
+@pytest.mark.parametrize("text", [
+    "  ╰─▶ Because rocm-sdk-libraries-gfx110x-dgpu was not found in the provided package\n"
+    "      locations and you require rocm-sdk-libraries-gfx110x-dgpu, we can conclude that your\n",
+    "  ╰─▶ Because rocm-sdk-libraries-gfx110x-dgpu was not found in the provided\n"
+    "      package locations and you require rocm-sdk-libraries-gfx110x-dgpu, we can conclude\n",
+])
+def test_not_found_wrapped_inside_its_words_is_read_whole(text: str) -> None:
+    assert_reads(text, "python-packaging", "rocm-sdk-libraries-gfx110x-dgpu", "uv-not-found")
+
+
+def test_a_requires_python_wrapped_before_the_version_spec_is_read_whole() -> None:
+    text = ("  ╰─▶ Because the current Python version (3.9.18) does not satisfy Python>=3.10 "
+            "and torch==2.6.0 depends on\n      Python>=3.10, we can conclude that torch==2.6.0 "
+            "cannot be used.\n")
+    assert_reads(text, "python-packaging", "torch", "uv-requires-python", ("3.9.18",))
+
+
+def test_a_dependency_needing_a_python_is_no_claim_without_uvs_python_clause() -> None:
+    text = "Because foo==1.0 depends on Python>=3.10 and you require foo, we can conclude …\n"
+    assert explain_text(text).rule != "uv-requires-python"

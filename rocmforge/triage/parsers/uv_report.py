@@ -69,7 +69,16 @@ _ABSENT = re.compile(r"Because (?P<pkg>" + _NAME + r") was not found in the (?P<
                      r"(?P<who>" + _NAME + r")(?:[<>=!~]=?[^\s,]+)? depends? on (?P=pkg)\b)")
 
 
-def _not_found(match: re.Match[str], view: LineView) -> Reading | None:
+def _joined(view: LineView, before: int) -> str:
+    """The line with the `before` lines above it, as one sentence: uv wraps its report at the
+    terminal's width, anywhere between two words."""
+    return " ".join(" ".join((*view.previous[-before:], view.text)).split())
+
+
+def _not_found(line: re.Match[str], view: LineView) -> Reading | None:
+    match = _ABSENT.search(_joined(view, 1))
+    if match is None:
+        return None
     pkg = match.group("pkg").lower()
     if pkg in _TRITON:
         return None
@@ -91,7 +100,7 @@ _PYTHON = re.compile(r"the (?P<which>current|requested) Python version \((?P<hav
 
 
 def _python_excluded(match: re.Match[str], view: LineView) -> Reading | None:
-    said = _PYTHON.search(" ".join((*view.previous[-2:], view.text)))
+    said = _PYTHON.search(_joined(view, 2))
     if said is None:
         return None
     pkg, spec, have = said.group("pkg").lower(), said.group("spec"), said.group("have")
@@ -136,7 +145,7 @@ _WHEEL = re.compile(r"\((?P<wheel>(?P<pkg>" + _NAME + r")-\d[^\s()]*-(?P<plat>[\
 
 def _foreign_wheel(line: re.Match[str], view: LineView) -> Reading | None:
     # a long wheel name wraps the sentence after ".whl)" or "dependency is": join the line before
-    match = _WHEEL.search(" ".join((*view.previous[-1:], view.text)))
+    match = _WHEEL.search(_joined(view, 1))
     if match is None:
         return None
     pkg = match.group("pkg").lower().replace("_", "-")
@@ -166,15 +175,15 @@ RULES: tuple[Rule, ...] = (
          "failed after {retries} {subject} in …\", then reqwest's and the OS's causes, one a "
          "line); reproduced: make/devuv8.sh (uv 0.13.9 prints no backticks there)"),
     Rule(id="uv-not-found", klass="python-packaging",
-         triggers=("was not found in the provided package locations",
-                   "was not found in the package registry"),
-         pattern=_ABSENT, read=_not_found,
+         triggers=("package locations and", "package registry and", "locations and you",
+                   "registry and you"),
+         pattern=rx(r"(?:package )?(?:locations|registry) and"), read=_not_found,
          source=f"{UV}:crates/uv-resolver/src/resolver/availability.rs (\"not found in the "
          "provided package locations\" with --no-index, \"not found in the package "
          "registry\"); crates/uv-resolver/src/pubgrub/report.rs; reproduced: make/devuv8.sh"),
     Rule(id="uv-requires-python", klass="python-packaging",
-         triggers=("depends on Python", "depend on Python"),
-         pattern=rx(r"depends? on Python[<>=!~]"), read=_python_excluded,
+         triggers=("on Python", "Python>", "Python<", "Python=", "Python~", "Python!"),
+         pattern=rx(r"\bon Python[<>=!~]|^Python[<>=!~]"), read=_python_excluded,
          source=f"{UV}:crates/uv-resolver/src/pubgrub/report.rs (\"Because {{}}we can conclude "
          "that {}\"; the current/requested Python version as a package); reproduced: "
          "make/devuv8.sh"),
