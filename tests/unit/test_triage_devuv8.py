@@ -162,3 +162,24 @@ def test_a_requires_python_wrapped_before_the_version_spec_is_read_whole() -> No
 def test_a_dependency_needing_a_python_is_no_claim_without_uvs_python_clause() -> None:
     text = "Because foo==1.0 depends on Python>=3.10 and you require foo, we can conclude …\n"
     assert explain_text(text).rule != "uv-requires-python"
+
+
+_MISSING = """error: Failed to fetch: {url}
+  cause: HTTP status client error (404 Not Found) for url
+         ({url})
+"""
+
+
+def test_a_file_the_index_links_but_does_not_serve_names_its_package() -> None:
+    url = "https://repo.example.org/whl/rocm_sdk_core-7.9.0-py3-none-linux_x86_64.whl"
+    assert_reads(_MISSING.format(url=url), "python-packaging", "rocm-sdk-core", "uv-http-404",
+                 ("404", "rocm_sdk_core-7.9.0-py3-none-linux_x86_64.whl"))
+
+
+@pytest.mark.parametrize("url", [
+    "https://repo.example.org/simple/torch/",  # a page: uv's not-found, not a broken link
+    "https://download.pytorch.org/whl/nightly/rocm6.1/torch-2.5.0.dev20240901%2Brocm6.1-cp311-"
+    "cp311-linux_x86_64.whl",  # PyTorch's stale nightlies: pip_download's answer
+])
+def test_a_404_that_is_not_a_broken_file_link_is_not_read_as_one(url: str) -> None:
+    assert explain_text(_MISSING.format(url=url)).rule != "uv-http-404"

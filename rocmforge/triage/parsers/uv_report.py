@@ -64,6 +64,23 @@ def _index_unreachable(match: re.Match[str], view: LineView) -> Reading | None:
             "cache)")
 
 
+def _file_404(match: re.Match[str], view: LineView) -> Reading | None:
+    fetched = next((m for m in map(_FETCH.search, reversed(view.previous)) if m), None)
+    named = _FILE.search(fetched.group("url")) if fetched else None
+    if fetched is None or named is None or "/whl/nightly/" in fetched.group("url"):
+        return None  # a page, not a file; PyTorch's stale nightlies are pip_download's answer
+    url = fetched.group("url")
+    pkg = named.group("pkg").lower().replace("_", "-")
+    return Reading(
+        subject=pkg,
+        cause=f"the index links {url.rsplit('/', 1)[-1]}, but the server answers 404 for that "
+              f"link ({url}): the index is broken or stale (a link to a file it does not "
+              "serve), not the request",
+        fix=f"retry once the index is fixed, or pin a {pkg} version whose file the index does "
+            "serve, or use another index that carries it; report the broken link to the "
+            "index's owners")
+
+
 _ABSENT = re.compile(r"Because (?P<pkg>" + _NAME + r") was not found in the (?P<where>provided "
                      r"package locations|package registry) and (?:you require(?: (?P=pkg)\b|$)|"
                      r"(?P<who>" + _NAME + r")(?:[<>=!~]=?[^\s,]+)? depends? on (?P=pkg)\b)")
@@ -174,6 +191,13 @@ RULES: tuple[Rule, ...] = (
          source=f"{UV}:crates/uv-client/src/error.rs (\"Failed to fetch: `{{0}}`\", \"Request "
          "failed after {retries} {subject} in …\", then reqwest's and the OS's causes, one a "
          "line); reproduced: make/devuv8.sh (uv 0.13.9 prints no backticks there)"),
+    Rule(id="uv-http-404", klass="python-packaging",
+         triggers=("HTTP status client error (404",),
+         pattern=rx(r"HTTP status client error \(404\b"), read=_file_404,
+         source=f"{UV}:crates/uv-client/src/error.rs (\"Failed to fetch: `{{0}}`\") with "
+         "seanmonstar/reqwest@065a5ae5209d27d4f4e3c4409725672c49a8aa39:src/error.rs (\"HTTP "
+         "status client error\" … \" for url ({url})\"); reproduced here: uv 0.13.9 on a "
+         "local index page linking a file its server does not have"),
     Rule(id="uv-not-found", klass="python-packaging",
          triggers=("package locations and", "package registry and", "locations and you",
                    "registry and you"),

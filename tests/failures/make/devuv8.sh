@@ -24,17 +24,17 @@ export PIP_CACHE_DIR="$t/cache/pip" XDG_CACHE_HOME="$t/cache" UV_CACHE_DIR="$t/c
 export UV_NO_CONFIG=1 UV_PYTHON_DOWNLOADS=never NO_COLOR=1 COLUMNS=100
 unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_USER PIP_NO_CACHE_DIR PIP_CONSTRAINT
 unset UV_INDEX_URL UV_EXTRA_INDEX_URL UV_FIND_LINKS UV_INDEX UV_DEFAULT_INDEX VIRTUAL_ENV
-py=$(command -v python3)
+py=$(command -v python3); port=none
 # the conditions triage missed before d10 become cases; DEVUV8_ALL=1 writes every condition
 keep=" uv-conflict-app-pins-torch uv-hash-mismatch uv-index-connection-refused
   uv-not-in-find-links-requires-python uv-requires-python-excluded uv-wheel-file-other-platform
-  uv-externally-managed uv-not-found-torch-pin "
+  uv-externally-managed uv-not-found-torch-pin uv-index-links-missing-file "
 run() {  # run <id> <command...>: its output and exit code, the temp folder renamed
   local id=$1; shift
   case "$keep" in *" $id "*|*" $id"$'\n'*) ;; *) [ "${DEVUV8_ALL:-}" = 1 ] || return 0;; esac
   (cd "$t" && "$@" 2>&1; echo "exit code $?") | sed -e "s#$t#/home/user/build#g" \
     -e 's#/tmp/pip-\([a-z-]*\)-[a-z0-9_]\{8\}#/tmp/pip-\1-00000000#g' \
-    -e 's#in [0-9.]*m\?s$#in 1ms#' > "$out/$id.log"
+    -e 's#in [0-9.]*m\?s$#in 1ms#' -e "s#127.0.0.1:$port/#127.0.0.1:8080/#g" > "$out/$id.log"
 }
 mkproj() {  # mkproj <dir> <name> <version> [extra [project] lines]: a setuptools project
   mkdir -p "$1/${2//-/_}" && touch "$1/${2//-/_}/__init__.py"
@@ -129,4 +129,21 @@ fi
 # require torch==…")
 run uv-not-found-torch-pin "$uv" pip install --python "$t/uvv/bin/python" --no-index \
   --find-links "$t/p" "torch==2.5.1+rocm6.4"
+# 14. an index page linking a file its server does not have (HTTP 404), served by
+# python3 -m http.server on a free local port
+mkdir -p "$t/srv/simple/torch"
+printf '<a href="/files/torch-2.5.1+rocm6.2-py3-none-any.whl">torch-2.5.1+rocm6.2-py3-none-any'\
+'.whl</a>\n' > "$t/srv/simple/torch/index.html"
+port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+"$py" -m http.server "$port" --bind 127.0.0.1 -d "$t/srv" >/dev/null 2>&1 & srv=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  "$py" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/simple/torch/')" \
+    2>/dev/null && break; sleep 0.2; done
+"$uv" venv -q --python "$py" "$t/uvw"
+run uv-index-links-missing-file "$uv" pip install --python "$t/uvw/bin/python" \
+  --index-url "http://127.0.0.1:$port/simple" torch
+run pip$pv-index-links-missing-file "$p24" -m pip --python "$t/v/bin/python" install \
+  --index-url "http://127.0.0.1:$port/simple" torch
+kill "$srv"; wait "$srv" 2>/dev/null
 exit 0
