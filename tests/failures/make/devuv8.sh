@@ -28,7 +28,8 @@ py=$(command -v python3); port=none
 # the conditions triage missed before d10 become cases; DEVUV8_ALL=1 writes every condition
 keep=" uv-conflict-app-pins-torch uv-hash-mismatch uv-index-connection-refused
   uv-not-in-find-links-requires-python uv-requires-python-excluded uv-wheel-file-other-platform
-  uv-externally-managed uv-not-found-torch-pin uv-index-links-missing-file "
+  uv-externally-managed uv-not-found-torch-pin uv-index-links-missing-file
+  uv-build-isolation-no-setuptools "
 run() {  # run <id> <command...>: its output and exit code, the temp folder renamed
   local id=$1; shift
   case "$keep" in *" $id "*|*" $id"$'\n'*) ;; *) [ "${DEVUV8_ALL:-}" = 1 ] || return 0;; esac
@@ -102,6 +103,12 @@ run pip$pv-index-connection-refused "$p24" -m pip --python "$t/v/bin/python" ins
 run uv-sdist-no-module-torch U needtorch
 run uv-sdist-no-module-torch-no-build-isolation U --no-build-isolation needtorch
 run pip$pv-sdist-no-module-torch P24 needtorch
+# 7b. the same sdist where the locations hold no setuptools for the isolated build
+mkdir -p "$t/wh2" && cp "$t/wh/needtorch-0.1.tar.gz" "$t/wh2/"
+run uv-build-isolation-no-setuptools "$uv" pip install --python "$t/uvv/bin/python" --no-index \
+  --find-links "$t/wh2" needtorch
+run pip$pv-build-isolation-no-setuptools "$p24" -m pip --python "$t/v/bin/python" install \
+  --no-index --find-links "$t/wh2" needtorch
 # 8. build isolation asked for a torch the index does not have
 run uv-build-isolation-torch-missing U "$t/s/bi"
 run pip$pv-build-isolation-torch-missing P24 "$t/s/bi"
