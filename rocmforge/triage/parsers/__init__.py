@@ -67,6 +67,7 @@ from rocmforge.triage.parsers import (
     therock_cmake,
     torch_swap,
     triton,
+    uv_report,
     windows_build,
     windows_loader,
 )
@@ -115,6 +116,7 @@ PARSERS: tuple[Rule, ...] = (
     *pip_usage.RULES,
     *pip_install.RULES,
     *pip_download.RULES,
+    *uv_report.RULES,
     *cmake_tool.RULES,
     *cmake_find.RULES,
     *cmake_tree.RULES,

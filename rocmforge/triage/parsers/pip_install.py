@@ -51,8 +51,10 @@ def _no_release(requirement: str, tool: str) -> Reading | None:
             subject=name, cause=f"{tool} found no {name} {version} on the index it was given: "
             f"the requirement pins {name}=={version}, a release that index does not publish "
             "(never published there, or a nightly it has since dropped)",
-            fix=f"pin a {name} version the index lists (pip's 'from versions:' list above "
-                f"names them) instead of {version}, or point --index-url at the index that "
+            fix=f"pin a {name} version the index lists ("
+                + ("pip's 'from versions:' list above names them" if tool == "pip" else
+                   f"its page for {name} names them") + f") instead of {version}, or point "
+                f"--index-url at the index that "
                 f"publishes {name} {version} (a ROCm family index carries only the versions "
                 "built for it)")
     return Reading(subject=name, cause=f"{tool} found no release of {name} that fits: the index "
