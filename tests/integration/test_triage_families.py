@@ -121,7 +121,7 @@ from rocmforge.triage import explain_text
     ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total "
      "capacity of 287.98 GiB of which 275.86 GiB is free. 1.05 GiB allowed; Of the allocated",
      "out-of-memory", "set_per_process_memory_fraction", "gpu-memory-fraction"),
-    ("rocBLAS error: Cannot read D:\\rocm\\bin\\/rocblas/library/TensileLibrary.dat: No such "
+    ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such "
      "file or directory for GPU arch : gfx1100\n List of available TensileLibrary Files :",
      "missing-component", "rocblas", "tensile-folder-empty"),
     ("      20 errors generated when compiling for gfx1100.\n      failed to execute:clang++ "

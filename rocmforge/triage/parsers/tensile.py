@@ -19,6 +19,12 @@ from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 _PATH = r"(?:[A-Za-z]:[\\/][^:\n]*?|\S*?)"
 
 
+# rocBLAS's last try, the generic TensileLibrary.dat, in a Windows folder (a drive letter or a
+# backslash in the path): there its list of available files proves nothing (_tensile_folder_empty).
+_WINDOWS_GENERIC = re.compile(r"Cannot read (?P<dir>[A-Za-z]:\\\S*?|\S*\\\S*?)[/\\]+"
+                              r"TensileLibrary\.(?:dat|yaml): ")
+
+
 def _tensile(match: Groups, view: LineView) -> Reading | None:
     # Proof that the target has no kernels: the library says which GPU arch it looked for, or
     # the target's own file is not there. "Cannot read …: No error" (a file that is there but
@@ -47,6 +53,21 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
             "run (HIP_VISIBLE_DEVICES=<the card's index>, or disable the iGPU in the BIOS / "
             "Device Manager)" if known is not None and known.apu else "")
     glob = f"*{arch}*" if arch != "{device}" else "*"
+    windows = _WINDOWS_GENERIC.search(view.text)
+    if windows is not None:
+        folder = windows.group("dir")
+        return Reading(
+            subject=lib,
+            cause=f"{lib} found no kernel file for {target} in {folder} (neither "
+                  "TensileLibrary_lazy_<target>.dat nor TensileLibrary.dat); on Windows its "
+                  "list of available files is always empty (a regex made of the backslash "
+                  "path), so the log cannot tell a folder without this target's files from a "
+                  "folder that is not there",
+            fix=f"look in {folder}: if it holds other targets' TensileLibrary_lazy_*.dat files, "
+                f"use a {lib} built with kernels for {arch} (the application's own {lib} "
+                f"package for that target); if the folder is missing, install {lib}'s "
+                f"library folder next to {lib}.dll ({lib}\\library under its bin\\), or set "
+                f"{lib.upper()}_TENSILE_LIBPATH to a folder that holds it")
     return Reading(subject=lib, cause=f"{lib} has no kernels (TensileLibrary files) for "
                    f"{target}: the installed {lib} was built without it",
                    fix=f"install a ROCm whose {lib} ships kernels for {arch} (check "
@@ -108,6 +129,11 @@ def _tensile_folder_empty(match: re.Match[str], view: LineView) -> Reading | Non
     lower = head.lower()
     library = next((n for n in ("hipsparselt", "hipblaslt") if n in lower), "rocblas")
     folder = where.group("path") if where else f"{library}/library"
+    if "\\" in folder:
+        # rocBLAS lists the folder through a std::regex made of the folder's own path: a
+        # Windows path's backslashes are regex escapes there (\d, \s, \b ...), so nothing ever
+        # matches and the list is empty whatever the folder holds. No proof of an empty folder.
+        return None
     return Reading(
         subject=library,
         cause=f"{library} found no TensileLibrary files at all in {folder} (its list of "
@@ -317,7 +343,10 @@ RULES: tuple[Rule, ...] = (
                      r"|Could not (?:initialize|load) Tensile"),
          read=lambda m, v: _tensile(Alias(m, arch="arch2"), v),
          source="ROCm/rocBLAS#1339; pytorch/pytorch#179865; Windows: rocblas.dll's folder + "
-         "/rocblas/library (ROCm/rocBLAS@b520bc83 library/src/tensile_host.cpp)"),
+         "/rocblas/library (ROCm/rocBLAS@b520bc83 library/src/tensile_host.cpp); the list of "
+         "available files is std::regex fileMatcher(path + \"/TensileLibrary_lazy.*\") "
+         "(ROCm/rocBLAS@b520bc83fa67045bed4544f33ba83ce3a7c39c44:library/src/tensile_host.cpp): "
+         "empty for a Windows path; ollama-for-amd#7"),
     Rule(id="tensile-host-error", klass="math-library",
          triggers=("tensile_host",),
          pattern=rx(r"(?P<err>hipError\w+|rocblas_status_\w+)\s+at\s+(?P<lib>rocblas|hipblaslt)"
@@ -342,7 +371,9 @@ RULES: tuple[Rule, ...] = (
                     r"(?:\s+gfx[0-9a-f]{3,4})+|directory_iterator::directory_iterator: "
                     r"|directory iterator cannot open directory: "),
          read=_tensile_folder_empty, source="ROCm/rocBLAS library/src/tensile_host.cpp (the "
-         "list of available files after 'Cannot read ... for GPU arch'); ROCm/TheRock#571"),
+         "list of available files after 'Cannot read ... for GPU arch', matched by a regex made "
+         "of the folder's path, so only a path without backslashes proves an empty folder); "
+         "ROCm/TheRock#571"),
     Rule(id="tensile-folder-missing", klass="rocm-install", tier=0,
          triggers=("directory_iterator", "directory iterator cannot open"),
          pattern=rx(r"directory_iterator::directory_iterator: .*: \"(?P<dir>[^\"]+)\"\s*$"
