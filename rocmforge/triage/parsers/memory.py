@@ -173,9 +173,20 @@ def _gpu_out_of_memory(match: Groups, view: LineView) -> Reading | None:
     held = re.search(r"Of the allocated memory (?P<held>[\d.]+ [KMGT]?i?B) is allocated by "
                      r"PyTorch", view.text)
     size = match.group("size")
+    fix = (f"lower the workload's memory (smaller batch, resolution or model, offloading), "
+           f"free what the process holds (torch.cuda.empty_cache() between jobs), or set "
+           f"{knob}; the GPU and ROCm install are not at fault")
     if _bytes(size) > _bytes(total):
         why = (f"more than the {total} the HIP runtime reports for the whole GPU (an APU sees "
                "only its VRAM carve-out and what the driver lets it map)")
+        # One request bigger than the whole GPU: no allocator setting helps; on an APU the
+        # capacity is a setting of the machine (its VRAM/GTT split), not of the workload.
+        fix = (f"a single {size} tensor cannot fit a GPU of {total}: split the work or use a "
+               "smaller model or batch; on an APU (memory shared with the CPU) the capacity is "
+               "the machine's VRAM/GTT split: compare it with the VRAM the kernel reports "
+               "(`sudo dmesg | grep -i 'memory ready'`) and change the BIOS VRAM carve-out or "
+               "the GTT limit (the amdgpu.gttsize / ttm.pages_limit kernel parameters) so the "
+               "pool the runtime uses covers it")
     else:
         why = f"with {free} free of {total}" + (
             f"; PyTorch holds {held.group('held')} of it in this process" if held else "")
@@ -183,9 +194,7 @@ def _gpu_out_of_memory(match: Groups, view: LineView) -> Reading | None:
         subject="memory",
         cause=f"the GPU ran out of memory at run time: PyTorch asked for {size} on GPU "
               f"{match.group('gpu')}, {why}",
-        fix=f"lower the workload's memory (smaller batch, resolution or model, offloading), "
-            f"free what the process holds (torch.cuda.empty_cache() between jobs), or set "
-            f"{knob}; the GPU and ROCm install are not at fault")
+        fix=fix)
 
 
 _TENSILE_WORK = re.compile(r"\bTensile\b|ParallelMap|[Ll]ogic files|TensileCreateLibrary")

@@ -248,6 +248,17 @@ def _tensile_no_code_objects(match: re.Match[str], view: LineView) -> Reading | 
     # built without it), or ROCBLAS_TENSILE_LIBPATH points elsewhere. Older releases glob a
     # bare "/*co" (no target named): that names no target and is not read here.
     arch, folder = match.group("arch"), match.group("dir")
+    if match.group("who") == "rocblaslt":
+        # hipBLASLt's copy of the same host code (its non-lazy build), with its own variable
+        return Reading(
+            subject="hipblaslt",
+            cause=f"hipBLASLt found no kernel code objects for the GPU's target {arch} in "
+                  f"{folder} (its glob *{arch}*co matched nothing): this hipBLASLt was built "
+                  f"without {arch} kernels, so its GEMMs fail or return garbage",
+            fix=f"use a hipBLASLt built with {arch} kernels (only the targets of its release's "
+                f"list have them), or check HIPBLASLT_TENSILE_LIBPATH is unset or points at "
+                f"that folder; where hipBLASLt has no {arch} kernels, use rocBLAS for the GEMMs "
+                "(TORCH_BLAS_PREFER_HIPBLASLT=0 in torch)")
     return Reading(
         subject="rocblas",
         cause=f"rocBLAS found no kernel code objects for the GPU's target {arch} in {folder} "
@@ -397,12 +408,16 @@ RULES: tuple[Rule, ...] = (
          "lmstudio-ai/lmstudio-bug-tracker#1163 (negative)"),
     Rule(id="tensile-no-code-objects", klass="math-library",
          triggers=("No paths matched",),
-         pattern=rx(r"rocBLAS warning: No paths matched (?P<dir>\S+?)[/\\]\*"
+         pattern=rx(r"(?P<who>rocBLAS|rocblaslt) warning: No paths matched (?P<dir>\S+?)[/\\]\*"
                     r"(?P<arch>gfx[0-9a-f]{3,4})\*co\b"),
          read=_tensile_no_code_objects, source="ROCm/rocBLAS@af09a29ff278bbb9f2b37437037937fd9"
          "78a3676:library/src/tensile_host.cpp (glob of path + \"/*\" + processor + \"*co\"; on "
          "GLOB_NOMATCH: \"rocBLAS warning: No paths matched <dir>. Make sure that "
-         "ROCBLAS_TENSILE_LIBPATH is set correctly.\"; stored file); JuliaGPU/AMDGPU.jl#314"),
+         "ROCBLAS_TENSILE_LIBPATH is set correctly.\"; stored file); JuliaGPU/AMDGPU.jl#314; "
+         "hipBLASLt's copy: ROCm/hipBLASLt@7d9fb683db25941d38c5f89749a2c26acc493992:library/src/"
+         "amd_detail/rocblaslt/src/tensile_host.cpp (\"rocblaslt warning: No paths matched "
+         "<dir>. Make sure that HIPBLASLT_TENSILE_LIBPATH is set correctly.\" when "
+         "ROCBLASLT_TENSILE_LAZY_LOAD == 0); ROCm/hipBLASLt#251"),
     Rule(id="tensile-manifest-incomplete", klass="math-library",
          triggers=("_LIBRARY_TARGET",),
          pattern=rx(r"FAILED: \S*CMakeFiles[/\\]\w+_LIBRARY_TARGET\b"),
