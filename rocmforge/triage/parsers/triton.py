@@ -163,6 +163,22 @@ def _relative_syspath(match: re.Match[str], view: LineView) -> Reading | None:
             f"{what}, then build again")
 
 
+def _hip_symbol_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    # Triton's AMD launcher (hip_utils) resolves each HIP function it uses from the
+    # libamdhip64.so it loaded, by dlsym (older releases) or hipGetProcAddress (newer): a name
+    # it cannot resolve means that HIP runtime is older than the Triton, or not AMD's.
+    name = match.group("sym") or match.group("sym2")
+    return Reading(
+        subject="triton",
+        cause=f"Triton's AMD launcher could not find {name} in the libamdhip64.so it loaded: "
+              "that HIP runtime is older than this Triton expects (or not AMD's own), so "
+              "Triton and the ROCm runtime do not match",
+        fix="install the Triton that the installed torch pins (pytorch-triton-rocm of the "
+            "same torch release, from the same ROCm index), not a newer PyPI `triton` pulled "
+            f"in by another package; or use a ROCm whose HIP runtime has {name} "
+            "(TRITON_LIBHIP_PATH names the libamdhip64.so Triton loads)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="triton-relative-syspath", klass="triton",
          triggers=("version.txt",),
@@ -220,6 +236,17 @@ RULES: tuple[Rule, ...] = (
          "here: `python3 -bb -c \"v=b'1'; f'{v}'\"` prints it); ROCm/triton@4a7afd262352be86c"
          "f2a10ef379469febaccf1bf:third_party/amd/backend/compiler.py (hash() now runs lld "
          "--version with encoding='utf-8'); triton-lang/triton#3428"),
+    Rule(id="triton-hip-symbol-missing", klass="triton",
+         triggers=("from libamdhip64.so",),
+         pattern=rx(r"cannot get address for '(?P<sym>\w+)' from libamdhip64\.so"
+                    r"|cannot query '?(?P<sym2>hip\w+)'? from libamdhip64\.so"),
+         read=_hip_symbol_missing, source="ROCm/triton@4a7afd262352be86cf2a10ef379469febacc"
+         "f1bf:third_party/amd/backend/driver.c (initSymbolTable: dlsym each HIP function, "
+         "\"cannot query <name> from libamdhip64.so\"); triton-lang/triton "
+         "third_party/amd/backend/driver.c (stored copy, commit not established: "
+         "hipGetProcAddress each, \"cannot get address for '<name>' from libamdhip64.so\", "
+         "and \"cannot query 'hipGetProcAddress' from libamdhip64.so\"); hiyouga/LlamaFactory"
+         "#10511; TRITON_LIBHIP_PATH: ROCm/triton@4a7afd26:third_party/amd/backend/driver.py"),
     Rule(id="triton-rocm-isa-probe", klass="triton",
          triggers=("Attempting to get amgpu ISA Details",),
          pattern=rx(r"Error: Attempting to get amgpu ISA Details(?P<err>.*)$"),

@@ -188,6 +188,28 @@ def _dll_load_failed(match: re.Match[str], view: LineView) -> Reading | None:
             "for this torch")
 
 
+# Node's process.dlopen on Windows appends the file it was asked to load, as a namespaced path
+# ("\\?\C:\...\x.node"), to the system's text of LoadLibrary's error; the text ends in a
+# line break, so the path stands alone on the next line. ERROR_MOD_NOT_FOUND's English text
+# before it: the .node file, or a DLL it links, could not be found.
+def _node_addon_not_found(match: re.Match[str], view: LineView) -> Reading | None:
+    path = match.group("path")
+    if "The specified module could not be found." not in " ".join((*view.previous[-1:],
+                                                                    view.text)):
+        return None  # another error code's text, or none: not read
+    folder, _, name = path.rpartition("\\")
+    return Reading(
+        subject=name,
+        cause=f"Windows could not load the native module {name} (error 126, the specified "
+              "module could not be found): the file, or a DLL it links (for a ROCm engine, "
+              "the HIP runtime and math-library DLLs shipped beside it), is missing or "
+              "incomplete",
+        fix=f"install again what put {folder} there (delete that folder, or the "
+            "application's downloaded runtime, and let the application download it again); "
+            f"`dumpbin /dependents {name}` (or the Dependencies tool) names the DLL it "
+            "cannot find")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="windows-torch-dll", klass="import",
          triggers=("WinError 126",),
@@ -232,6 +254,13 @@ RULES: tuple[Rule, ...] = (
          "another HIP SDK release: the names hiprtc0<MMNN>.dll in ROCm/TheRock@89553ce3:"
          "build_tools/packaging/python/templates/rocm/src/rocm_sdk/_dist_info.py ('hiprtc0*."
          "dll') and math-libs/CMakeLists.txt (hiprtc0605.dll), Nerogar/OneTrainer#911"),
+    Rule(id="node-addon-not-found", klass="import",
+         triggers=("\\\\?\\",),
+         pattern=rx(r"(?:^|could not be found\.\s*)\\\\\?\\(?P<path>[A-Za-z]:\\\S+?\.node)\s*$"),
+         read=_node_addon_not_found, source="nodejs/node src/node_binding.cc DLOpen (on "
+         "_WIN32 the error is the loader's text with the file name appended: \"Windows needs "
+         "to add the filename into the error message\"; stored copies, commit not "
+         "established); lmstudio-ai/lmstudio-bug-tracker#711"),
     Rule(id="dll-load-failed", klass="import",
          triggers=("DLL load failed",),
          pattern=rx(r"DLL load failed while importing (?P<mod>[\w.]+)|ImportError: DLL load "
