@@ -13,16 +13,11 @@ from __future__ import annotations
 import re
 
 from rocmforge.knowledge.arches import load_arch_table
+from rocmforge.triage.parsers.tensile_paths import folder_empty_reading, windows_generic_reading
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 # A path: space-free, or a Windows one (C:\Program Files\AMD\ROCm\…) up to the next colon
 _PATH = r"(?:[A-Za-z]:[\\/][^:\n]*?|\S*?)"
-
-
-# rocBLAS's last try, the generic TensileLibrary.dat, in a Windows folder (a drive letter or a
-# backslash in the path): there its list of available files proves nothing (_tensile_folder_empty).
-_WINDOWS_GENERIC = re.compile(r"Cannot read (?P<dir>[A-Za-z]:\\\S*?|\S*\\\S*?)[/\\]+"
-                              r"TensileLibrary\.(?:dat|yaml): ")
 
 
 def _tensile(match: Groups, view: LineView) -> Reading | None:
@@ -53,21 +48,9 @@ def _tensile(match: Groups, view: LineView) -> Reading | None:
             "run (HIP_VISIBLE_DEVICES=<the card's index>, or disable the iGPU in the BIOS / "
             "Device Manager)" if known is not None and known.apu else "")
     glob = f"*{arch}*" if arch != "{device}" else "*"
-    windows = _WINDOWS_GENERIC.search(view.text)
+    windows = windows_generic_reading(view.text, lib, arch, target)
     if windows is not None:
-        folder = windows.group("dir")
-        return Reading(
-            subject=lib,
-            cause=f"{lib} found no kernel file for {target} in {folder} (neither "
-                  "TensileLibrary_lazy_<target>.dat nor TensileLibrary.dat); on Windows its "
-                  "list of available files is always empty (a regex made of the backslash "
-                  "path), so the log cannot tell a folder without this target's files from a "
-                  "folder that is not there",
-            fix=f"look in {folder}: if it holds other targets' TensileLibrary_lazy_*.dat files, "
-                f"use a {lib} built with kernels for {arch} (the application's own {lib} "
-                f"package for that target); if the folder is missing, install {lib}'s "
-                f"library folder next to {lib}.dll ({lib}\\library under its bin\\), or set "
-                f"{lib.upper()}_TENSILE_LIBPATH to a folder that holds it")
+        return windows
     return Reading(subject=lib, cause=f"{lib} has no kernels (TensileLibrary files) for "
                    f"{target}: the installed {lib} was built without it",
                    fix=f"install a ROCm whose {lib} ships kernels for {arch} (check "
@@ -121,28 +104,6 @@ def _tensile_arch_wrapped(match: re.Match[str], view: LineView) -> Reading | Non
         fix=f"use a ROCm (or torch wheel) whose {library} ships kernels for {arch} (`ls "
             f"$ROCM_PATH/lib/{library}/library/*{arch}*`), or build {library} for it; "
             "HSA_OVERRIDE_GFX_VERSION presents the GPU as a supported target of its family")
-
-
-def _tensile_folder_empty(match: re.Match[str], view: LineView) -> Reading | None:
-    head = next((line for line in reversed(view.previous) if "Cannot read" in line), "")
-    where = re.search(r"Cannot read (?P<path>\S+?)[\\/]?(?:TensileLibrary\S*?):", head)
-    lower = head.lower()
-    library = next((n for n in ("hipsparselt", "hipblaslt") if n in lower), "rocblas")
-    folder = where.group("path") if where else f"{library}/library"
-    if "\\" in folder:
-        # rocBLAS lists the folder through a std::regex made of the folder's own path: a
-        # Windows path's backslashes are regex escapes there (\d, \s, \b ...), so nothing ever
-        # matches and the list is empty whatever the folder holds. No proof of an empty folder.
-        return None
-    return Reading(
-        subject=library,
-        cause=f"{library} found no TensileLibrary files at all in {folder} (its list of "
-              "available files is empty): the kernel library folder is not installed where "
-              f"the loaded {library} looks (next to the library: bin\\ on Windows, lib/ on "
-              "Linux), not just one target's file",
-        fix=f"install {library}'s kernel library folder ({library}/library, shipped with its "
-            f"runtime package) where the loaded {library} looks, or point "
-            f"{library.upper()}_TENSILE_LIBPATH at the folder that holds it")
 
 
 # The C++ library's text when std::filesystem::directory_iterator cannot open the folder: MSVC's
@@ -248,17 +209,6 @@ def _tensile_no_code_objects(match: re.Match[str], view: LineView) -> Reading | 
     # built without it), or ROCBLAS_TENSILE_LIBPATH points elsewhere. Older releases glob a
     # bare "/*co" (no target named): that names no target and is not read here.
     arch, folder = match.group("arch"), match.group("dir")
-    if match.group("who") == "rocblaslt":
-        # hipBLASLt's copy of the same host code (its non-lazy build), with its own variable
-        return Reading(
-            subject="hipblaslt",
-            cause=f"hipBLASLt found no kernel code objects for the GPU's target {arch} in "
-                  f"{folder} (its glob *{arch}*co matched nothing): this hipBLASLt was built "
-                  f"without {arch} kernels, so its GEMMs fail or return garbage",
-            fix=f"use a hipBLASLt built with {arch} kernels (only the targets of its release's "
-                f"list have them), or check HIPBLASLT_TENSILE_LIBPATH is unset or points at "
-                f"that folder; where hipBLASLt has no {arch} kernels, use rocBLAS for the GEMMs "
-                "(TORCH_BLAS_PREFER_HIPBLASLT=0 in torch)")
     return Reading(
         subject="rocblas",
         cause=f"rocBLAS found no kernel code objects for the GPU's target {arch} in {folder} "
@@ -381,7 +331,7 @@ RULES: tuple[Rule, ...] = (
          unless=rx(r"TensileLibrary_\w+\.(?:dat|co)|^\W*(?:\.\.\.\s*)?gfx[0-9a-f]{3,4}"
                     r"(?:\s+gfx[0-9a-f]{3,4})+|directory_iterator::directory_iterator: "
                     r"|directory iterator cannot open directory: "),
-         read=_tensile_folder_empty, source="ROCm/rocBLAS library/src/tensile_host.cpp (the "
+         read=folder_empty_reading, source="ROCm/rocBLAS library/src/tensile_host.cpp (the "
          "list of available files after 'Cannot read ... for GPU arch', matched by a regex made "
          "of the folder's path, so only a path without backslashes proves an empty folder); "
          "ROCm/TheRock#571"),
@@ -408,16 +358,12 @@ RULES: tuple[Rule, ...] = (
          "lmstudio-ai/lmstudio-bug-tracker#1163 (negative)"),
     Rule(id="tensile-no-code-objects", klass="math-library",
          triggers=("No paths matched",),
-         pattern=rx(r"(?P<who>rocBLAS|rocblaslt) warning: No paths matched (?P<dir>\S+?)[/\\]\*"
+         pattern=rx(r"rocBLAS warning: No paths matched (?P<dir>\S+?)[/\\]\*"
                     r"(?P<arch>gfx[0-9a-f]{3,4})\*co\b"),
          read=_tensile_no_code_objects, source="ROCm/rocBLAS@af09a29ff278bbb9f2b37437037937fd9"
          "78a3676:library/src/tensile_host.cpp (glob of path + \"/*\" + processor + \"*co\"; on "
          "GLOB_NOMATCH: \"rocBLAS warning: No paths matched <dir>. Make sure that "
-         "ROCBLAS_TENSILE_LIBPATH is set correctly.\"; stored file); JuliaGPU/AMDGPU.jl#314; "
-         "hipBLASLt's copy: ROCm/hipBLASLt@7d9fb683db25941d38c5f89749a2c26acc493992:library/src/"
-         "amd_detail/rocblaslt/src/tensile_host.cpp (\"rocblaslt warning: No paths matched "
-         "<dir>. Make sure that HIPBLASLT_TENSILE_LIBPATH is set correctly.\" when "
-         "ROCBLASLT_TENSILE_LAZY_LOAD == 0); ROCm/hipBLASLt#251"),
+         "ROCBLAS_TENSILE_LIBPATH is set correctly.\"; stored file); JuliaGPU/AMDGPU.jl#314"),
     Rule(id="tensile-manifest-incomplete", klass="math-library",
          triggers=("_LIBRARY_TARGET",),
          pattern=rx(r"FAILED: \S*CMakeFiles[/\\]\w+_LIBRARY_TARGET\b"),
