@@ -31,6 +31,7 @@ from rocmforge.triage.parsers import (
     ext_targets,
     ext_torch,
     extension_abi,
+    extension_ops,
     extension_setup,
     gpu_runtime,
     gpu_target,
@@ -141,4 +142,5 @@ PARSERS: tuple[Rule, ...] = (
     *torch_swap.RULES,
     *runtime_import.RULES,
     *py_env.RULES,
+    *extension_ops.RULES,
 )
