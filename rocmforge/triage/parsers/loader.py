@@ -131,35 +131,6 @@ _STARTING_PROGRAM = "error while loading shared libraries"
 _LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: error")
 
 
-# CPython's C API: Py<Area>_<Name>, Py_<Name> and the private _Py<...>_ names; only the
-# interpreter (python3.X or libpython3.X.so) defines them, so a module that needs one the
-# running interpreter lacks was built for another Python (a newer C API: PyType_FromMetaclass,
-# which python3.11 here does not export; Python 2's Py_InitModule4) or is loaded into a
-# process that is no Python.
-
-
-def _python_c_api(match: re.Match[str], view: LineView) -> Reading | None:
-    if _LINKER_SAYS.search(view.text) or _WARNED_ONLY.search(view.text):
-        return None
-    symbol, where = match.group("sym"), match.group("where") or ""
-    module = where.rsplit("/", 1)[-1] or "a Python extension module"
-    tag = re.search(r"\.(?P<tag>cpython-\d+\w*|abi3)(?:-[\w-]+)?\.so", module)
-    built = (" (its file name says it is built for the stable ABI, which still needs the C "
-             "API of the Python version it was compiled with or newer)"
-             if tag and tag.group("tag") == "abi3" else
-             f" (its file name says {tag.group('tag')})" if tag else "")
-    return Reading(
-        subject=symbol,
-        cause=f"{module} needs {symbol}, a function of CPython's C API that the running Python "
-              f"does not export: it was built for another Python version than the one loading "
-              f"it{built}, or it was loaded (dlopen, ctypes) into a process that is not that "
-              "Python",
-        fix="run it with the Python version it was built for (the one of the wheel or build "
-            "that made it; `python -c 'import sys; print(sys.version)'` shows the running one), "
-            "or rebuild / reinstall the package for this Python; a C extension is imported by "
-            "its Python, not loaded with ctypes by another")
-
-
 def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
     if _LINKER_SAYS.search(view.text):
         return None  # a linker's undefined symbol (parsers/link.py), not the loader's
@@ -400,14 +371,6 @@ RULES: tuple[Rule, ...] = (
          "executable; lists.gnu.org info-gnu 2025-01 msg00014, bminor/glibc commit "
          "0ca8785a28515291d4ef074b5b6cfb27434c1d2b); lamikr/rocm_sdk_builder#241 (librccl), "
          "OpenNMT/CTranslate2#1849"),
-    Rule(id="undefined-symbol-python-c-api", klass="import",
-         triggers=("undefined symbol: ",),
-         pattern=rx(r"(?:(?P<where>[\w./+-]+\.so[\w.]*): )?undefined symbol: "
-                    r"(?P<sym>_?Py(?:[A-Z][A-Za-z0-9]*)?_[A-Za-z]\w*)\s*$"),
-         read=_python_c_api, source="glibc dlerror() ('<file>: undefined symbol: <name>'); "
-         "CPython's C API names (Py<Area>_<Name>; PyType_FromMetaclass is not exported by "
-         "python3.11 here, nm -D; 'added in 3.12' unverified against python/cpython); "
-         "reproduced with python3.11 here by make/devpk8.sh; ROCm/TheRock#5520"),
     Rule(id="undefined-symbol", klass="import",
          triggers=("undefined symbol: ",),
          pattern=rx(r"(?:(?P<where>[\w./+-]+\.so[\w.]*): )?undefined symbol: (?P<sym>[\w$.@]+)"),
