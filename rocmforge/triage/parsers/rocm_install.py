@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.parsers.sys_apt import ROCM_PACKAGE
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 
 
@@ -213,26 +212,6 @@ def _driver_tool_missing(match: re.Match[str], view: LineView) -> Reading | None
             "must run")
 
 
-# apt names each dependency it cannot meet: "<pkg> : Depends: <dep> (= <version>) but
-# <other> is to be installed".
-
-
-def _apt_rocm_pin(match: re.Match[str], view: LineView) -> Reading | None:
-    dep, want, other = match.group("dep"), match.group("want"), match.group("other")
-    if not (ROCM_PACKAGE.match(dep) or ROCM_PACKAGE.match(match.group("pkg"))):
-        return None
-    return Reading(
-        subject=dep,
-        cause=f"apt cannot install ROCm: unmet dependencies ({match.group('pkg')} needs "
-              f"{dep} = {want}, but apt chose {dep} {other}): another repository, usually "
-              "the distribution's own ROCm packages, offers a version of the same name that "
-              "sorts above AMD's repository's, so the exact-version dependencies fail",
-        fix=f"remove the distribution's {dep} (and the other ROCm packages it brought: `apt "
-            f"list --installed | grep -i rocm`), and prefer AMD's repository with an apt pin "
-            "(/etc/apt/preferences.d: Pin: origin repo.radeon.com, Pin-Priority: 600), then "
-            "install again")
-
-
 # "\a" of "...\system32\amdhip64_7.dll" passed through a C or Python string is BEL: a log shows
 # it as a control character, as "<U+0007>" or drops it.
 _HIP_DLL = re.compile(r"(?:a|\x07|<U\+0007>)?(?P<rest>mdhip64(?:_\d+)?\.dll)", re.IGNORECASE)
@@ -354,14 +333,6 @@ RULES: tuple[Rule, ...] = (
          "%0'); both reproduced or read: clang-22 here (make/build_shapes_d6.sh; "
          "llvm-offload-binary: make/devpk5.sh); the line may end after the exit code, as "
          "ROCm/TheRock#2787's amd-llvm prints it; rocm-arch/rocm-arch#876"),
-    Rule(id="apt-rocm-unmet-dependency", klass="rocm-install",
-         triggers=("is to be installed",),
-         pattern=rx(r"^(?P<pkg>[\w.+-]+) : (?:Pre)?Depends: (?P<dep>[\w.+-]+) \(= "
-                     r"(?P<want>[^)]+)\) but (?P<other>\S+) is (?:to be )?installed"),
-         read=_apt_rocm_pin, source="apt's unmet-dependency report (apt-private/"
-         "private-output.cc: ioprintf 'but %s is to be installed' / 'but %s is installed' "
-         "after '<pkg> : Depends: <dep> (= <ver>)', read in copies of apt in the code index, "
-         "commit not established); ROCm/ROCm#1899"),
     Rule(id="rocm-imported-target-file-missing", klass="rocm-install",
          triggers=("references the file",),
          pattern=rx(r"^The imported target \"(?P<ns>hip-lang|hip|roc|rocm\w*|MIOpen|miopen|"

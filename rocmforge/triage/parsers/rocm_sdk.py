@@ -115,6 +115,32 @@ def _preload_env(match: re.Match[str], view: LineView) -> Reading | None:
             "hipblaslt; `rocm-sdk test` checks them)")
 
 
+# TheRock's selector wheel was published as `rocm-sdk` until its rename to `rocm`
+# (ROCm/TheRock a1a521899a465af423186ed0ed76881ededafddc, #796, June 2025); its extras and the
+# rocm-sdk-core / -libraries / -devel packages kept their names. pip asked for the old name
+# finds only the selectors left from before the rename, pinned to rocm-sdk-core builds an
+# index no longer holds. "rocm-sdk" alone, never rocm-sdk-core or another package's name.
+_OLD_SELECTOR = ("ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:build_tools/packaging/"
+                 "python/templates/rocm/setup.py (name=\"rocm\"; renamed from rocm-sdk by "
+                 "a1a521899a465af423186ed0ed76881ededafddc, #796); RELEASES.md (rocm[devel] "
+                 "installs rocm-sdk-devel); ROCm/TheRock#2726")
+
+
+def _old_selector_name(match: re.Match[str], view: LineView) -> Reading | None:
+    extras = (match.group("extras") or "").replace(" ", "")
+    wanted = f"rocm{extras}" if extras else "rocm[libraries,devel]"
+    return Reading(
+        subject="rocm-sdk",
+        cause=f"pip was asked for rocm-sdk{extras}, the name TheRock's ROCm selector package "
+              "had before it was renamed rocm (June 2025): the index still holds the "
+              "selectors of that time (6.5.0rc2025060x), pinned to rocm-sdk-core versions it "
+              "no longer has, so pip cannot install any of them",
+        fix=f"install the renamed selector from the same index, `pip install \"{wanted}\" "
+            "--index-url <your GPU family's index>` (extras keep their names: devel, "
+            "libraries), or the package itself at the installed core's version (rocm-sdk-devel "
+            "== `rocm-sdk version`)")
+
+
 RULES: tuple[Rule, ...] = (
     # Tier 0: the RuntimeError comes last, after the KeyError and "Unknown rocm library" it
     # wraps (which loader.py's rocm-sdk-preload would read as torch's own preload list).
@@ -154,6 +180,12 @@ RULES: tuple[Rule, ...] = (
          read=_libraries_missing,
          source=f"{ROCM_SDK}/__init__.py (find_libraries: missing_extras, then "
                 "Path(py_module.__file__) with py_module unset)"),
+    Rule(id="rocm-sdk-old-selector-name", klass="python-packaging",
+         triggers=("rocm-sdk",),
+         pattern=rx(r"(?:Cannot install |No matching distribution found for |satisfies the "
+                    r"requirement )(?:\S+, )*rocm-sdk(?P<extras>\[[\w, -]+\])?(?:[=<>!~]=\S*)?"
+                    r"(?![\w-])"),
+         read=_old_selector_name, source=_OLD_SELECTOR),
     Rule(id="rocm-sdk-target-family", klass="gpu-target",
          triggers=("ROCM_SDK_TARGET_FAMILY=",),
          pattern=rx(r"Requested ROCM_SDK_TARGET_FAMILY=(?P<family>\S+) is not available in the "
