@@ -131,6 +131,33 @@ _STARTING_PROGRAM = "error while loading shared libraries"
 _LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: error")
 
 
+# lib<name>.so[.<version>]: the name a library's own C++ namespace usually has.
+_LIBRARY_STEM = re.compile(r"^lib(?P<stem>[A-Za-z]\w*)\.so(?:\.[\d.]+)?$")
+
+
+def _own_namespace(library: str, symbol: str) -> Reading | None:
+    """lib<name>.so needs a symbol of its own namespace <name>:: that nothing exports: the
+    library was linked without the object that defines it (an under-linked library, which
+    a shared-library link accepts unless -Wl,--no-undefined / -z defs), so it fails when loaded."""
+    found = _LIBRARY_STEM.match(library)
+    name = symbol_name(symbol)
+    if found is None or "::" not in name:
+        return None
+    stem = found.group("stem")
+    if name.split("::", 1)[0].lower() != stem.lower():
+        return None
+    return Reading(
+        subject=library,
+        cause=f"{library} needs {name}, a function of its own namespace {stem}::, and no "
+              f"loaded library defines it: {library} was linked without the object (source) "
+              "that defines it, so it links (a shared library may keep undefined symbols) but "
+              "fails when it is loaded",
+        fix=f"add the source that defines {name} to the {stem} library's target (or link the "
+            f"{stem} library that holds it) and rebuild; linking {library} with "
+            "-Wl,--no-undefined (-z defs) makes such a gap a link error; until then, build "
+            f"without {stem} (the revision before it was added)")
+
+
 def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
     if _LINKER_SAYS.search(view.text):
         return None  # a linker's undefined symbol (parsers/link.py), not the loader's
@@ -176,6 +203,9 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
             fix=f"install another build of {package} whose ROCm native library has the "
                 f"kernel (a wheel or branch that instantiates it), or build {package} from "
                 f"sources that instantiate {kernel} for ROCm")
+    own = _own_namespace(library, symbol)
+    if own is not None:
+        return own
     if where and symbol.startswith("_Z") and symbol == raw:
         # A C++ name the log cut short (it does not demangle): the library that needs it is
         # what the log proves.
