@@ -7,7 +7,9 @@
 #  - Python's ctypes loading libwidget.so, linked (g++-12 -shared) without the definition of
 #    its own widget::helper: "undefined symbol: _ZN6widget6helperEi" (import: undefined-symbol,
 #    the library's own namespace)
-# Needs gcc-12, g++-12 and python3 with pyelftools. Writes rounds/d10/cases/real-*.log (the
+#  - clang++-22 -x hip --cuda-host-only on a ck_tile:: functor: "reference to local variable
+#    'k' declared in enclosing function 'ck_tile::…'" (composable-kernel: ck-error-named)
+# Needs gcc-12, g++-12, clang++-22 and python3 with pyelftools. Writes rounds/d10/cases/real-*.log (the
 # .toml answers are committed beside them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d10/cases
@@ -36,4 +38,20 @@ echo 'namespace widget { int helper(int); int api(int x) { return helper(x) + 1;
 (cd "$t" && g++-12 -shared -fPIC -o libwidget.so w.cpp &&
   python3 -c 'import ctypes; ctypes.CDLL("./libwidget.so")' 2>&1) \
   > "$cases/real-ctypes-own-namespace-undefined-symbol.log"
+# clang++-22's HIP host pass on a ck_tile-namespace functor whose local class reads a local
+# of the enclosing function (the shape of CK's FastGeluAsm, pytorch/pytorch#192650)
+cat > "$t/scale.hip" <<'CPP'
+namespace ck_tile {
+struct Scale {
+  template <typename T> T operator()(T x) const {
+    const float k = 0.5f;
+    struct Inner { static float get() { return k; } };
+    return x * Inner::get();
+  }
+};
+}
+float use(float v) { return ck_tile::Scale{}(v); }
+CPP
+(cd "$t" && clang++-22 -x hip -nogpulib -nogpuinc --cuda-host-only -fsyntax-only scale.hip \
+  2>&1) > "$cases/real-clang-hip-host-ck-tile-local-in-enclosing-function.log"
 rm -rf "$t"
