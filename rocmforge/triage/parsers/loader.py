@@ -135,7 +135,7 @@ _LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s
 _LIBRARY_STEM = re.compile(r"^lib(?P<stem>[A-Za-z]\w*)\.so(?:\.[\d.]+)?$")
 
 
-def _own_namespace(library: str, symbol: str) -> Reading | None:
+def own_namespace(library: str, symbol: str) -> Reading | None:
     """lib<name>.so needs a symbol of its own namespace <name>:: that nothing exports: the
     library was linked without the object that defines it (an under-linked library, which
     a shared-library link accepts unless -Wl,--no-undefined / -z defs), so it fails when loaded."""
@@ -203,7 +203,7 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
             fix=f"install another build of {package} whose ROCm native library has the "
                 f"kernel (a wheel or branch that instantiates it), or build {package} from "
                 f"sources that instantiate {kernel} for ROCm")
-    own = _own_namespace(library, symbol)
+    own = own_namespace(library, symbol)
     if own is not None:
         return own
     if where and symbol.startswith("_Z") and symbol == raw:
