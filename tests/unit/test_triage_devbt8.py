@@ -13,7 +13,7 @@ import pytest
 from triagehelpers import assert_reads
 
 from rocmforge.triage import explain_text
-from rocmforge.triage.parsers.loader import own_namespace
+from rocmforge.triage.parsers.library_file import own_namespace
 
 # glibc 2.36's loader, reproduced here (make/devbt8.sh)
 _LOAD_OFFSET = ("./app: error while loading shared libraries: libunw.so.9: ELF load command "

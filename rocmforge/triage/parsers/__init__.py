@@ -37,6 +37,7 @@ from rocmforge.triage.parsers import (
     hipcc,
     hipify,
     host_compiler,
+    library_file,
     library_runtime,
     libstdcxx,
     link,
@@ -141,4 +142,5 @@ PARSERS: tuple[Rule, ...] = (
     *torch_swap.RULES,
     *runtime_import.RULES,
     *py_env.RULES,
+    *library_file.RULES,
 )

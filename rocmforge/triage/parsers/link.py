@@ -1,6 +1,5 @@
-"""The linker at build time: a library it cannot find, symbols it finds no definition for
-(GNU ld, lld, MSVC; the symbol named by its qualified name) and the duplicates hipify
-leaves behind.
+"""The linker at build time: a library it cannot find, symbols it finds no definition for (GNU
+ld, lld, MSVC; named by the qualified name) and the duplicates hipify leaves behind.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -17,6 +16,7 @@ from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.aotriton import aotriton_library
 from rocmforge.triage.parsers.libstdcxx import newer_glibc, newer_libstdcxx
+from rocmforge.triage.parsers.link_coff import torch_import
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
@@ -170,30 +170,6 @@ def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
 _CK_FUNCTION = re.compile(r"(?:^|_)ck(?:_|$)")
 
 
-_TORCH_NAMESPACES = ("c10::", "at::", "torch::", "caffe2::")
-
-
-def _torch_import(name: str, linker: str) -> Reading:
-    """A torch function the headers declare as imported from torch's DLLs (C10_API, TORCH_API:
-    __declspec(dllimport)) that torch's import library does not export."""
-    library = ("c10_hip.lib" if name.startswith("c10::hip::") else
-               "c10.lib" if name.startswith("c10::") else
-               "torch_cpu.lib or torch_hip.lib")
-    return Reading(
-        subject=name,
-        cause=f"the linker ({linker}) found no export of {name} in torch's import libraries: "
-              f"torch's headers declare it imported from torch's DLLs (__declspec(dllimport)), "
-              f"but the {library} the extension links (torch/lib of the installed torch) does "
-              "not export it: that torch build did not export it (its DLL exports "
-              "differ from its headers), or the headers come from another torch than the "
-              "libraries",
-        fix=f"check the export (`dumpbin /exports <site-packages>/torch/lib/{library.split()[0]}"
-            f"` lists what it has): if the installed torch lacks it, use a torch build whose "
-            f"{library.split()[0]} exports it (another release or index; report it to the "
-            "torch build's maintainers), or avoid calling it from the extension; build the "
-            "extension against the headers of that same torch (no build isolation)")
-
-
 def _link_symbol(match: Groups, view: LineView) -> Reading | None:
     raw = match.group("sym").strip()
     linker = match.groupdict().get("linker") or "MSVC's link.exe"
@@ -201,9 +177,6 @@ def _link_symbol(match: Groups, view: LineView) -> Reading | None:
     if not name or name.startswith("("):
         return None
     name = name.removeprefix("__imp_")  # a DLL import's thunk names the function it imports
-    imported = "__declspec(dllimport)" in raw or "__imp_" in raw
-    if imported and name.startswith(_TORCH_NAMESPACES):
-        return _torch_import(name, linker)
     row = owners.symbol_owner(name)
     if row is None and _CK_FUNCTION.search(name.rsplit("::", 1)[-1]):
         return Reading(
@@ -373,14 +346,11 @@ RULES: tuple[Rule, ...] = (
                      r"|^(?:\d+>)?(?:\S+\.(?:obj|o|lib)\s*: )?error LNK20(?:19|01): unresolved "
                      r"external symbol (?P<sym2>.+?)(?:\s+referenced in function.*?)?"
                      r"(?:\s+\[[^\]]*\.vcxproj\])?$"),
-         read=lambda m, v: _link_symbol(Alias(m, sym="sym2"), v),
+         read=lambda m, v: torch_import(m) or _link_symbol(Alias(m, sym="sym2"), v),
          source="LLVM lld COFF/ELF 'undefined symbol:' and MSVC LNK2019/LNK2001, MSVC's also "
          "after the object file ('<obj> : error LNK2001: unresolved external symbol <sym>', "
-         "an MSBuild '1>' prefix and '[<project>.vcxproj]' suffix: pytorch/pytorch#11041, "
-         "#87499, #44814), or alone at the line's start when a log cut the object "
-         "(ROCm/TheRock#2733); ROCm/TheRock#1256, #2064; a torch symbol imported from "
-         "torch's DLLs (dllimport, __imp_) that its import library lacks: ROCm/TheRock#2733 "
-         "(dumpbin /linkermember of the ROCm wheel's c10.lib), #1687"),
+         "MSBuild's '1>' and '[<project>.vcxproj]': pytorch/pytorch#11041, #87499, #44814; "
+         "bare: ROCm/TheRock#2733); ROCm/TheRock#1256, #2064; torch's: link_coff.py"),
     Rule(id="ld-localized-cannot-find", klass="link",
          triggers=(" -l",),
          pattern=rx(r"\bld(?:\.\w+)?: (?!.*\bundefined\b)[^:]*\s-l(?P<lib>[\w.+-]+)\s*$"),
