@@ -2,7 +2,8 @@
 wordings: glibc's loader refusing a LOAD segment (its offset damaged after the link, or aligned
 for a smaller page), a library whose own namespace's symbol is undefined when it is loaded,
 MSVC's unresolved external of a torch function imported from torch's DLLs, clang's errors
-that quote a Composable Kernel declaration (also wrapped onto the next line), and libc++ as a
+that quote a Composable Kernel declaration (also wrapped onto the next line), a run-time
+compile failing inside the libstdc++ headers HIP's hip_runtime.h includes, and libc++ as a
 way out of libstdc++'s assertions in device code. Each line is what the program prints, with
 the values the reading must take out of it, and the look-alikes that must claim nothing (or
 not this)."""
@@ -37,6 +38,14 @@ _CK_NAMED = ("scale.hip:5:48: error: reference to local variable 'k' declared in
 _CK_WRAPPED = ("error: reference to local variable 'c1' declared in enclosing function\n"
                "       'ck_tile::element_wise::FastGeluAsm::operator()<float, float>'\n"
                "2 errors generated when compiling for host.\n")
+_CHAIN = ("In file included from /tmp/comgr-a8ec8e/input/naive_conv.cpp:1:\n"
+          "In file included from /opt/rocm-5.2.3/include/hip/hip_runtime.h:54:\n"
+          "In file included from /usr/lib/gcc/x86_64-pc-linux-gnu/12.2.0/../../../../include/"
+          "c++/12.2.0/thread:44:\n"
+          "/usr/lib/gcc/x86_64-pc-linux-gnu/12.2.0/../../../../include/c++/12.2.0/new:153:6: "
+          "note: non-usual 'operator delete' declared here\n")
+_COMGR = ("MIOpen(HIP): Error [Do] 'amd_comgr_do_action(kind, handle, in.GetHandle(), "
+          "out.GetHandle())' AMD_COMGR_ACTION_COMPILE_SOURCE_TO_BC: ERROR (1)\n")
 _GLIBCXX_ASSERT = ("/usr/include/c++/14/optional:482:2: error: reference to __host__ function "
                    "'__glibcxx_assert_fail' in __host__ __device__ function\n")
 
@@ -59,6 +68,9 @@ _GLIBCXX_ASSERT = ("/usr/include/c++/14/optional:482:2: error: reference to __ho
     (_CK_WRAPPED, "build", "composable-kernel", "composable_kernel", "ck-error-named",
      ("ck_tile::element_wise::FastGeluAsm::operator()<float, float>",
       "'reference to local variable 'c1' declared in enclosing function'")),
+    (_COMGR + _CHAIN, "verify", "host-compiler", "libstdc++", "hip-runtime-libstdcxx-rejected",
+     ("host GCC 12 libstdc++", "hip/hip_runtime.h", "--gcc-install-dir",
+      "supports GCC 12's headers")),
     (_GLIBCXX_ASSERT, "build", "host-compiler", "libstdc++", "host-function-in-device",
      ("__glibcxx_assert_fail", "-stdlib=libc++", "-D_GLIBCXX_ASSERTIONS")),
 ])
@@ -75,6 +87,11 @@ def test_family_reads_its_values(text: str, step: str, klass: str, subject: str,
     # a CK name wrapped after a note, not after an error
     ("note: in instantiation of function template specialization\n"
      "      'ck_tile::Scale::operator()<float>' requested here\n", "build"),
+    # libstdc++ reached from hip_runtime.h in a project's own compile (no run-time compile)
+    (_CHAIN.replace("/tmp/comgr-a8ec8e/input/", "src/"), "build"),
+    # ... or after an error in the compiled source itself: libstdc++'s note is about that
+    (_COMGR + "naive_conv.cpp:12:3: error: no matching function for call to 'max'\n" + _CHAIN,
+     "verify"),
     # the loader's message named in a search or a changelog line, with no library
     ("grep -r 'ELF load command address/offset not page-aligned' docs/\n", "verify"),
 ])
