@@ -1,7 +1,8 @@
 """The C and C++ runtimes' releases against what uses them: the loader's version checks
 (GLIBCXX_, CXXABI_ and GLIBC_ symbol versions a binary needs and the runtime found first
 lacks, and ld's undefined reference to a GLIBC_ version), a libstdc++ release whose
-headers an older HIP's macros break, and GCC's own C++ headers missing.
+headers an older HIP's macros break or a run-time compile's clang cannot parse, and GCC's
+own C++ headers missing.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
