@@ -39,6 +39,7 @@ from rocmforge.triage.parsers import (
     hipcc,
     hipify,
     host_compiler,
+    library_file,
     library_runtime,
     libstdcxx,
     link,
@@ -149,4 +150,6 @@ PARSERS: tuple[Rule, ...] = (
     *py_env.RULES,
     *extension_ops.RULES,
     *apt_pin.RULES,
+
+    *library_file.RULES,
 )

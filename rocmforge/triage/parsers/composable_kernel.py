@@ -125,7 +125,44 @@ def _ck_imported_missing(match: re.Match[str], view: LineView) -> Reading | None
             "again")
 
 
+# A clang error line, and its quoted CK entity on the same line or wrapped onto the next.
+_ERROR_LINE = re.compile(r"(?:^|: )error: (?P<msg>.+?)\s*$")
+_CK_ENTITY = re.compile(r"[\u2018'](?P<name>(?P<ns>ck(?:_tile)?)::[^'\u2019]+)['\u2019]")
+
+
+def _ck_named_error(match: re.Match[str], view: LineView) -> Reading | None:
+    said = _ERROR_LINE.search(view.text)
+    if said is None and view.indented and view.previous and \
+            match.group(0) == view.text:  # the name alone, wrapped from the error line
+        said = _ERROR_LINE.search(view.previous[-1])
+    if said is None:
+        return None  # a note, a warning or a command line that names CK: nothing failed here
+    name, space = match.group("name"), match.group("ns")
+    message = said.group("msg")
+    if name in message:  # the error's own words, without the name quoted at its end
+        message = message[:message.index(name) - 1]
+    message = message.rstrip(" '\u2018\u2019:")
+    return Reading(
+        subject="composable_kernel",
+        cause=f"clang rejects Composable Kernel (CK) code in {name} ('{message}'): this CK "
+              "commit does not compile with this clang (a newer clang is stricter than the "
+              "CK code the tree pins, also in the HIP host pass) or for this target",
+        fix=f"build with the CK ({space}) commit the tree pins and the ROCm (clang) its "
+            f"release names, or a newer CK whose {space} code carries the fix; or leave "
+            "Composable Kernel out (`USE_ROCM_CK_SDPA=0 USE_ROCM_CK_GEMM=0`, features "
+            "ck=off)")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="ck-error-named", klass="composable-kernel",
+         triggers=("ck::", "ck_tile::"),
+         pattern=_CK_ENTITY, read=_ck_named_error,
+         source="clang's error lines that quote the declaration they are about (e.g. "
+         "err_reference_to_local_in_enclosing_context, 'reference to local variable %2 "
+         "declared in enclosing function %3', as the cited log prints it; clang's source not "
+         "read), the name wrapped onto the next line by a log; CK's namespaces ck:: and "
+         "ck_tile:: (ROCm/composable_kernel include/ck, include/ck_tile); pytorch/pytorch#192650 "
+         "(ck_tile FastGeluAsm in the host pass with clang 23)"),
     Rule(id="ck-imported-library-missing", klass="composable-kernel",
          triggers=("The imported target \"composable_kernel::",),
          pattern=rx(r'The imported target "composable_kernel::(?P<lib>[\w.+-]+)" references'),

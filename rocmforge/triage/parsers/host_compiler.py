@@ -25,9 +25,9 @@ def _host_in_device(match: Groups, view: LineView) -> Reading | None:
                        fix="drop -D_GLIBCXX_ASSERTIONS from CXXFLAGS, CPPFLAGS and HIPFLAGS "
                        "(distributions' default flags add it); with GCC 15's libstdc++, which "
                        "asserts without it, build with an older GCC (`invoke build --gcc 13`) or "
-                       "a ROCm whose HIP headers declare the assertion for device code; in "
-                       "your own device code, replace the libstdc++ call that asserts (e.g. "
-                       "std::clamp) with a plain comparison")
+                       "a ROCm whose HIP headers declare it for device code, or clang's libc++ "
+                       "(-stdlib=libc++: no __glibcxx_assert); in your own device code, "
+                       "replace the libstdc++ call that asserts (std::clamp) with a comparison")
     return None
 
 
@@ -332,7 +332,7 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"reference to __host__ function '(?P<func>[^']+)' in __host__ __device__"
                      r"|reference to __host__ function '(?P<func2>[^']+)' in __device__"),
          read=lambda m, v: _host_in_device(Alias(m, func="func2"), v),
-         source="clang's err_ref_bad_target; GCC 15 libstdc++ __glibcxx_assert_fail"),
+         source="clang's err_ref_bad_target; libstdc++'s assert_fail; quokka-astro/quokka#856"),
     Rule(id="libstdcxx-assertion-overload", klass="host-compiler",
          triggers=("cannot overload __host__ function",),
          pattern=rx(r"error: __host__ __device__ function '(?P<func>__failed_assertion|"

@@ -1,7 +1,8 @@
 """The C and C++ runtimes' releases against what uses them: the loader's version checks
 (GLIBCXX_, CXXABI_ and GLIBC_ symbol versions a binary needs and the runtime found first
 lacks, and ld's undefined reference to a GLIBC_ version), a libstdc++ release whose
-headers an older HIP's macros break, and GCC's own C++ headers missing.
+headers an older HIP's macros break or a run-time compile's clang cannot parse, and GCC's
+own C++ headers missing.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -149,7 +150,49 @@ def newer_libstdcxx(symbol: str, view: LineView) -> Reading | None:
             "system's GCC")
 
 
+_INCLUDED_FROM = re.compile(r"^In file included from (?P<file>\S+):\d+:$")
+_HIP_RUNTIME_HEADER = re.compile(r"/hip/hip_runtime\.h$")
+_OWN_ERROR = re.compile(r"^(?!\S*/c\+\+/)\S+:\d+:\d+: error: ")
+
+
+def _hip_runtime_libstdcxx(match: re.Match[str], view: LineView) -> Reading | None:
+    """A diagnostic inside the host's libstdc++ headers that HIP's own hip_runtime.h includes,
+    with only libstdc++'s headers between them: no project code is involved."""
+    if "file not found" in match.group("msg"):
+        return None  # a missing header is compiler_headers.py's and this module's other rules'
+    if any(_OWN_ERROR.search(line) for line in view.previous):
+        return None  # an error in the compiled source itself: libstdc++'s note is about it
+    chain = [_INCLUDED_FROM.match(line) for line in view.previous]
+    hip = [i for i, found in enumerate(chain)
+           if found and _HIP_RUNTIME_HEADER.search(found.group("file"))]
+    if not hip or not all(found and "/c++/" in found.group("file")
+                          for found in chain[hip[-1] + 1:]):
+        return None
+    gcc = match.group("ver")
+    return Reading(
+        subject="libstdc++",
+        cause=f"the HIP compiler cannot compile the host GCC {gcc} libstdc++ headers that HIP's "
+              "own hip/hip_runtime.h includes (the errors are inside libstdc++, reached from "
+              "HIP's header with no project code between): this libstdc++ is newer than this "
+              "ROCm's clang supports (also in a kernel compiled at run time through comgr)",
+        fix="make the ROCm clang use an older GCC's libstdc++ (install that GCC and pass "
+            "--gcc-install-dir=<its lib/gcc/<triple>/<N>>, or `invoke build --gcc N`), or "
+            "move to a ROCm release whose clang supports GCC " + gcc + "'s headers")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="hip-runtime-libstdcxx-rejected", klass="host-compiler", tier=2,
+         triggers=("/c++/",),
+         pattern=rx(r"^\S*/c\+\+/(?P<ver>\d+)(?:\.[\d.]+)?/[\w./]+:\d+:\d+: (?:error|note): "
+                    r"(?P<msg>.*)$"),
+         read=_hip_runtime_libstdcxx,
+         # a kernel a library compiles at run time (its own shipped source, not a project's)
+         requires=rx(r"AMD_COMGR_ACTION_COMPILE_SOURCE|Code object build failed|/comgr-\w"),
+         source="clang's 'In file included from <file>:<line>:' include chain; HIP's "
+         "hip/hip_runtime.h includes libstdc++'s <thread> (as the cited log's chain shows: "
+         "ROCm 5.2.3 hip_runtime.h:54); comgr's action name and MIOpen's 'Code object build "
+         "failed' as the cited log prints them; rocm-arch/rocm-arch#857 (ROCm 5.2 clang, GCC "
+         "12.2), a project's own error with libstdc++'s notes claims nothing"),
     # GCC's words for clang's "fatal error: 'cstdint' file not found" (std-header-missing):
     # no quotes, and the includer's file:line:col in front, so a bare name is no input file.
     Rule(id="std-header-missing-gcc", klass="host-compiler",

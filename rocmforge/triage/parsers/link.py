@@ -1,6 +1,5 @@
-"""The linker at build time: a library it cannot find, symbols it finds no definition for
-(GNU ld, lld, MSVC; the symbol named by its qualified name) and the duplicates hipify
-leaves behind.
+"""The linker at build time: a library it cannot find, symbols it finds no definition for (GNU
+ld, lld, MSVC; named by the qualified name) and the duplicates hipify leaves behind.
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Its exact messages with a fixed answer are signatures in
@@ -17,6 +16,7 @@ from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.aotriton import aotriton_library
 from rocmforge.triage.parsers.libstdcxx import newer_glibc, newer_libstdcxx
+from rocmforge.triage.parsers.link_coff import torch_import
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
@@ -343,14 +343,14 @@ RULES: tuple[Rule, ...] = (
          pattern=rx(r"(?P<linker>lld-link|ld\.lld|ld64\.lld|link\.exe|LINK)\s*: error"
                      r"(?: LNK\d+)?: (?:undefined symbol|unresolved external symbol):?\s*"
                      r"(?P<sym>.+?)(?:\s+referenced in function.*)?$"
-                     r"|^(?:\d+>)?\S+\.(?:obj|o|lib)\s*: error LNK20(?:19|01): unresolved "
+                     r"|^(?:\d+>)?(?:\S+\.(?:obj|o|lib)\s*: )?error LNK20(?:19|01): unresolved "
                      r"external symbol (?P<sym2>.+?)(?:\s+referenced in function.*?)?"
                      r"(?:\s+\[[^\]]*\.vcxproj\])?$"),
-         read=lambda m, v: _link_symbol(Alias(m, sym="sym2"), v),
+         read=lambda m, v: torch_import(m) or _link_symbol(Alias(m, sym="sym2"), v),
          source="LLVM lld COFF/ELF 'undefined symbol:' and MSVC LNK2019/LNK2001, MSVC's also "
          "after the object file ('<obj> : error LNK2001: unresolved external symbol <sym>', "
-         "an MSBuild '1>' prefix and '[<project>.vcxproj]' suffix: pytorch/pytorch#11041, "
-         "#87499, #44814); ROCm/TheRock#1256, #2064"),
+         "MSBuild's '1>' and '[<project>.vcxproj]': pytorch/pytorch#11041, #87499, #44814; "
+         "bare: ROCm/TheRock#2733); ROCm/TheRock#1256, #2064; torch's: link_coff.py"),
     Rule(id="ld-localized-cannot-find", klass="link",
          triggers=(" -l",),
          pattern=rx(r"\bld(?:\.\w+)?: (?!.*\bundefined\b)[^:]*\s-l(?P<lib>[\w.+-]+)\s*$"),

@@ -1,7 +1,8 @@
 """The Windows (COFF) linkers, MSVC's link.exe and lld-link: the checks that inputs agree
 (/failifmismatch and LNK2038, where one input was built Debug and another Release or with
 another C runtime; LNK1112 and lld-link's machine type conflict), and a file they cannot open
-(LNK1104, lld-link's "could not open"), read by what the file is.
+(LNK1104, lld-link's "could not open"), read by what the file is; and a torch function
+imported from torch's DLLs that its import library does not export (link.py asks).
 
 Owns: this family's parsers, rules that read values out of a line or decline where the line
 alone does not prove the cause. Must not: read files, run programs or pick between findings
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage.rule import Alias, LineView, Reading, Rule, rx
+from rocmforge.triage.symbols import symbol_name
 
 _MISMATCH_HEAD = re.compile(r"/failifmismatch: mismatch detected for '(?P<key>[^']+)':$")
 _MISMATCH_SIDE = re.compile(r"(?:^|\s)(?:>>> )?(?P<input>\S+) has value (?P<value>\S*)$")
@@ -195,6 +197,39 @@ def _bad_input(match: re.Match[str], view: LineView) -> Reading | None:
               "build, a leftover of an earlier build in the same folder)",
         fix=f"rebuild {name} with the Windows compiler from a clean build folder, or use the "
             "library's Windows (MSVC) build")
+
+_TORCH_NAMESPACES = ("c10::", "at::", "torch::", "caffe2::")
+
+
+def torch_import(match: re.Match[str]) -> Reading | None:
+    """A torch function the headers declare as imported from torch's DLLs (C10_API, TORCH_API:
+    __declspec(dllimport), the __imp_ thunk) that torch's import library does not export, in
+    MSVC's or lld-link's unresolved external (link.py's linker-undefined-symbol); None for any
+    other symbol. ROCm/TheRock#2733 (dumpbin /linkermember of the ROCm wheel's c10.lib lacks
+    c10::ValueError's constructor), #1687."""
+    raw = (match.group("sym") or match.group("sym2") or "").strip()
+    name = symbol_name(raw).removeprefix("__imp_")
+    if not name.startswith(_TORCH_NAMESPACES) or not (
+            "__declspec(dllimport)" in raw or "__imp_" in raw):
+        return None
+    linker = match.groupdict().get("linker") or "MSVC's link.exe"
+    library = ("c10_hip.lib" if name.startswith("c10::hip::") else
+               "c10.lib" if name.startswith("c10::") else
+               "torch_cpu.lib or torch_hip.lib")
+    return Reading(
+        subject=name,
+        cause=f"the linker ({linker}) found no export of {name} in torch's import libraries: "
+              f"torch's headers declare it imported from torch's DLLs (__declspec(dllimport)), "
+              f"but the {library} the extension links (torch/lib of the installed torch) does "
+              "not export it: that torch build did not export it (its DLL exports "
+              "differ from its headers), or the headers come from another torch than the "
+              "libraries",
+        fix=f"check the export (`dumpbin /exports <site-packages>/torch/lib/{library.split()[0]}"
+            f"` lists what it has): if the installed torch lacks it, use a torch build whose "
+            f"{library.split()[0]} exports it (another release or index; report it to the "
+            "torch build's maintainers), or avoid calling it from the extension; build the "
+            "extension against the headers of that same torch (no build isolation)")
+
 
 RULES: tuple[Rule, ...] = (
     Rule(id="lld-link-failifmismatch", klass="link",

@@ -14,6 +14,7 @@ import re
 
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
+from rocmforge.triage.parsers.library_file import own_namespace
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
@@ -188,8 +189,8 @@ def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
             fix=f"use {library} and the libraries it was built with from one install or one "
                 f"build (`ldd -r {where}` lists what it cannot resolve); or rebuild "
                 f"{library.split('.so')[0]} against the libraries that are installed")
-    paired = _rocm_pair(where, raw)
-    if paired is not None:
+    paired = own_namespace(library, symbol) or _rocm_pair(where, raw)
+    if paired is not None:  # the library's own gap (library_file.py), or a ROCm pair's skew
         return paired
     row = owners.symbol_owner(symbol)
     owner = (f"ROCm's {row.name}" if row else
