@@ -101,6 +101,7 @@ OTHER_TOOLS = {
     "--user": "pip (a user-site install, refused in a venv)",
     "--offload-compress": "clang (HIP offload bundles)",
     "--ld-path": "clang (the linker a compile links with)",
+    "--no-undefined": "GNU ld / lld (-Wl,--no-undefined)",
     "--require-hashes": "pip / uv pip",
     "--find-links": "pip / uv pip",
     "--no-index": "pip / uv pip",

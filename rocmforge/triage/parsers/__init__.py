@@ -150,6 +150,5 @@ PARSERS: tuple[Rule, ...] = (
     *py_env.RULES,
     *extension_ops.RULES,
     *apt_pin.RULES,
-
     *library_file.RULES,
 )
