@@ -77,7 +77,14 @@ def _invalid_ordinal(match: re.Match[str], view: LineView) -> Reading | None:
             "one of HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES")
 
 
+_OOR_HEAD = re.compile(r"OutOfResources: out of resource: shared memory,$")
+
+
 def _triton_out_of_resources(match: re.Match[str], view: LineView) -> Reading | None:
+    # The message is one line (errors.py); a pasted log may wrap it after "shared memory,":
+    # then the values' line counts only right under the exception's own head.
+    if not match.group("head") and not (view.previous and _OOR_HEAD.search(view.previous[-1])):
+        return None
     required, limit = int(match.group("req")), int(match.group("lim"))
     if required <= limit:
         return None  # not Triton's launch check: it raises only when the need is larger
@@ -88,8 +95,8 @@ def _triton_out_of_resources(match: re.Match[str], view: LineView) -> Reading | 
               f"{limit}: Triton refuses to launch it. The block sizes and num_stages come "
               "from the caller or its autotune configs, often tuned for GPUs with more "
               "shared memory than this one",
-        fix="use smaller block sizes or fewer num_stages for this kernel (on AMD GPUs "
-            "num_stages=1 or 2 is usual), or update the package that ships the kernel to a "
+        fix="use smaller block sizes or fewer num_stages for this Triton kernel (on AMD "
+            "GPUs num_stages=1 or 2 is usual), or update the package that ships the kernel to a "
             "release with configs for this GPU; with torch.compile, "
             "`torch._inductor.config.max_autotune = False` avoids the large configs")
 
@@ -183,16 +190,18 @@ RULES: tuple[Rule, ...] = (
          "ROCm/clr@f9f995c6:hipamd/src/hip_device_runtime.cpp (hipSetDevice returns "
          "hipErrorInvalidDevice for an index >= g_devices.size(), the visible devices)"),
     Rule(id="triton-out-of-resources", klass="triton",
-         triggers=("out of resource: shared memory",),
-         pattern=rx(r"OutOfResources: out of resource: shared memory, Required: (?P<req>\d+), "
-                     r"Hardware limit: (?P<lim>\d+)"),
+         triggers=("out of resource: shared memory", "Hardware limit: "),
+         pattern=rx(r"(?:(?P<head>OutOfResources: out of resource: shared memory, )|^)"
+                     r"Required: (?P<req>\d+), Hardware limit: (?P<lim>\d+)"),
          # the same check of Triton's NVIDIA backend: a CUDA log is not this kit's
          unless=rx(r"NVIDIA|/usr/local/cuda|\bsm_\d{2,3}a?\b|\bnvcc\b|libcuda\.so"),
          read=_triton_out_of_resources,
          source="ROCm/triton@4a7afd262352be86cf2a10ef379469febaccf1bf:python/triton/runtime/"
          "errors.py (OutOfResources.__str__) and python/triton/compiler/compiler.py "
          "(CompiledKernel._init_handles: raise OutOfResources(self.metadata.shared, "
-         "max_shared, 'shared memory')); the real Triton 3.4.0 here (make/devrt6.sh)"),
+         "max_shared, 'shared memory')); the real Triton 3.4.0 here (make/devrt6.sh); "
+         "ROCm/triton@30ae96716b3e7a1bf0d7892ce3b8288244f8ebec:python/triton/runtime/errors.py "
+         "(same one-line text; a pasted log may wrap it after 'shared memory,')"),
     Rule(id="gfx-override-malformed", klass="gpu-target",
          triggers=("No HIP GPUs are available", "hipErrorNoDevice",
                    "no ROCm-capable device is detected", "HSA_OVERRIDE_GFX_VERSION"),
