@@ -85,6 +85,19 @@ def _aotriton_header(match: re.Match[str], view: LineView) -> Reading | None:
             "guards these includes when both are off; then rebuild from a clean build folder")
 
 
+def _aotriton_head_dim(match: re.Match[str], view: LineView) -> Reading | None:
+    way, most = match.group("way"), match.group("most")
+    return Reading(
+        subject="aotriton",
+        cause=f"scaled_dot_product_attention ran its FlashAttention {way} kernel, which on a "
+              f"ROCm torch is AOTriton's, with a head dimension above {most}: that AOTriton "
+              f"supports head dimension at most {most}, and torch's backend choice sent the "
+              "shape there instead of falling back to another attention backend",
+        fix=f"keep the head dimension at most {most}, or choose another backend for such "
+            "shapes (`with torch.nn.attention.sdpa_kernel([SDPBackend.MATH]):`); else use a "
+            "torch whose dispatch or bundled AOTriton handles that head dimension")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="aotriton-error", klass="aotriton",
          triggers=("aotriton", "AOTriton"),
@@ -122,4 +135,20 @@ RULES: tuple[Rule, ...] = (
          "AOTriton's headers; pytorch/pytorch cmake/External/aotriton.cmake (AOTriton "
          "installed from ExternalProject_Add or AOTRITON_INSTALLED_PREFIX; stored copy, commit "
          "not established); pytorch/pytorch#125230"),
+    Rule(id="aotriton-head-dim-limit", klass="aotriton",
+         triggers=("only supports head dimension at most",),
+         # The flash-attention family's own check (Dao-AILab, ROCm/flash-attention, torch's
+         # copies); CK's wording ("CK only supports", "CK FlashAttention") is not AOTriton's.
+         # Only a log that names AOTriton proves the ROCm torch's own kernel; the flash_attn
+         # package prints the same words on NVIDIA and on ROCm (its CK backend).
+         pattern=rx(r"(?:Error: |^)FlashAttention (?P<way>forward|backward) only supports head "
+                    r"dimension at most (?P<most>\d+)"),
+         requires=rx(r"(?i)\baotriton|libaotriton"),
+         unless=rx(r"flash_attn_(?:2_)?cuda|flash_attn_func|[/\\]flash_attn[/\\]"),
+         read=_aotriton_head_dim, source="Dao-AILab/flash-attention@0251105a2fb19d2957484b7f02"
+         "3cd8c115286ced:csrc/flash_attn/flash_api.cpp (TORCH_CHECK(head_size <= 256, "
+         "\"FlashAttention forward only supports head dimension at most 256\")); ROCm/flash-"
+         "attention@b3ae4966b2567811880db10d9e040a775b99c7d7:csrc/flash_attn_ck/mha_fwd.cpp "
+         "(CK's own wording differs); torch's ROCm copy (aten/.../hip/flash_attn) not read "
+         "here: unverified; pytorch/pytorch#148850"),
 )
