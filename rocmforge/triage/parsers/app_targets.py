@@ -1,5 +1,7 @@
 """Applications' own GPU checks: a program that looks at the GPU it found, compares its
-target with the targets it ships code for, and refuses it (ollama, Lemonade).
+target with the targets it ships code for, and refuses it (ollama, Lemonade); and a ggml
+program that crashes on a device whose target, in its own device line, the build's target
+list shown a few lines above lacks.
 
 Owns: the rules that read the refused target and the list out of those programs' lines.
 Must not: hold a build's or a library's target checks (gpu_target.py, ext_targets.py,
@@ -64,6 +66,35 @@ def _lemonade_gpu(match: re.Match[str], view: LineView) -> Reading | None:
             "that supports it (`lemonade backends` lists what this system can install)")
 
 
+# ggml's device line (ggml-cuda.cu, HIP build): "Device 0: <name>, gfx1201 (0x1201), VMM: ..."
+_GGML_DEVICE = re.compile(r"Device \d+: .*?, (?P<arch>gfx[0-9a-f]{3,4})(?::[\w:+-]*)? "
+                          r"\(0x[0-9a-f]+\), VMM:")
+# The build's GPU targets as a log shows them: a CMake cache variable on a command line, or a
+# build script's summary ("Built for gfx1200:").
+_BUILT_FOR = re.compile(r"(?:\b(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_ARCHITECTURES)="
+                        r"[\"']?|^Built for )(?P<list>gfx[\w;, -]*?)(?:[\"':]|\s*$|\s+-)")
+
+
+def _device_not_built(match: re.Match[str], view: LineView) -> Reading | None:
+    device = next((m.group("arch") for line in reversed(view.previous)
+                   if (m := _GGML_DEVICE.search(line))), "")
+    listed = next((m.group("list") for line in reversed(view.previous)
+                   if (m := _BUILT_FOR.search(line))), "")
+    targets = re.findall(r"gfx[0-9a-f]{3,4}(?:-generic)?", listed)
+    # A generic target (gfx12-generic) runs on every member: no proof then.
+    if not device or not targets or device in targets or any("generic" in t for t in targets):
+        return None
+    return Reading(
+        subject=device,
+        cause=f"the program's device is {device} (its own device line), but its GPU code was "
+              f"built for {', '.join(targets)} only: the device's target is not in the build's "
+              "target list, so no kernel in it is made for this GPU and it fails on the "
+              "first GPU work",
+        fix=f"rebuild with {device} in the target list (e.g. -DAMDGPU_TARGETS={device} or "
+            f"-DGPU_TARGETS={device}, or the build script's arch setting); `rocminfo | grep "
+            "gfx` names the device's target")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="ollama-gpu-not-supported", klass="gpu-target",
          triggers=("amdgpu is not supported",),
@@ -90,4 +121,14 @@ RULES: tuple[Rule, ...] = (
          "family when the device is present but its family is not in the backend's list) and "
          "src/cpp/server/server.cpp (\"Cannot install <recipe>:<backend> on this system: "
          "<message>\"); lemonade-sdk/lemonade#2686"),
+    Rule(id="device-target-not-built", klass="gpu-target",
+         triggers=("Segmentation fault", "invalid device function", "hipErrorNoBinaryForGpu",
+                   "shared object initialization failed"),
+         pattern=rx(r"Segmentation fault|(?:HIP|CUDA|ROCm) error: (?:invalid device function|"
+                     r"shared object initialization failed)|hipErrorNoBinaryForGpu"),
+         read=_device_not_built, source="ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu "
+         "as vendored in charlie12345/ROCmFPX@baed43ed9914b4f855afbeb2faec0b97cf0eace0 (GGML_LOG_"
+         "INFO(\"  Device %d: %s, %s (0x%x), VMM: %s, ...\") names the device's gfx target) "
+         "and its scripts/build-rocmfp4.sh (echo \"Built for ${HIP_ARCH}:\"); "
+         "charlie12345/ROCmFPX#18"),
 )
