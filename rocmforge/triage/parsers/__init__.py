@@ -53,6 +53,7 @@ from rocmforge.triage.parsers import (
     pip_download,
     pip_install,
     pip_usage,
+    profiler_loader,
     py_env,
     python_abi,
     rocm_disabled,
@@ -68,6 +69,7 @@ from rocmforge.triage.parsers import (
     sys_venv,
     system_headers,
     tensile,
+    tensile_kernels,
     tensile_paths,
     therock_cmake,
     torch_swap,
@@ -151,4 +153,6 @@ PARSERS: tuple[Rule, ...] = (
     *extension_ops.RULES,
     *apt_pin.RULES,
     *library_file.RULES,
+    *profiler_loader.RULES,
+    *tensile_kernels.RULES,
 )

@@ -343,22 +343,6 @@ def _rocm_symbol_version(match: re.Match[str], view: LineView) -> Reading | None
             "LD_LIBRARY_PATH or /etc/ld.so.conf.d must not put an older ROCm first")
 
 
-def _roctracer_load(match: re.Match[str], view: LineView) -> Reading | None:
-    lib, why = match.group("lib"), match.group("why").strip(" *`")
-    # Only a library the loader did not find: a symbol or ELF-class error is another cause.
-    if why not in ("", "(null)") and "cannot open shared object file" not in why:
-        return None
-    return Reading(
-        subject=lib,
-        cause=f"roctracer dlopen()s {lib} by its bare name when tracing starts and aborts "
-              "when that fails: the library is installed in a folder of the ROCm install "
-              "that is not on the dynamic loader's search path (roctracer's own lib folder "
-              "in older ROCm layouts), or not installed at all",
-        fix=f"add the folder that holds {lib} to LD_LIBRARY_PATH (`find /opt/rocm* -name "
-            f"'{lib}*'` shows it; e.g. export LD_LIBRARY_PATH=/opt/rocm/roctracer/lib:"
-            "$LD_LIBRARY_PATH), or install the roctracer package that ships it; then run again")
-
-
 RULES: tuple[Rule, ...] = (
     Rule(id="rocm-symbol-version", klass="import",
          triggers=("' not found (required by",),
@@ -412,11 +396,4 @@ RULES: tuple[Rule, ...] = (
          read=_sdk_preload_key, source="ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:"
          "build_tools/packaging/python/"
          "templates/rocm/src/rocm_sdk (preload_libraries, `rocm-sdk test`); ROCm/TheRock#2345"),
-    Rule(id="roctracer-load-failed", klass="import",
-         triggers=("roctracer: Loading '",),
-         pattern=rx(r"roctracer: Loading '(?P<lib>[\w.+-]+\.so[\w.]*)' failed,(?P<why>.*)$"),
-         read=_roctracer_load, source="ROCm/rocm-systems@7ea1dbafd29c699c527dfcf36b76eac18b16ea"
-         "ca:projects/roctracer/src/roctracer/loader.h (BaseLoader: dlopen(lib_name_); on NULL "
-         "fprintf(stderr, \"roctracer: Loading '%s' failed, %s\\n\", lib_name_, dlerror()) "
-         "then abort(); removed by fe526e0c3, Sep 2022); ROCm/roctracer#41"),
 )
