@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage import owners
+from rocmforge.triage.parsers.comgr_windows import WINDOWS_SOURCE, windows_runtime_header
 from rocmforge.triage.parsers.composable_kernel import ck_reading
 from rocmforge.triage.parsers.libstdcxx import STD_HEADERS
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
@@ -189,17 +190,6 @@ def _missing_header(match: Groups, view: LineView) -> Reading | None:
 
 
 def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
-    header = match.group("header")
-    if _WINDOWS_RUNTIME_COMPILE.search(view.text):  # comgr's temp folder under a drive letter
-        return Reading(subject=header, klass="rocm-install",
-                       cause=f"a kernel compiled at run time (comgr, on Windows) found no C++ "
-                       f"standard header '{header}': Windows has no host libstdc++ for comgr "
-                       "to use, and the ROCm install gives its run-time compiler none of its "
-                       "own (TheRock's Windows amd-llvm is built without libc++)",
-                       fix="use a ROCm/PyTorch build whose run-time kernels need no C++ "
-                       "standard header, or one whose ROCm install ships the headers to the "
-                       "run-time compiler (report it to the ROCm build you use); installing "
-                       "a compiler on the host does not help")
     if _RUNTIME_COMPILE.search(view.text):  # a kernel compiled at run time (comgr, hiprtc)
         return Reading(subject="libstdc++", cause=f"a kernel compiled at run time (comgr) found "
                        f"no C++ standard header '{match.group('header')}': a distro or AMD "
@@ -225,8 +215,6 @@ def _std_header(match: re.Match[str], view: LineView) -> Reading | None:
 _CSTDINT_TYPE = r"u?int(?:8|16|32|64|ptr|max)_t"
 _CLANG_RESOURCE_HEADER = re.compile(r"/lib/clang/\d+/include/|/__clang_\w+\.h:")
 _RUNTIME_COMPILE = re.compile(r"__hip_internal::|/comgr-[\w-]+/|/input/CompileSource|hiprtc")
-# comgr's run-time compile folder (<temp>/comgr-<pid>-<n>-<id>/) under a Windows drive letter
-_WINDOWS_RUNTIME_COMPILE = re.compile(r"\b[A-Za-z]:\\\S*\\comgr-[\w-]+\\")
 
 
 def _needs_header(name: str, header: str, library: str = "libstdc++") -> Reading:
@@ -356,10 +344,8 @@ RULES: tuple[Rule, ...] = (
     Rule(id="std-header-missing", klass="host-compiler",
          triggers=("file not found",),
          pattern=rx(r"fatal error: '(?P<header>" + STD_HEADERS + r")' file not found"),
-         read=_std_header, source="ROCm/legacy-rocm-build#4612; clang's GCC detection; on "
-         "Windows (comgr's run-time compile): ROCm/TheRock@89553ce3746eda74ade42557470d25e37c91b6f0:"
-         "compiler/pre_hook_amd-llvm.cmake (WIN32: LLVM_ENABLE_LIBCXX OFF, runtimes "
-         "compiler-rt only), ROCm/legacy-rocm-build#6314"),
+         read=lambda m, v: windows_runtime_header(m.group("header"), v.text) or _std_header(m, v),
+         source="ROCm/legacy-rocm-build#4612; clang's GCC detection; Windows: " + WINDOWS_SOURCE),
     Rule(id="std-name-needs-header", klass="host-compiler",
          triggers=("is defined in header",),
          pattern=rx(r"note: [\u2018']?(?P<name>[\w:]+)[\u2019']? is defined in header "

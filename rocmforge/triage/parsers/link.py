@@ -95,46 +95,11 @@ def _pthread_missing(symbol: str) -> Reading:
             "on glibc 2.34 or newer libc has these functions")
 
 
-# GNU ld, linking against a shared library that itself needs a symbol nobody defines
-# (binutils' check for a DSO's undefined references, g++-12 here: make/devbt9.sh):
-# "ld: ../bin/libfa.so.0.1: undefined reference to `void fa_vec_case<128, 2>(float*)'".
-_SHARED_LIBRARY = re.compile(r"^(?:\S*ld\S*: )?(?P<lib>\S+\.so(?:\.[\w.-]+)?): undefined "
-                             r"reference to ")
-# A function template's specialization: "<ret> name<args>(params)" (args may hold casts).
-_TEMPLATE_SPECIALIZATION = re.compile(r"(?:^|\s)(?P<name>[A-Za-z_][\w:]*)<.*>\(")
-# Libraries of an installed system, ROCm or Python package: not the project's own build.
-_INSTALLED = re.compile(r"^/(?:usr|lib|lib64|opt)/|site-packages|dist-packages|/rocm")
-
-
-def _template_instance_missing(text: str, symbol: str) -> Reading | None:
-    found = _SHARED_LIBRARY.match(text)
-    template = _TEMPLATE_SPECIALIZATION.search(symbol)
-    if found is None or template is None or _INSTALLED.search(found.group("lib")):
-        return None  # a library the build did not make, or a plain function: nothing claimed
-    name = template.group("name")
-    if name.startswith(("std::", "__gnu_cxx::", "__cxx")) or _CK_NAMESPACE.search(name):
-        return None  # the standard library's (version skew) or Composable Kernel's own
-    library = found.group("lib").replace("\\", "/").rsplit("/", 1)[-1]
-    return Reading(
-        subject=name,
-        cause=f"{library}, built by this build, calls the template {name} with arguments "
-              f"for which no object in it has an instantiation ({symbol}): the template's "
-              "explicit instances live in separate source files, and the one for these "
-              "arguments was not compiled into the library (an instance file missing from "
-              "the source list or glob, excluded by a build option, or a stale build folder)",
-        fix=f"compile the instance source that defines {name} for these arguments into "
-            f"{library} (add it to the build's source list or turn on the option that "
-            "builds that set of instances), or keep the calling code from selecting it; "
-            "then rebuild from a clean build folder")
-
-
 def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
     newer = newer_glibc(match.group("sym"), view) or newer_libstdcxx(match.group("sym"), view)
     if newer is not None:
         return newer
-    if _FROM_SHARED.match(view.text):
-        return _template_instance_missing(view.text, demangle(match.group("sym")))
-    if match.group("sym") == "main":
+    if _FROM_SHARED.match(view.text) or match.group("sym") == "main":
         # A shared library needs a symbol its own dependency does not provide here (which copy
         # ld found is not in the lines), or crt1's _start found no main (`hipcc -v` with no
         # source, justxi/rocm#82, as well as a library linked as a program): nothing claimed.

@@ -267,14 +267,15 @@ def _namespace_stub(match: re.Match[str], view: LineView) -> Reading | None:
     top = module.split(".")[0]
     return Reading(
         subject=top,
-        cause=f"'{top}' was imported as an empty namespace package (unknown location: no "
-              f"__init__.py), so it has no '{name}': the {top} package is not installed in "
-              f"the Python that ran, and a bare folder named {top} (a partly removed or "
-              "stub install in site-packages, or a folder of that name in the working "
-              "folder or on PYTHONPATH) stood in for it",
-        fix=f"install {top} in that Python (`python -m pip install --force-reinstall {top}`; "
-            "in a venv made with --system-site-packages, upgrade it inside the venv), and "
-            f"remove the stray {top} folder if one is on sys.path")
+        cause=f"'{top}' was imported as an empty namespace package (unknown location: a "
+              f"bare folder named {top} without __init__.py), so it has no '{name}': no "
+              f"regular {top} package came first on sys.path (not installed in the Python "
+              "that ran, or only as an editable install), and the bare folder (a partly "
+              "removed or stub install in site-packages, or a source checkout's folder of "
+              "that name in the working folder or on PYTHONPATH) stood in for it",
+        fix=f"run from a folder that holds no {top} folder, or remove the stray one; and "
+            f"install {top} in that Python (`python -m pip install --force-reinstall {top}`; "
+            "in a venv made with --system-site-packages, upgrade it inside the venv)")
 
 
 RULES: tuple[Rule, ...] = (
