@@ -192,6 +192,30 @@ def _add_subdirectory(match: re.Match[str], view: LineView) -> Reading | None:
             "has none: clone instead), then configure again")
 
 
+# A vendored dependency's folder: where projects keep their git submodules.
+_VENDORED = re.compile(r"(?:^|/)(?:third_party|third-party|thirdparty|external|extern|deps|"
+                       r"submodules?)/[^/]+/?$")
+
+
+def _subdirectory_without_lists(match: re.Match[str], view: LineView) -> Reading | None:
+    lines = [line for line in view.previous if line.strip()]
+    if len(lines) < 2 or lines[-2].strip() != "The source directory":
+        return None
+    folder = lines[-1].strip().replace("\\", "/")
+    if _VENDORED.search(folder) is None:
+        return None  # a project's own folder without CMakeLists.txt: a wrong path or an
+        # incomplete archive, which the line alone does not tell apart
+    return Reading(
+        subject="cmake",
+        cause=f"add_subdirectory() went into {folder}, which has no CMakeLists.txt: that "
+              "folder is a vendored dependency (a git submodule under third_party or the "
+              "like) whose folder exists but was never checked out",
+        fix="fetch the tree's submodules (`git submodule sync && git submodule update --init "
+            "--recursive` in the source tree; a source archive from GitHub's 'Download ZIP' "
+            "has none: clone with --recursive instead), then configure again from a clean "
+            "build folder")
+
+
 def _unknown_command(match: re.Match[str], view: LineView) -> Reading | None:
     command = match.group("cmd")
     # The message sits in an error block; a log that lost the block's indent still shows the
@@ -352,6 +376,13 @@ RULES: tuple[Rule, ...] = (
          read=_add_subdirectory, source=f"{_CMAKE}:Source/cmAddSubDirectoryCommand.cxx "
          "('given source \"<dir>\" which is not an existing directory.', prefixed with the "
          "command name); reproduced with cmake 3.25.1 (make/devcm.sh)"),
+    Rule(id="cmake-subdirectory-without-lists", klass="cmake",
+         triggers=("does not contain a CMakeLists.txt file",),
+         pattern=rx(r"^does not contain a CMakeLists\.txt file\.?$"),
+         read=_subdirectory_without_lists,
+         source=f"{_CMAKE}:Source/cmMakefile.cxx (ConfigureSubDirectory: 'The source "
+         "directory\\n  <dir>\\ndoes not contain a CMakeLists.txt file.'); reproduced with "
+         "cmake 3.25.1 (make/devbt9.sh); pytorch/pytorch#25002"),
     Rule(id="cmake-unknown-command", klass="cmake",
          triggers=("Unknown CMake command",),
          pattern=rx(r"^Unknown CMake command \"(?P<cmd>\w+)\"\.?$"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from rocmforge.triage import owners
+from rocmforge.triage.parsers.comgr_windows import WINDOWS_SOURCE, windows_runtime_header
 from rocmforge.triage.parsers.composable_kernel import ck_reading
 from rocmforge.triage.parsers.libstdcxx import STD_HEADERS
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
@@ -343,7 +344,8 @@ RULES: tuple[Rule, ...] = (
     Rule(id="std-header-missing", klass="host-compiler",
          triggers=("file not found",),
          pattern=rx(r"fatal error: '(?P<header>" + STD_HEADERS + r")' file not found"),
-         read=_std_header, source="ROCm/legacy-rocm-build#4612; clang's GCC detection"),
+         read=lambda m, v: windows_runtime_header(m.group("header"), v.text) or _std_header(m, v),
+         source="ROCm/legacy-rocm-build#4612; clang's GCC detection; Windows: " + WINDOWS_SOURCE),
     Rule(id="std-name-needs-header", klass="host-compiler",
          triggers=("is defined in header",),
          pattern=rx(r"note: [\u2018']?(?P<name>[\w:]+)[\u2019']? is defined in header "

@@ -31,9 +31,11 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
     if top == "torch" and (view.step in _AFTER_INSTALL or (not isolated and
                                                           view.step in _INSTALLING)):
         return Reading(subject="torch", cause="torch is not installed in the Python that ran "
-                       "this: the venv is not the one the build's wheels went into",
-                       fix="install the build's wheels into it (`invoke install --python "
-                       "<this venv>/bin/python`), or let `nox -s verify` make a venv with them")
+                       "this: the venv (or interpreter: python3 may be another Python than "
+                       "the one torch went into) is not the one the build's wheels went into",
+                       fix="install the build's torch wheels into it (`invoke install --python "
+                       "<this venv>/bin/python`), or let `nox -s verify` make a venv with them; "
+                       "or run the Python that has torch (`<python> -c 'import torch'`)")
     if top == "torch" and not isolated and any(_SETUP_FRAME.search(line)
                                                for line in view.previous) \
             and not any(_PEP517_FRAME.search(line) for line in view.previous):

@@ -258,6 +258,26 @@ def _cannot_import(match: re.Match[str], view: LineView) -> Reading | None:
             f"release of the importing package made for this {top}")
 
 
+# CPython's import_from names no file when the module has none: a namespace package, which
+# Python makes of a folder without __init__.py only where no regular package of that name is
+# on sys.path (python 3.11 here: make/devbt9.sh, a venv without setuptools and an empty
+# setuptools folder in its site-packages or in the working folder).
+def _namespace_stub(match: re.Match[str], view: LineView) -> Reading | None:
+    name, module = match.group("name"), match.group("mod")
+    top = module.split(".")[0]
+    return Reading(
+        subject=top,
+        cause=f"'{top}' was imported as an empty namespace package (unknown location: a "
+              f"bare folder named {top} without __init__.py), so it has no '{name}': no "
+              f"regular {top} package came first on sys.path (not installed in the Python "
+              "that ran, or only as an editable install), and the bare folder (a partly "
+              "removed or stub install in site-packages, or a source checkout's folder of "
+              "that name in the working folder or on PYTHONPATH) stood in for it",
+        fix=f"run from a folder that holds no {top} folder, or remove the stray one; and "
+            f"install {top} in that Python (`python -m pip install --force-reinstall {top}`; "
+            "in a venv made with --system-site-packages, upgrade it inside the venv)")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="pip-index-unreachable", klass="python-packaging",
          triggers=("No matching distribution found for",),
@@ -341,6 +361,14 @@ RULES: tuple[Rule, ...] = (
          source=f"{PIP}:src/pip/_internal/exceptions/uninstall.py (UninstallMissingRecord, "
          "LegacyDistutilsInstall); pip 26.3 as installed here prints them on one line; "
          "make/devpy.sh"),
+    Rule(id="import-from-namespace-stub", klass="python-packaging",
+         triggers=("(unknown location)",),
+         pattern=rx(r"ImportError: cannot import name '(?P<name>\w+)' from '(?P<mod>[\w.]+)' "
+                    r"\(unknown location\)"),
+         read=_namespace_stub,
+         source="CPython's ImportError for `from M import N` where M has no __file__ "
+         "(Python/ceval.c import_from, 3.11 as installed here: \"(unknown location)\"); "
+         "reproduced: make/devbt9.sh; ROCm/TheRock#3513"),
     Rule(id="import-name-missing", klass="python-packaging", tier=2,
          triggers=("cannot import name",),
          pattern=_CANNOT_IMPORT,

@@ -259,7 +259,36 @@ def _imported_target_missing(match: re.Match[str], view: LineView) -> Reading | 
             f"match its files; a release with fixed package files is the lasting fix.{language}")
 
 
+# A ROCm library's own headers that build on rocPRIM (hipCUB's rocprim backend, rocThrust):
+# clang's "no template named 'radix_key_codec' in namespace 'rocprim'" there means the
+# rocPRIM found is another release than the one those headers were written for (rocPRIM adds
+# and retires names between releases: ROCm/rocPRIM@0ce43c037bd90b88b90ac15ebf697307ca5a932d:
+# CHANGELOG.md, rocPRIM-3.2.0 for ROCm 6.2.0 added the public rocprim::radix_key_codec).
+def _rocprim_name_missing(match: re.Match[str], view: LineView) -> Reading | None:
+    user = match.group("user")
+    name = match.group("name")
+    return Reading(
+        subject="rocprim",
+        cause=f"{user}'s headers use rocprim::{name}, which the rocPRIM headers found by the "
+              f"compile do not declare: {user} and rocPRIM are from different releases (the "
+              "rocPRIM found is older than the one this source expects, or newer and has "
+              "retired the name)",
+        fix=f"build {user} against the rocPRIM of its own release: the same ROCm release "
+            "for both (one ROCm install, or matching rocPRIM and "
+            f"{user} commits in a source tree), and remove any other rocPRIM from the "
+            "include path; then rebuild from a clean build folder")
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(id="rocprim-name-missing", klass="rocm-install",
+         triggers=("in namespace 'rocprim",),
+         pattern=rx(r"/(?P<user>hipcub|thrust)/\S+?:\d+(?::\d+)?: error: no (?:template|member|"
+                    r"type) named '(?P<name>\w+)' in namespace '(?:::)?rocprim(?:::\w+)*'"),
+         read=_rocprim_name_missing,
+         source="clang's err_no_template/err_no_member ('no template named 'X' in namespace "
+         "'rocprim''; clang++-22 here, make/devbt9.sh) in hipCUB's or rocThrust's own "
+         "headers; ROCm/rocPRIM@0ce43c037bd90b88b90ac15ebf697307ca5a932d:CHANGELOG.md; "
+         "ROCm/hipCUB#486"),
     Rule(id="mixed-hcc", klass="rocm-install",
          triggers=("was built using hcc",),
          pattern=rx(r"HIP \((?P<hip>[^)]+)\) was built using hcc .*?but you are using "
