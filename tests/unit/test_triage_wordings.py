@@ -72,3 +72,30 @@ def test_typographic_quotes_read_as_ascii_and_shown_as_written(
     if rule is not None:
         assert found.rule == rule
     assert [e.text for e in found.evidence] == [line]
+
+
+@pytest.mark.parametrize(("text", "klass", "subject", "rule"), [
+    # NumPy 1.x's import_array() under NumPy 2 (cv2 4.8.1 printed it here)
+    ("AttributeError: _ARRAY_API not found", "python-packaging", "numpy", "numpy-abi"),
+    ("RuntimeError: Numpy is not available", "python-packaging", "numpy",
+     "torch-numpy-unavailable"),
+    # GNU make runs a recipe's program itself; setuptools' spawn words
+    ("make: hipcc: No such file or directory\nmake: *** [Makefile:2: all] Error 127",
+     "rocm-install", "hipcc", "hip-compiler-not-found"),
+    ("error: command '/opt/rocm/bin/hipcc' failed: No such file or directory",
+     "rocm-install", "hipcc", "hip-compiler-not-found"),
+])
+def test_numpy_and_hipcc_wordings(text: str, klass: str, subject: str, rule: str) -> None:
+    found = explain_text(text + "\n")
+    assert (found.klass, found.subject, found.rule) == (klass, subject, rule)
+
+
+@pytest.mark.parametrize("line", [
+    # torch's own warning: torch goes on, and nothing has failed yet
+    "/x/torch/_subclasses/functional_tensor.py:368: UserWarning: Failed to initialize NumPy: "
+    "_ARRAY_API not found (Triggered internally at ../torch/csrc/utils/tensor_numpy.cpp:84.)",
+    # another program make could not run is not the HIP compiler
+    "make: hipcc-wrapper: No such file or directory",
+])
+def test_numpy_and_hipcc_look_alikes_claim_nothing(line: str) -> None:
+    assert explain_text(line + "\n").klass is None
