@@ -99,3 +99,18 @@ def test_numpy_and_hipcc_wordings(text: str, klass: str, subject: str, rule: str
 ])
 def test_numpy_and_hipcc_look_alikes_claim_nothing(line: str) -> None:
     assert explain_text(line + "\n").klass is None
+
+
+def test_an_amd_target_on_cpp_extensions_cuda_path_means_no_rocm_torch() -> None:
+    found = explain_text("ValueError: Unknown CUDA arch (gfx942) or GPU not supported\n")
+    assert (found.klass, found.subject, found.rule) == (
+        "rocm-disabled", "USE_ROCM", "cpp-extension-cuda-arch-gfx")
+    assert "gfx942" in found.cause and "PYTORCH_ROCM_ARCH=gfx942" in found.fix
+
+
+@pytest.mark.parametrize("line", [
+    "ValueError: Unknown CUDA arch (8.7+PTX) or GPU not supported",  # an NVIDIA build's own
+    '    raise ValueError(f"Unknown CUDA arch ({arch}) or GPU not supported")',  # the source
+])
+def test_cuda_arch_look_alikes_claim_nothing(line: str) -> None:
+    assert explain_text(line + "\n").klass is None

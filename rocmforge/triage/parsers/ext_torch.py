@@ -54,6 +54,20 @@ def _vllm_no_gpu_torch(match: re.Match[str], view: LineView) -> Reading | None:
             "print(torch.version.hip)'` prints a version and ROCM_PATH names the ROCm root")
 
 
+def _cuda_arch_is_gfx(match: re.Match[str], view: LineView) -> Reading | None:
+    arch = match.group("arch")
+    return Reading(
+        subject="USE_ROCM",
+        cause=f"torch.utils.cpp_extension took its CUDA path and was given the AMD target "
+              f"{arch}: a ROCm torch builds HIP extensions and never reads "
+              "TORCH_CUDA_ARCH_LIST, so the torch this build imports is not a ROCm build (a "
+              "CUDA or CPU-only wheel, as pip brings from PyPI or build isolation installs)",
+        fix=f"install the ROCm torch into the Python the build uses and build without "
+            f"isolation (`pip install --no-build-isolation -v .`); give the target as "
+            f"PYTORCH_ROCM_ARCH={arch} (TORCH_CUDA_ARCH_LIST is for NVIDIA targets); `python "
+            "-c 'import torch; print(torch.version.hip)'` must print a version")
+
+
 RULES: tuple[Rule, ...] = (
     # The log must show a torch without CUDA: with a CUDA torch the same line is a missing CUDA
     # toolkit, a CUDA build's failure that this kit does not explain.
@@ -74,4 +88,15 @@ RULES: tuple[Rule, ...] = (
          read=_vllm_no_gpu_torch,
          source=f"{VLLM_CMAKE} (the VLLM_GPU_LANG choice after find_package(Torch): "
                 "message(FATAL_ERROR \"Can't find CUDA or HIP installation.\"))"),
+    # A ROCm torch never reaches this check (its HIP path reads PYTORCH_ROCM_ARCH); an NVIDIA
+    # target name here is a CUDA build's own problem and claims nothing.
+    Rule(id="cpp-extension-cuda-arch-gfx", klass="rocm-disabled",
+         triggers=("Unknown CUDA arch (gfx",),
+         pattern=rx(r"Unknown CUDA arch \((?P<arch>gfx[0-9a-f]{3,4}[\w:+-]*)\) or GPU not "
+                    r"supported"),
+         read=_cuda_arch_is_gfx,
+         source="torch 2.13.0 as installed here: torch/utils/cpp_extension.py "
+                "_get_cuda_arch_flags (`raise ValueError(f\"Unknown CUDA arch ({arch}) or GPU "
+                "not supported\")` for a TORCH_CUDA_ARCH_LIST entry it does not know); "
+                "reproduced: make/numpy_make_hipcc.sh"),
 )

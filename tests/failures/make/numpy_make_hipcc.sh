@@ -7,6 +7,9 @@
 #  - GNU make running a recipe whose first word is hipcc, with no hipcc on PATH: make runs the
 #    program itself (no shell) and prints "make: hipcc: No such file or directory"
 #    (rocm-install: hip-compiler-not-found)
+#  - torch.utils.cpp_extension (a CPU torch here: its CUDA path) with TORCH_CUDA_ARCH_LIST=gfx1100:
+#    "ValueError: Unknown CUDA arch (gfx1100) or GPU not supported" (rocm-disabled:
+#    cpp-extension-cuda-arch-gfx)
 # Needs python3 with torch, make. Writes rounds/d10/cases/real-*.log (the .toml answers are
 # committed beside them). About ten seconds (torch's import).
 set -u
@@ -29,3 +32,9 @@ mkdir -p "$t/mk"
 printf 'all:\n\thipcc -c kernel.hip -o kernel.o\n' > "$t/mk/Makefile"
 mkdir -p "$t/nobin"; make=$(command -v make)
 (cd "$t/mk" && PATH=$t/nobin "$make" 2>&1) > "$cases/real-make-hipcc-missing.log"
+
+# torch's cpp_extension CUDA path given an AMD target (a non-ROCm torch building an extension)
+(cd "$t" && TORCH_CUDA_ARCH_LIST=gfx1100 python3 -c "
+from torch.utils.cpp_extension import _get_cuda_arch_flags
+_get_cuda_arch_flags()" 2>&1) | sed -e "s#$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')#/usr/lib/python3/site-packages#g" \
+  > "$cases/real-cpp-extension-cuda-arch-gfx.log"
