@@ -189,8 +189,7 @@ _FULL_PATH = re.compile(r"^(?:/|[A-Za-z]:[\\/])\S")  # only a full path reaches 
 
 
 def _cmake_compiler_path(match: re.Match[str], view: LineView) -> Reading | None:
-    """CMake's "The CMAKE_<LANG>_COMPILER: / <path> / is not a full path to an existing
-    compiler tool." block: the path is the line before."""
+    """CMake's block "The CMAKE_<LANG>_COMPILER:", <path> (the line before), "is not ..."."""
     if view.cmake_block != "error" or len(view.previous) < 2:
         return None
     head = _CMAKE_COMPILER_HEAD.match(view.previous[-2])
