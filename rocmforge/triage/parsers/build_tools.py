@@ -101,11 +101,17 @@ def _linker_reading(named: str, path: str, view: LineView) -> Reading:
 _FUSE_LD = re.compile(r"-fuse-ld=(\w+)")
 
 
+# Libraries another family reads by name at any prefix (aotriton.py: aotriton-error).
+_OWNED_STEMS = ("libaotriton",)
+
+
 def _library_file_missing(match: Groups, view: LineView) -> Reading | None:
     path, target = match.group("path"), match.group("target")
     if "/rocm" in path:
         return None  # a ROCm install's library: rocm_install.py's
     stem = path.rsplit("/", 1)[-1].split(".so")[0].split(".a")[0]
+    if stem.startswith(_OWNED_STEMS):
+        return None  # AOTriton's own library, wherever its prefix is: aotriton.py's
     return Reading(
         subject=stem, klass="link",
         cause=f"the build files link {target} with the library file {path}, which does not "

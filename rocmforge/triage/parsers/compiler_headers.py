@@ -20,9 +20,8 @@ from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 _CUDA_HEADER_TREE = re.compile(
     r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
 
-
-_ROCM_OWN_HEADER = re.compile(
-    r"^(?P<root>(?:/\S*?)?/(?:opt/)?rocm(?:-[\d.]+)?)/include/(?P<includer>hip/[\w./-]+\.h):\d+")
+_ROCM_OWN_HEADER = re.compile(  # any root: the path runs from the line's start to its ":N"
+    r"^(?P<root>(?:[A-Za-z]:)?[\\/][^:]*?)[\\/]include[\\/](?P<includer>hip[\\/][\w.\\/-]+\.h):\d+")
 
 # HIP headers that a ROCm release added (the release they first shipped with): missing, they
 # show a ROCm older than the sources expect, not a wrong include path.
@@ -295,7 +294,8 @@ def _gcc_header_note(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 def _cstdint_type(match: re.Match[str], view: LineView) -> Reading | None:
-    if _CLANG_RESOURCE_HEADER.search(view.text) or _RUNTIME_COMPILE.search(view.text):
+    text = view.text.replace("\\", "/")  # a Windows path reads with either separator
+    if _CLANG_RESOURCE_HEADER.search(text) or _RUNTIME_COMPILE.search(text):
         return None  # clang's own HIP wrappers (rocm_install: clang-resource-header-types),
         # or a run-time hiprtc/comgr compile (ROCm 7 moved these types to __hip_internal::):
         # not a missing include in a component's source built by the host toolchain

@@ -42,8 +42,8 @@ def _hipcc_no_clang(match: re.Match[str], view: LineView) -> Reading | None:
             fix=f"export ROCM_PATH={home} (and HIP_CLANG_PATH={home}/llvm/bin), or make {root} "
                 f"the link to that install (`ln -s {home} {root}`)")
     if (wanted and own and wanted.group("root") == own.group("root")
-            and _OPT_ROCM.match(own.group("root")) and own.group("root") != "/opt/rocm"):
-        # The script looks for clang inside its own versioned ROCm install (<root>/llvm/bin),
+            and own.group("root") != "/opt/rocm" and f"{own.group('root')}/llvm/bin/" in path):
+        # The script looks for clang inside its own ROCm install (<root>/llvm/bin, any root),
         # not the fixed /opt/rocm fallback: that install has HIP but not its LLVM component.
         root, program = own.group("root"), path.rsplit("/", 1)[-1]
         tool = script.rsplit("/", 1)[-1]

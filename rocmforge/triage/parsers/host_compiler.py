@@ -185,17 +185,17 @@ def _hip_language_to_gcc(match: re.Match[str], view: LineView) -> Reading | None
 
 _CMAKE_COMPILER_HEAD = re.compile(r"^The CMAKE_(?P<lang>C|CXX)_COMPILER:\s*$")
 _ROCM_COMPILER = re.compile(r"(?i)rocm|hipcc|/llvm/bin/|amdclang")
+_FULL_PATH = re.compile(r"^(?:/|[A-Za-z]:[\\/])\S")  # only a full path reaches this message
 
 
 def _cmake_compiler_path(match: re.Match[str], view: LineView) -> Reading | None:
-    """CMake's "The CMAKE_<LANG>_COMPILER: / <path> / is not a full path to an existing
-    compiler tool." block: the path is the line before."""
+    """CMake's block "The CMAKE_<LANG>_COMPILER:", <path> (the line before), "is not ..."."""
     if view.cmake_block != "error" or len(view.previous) < 2:
         return None
     head = _CMAKE_COMPILER_HEAD.match(view.previous[-2])
     path = view.previous[-1].strip()
-    if head is None or not path or " " in path:
-        return None
+    if head is None or not _FULL_PATH.match(path):
+        return None  # the line is the whole path, spaces too (C:/Program Files/...)
     lang = head.group("lang")
     program = re.split(r"[\\/]", path)[-1]
     if _ROCM_COMPILER.search(path):

@@ -17,8 +17,9 @@ from rocmforge.triage.rule import LineView, Reading, Rule, rx
 # version" of 7 or less that a package read from torch is torch.version.hip.
 _ROCM_MAJOR_MAX = 7
 
-_ROCM_CLI = re.compile(r"(?P<root>/opt/rocm(?:-(?P<ver>\d+\.\d+(?:\.\d+)?))?)/libexec/"
-                       r"amdsmi_cli/")
+# amd-smi's CLI under any ROCm root: the traceback's quotes delimit the path (spaces too).
+_ROCM_CLI = re.compile(r"File \"(?P<root>[^\"]+?)[/\\]libexec[/\\]amdsmi_cli[/\\]")
+_ROOT_VERSION = re.compile(r"(?i)rocm[-/\\](?P<ver>\d+\.\d+(?:\.\d+)?)$")
 
 
 def _amdsmi_init(match: re.Match[str], view: LineView) -> Reading | None:
@@ -38,14 +39,16 @@ def _amdsmi_cli_venv(match: re.Match[str], view: LineView) -> Reading | None:
     cli = next((m for line in reversed(view.previous) if (m := _ROCM_CLI.search(line))), None)
     if cli is None:
         return None
-    site = match.group("site")
-    if site.startswith(("/usr/", "/opt/rocm")):
-        return None  # a system Python's amdsmi: where ROCm's installer puts its own
-    version = cli.group("ver") or (view.rocm_roots[0] if view.rocm_roots else "")
+    site, root = match.group("site"), cli.group("root")
+    if site.startswith(("/usr/", "/opt/rocm", root)) or root.startswith(site):
+        return None  # a system Python's amdsmi (where ROCm's installer puts its own), the
+        # root's own, or the site-packages that holds the root (TheRock's SDK venv)
+    ver = _ROOT_VERSION.search(root)
+    version = ver.group("ver") if ver else (view.rocm_roots[0] if view.rocm_roots else "")
     release = f"ROCm {version}" if version else "the installed ROCm"
     return Reading(
         subject="amdsmi",
-        cause=f"{release}'s amd-smi ({cli.group('root')}) imported the amdsmi Python package "
+        cause=f"{release}'s amd-smi ({root}) imported the amdsmi Python package "
               f"from {site}, not its own, and failed in it: that amdsmi is another release "
               f"than {release}'s amd-smi library",
         fix=f"install the amdsmi package of {release} in that environment (`pip install "
