@@ -117,3 +117,22 @@ def test_hip_bf16_outside_ggml_is_not_this_reading() -> None:
     # the same header missing from a user's own file: no proof its sibling headers were found
     text = "src/kern.hip:3:10: fatal error: 'hip/hip_bf16.h' file not found\n"
     assert explain_text(text, step="build").rule != "ggml-hip-header-newer-than-rocm"
+
+
+@pytest.mark.parametrize("line", [
+    # clang on ggml's common.cuh with a hipblas.h that lacks the name (make/devgg10.sh)
+    "./common.cuh:147:18: error: use of undeclared identifier 'HIPBLAS_STATUS_ALLOC_FAILED'; "
+    "did you mean 'GGML_STATUS_ALLOC_FAILED'?",
+    # its source echo: the #define it expands from, and a switch's case
+    "#define CUBLAS_STATUS_ALLOC_FAILED HIPBLAS_STATUS_ALLOC_FAILED",
+    '            case HIPBLAS_STATUS_ALLOC_FAILED: return "HIPBLAS_STATUS_ALLOC_FAILED";',
+])
+def test_the_status_name_in_a_compile_is_no_out_of_memory(line: str) -> None:
+    assert explain_text(line + "\n", step="build").klass is None
+
+
+def test_the_status_reported_at_run_time_still_reads_out_of_memory() -> None:
+    text = ("RuntimeError: CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling "
+            "`hipblasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n")
+    found = explain_text(text, step="verify")
+    assert (found.klass, found.rule) == ("out-of-memory", "hip-out-of-memory")

@@ -25,6 +25,9 @@ _CLR = ("ROCm/clr@f9f995c6d0aecec28debd3db0f41df0c15ec003d:hipamd/src/hip_error.
 
 def _hip_out_of_memory(match: re.Match[str], view: LineView) -> Reading | None:
     if match.group("hipblas"):
+        if re.search(r"\S:\d+:\d+: (?:fatal )?(?:error|warning|note): |\bcase\s+\w+\s*:"
+                     r"|^#\s*define\s", view.text):
+            return None  # the name in a compiler's diagnostic or its source echo: no status
         if re.search(r"\b(?:hipblasCreate|rocblas_create_handle)\b", view.text):
             # At handle creation the library allocates next to nothing: the status there
             # reports its start-up failing (no kernels for the GPU, a broken install) as

@@ -15,6 +15,9 @@
 #    ggml's own "At least ROCM/HIP V6.1 is required" against the real hip 5.2
 #  - hipcc compiling ggml-cuda/arange.cu against ROCm 5.2's headers (a stand-in, empty
 #    hipblas/hipblas.h, the same boundary): "'hip/hip_bf16.h' file not found"
+#  - hipcc compiling ggml@a0a3dd6b's fattn-wmma-f16.cu (an older ggml, before hip_bf16.h)
+#    with empty STAND-IN hipblas.h and rocblas.h: clang's "use of undeclared identifier
+#    'HIPBLAS_STATUS_ALLOC_FAILED'" and its source echo, a negative (no status was reported)
 #  - the head of the last configure, before its error (warnings and rocm_agent_enumerator's
 #    traceback on a machine without /dev/kfd): a negative
 # Needs git, cmake (3.25), a CMake 4 (CMAKE4, default /opt/rf-cmake4/bin/cmake), ninja,
@@ -24,11 +27,14 @@ set -u
 cmake4=${CMAKE4:-/opt/rf-cmake4/bin/cmake}
 mirror=${GGML_MIRROR:-/work/.mirror/ggml-org+ggml/repo}
 commit=d99724f2b141fed9e1a9f402213506c081433465
+older=a0a3dd6b989ca1a3b839760241da41654a2501c6
 for tool in git cmake "$cmake4" ninja hipcc hipconfig clang++-22 nvcc; do
   command -v "$tool" > /dev/null || { echo "devgg10.sh: $tool is not installed" >&2; exit 2; }
 done
-git --git-dir="$mirror" cat-file -e "$commit^{commit}" 2> /dev/null || {
-  echo "devgg10.sh: no ggml mirror with $commit at $mirror (set GGML_MIRROR)" >&2; exit 2; }
+for c in "$commit" "$older"; do
+  git --git-dir="$mirror" cat-file -e "$c^{commit}" 2> /dev/null || {
+    echo "devgg10.sh: no ggml mirror with $c at $mirror (set GGML_MIRROR)" >&2; exit 2; }
+done
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d11/cases
 mkdir -p "$cases"
 t=$(mktemp -d)
@@ -69,3 +75,11 @@ sed -n '/^CMake Error/q;p' "$cases/real-ggml-hip-rocm-older-than-check.log" \
 (cd "$g/src/ggml-cuda" && HIP_PLATFORM=amd hipcc -x hip --offload-arch=gfx1030 -DGGML_USE_HIP \
   -I../../include -I.. -I. -I"$t/stub/include" -c arange.cu -o "$t/arange.o" 2>&1) | scrub \
   > "$cases/real-ggml-hip-bf16-header-rocm52.log"
+
+git --git-dir="$mirror" archive "$older" | tar -x -C "$t" --one-top-level=old
+mkdir -p "$t/stub/include/rocblas"
+: > "$t/stub/include/rocblas/rocblas.h"
+(cd "$t/old/src/ggml-cuda" && HIP_PLATFORM=amd hipcc -x hip --offload-arch=gfx1030 \
+  -DGGML_USE_HIP -DGGML_HIP_ROCWMMA_FATTN -I../../include -I.. -I. -I"$t/stub/include" \
+  -c fattn-wmma-f16.cu -o "$t/fattn.o" 2>&1) | sed -e "s#$t/old#/home/user/ggml#g" \
+  -e "s#$t#/home/user#g" > "$cases/neg-ggml-hip-stand-in-hipblas-status-undeclared.log"
