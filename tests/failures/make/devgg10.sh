@@ -18,6 +18,9 @@
 #  - hipcc compiling ggml@a0a3dd6b's fattn-wmma-f16.cu (an older ggml, before hip_bf16.h)
 #    with empty STAND-IN hipblas.h and rocblas.h: clang's "use of undeclared identifier
 #    'HIPBLAS_STATUS_ALLOC_FAILED'" and its source echo, a negative (no status was reported)
+#  - koboldcpp's Makefile link line for LLAMA_HIPBLAS without /opt/rocm (ROCM_PATH=/usr,
+#    HCXX=hipcc, -lhipblas -lamdhip64 -lrocblas: LostRuins/koboldcpp@2da346a5:Makefile) on a
+#    one-function object: ld finds no libhipblas / librocblas
 #  - the head of the last configure, before its error (warnings and rocm_agent_enumerator's
 #    traceback on a machine without /dev/kfd): a negative
 # Needs git, cmake (3.25), a CMake 4 (CMAKE4, default /opt/rf-cmake4/bin/cmake), ninja,
@@ -83,3 +86,9 @@ mkdir -p "$t/stub/include/rocblas"
   -DGGML_USE_HIP -DGGML_HIP_ROCWMMA_FATTN -I../../include -I.. -I. -I"$t/stub/include" \
   -c fattn-wmma-f16.cu -o "$t/fattn.o" 2>&1) | sed -e "s#$t/old#/home/user/ggml#g" \
   -e "s#$t#/home/user#g" > "$cases/neg-ggml-hip-stand-in-hipblas-status-undeclared.log"
+
+printf 'int ggml_f(void) { return 1; }\n' > "$t/k.cpp"
+(cd "$t" && HIP_PLATFORM=amd hipcc -fPIC -c k.cpp -o k.o && HIP_PLATFORM=amd hipcc -fPIC k.o \
+  -shared -o koboldcpp_hipblas.so -L/usr/lib -Wl,-rpath=/usr/lib -L/usr/lib64 \
+  -Wl,-rpath=/usr/lib64 -lhipblas -lamdhip64 -lrocblas 2>&1) | scrub \
+  > "$cases/real-koboldcpp-make-hipcc-cannot-find-lhipblas.log"
