@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Look-alikes of rules widened or added in issue 40's d10 and r16/r17 work (rv10's review),
+# made with the real programs; each is a d11 negative case (class ""), whose lines prove
+# nothing about the cause the rule names:
+#  - cmake 3.25 with g++-12: check_cxx_compiler_flag(--offload-arch=gfx1100) and
+#    (-munsafe-fp-atomics) fail on purpose; CMakeError.log keeps g++'s "unrecognized
+#    command-line option" lines (hip-flag-to-gcc read them as HIP sources given to GCC)
+#  - g++-12 linking against a library in a conda environment's lib folder whose template
+#    call (fmt's versioned namespace fmt::v9) no library defines: "ld: <conda>/lib/
+#    libspdlog.so.1.11: undefined reference to `... fmt::v9::...<char>(...)'"
+#    (shared-library-template-instance read it as the build's own missing instance file)
+#  - the same call from a library the build made (build/lib/libapp.so): a versioned
+#    namespace is another library's ABI version, not this build's instance file
+# Needs cmake, g++-12. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
+# beside them). A few seconds.
+set -u
+for tool in cmake g++-12; do
+  command -v "$tool" > /dev/null || { echo "rv10.sh: $tool is not installed here" >&2; exit 2; }
+done
+here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d11/cases
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+scrub() { sed -e "s#$t#/home/user#g" -e 's#TryCompile-[A-Za-z0-9]*#TryCompile-x#g' \
+  -e 's#cmTC_[0-9a-f]*#cmTC_0#g'; }
+
+mkdir -p "$t/proj"
+cat > "$t/proj/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.10)
+project(x CXX)
+include(CheckCXXCompilerFlag)
+check_cxx_compiler_flag(--offload-arch=gfx1100 HAS_OFFLOAD_ARCH)
+check_cxx_compiler_flag(-munsafe-fp-atomics HAS_UNSAFE_FP_ATOMICS)
+CM
+(cd "$t/proj" && CXX=g++-12 cmake -S . -B build > /dev/null 2>&1) || exit 1
+scrub < "$t/proj/build/CMakeFiles/CMakeError.log" > "$cases/real-cmake-flag-probe-hip-flags-gcc.log"
+
+# fmt's versioned inline namespace, declared by a header the library was built against;
+# no fmt library on the link line defines this instance.
+cat > "$t/fmt.h" <<'H'
+namespace fmt { inline namespace v9 { namespace detail {
+template <typename Char> struct buffer { Char* p; };
+template <typename Char> void vformat_to(buffer<Char>& out, const Char* fmt);
+} } }
+H
+printf '#include "fmt.h"\nvoid log_line(const char* s) { fmt::detail::buffer<char> b{nullptr}; fmt::detail::vformat_to<char>(b, s); }\n' \
+  > "$t/spd.cpp"
+printf 'void log_line(const char*);\nint main() { log_line("x"); return 0; }\n' > "$t/main.cpp"
+conda=$t/miniconda3/envs/rocm/lib
+mkdir -p "$conda" "$t/proj/build/lib"
+(cd "$t" && g++-12 -shared -fPIC -o "$conda/libspdlog.so.1.11" spd.cpp) || exit 1
+(cd "$t/proj" && g++-12 -o app ../main.cpp "$conda/libspdlog.so.1.11" 2>&1) | scrub \
+  > "$cases/real-ld-conda-library-versioned-template-undefined.log"
+(cd "$t" && g++-12 -shared -fPIC -o proj/build/lib/libapp.so spd.cpp) || exit 1
+(cd "$t/proj" && g++-12 -o app ../main.cpp build/lib/libapp.so 2>&1) | scrub \
+  > "$cases/real-ld-own-library-versioned-namespace-undefined.log"
