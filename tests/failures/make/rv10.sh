@@ -11,10 +11,13 @@
 #    (shared-library-template-instance read it as the build's own missing instance file)
 #  - the same call from a library the build made (build/lib/libapp.so): a versioned
 #    namespace is another library's ABI version, not this build's instance file
-# Needs cmake, g++-12. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
+#  - ldd -r on a CPython extension that imports fine: it lists the Python C-API names as
+#    "undefined symbol: PyLong_FromLong<TAB>(./ext….so)", which the interpreter resolves at
+#    import (undefined-symbol read it as the loader's failure)
+# Needs cmake, g++-12, python3 (with its headers), ldd. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
 # beside them). A few seconds.
 set -u
-for tool in cmake g++-12; do
+for tool in cmake g++-12 python3 ldd; do
   command -v "$tool" > /dev/null || { echo "rv10.sh: $tool is not installed here" >&2; exit 2; }
 done
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d11/cases
@@ -53,3 +56,19 @@ mkdir -p "$conda" "$t/proj/build/lib"
 (cd "$t" && g++-12 -shared -fPIC -o proj/build/lib/libapp.so spd.cpp) || exit 1
 (cd "$t/proj" && g++-12 -o app ../main.cpp build/lib/libapp.so 2>&1) | scrub \
   > "$cases/real-ld-own-library-versioned-namespace-undefined.log"
+
+inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+[ -f "$inc/Python.h" ] || { echo "rv10.sh: Python.h is not installed here" >&2; exit 2; }
+mkdir -p "$t/ext"
+cat > "$t/ext/ext.cpp" <<'C'
+#include <Python.h>
+static PyObject* one(PyObject*, PyObject*) { return PyLong_FromLong(1); }
+static PyMethodDef methods[] = {{"one", one, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "ext", nullptr, -1, methods};
+PyMODINIT_FUNC PyInit_ext(void) { return PyModule_Create(&def); }
+C
+so=ext$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+(cd "$t/ext" && g++-12 -shared -fPIC -I"$inc" -o "$so" ext.cpp) || exit 1
+(cd "$t/ext" && python3 -c 'import ext; assert ext.one() == 1') || exit 1  # it imports
+(cd "$t/ext" && echo "\$ ldd -r ./$so" && ldd -r "./$so" 2>&1) | scrub \
+  > "$cases/real-ldd-r-python-extension-c-api-names.log"
