@@ -2,7 +2,7 @@
 knows, which means the HIP sources went to GCC.
 
 Owns: that rule (moved out of host_compiler.py, at its 400-line limit, when it learned to
-decline a CMake flag probe's log). Must not: read files, run programs or pick between findings
+decline a CMake flag probe's compile). Must not: read files, run programs or pick between findings
 (the engine does).
 """
 
@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.parsers.compiler_flags import PROBE_LOG
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
+
+# The source of CMake's own probes (check_cxx_compiler_flag, check_cxx_source_compiles): a
+# src.cxx in the try-compile scratch folder (CMakeScratch/TryCompile-*, CMakeFiles/CMakeTmp
+# before 3.24). CMake records the failure as "flag not supported" and goes on; its compiler
+# check (project()'s fatal "not able to compile a simple test program") compiles
+# testCXXCompiler.cxx instead, so that failure is still read.
+_FLAG_PROBE_SOURCE = re.compile(r"(?:CMakeScratch[/\\]TryCompile-\w+|CMakeFiles[/\\]CMakeTmp)"
+                                r"[/\\]src\.(?:cxx|cpp|cc|c|cu|hip)\b")
 
 
 def _hip_flag_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
+    if any(_FLAG_PROBE_SOURCE.search(line) for line in view.previous[-3:]):
+        return None  # a flag probe fails on purpose (make/rv10.sh's CMakeError.log)
     program, flag = match.group("prog"), match.group("flag")
     return Reading(
         subject="gcc",
@@ -27,8 +36,6 @@ def _hip_flag_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
             "them (CMAKE_HIP_COMPILER), then configure from a clean build folder")
 
 
-# CMake's check_cxx_compiler_flag(--offload-arch=gfx1100 ...) with g++ fails on purpose and
-# logs the same GCC line in CMakeError.log (cmake 3.25 and g++-12 here, make/rv10.sh): PROBE_LOG.
 RULES: tuple[Rule, ...] = (
     Rule(id="hip-flag-to-gcc", klass="host-compiler", triggers=("unrecognized command",),
          pattern=rx(r"^(?P<prog>\S*(?:g\+\+|gcc|c\+\+|cc1plus)(?:-[\d.]+)?(?:\.exe)?): error: "
@@ -37,12 +44,12 @@ RULES: tuple[Rule, ...] = (
                     r"device-lib-path=\S+?|-fhip-new-launch-api|--cuda-gpu-arch=\w+|-nogpu(?:lib|"
                     r"inc)|--(?:cuda|offload)-(?:device|host)-only|-munsafe-fp-atomics)"
                     r"[\u2019'\"`]?(?:;|$)"),
-         read=_hip_flag_to_gcc, unless=PROBE_LOG,
+         read=_hip_flag_to_gcc,
          source="GCC's 'unrecognized command-line option' (as for cxx-standard-unknown); "
          "the flags are clang's HIP driver options that ROCm's "
          "hip-config-amd.cmake adds to hip::device (--offload-arch per GPU_TARGETS, "
          "--hip-link: ROCm/clr@018eeb4c78f8ea4553d612390c2e569edb2a3e08:hipamd/"
          "hip-config-amd.cmake) or that clang++-22 -x hip takes here; reproduced with g++-11/12 "
-         "here (make/compiler_std.sh, make/devq8.sh); a CMake flag probe's log (CMakeError.log, "
-         "cmTC_) is declined: check_cxx_compiler_flag fails there on purpose (make/rv10.sh)"),
+         "here (make/compiler_std.sh, make/devq8.sh); a CMake flag probe's try-compile of src.cxx "
+         "is declined: check_cxx_compiler_flag fails there on purpose (make/rv10.sh)"),
 )

@@ -4,7 +4,9 @@
 # nothing about the cause the rule names:
 #  - cmake 3.25 with g++-12: check_cxx_compiler_flag(--offload-arch=gfx1100) and
 #    (-munsafe-fp-atomics) fail on purpose; CMakeError.log keeps g++'s "unrecognized
-#    command-line option" lines (hip-flag-to-gcc read them as HIP sources given to GCC)
+#    command-line option" lines (hip-flag-to-gcc read them as HIP sources given to GCC);
+#    and its right twin: CXXFLAGS=--offload-arch=gfx1100 with g++-12 fails project()'s
+#    compiler check, the same GCC line on testCXXCompiler.cxx (hip-flag-to-gcc still reads it)
 #  - g++-12 linking against a library in a conda environment's lib folder whose template
 #    call (fmt's versioned namespace fmt::v9) no library defines: "ld: <conda>/lib/
 #    libspdlog.so.1.11: undefined reference to `... fmt::v9::...<char>(...)'"
@@ -36,6 +38,10 @@ check_cxx_compiler_flag(-munsafe-fp-atomics HAS_UNSAFE_FP_ATOMICS)
 CM
 (cd "$t/proj" && CXX=g++-12 cmake -S . -B build > /dev/null 2>&1) || exit 1
 scrub < "$t/proj/build/CMakeFiles/CMakeError.log" > "$cases/real-cmake-flag-probe-hip-flags-gcc.log"
+mkdir -p "$t/sane"
+printf 'cmake_minimum_required(VERSION 3.10)\nproject(x CXX)\n' > "$t/sane/CMakeLists.txt"
+(cd "$t/sane" && CXX=g++-12 CXXFLAGS=--offload-arch=gfx1100 cmake -S . -B build 2>&1) \
+  | sed -e "s#$t/sane#/home/user/proj#g" | scrub > "$cases/real-cmake-compiler-check-offload-arch-gcc.log"
 
 # fmt's versioned inline namespace, declared by a header the library was built against;
 # no fmt library on the link line defines this instance.
