@@ -10,19 +10,12 @@ from __future__ import annotations
 
 import re
 
+from rocmforge.triage.parsers.compiler_flags import cmake_check_probe
 from rocmforge.triage.rule import LineView, Reading, Rule, rx
-
-# The source of CMake's own probes (check_cxx_compiler_flag, check_cxx_source_compiles): a
-# src.cxx in the try-compile scratch folder (CMakeScratch/TryCompile-*, CMakeFiles/CMakeTmp
-# before 3.24). CMake records the failure as "flag not supported" and goes on; its compiler
-# check (project()'s fatal "not able to compile a simple test program") compiles
-# testCXXCompiler.cxx instead, so that failure is still read.
-_FLAG_PROBE_SOURCE = re.compile(r"(?:CMakeScratch[/\\]TryCompile-\w+|CMakeFiles[/\\]CMakeTmp)"
-                                r"[/\\]src\.(?:cxx|cpp|cc|c|cu|hip)\b")
 
 
 def _hip_flag_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
-    if any(_FLAG_PROBE_SOURCE.search(line) for line in view.previous[-3:]):
+    if cmake_check_probe(view.previous):
         return None  # a flag probe fails on purpose (make/rv10.sh's CMakeError.log)
     program, flag = match.group("prog"), match.group("flag")
     return Reading(

@@ -15,6 +15,7 @@ from rocmforge.knowledge.components import Component
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.aotriton import aotriton_library
+from rocmforge.triage.parsers.compiler_flags import cmake_check_probe
 from rocmforge.triage.parsers.libstdcxx import newer_glibc, newer_libstdcxx
 from rocmforge.triage.parsers.link_coff import torch_import
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
@@ -31,10 +32,9 @@ def _cannot_find_lib(match: re.Match[str], view: LineView,
     name = (match.group("lib") or ":" + (match.groupdict().get("file") or "")).rstrip(":")
     if name == "stdc++":
         return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
-    if "::" in name:
-        # A CMake imported target (roc::rocblas) passed through as -l: the package that
-        # defines it was not found at configure; the link error is only its symptom.
-        return None
+    if "::" in name or cmake_check_probe(view.previous):
+        # A CMake imported target passed as -l (its package not found), or CMake's probe
+        return None  # check_library_exists(pthreads ...) failing on purpose (make/rv10.sh)
     if "aotriton" in name:
         return aotriton_library(name)
     library = name[1:] if name.startswith(":") else "lib" + name

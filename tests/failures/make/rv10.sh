@@ -7,6 +7,10 @@
 #    command-line option" lines (hip-flag-to-gcc read them as HIP sources given to GCC);
 #    and its right twin: CXXFLAGS=--offload-arch=gfx1100 with g++-12 fails project()'s
 #    compiler check, the same GCC line on testCXXCompiler.cxx (hip-flag-to-gcc still reads it)
+#  - cmake 3.25 with gcc-12: check_library_exists(pthreads pthread_create) links
+#    CheckFunctionExists.c.o with -lpthreads, which fails on purpose ("cannot find
+#    -lpthreads" in CMakeError.log; cannot-find-lib read it as a missing library); and its
+#    right twin: LDFLAGS=-lrocblas fails project()'s compiler check on testCCompiler.c
 #  - g++-12 linking against a library in a conda environment's lib folder whose template
 #    call (fmt's versioned namespace fmt::v9) no library defines: "ld: <conda>/lib/
 #    libspdlog.so.1.11: undefined reference to `... fmt::v9::...<char>(...)'"
@@ -16,10 +20,10 @@
 #  - ldd -r on a CPython extension that imports fine: it lists the Python C-API names as
 #    "undefined symbol: PyLong_FromLong<TAB>(./ext….so)", which the interpreter resolves at
 #    import (undefined-symbol read it as the loader's failure)
-# Needs cmake, g++-12, python3 (with its headers), ldd. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
+# Needs cmake, gcc-12, g++-12, python3 (with its headers), ldd. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
 # beside them). A few seconds.
 set -u
-for tool in cmake g++-12 python3 ldd; do
+for tool in cmake gcc-12 g++-12 python3 ldd; do
   command -v "$tool" > /dev/null || { echo "rv10.sh: $tool is not installed here" >&2; exit 2; }
 done
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d11/cases
@@ -42,6 +46,20 @@ mkdir -p "$t/sane"
 printf 'cmake_minimum_required(VERSION 3.10)\nproject(x CXX)\n' > "$t/sane/CMakeLists.txt"
 (cd "$t/sane" && CXX=g++-12 CXXFLAGS=--offload-arch=gfx1100 cmake -S . -B build 2>&1) \
   | sed -e "s#$t/sane#/home/user/proj#g" | scrub > "$cases/real-cmake-compiler-check-offload-arch-gcc.log"
+
+mkdir -p "$t/lib" "$t/sanelib"
+cat > "$t/lib/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.10)
+project(x C)
+include(CheckLibraryExists)
+check_library_exists(pthreads pthread_create "" HAVE_LIBPTHREADS)
+CM
+(cd "$t/lib" && CC=gcc-12 cmake -S . -B build > /dev/null 2>&1) || exit 1
+sed -e "s#$t/lib#/home/user/proj#g" "$t/lib/build/CMakeFiles/CMakeError.log" | scrub \
+  > "$cases/real-cmake-library-probe-pthreads-cannot-find.log"
+printf 'cmake_minimum_required(VERSION 3.10)\nproject(x C)\n' > "$t/sanelib/CMakeLists.txt"
+(cd "$t/sanelib" && CC=gcc-12 LDFLAGS=-lrocblas cmake -S . -B build 2>&1) \
+  | sed -e "s#$t/sanelib#/home/user/proj#g" | scrub > "$cases/real-cmake-compiler-check-rocblas-cannot-find.log"
 
 # fmt's versioned inline namespace, declared by a header the library was built against;
 # no fmt library on the link line defines this instance.
