@@ -115,6 +115,20 @@ def test_the_loader_missing_a_cpython_name_is_still_read() -> None:
     assert _outcome(text, "verify")[2] == "undefined-symbol-python-c-api"
 
 
+@pytest.mark.parametrize("text", [
+    "main.cpp:(.text+0x5): warning: undefined reference to `foo()'",
+    "ld.lld: warning: undefined symbol: foo()\n>>> referenced by main.cpp",
+])
+def test_a_linker_warning_for_an_undefined_name_claims_nothing(text: str) -> None:
+    assert _outcome(text) == (None, "", "")
+
+
+def test_the_linkers_errors_for_an_undefined_name_are_still_read() -> None:
+    assert _outcome("main.cpp:(.text+0x5): undefined reference to `foo()'")[:2] == ("link", "foo()")
+    assert _outcome("ld.lld: error: undefined symbol: foo()\n>>> referenced by main.cpp")[0] == \
+        "link"
+
+
 _MISMATCH = ("[ERROR] PyTorch version mismatch!\n"
              "  Test sources: 2.9 (from /src/pytorch/version.txt: 2.9.0a0)\n"
              "  Installed wheel: 2.10 (2.10.0+rocm7.1)\n")

@@ -324,7 +324,7 @@ RULES: tuple[Rule, ...] = (
          "'cannot find <file>' for -l:<file> (ld.gold 2.40 here, make/devq8.sh)"),
     Rule(id="undefined-reference", klass="link",
          triggers=("undefined reference to", "undefined symbol: "),
-         pattern=rx(r"undefined reference to [`'](?P<sym>[^'`]+)'"
+         pattern=rx(r"(?<!warning: )undefined reference to [`'](?P<sym>[^'`]+)'"
                      r"|(?:ld\.lld|lld|ld): error: undefined (?:hidden )?symbol: (?P<sym2>.+)$"),
          read=lambda m, v: _undefined_reference(Alias(m, sym="sym2"), v),
          source="GNU ld / lld undefined symbol errors; pthread_*: glibc 2.34 NEWS (Debian "

@@ -129,7 +129,7 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
 _STARTING_PROGRAM = "error while loading shared libraries"
 
 
-_LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: error")
+_LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: (?:error|warn)")
 
 
 def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:

@@ -20,10 +20,14 @@
 #  - ldd -r on a CPython extension that imports fine: it lists the Python C-API names as
 #    "undefined symbol: PyLong_FromLong<TAB>(./ext….so)", which the interpreter resolves at
 #    import (undefined-symbol read it as the loader's failure)
-# Needs cmake, gcc-12, g++-12, python3 (with its headers), ldd. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
+#  - a link with -Wl,--warn-unresolved-symbols that succeeds: GNU ld (g++-12) prints
+#    "warning: undefined reference to `foo()'" and lld (clang++-22) "ld.lld: warning:
+#    undefined symbol: foo()"; undefined-reference and the loader's undefined-symbol read them
+#    as failures
+# Needs cmake, gcc-12, g++-12, clang++-22 (with ld.lld), python3 (with its headers), ldd. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
 # beside them). A few seconds.
 set -u
-for tool in cmake gcc-12 g++-12 python3 ldd; do
+for tool in cmake gcc-12 g++-12 clang++-22 python3 ldd; do
   command -v "$tool" > /dev/null || { echo "rv10.sh: $tool is not installed here" >&2; exit 2; }
 done
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d11/cases
@@ -96,3 +100,11 @@ so=ext$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX
 (cd "$t/ext" && python3 -c 'import ext; assert ext.one() == 1') || exit 1  # it imports
 (cd "$t/ext" && echo "\$ ldd -r ./$so" && ldd -r "./$so" 2>&1) | scrub \
   > "$cases/real-ldd-r-python-extension-c-api-names.log"
+
+mkdir -p "$t/warn"
+printf 'void foo();\nint main() { foo(); return 0; }\n' > "$t/warn/main.cpp"
+(cd "$t/warn" && g++-12 -Wl,--warn-unresolved-symbols -o app main.cpp 2>&1 && echo "exit 0") \
+  | sed -e 's#/tmp/cc[A-Za-z0-9]*\.o#/tmp/cc0.o#g' | scrub > "$cases/real-ld-warn-unresolved-symbols-links.log"
+(cd "$t/warn" && clang++-22 -fuse-ld=lld -Wl,--warn-unresolved-symbols -o app main.cpp 2>&1 \
+  && echo "exit 0") | sed -e 's#/tmp/main-[0-9a-f]*\.o#/tmp/main-0.o#g' | scrub \
+  > "$cases/real-lld-warn-unresolved-symbols-links.log"
