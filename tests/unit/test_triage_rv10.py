@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from rocmforge.errors import ConfigError
 from rocmforge.triage import explain_text
+from rocmforge.triage.engine import diagnose
+from rocmforge.triage.table import load_signatures
 
 CASES = Path(__file__).resolve().parents[1] / "failures" / "rounds" / "d11" / "cases"
 
@@ -171,3 +174,30 @@ def test_each_d11_case_reads_as_recorded(name: str) -> None:
     answer = tomllib.loads((CASES / f"{name}.toml").read_text())
     klass, subject, _ = _outcome((CASES / f"{name}.log").read_text())
     assert (klass or "", subject if klass else "") == (answer["class"], answer["subject"])
+
+
+_TABLE = """
+[[signature]]
+id = "x"
+class = "cmake"
+subject = "{what}"
+pattern = 'boom (?P<what>\\w+)'
+unless = '^going on anyway$'
+cause = "it went {what}"
+fix = "stop {what}"
+source = "test"
+"""
+
+
+def test_a_signatures_unless_line_voids_its_claim(tmp_path: Path) -> None:
+    (tmp_path / "diagnostics.toml").write_text(_TABLE, encoding="utf-8")
+    rules = tuple(s.as_rule() for s in load_signatures(str(tmp_path)))
+    assert diagnose(["a", "boom bang"], rules).cause == "it went bang"
+    assert diagnose(["a", "boom bang", "going on anyway"], rules).klass is None
+
+
+def test_a_signatures_bad_unless_regex_is_named(tmp_path: Path) -> None:
+    (tmp_path / "diagnostics.toml").write_text(_TABLE.replace("^going", "(going"),
+                                               encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"#1 \(x\)\.unless is not a valid Python regular"):
+        load_signatures(str(tmp_path))
