@@ -132,6 +132,24 @@ def test_the_linkers_errors_for_an_undefined_name_are_still_read() -> None:
         "link"
 
 
+_LLD_DUP = ("ld.lld: error: duplicate symbol: foo()\n>>> defined at {a}.cpp\n"
+            ">>>            {a}.o:(foo())\n>>> defined at {b}.cpp\n"
+            ">>>            {b}.o:(.text+0x0)")
+_LD_DUP = ("/usr/bin/ld: {b}.o: in function `foo()':\n{b}.cpp:(.text+0x0): multiple definition "
+           "of `foo()'; {a}.o:{a}.cpp:(.text+0x0): first defined here")
+
+
+@pytest.mark.parametrize("form", [_LLD_DUP, _LD_DUP])
+def test_two_different_hip_sources_are_no_hipify_twins(form: str) -> None:
+    assert _outcome(form.format(a="a_hip", b="b_hip")) == ("link", "foo", "link-duplicate-symbol")
+
+
+@pytest.mark.parametrize("form", [_LLD_DUP, _LD_DUP])
+def test_a_source_and_its_hipified_copy_are_still_twins(form: str) -> None:
+    assert _outcome(form.format(a="roi_align", b="roi_align_hip")) == (
+        "link", "foo()", "hipified-duplicate")
+
+
 _MISMATCH = ("[ERROR] PyTorch version mismatch!\n"
              "  Test sources: 2.9 (from /src/pytorch/version.txt: 2.9.0a0)\n"
              "  Installed wheel: 2.10 (2.10.0+rocm7.1)\n")

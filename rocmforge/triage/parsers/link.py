@@ -146,25 +146,6 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
              "the release the headers came from"))
 
 
-def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
-    objects = re.findall(r"[\w+-]+\.o\b", view.text)
-    here = objects[0] if objects else match.group("file") or "the other object"
-    there = " ".join(view.previous[-1:]) + " " + view.text
-    twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu|o)\b", view.text + " " + there)
-    # lld names the symbol a few lines up ("duplicate symbol: <sym>", then ">>> defined at")
-    sym = match.group("sym") or next((found.group(1) for line in reversed(view.previous[-4:])
-                                      if (found := _LLD_DUPLICATE.search(line))), "")
-    if twin is None or not sym:
-        return None
-    return Reading(subject=demangle(sym), cause=f"{twin.group(0)}, the hipified "
-                   f"copy of {twin.group(1)}, was compiled beside it, so both define "
-                   f"{demangle(sym)}: the extension's setup chose its CPU and GPU "
-                   "sources at once (it saw no GPU, so it did not take the ROCm path alone)",
-                   fix="force the GPU build where no GPU is visible (torchvision, torchaudio: "
-                   "FORCE_CUDA=1 with PYTORCH_ROCM_ARCH set; the kit sets both for its "
-                   f"companions) and rebuild from a clean build folder; {here} is the other copy")
-
-
 # PyTorch names its Composable Kernel backend functions with a `_ck` suffix or part
 # (group_gemm_ck, gemm_internal_ck): CK sources are built only where CK is enabled.
 _CK_FUNCTION = re.compile(r"(?:^|_)ck(?:_|$)")
@@ -331,13 +312,6 @@ RULES: tuple[Rule, ...] = (
          "12's libc6 NEWS.gz) and Kitware/CMake@03676b051d5a1302c8b17bb6b3325ee38acab914:"
          "Modules/FindThreads.cmake (_threads_check_libc: CMAKE_HAVE_LIBC_PTHREAD leaves "
          "CMAKE_THREAD_LIBS_INIT empty)"),
-    Rule(id="hipified-duplicate", klass="link", tier=0,  # its twin causes every duplicate
-         triggers=("multiple definition of", "_hip.c"),
-         pattern=rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp))(?::\S*)?: multiple definition "
-                    r"of\s+[`'‘](?P<sym>[^'`’]+)['’]|^(?:>>>\s+)?defined at \w+_hip\.(?:cpp|cu)$"),
-         read=_hip_duplicate, source="pytorch/vision#9298 (vision.cpp and vision_hip.cpp both "
-         "compiled); gold's '<obj>: multiple definition of' and lld's 'duplicate symbol' with "
-         "'>>> defined at <x>_hip.cpp': ld.gold 2.40 and ld.lld 22 here (make/devq8.sh)"),
     Rule(id="linker-undefined-symbol", klass="link",
          triggers=("undefined symbol: ", "unresolved external symbol"),
          pattern=rx(r"(?P<linker>lld-link|ld\.lld|ld64\.lld|link\.exe|LINK)\s*: error"

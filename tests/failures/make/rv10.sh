@@ -24,6 +24,9 @@
 #    "warning: undefined reference to `foo()'" and lld (clang++-22) "ld.lld: warning:
 #    undefined symbol: foo()"; undefined-reference and the loader's undefined-symbol read them
 #    as failures
+#  - two different hipified-looking sources (a_hip.cpp, b_hip.cpp) both defining foo(), linked
+#    by GNU ld and by ld.lld: a duplicate, but neither is the other's hipified twin
+#    (hipified-duplicate named a_hip.cpp "the hipified copy of a")
 # Needs cmake, gcc-12, g++-12, clang++-22 (with ld.lld), python3 (with its headers), ldd. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
 # beside them). A few seconds.
 set -u
@@ -108,3 +111,11 @@ printf 'void foo();\nint main() { foo(); return 0; }\n' > "$t/warn/main.cpp"
 (cd "$t/warn" && clang++-22 -fuse-ld=lld -Wl,--warn-unresolved-symbols -o app main.cpp 2>&1 \
   && echo "exit 0") | sed -e 's#/tmp/main-[0-9a-f]*\.o#/tmp/main-0.o#g' | scrub \
   > "$cases/real-lld-warn-unresolved-symbols-links.log"
+
+mkdir -p "$t/dup"
+printf 'int foo() { return 1; }\n' > "$t/dup/a_hip.cpp"
+printf 'int foo() { return 2; }\nint main() { return foo(); }\n' > "$t/dup/b_hip.cpp"
+(cd "$t/dup" && g++-12 -c a_hip.cpp b_hip.cpp) || exit 1
+(cd "$t/dup" && g++-12 -o app a_hip.o b_hip.o 2>&1) | scrub > "$cases/real-ld-two-hip-sources-duplicate.log"
+(cd "$t/dup" && clang++-22 -fuse-ld=lld -o app a_hip.o b_hip.o 2>&1) | scrub \
+  > "$cases/real-lld-two-hip-sources-duplicate.log"
