@@ -167,6 +167,14 @@ def test_therock_mismatch_that_exits_is_still_read() -> None:
     assert _outcome(text) == ("python-packaging", "torch", "therock-torch-test-sources-mismatch")
 
 
+def test_makes_missing_hipcc_names_a_missing_interpreter_too() -> None:
+    d = explain_text("make: hipcc: No such file or directory\nmake: *** [Makefile:2: all] "
+                     "Error 127")
+    assert (d.klass, d.rule) == ("rocm-install", "hip-compiler-not-found")
+    assert "the interpreter its first line names" in d.cause
+    assert "head -1 $(command -v hipcc)" in d.fix
+
+
 # Look-alikes the review tried on rules it kept: each already claims nothing.
 @pytest.mark.parametrize("text", [
     # torch's own warning when NumPy 2 meets a torch built for 1.x (it goes on without NumPy)
