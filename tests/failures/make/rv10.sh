@@ -27,10 +27,13 @@
 #  - two different hipified-looking sources (a_hip.cpp, b_hip.cpp) both defining foo(), linked
 #    by GNU ld and by ld.lld: a duplicate, but neither is the other's hipified twin
 #    (hipified-duplicate named a_hip.cpp "the hipified copy of a")
-# Needs cmake, gcc-12, g++-12, clang++-22 (with ld.lld), python3 (with its headers), ldd. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
+#  - GNU make running a recipe's hipcc that exists but whose #! interpreter does not (a
+#    stand-in script starting #!/usr/bin/perl-missing; ROCm 5's hipcc is a perl script):
+#    make prints "make: hipcc: No such file or directory" as for a missing hipcc
+# Needs cmake, gcc-12, g++-12, clang++-22 (with ld.lld), make, python3 (with its headers), ldd. Writes rounds/d11/cases/real-*.log (the .toml answers are committed
 # beside them). A few seconds.
 set -u
-for tool in cmake gcc-12 g++-12 clang++-22 python3 ldd; do
+for tool in cmake gcc-12 g++-12 clang++-22 make python3 ldd; do
   command -v "$tool" > /dev/null || { echo "rv10.sh: $tool is not installed here" >&2; exit 2; }
 done
 here=$(cd "$(dirname "$0")" && pwd); cases=$here/../rounds/d11/cases
@@ -119,3 +122,9 @@ printf 'int foo() { return 2; }\nint main() { return foo(); }\n' > "$t/dup/b_hip
 (cd "$t/dup" && g++-12 -o app a_hip.o b_hip.o 2>&1) | scrub > "$cases/real-ld-two-hip-sources-duplicate.log"
 (cd "$t/dup" && clang++-22 -fuse-ld=lld -o app a_hip.o b_hip.o 2>&1) | scrub \
   > "$cases/real-lld-two-hip-sources-duplicate.log"
+
+mkdir -p "$t/perl/bin"
+printf '#!/usr/bin/perl-missing -w\nprint "hipcc\\n";\n' > "$t/perl/bin/hipcc"
+chmod +x "$t/perl/bin/hipcc"
+printf 'all:\n\thipcc -c kernel.cpp\n' > "$t/perl/Makefile"
+(cd "$t/perl" && PATH="$t/perl/bin:$PATH" make 2>&1) | scrub > "$cases/real-make-hipcc-interpreter-missing.log"
