@@ -42,6 +42,8 @@ class Signature:
     fix: str
     source: str
     requires: re.Pattern[str] | None = None
+    unless: re.Pattern[str] | None = None
+    """A line that shows the matched one was recovered from (the run went on past it)."""
     steps: tuple[str, ...] = ()
     tier: int = 1
     triggers: tuple[str, ...] = ()
@@ -50,7 +52,7 @@ class Signature:
     def as_rule(self) -> Rule:
         return Rule(id=self.id, klass=self.klass, triggers=self.triggers, pattern=self.pattern,
                     read=self._read, tier=self.tier, steps=self.steps, source=self.source,
-                    requires=self.requires)
+                    requires=self.requires, unless=self.unless)
 
     def _read(self, match: re.Match[str], view: LineView) -> Reading:
         groups = _Groups({k: v for k, v in match.groupdict().items() if v is not None})
@@ -79,7 +81,7 @@ def load_signatures(directory: str | None = None) -> tuple[Signature, ...]:
         expect_type(entry, dict, where=where)
         check_keys(entry, where=where,
                    required=("id", "class", "subject", "pattern", "cause", "fix", "source"),
-                   optional=("requires", "steps", "tier", "triggers"))
+                   optional=("requires", "unless", "steps", "tier", "triggers"))
         for key in ("id", "class", "subject", "pattern", "cause", "fix", "source"):
             expect_type(entry[key], str, where=f"{where}.{key}")
             if not entry[key].strip():
@@ -101,6 +103,10 @@ def load_signatures(directory: str | None = None) -> tuple[Signature, ...]:
         if "requires" in entry:
             requires = _compile(expect_type(entry["requires"], str, where=f"{where}.requires"),
                                 where=f"{where} ({sig_id}).requires")
+        unless = None
+        if "unless" in entry:
+            unless = _compile(expect_type(entry["unless"], str, where=f"{where}.unless"),
+                              where=f"{where} ({sig_id}).unless")
         steps: tuple[str, ...] = ()
         if "steps" in entry:
             # A step name no step has would switch the signature off without a word.
@@ -113,8 +119,8 @@ def load_signatures(directory: str | None = None) -> tuple[Signature, ...]:
             _check_placeholders(entry[key], pattern, where=f"{where} ({sig_id}).{key}")
         out.append(Signature(id=sig_id, klass=entry["class"], subject=entry["subject"],
                              pattern=pattern, cause=entry["cause"], fix=entry["fix"],
-                             source=entry["source"], requires=requires, steps=steps, tier=tier,
-                             triggers=triggers))
+                             source=entry["source"], requires=requires, unless=unless,
+                             steps=steps, tier=tier, triggers=triggers))
     return tuple(out)
 
 

@@ -112,6 +112,8 @@ OTHER_TOOLS = {
     "--memory": "docker run",
     "--group-add": "docker run (the GPU's device groups in a container)",
     "--root": "rocm-sdk path (TheRock's pip SDK CLI)",
+    "--allow-version-mismatch": "TheRock's PyTorch test runners (run_pytorch_tests*.py)",
+    "--warn-unresolved-symbols": "GNU ld / lld (-Wl,--warn-unresolved-symbols: warn, link anyway)",
 }
 KIT_COMMANDS = ("invoke", "rocmforge")
 # `invoke [invoke flags] <task> <the rest of the command>` outside backticks.

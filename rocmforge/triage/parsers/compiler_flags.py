@@ -193,6 +193,20 @@ def _std_required_clang(match: Groups, view: LineView) -> Reading | None:
 # autoconf's config.log, Meson's meson-log.txt): the check failing is how it answers "no".
 PROBE_LOG = rx(r"cmTC_\w+|CMakeScratch|conftest\.c|^Compiler stderr:")
 
+# The input of one of CMake's check probes, on the compile or link line just above an error:
+# check_cxx_compiler_flag's src.cxx in the try-compile folder (CMakeScratch/TryCompile-*,
+# CMakeFiles/CMakeTmp before 3.24), check_library_exists' CheckFunctionExists.c.o. CMake
+# records "no" and goes on (cmake 3.25 here, make/rv10.sh); project()'s compiler check
+# (testCXXCompiler.cxx, fatal) is not one of them.
+_CHECK_INPUT = re.compile(r"(?:CMakeScratch[/\\]TryCompile-\w+|CMakeFiles[/\\]CMakeTmp)[/\\]src\."
+                          r"(?:cxx|cpp|cc|c|cu|hip)\b|[/\\]cmTC_\w+\.dir[/\\](?:CheckFunctionExists"
+                          r"|CheckSymbolExists|src)\.\w+\.o\b")
+
+
+def cmake_check_probe(previous: tuple[str, ...]) -> bool:
+    """The error's command (one of the last lines before it) is a CMake check probe's."""
+    return any(_CHECK_INPUT.search(line) for line in previous[-3:])
+
 # A flag probe that compiles nothing (`-c /dev/null -o /dev/null`): AITER's hip_flag_checker
 # runs `hipcc <flag> -x hip -c /dev/null -o /dev/null` for each JIT flag and, when it fails,
 # logs "<flag> is not supported by hipcc." and builds without the flag. The refusal is the

@@ -161,19 +161,6 @@ def _std_unknown(match: re.Match[str], view: LineView) -> Reading | None:
             "or a release of the project that asks for a standard this compiler knows")
 
 
-def _hip_flag_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
-    program, flag = match.group("prog"), match.group("flag")
-    return Reading(
-        subject="gcc",
-        cause=f"{program} was given {flag}, a flag of the HIP compiler (clang), not GCC's: the "
-              "project compiled its HIP sources with the host GCC (CXX / CMAKE_CXX_COMPILER is "
-              "g++ where the project needs ROCm's clang++ or hipcc, or a target links "
-              "hip::device whose flags reach a GCC compile)",
-        fix="compile the HIP sources with ROCm's compiler: CXX=$ROCM_PATH/lib/llvm/bin/clang++ "
-            "(or hipcc) and CMAKE_CXX_COMPILER to the same, or enable CMake's HIP language for "
-            "them (CMAKE_HIP_COMPILER), then configure from a clean build folder")
-
-
 def _hip_language_to_gcc(match: re.Match[str], view: LineView) -> Reading | None:
     return Reading(subject="gcc", cause=f"{match.group('prog').rsplit('/', 1)[-1]} (GCC's "
                    "driver) was asked to compile -x hip, a language only clang knows: the HIP "
@@ -298,19 +285,6 @@ RULES: tuple[Rule, ...] = (
          "index names no commit; older GCCs spell it \"command line\"); clang's driver "
          "(\"invalid value 'c++26' in '-std=c++26'\" as clang 15 prints it; its source not "
          "read); both reproduced here: make/compiler_std.sh (g++-11/12, clang++-15)"),
-    Rule(id="hip-flag-to-gcc", klass="host-compiler", triggers=("unrecognized command",),
-         pattern=rx(r"^(?P<prog>\S*(?:g\+\+|gcc|c\+\+|cc1plus)(?:-[\d.]+)?(?:\.exe)?): error: "
-                    r"unrecognized command[- ]line option [\u2018'\"`]?(?P<flag>--offload-arch="
-                    r"\w[\w:+-]*|-f(?:no-)?gpu-rdc|--hip-link|--(?:rocm|hip)-path=\S+?|--hip-"
-                    r"device-lib-path=\S+?|-fhip-new-launch-api|--cuda-gpu-arch=\w+|-nogpu(?:lib|"
-                    r"inc)|--(?:cuda|offload)-(?:device|host)-only|-munsafe-fp-atomics)"
-                    r"[\u2019'\"`]?(?:;|$)"),
-         read=_hip_flag_to_gcc, source="GCC's 'unrecognized command-line option' (as for "
-         "cxx-standard-unknown); the flags are clang's HIP driver options that ROCm's "
-         "hip-config-amd.cmake adds to hip::device (--offload-arch per GPU_TARGETS, "
-         "--hip-link: ROCm/clr@018eeb4c78f8ea4553d612390c2e569edb2a3e08:hipamd/"
-         "hip-config-amd.cmake) or that clang++-22 -x hip takes here; reproduced with g++-11/12 "
-         "here (make/compiler_std.sh, make/devq8.sh)"),
     Rule(id="hip-language-to-gcc", klass="host-compiler", triggers=("language hip not recog",),
          pattern=rx(r"(?P<prog>\S*(?:\+\+|gcc|cc)[\d.-]*): error: language hip not recognized"),
          read=_hip_language_to_gcc, source="GCC's driver ('language %s not recognized'; "

@@ -15,6 +15,7 @@ from rocmforge.knowledge.components import Component
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.aotriton import aotriton_library
+from rocmforge.triage.parsers.compiler_flags import cmake_check_probe
 from rocmforge.triage.parsers.libstdcxx import newer_glibc, newer_libstdcxx
 from rocmforge.triage.parsers.link_coff import torch_import
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
@@ -31,10 +32,9 @@ def _cannot_find_lib(match: re.Match[str], view: LineView,
     name = (match.group("lib") or ":" + (match.groupdict().get("file") or "")).rstrip(":")
     if name == "stdc++":
         return None  # the C++ runtime of the selected GCC (compiler_headers: libstdcxx-not-linked)
-    if "::" in name:
-        # A CMake imported target (roc::rocblas) passed through as -l: the package that
-        # defines it was not found at configure; the link error is only its symptom.
-        return None
+    if "::" in name or cmake_check_probe(view.previous):
+        # A CMake imported target passed as -l (its package not found), or CMake's probe
+        return None  # check_library_exists(pthreads ...) failing on purpose (make/rv10.sh)
     if "aotriton" in name:
         return aotriton_library(name)
     library = name[1:] if name.startswith(":") else "lib" + name
@@ -144,25 +144,6 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
              "rebuild from a clean build directory (`invoke clean`) so every object comes from "
              "one tree and one toolchain; if the symbol belongs to a system library, install "
              "the release the headers came from"))
-
-
-def _hip_duplicate(match: re.Match[str], view: LineView) -> Reading | None:
-    objects = re.findall(r"[\w+-]+\.o\b", view.text)
-    here = objects[0] if objects else match.group("file") or "the other object"
-    there = " ".join(view.previous[-1:]) + " " + view.text
-    twin = re.search(r"(\w+)_hip\.(?:cpp|cc|cu|o)\b", view.text + " " + there)
-    # lld names the symbol a few lines up ("duplicate symbol: <sym>", then ">>> defined at")
-    sym = match.group("sym") or next((found.group(1) for line in reversed(view.previous[-4:])
-                                      if (found := _LLD_DUPLICATE.search(line))), "")
-    if twin is None or not sym:
-        return None
-    return Reading(subject=demangle(sym), cause=f"{twin.group(0)}, the hipified "
-                   f"copy of {twin.group(1)}, was compiled beside it, so both define "
-                   f"{demangle(sym)}: the extension's setup chose its CPU and GPU "
-                   "sources at once (it saw no GPU, so it did not take the ROCm path alone)",
-                   fix="force the GPU build where no GPU is visible (torchvision, torchaudio: "
-                   "FORCE_CUDA=1 with PYTORCH_ROCM_ARCH set; the kit sets both for its "
-                   f"companions) and rebuild from a clean build folder; {here} is the other copy")
 
 
 # PyTorch names its Composable Kernel backend functions with a `_ck` suffix or part
@@ -324,20 +305,13 @@ RULES: tuple[Rule, ...] = (
          "'cannot find <file>' for -l:<file> (ld.gold 2.40 here, make/devq8.sh)"),
     Rule(id="undefined-reference", klass="link",
          triggers=("undefined reference to", "undefined symbol: "),
-         pattern=rx(r"undefined reference to [`'](?P<sym>[^'`]+)'"
+         pattern=rx(r"(?<!warning: )undefined reference to [`'](?P<sym>[^'`]+)'"
                      r"|(?:ld\.lld|lld|ld): error: undefined (?:hidden )?symbol: (?P<sym2>.+)$"),
          read=lambda m, v: _undefined_reference(Alias(m, sym="sym2"), v),
          source="GNU ld / lld undefined symbol errors; pthread_*: glibc 2.34 NEWS (Debian "
          "12's libc6 NEWS.gz) and Kitware/CMake@03676b051d5a1302c8b17bb6b3325ee38acab914:"
          "Modules/FindThreads.cmake (_threads_check_libc: CMAKE_HAVE_LIBC_PTHREAD leaves "
          "CMAKE_THREAD_LIBS_INIT empty)"),
-    Rule(id="hipified-duplicate", klass="link", tier=0,  # its twin causes every duplicate
-         triggers=("multiple definition of", "_hip.c"),
-         pattern=rx(r"(?P<file>[\w.+-]+\.(?:cpp|cc|cu|o|h|hpp))(?::\S*)?: multiple definition "
-                    r"of\s+[`'‘](?P<sym>[^'`’]+)['’]|^(?:>>>\s+)?defined at \w+_hip\.(?:cpp|cu)$"),
-         read=_hip_duplicate, source="pytorch/vision#9298 (vision.cpp and vision_hip.cpp both "
-         "compiled); gold's '<obj>: multiple definition of' and lld's 'duplicate symbol' with "
-         "'>>> defined at <x>_hip.cpp': ld.gold 2.40 and ld.lld 22 here (make/devq8.sh)"),
     Rule(id="linker-undefined-symbol", klass="link",
          triggers=("undefined symbol: ", "unresolved external symbol"),
          pattern=rx(r"(?P<linker>lld-link|ld\.lld|ld64\.lld|link\.exe|LINK)\s*: error"

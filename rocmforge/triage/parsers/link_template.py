@@ -20,8 +20,14 @@ _SHARED_LIBRARY = re.compile(r"^(?:\S*ld\S*: )?(?P<lib>\S+\.so(?:\.[\w.-]+)?): u
                              r"reference to ")
 # A function template's specialization: "<ret> name<args>(params)" (args may hold casts).
 _TEMPLATE_SPECIALIZATION = re.compile(r"(?:^|\s)(?P<name>[A-Za-z_][\w:]*)<.*>\(")
-# Libraries of an installed system, ROCm or Python package: not the project's own build.
-_INSTALLED = re.compile(r"^/(?:usr|lib|lib64|opt)/|site-packages|dist-packages|/rocm")
+# Libraries of an installed system, ROCm or Python package, or of a conda, mamba or Nix
+# environment's prefix: not the project's own build.
+_INSTALLED = re.compile(r"^/(?:usr|lib|lib64|opt)/|site-packages|dist-packages|/rocm|"
+                        r"/(?:mini|ana)conda\d*/|/mini(?:forge|mamba)\d*/|/mambaforge/|"
+                        r"/envs/[^/]+/lib/|^/nix/store/")
+# A versioned inline namespace (fmt::v9::, absl::lts_2023…::, tbb::detail::r1::) is another
+# library's ABI version: the call was compiled against another release of that library.
+_VERSIONED_NAMESPACE = re.compile(r"::(?:v\d+|lts_\d+|r\d+)::")
 
 
 def _template_instance_missing(match: re.Match[str], view: LineView) -> Reading | None:
@@ -32,6 +38,8 @@ def _template_instance_missing(match: re.Match[str], view: LineView) -> Reading 
     name = template.group("name")
     if name.startswith(("std::", "__gnu_cxx::", "__cxx")) or CK_NAMESPACE.search(name):
         return None  # the standard library's (version skew) or Composable Kernel's own
+    if _VERSIONED_NAMESPACE.search(name):
+        return None  # another library's release (make/rv10.sh): not this build's instances
     library = found.group("lib").replace("\\", "/").rsplit("/", 1)[-1]
     return Reading(
         subject=name,

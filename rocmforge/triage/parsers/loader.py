@@ -42,7 +42,7 @@ _TORCH_NAMESPACES = ("at::", "c10::", "torch::", "caffe2::")
 # torch's own TORCH_WARN line, "[W<date time> <tid> <file>:<line>] Warning: …" (c10's
 # MessageLogger prefix; older torch "[W <file>:<line>] Warning: …"): torch goes on
 # after it (nvfuser's optional library, DeepSpeed#3715); an import error that follows is
-# its own line and its own finding.
+# its own line and its own finding. `ldd -r`'s CPython names (rv10.sh): resolved at import.
 _WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Python extension"
                           r"|couldn't load (?:driver|plugin)|^ALSA lib "
                           r"|(?:^|\s)\w+\((?:HIP|OpenCL)\)(?:\s*[\d.]+)?(?: \([^)]*\))?: "
@@ -51,7 +51,7 @@ _WARNED_ONLY = re.compile(r"\(ignored\)|you can ignore|Failed to load image Pyth
                           # ROCr's debug print for an optional library it goes on without
                           # (ROCm/ROCR-Runtime@2e315c274af41e9367ec403601ead08c7ff693a1:runtime/
                           # hsa-runtime/core/util/lnx/os_linux.cpp, LoadLib)
-                          r"|^LoadLib\([^)]*\) failed: ")
+                          r"|^LoadLib\([^)]*\) failed: |^undefined symbol: _?Py\w+\t\(\S+\)$")
 
 
 def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
@@ -129,7 +129,7 @@ def _cannot_open_so(match: re.Match[str], view: LineView) -> Reading | None:
 _STARTING_PROGRAM = "error while loading shared libraries"
 
 
-_LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: error")
+_LINKER_SAYS = re.compile(r"(?:lld-link|ld\.lld|ld64\.lld|\bld|link\.exe|LINK)\s*: (?:error|warn)")
 
 
 def _undefined_symbol(match: re.Match[str], view: LineView) -> Reading | None:
