@@ -28,6 +28,29 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
                     "pip-build-env", "build isolation", "Installing build dependencies"))
     if module.startswith("torch.utils.hipify"):
         return None  # the hipify rule speaks for it
+    if module == "torch._C" and any(_TORCH_INIT.search(line) for line in view.previous[-3:]):
+        # torch's own __init__ imports its compiled core: the torch folder is found, its
+        # _C.<tag>.so is not, for this interpreter (make/pyver11.sh: a _C built with 3.11's
+        # headers, named _C.cpython-311-x86_64-linux-gnu.so, imported by 3.12 and 3.13).
+        return Reading(
+            subject="torch", cause="torch's package was found but its compiled core torch._C "
+            "was not, for this Python: the _C file there was built for another Python version "
+            "(its name carries that version's tag, _C.cpython-3XY-...so) or the build that "
+            "makes it did not finish (or Python runs inside the source checkout)",
+            fix="use the Python version torch was built with (`ls <torch dir>/_C*.so` names "
+                "it), or build and install torch again with this Python; run it from outside "
+                "the source checkout")
+    removed = _REMOVED_STDLIB.get(top)
+    if removed and "." not in module:
+        # A module CPython took out of its standard library: under the version that removed
+        # it, nothing installs it (the import names the module, not the package that used it).
+        return Reading(
+            subject=top, cause=f"the code imports {top}, which Python {removed} removed from "
+            "the standard library, and this Python is that version or newer: the code (or "
+            "the old package that has it) was written for an older Python",
+            fix=f"upgrade the package that imports {top} to a release that supports this "
+                f"Python, or run it with a Python below {removed} (a venv made with "
+                "`python3.11 -m venv`)")
     if top == "torch" and (view.step in _AFTER_INSTALL or (not isolated and
                                                           view.step in _INSTALLING)):
         return Reading(subject="torch", cause="torch is not installed in the Python that ran "
@@ -100,6 +123,19 @@ def _no_module(match: re.Match[str], view: LineView) -> Reading | None:
                    "requirements.txt` lists its build requirements), and build with "
                    "--no-build-isolation")
 
+
+# Standard-library modules CPython removed, with the version that removed them; each checked
+# here by importing it under 3.11.7, 3.12.1 and 3.13.0 (make/pyver11.sh): present in 3.11,
+# "No module named" from the version named. distutils has its own reading above (setuptools
+# provides a copy); msilib (Windows only) is left out.
+_REMOVED_STDLIB = {
+    **dict.fromkeys(("imp", "asynchat", "asyncore", "smtpd"), "3.12"),
+    **dict.fromkeys(("aifc", "audioop", "cgi", "cgitb", "chunk", "crypt", "imghdr", "mailcap",
+                     "nis", "nntplib", "ossaudiodev", "pipes", "sndhdr", "spwd", "sunau",
+                     "telnetlib", "uu", "xdrlib", "lib2to3"), "3.13"),
+}
+# The frame of torch's own package __init__ (an installed torch or a source checkout's).
+_TORCH_INIT = re.compile(r"^File \"[^\"]*[/\\]torch[/\\]__init__\.py\", line \d+, in <module>$")
 
 # CPython's traceback of an exception in the main script's own top-level code: the header,
 # then one frame "in <module>", then its source line (an import).
@@ -194,7 +230,8 @@ RULES: tuple[Rule, ...] = (
     Rule(id="no-module", klass="python-packaging",
          triggers=("No module named",),
          pattern=rx(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<mod>[\w.]+)'"),
-         read=_no_module, source="CPython import errors under pip build isolation"),
+         read=_no_module, source="CPython import errors under pip build isolation; removed "
+         "standard-library modules and torch._C under 3.12.1/3.13.0: make/pyver11.sh"),
     Rule(id="cuda-torch-under-rocm-package", klass="python-packaging", tier=0,
          triggers=("+rocm",),
          pattern=rx(r"\b(?P<pkg>torch(?:audio|vision|text|data))(?:==|\s+)"

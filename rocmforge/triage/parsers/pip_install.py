@@ -118,6 +118,15 @@ def _unsupported_wheel(match: re.Match[str], view: LineView) -> Reading | None:
     if wheel is None:
         return None
     package = wheel.group("pkg").lower().replace("_", "-")
+    if re.fullmatch(r"cp3\d+t", wheel.group("abi")):
+        # The ABI tag of CPython's free-threaded build (python3.13t); the default build
+        # refuses it even at the same version (make/pyver11.sh, pip 24.2 under 3.13.0).
+        return Reading(
+            subject=package, cause=f"pip refused {match.group('wheel').rsplit('/', 1)[-1]}: "
+            f"its ABI tag {wheel.group('abi')} is CPython's free-threaded build (python3.XXt), "
+            "and this interpreter is not that build (the default one, or another version)",
+            fix=f"install the wheel whose ABI tag is {wheel.group('py')} (no t) for this "
+                "Python, or make the venv with the free-threaded interpreter (python3.13t)")
     return Reading(
         subject=package,
         cause=f"pip refused {match.group('wheel').rsplit('/', 1)[-1]}: its tags (Python "
@@ -317,7 +326,7 @@ RULES: tuple[Rule, ...] = (
          triggers=("is not a supported wheel on this platform",),
          pattern=rx(r"(?P<wheel>\S+\.whl) is not a supported wheel on this platform"),
          read=_unsupported_wheel, source="pypa/pip src/pip/_internal/req/constructors.py "
-         "(\"is not a supported wheel on this platform\")"),
+         "(\"is not a supported wheel on this platform\"); cp313t: make/pyver11.sh"),
     Rule(id="pip-resolver-conflict", klass="python-packaging",
          triggers=("because these package versions have conflicting dependencies",),
          pattern=rx(r"Cannot install (?P<info>.+?) because these package versions have "
