@@ -160,6 +160,8 @@ def _no_attribute(match: re.Match[str], view: LineView) -> Reading | None:
     name, module = match.group("name"), match.group("mod")
     if name.startswith("__") or module == "__main__":
         return None  # a dunder probe or the script's own module: no version question
+    if "(consider renaming '" in match.string:
+        return None  # CPython 3.13 names a file hiding the module: py_shadow reads it
     top = module.split(".")[0]
     return Reading(
         subject=top,

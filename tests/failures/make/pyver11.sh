@@ -10,6 +10,10 @@
 #  - pip 24.2 (3.13.0's bundled one, offline) installing a wheel tagged cp313-cp313t (the
 #    free-threaded build's ABI) into the default 3.13.0: "is not a supported wheel on this
 #    platform" (pip-unsupported-wheel, its free-threaded reading). The wheel is a tiny stand-in.
+#  - a script's folder holding its own torch.py (and random.py), run by 3.13.0: CPython 3.13's
+#    "(consider renaming '<file>' ...)" hint (python-packaging: module-shadowed-by-local-file);
+#    the same folder run by 3.11.7 says "partially initialized module ... circular import",
+#    which proves no hiding file alone (a negative: triage claims nothing).
 # Also prints which removed-module names each interpreter lacks (the table in
 # rocmforge/triage/parsers/extension_abi.py). Needs the three pythons and gcc. Writes
 # rounds/d11/cases/real-py31*.log (the .toml answers are committed beside them). A few seconds.
@@ -72,3 +76,14 @@ with zipfile.ZipFile(os.path.join(sys.argv[1], "flash_attn-2.7.0-cp313-cp313t-li
 PY
 (cd "$t" && v13/bin/python -m pip install ./flash_attn-2.7.0-cp313-cp313t-linux_x86_64.whl 2>&1) \
   | scrub > "$cases/real-py313-pip-wheel-free-threaded-abi.log"
+
+mkdir -p "$t/proj"
+printf 'import torch\nprint(torch.cuda.is_available())\n' > "$t/proj/torch.py"
+printf 'import torch\nprint(torch.version.hip)\n' > "$t/proj/check_gpu.py"
+(cd "$t/proj" && "$py313" check_gpu.py 2>&1) | scrub > "$cases/real-py313-local-torch-py-shadows-torch.log"
+(cd "$t/proj" && "$py311" check_gpu.py 2>&1) | scrub \
+  > "$cases/neg-py311-local-torch-py-partially-initialized.log"
+mkdir -p "$t/rnd"
+printf 'import random\nprint(random.randint(1, 6))\n' > "$t/rnd/random.py"
+printf 'import random\n' > "$t/rnd/dice.py"
+(cd "$t/rnd" && "$py313" dice.py 2>&1) | scrub > "$cases/real-py313-local-random-py-shadows-stdlib.log"
