@@ -333,10 +333,10 @@ def _cuda_thrust(match: re.Match[str], view: LineView) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     Rule(id="missing-header", klass="missing-component",
          triggers=("file not found", "No such file or directory", "C1083"),
-         pattern=rx(r"fatal error: '?(?P<header>[\w./+-]+\.(?:h|hpp|cuh|inc))'?"
-                     r"(?::)? (?:file not found|No such file or directory)"
+         pattern=rx(r"^(?![$+] ).*?(?:fatal error: '?(?P<header>[\w./+-]+\.(?:h|hpp|cuh|inc))'?"
+                     r"(?::)? (?:file not found|No such file or directory)"  # not `+ grep …`
                      r"|fatal error C1083: Cannot open include file: "
-                     r"'(?P<header2>[\w./\\+-]+\.(?:h|hpp|cuh|inc))'"),
+                     r"'(?P<header2>[\w./\\+-]+\.(?:h|hpp|cuh|inc))')"),
          read=lambda m, v: _missing_header(Alias(m, header="header2"), v),
          source="gcc/clang 'fatal error: … file not found'; MSVC's 'fatal error C1083: Cannot "
          "open include file: '<header>': No such file or directory' (the header read by code "
