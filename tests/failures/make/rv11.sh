@@ -12,6 +12,12 @@
 #    without libamdhip64 and fails on purpose; CMakeError.log keeps "undefined reference to
 #    `hipMalloc'" (undefined-reference read it as libamdhip64 missing from the link); and its
 #    right twin: a program calling hipMalloc linked without -lamdhip64
+#  - cmake 3.25 with clang++-22: check_cxx_source_compiles with CMAKE_REQUIRED_FLAGS "-x hip
+#    --offload-arch=gfx9999 -nogpulib -nogpuinc", a probe of one target as CK's
+#    rocm_check_target_ids makes ("make sure all the targets on the list are actually
+#    supported by the current compiler"): "unsupported HIP gpu architecture: gfx9999" in
+#    CMakeError.log (unsupported-offload-arch read it); its right twin: the same flags given to
+#    a real compile
 #  - clang++-22 on the user's own source in a folder named ck (/home/user/ck/src/main.cpp):
 #    an undeclared identifier there is not Composable Kernel's (ck-error read /ck/ as CK)
 # Needs bash, cmake, g++-12, clang++-22, python3 with torch, unshare and mount (a kernel that
@@ -56,3 +62,16 @@ mkdir -p "$t/ck/src"
 printf 'int main() { return undeclared_value; }\n' > "$t/ck/src/main.cpp"
 (cd "$t/ck" && clang++-22 -c "$t/ck/src/main.cpp" -o /dev/null 2>&1) | scrub \
   > "$cases/neg-clang-own-folder-named-ck.log"
+
+mkdir -p "$t/arch"
+cat > "$t/arch/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.10)
+project(x CXX)
+include(CheckCXXSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS "-x hip --offload-arch=gfx9999 -nogpulib -nogpuinc")
+check_cxx_source_compiles("int main() { return 0; }" HAVE_GFX9999)
+CM
+(cd "$t/arch" && CXX=clang++-22 cmake -S . -B build > /dev/null 2>&1) || exit 1
+scrub < "$t/arch/build/CMakeFiles/CMakeError.log" > "$cases/neg-cmake-target-probe-offload-arch.log"
+(cd "$t/ck" && clang++-22 -x hip --offload-arch=gfx9999 -nogpulib -nogpuinc -c src/main.cpp \
+  -o /dev/null 2>&1) | scrub > "$cases/real-clang-offload-arch-gfx9999-unsupported.log"
