@@ -67,7 +67,14 @@ def _killed_any(match: re.Match[str], view: LineView) -> Reading | None:
     for group in ("prog2", "prog4"):
         if match.group(group):
             return _killed(Alias(match, prog=group), view)
+    if match.group(0).strip() == "Killed" and view.previous and \
+            _INTERPRETER.match(view.previous[-1]):
+        return None  # make's echo of a python recipe, then its SIGKILL (make/rv11.sh): no compiler
     return _killed(Alias(match, prog="prog3"), view)
+
+
+# A command line that runs a script's interpreter, as make echoes a recipe before running it.
+_INTERPRETER = re.compile(r"^(?:\S*/)?(?:python[\d.]*|perl|node|ruby|java|bash|sh)\s")
 
 
 # Programs of a build whose SIGKILL is the out-of-memory killer's in practice (compilers,
