@@ -62,3 +62,25 @@ def test_make_echoing_a_python_recipe_then_killed_is_not_the_compiler() -> None:
     assert _outcome(log) == ("out-of-memory", "memory", "exit-137")
     compiler = ("g++-12 -c big.cpp -o big.o\nKilled\n")
     assert _outcome(compiler) == ("out-of-memory", "the compiler", "compiler-killed")
+
+
+_OOM = ("HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.98 GiB "
+        "of which 1.00 GiB is free")
+
+
+def test_a_ci_script_grepping_for_other_messages_claims_nothing() -> None:
+    # bash -x's trace (one "+" per nesting level) of a script that looks for known failures.
+    for line in ("+ grep 'Could not find a package configuration file provided by \"hip\"' "
+                 "cmake.log",
+                 "++ grep -q \"undefined reference to `hipMalloc'\" build.log",
+                 f"+ grep -c '{_OOM}' run.log"):
+        assert _outcome(line + "\n0\n") == (None, "", ""), line
+
+
+def test_the_messages_themselves_are_still_read() -> None:
+    cfg = ('  Could not find a package configuration file provided by "hip" with any of\n')
+    assert _outcome("CMake Error at CMakeLists.txt:3 (find_package):\n" + cfg)[2] == \
+        "cmake-config-file"
+    assert _outcome("app.cpp:(.text+0x15): undefined reference to `hipMalloc'\n") == \
+        ("link", "libamdhip64", "undefined-reference")
+    assert _outcome(f"torch.OutOfMemoryError: {_OOM}.\n", "")[2] == "gpu-out-of-memory"

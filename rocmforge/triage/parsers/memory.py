@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+from rocmforge.triage.rule import NOT_SHELL_TRACE, Alias, Groups, LineView, Reading, Rule, rx
 
 _JOBS_FIX = ("{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per compile job, "
              "and the rerun resumes where it stopped")
@@ -311,14 +311,14 @@ RULES: tuple[Rule, ...] = (
          "ROCm/TheRock#2118"),
     Rule(id="gpu-out-of-memory", klass="out-of-memory",
          triggers=("HIP out of memory",),
-         pattern=rx(r"HIP out of memory\. Tried to allocate (?P<size>" + _SIZE + r")\. GPU "
-                     r"(?P<gpu>\d+) has a total capacity of (?P<total>" + _SIZE + r") of which "
-                     r"(?P<free>" + _SIZE + r") is free"
+         pattern=rx(NOT_SHELL_TRACE + r"(?:HIP out of memory\. Tried to allocate (?P<size>"
+                     + _SIZE + r")\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>"
+                     + _SIZE + r") of which (?P<free>" + _SIZE + r") is free"
                      # torch before 2.1: "(GPU 0; 7.98 GiB total capacity; 7.80 GiB already
                      # allocated; 0 bytes free; …)"
                      r"|HIP out of memory\. Tried to allocate (?P<size2>" + _SIZE + r") \(GPU "
                      r"(?P<gpu2>\d+); (?P<total2>" + _SIZE + r") total capacity; [^;]* already "
-                     r"allocated; (?P<free2>" + _SIZE + r") free"),
+                     r"allocated; (?P<free2>" + _SIZE + r") free)"),
          read=lambda m, v: _gpu_out_of_memory(
              Alias(m, size="size2", gpu="gpu2", total="total2", free="free2"), v),
          source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (the "
