@@ -84,3 +84,17 @@ def test_the_messages_themselves_are_still_read() -> None:
     assert _outcome("app.cpp:(.text+0x15): undefined reference to `hipMalloc'\n") == \
         ("link", "libamdhip64", "undefined-reference")
     assert _outcome(f"torch.OutOfMemoryError: {_OOM}.\n", "")[2] == "gpu-out-of-memory"
+
+
+def test_xformers_optional_triton_warning_is_not_a_missing_triton() -> None:
+    # xformers/__init__.py logs this with exc_info=True and runs without Triton kernels; the
+    # shape is Python 3.11's logging last-resort handler's (run here).
+    log = ("A matching Triton is not available, some optimizations will not be enabled\n"
+           "Traceback (most recent call last):\n"
+           '  File "/usr/lib/python3/site-packages/xformers/__init__.py", line 57, in '
+           "_is_triton_available\n    import triton  # noqa\n"
+           "ModuleNotFoundError: No module named 'triton'\n")
+    assert _outcome(log, "") == (None, "", "")
+    plain = ("Traceback (most recent call last):\n  File \"run.py\", line 1, in <module>\n"
+             "    import triton\nModuleNotFoundError: No module named 'triton'\n")
+    assert _outcome(plain, "") == ("triton", "triton", "triton-missing")
