@@ -60,6 +60,7 @@ def test_make_echoing_a_python_recipe_then_killed_is_not_the_compiler() -> None:
            "make: *** [Makefile.k:2: all] Error 137\n")
     # Only the exit status is left: a process of the build got SIGKILL (exit-137).
     assert _outcome(log) == ("out-of-memory", "memory", "exit-137")
+    assert _outcome("$ python3 train.py\nKilled\n") == (None, "", "")
     compiler = ("g++-12 -c big.cpp -o big.o\nKilled\n")
     assert _outcome(compiler) == ("out-of-memory", "the compiler", "compiler-killed")
 

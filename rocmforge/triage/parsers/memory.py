@@ -74,7 +74,7 @@ def _killed_any(match: re.Match[str], view: LineView) -> Reading | None:
 
 
 # A command line that runs a script's interpreter, as make echoes a recipe before running it.
-_INTERPRETER = re.compile(r"^(?:\S*/)?(?:python[\d.]*|perl|node|ruby|java|bash|sh)\s")
+_INTERPRETER = re.compile(r"^(?:[$+]+ )?(?:\S*/)?(?:python[\d.]*|perl|node|ruby|java|bash|sh)\s")
 
 
 # Programs of a build whose SIGKILL is the out-of-memory killer's in practice (compilers,
