@@ -78,6 +78,12 @@ class Alias:
         return found
 
 
+# A shell's echo of its own command line (bash -x's "+ ", "++ " when nested; a prompt's "$ "):
+# a grep or echo of a message there only names it. A rule whose words a CI script greps for
+# starts its pattern with this (make/rv11.sh); the disk-full signature spells it in the table.
+NOT_SHELL_TRACE = r"^(?!(?:\++|\$) ).*?"
+
+
 def rx(pattern: str) -> re.Pattern[str]:
     """A rule's compiled regex (a short name, so a rule's pattern fits on its lines)."""
     return re.compile(pattern)

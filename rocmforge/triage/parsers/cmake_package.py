@@ -16,7 +16,7 @@ import re
 from rocmforge.triage import owners
 from rocmforge.triage.parsers.cmake_find import is_outside, outside_hint, outside_reading
 from rocmforge.triage.parsers.cmake_torch import torch_reading
-from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.rule import NOT_SHELL_TRACE, LineView, Reading, Rule, rx
 
 _CMAKE_SOURCE = ("Kitware/CMake: Modules/FindPackageHandleStandardArgs.cmake, "
                  "cmFindPackageCommand.cxx")
@@ -320,8 +320,8 @@ def _config_targets_file(match: re.Match[str], view: LineView) -> Reading | None
 RULES: tuple[Rule, ...] = (
     Rule(id="cmake-config-file", klass="missing-component",
          triggers=("package configuration file provided by",),
-         pattern=rx(r'(?:Could not find a|find a) package configuration file provided by\s+'
-                     r'"(?P<name>[^"]+)"'),
+         pattern=rx(NOT_SHELL_TRACE + r'(?:Could not find a|find a) package configuration file '
+                     r'provided by\s+"(?P<name>[^"]+)"'),
          read=_config_file, source=_CMAKE_SOURCE),
     Rule(id="cmake-could-not-find", klass="missing-component",
          triggers=("Could NOT find",),

@@ -15,7 +15,7 @@ from rocmforge.triage import owners
 from rocmforge.triage.parsers.comgr_windows import WINDOWS_SOURCE, windows_runtime_header
 from rocmforge.triage.parsers.composable_kernel import ck_reading
 from rocmforge.triage.parsers.libstdcxx import STD_HEADERS
-from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+from rocmforge.triage.rule import NOT_SHELL_TRACE, Alias, Groups, LineView, Reading, Rule, rx
 
 _CUDA_HEADER_TREE = re.compile(
     r"(?P<path>\S*(?:/usr/include|cuda\S*/include)/(?:thrust|cub)/\S+?):\d+")
@@ -333,10 +333,10 @@ def _cuda_thrust(match: re.Match[str], view: LineView) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     Rule(id="missing-header", klass="missing-component",
          triggers=("file not found", "No such file or directory", "C1083"),
-         pattern=rx(r"fatal error: '?(?P<header>[\w./+-]+\.(?:h|hpp|cuh|inc))'?"
-                     r"(?::)? (?:file not found|No such file or directory)"
+         pattern=rx(NOT_SHELL_TRACE + r"(?:fatal error: '?(?P<header>[\w./+-]+\."
+                     r"(?:h|hpp|cuh|inc))'?(?::)? (?:file not found|No such file or directory)"
                      r"|fatal error C1083: Cannot open include file: "
-                     r"'(?P<header2>[\w./\\+-]+\.(?:h|hpp|cuh|inc))'"),
+                     r"'(?P<header2>[\w./\\+-]+\.(?:h|hpp|cuh|inc))')"),
          read=lambda m, v: _missing_header(Alias(m, header="header2"), v),
          source="gcc/clang 'fatal error: … file not found'; MSVC's 'fatal error C1083: Cannot "
          "open include file: '<header>': No such file or directory' (the header read by code "

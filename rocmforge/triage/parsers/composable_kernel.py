@@ -178,8 +178,10 @@ RULES: tuple[Rule, ...] = (
          "accept it; make/devbt4.sh); ROCm/composable_kernel#1759, #1761 (inner_product_dpp8.hpp "
          "on gfx908 without -O3)"),
     Rule(id="ck-error", klass="composable-kernel",
-         triggers=("composable_kernel", "/ck/", "/ck_tile/"),
-         pattern=rx(r"(?P<file>\S*(?:composable_kernel|/ck/|/ck_tile/)\S*?):\d+(?::\d+)?: "
+         # CK's headers sit under include/ck/ (its tree, /opt/rocm/include/ck): a user's own
+         # folder named ck (/home/ck/src/main.cpp, make/rv11.sh) is not CK's.
+         triggers=("composable_kernel", "/include/ck/", "/ck_tile/"),
+         pattern=rx(r"(?P<file>\S*(?:composable_kernel|/include/ck/|/ck_tile/)\S*?):\d+(?::\d+)?: "
                      r"(?:fatal )?error:(?P<msg>.*)"),
          read=_ck_error, source="pytorch/pytorch third_party/composable_kernel; an undeclared "
          "CK_BUFFER_RESOURCE_3RD_DWORD: composable_kernel include/ck/ck.hpp defines it in an "

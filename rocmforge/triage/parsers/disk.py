@@ -49,6 +49,21 @@ def _initramfs_no_space(match: re.Match[str], view: LineView) -> Reading | None:
             "interrupted package configuration (`dpkg --configure -a`)")
 
 
+def _torch_shm(match: re.Match[str], view: LineView) -> Reading | None:
+    return Reading(
+        subject="/dev/shm",
+        cause=f"PyTorch could not make the shared-memory file {match.group('file')} for a "
+              "tensor passed between processes (a DataLoader worker's batch, "
+              "torch.multiprocessing, share_memory_()): /dev/shm, the memory-backed file "
+              "system it uses, is full or too small; a docker container's /dev/shm is 64 MiB "
+              "unless `docker run --shm-size=<size>` made it larger. The disk of the work "
+              "dir is not the one that ran out",
+        fix="start the container with a larger /dev/shm (`docker run --shm-size=16g ...` or "
+            "`--ipc=host`; `df -h /dev/shm` shows its size), or use fewer DataLoader workers "
+            "(num_workers=0 needs no shared memory), or "
+            "torch.multiprocessing.set_sharing_strategy('file_system'), then run again")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(id="docker-layer-no-space", klass="disk-full", tier=0,
          triggers=("failed to register layer", "/var/lib/docker/"),
@@ -67,4 +82,13 @@ RULES: tuple[Rule, ...] = (
          "<image>' before mkinitramfs writes it; unverified: its source not read here, the "
          "shape as ROCm/rocm-install-on-linux#629's log prints it) and glibc's "
          "strerror(ENOSPC) while it writes; ROCm/rocm-install-on-linux#629"),
+    Rule(id="torch-shm-no-space", klass="disk-full", tier=0,
+         triggers=("unable to allocate shared memory(shm) for file",),
+         pattern=rx(r"unable to allocate shared memory\(shm\) for file <(?P<file>/torch_\S+?)>:"
+                    r" No space left on device"),
+         read=_torch_shm,
+         source="reproduced here: torch 2.13 (CPU) share_memory_() of a 4 MiB tensor with a "
+         "64 KiB tmpfs on /dev/shm (tests/failures/make/rv11.sh): 'RuntimeError: unable to "
+         "allocate shared memory(shm) for file </torch_<pid>_<n>_0>: No space left on device "
+         "(28)'"),
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from rocmforge.knowledge.arches import load_arch_table
+from rocmforge.triage.parsers.compiler_flags import cmake_check_probe
 from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
 
 _LIST_SEPARATOR = re.compile(r"[;, ]")
@@ -20,6 +21,10 @@ _DRIVER = re.compile(r"^(?:.*/)?(?P<drv>clang(?:\+\+)?(?:-\d+)?): error: ")
 
 
 def _unsupported_arch(match: Groups, view: LineView) -> Reading | None:
+    if cmake_check_probe(view.previous):
+        # A CMake probe of one target (CK's rocm_check_target_ids keeps the targets the
+        # compiler takes): "no" is its answer, recorded and left out (make/rv11.sh).
+        return None
     arch = match.group("arch").strip()
     first = _LIST_SEPARATOR.split(arch)[0].split(":")[0]
     if _LIST_SEPARATOR.search(arch):

@@ -18,7 +18,7 @@ from rocmforge.triage.parsers.aotriton import aotriton_library
 from rocmforge.triage.parsers.compiler_flags import cmake_check_probe
 from rocmforge.triage.parsers.libstdcxx import newer_glibc, newer_libstdcxx
 from rocmforge.triage.parsers.link_coff import torch_import
-from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+from rocmforge.triage.rule import NOT_SHELL_TRACE, Alias, Groups, LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
 
@@ -104,6 +104,8 @@ def _undefined_reference(match: Groups, view: LineView) -> Reading | None:
         # ld found is not in the lines), or crt1's _start found no main (`hipcc -v` with no
         # source, justxi/rocm#82, as well as a library linked as a program): nothing claimed.
         return None
+    if cmake_check_probe(view.previous):  # check_function_exists(hipMalloc) failing on
+        return None  # purpose: CMake records "no" and goes on (make/rv11.sh)
     symbol = demangle(match.group("sym"))
     if _PTHREAD.match(symbol):
         return _pthread_missing(symbol)
@@ -305,8 +307,9 @@ RULES: tuple[Rule, ...] = (
          "'cannot find <file>' for -l:<file> (ld.gold 2.40 here, make/devq8.sh)"),
     Rule(id="undefined-reference", klass="link",
          triggers=("undefined reference to", "undefined symbol: "),
-         pattern=rx(r"(?<!warning: )undefined reference to [`'](?P<sym>[^'`]+)'"
-                     r"|(?:ld\.lld|lld|ld): error: undefined (?:hidden )?symbol: (?P<sym2>.+)$"),
+         pattern=rx(NOT_SHELL_TRACE + r"(?:(?<!warning: )undefined reference to [`'](?P<sym>"
+                     r"[^'`]+)'|(?:ld\.lld|lld|ld): error: undefined (?:hidden )?symbol: "
+                     r"(?P<sym2>.+)$)"),
          read=lambda m, v: _undefined_reference(Alias(m, sym="sym2"), v),
          source="GNU ld / lld undefined symbol errors; pthread_*: glibc 2.34 NEWS (Debian "
          "12's libc6 NEWS.gz) and Kitware/CMake@03676b051d5a1302c8b17bb6b3325ee38acab914:"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.rule import Alias, Groups, LineView, Reading, Rule, rx
+from rocmforge.triage.rule import NOT_SHELL_TRACE, Alias, Groups, LineView, Reading, Rule, rx
 
 _JOBS_FIX = ("{jobs_advice}; a PyTorch ROCm build needs about 4-5 GB of RAM per compile job, "
              "and the rerun resumes where it stopped")
@@ -67,7 +67,14 @@ def _killed_any(match: re.Match[str], view: LineView) -> Reading | None:
     for group in ("prog2", "prog4"):
         if match.group(group):
             return _killed(Alias(match, prog=group), view)
+    if match.group(0).strip() == "Killed" and view.previous and \
+            _INTERPRETER.match(view.previous[-1]):
+        return None  # make's echo of a python recipe, then its SIGKILL (make/rv11.sh): no compiler
     return _killed(Alias(match, prog="prog3"), view)
+
+
+# A command line that runs a script's interpreter, as make echoes a recipe before running it.
+_INTERPRETER = re.compile(r"^(?:[$+]+ )?(?:\S*/)?(?:python[\d.]*|perl|node|ruby|java|bash|sh)\s")
 
 
 # Programs of a build whose SIGKILL is the out-of-memory killer's in practice (compilers,
@@ -304,14 +311,14 @@ RULES: tuple[Rule, ...] = (
          "ROCm/TheRock#2118"),
     Rule(id="gpu-out-of-memory", klass="out-of-memory",
          triggers=("HIP out of memory",),
-         pattern=rx(r"HIP out of memory\. Tried to allocate (?P<size>" + _SIZE + r")\. GPU "
-                     r"(?P<gpu>\d+) has a total capacity of (?P<total>" + _SIZE + r") of which "
-                     r"(?P<free>" + _SIZE + r") is free"
+         pattern=rx(NOT_SHELL_TRACE + r"(?:HIP out of memory\. Tried to allocate (?P<size>"
+                     + _SIZE + r")\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>"
+                     + _SIZE + r") of which (?P<free>" + _SIZE + r") is free"
                      # torch before 2.1: "(GPU 0; 7.98 GiB total capacity; 7.80 GiB already
                      # allocated; 0 bytes free; …)"
                      r"|HIP out of memory\. Tried to allocate (?P<size2>" + _SIZE + r") \(GPU "
                      r"(?P<gpu2>\d+); (?P<total2>" + _SIZE + r") total capacity; [^;]* already "
-                     r"allocated; (?P<free2>" + _SIZE + r") free"),
+                     r"allocated; (?P<free2>" + _SIZE + r") free)"),
          read=lambda m, v: _gpu_out_of_memory(
              Alias(m, size="size2", gpu="gpu2", total="total2", free="free2"), v),
          source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (the "

@@ -78,8 +78,15 @@ _TRITON_FIX = ("install the Triton the installed torch pins (`pip install "
                "shows what is installed")
 
 
+# xformers logs this warning with the ImportError's traceback (exc_info=True) and runs
+# without its Triton kernels: facebookresearch/xformers@ca6d2aa0d43241fc8a8dcd872debc2406160160d:
+# xformers/__init__.py (_is_triton_available).
+_XFORMERS_OPTIONAL = "A matching Triton is not available, some optimizations will not be enabled"
+
+
 def _triton_missing(match: re.Match[str], view: LineView) -> Reading | None:
-    if "warning" in view.text.lower():
+    if "warning" in view.text.lower() or any(_XFORMERS_OPTIONAL in line for line in
+                                             view.previous):
         return None  # an optional import that the program carries on without
     return Reading(
         subject="triton",
