@@ -114,3 +114,12 @@ def test_an_amd_target_on_cpp_extensions_cuda_path_means_no_rocm_torch() -> None
 ])
 def test_cuda_arch_look_alikes_claim_nothing(line: str) -> None:
     assert explain_text(line + "\n").klass is None
+
+
+@pytest.mark.parametrize("line", [
+    # a CI script's bash -x trace or a prompt echoing a grep names the message, it is not it
+    "+ grep 'libamdhip64.so.6: cannot open shared object file' build.log",
+    "$ grep 'No matching distribution found for torch' pip.log",
+])
+def test_a_shell_trace_of_a_grep_claims_nothing(line: str) -> None:
+    assert explain_text(line + "\n").klass is None

@@ -15,7 +15,7 @@ import re
 from rocmforge.triage import owners
 from rocmforge.triage.demangle import demangle
 from rocmforge.triage.parsers.library_file import own_namespace
-from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.rule import NOT_SHELL_TRACE, LineView, Reading, Rule, rx
 from rocmforge.triage.symbols import symbol_name
 
 # Libraries of a ROCm install the component table does not name (its bundled system libraries,
@@ -354,7 +354,8 @@ RULES: tuple[Rule, ...] = (
          "that added functions); reproduced with ROCm 5.2's libamdhip64.so.5"),
     Rule(id="cannot-open-so", klass="import",
          triggers=("cannot open shared object file",),
-         pattern=rx(r"(?P<lib>[\w.+-]+\.so[\w.]*): cannot open shared object file"),
+         pattern=rx(NOT_SHELL_TRACE + r"(?P<lib>[\w.+-]+\.so[\w.]*): cannot open shared "
+                    r"object file"),
          read=_cannot_open_so, source="glibc dlerror()"),
     Rule(id="dlopen-static-tls", klass="import",
          triggers=("static TLS",),

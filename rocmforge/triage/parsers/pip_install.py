@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from rocmforge.triage.rule import LineView, Reading, Rule, rx
+from rocmforge.triage.rule import NOT_SHELL_TRACE, LineView, Reading, Rule, rx
 
 _PIN = re.compile(r"==(?P<ver>[\w.!+-]+)$")
 
@@ -298,7 +298,7 @@ RULES: tuple[Rule, ...] = (
                 "section\" when require_section); ROCm/apex#213"),
     Rule(id="no-distribution", klass="python-packaging",
          triggers=("No matching distribution found for",),
-         pattern=rx(r"No matching distribution found for (?P<pkg>\S+)"),
+         pattern=rx(NOT_SHELL_TRACE + r"No matching distribution found for (?P<pkg>\S+)"),
          read=_no_distribution, source="pip's resolver"),
     Rule(id="uv-no-version", klass="python-packaging",
          triggers=("ecause there is no version of",),
